@@ -1,0 +1,294 @@
+/**
+ * Typed configuration: defaults, then the SVC_CONFIG file (JSON or YAML), then environment
+ * variables, validated once at boot into a frozen object. Owns the config keys of DESIGN.md's
+ * bootstrap contract; must not read the environment anywhere else.
+ *
+ * Plain system keys from the file are hashed here and dropped: only SHA-256 hashes stay in memory.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv from 'ajv';
+import { parse as parseYaml } from 'yaml';
+
+export type Env = 'development' | 'test' | 'production';
+
+export interface SystemKeyConfig {
+  label: string;
+  key_sha256: string;
+  permissions: string[];
+}
+
+export interface Config {
+  env: Env;
+  version: string;
+  port: number;
+  host: string;
+  database_url: string | null;
+  timeseries_url: string | null;
+  redis_url: string | null;
+  data_dir: string;
+  /** Prefix for every Redis key and bus channel (several deployments or test runs on one Redis). */
+  redis_prefix: string;
+  log: { level: string };
+  graphql: { playground: boolean };
+  docs: { swagger_ui: boolean; openapi_json: boolean };
+  auth: {
+    jwt_secret: string;
+    ws_token_expiration: number;
+    dev_login: boolean;
+    system_keys: SystemKeyConfig[];
+  };
+  webhooks: {
+    require_signatures: boolean;
+    platform_b_secret: string | null;
+    platform_c_secret: string | null;
+    platform_c_public_key: string | null;
+    shop_platform_secrets: Record<string, string>;
+  };
+  payments: {
+    webhook_secret: string | null;
+    connect_secret: string | null;
+    allow_unsigned_webhooks: boolean;
+  };
+  metrics: { host: string; port: number };
+  http: {
+    trust_proxy: boolean | number | string;
+    /** Validate every REST response against the OpenAPI document (on in tests). */
+    validate_responses: boolean;
+    /** Grace period for in-flight requests on SIGTERM, in milliseconds. */
+    shutdown_grace_ms: number;
+  };
+  security_txt: { contact: string; expires: string | null };
+}
+
+const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
+
+const defaults = (env: Env): Omit<Config, 'version'> => ({
+  env,
+  port: 8080,
+  host: '0.0.0.0',
+  database_url: null,
+  timeseries_url: null,
+  redis_url: null,
+  data_dir: './.data',
+  redis_prefix: '',
+  log: { level: env === 'test' ? 'silent' : 'info' },
+  graphql: { playground: env !== 'production' },
+  docs: { swagger_ui: true, openapi_json: true },
+  auth: {
+    jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
+    ws_token_expiration: 900,
+    dev_login: env !== 'production',
+    system_keys: [],
+  },
+  webhooks: {
+    require_signatures: true,
+    platform_b_secret: null,
+    platform_c_secret: null,
+    platform_c_public_key: null,
+    shop_platform_secrets: {},
+  },
+  payments: { webhook_secret: null, connect_secret: null, allow_unsigned_webhooks: false },
+  metrics: { host: '127.0.0.1', port: 9464 },
+  http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000 },
+  security_txt: { contact: 'mailto:security@example.com', expires: null },
+});
+
+const nullableString = { type: ['string', 'null'] };
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    env: { enum: ['development', 'test', 'production'] },
+    version: { type: 'string' },
+    port: { type: 'integer', minimum: 0, maximum: 65535 },
+    host: { type: 'string' },
+    database_url: nullableString,
+    timeseries_url: nullableString,
+    redis_url: nullableString,
+    data_dir: { type: 'string', minLength: 1 },
+    redis_prefix: { type: 'string' },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
+    },
+    graphql: { type: 'object', additionalProperties: false, properties: { playground: { type: 'boolean' } } },
+    docs: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { swagger_ui: { type: 'boolean' }, openapi_json: { type: 'boolean' } },
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        jwt_secret: { type: 'string' },
+        ws_token_expiration: { type: 'integer', minimum: 30, maximum: 86400 },
+        dev_login: { type: 'boolean' },
+        system_keys: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['label', 'permissions'],
+            properties: {
+              label: { type: 'string', minLength: 1 },
+              key: { type: 'string', pattern: '^lm_sys_[0-9a-f]{64}$' },
+              key_sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+              permissions: { type: 'array', items: { type: 'string', minLength: 1 } },
+            },
+            oneOf: [{ required: ['key'] }, { required: ['key_sha256'] }],
+          },
+        },
+      },
+    },
+    webhooks: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        require_signatures: { type: 'boolean' },
+        platform_b_secret: nullableString,
+        platform_c_secret: nullableString,
+        platform_c_public_key: nullableString,
+        shop_platform_secrets: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    },
+    payments: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        webhook_secret: nullableString,
+        connect_secret: nullableString,
+        allow_unsigned_webhooks: { type: 'boolean' },
+      },
+    },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { host: { type: 'string' }, port: { type: 'integer', minimum: 0, maximum: 65535 } },
+    },
+    http: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        trust_proxy: { type: ['boolean', 'integer', 'string'] },
+        validate_responses: { type: 'boolean' },
+        shutdown_grace_ms: { type: 'integer', minimum: 0 },
+      },
+    },
+    security_txt: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { contact: { type: 'string', minLength: 1 }, expires: nullableString },
+    },
+  },
+} as const;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function merge(base: Json, over: Json): Json {
+  const out: Json = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    out[key] = isObject(value) && isObject(base[key]) ? merge(base[key] as Json, value) : value;
+  }
+  return out;
+}
+
+function readConfigFile(file: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`SVC_CONFIG: cannot read ${file}: ${(error as Error).message}`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new ConfigError([`SVC_CONFIG: ${file} is not valid ${/\.json$/i.test(file) ? 'JSON' : 'YAML'}: ${(error as Error).message}`]);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (!isObject(parsed)) throw new ConfigError([`SVC_CONFIG: ${file} must hold an object at its top level`]);
+  return parsed;
+}
+
+function envOverrides(env: NodeJS.ProcessEnv): Json {
+  const out: Json = {};
+  if (env.PORT !== undefined && env.PORT !== '') out.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
+  if (env.DATABASE_URL) out.database_url = env.DATABASE_URL;
+  if (env.TIMESERIES_URL) out.timeseries_url = env.TIMESERIES_URL;
+  if (env.REDIS_URL) out.redis_url = env.REDIS_URL;
+  if (env.SVC_DATA_DIR) out.data_dir = env.SVC_DATA_DIR;
+  return out;
+}
+
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/**
+ * Loads configuration. `overrides` is merged last (tests use it instead of files); every problem
+ * is collected and reported together in one ConfigError.
+ */
+export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json } = {}): Readonly<Config> {
+  const processEnv = options.env ?? process.env;
+  const file = processEnv.SVC_CONFIG ? readConfigFile(processEnv.SVC_CONFIG) : {};
+  const layered = merge(merge(file, envOverrides(processEnv)), options.overrides ?? {});
+  const envName = (layered.env ?? 'development') as Env;
+  const merged = merge({ ...defaults(['development', 'test', 'production'].includes(envName) ? envName : 'development'), version: packageVersion() }, layered);
+
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validate = ajv.compile(schema);
+  const problems: string[] = [];
+  if (!validate(merged)) {
+    for (const e of validate.errors ?? []) {
+      const where = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(root)';
+      const extra = e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : '';
+      problems.push(`${where}: ${e.message ?? 'is invalid'}${extra}`);
+    }
+  }
+  const config = merged as unknown as Config;
+  if (config.env === 'production') {
+    if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
+    if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
+  }
+  if (problems.length) throw new ConfigError([...new Set(problems)]);
+
+  const fromFile = config.auth.system_keys as (Partial<SystemKeyConfig> & { label: string; key?: string; permissions: string[] })[];
+  config.auth.system_keys = fromFile.map(({ label, key, key_sha256, permissions }) => ({
+    label,
+    key_sha256: key_sha256 ?? sha256Hex(key!),
+    permissions: [...permissions],
+  }));
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

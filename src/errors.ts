@@ -1,0 +1,105 @@
+/**
+ * The one application error and the code → HTTP status table of the specification (Part 1,
+ * "Errors"). Every transport maps AppError once: REST to `{ error, message, details? }`,
+ * GraphQL to `extensions.code`, WebSocket to an `error` message. 5xx messages are scrubbed.
+ */
+export const errorStatus = {
+  BAD_REQUEST: 400,
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  PLAN_LIMIT_REACHED: 403,
+  FEATURE_DISABLED: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  RATE_LIMIT_EXCEEDED: 429,
+  DATABASE_ERROR: 500,
+  REDIS_ERROR: 500,
+  INTERNAL_SERVER_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+/** The three messages a 5xx may carry; anything else a server failure says stays in the log. */
+export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR', string> = {
+  DATABASE_ERROR: 'An internal database error occurred',
+  REDIS_ERROR: 'An internal cache error occurred',
+  INTERNAL_SERVER_ERROR: 'An internal server error occurred',
+};
+
+export const messages = {
+  authenticationRequired: 'Authentication required',
+  notFound: 'Resource not found',
+  malformedJson: 'Malformed JSON in request body',
+  missingPermission: (permission: string) => `Missing permission: ${permission}`,
+  featureDisabled: (feature: string) => `Feature disabled: ${feature}`,
+  firstPartyOnly: 'This operation requires a user session or the user’s own API key',
+  systemKeyOnly: 'This operation requires a system key',
+  popoutSessionOnly: 'This operation requires a popout session',
+  developerOnly: 'This operation requires an approved developer',
+} as const;
+
+export class AppError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = errorStatus[code];
+  }
+
+  static unauthorized(message: string = messages.authenticationRequired): AppError {
+    return new AppError('UNAUTHORIZED', message);
+  }
+
+  static forbidden(message: string): AppError {
+    return new AppError('FORBIDDEN', message);
+  }
+
+  static notFound(message: string = messages.notFound): AppError {
+    return new AppError('NOT_FOUND', message);
+  }
+
+  static validation(message: string, details?: Record<string, unknown>): AppError {
+    return new AppError('VALIDATION_ERROR', message, details);
+  }
+}
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Classifies a thrown value; non-AppErrors become one of the three scrubbed 5xx. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
+  if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);
+  return new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+}
+
+/** The wire body of an error; 5xx never carry their original message or details. */
+export function errorBody(error: AppError): ErrorBody {
+  if (error.status >= 500) {
+    const code = error.code as keyof typeof scrubbedMessages;
+    return { error: code, message: scrubbedMessages[code] ?? scrubbedMessages.INTERNAL_SERVER_ERROR };
+  }
+  return error.details ? { error: error.code, message: error.message, details: error.details } : { error: error.code, message: error.message };
+}
+
+function isDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const e = error as Error & { severity?: string; code?: string };
+  // pg and PGlite both report a SQLSTATE `code` and a `severity`; knex adds pool timeouts.
+  return (typeof e.severity === 'string' && typeof e.code === 'string') || e.name === 'KnexTimeoutError';
+}
+
+function isCacheError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return ['ReplyError', 'MaxRetriesPerRequestError', 'CacheError'].includes(error.name) || error.message.includes('Connection is closed');
+}

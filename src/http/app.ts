@@ -1,0 +1,48 @@
+/**
+ * The express app. Order matters and is fixed here: request id and credentials, body parsing,
+ * documentation helpers, GraphQL, then the OpenAPI request validator and the generated REST
+ * router, then 404 and the one error mapper.
+ */
+import express, { type Express, type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { openapiDocument } from '../../generated/openapi-document';
+import type { CredentialResolver } from '../auth/credentials';
+import type { Config } from '../config/config';
+import type { Logger } from '../infra/logger';
+import { createDocsRouter } from './docs';
+import { errorHandler, notFoundHandler } from './errors';
+import { requestContextMiddleware } from './middleware';
+
+export interface HttpAppDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  credentials: CredentialResolver;
+  graphql: RequestHandler;
+  rest: RequestHandler;
+}
+
+export function createHttpApp(deps: HttpAppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.http.trust_proxy);
+  app.set('query parser', 'extended');
+
+  app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
+  app.use(express.json({ limit: '1mb' }));
+  app.use(createDocsRouter(deps.config));
+  app.post('/v1/gql', deps.graphql);
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: structuredClone(openapiDocument) as never,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
+      validateSecurity: false,
+      ignoreUndocumented: false,
+      ignorePaths: (path: string) => !path.startsWith('/v1/') && path !== '/v1',
+    }),
+  );
+  app.use(deps.rest);
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.log));
+  return app;
+}

@@ -1,0 +1,68 @@
+/**
+ * Documentation helpers of Part 1, each behind its flag: the OpenAPI document (internal surfaces
+ * left out), Swagger UI and GraphiQL (assets from node_modules, never a CDN), and the RFC 9116
+ * security.txt. A helper whose flag is off is simply not mounted, so it answers 404 NOT_FOUND.
+ */
+import path from 'node:path';
+import { Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { publicOpenapiDocument } from '../../generated/openapi-document';
+import type { Config } from '../config/config';
+
+/** A file inside an installed package, even one its `exports` map does not list. */
+const packageFile = (pkg: string, file: string) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), file);
+
+const graphiqlAssets: Record<string, { file: string; type: string }> = {
+  'react.js': { file: packageFile('react', 'umd/react.production.min.js'), type: 'application/javascript' },
+  'react-dom.js': { file: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: 'application/javascript' },
+  'graphiql.js': { file: packageFile('graphiql', 'graphiql.min.js'), type: 'application/javascript' },
+  'graphiql.css': { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css' },
+};
+
+const graphiqlPage = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>GraphiQL</title>
+    <link rel="stylesheet" href="/v1/graphiql/assets/graphiql.css" />
+    <style>body { margin: 0; height: 100vh; } #graphiql { height: 100vh; }</style>
+  </head>
+  <body>
+    <div id="graphiql">Loading…</div>
+    <script src="/v1/graphiql/assets/react.js"></script>
+    <script src="/v1/graphiql/assets/react-dom.js"></script>
+    <script src="/v1/graphiql/assets/graphiql.js"></script>
+    <script>
+      const fetcher = GraphiQL.createFetcher({ url: '/v1/gql' });
+      ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, { fetcher }));
+    </script>
+  </body>
+</html>
+`;
+
+export function securityTxt(config: Pick<Config, 'security_txt'>, now: Date): string {
+  const expires = config.security_txt.expires ?? new Date(now.getTime() + 180 * 24 * 3600 * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return `Contact: ${config.security_txt.contact}\nExpires: ${expires}\nPreferred-Languages: en\n`;
+}
+
+export function createDocsRouter(config: Readonly<Config>): Router {
+  const router = Router();
+  const document = publicOpenapiDocument;
+  if (config.docs.openapi_json) router.get('/v1/openapi.json', (_req, res) => void res.json(document));
+  if (config.docs.swagger_ui) {
+    router.get('/v1/api-doc/openapi.json', (_req, res) => void res.json(document));
+    router.use('/v1/swagger-ui', swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'API documentation' }));
+  }
+  if (config.graphql.playground) {
+    router.get('/v1/graphiql', (_req, res) => void res.type('html').send(graphiqlPage));
+    router.get('/v1/graphiql/assets/:name', (req, res, next) => {
+      const asset = graphiqlAssets[req.params.name ?? ''];
+      if (!asset) return next();
+      res.type(asset.type).setHeader('Cache-Control', 'public, max-age=86400');
+      res.sendFile(asset.file);
+    });
+  }
+  const started = new Date();
+  router.get('/.well-known/security.txt', (_req, res) => void res.type('text/plain').send(securityTxt(config, started)));
+  return router;
+}

@@ -1,0 +1,62 @@
+/**
+ * REST error mapping, once for every route: AppError → `{ error, message, details? }`; body-parser
+ * and OpenAPI validator failures → BAD_REQUEST, VALIDATION_ERROR or NOT_FOUND; anything else → a
+ * scrubbed 5xx whose cause is logged with the request id, never returned.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, errorBody, messages, toAppError } from '../errors';
+import type { Logger } from '../infra/logger';
+
+interface ValidatorIssue {
+  path?: string;
+  message?: string;
+}
+
+interface HttpishError extends Error {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  errors?: ValidatorIssue[];
+}
+
+/** `/body/label` or `.body.label` → `body.label`. */
+function fieldName(path: string | undefined): string {
+  return (path ?? '').replace(/^[./]+/, '').replace(/\//g, '.') || 'request';
+}
+
+function fromHttpError(error: HttpishError): AppError | null {
+  const status = error.status ?? error.statusCode;
+  if (error.type === 'entity.parse.failed') return new AppError('BAD_REQUEST', messages.malformedJson);
+  if (error.type === 'entity.too.large') return new AppError('BAD_REQUEST', 'Request body too large');
+  if (typeof status !== 'number' || status >= 500) return null;
+  if (status === 404 || status === 405) return AppError.notFound();
+  if (status === 415) return new AppError('BAD_REQUEST', 'Unsupported content type');
+  if (status === 400 && Array.isArray(error.errors) && error.errors.length > 0) {
+    const fields = error.errors.map((e) => ({ field: fieldName(e.path), message: e.message ?? 'is invalid' }));
+    return AppError.validation(fields.map((f) => `${f.field} ${f.message}`).join('; '), { fields });
+  }
+  if (status === 400) return new AppError('BAD_REQUEST', error.message || 'Malformed request');
+  if (status === 401) return AppError.unauthorized();
+  return null;
+}
+
+export function errorHandler(log: Logger) {
+  return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const appError = error instanceof AppError ? error : (fromHttpError(error as HttpishError) ?? toAppError(error));
+    if (appError.status >= 500) {
+      (req.context?.log ?? log).error({ err: error, code: appError.code }, 'request failed');
+    }
+    if (appError.code === 'RATE_LIMIT_EXCEEDED' && appError.details?.retry_after_seconds !== undefined) {
+      res.setHeader('Retry-After', String(appError.details.retry_after_seconds));
+    }
+    res.status(appError.status).json(errorBody(appError));
+  };
+}
+
+export function notFoundHandler(_req: Request, _res: Response, next: NextFunction): void {
+  next(AppError.notFound());
+}

@@ -1,0 +1,107 @@
+/**
+ * Relational and time-series stores through knex: PostgreSQL (pg) when a URL is given, else
+ * embedded PGlite under SVC_DATA_DIR with the same SQL and migrations. Migrations run at open.
+ * Owns connections and pools only; tables belong to the modules that declare migrations.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+
+export interface Migration {
+  /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export interface Database {
+  readonly knex: Knex;
+  readonly kind: 'postgresql' | 'pglite';
+  /** Runs `select 1`; resolves with the round trip in milliseconds or rejects. */
+  ping(timeoutMs?: number): Promise<number>;
+  pool(): { connections: number; idle: number };
+  close(): Promise<void>;
+}
+
+class ListMigrationSource implements Knex.MigrationSource<Migration> {
+  constructor(private readonly migrations: readonly Migration[]) {}
+  getMigrations(): Promise<Migration[]> {
+    return Promise.resolve([...this.migrations].sort((a, b) => a.name.localeCompare(b.name)));
+  }
+  getMigrationName(migration: Migration): string {
+    return migration.name;
+  }
+  getMigration(migration: Migration): Promise<Knex.Migration> {
+    return Promise.resolve({ up: (k: Knex) => migration.up(k), down: (k: Knex) => migration.down(k) });
+  }
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres:// URL, or null for embedded PGlite. */
+  url: string | null;
+  /** PGlite data directory (or `memory://`) when url is null. */
+  dataDir: string;
+  migrations: readonly Migration[];
+  /** Name of the knex migrations table, so two stores can share one database. */
+  migrationsTable: string;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  let knex: Knex;
+  let kind: Database['kind'];
+  if (options.url) {
+    kind = 'postgresql';
+    knex = knexFactory({
+      client: 'pg',
+      connection: options.url,
+      pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
+      acquireConnectionTimeout: 10_000,
+    });
+  } else {
+    kind = 'pglite';
+    const dir = options.dataDir.startsWith('memory://') ? options.dataDir : path.resolve(options.dataDir);
+    if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
+    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: { filename: dir } as never });
+  }
+  try {
+    await knex.migrate.latest({ migrationSource: new ListMigrationSource(options.migrations), tableName: options.migrationsTable });
+  } catch (error) {
+    await knex.destroy().catch(() => undefined);
+    throw error;
+  }
+  return wrap(knex, kind);
+}
+
+/** A second handle on an already open database (the time-series store when it shares the relational one). */
+export function shareDatabase(db: Database, migrations: readonly Migration[], migrationsTable: string): Promise<Database> {
+  return db.knex.migrate
+    .latest({ migrationSource: new ListMigrationSource(migrations), tableName: migrationsTable })
+    .then(() => ({ ...wrap(db.knex, db.kind), close: async () => undefined }));
+}
+
+function wrap(knex: Knex, kind: Database['kind']): Database {
+  return {
+    knex,
+    kind,
+    async ping(timeoutMs = 2000) {
+      const started = performance.now();
+      await withTimeout(knex.raw('select 1'), timeoutMs, 'database ping');
+      return Math.round(performance.now() - started);
+    },
+    pool() {
+      const pool = (knex.client as { pool?: { numUsed(): number; numFree(): number } }).pool;
+      if (!pool) return { connections: 0, idle: 0 };
+      return { connections: pool.numUsed() + pool.numFree(), idle: pool.numFree() };
+    },
+    close: () => knex.destroy(),
+  };
+}

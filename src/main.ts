@@ -1,0 +1,58 @@
+/**
+ * Process entry: load and validate configuration (print every problem, then exit), build the app,
+ * listen on PORT and on the loopback metrics port, and drain on SIGTERM or SIGINT.
+ */
+import { ConfigError, loadConfig } from './config/config';
+import { createApp } from './app';
+import { startServer } from './server';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const app = await createApp(config);
+  const running = await startServer(app, {
+    port: config.port,
+    host: config.host,
+    metricsPort: config.metrics.port,
+    metricsHost: config.metrics.host,
+  });
+  const storage = config.database_url ? 'PostgreSQL' : `embedded PGlite in ${config.data_dir}`;
+  const cache = config.redis_url ? 'Redis' : 'in-process cache and bus';
+  app.log.info({ url: running.url, metrics: `${running.metricsUrl}/metrics` }, 'listening');
+  const docs = [
+    `Service listening on ${running.url} (${storage}; ${cache})`,
+    `  Health:     ${running.url}/v1/health`,
+    `  GraphQL:    POST ${running.url}/v1/gql${config.graphql.playground ? `  (explorer: ${running.url}/v1/graphiql)` : ''}`,
+    config.docs.swagger_ui ? `  API docs:   ${running.url}/v1/swagger-ui/` : null,
+    config.docs.openapi_json ? `  OpenAPI:    ${running.url}/v1/openapi.json` : null,
+    `  WebSocket:  ${running.url.replace(/^http/, 'ws')}/v1/ws`,
+    `  Metrics:    ${running.metricsUrl}/metrics (loopback listener)`,
+  ].filter(Boolean);
+  console.log(docs.join('\n'));
+
+  const shutdown = (signal: string) => {
+    app.log.info({ signal }, 'shutting down');
+    running
+      .stop()
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('Failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,71 @@
+/**
+ * This node's channel registry: which local sessions listen on which channel, with one bus
+ * subscription per relayed channel while at least one local session listens. Messages reach
+ * sockets only through the bus, so every node serves every client.
+ */
+import type { Bus } from '../infra/bus';
+import type { Logger } from '../infra/logger';
+import type { WsServerMessage } from '../../generated/ws';
+import { busChannelFor, relayEnvelope } from './channels';
+
+export interface Subscriber {
+  readonly id: string;
+  deliver(message: WsServerMessage): void;
+}
+
+export function createHub(deps: { bus: Bus; log: Logger }) {
+  const listeners = new Map<string, Set<Subscriber>>();
+  const unsubscribers = new Map<string, Promise<() => Promise<void>>>();
+
+  function fanOut(socketChannel: string, busChannel: string, message: string): void {
+    const envelope = relayEnvelope(busChannel, socketChannel, message);
+    if (!envelope) {
+      deps.log.warn({ channel: busChannel }, 'dropped a bus message that is not JSON');
+      return;
+    }
+    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope);
+  }
+
+  return {
+    /** Adds a subscriber; idempotent. Resolves once the bus subscription is live. */
+    async add(channel: string, subscriber: Subscriber): Promise<void> {
+      let set = listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        listeners.set(channel, set);
+        const busChannel = busChannelFor(channel);
+        if (busChannel) {
+          const pending = deps.bus.subscribe(busChannel, (_c, message) => fanOut(channel, busChannel, message));
+          unsubscribers.set(channel, pending);
+          try {
+            await pending;
+          } catch (error) {
+            listeners.delete(channel);
+            unsubscribers.delete(channel);
+            throw error;
+          }
+        }
+      }
+      set.add(subscriber);
+      await unsubscribers.get(channel);
+    },
+    async remove(channel: string, subscriber: Subscriber): Promise<void> {
+      const set = listeners.get(channel);
+      if (!set?.delete(subscriber) || set.size > 0) return;
+      listeners.delete(channel);
+      const pending = unsubscribers.get(channel);
+      unsubscribers.delete(channel);
+      if (pending) await (await pending)().catch((error: unknown) => deps.log.warn({ err: error, channel }, 'bus unsubscribe failed'));
+    },
+    /** Publishes a client broadcast on the channel's internal bus channel. */
+    async publish(channel: string, payloadJson: string): Promise<boolean> {
+      const busChannel = busChannelFor(channel);
+      if (!busChannel) return false;
+      await deps.bus.publish(busChannel, payloadJson);
+      return true;
+    },
+    channelCount: () => listeners.size,
+  };
+}
+
+export type Hub = ReturnType<typeof createHub>;

@@ -1,0 +1,101 @@
+/**
+ * Starts the real service for a test file: real HTTP and WebSocket listeners on 127.0.0.1 with
+ * ephemeral ports. Storage follows the environment: with DATABASE_URL a fresh database is created
+ * for this app and dropped after; with REDIS_URL a unique key and channel prefix isolates it.
+ * Without either, embedded in-memory PGlite and the in-process cache and bus.
+ */
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { createApp, type App, type AppOptions } from '../../src/app';
+import { loadConfig } from '../../src/config/config';
+import { startServer, type RunningServer } from '../../src/server';
+
+export interface TestApp {
+  app: App;
+  url: string;
+  metricsUrl: string;
+  wsUrl: string;
+  running: RunningServer;
+  stop(): Promise<void>;
+}
+
+export const services = {
+  postgres: Boolean(process.env.DATABASE_URL),
+  redis: Boolean(process.env.REDIS_URL),
+};
+
+/** A fresh, uniquely named database on the server of DATABASE_URL; drop() removes it. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `t_${process.pid}_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: base.toString() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new Client({ connectionString: base.toString() });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export async function startTestApp(overrides: Record<string, unknown> = {}, options: AppOptions = {}): Promise<TestApp> {
+  const database = services.postgres ? await createTestDatabase() : null;
+  const storage: Record<string, unknown> = {
+    database_url: database?.url ?? null,
+    data_dir: 'memory://',
+    redis_url: process.env.REDIS_URL ?? null,
+    redis_prefix: `test:${randomBytes(6).toString('hex')}:`,
+  };
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      env: 'test',
+      port: 0,
+      host: '127.0.0.1',
+      metrics: { host: '127.0.0.1', port: 0 },
+      http: { shutdown_grace_ms: 1000 },
+      ...storage,
+      ...overrides,
+    },
+  });
+  let app: App;
+  try {
+    app = await createApp(config, options);
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
+  const running = await startServer(app, { port: 0, host: '127.0.0.1', metricsPort: 0, metricsHost: '127.0.0.1' });
+  return {
+    app,
+    url: running.url,
+    metricsUrl: running.metricsUrl,
+    wsUrl: `${running.url.replace(/^http/, 'ws')}/v1/ws`,
+    running,
+    async stop() {
+      await running.stop();
+      await database?.drop();
+    },
+  };
+}
+
+/** A system key in the `lm_sys_` format with its config entry (the plain key, hashed at load). */
+export function systemKey(label: string, permissions: string[]): { key: string; config: { label: string; key: string; permissions: string[] } } {
+  const key = `lm_sys_${randomBytes(32).toString('hex')}`;
+  return { key, config: { label, key, permissions } };
+}
+
+export function gql(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return fetch(`${url}/v1/gql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  }).then(async (res) => ({ status: res.status, body: (await res.json()) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] } }));
+}

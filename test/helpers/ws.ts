@@ -1,0 +1,81 @@
+/**
+ * A WebSocket test client over a real connection. Every message the server sends is checked
+ * against the generated validators of spec/ws-protocol.json, so a drift fails the test.
+ */
+import WebSocket from 'ws';
+import * as validators from '../../generated/ws-validators';
+import { serverMessageTypes, type WsServerMessage } from '../../generated/ws';
+
+const byType: Record<string, (data: unknown) => boolean> = Object.fromEntries(
+  serverMessageTypes.map((type) => {
+    const name = `validate${type.split(/[^A-Za-z0-9]+/).filter(Boolean).map((s) => s[0]!.toUpperCase() + s.slice(1)).join('')}`;
+    return [type, (validators as unknown as Record<string, (data: unknown) => boolean>)[name]!];
+  }),
+);
+
+export function assertServerMessage(message: unknown): asserts message is WsServerMessage {
+  const type = (message as { type?: string }).type ?? '';
+  const validate = byType[type];
+  if (!validate) throw new Error(`server sent an undeclared message type: ${JSON.stringify(message)}`);
+  if (!validate(message)) throw new Error(`server message does not match ws-protocol.json: ${JSON.stringify(message)} ${JSON.stringify((validate as unknown as { errors: unknown }).errors)}`);
+}
+
+export interface TestSocket {
+  socket: WebSocket;
+  /** Resolves with the next server message (validated), or rejects after `timeoutMs`. */
+  next(timeoutMs?: number): Promise<WsServerMessage>;
+  /** Resolves with the next message satisfying `predicate`, skipping others. */
+  nextMatching(predicate: (m: WsServerMessage) => boolean, timeoutMs?: number): Promise<WsServerMessage>;
+  send(message: unknown): void;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+export function connect(url: string, options: { headers?: Record<string, string> } = {}): Promise<TestSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers: options.headers });
+    const queue: WsServerMessage[] = [];
+    const waiters: ((m: WsServerMessage) => void)[] = [];
+    const closed = new Promise<{ code: number; reason: string }>((done) => socket.on('close', (code, reason) => done({ code, reason: reason.toString() })));
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as unknown;
+      assertServerMessage(message);
+      const waiter = waiters.shift();
+      if (waiter) waiter(message);
+      else queue.push(message);
+    });
+    socket.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => reject(Object.assign(new Error(`upgrade refused with ${res.statusCode}`), { status: res.statusCode, body })));
+    });
+    socket.once('error', reject);
+    const next = (timeoutMs = 5000) =>
+      new Promise<WsServerMessage>((done, fail) => {
+        const queued = queue.shift();
+        if (queued) return done(queued);
+        const timer = setTimeout(() => fail(new Error('timed out waiting for a server message')), timeoutMs);
+        waiters.push((m) => {
+          clearTimeout(timer);
+          done(m);
+        });
+      });
+    socket.once('open', () => {
+      socket.off('error', reject);
+      resolve({
+        socket,
+        next,
+        async nextMatching(predicate, timeoutMs = 5000) {
+          const deadline = Date.now() + timeoutMs;
+          for (;;) {
+            const message = await next(Math.max(1, deadline - Date.now()));
+            if (predicate(message)) return message;
+          }
+        },
+        send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
+        closed,
+        close: () => socket.close(),
+      });
+    });
+  });
+}
