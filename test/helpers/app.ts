@@ -5,9 +5,9 @@
  * Without either, embedded in-memory PGlite and the in-process cache and bus.
  */
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { createApp, type App, type AppOptions } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
+import { createScratchDatabase, type ScratchDatabase } from '../../src/infra/db/scratch';
 import { startServer, type RunningServer } from '../../src/server';
 
 export interface TestApp {
@@ -25,24 +25,8 @@ export const services = {
 };
 
 /** A fresh, uniquely named database on the server of DATABASE_URL; drop() removes it. */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = new URL(process.env.DATABASE_URL!);
-  const name = `t_${process.pid}_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(base.toString());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new Client({ connectionString: base.toString() });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await client.end();
-    },
-  };
+export function createTestDatabase(): Promise<ScratchDatabase> {
+  return createScratchDatabase(process.env.DATABASE_URL!);
 }
 
 export async function startTestApp(overrides: Record<string, unknown> = {}, options: AppOptions = {}): Promise<TestApp> {
