@@ -151,11 +151,16 @@ export function createRealtimeServer(options: RealtimeOptions) {
       subscriber: { id, deliver: (m) => send(session, m) },
     };
     sessions.set(id, session);
+    // One message at a time per session: replies keep the client's order, and an unsubscribe
+    // sent right after a subscribe cannot overtake it.
+    let inOrder = Promise.resolve();
     socket.on('message', (data, isBinary) => {
-      onMessage(session, data, isBinary).catch((cause: unknown) => {
-        log.error({ err: cause, session_id: id }, 'websocket message failed');
-        error(session, 'INTERNAL_SERVER_ERROR', 'An internal server error occurred');
-      });
+      inOrder = inOrder.then(() =>
+        onMessage(session, data, isBinary).catch((cause: unknown) => {
+          log.error({ err: cause, session_id: id }, 'websocket message failed');
+          error(session, 'INTERNAL_SERVER_ERROR', 'An internal server error occurred');
+        }),
+      );
     });
     socket.on('close', () => {
       sessions.delete(id);
