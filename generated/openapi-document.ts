@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `first-party`, `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `first-party`, `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n"
   },
   "servers": [
     {
@@ -54,7 +54,12 @@ export const openapiDocument = {
               }
             }
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/schema": {
@@ -76,7 +81,12 @@ export const openapiDocument = {
               }
             }
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/tokens/me": {
@@ -119,11 +129,29 @@ export const openapiDocument = {
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     }
   },
   "components": {
+    "parameters": {
+      "CredentialToken": {
+        "x-every-operation": true,
+        "name": "token",
+        "in": "query",
+        "required": false,
+        "description": "Credential in the query string, for the kinds that may travel there: popout, overlay,\nshared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).\nThe `Authorization: Bearer` header, when it carries a recognised prefix, wins.\nCodegen adds this parameter to every operation.\n",
+        "schema": {
+          "type": "string",
+          "maxLength": 4096
+        }
+      }
+    },
     "responses": {
       "BadRequest": {
         "description": "Malformed request (BAD_REQUEST) or a body that failed validation (VALIDATION_ERROR).",
@@ -447,7 +475,7 @@ export const publicOpenapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `first-party`, `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `first-party`, `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n"
   },
   "servers": [
     {
@@ -495,7 +523,12 @@ export const publicOpenapiDocument = {
               }
             }
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/schema": {
@@ -517,7 +550,12 @@ export const publicOpenapiDocument = {
               }
             }
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/tokens/me": {
@@ -560,11 +598,29 @@ export const publicOpenapiDocument = {
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
-        }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     }
   },
   "components": {
+    "parameters": {
+      "CredentialToken": {
+        "x-every-operation": true,
+        "name": "token",
+        "in": "query",
+        "required": false,
+        "description": "Credential in the query string, for the kinds that may travel there: popout, overlay,\nshared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).\nThe `Authorization: Bearer` header, when it carries a recognised prefix, wins.\nCodegen adds this parameter to every operation.\n",
+        "schema": {
+          "type": "string",
+          "maxLength": 4096
+        }
+      }
+    },
     "responses": {
       "BadRequest": {
         "description": "Malformed request (BAD_REQUEST) or a body that failed validation (VALIDATION_ERROR).",

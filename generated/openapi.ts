@@ -175,7 +175,15 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+         *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+         *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+         *     Codegen adds this parameter to every operation.
+         */
+        CredentialToken: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -184,7 +192,15 @@ export type $defs = Record<string, never>;
 export interface operations {
     getHealth: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -213,7 +229,15 @@ export interface operations {
     };
     getSchema: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -233,7 +257,15 @@ export interface operations {
     };
     myPermissions: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
             header?: never;
             path?: never;
             cookie?: never;

@@ -543,9 +543,26 @@ export interface Gate {
 
 // ---------------------------------------------------------------- main
 
+/** Appends every component parameter marked `x-every-operation: true` to each operation. */
+function withSharedParameters(doc: OpenApiDoc): OpenApiDoc {
+  const components = (doc.components ?? {}) as { parameters?: Record<string, Record<string, unknown>> };
+  const shared = Object.entries(components.parameters ?? {})
+    .filter(([, p]) => p['x-every-operation'] === true)
+    .map(([name]) => ({ $ref: `#/components/parameters/${name}` }));
+  if (shared.length === 0) return doc;
+  const copy = structuredClone(doc);
+  for (const item of Object.values(copy.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as { parameters?: unknown[] } | undefined;
+      if (op) op.parameters = [...(op.parameters ?? []), ...shared];
+    }
+  }
+  return copy;
+}
+
 async function build(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
-  const openapi = parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc;
+  const openapi = withSharedParameters(parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc);
   const routes = readRoutes(openapi);
   const sdl = readSpec('spec/schema.graphql');
   const schema = buildSchema(sdl);

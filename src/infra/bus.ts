@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type Redis from 'ioredis';
-import { createRedisClient } from './cache';
+import { closeRedis, createRedisClient } from './cache';
 
 export type BusHandler = (channel: string, message: string) => void;
 
@@ -94,7 +94,7 @@ export function createRedisBus(url: string, prefix: string): Bus {
     subscribe: (channel, handler) => add('channel', channel, handler),
     subscribePattern: (pattern, handler) => add('pattern', pattern, handler),
     async close() {
-      await Promise.allSettled([publisher.quit(), subscriber.quit()]);
+      await Promise.allSettled([closeRedis(publisher), closeRedis(subscriber)]);
     },
   };
 }

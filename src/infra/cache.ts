@@ -32,6 +32,12 @@ export function createRedisClient(url: string): Redis {
   });
 }
 
+/** QUIT when connected; a client that never connected is disconnected at once (no retry timer left). */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+  else redis.disconnect();
+}
+
 export function createRedisCache(url: string, prefix: string): Cache {
   const redis = createRedisClient(url);
   redis.on('error', () => undefined); // surfaced per call and by the health probe
@@ -53,9 +59,7 @@ export function createRedisCache(url: string, prefix: string): Cache {
       await withTimeout(redis.ping(), timeoutMs, 'cache ping');
       return Math.round(performance.now() - started);
     },
-    async close() {
-      await redis.quit().catch(() => redis.disconnect());
-    },
+    close: () => closeRedis(redis),
   };
 }
 
