@@ -70,6 +70,26 @@ export async function startTestApp(overrides: Record<string, unknown> = {}, opti
   };
 }
 
+/**
+ * Starts one app for the enclosing describe block (beforeAll) and stops it after (afterAll). The
+ * returned object forwards to the running app, so tests read `t.url`, `t.app` as usual.
+ */
+export function useTestApp(overrides: Record<string, unknown> = {}, options: AppOptions = {}): TestApp {
+  let started: TestApp | undefined;
+  beforeAll(async () => {
+    started = await startTestApp(overrides, options);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return new Proxy({} as TestApp, {
+    get(_target, property) {
+      if (!started) throw new Error('the test app is used before beforeAll started it');
+      return started[property as keyof TestApp];
+    },
+  });
+}
+
 /** A system key in the `lm_sys_` format with its config entry (the plain key, hashed at load). */
 export function systemKey(label: string, permissions: string[]): { key: string; config: { label: string; key: string; permissions: string[] } } {
   const key = `lm_sys_${randomBytes(32).toString('hex')}`;

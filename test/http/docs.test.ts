@@ -3,7 +3,7 @@
  * document (internal surfaces left out), Swagger UI and GraphiQL served from node_modules (no
  * CDN), each behind its config flag, and the RFC 9116 security.txt.
  */
-import { startTestApp, type TestApp } from '../helpers/app';
+import { useTestApp } from '../helpers/app';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -20,13 +20,7 @@ function assetUrls(html: string): string[] {
 }
 
 describe('documentation helpers (default flags)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp();
 
   test('GET /v1/schema serves the SDL as text/plain', async () => {
     const res = await fetch(`${t.url}/v1/schema`);
@@ -128,13 +122,7 @@ describe('documentation helpers (default flags)', () => {
 });
 
 describe('documentation helpers switched off', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ docs: { swagger_ui: false, openapi_json: false }, graphql: { playground: false } });
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp({ docs: { swagger_ui: false, openapi_json: false }, graphql: { playground: false } });
 
   test.each([
     '/v1/openapi.json',

@@ -10,7 +10,7 @@ import { AppError } from '../../src/errors';
 import { errorHandler, notFoundHandler } from '../../src/http/errors';
 import { formatGraphQLError } from '../../src/http/graphql/endpoint';
 import { createLogger } from '../../src/infra/logger';
-import { gql, startTestApp, type TestApp } from '../helpers/app';
+import { gql, useTestApp } from '../helpers/app';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
@@ -29,13 +29,7 @@ function expectErrorBody(body: unknown, error: string, message?: string | RegExp
 }
 
 describe('REST error mapping on the real app', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp();
 
   test('malformed JSON body → 400 BAD_REQUEST "Malformed JSON in request body"', async () => {
     const res = await fetch(`${t.url}/v1/gql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
@@ -231,13 +225,7 @@ describe('formatGraphQLError', () => {
 });
 
 describe('GraphQL request errors on the real app', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp();
 
   // With `accept: application/json` the GraphQL-over-HTTP spec answers request errors with 200;
   // never with a 5xx.

@@ -6,7 +6,7 @@ import { ANONYMOUS } from '../../src/auth/context';
 import { createLogger } from '../../src/infra/logger';
 import { createSystemRest } from '../../src/modules/system/rest';
 import { createSystemService, overallStatus, type Probe } from '../../src/modules/system/service';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { useTestApp } from '../helpers/app';
 
 interface HealthBody {
   data: {
@@ -27,13 +27,7 @@ function expectDependency(dep: unknown, status: 'healthy' | 'unhealthy') {
 }
 
 describe('GET /v1/health', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp();
 
   test('200 with exactly the documented shape, every dependency healthy', async () => {
     const res = await fetch(`${t.url}/v1/health`);
@@ -61,14 +55,7 @@ describe('GET /v1/health', () => {
 });
 
 describe('GET /v1/health with the cache unreachable', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    // Nothing listens on port 1: the cache probe fails, the relational stores still answer.
-    t = await startTestApp({ redis_url: 'redis://127.0.0.1:1' });
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp({ redis_url: 'redis://127.0.0.1:1' });
 
   test('degraded with HTTP 200, cache unhealthy, relational and timeseries healthy', async () => {
     const res = await fetch(`${t.url}/v1/health`);

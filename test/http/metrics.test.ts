@@ -3,19 +3,13 @@
  * series labelled with `service` and `env`; never on the public port.
  */
 import type { AddressInfo } from 'node:net';
-import { startTestApp, type TestApp } from '../helpers/app';
+import { useTestApp } from '../helpers/app';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('metrics listener', () => {
-  let t: TestApp;
+  const t = useTestApp();
   const scrape = async () => (await fetch(`${t.metricsUrl}/metrics`)).text();
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
 
   test('GET /metrics: 200 with Content-Type exactly text/plain; version=0.0.4', async () => {
     const res = await fetch(`${t.metricsUrl}/metrics`);

@@ -4,7 +4,7 @@
  * Anonymous (401, never 500); plaintext keys never stay in the config.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { gql, startTestApp, systemKey, type TestApp } from '../helpers/app';
+import { gql, useTestApp, systemKey } from '../helpers/app';
 
 const UNAUTHORIZED = { error: 'UNAUTHORIZED', message: 'Authentication required' };
 const MY_PERMISSIONS = '{ myPermissions { context userId accountId permissions adminPermissions userPermissions } }';
@@ -12,13 +12,7 @@ const MY_PERMISSIONS = '{ myPermissions { context userId accountId permissions a
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 describe('tokens/me anonymously', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp();
 
   test('REST: 401 UNAUTHORIZED "Authentication required"', async () => {
     const res = await fetch(`${t.url}/v1/tokens/me`);
@@ -39,13 +33,7 @@ describe('tokens/me with configured system keys', () => {
   const k = systemKey('ci-bot', ['events:read', 'chat:*']);
   const hashedKey = `lm_sys_${randomBytes(32).toString('hex')}`;
   const hashed = { label: 'hashed-bot', key_sha256: createHash('sha256').update(hashedKey).digest('hex'), permissions: ['audit:ingest'] };
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ auth: { system_keys: [k.config, hashed] } });
-  });
-  afterAll(async () => {
-    await t.stop();
-  });
+  const t = useTestApp({ auth: { system_keys: [k.config, hashed] } });
 
   test('REST: the system key context with its sorted grants', async () => {
     const res = await fetch(`${t.url}/v1/tokens/me`, { headers: bearer(k.key) });

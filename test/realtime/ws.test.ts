@@ -5,7 +5,7 @@
  * against the spec by the `connect` helper. Runs embedded and against Postgres and Redis.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { startTestApp, systemKey, type TestApp } from '../helpers/app';
+import { systemKey, useTestApp, type TestApp } from '../helpers/app';
 import { connect, type TestSocket } from '../helpers/ws';
 import type { WsServerMessage } from '../../generated/ws';
 
@@ -94,15 +94,7 @@ function paddedPing(bytes: number): string {
 }
 
 describe('WebSocket /v1/ws', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await startTestApp({ auth: { system_keys: Object.values(keys).map((k) => k.config) } });
-  });
-
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestApp({ auth: { system_keys: Object.values(keys).map((k) => k.config) } });
 
   test('welcome arrives first with a uuid session_id and the configured server_version', async () => {
     const s = await open(t.wsUrl);
@@ -304,15 +296,7 @@ describe('WebSocket /v1/ws', () => {
 });
 
 describe('WebSocket silence timeout', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await startTestApp({}, { realtimeLimits: { silenceTimeoutMs: 300, heartbeatTickMs: 100 } });
-  });
-
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestApp({}, { realtimeLimits: { silenceTimeoutMs: 300, heartbeatTickMs: 100 } });
 
   test('a silent session is closed with 4000', async () => {
     const started = Date.now();
