@@ -33,7 +33,7 @@ export const messages = {
   malformedJson: 'Malformed JSON in request body',
   missingPermission: (permission: string) => `Missing permission: ${permission}`,
   featureDisabled: (feature: string) => `Feature disabled: ${feature}`,
-  firstPartyOnly: 'This operation requires a user session or the user's own API key',
+  firstPartyOnly: "This operation requires a user session or the user's own API key",
   systemKeyOnly: 'This operation requires a system key',
   popoutSessionOnly: 'This operation requires a popout session',
   developerOnly: 'This operation requires an approved developer',
