@@ -186,17 +186,6 @@ function resolveRef(doc: unknown, node: unknown): unknown {
     .reduce<unknown>((acc, key) => (acc as Record<string, unknown>)[key], doc);
 }
 
-function publicDocument(doc: OpenApiDoc): OpenApiDoc {
-  const copy = structuredClone(doc);
-  for (const [p, item] of Object.entries(copy.paths)) {
-    for (const method of METHODS) {
-      if ((item[method] as Record<string, unknown> | undefined)?.['x-internal'] === true) delete item[method];
-    }
-    if (!METHODS.some((m) => item[m])) delete copy.paths[p];
-  }
-  return copy;
-}
-
 function restModule(routes: Route[]): string {
   const table = routes.map((r) => ({
     operationId: r.operationId,
@@ -572,7 +561,22 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/openapi.ts', `${BANNER}${types}`);
   files.set(
     'generated/openapi-document.ts',
-    `${BANNER}/** The whole document: what the request and response validators read. */\nexport const openapiDocument = ${JSON.stringify(openapi, null, 2)};\n\n/** The published document: internal surfaces (x-internal) left out. */\nexport const publicOpenapiDocument = ${JSON.stringify(publicDocument(openapi), null, 2)};\n`,
+    `${BANNER}/** The whole document: what the request and response validators read. */
+export const openapiDocument = ${JSON.stringify(openapi, null, 2)};
+
+const METHODS = ${JSON.stringify(METHODS)} as const;
+type PathItem = Partial<Record<(typeof METHODS)[number], { 'x-internal'?: boolean }>>;
+
+/** The published document: operations marked x-internal left out, and paths left empty by that. */
+export const publicOpenapiDocument = {
+  ...openapiDocument,
+  paths: Object.fromEntries(
+    Object.entries(openapiDocument.paths as Record<string, PathItem>)
+      .map(([path, item]) => [path, Object.fromEntries(Object.entries(item).filter(([, op]) => op?.['x-internal'] !== true))] as const)
+      .filter(([, item]) => METHODS.some((m) => m in item)),
+  ),
+};
+`,
   );
   files.set('generated/gates.ts', gatesModule);
   files.set('generated/rest.ts', restModule(routes));

@@ -96,6 +96,40 @@ describe('npm run codegen:check', () => {
     expect(result.output).toMatch(/myPermissions: REST gate .* differs from Query\.myPermissions gate/);
   });
 
+  test('an operation marked x-internal is validated but left out of the published document', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi.yaml', (text) =>
+      text.replace(
+        'components:\n',
+        [
+          '  /internal/feed:',
+          '    post:',
+          '      operationId: internalFeed',
+          '      x-auth: system-key',
+          '      x-internal: true',
+          '      responses:',
+          "        '204': { description: Accepted. }",
+          'components:',
+          '',
+        ].join('\n'),
+      ),
+    );
+    await run(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'scripts/codegen.ts'], { cwd: dir });
+    const { stdout } = await run(
+      process.execPath,
+      [
+        path.join(root, 'node_modules/tsx/dist/cli.mjs'),
+        '-e',
+        "const d = require('./generated/openapi-document.ts'); console.log(JSON.stringify([Object.keys(d.openapiDocument.paths), Object.keys(d.publicOpenapiDocument.paths)]))",
+      ],
+      { cwd: dir },
+    );
+    const [all, published] = JSON.parse(stdout) as [string[], string[]];
+    expect(all).toContain('/internal/feed');
+    expect(published).not.toContain('/internal/feed');
+    expect(published).toEqual(all.filter((p) => p !== '/internal/feed'));
+  });
+
   test('fails when a channel pattern has no gate kind', async () => {
     const dir = fresh();
     edit(dir, 'spec/ws-protocol.json', (s) => s.replace('{ "pattern": "login-assignments:{id}", "gate": { "kind": "Public" }', '{ "pattern": "login-assignments:{id}", "gate": {}'));
