@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { App } from './app';
+import { scrubbedMessages } from './errors';
 import { PROMETHEUS_CONTENT_TYPE } from './infra/metrics';
 
 export interface RunningServer {
@@ -42,7 +43,7 @@ export function createMetricsServer(app: App): http.Server {
         })
         .catch((error: unknown) => {
           app.log.error({ err: error }, 'metrics rendering failed');
-          res.writeHead(500, { 'Content-Type': 'text/plain' }).end('An internal server error occurred\n');
+          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${scrubbedMessages.INTERNAL_SERVER_ERROR}\n`);
         });
       return;
     }

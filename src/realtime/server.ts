@@ -13,6 +13,7 @@ import * as validators from '../../generated/ws-validators';
 import type { WsValidator } from '../../generated/ws-validators';
 import type { AuthContext } from '../auth/context';
 import type { CredentialResolver } from '../auth/credentials';
+import { messages, scrubbedMessages } from '../errors';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub } from './hub';
@@ -158,7 +159,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       inOrder = inOrder.then(() =>
         onMessage(session, data, isBinary).catch((cause: unknown) => {
           log.error({ err: cause, session_id: id }, 'websocket message failed');
-          error(session, 'INTERNAL_SERVER_ERROR', 'An internal server error occurred');
+          error(session, 'INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
         }),
       );
     });
@@ -182,7 +183,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
   return {
     async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
       const url = new URL(req.url ?? '/', 'http://local');
-      if (url.pathname !== WS_PATH) return rejectUpgrade(socket, 404, { error: 'NOT_FOUND', message: 'Resource not found' });
+      if (url.pathname !== WS_PATH) return rejectUpgrade(socket, 404, { error: 'NOT_FOUND', message: messages.notFound });
       let resolution;
       try {
         resolution = await options.credentials.resolve({
