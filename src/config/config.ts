@@ -36,9 +36,15 @@ export interface Config {
   auth: {
     jwt_secret: string;
     ws_token_expiration: number;
+    /** Lifetime of an access JWT, in seconds. */
+    access_token_expiration: number;
+    /** Lifetime of a session (and of its refresh JWTs), in seconds. */
+    session_expiration: number;
     dev_login: boolean;
     system_keys: SystemKeyConfig[];
   };
+  /** Requests per minute per authentication context (Part 1 "Limits"); system keys are never limited. */
+  rate_limits: { enabled: boolean; api_key: number; jwt: number; token: number; anonymous: number };
   webhooks: {
     require_signatures: boolean;
     platform_b_secret: string | null;
@@ -79,6 +85,8 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   auth: {
     jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
     ws_token_expiration: 900,
+    access_token_expiration: 900,
+    session_expiration: 30 * 86400,
     dev_login: env !== 'production',
     system_keys: [],
   },
@@ -90,6 +98,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     shop_platform_secrets: {},
   },
   payments: { webhook_secret: null, connect_secret: null, allow_unsigned_webhooks: false },
+  rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   metrics: { host: '127.0.0.1', port: 9464 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
@@ -126,6 +135,8 @@ const schema = {
       properties: {
         jwt_secret: { type: 'string' },
         ws_token_expiration: { type: 'integer', minimum: 30, maximum: 86400 },
+        access_token_expiration: { type: 'integer', minimum: 30, maximum: 86400 },
+        session_expiration: { type: 'integer', minimum: 300, maximum: 31536000 },
         dev_login: { type: 'boolean' },
         system_keys: {
           type: 'array',
@@ -162,6 +173,17 @@ const schema = {
         webhook_secret: nullableString,
         connect_secret: nullableString,
         allow_unsigned_webhooks: { type: 'boolean' },
+      },
+    },
+    rate_limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        api_key: { type: 'integer', minimum: 1 },
+        jwt: { type: 'integer', minimum: 1 },
+        token: { type: 'integer', minimum: 1 },
+        anonymous: { type: 'integer', minimum: 1 },
       },
     },
     metrics: {
