@@ -3,12 +3,268 @@
 import type { Gate } from './gates';
 
 /** The SDL served at POST /v1/gql and downloaded from GET /v1/schema. */
-export const typeDefs = "\"\"\"\nGraphQL surface of the creator backend, served at POST /v1/gql (queries and mutations only).\n\nEvery Query and Mutation field declares its gate with @gate; the service enforces it\ngenerically, and codegen fails when a field has none or when it differs from its REST twin.\n\"\"\"\ndirective @gate(\n  \"public, authenticated, first-party, popout-session, system-key or developer; implied authenticated when a permission is given\"\n  auth: String\n  \"One resource:action string the caller must hold.\"\n  permission: String\n  \"The caller must hold at least one of these.\"\n  anyPermission: [String!]\n  \"The caller must hold all of these.\"\n  allPermissions: [String!]\n  \"Where the permission is checked: account (default), admin or user.\"\n  scope: String\n  \"Feature flag that must be enabled for the caller's account (or globally for system:*).\"\n  feature: String\n) on FIELD_DEFINITION\n\n\"RFC 4122 UUID string.\"\nscalar UUID\n\n\"Any JSON value; passed through untouched.\"\nscalar JSON\n\n\"\"\"\nThe caller's effective permissions. A scoped credential reports exactly its scope.\ncontext is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,\noverlay, shared_overlay, extension, widget.\n\"\"\"\ntype TokenPermissions {\n  context: String!\n  userId: UUID\n  accountId: UUID\n  \"Account-scope grants, or a system key's grants. Sorted.\"\n  permissions: [String!]!\n  \"Admin-scope grants. Sorted.\"\n  adminPermissions: [String!]!\n  \"User-scope grants (ideas:*). Sorted.\"\n  userPermissions: [String!]!\n}\n\ntype Query {\n  \"The caller's effective permissions; REST twin GET /v1/tokens/me.\"\n  myPermissions: TokenPermissions! @gate(auth: \"authenticated\")\n}\n";
+export const typeDefs = "\"\"\"\nGraphQL surface of the creator backend, served at POST /v1/gql (queries and mutations only).\n\nEvery Query and Mutation field declares its gate with @gate; the service enforces it\ngenerically, and codegen fails when a field has none or when it differs from its REST twin.\n\"\"\"\ndirective @gate(\n  \"public, authenticated, user, first-party, popout-session, system-key or developer; implied authenticated when a permission is given\"\n  auth: String\n  \"One resource:action string the caller must hold.\"\n  permission: String\n  \"The caller must hold at least one of these.\"\n  anyPermission: [String!]\n  \"The caller must hold all of these.\"\n  allPermissions: [String!]\n  \"Where the permission is checked: account (default), admin or user.\"\n  scope: String\n  \"Feature flag that must be enabled for the caller's account (or globally for system:*).\"\n  feature: String\n) on FIELD_DEFINITION\n\n\"RFC 4122 UUID string.\"\nscalar UUID\n\n\"Any JSON value; passed through untouched.\"\nscalar JSON\n\n\"\"\"\nThe caller's effective permissions. A scoped credential reports exactly its scope.\ncontext is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,\noverlay, shared_overlay, extension, widget.\n\"\"\"\ntype TokenPermissions {\n  context: String!\n  userId: UUID\n  accountId: UUID\n  \"Account-scope grants, or a system key's grants. Sorted.\"\n  permissions: [String!]!\n  \"Admin-scope grants. Sorted.\"\n  adminPermissions: [String!]!\n  \"User-scope grants (ideas:*). Sorted.\"\n  userPermissions: [String!]!\n}\n\n\"Access and refresh JWTs of a session (REST twin: the `data` of the session token responses).\"\ntype SessionTokens {\n  accessToken: String!\n  refreshToken: String!\n  \"When the access token expires.\"\n  expiresAt: String!\n  sessionId: UUID!\n  userId: UUID!\n  accountId: UUID\n}\n\n\"One of the caller's open sessions.\"\ntype Session {\n  id: UUID!\n  createdAt: String!\n  lastUsedAt: String!\n  expiresAt: String!\n  ipAddress: String\n  userAgent: String\n  \"True for the session this request came through.\"\n  current: Boolean!\n}\n\n\"A WebSocket-only token for ?token= on the /v1/ws upgrade.\"\ntype WsToken {\n  wsToken: String!\n  expiresAt: String!\n}\n\n\"A popout session: the JWT is also set as the svc-popout-token cookie.\"\ntype PopoutSession {\n  token: String!\n  expiresAt: String!\n  accountId: UUID!\n}\n\n\"A popout token of the active account (never the secret).\"\ntype PopoutToken {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID\n  createdBy: UUID\n  label: String!\n  permissions: [String!]!\n  expiresAt: String\n  revokedAt: String\n  lastUsedAt: String\n  createdAt: String!\n}\n\n\"A newly created popout token; token is the full lm_pop_ secret, shown only once.\"\ntype PopoutTokenCreated {\n  token: String!\n  popoutToken: PopoutToken!\n}\n\ninput CreatePopoutTokenInput {\n  label: String\n  \"Account permissions the token holds; never more than the creating user's role.\"\n  permissions: [String!]!\n  \"Acting user; defaults to the creator.\"\n  userId: UUID\n  \"RFC 3339; null means never.\"\n  expiresAt: String\n}\n\n\"The calling user. Further fields join with their modules.\"\ntype MeResult {\n  id: UUID!\n  email: String\n  displayName: String!\n  avatarUrl: String\n  \"Null when the session's account claim names an account the user is no longer a member of.\"\n  activeAccountId: UUID\n  \"Accounts where the user is owner.\"\n  ownedAccountCount: Int!\n  createdAt: String!\n}\n\ntype Account {\n  id: UUID!\n  name: String!\n  ownerId: UUID!\n  \"The plan's slug.\"\n  plan: String\n  \"The caller's role in the account.\"\n  role: String\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountInput {\n  name: String!\n}\n\ntype AccountMember {\n  userId: UUID!\n  displayName: String!\n  email: String\n  avatarUrl: String\n  roleId: UUID!\n  role: String!\n  isOwner: Boolean!\n  joinedAt: String!\n}\n\ntype AccountInvite {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID!\n  roleId: UUID!\n  role: String!\n  invitedBy: UUID\n  createdAt: String!\n}\n\ninput CreateAccountInviteInput {\n  userId: UUID!\n  \"A role name (moderator) or id.\"\n  role: String!\n}\n\ntype AccountRole {\n  id: UUID!\n  name: String!\n  position: Int!\n  \"The owner role: it cannot be deleted or changed.\"\n  isSystem: Boolean!\n  \"In registry order.\"\n  permissions: [String!]!\n  memberCount: Int!\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountRoleInput {\n  name: String!\n  permissions: [String!]!\n}\n\ninput UpdateAccountRoleInput {\n  name: String\n  permissions: [String!]\n}\n\n\"An in-app notification; status is unread, read, accepted or declined.\"\ntype Notification {\n  id: UUID!\n  type: String!\n  data: JSON!\n  status: String!\n  createdAt: String!\n  readAt: String\n}\n\ntype NotificationPage {\n  items: [Notification!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  pages: Int!\n}\n\n\"Delivery channel of one notification type: off, in_app, email or in_app_email.\"\ntype NotificationPreference {\n  type: String!\n  channel: String!\n  locked: Boolean!\n}\n\n\"A name resolved at read time for an id an audit row references; kind is user, account or role.\"\ntype AuditResolvedName {\n  id: UUID!\n  kind: String!\n  displayName: String!\n}\n\ntype AuditItem {\n  id: UUID!\n  \"user, account or system.\"\n  scope: String!\n  type: String!\n  userId: UUID\n  accountId: UUID\n  actorId: UUID\n  ipAddress: String\n  userAgent: String\n  metadata: JSON!\n  createdAt: String!\n  resolvedNames: [AuditResolvedName!]!\n}\n\ntype AuditLogPage {\n  items: [AuditItem!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  totalPages: Int!\n}\n\n\"Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored.\"\ninput AuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n}\n\n\"Operator filters: the shared ones plus scope (user, account or system), user and account.\"\ninput AdminAuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n  scope: String\n  userId: UUID\n  accountId: UUID\n}\n\ntype Query {\n  \"The caller's effective permissions; REST twin GET /v1/tokens/me.\"\n  myPermissions: TokenPermissions! @gate(auth: \"authenticated\")\n  \"The caller's open sessions; REST GET /v1/auth/sessions.\"\n  sessions: [Session!]! @gate(auth: \"first-party\")\n  \"Popout tokens of the active account; REST GET /v1/tokens.\"\n  popoutTokens: [PopoutToken!]! @gate(permission: \"tokens:read\")\n  \"The calling user; REST GET /v1/me.\"\n  me: MeResult! @gate(auth: \"first-party\")\n  \"Accounts the caller belongs to; REST GET /v1/accounts.\"\n  myAccounts: [Account!]! @gate(auth: \"first-party\")\n  \"The active account; REST GET /v1/account.\"\n  account: Account! @gate(permission: \"account:read\")\n  \"Members of the active account; REST GET /v1/account/members.\"\n  accountMembers: [AccountMember!]! @gate(permission: \"members:read\")\n  \"Pending invites; REST GET /v1/account/invites.\"\n  accountInvites: [AccountInvite!]! @gate(permission: \"members:read\")\n  \"Roles of the active account in order; REST GET /v1/account/roles.\"\n  accountRoles: [AccountRole!]! @gate(permission: \"roles:read\")\n  \"The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications.\"\n  notifications(page: Int, limit: Int): NotificationPage! @gate(auth: \"first-party\")\n  \"Delivery channel per notification type; REST GET /v1/notifications/preferences.\"\n  notificationPreferences: [NotificationPreference!]! @gate(auth: \"first-party\")\n  \"The caller's user-scope audit rows; REST GET /v1/me/audit-log.\"\n  myAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(auth: \"user\")\n  \"The active account's audit rows; REST GET /v1/account/audit-log.\"\n  accountAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\")\n  \"Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log.\"\n  adminAuditLog(filter: AdminAuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\", scope: \"admin\")\n}\n\ntype Mutation {\n  \"Make another account the session's active account; REST POST /v1/auth/switch-account.\"\n  switchAccount(accountId: UUID!): SessionTokens! @gate(auth: \"first-party\")\n  \"Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}.\"\n  revokeSession(id: UUID!): Boolean! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token.\"\n  issueWsToken: WsToken! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token.\"\n  issuePopoutWsToken: WsToken! @gate(auth: \"popout-session\")\n  \"Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange.\"\n  exchangePopoutToken(token: String!): PopoutSession! @gate(auth: \"public\")\n  \"Create a popout token; REST POST /v1/tokens.\"\n  createPopoutToken(input: CreatePopoutTokenInput!): PopoutTokenCreated! @gate(auth: \"first-party\", permission: \"tokens:create\")\n  \"Revoke a popout token; REST DELETE /v1/tokens/{id}.\"\n  revokePopoutToken(id: UUID!): Boolean! @gate(permission: \"tokens:delete\")\n  \"Create an account owned by the caller; REST POST /v1/accounts.\"\n  createAccount(input: CreateAccountInput!): Account! @gate(auth: \"first-party\", feature: \"system:account_creation\")\n  \"Dissolve the active account (owner only); REST DELETE /v1/account.\"\n  dissolveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Leave the active account; REST POST /v1/account/leave.\"\n  leaveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Change a member's role; REST PATCH /v1/account/members/{user_id}.\"\n  updateAccountMember(userId: UUID!, roleId: UUID!): AccountMember! @gate(permission: \"members:edit\")\n  \"Remove a member; REST DELETE /v1/account/members/{user_id}.\"\n  removeAccountMember(userId: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Invite a user with a role; REST POST /v1/account/invites.\"\n  createAccountInvite(input: CreateAccountInviteInput!): AccountInvite! @gate(permission: \"members:create\")\n  \"Withdraw a pending invite; REST DELETE /v1/account/invites/{id}.\"\n  cancelAccountInvite(id: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Create a custom role; REST POST /v1/account/roles.\"\n  createAccountRole(input: CreateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}.\"\n  updateAccountRole(id: UUID!, input: UpdateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Delete a role; REST DELETE /v1/account/roles/{id}.\"\n  deleteAccountRole(id: UUID!): Boolean! @gate(permission: \"roles:delete\")\n  \"Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action.\"\n  notificationAction(id: UUID!, action: String!): Notification! @gate(auth: \"first-party\")\n  \"Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}.\"\n  updateNotificationPreference(type: String!, channel: String!): NotificationPreference! @gate(auth: \"first-party\")\n}\n";
 
 /** The gate of every Query and Mutation field, read from @gate. */
 export const fieldGates: Readonly<Record<string, Gate>> = {
+  "Mutation.cancelAccountInvite": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.createAccount": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": "system:account_creation"
+  },
+  "Mutation.createAccountInvite": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:create"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.createAccountRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "roles:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.createPopoutToken": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "tokens:create"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.deleteAccountRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "roles:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.dissolveAccount": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.exchangePopoutToken": {
+    "auth": "public",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.issuePopoutWsToken": {
+    "auth": "popout-session",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.issueWsToken": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.leaveAccount": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.notificationAction": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.removeAccountMember": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.revokePopoutToken": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "tokens:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.revokeSession": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.switchAccount": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.updateAccountMember": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.updateAccountRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "roles:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.updateNotificationPreference": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.account": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "account:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.accountAuditLog": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "audit-log:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.accountInvites": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.accountMembers": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "members:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.accountRoles": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "roles:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminAuditLog": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "audit-log:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.me": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.myAccounts": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.myAuditLog": {
+    "auth": "user",
+    "permissions": null,
+    "feature": null
+  },
   "Query.myPermissions": {
     "auth": "authenticated",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.notificationPreferences": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.notifications": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.popoutTokens": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "tokens:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.sessions": {
+    "auth": "first-party",
     "permissions": null,
     "feature": null
   }

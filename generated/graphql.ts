@@ -4,6 +4,7 @@ import type { GraphQLResolveInfo, GraphQLScalarType, GraphQLScalarTypeConfig } f
 import type { GraphQLContext } from '../src/http/graphql/context';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
+export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
   ID: { input: string; output: string; }
@@ -35,10 +36,416 @@ export type TokenPermissions = {
   userPermissions: Array<Scalars['String']['output']>;
 };
 
+/** Access and refresh JWTs of a session (REST twin: the `data` of the session token responses). */
+export type SessionTokens = {
+  __typename?: 'SessionTokens';
+  accessToken: Scalars['String']['output'];
+  refreshToken: Scalars['String']['output'];
+  /** When the access token expires. */
+  expiresAt: Scalars['String']['output'];
+  sessionId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  accountId: Maybe<Scalars['UUID']['output']>;
+};
+
+/** One of the caller's open sessions. */
+export type Session = {
+  __typename?: 'Session';
+  id: Scalars['UUID']['output'];
+  createdAt: Scalars['String']['output'];
+  lastUsedAt: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
+  ipAddress: Maybe<Scalars['String']['output']>;
+  userAgent: Maybe<Scalars['String']['output']>;
+  /** True for the session this request came through. */
+  current: Scalars['Boolean']['output'];
+};
+
+/** A WebSocket-only token for ?token= on the /v1/ws upgrade. */
+export type WsToken = {
+  __typename?: 'WsToken';
+  wsToken: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
+};
+
+/** A popout session: the JWT is also set as the svc-popout-token cookie. */
+export type PopoutSession = {
+  __typename?: 'PopoutSession';
+  token: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
+  accountId: Scalars['UUID']['output'];
+};
+
+/** A popout token of the active account (never the secret). */
+export type PopoutToken = {
+  __typename?: 'PopoutToken';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  expiresAt: Maybe<Scalars['String']['output']>;
+  revokedAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+/** A newly created popout token; token is the full lm_pop_ secret, shown only once. */
+export type PopoutTokenCreated = {
+  __typename?: 'PopoutTokenCreated';
+  token: Scalars['String']['output'];
+  popoutToken: PopoutToken;
+};
+
+export type CreatePopoutTokenInput = {
+  label?: InputMaybe<Scalars['String']['input']>;
+  /** Account permissions the token holds; never more than the creating user's role. */
+  permissions: Array<Scalars['String']['input']>;
+  /** Acting user; defaults to the creator. */
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  /** RFC 3339; null means never. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The calling user. Further fields join with their modules. */
+export type MeResult = {
+  __typename?: 'MeResult';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  /** Null when the session's account claim names an account the user is no longer a member of. */
+  activeAccountId: Maybe<Scalars['UUID']['output']>;
+  /** Accounts where the user is owner. */
+  ownedAccountCount: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+export type Account = {
+  __typename?: 'Account';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  ownerId: Scalars['UUID']['output'];
+  /** The plan's slug. */
+  plan: Maybe<Scalars['String']['output']>;
+  /** The caller's role in the account. */
+  role: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+export type CreateAccountInput = {
+  name: Scalars['String']['input'];
+};
+
+export type AccountMember = {
+  __typename?: 'AccountMember';
+  userId: Scalars['UUID']['output'];
+  displayName: Scalars['String']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  roleId: Scalars['UUID']['output'];
+  role: Scalars['String']['output'];
+  isOwner: Scalars['Boolean']['output'];
+  joinedAt: Scalars['String']['output'];
+};
+
+export type AccountInvite = {
+  __typename?: 'AccountInvite';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  roleId: Scalars['UUID']['output'];
+  role: Scalars['String']['output'];
+  invitedBy: Maybe<Scalars['UUID']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type CreateAccountInviteInput = {
+  userId: Scalars['UUID']['input'];
+  /** A role name (moderator) or id. */
+  role: Scalars['String']['input'];
+};
+
+export type AccountRole = {
+  __typename?: 'AccountRole';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  position: Scalars['Int']['output'];
+  /** The owner role: it cannot be deleted or changed. */
+  isSystem: Scalars['Boolean']['output'];
+  /** In registry order. */
+  permissions: Array<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+export type CreateAccountRoleInput = {
+  name: Scalars['String']['input'];
+  permissions: Array<Scalars['String']['input']>;
+};
+
+export type UpdateAccountRoleInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  permissions?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** An in-app notification; status is unread, read, accepted or declined. */
+export type Notification = {
+  __typename?: 'Notification';
+  id: Scalars['UUID']['output'];
+  type: Scalars['String']['output'];
+  data: Scalars['JSON']['output'];
+  status: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+  readAt: Maybe<Scalars['String']['output']>;
+};
+
+export type NotificationPage = {
+  __typename?: 'NotificationPage';
+  items: Array<Notification>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** Delivery channel of one notification type: off, in_app, email or in_app_email. */
+export type NotificationPreference = {
+  __typename?: 'NotificationPreference';
+  type: Scalars['String']['output'];
+  channel: Scalars['String']['output'];
+  locked: Scalars['Boolean']['output'];
+};
+
+/** A name resolved at read time for an id an audit row references; kind is user, account or role. */
+export type AuditResolvedName = {
+  __typename?: 'AuditResolvedName';
+  id: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  displayName: Scalars['String']['output'];
+};
+
+export type AuditItem = {
+  __typename?: 'AuditItem';
+  id: Scalars['UUID']['output'];
+  /** user, account or system. */
+  scope: Scalars['String']['output'];
+  type: Scalars['String']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  accountId: Maybe<Scalars['UUID']['output']>;
+  actorId: Maybe<Scalars['UUID']['output']>;
+  ipAddress: Maybe<Scalars['String']['output']>;
+  userAgent: Maybe<Scalars['String']['output']>;
+  metadata: Scalars['JSON']['output'];
+  createdAt: Scalars['String']['output'];
+  resolvedNames: Array<AuditResolvedName>;
+};
+
+export type AuditLogPage = {
+  __typename?: 'AuditLogPage';
+  items: Array<AuditItem>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
+};
+
+/** Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored. */
+export type AuditLogFilter = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  from?: InputMaybe<Scalars['String']['input']>;
+  to?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Operator filters: the shared ones plus scope (user, account or system), user and account. */
+export type AdminAuditLogFilter = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  from?: InputMaybe<Scalars['String']['input']>;
+  to?: InputMaybe<Scalars['String']['input']>;
+  scope?: InputMaybe<Scalars['String']['input']>;
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  accountId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
   myPermissions: TokenPermissions;
+  /** The caller's open sessions; REST GET /v1/auth/sessions. */
+  sessions: Array<Session>;
+  /** Popout tokens of the active account; REST GET /v1/tokens. */
+  popoutTokens: Array<PopoutToken>;
+  /** The calling user; REST GET /v1/me. */
+  me: MeResult;
+  /** Accounts the caller belongs to; REST GET /v1/accounts. */
+  myAccounts: Array<Account>;
+  /** The active account; REST GET /v1/account. */
+  account: Account;
+  /** Members of the active account; REST GET /v1/account/members. */
+  accountMembers: Array<AccountMember>;
+  /** Pending invites; REST GET /v1/account/invites. */
+  accountInvites: Array<AccountInvite>;
+  /** Roles of the active account in order; REST GET /v1/account/roles. */
+  accountRoles: Array<AccountRole>;
+  /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
+  notifications: NotificationPage;
+  /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
+  notificationPreferences: Array<NotificationPreference>;
+  /** The caller's user-scope audit rows; REST GET /v1/me/audit-log. */
+  myAuditLog: AuditLogPage;
+  /** The active account's audit rows; REST GET /v1/account/audit-log. */
+  accountAuditLog: AuditLogPage;
+  /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
+  adminAuditLog: AuditLogPage;
+};
+
+
+export type QueryNotificationsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryMyAuditLogArgs = {
+  filter?: InputMaybe<AuditLogFilter>;
+};
+
+
+export type QueryAccountAuditLogArgs = {
+  filter?: InputMaybe<AuditLogFilter>;
+};
+
+
+export type QueryAdminAuditLogArgs = {
+  filter?: InputMaybe<AdminAuditLogFilter>;
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Make another account the session's active account; REST POST /v1/auth/switch-account. */
+  switchAccount: SessionTokens;
+  /** Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}. */
+  revokeSession: Scalars['Boolean']['output'];
+  /** Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token. */
+  issueWsToken: WsToken;
+  /** Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token. */
+  issuePopoutWsToken: WsToken;
+  /** Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange. */
+  exchangePopoutToken: PopoutSession;
+  /** Create a popout token; REST POST /v1/tokens. */
+  createPopoutToken: PopoutTokenCreated;
+  /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
+  revokePopoutToken: Scalars['Boolean']['output'];
+  /** Create an account owned by the caller; REST POST /v1/accounts. */
+  createAccount: Account;
+  /** Dissolve the active account (owner only); REST DELETE /v1/account. */
+  dissolveAccount: Scalars['Boolean']['output'];
+  /** Leave the active account; REST POST /v1/account/leave. */
+  leaveAccount: Scalars['Boolean']['output'];
+  /** Change a member's role; REST PATCH /v1/account/members/{user_id}. */
+  updateAccountMember: AccountMember;
+  /** Remove a member; REST DELETE /v1/account/members/{user_id}. */
+  removeAccountMember: Scalars['Boolean']['output'];
+  /** Invite a user with a role; REST POST /v1/account/invites. */
+  createAccountInvite: AccountInvite;
+  /** Withdraw a pending invite; REST DELETE /v1/account/invites/{id}. */
+  cancelAccountInvite: Scalars['Boolean']['output'];
+  /** Create a custom role; REST POST /v1/account/roles. */
+  createAccountRole: AccountRole;
+  /** Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}. */
+  updateAccountRole: AccountRole;
+  /** Delete a role; REST DELETE /v1/account/roles/{id}. */
+  deleteAccountRole: Scalars['Boolean']['output'];
+  /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
+  notificationAction: Notification;
+  /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
+  updateNotificationPreference: NotificationPreference;
+};
+
+
+export type MutationSwitchAccountArgs = {
+  accountId: Scalars['UUID']['input'];
+};
+
+
+export type MutationRevokeSessionArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationExchangePopoutTokenArgs = {
+  token: Scalars['String']['input'];
+};
+
+
+export type MutationCreatePopoutTokenArgs = {
+  input: CreatePopoutTokenInput;
+};
+
+
+export type MutationRevokePopoutTokenArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountArgs = {
+  input: CreateAccountInput;
+};
+
+
+export type MutationUpdateAccountMemberArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationRemoveAccountMemberArgs = {
+  userId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountInviteArgs = {
+  input: CreateAccountInviteInput;
+};
+
+
+export type MutationCancelAccountInviteArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountRoleArgs = {
+  input: CreateAccountRoleInput;
+};
+
+
+export type MutationUpdateAccountRoleArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateAccountRoleInput;
+};
+
+
+export type MutationDeleteAccountRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationNotificationActionArgs = {
+  id: Scalars['UUID']['input'];
+  action: Scalars['String']['input'];
+};
+
+
+export type MutationUpdateNotificationPreferenceArgs = {
+  type: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
 };
 
 
@@ -118,8 +525,34 @@ export type ResolversTypes = {
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   TokenPermissions: ResolverTypeWrapper<TokenPermissions>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
-  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  SessionTokens: ResolverTypeWrapper<SessionTokens>;
+  Session: ResolverTypeWrapper<Session>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  WsToken: ResolverTypeWrapper<WsToken>;
+  PopoutSession: ResolverTypeWrapper<PopoutSession>;
+  PopoutToken: ResolverTypeWrapper<PopoutToken>;
+  PopoutTokenCreated: ResolverTypeWrapper<PopoutTokenCreated>;
+  CreatePopoutTokenInput: CreatePopoutTokenInput;
+  MeResult: ResolverTypeWrapper<MeResult>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Account: ResolverTypeWrapper<Account>;
+  CreateAccountInput: CreateAccountInput;
+  AccountMember: ResolverTypeWrapper<AccountMember>;
+  AccountInvite: ResolverTypeWrapper<AccountInvite>;
+  CreateAccountInviteInput: CreateAccountInviteInput;
+  AccountRole: ResolverTypeWrapper<AccountRole>;
+  CreateAccountRoleInput: CreateAccountRoleInput;
+  UpdateAccountRoleInput: UpdateAccountRoleInput;
+  Notification: ResolverTypeWrapper<Notification>;
+  NotificationPage: ResolverTypeWrapper<NotificationPage>;
+  NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
+  AuditResolvedName: ResolverTypeWrapper<AuditResolvedName>;
+  AuditItem: ResolverTypeWrapper<AuditItem>;
+  AuditLogPage: ResolverTypeWrapper<AuditLogPage>;
+  AuditLogFilter: AuditLogFilter;
+  AdminAuditLogFilter: AdminAuditLogFilter;
+  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -128,8 +561,34 @@ export type ResolversParentTypes = {
   JSON: Scalars['JSON']['output'];
   TokenPermissions: TokenPermissions;
   String: Scalars['String']['output'];
-  Query: Record<PropertyKey, never>;
+  SessionTokens: SessionTokens;
+  Session: Session;
   Boolean: Scalars['Boolean']['output'];
+  WsToken: WsToken;
+  PopoutSession: PopoutSession;
+  PopoutToken: PopoutToken;
+  PopoutTokenCreated: PopoutTokenCreated;
+  CreatePopoutTokenInput: CreatePopoutTokenInput;
+  MeResult: MeResult;
+  Int: Scalars['Int']['output'];
+  Account: Account;
+  CreateAccountInput: CreateAccountInput;
+  AccountMember: AccountMember;
+  AccountInvite: AccountInvite;
+  CreateAccountInviteInput: CreateAccountInviteInput;
+  AccountRole: AccountRole;
+  CreateAccountRoleInput: CreateAccountRoleInput;
+  UpdateAccountRoleInput: UpdateAccountRoleInput;
+  Notification: Notification;
+  NotificationPage: NotificationPage;
+  NotificationPreference: NotificationPreference;
+  AuditResolvedName: AuditResolvedName;
+  AuditItem: AuditItem;
+  AuditLogPage: AuditLogPage;
+  AuditLogFilter: AuditLogFilter;
+  AdminAuditLogFilter: AdminAuditLogFilter;
+  Query: Record<PropertyKey, never>;
+  Mutation: Record<PropertyKey, never>;
 };
 
 export type GateDirectiveArgs = {
@@ -160,15 +619,219 @@ export type TokenPermissionsResolvers<ContextType = GraphQLContext, ParentType e
   userPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
+export type SessionTokensResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SessionTokens'] = ResolversParentTypes['SessionTokens']> = {
+  accessToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  refreshToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sessionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+};
+
+export type SessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Session'] = ResolversParentTypes['Session']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastUsedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  current?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type WsTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['WsToken'] = ResolversParentTypes['WsToken']> = {
+  wsToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PopoutSessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutSession'] = ResolversParentTypes['PopoutSession']> = {
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+};
+
+export type PopoutTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutToken'] = ResolversParentTypes['PopoutToken']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  revokedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PopoutTokenCreatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutTokenCreated'] = ResolversParentTypes['PopoutTokenCreated']> = {
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  popoutToken?: Resolver<ResolversTypes['PopoutToken'], ParentType, ContextType>;
+};
+
+export type MeResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['MeResult'] = ResolversParentTypes['MeResult']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  activeAccountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AccountResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Account'] = ResolversParentTypes['Account']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ownerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  plan?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  role?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AccountMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountMember'] = ResolversParentTypes['AccountMember']> = {
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isOwner?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  joinedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AccountInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountInvite'] = ResolversParentTypes['AccountInvite']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  invitedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AccountRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountRole'] = ResolversParentTypes['AccountRole']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  position?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  data?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  readAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type NotificationPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPage'] = ResolversParentTypes['NotificationPage']> = {
+  items?: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type NotificationPreferenceResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPreference'] = ResolversParentTypes['NotificationPreference']> = {
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AuditResolvedNameResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditResolvedName'] = ResolversParentTypes['AuditResolvedName']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AuditItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditItem'] = ResolversParentTypes['AuditItem']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  scope?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  actorId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  metadata?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  resolvedNames?: Resolver<Array<ResolversTypes['AuditResolvedName']>, ParentType, ContextType>;
+};
+
+export type AuditLogPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditLogPage'] = ResolversParentTypes['AuditLogPage']> = {
+  items?: Resolver<Array<ResolversTypes['AuditItem']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
+  sessions: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType>;
+  popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
+  me: Resolver<ResolversTypes['MeResult'], ParentType, ContextType>;
+  myAccounts: Resolver<Array<ResolversTypes['Account']>, ParentType, ContextType>;
+  account: Resolver<ResolversTypes['Account'], ParentType, ContextType>;
+  accountMembers: Resolver<Array<ResolversTypes['AccountMember']>, ParentType, ContextType>;
+  accountInvites: Resolver<Array<ResolversTypes['AccountInvite']>, ParentType, ContextType>;
+  accountRoles: Resolver<Array<ResolversTypes['AccountRole']>, ParentType, ContextType>;
+  notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
+  notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
+  myAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryMyAuditLogArgs>>;
+  accountAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAccountAuditLogArgs>>;
+  adminAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAdminAuditLogArgs>>;
+};
+
+export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  switchAccount: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationSwitchAccountArgs, 'accountId'>>;
+  revokeSession: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeSessionArgs, 'id'>>;
+  issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
+  issuePopoutWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
+  exchangePopoutToken: Resolver<ResolversTypes['PopoutSession'], ParentType, ContextType, RequireFields<MutationExchangePopoutTokenArgs, 'token'>>;
+  createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
+  revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
+  createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
+  dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
+  removeAccountMember: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveAccountMemberArgs, 'userId'>>;
+  createAccountInvite: Resolver<ResolversTypes['AccountInvite'], ParentType, ContextType, RequireFields<MutationCreateAccountInviteArgs, 'input'>>;
+  cancelAccountInvite: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationCancelAccountInviteArgs, 'id'>>;
+  createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
+  updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
+  deleteAccountRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountRoleArgs, 'id'>>;
+  notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
+  updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {
   UUID?: GraphQLScalarType;
   JSON?: GraphQLScalarType;
   TokenPermissions?: TokenPermissionsResolvers<ContextType>;
+  SessionTokens?: SessionTokensResolvers<ContextType>;
+  Session?: SessionResolvers<ContextType>;
+  WsToken?: WsTokenResolvers<ContextType>;
+  PopoutSession?: PopoutSessionResolvers<ContextType>;
+  PopoutToken?: PopoutTokenResolvers<ContextType>;
+  PopoutTokenCreated?: PopoutTokenCreatedResolvers<ContextType>;
+  MeResult?: MeResultResolvers<ContextType>;
+  Account?: AccountResolvers<ContextType>;
+  AccountMember?: AccountMemberResolvers<ContextType>;
+  AccountInvite?: AccountInviteResolvers<ContextType>;
+  AccountRole?: AccountRoleResolvers<ContextType>;
+  Notification?: NotificationResolvers<ContextType>;
+  NotificationPage?: NotificationPageResolvers<ContextType>;
+  NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
+  AuditResolvedName?: AuditResolvedNameResolvers<ContextType>;
+  AuditItem?: AuditItemResolvers<ContextType>;
+  AuditLogPage?: AuditLogPageResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Mutation?: MutationResolvers<ContextType>;
 };
 
 export type DirectiveResolvers<ContextType = GraphQLContext> = {

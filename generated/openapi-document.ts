@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `first-party`, `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -20,7 +20,31 @@ export const openapiDocument = {
     },
     {
       "name": "tokens",
-      "description": "Credentials and effective permissions."
+      "description": "Credentials, effective permissions and popout tokens."
+    },
+    {
+      "name": "auth",
+      "description": "Sessions, JWTs, WebSocket tokens and popout sessions."
+    },
+    {
+      "name": "accounts",
+      "description": "The calling user and their accounts."
+    },
+    {
+      "name": "members",
+      "description": "Members and invites of the active account."
+    },
+    {
+      "name": "roles",
+      "description": "Roles of the active account."
+    },
+    {
+      "name": "notifications",
+      "description": "In-app notifications and delivery preferences."
+    },
+    {
+      "name": "audit",
+      "description": "The audit log."
     }
   ],
   "paths": {
@@ -136,10 +160,2255 @@ export const openapiDocument = {
           }
         ]
       }
+    },
+    "/auth/dev/login": {
+      "post": {
+        "operationId": "devLogin",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Development login (only when config `auth.dev_login` is true; never in production).",
+        "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.\nRecords `user:login` in the caller's audit log.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "email",
+                  "display_name"
+                ],
+                "properties": {
+                  "email": {
+                    "type": "string",
+                    "format": "email",
+                    "maxLength": 254
+                  },
+                  "display_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SessionTokens"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/refresh": {
+      "post": {
+        "operationId": "refreshSession",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Exchange a refresh JWT for a new access and refresh JWT (rotation).",
+        "description": "Only a JWT with the `refresh` use tag is accepted, and only the newest one of its\nsession: each refresh rotates it. Presenting an already rotated refresh JWT revokes the\nwhole session (replay). An access or WebSocket JWT, an expired one, or one of a revoked\nsession gives 401 UNAUTHORIZED `Invalid or expired refresh token`.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "refresh_token"
+                ],
+                "properties": {
+                  "refresh_token": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4096
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SessionTokens"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/switch-account": {
+      "post": {
+        "operationId": "switchAccount",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Make another account the session's active account.",
+        "description": "Needs a user session (a user API key is bound to its account: 403 FORBIDDEN\n`Switching accounts requires a user session`). The caller must be a member of the\naccount, else 404 `Account not found`. Answers new access and refresh JWTs whose account\nclaim names the account; the session keeps it across refreshes.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.switchAccount",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "account_id"
+                ],
+                "properties": {
+                  "account_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SessionTokens"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/sessions": {
+      "get": {
+        "operationId": "sessions",
+        "tags": [
+          "auth"
+        ],
+        "summary": "The caller's open sessions (newest first).",
+        "description": "Every authenticated user can see their own sessions; this is not a role permission.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.sessions",
+        "responses": {
+          "200": {
+            "description": "Open sessions; `current` marks the one the request came through.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Session"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/sessions/{id}": {
+      "delete": {
+        "operationId": "revokeSession",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Revoke one of the caller's sessions.",
+        "description": "Its access and refresh JWTs stop working at once, on every node. Another user's or an\nunknown session gives 404 `Session not found`. Records `user:session_revoked`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.revokeSession",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/auth/ws-token": {
+      "post": {
+        "operationId": "issueWsToken",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Mint a WebSocket-only JWT for `?token=` on /v1/ws.",
+        "description": "The token has the `ws` use tag (refused on REST and GraphQL), no session id, and lives\n`auth.ws_token_expiration` seconds (default 900). It carries the caller's permissions at\nminting time; the upgrade re-checks membership. A popout gets 403 FORBIDDEN (it uses\n`POST /v1/auth/popout/ws-token`).\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.issueWsToken",
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WsToken"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/popout/exchange": {
+      "post": {
+        "operationId": "exchangePopoutToken",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Exchange a raw popout token for a 15-minute popout session.",
+        "description": "Possession of the token is the authorization. Answers the session JWT and also sets it as\nthe cookie `svc-popout-token` (HttpOnly, Path `/`, SameSite Lax, Secure outside\ndevelopment, Max-Age 900). Later requests authenticate by that cookie. A revoked,\nexpired, unknown or non-popout token gives 401 `Invalid or expired popout token`.\n",
+        "x-auth": "public",
+        "x-graphql": "Mutation.exchangePopoutToken",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "token"
+                ],
+                "properties": {
+                  "token": {
+                    "type": "string",
+                    "maxLength": 4096
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The popout session.",
+            "headers": {
+              "Set-Cookie": {
+                "description": "`svc-popout-token=<session JWT>; Max-Age=900; Path=/; HttpOnly; SameSite=Lax` (plus `Secure` outside development).",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PopoutSession"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/popout/session": {
+      "get": {
+        "operationId": "getPopoutSession",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Account and user of the calling context (any authenticated context, popouts included).",
+        "description": "Read from the auth context; no audit event. Anonymous gives 401 `Authentication required`.",
+        "x-auth": "authenticated",
+        "responses": {
+          "200": {
+            "description": "The context's account and acting user.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "account_id",
+                        "user_id"
+                      ],
+                      "properties": {
+                        "account_id": {
+                          "type": "string",
+                          "format": "uuid",
+                          "nullable": true
+                        },
+                        "user_id": {
+                          "type": "string",
+                          "format": "uuid",
+                          "nullable": true
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/auth/popout/ws-token": {
+      "post": {
+        "operationId": "issuePopoutWsToken",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Mint a WebSocket-only token carrying the popout's own permission subset.",
+        "description": "Popout sessions only: no credential gives 401 UNAUTHORIZED, any other credential 403\nFORBIDDEN. The token has the `ws` use tag, no session id, and lives\n`auth.ws_token_expiration` seconds; the origin popout token's revocation still ends it.\n",
+        "x-auth": "popout-session",
+        "x-graphql": "Mutation.issuePopoutWsToken",
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WsToken"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/tokens": {
+      "get": {
+        "operationId": "popoutTokens",
+        "tags": [
+          "tokens"
+        ],
+        "summary": "The active account's popout tokens (never the secret).",
+        "x-permission": "tokens:read",
+        "x-graphql": "Query.popoutTokens",
+        "responses": {
+          "200": {
+            "description": "Popout tokens, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/PopoutToken"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createPopoutToken",
+        "tags": [
+          "tokens"
+        ],
+        "summary": "Create a popout token for the active account (the full token is returned once).",
+        "description": "First-party (a popout, overlay, widget or extension token gets 403 FORBIDDEN) and\n`tokens:create`. `permissions` must be account permissions (else 400 VALIDATION_ERROR\n`Invalid permission: <perm>`) that the creator's role grants (else 403 FORBIDDEN\n`Cannot grant permissions you do not hold: <perm>`); the token never holds more than the\ncreating user's role at the time of use. Omitted `user_id` binds to the creator, never to\nthe account owner; a given `user_id` must be a member (else 404 `Member not found`).\n`expires_at` (RFC 3339; null or absent = never) in the past gives 400 VALIDATION_ERROR\n`expires_at cannot be in the past`. Records `account:popout_token_created`.\n",
+        "x-auth": "first-party",
+        "x-permission": "tokens:create",
+        "x-graphql": "Mutation.createPopoutToken",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "permissions"
+                ],
+                "properties": {
+                  "label": {
+                    "type": "string",
+                    "maxLength": 100
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  },
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid",
+                    "nullable": true
+                  },
+                  "expires_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The created token; `token` is shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PopoutTokenCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/tokens/{id}": {
+      "delete": {
+        "operationId": "revokePopoutToken",
+        "tags": [
+          "tokens"
+        ],
+        "summary": "Revoke a popout token of the active account.",
+        "description": "The token, its popout sessions and their WebSocket tokens stop working with the next\nrequest (every request re-checks `revoked_at`). Unknown id: 404 `Popout token not found`.\nRecords `account:popout_token_revoked`.\n",
+        "x-permission": "tokens:delete",
+        "x-graphql": "Mutation.revokePopoutToken",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/me": {
+      "get": {
+        "operationId": "me",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "The calling user.",
+        "description": "`active_account_id` is null when the session's account claim names an account the\nuser is no longer a member of. Further fields (feature statuses, developer state) join\nwith their modules.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Query.me",
+        "responses": {
+          "200": {
+            "description": "The user.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Me"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/accounts": {
+      "get": {
+        "operationId": "myAccounts",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Accounts the caller is a member of, with the caller's role in each.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.myAccounts",
+        "responses": {
+          "200": {
+            "description": "The caller's accounts, oldest membership first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Account"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createAccount",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Create an account owned by the caller.",
+        "description": "The account starts on the default plan with the four default roles (owner,\nadministrator, moderator, viewer); the caller becomes its owner. Gated by the global\n`system:account_creation` switch. Records `user:account_created`. Switch to it with\n`POST /v1/auth/switch-account`.\n",
+        "x-auth": "first-party",
+        "x-feature": "system:account_creation",
+        "x-graphql": "Mutation.createAccount",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "$ref": "#/components/responses/AccountCreated"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account": {
+      "get": {
+        "operationId": "account",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "The active account.",
+        "x-permission": "account:read",
+        "x-graphql": "Query.account",
+        "responses": {
+          "200": {
+            "description": "The active account.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Account"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "delete": {
+        "operationId": "dissolveAccount",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Dissolve the active account (its owner only).",
+        "description": "Deletes the account with its roles, members, invites, keys and tokens. Only the owner\nmay: anyone else gets 403 FORBIDDEN `Only the account owner can dissolve the account`.\nNo active account gives 401 `No active account`. Records `user:account_dissolved`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.dissolveAccount",
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/leave": {
+      "post": {
+        "operationId": "leaveAccount",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Leave the active account.",
+        "description": "The caller's personal API keys for the account are purged; service keys they created\nkeep working with `created_by` cleared. The owner cannot leave: 409 CONFLICT\n`The account owner cannot leave the account; dissolve it instead`. Records\n`account:member_left`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.leaveAccount",
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/members": {
+      "get": {
+        "operationId": "accountMembers",
+        "tags": [
+          "members"
+        ],
+        "summary": "Members of the active account with their roles.",
+        "x-permission": "members:read",
+        "x-graphql": "Query.accountMembers",
+        "responses": {
+          "200": {
+            "description": "Members, oldest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AccountMember"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/members/{user_id}": {
+      "patch": {
+        "operationId": "updateAccountMember",
+        "tags": [
+          "members"
+        ],
+        "summary": "Change a member's role.",
+        "description": "The owner's role cannot be changed and the owner role cannot be given (409 CONFLICT\n`The owner's role cannot be changed` / 400 `The owner role cannot be assigned`). Unknown\nmember: 404 `Member not found`; unknown role: 404 `Role not found`. Records\n`account:member_role_changed`.\n",
+        "x-permission": "members:edit",
+        "x-graphql": "Mutation.updateAccountMember",
+        "parameters": [
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "role_id"
+                ],
+                "properties": {
+                  "role_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The member.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountMember"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "removeAccountMember",
+        "tags": [
+          "members"
+        ],
+        "summary": "Remove a member from the active account.",
+        "description": "The member's personal API keys for the account are purged at once; service keys they\ncreated keep working with `created_by` cleared. The owner cannot be removed (409\nCONFLICT `The account owner cannot be removed`). Unknown member: 404 `Member not found`.\nRecords `account:member_removed`.\n",
+        "x-permission": "members:delete",
+        "x-graphql": "Mutation.removeAccountMember",
+        "parameters": [
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/account/invites": {
+      "get": {
+        "operationId": "accountInvites",
+        "tags": [
+          "members"
+        ],
+        "summary": "Pending invites of the active account.",
+        "x-permission": "members:read",
+        "x-graphql": "Query.accountInvites",
+        "responses": {
+          "200": {
+            "description": "Pending invites, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AccountInvite"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createAccountInvite",
+        "tags": [
+          "members"
+        ],
+        "summary": "Invite a user into the active account with a role.",
+        "description": "`role` is a role name (`moderator`) or id. Creates the invite and an `invite`\nnotification for the user (`data.accountId`, `data.inviteId`, `data.role`); the user\nanswers with `POST /v1/notifications/{id}/action`. Unknown user: 404 `User not found`;\nunknown role: 404 `Role not found`; the owner role: 400 `The owner role cannot be\nassigned`; already a member or already invited: 409 `User is already a member` /\n`User is already invited`. Records `account:member_invited`.\n",
+        "x-permission": "members:create",
+        "x-graphql": "Mutation.createAccountInvite",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "user_id",
+                  "role"
+                ],
+                "properties": {
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "role": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The invite.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountInvite"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/invites/{id}": {
+      "delete": {
+        "operationId": "cancelAccountInvite",
+        "tags": [
+          "members"
+        ],
+        "summary": "Withdraw a pending invite (its notification goes with it).",
+        "x-permission": "members:delete",
+        "x-graphql": "Mutation.cancelAccountInvite",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/account/roles": {
+      "get": {
+        "operationId": "accountRoles",
+        "tags": [
+          "roles"
+        ],
+        "summary": "Roles of the active account, in order (owner, administrator, moderator, viewer, then custom roles).",
+        "x-permission": "roles:read",
+        "x-graphql": "Query.accountRoles",
+        "responses": {
+          "200": {
+            "description": "Roles in position order.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AccountRole"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createAccountRole",
+        "tags": [
+          "roles"
+        ],
+        "summary": "Create a custom role.",
+        "description": "Every permission must be a literal account permission of the registry; wildcards and\nunknown strings give 400 VALIDATION_ERROR `Invalid permission: <perm>`. A caller cannot\nput into a role a permission it does not hold itself (403 FORBIDDEN\n`Cannot grant permissions you do not hold: <perm>`). A duplicate name gives 409\n`Role name already in use`. Records `account:role_created`.\n",
+        "x-permission": "roles:edit",
+        "x-graphql": "Mutation.createAccountRole",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name",
+                  "permissions"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/roles/{id}": {
+      "patch": {
+        "operationId": "updateAccountRole",
+        "tags": [
+          "roles"
+        ],
+        "summary": "Rename a role or replace its permissions.",
+        "description": "Same validation as create. The owner role always holds every account permission and\nkeeps its name: changing it gives 409 CONFLICT `The owner role cannot be changed`.\nUnknown role: 404 `Role not found`. Records `account:role_updated`.\n",
+        "x-permission": "roles:edit",
+        "x-graphql": "Mutation.updateAccountRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteAccountRole",
+        "tags": [
+          "roles"
+        ],
+        "summary": "Delete a role.",
+        "description": "The owner role cannot be deleted (409 CONFLICT `The owner role cannot be deleted`); nor\na role members still hold (409 `Role is assigned to N member(s)`); pending invites with\nthe role are withdrawn. Unknown role: 404 `Role not found`. Records\n`account:role_deleted`.\n",
+        "x-permission": "roles:delete",
+        "x-graphql": "Mutation.deleteAccountRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/notifications": {
+      "get": {
+        "operationId": "notifications",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "The caller's in-app notifications, newest first.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.notifications",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "A page of notifications (limit default 25, clamped 1 to 100).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Notification"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/notifications/{id}/action": {
+      "post": {
+        "operationId": "notificationAction",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Act on a notification (`accept_invite`, `decline_invite` on invites).",
+        "description": "`accept_invite` adds the caller to the account in `data.accountId` with the invite's\nrole and marks the notification `accepted`; `decline_invite` deletes the invite and\nmarks it `declined`. Either removes the invite. An unknown action, or an action that\ndoes not fit the notification's type, gives 400 VALIDATION_ERROR `Unknown action: <a>`;\na notification already answered or whose invite was withdrawn gives 409 CONFLICT\n`Invite is no longer valid`; another user's or an unknown notification 404\n`Notification not found`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.notificationAction",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "action"
+                ],
+                "properties": {
+                  "action": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50,
+                    "description": "`accept_invite` or `decline_invite`"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The notification after the action.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Notification"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/notifications/preferences": {
+      "get": {
+        "operationId": "notificationPreferences",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Every notification type with the caller's delivery channel.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.notificationPreferences",
+        "responses": {
+          "200": {
+            "description": "One entry per type, in type order.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/NotificationPreference"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/notifications/preferences/{type}": {
+      "patch": {
+        "operationId": "updateNotificationPreference",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Set the delivery channel of one notification type.",
+        "description": "`channel` is `off`, `in_app`, `email` or `in_app_email`; anything else gives 400\nVALIDATION_ERROR `Unknown channel: <channel>`. A locked type (`invite`) gives 400\nVALIDATION_ERROR `Notification type <type> cannot be changed`; an unknown type 404\n`Unknown notification type: <type>`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.updateNotificationPreference",
+        "parameters": [
+          {
+            "name": "type",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "channel"
+                ],
+                "properties": {
+                  "channel": {
+                    "type": "string",
+                    "maxLength": 50,
+                    "description": "`off`, `in_app`, `email` or `in_app_email`"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The preference.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/NotificationPreference"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/me/audit-log": {
+      "get": {
+        "operationId": "myAuditLog",
+        "tags": [
+          "audit"
+        ],
+        "summary": "The caller's own user-scope audit rows.",
+        "description": "A user session or the user's own API key; no permission needed. Every other context\n(popout, overlay, widget, extension tokens, service, developer and system keys) gets 401\nUNAUTHORIZED.\n",
+        "x-auth": "user",
+        "x-graphql": "Query.myAuditLog",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/AuditLimit"
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": false,
+            "description": "Exact event type.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 lower bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 upper bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AuditPage"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/account/audit-log": {
+      "get": {
+        "operationId": "accountAuditLog",
+        "tags": [
+          "audit"
+        ],
+        "summary": "The active account's account-scope audit rows.",
+        "description": "`audit-log:read` in the active account (403 without; 401 `No active account` without one).",
+        "x-permission": "audit-log:read",
+        "x-graphql": "Query.accountAuditLog",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/AuditLimit"
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": false,
+            "description": "Exact event type.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 lower bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 upper bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AuditPage"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/audit-log": {
+      "get": {
+        "operationId": "adminAuditLog",
+        "tags": [
+          "audit"
+        ],
+        "summary": "Every audit row, for operators holding the admin `audit-log:read`.",
+        "x-permission": "audit-log:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAuditLog",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/AuditLimit"
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": false,
+            "description": "Exact event type.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 lower bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "description": "RFC 3339 upper bound (inclusive); an unparseable value is ignored.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "scope",
+            "in": "query",
+            "required": false,
+            "description": "Only rows of this scope.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "user",
+                "account",
+                "system"
+              ]
+            }
+          },
+          {
+            "name": "user_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "account_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/AuditPage"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/internal/audit-ingest": {
+      "post": {
+        "operationId": "ingestAuditEvent",
+        "tags": [
+          "audit"
+        ],
+        "summary": "Record a user-scope audit event from a trusted service (login, MFA, OAuth grants).",
+        "description": "A system key holding `audit:ingest` only (a `audit:*` grant counts; a bare `*:*` does\nnot). Any other principal gets 403, anonymous 401. The row is forced to user scope with\nno account.\n",
+        "x-auth": "system-key",
+        "x-permission": "audit:ingest",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "user_id",
+                  "type"
+                ],
+                "properties": {
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "type": {
+                    "type": "string",
+                    "enum": [
+                      "user:login",
+                      "user:login_failed",
+                      "user:mfa_enabled",
+                      "user:mfa_disabled",
+                      "user:oauth_granted"
+                    ]
+                  },
+                  "ip_address": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "nullable": true
+                  },
+                  "user_agent": {
+                    "type": "string",
+                    "maxLength": 1000,
+                    "nullable": true
+                  },
+                  "metadata": {
+                    "type": "object",
+                    "additionalProperties": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The row's id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "id"
+                  ],
+                  "properties": {
+                    "id": {
+                      "type": "string",
+                      "format": "uuid"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
     }
   },
   "components": {
     "parameters": {
+      "Page": {
+        "name": "page",
+        "in": "query",
+        "required": false,
+        "description": "1-based page number (default 1; values below 1 count as 1).",
+        "schema": {
+          "type": "integer"
+        }
+      },
+      "Limit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size (default 25, clamped 1 to 100).",
+        "schema": {
+          "type": "integer"
+        }
+      },
+      "AuditLimit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size (default 50, clamped 1 to 200).",
+        "schema": {
+          "type": "integer"
+        }
+      },
       "CredentialToken": {
         "x-every-operation": true,
         "name": "token",
@@ -153,6 +2422,191 @@ export const openapiDocument = {
       }
     },
     "responses": {
+      "Conflict": {
+        "description": "Conflicts with the current state (CONFLICT).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "Success": {
+        "description": "Done.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "success"
+              ],
+              "properties": {
+                "success": {
+                  "type": "boolean",
+                  "enum": [
+                    true
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "SessionTokens": {
+        "description": "An access JWT (use tag `access`, lifetime `auth.access_token_expiration`, default 900 s)\nand a refresh JWT (use tag `refresh`, valid until the session ends, rotated on every\nrefresh). Both carry the `lm_` prefix; send the access token as `Authorization: Bearer`.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "access_token",
+                    "refresh_token",
+                    "expires_at",
+                    "session_id",
+                    "user_id",
+                    "account_id"
+                  ],
+                  "properties": {
+                    "access_token": {
+                      "type": "string"
+                    },
+                    "refresh_token": {
+                      "type": "string"
+                    },
+                    "expires_at": {
+                      "type": "string",
+                      "format": "date-time",
+                      "description": "When the access token expires."
+                    },
+                    "session_id": {
+                      "type": "string",
+                      "format": "uuid"
+                    },
+                    "user_id": {
+                      "type": "string",
+                      "format": "uuid"
+                    },
+                    "account_id": {
+                      "type": "string",
+                      "format": "uuid",
+                      "nullable": true
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "WsToken": {
+        "description": "A WebSocket-only token for `?token=` on the /v1/ws upgrade.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "ws_token",
+                    "expires_at"
+                  ],
+                  "properties": {
+                    "ws_token": {
+                      "type": "string"
+                    },
+                    "expires_at": {
+                      "type": "string",
+                      "format": "date-time"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "AccountCreated": {
+        "description": "The new account.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/Account"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
+                }
+              }
+            }
+          }
+        }
+      },
+      "AuditPage": {
+        "description": "A page of audit rows, newest first (`{ items, total, page, limit, total_pages }`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "items",
+                "total",
+                "page",
+                "limit",
+                "total_pages"
+              ],
+              "properties": {
+                "items": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/AuditItem"
+                  }
+                },
+                "total": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "page": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "limit": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 200
+                },
+                "total_pages": {
+                  "type": "integer",
+                  "minimum": 0
+                }
+              }
+            }
+          }
+        }
+      },
       "BadRequest": {
         "description": "Malformed request (BAD_REQUEST) or a body that failed validation (VALIDATION_ERROR).",
         "content": {
@@ -461,6 +2915,547 @@ export const openapiDocument = {
             "type": "array",
             "items": {
               "type": "string"
+            }
+          }
+        }
+      },
+      "Session": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "created_at",
+          "last_used_at",
+          "expires_at",
+          "ip_address",
+          "user_agent",
+          "current"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "ip_address": {
+            "type": "string",
+            "nullable": true
+          },
+          "user_agent": {
+            "type": "string",
+            "nullable": true
+          },
+          "current": {
+            "type": "boolean"
+          }
+        }
+      },
+      "PopoutSession": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "token",
+          "expires_at",
+          "account_id"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "The popout session JWT (also set as the `svc-popout-token` cookie)."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "PopoutToken": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "user_id",
+          "created_by",
+          "label",
+          "permissions",
+          "expires_at",
+          "revoked_at",
+          "last_used_at",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The acting user; the creator unless another member was named."
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "revoked_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "PopoutTokenCreated": {
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/PopoutToken"
+          },
+          {
+            "type": "object",
+            "required": [
+              "token"
+            ],
+            "properties": {
+              "token": {
+                "type": "string",
+                "description": "The full `lm_pop_` token; shown only once."
+              }
+            }
+          }
+        ]
+      },
+      "Me": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "avatar_url",
+          "active_account_id",
+          "owned_account_count",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "active_account_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "owned_account_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Account": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "owner_id",
+          "plan",
+          "role",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "owner_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "plan": {
+            "type": "string",
+            "nullable": true,
+            "description": "The plan's slug."
+          },
+          "role": {
+            "type": "string",
+            "nullable": true,
+            "description": "The caller's role in the account (null for keys without a user)."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AccountMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "email",
+          "avatar_url",
+          "role_id",
+          "role",
+          "is_owner",
+          "joined_at"
+        ],
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "joined_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AccountInvite": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "user_id",
+          "role_id",
+          "role",
+          "invited_by",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "invited_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AccountRole": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "position",
+          "is_system",
+          "permissions",
+          "member_count",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "position": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "is_system": {
+            "type": "boolean",
+            "description": "The owner role; it cannot be deleted or changed."
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "In registry order."
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Notification": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "type",
+          "data",
+          "status",
+          "created_at",
+          "read_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy)."
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "unread",
+              "read",
+              "accepted",
+              "declined"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "read_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "NotificationPreference": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "type",
+          "channel",
+          "locked"
+        ],
+        "properties": {
+          "type": {
+            "type": "string"
+          },
+          "channel": {
+            "type": "string",
+            "enum": [
+              "off",
+              "in_app",
+              "email",
+              "in_app_email"
+            ]
+          },
+          "locked": {
+            "type": "boolean",
+            "description": "A locked type (invite) is always delivered in app and by e-mail."
+          }
+        }
+      },
+      "AuditItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "scope",
+          "type",
+          "user_id",
+          "account_id",
+          "actor_id",
+          "ip_address",
+          "user_agent",
+          "metadata",
+          "created_at",
+          "resolved_names"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "scope": {
+            "type": "string",
+            "enum": [
+              "user",
+              "account",
+              "system"
+            ]
+          },
+          "type": {
+            "type": "string"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The user the row is about (user scope) or who acted."
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "actor_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "ip_address": {
+            "type": "string",
+            "nullable": true
+          },
+          "user_agent": {
+            "type": "string",
+            "nullable": true
+          },
+          "metadata": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "resolved_names": {
+            "type": "array",
+            "description": "Names of the users, accounts and roles the row references, resolved at read time; misses are omitted and raw ids stay.",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "kind",
+                "display_name"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "kind": {
+                  "type": "string",
+                  "enum": [
+                    "user",
+                    "account",
+                    "role"
+                  ]
+                },
+                "display_name": {
+                  "type": "string"
+                }
+              }
             }
           }
         }

@@ -14,12 +14,460 @@ export interface Twin {
 
 export const twins: readonly Twin[] = [
   {
+    "operationId": "account",
+    "method": "get",
+    "path": "/v1/account",
+    "graphql": "Query.account",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "accountAuditLog",
+    "method": "get",
+    "path": "/v1/account/audit-log",
+    "graphql": "Query.accountAuditLog",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "audit-log:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "accountInvites",
+    "method": "get",
+    "path": "/v1/account/invites",
+    "graphql": "Query.accountInvites",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "accountMembers",
+    "method": "get",
+    "path": "/v1/account/members",
+    "graphql": "Query.accountMembers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "accountRoles",
+    "method": "get",
+    "path": "/v1/account/roles",
+    "graphql": "Query.accountRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAuditLog",
+    "method": "get",
+    "path": "/v1/admin/audit-log",
+    "graphql": "Query.adminAuditLog",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "audit-log:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "cancelAccountInvite",
+    "method": "delete",
+    "path": "/v1/account/invites/{id}",
+    "graphql": "Mutation.cancelAccountInvite",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "createAccount",
+    "method": "post",
+    "path": "/v1/accounts",
+    "graphql": "Mutation.createAccount",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": "system:account_creation"
+    }
+  },
+  {
+    "operationId": "createAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites",
+    "graphql": "Mutation.createAccountInvite",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:create"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "createAccountRole",
+    "method": "post",
+    "path": "/v1/account/roles",
+    "graphql": "Mutation.createAccountRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "createPopoutToken",
+    "method": "post",
+    "path": "/v1/tokens",
+    "graphql": "Mutation.createPopoutToken",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:create"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "deleteAccountRole",
+    "method": "delete",
+    "path": "/v1/account/roles/{id}",
+    "graphql": "Mutation.deleteAccountRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "dissolveAccount",
+    "method": "delete",
+    "path": "/v1/account",
+    "graphql": "Mutation.dissolveAccount",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "exchangePopoutToken",
+    "method": "post",
+    "path": "/v1/auth/popout/exchange",
+    "graphql": "Mutation.exchangePopoutToken",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "issuePopoutWsToken",
+    "method": "post",
+    "path": "/v1/auth/popout/ws-token",
+    "graphql": "Mutation.issuePopoutWsToken",
+    "gate": {
+      "auth": "popout-session",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "issueWsToken",
+    "method": "post",
+    "path": "/v1/auth/ws-token",
+    "graphql": "Mutation.issueWsToken",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "leaveAccount",
+    "method": "post",
+    "path": "/v1/account/leave",
+    "graphql": "Mutation.leaveAccount",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "me",
+    "method": "get",
+    "path": "/v1/me",
+    "graphql": "Query.me",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "myAccounts",
+    "method": "get",
+    "path": "/v1/accounts",
+    "graphql": "Query.myAccounts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "myAuditLog",
+    "method": "get",
+    "path": "/v1/me/audit-log",
+    "graphql": "Query.myAuditLog",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
     "graphql": "Query.myPermissions",
     "gate": {
       "auth": "authenticated",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "notificationAction",
+    "method": "post",
+    "path": "/v1/notifications/{id}/action",
+    "graphql": "Mutation.notificationAction",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "notificationPreferences",
+    "method": "get",
+    "path": "/v1/notifications/preferences",
+    "graphql": "Query.notificationPreferences",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "notifications",
+    "method": "get",
+    "path": "/v1/notifications",
+    "graphql": "Query.notifications",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "popoutTokens",
+    "method": "get",
+    "path": "/v1/tokens",
+    "graphql": "Query.popoutTokens",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "removeAccountMember",
+    "method": "delete",
+    "path": "/v1/account/members/{user_id}",
+    "graphql": "Mutation.removeAccountMember",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "revokePopoutToken",
+    "method": "delete",
+    "path": "/v1/tokens/{id}",
+    "graphql": "Mutation.revokePopoutToken",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "revokeSession",
+    "method": "delete",
+    "path": "/v1/auth/sessions/{id}",
+    "graphql": "Mutation.revokeSession",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "sessions",
+    "method": "get",
+    "path": "/v1/auth/sessions",
+    "graphql": "Query.sessions",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "switchAccount",
+    "method": "post",
+    "path": "/v1/auth/switch-account",
+    "graphql": "Mutation.switchAccount",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "updateAccountMember",
+    "method": "patch",
+    "path": "/v1/account/members/{user_id}",
+    "graphql": "Mutation.updateAccountMember",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "updateAccountRole",
+    "method": "patch",
+    "path": "/v1/account/roles/{id}",
+    "graphql": "Mutation.updateAccountRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "updateNotificationPreference",
+    "method": "patch",
+    "path": "/v1/notifications/preferences/{type}",
+    "graphql": "Mutation.updateNotificationPreference",
+    "gate": {
+      "auth": "first-party",
       "permissions": null,
       "feature": null
     }

@@ -4,9 +4,45 @@ import type { operations } from './openapi';
 import type { Gate } from './gates';
 
 export type OperationId =
+  | 'account'
+  | 'accountAuditLog'
+  | 'accountInvites'
+  | 'accountMembers'
+  | 'accountRoles'
+  | 'adminAuditLog'
+  | 'cancelAccountInvite'
+  | 'createAccount'
+  | 'createAccountInvite'
+  | 'createAccountRole'
+  | 'createPopoutToken'
+  | 'deleteAccountRole'
+  | 'devLogin'
+  | 'dissolveAccount'
+  | 'exchangePopoutToken'
   | 'getHealth'
+  | 'getPopoutSession'
   | 'getSchema'
-  | 'myPermissions';
+  | 'ingestAuditEvent'
+  | 'issuePopoutWsToken'
+  | 'issueWsToken'
+  | 'leaveAccount'
+  | 'me'
+  | 'myAccounts'
+  | 'myAuditLog'
+  | 'myPermissions'
+  | 'notificationAction'
+  | 'notificationPreferences'
+  | 'notifications'
+  | 'popoutTokens'
+  | 'refreshSession'
+  | 'removeAccountMember'
+  | 'revokePopoutToken'
+  | 'revokeSession'
+  | 'sessions'
+  | 'switchAccount'
+  | 'updateAccountMember'
+  | 'updateAccountRole'
+  | 'updateNotificationPreference';
 
 type Or<T, D> = [T] extends [never] ? D : [T] extends [undefined] ? D : T;
 type Op<K extends OperationId> = operations[K];
@@ -42,12 +78,84 @@ export type RestResponse<K extends OperationId> = {
 
 /** One typed method per operationId: a missing handler is a compile error. */
 export interface RestHandlers<Context> {
+  /** GET /v1/account */
+  account(request: RestRequest<'account'>, context: Context): Promise<RestResponse<'account'>>;
+  /** GET /v1/account/audit-log */
+  accountAuditLog(request: RestRequest<'accountAuditLog'>, context: Context): Promise<RestResponse<'accountAuditLog'>>;
+  /** GET /v1/account/invites */
+  accountInvites(request: RestRequest<'accountInvites'>, context: Context): Promise<RestResponse<'accountInvites'>>;
+  /** GET /v1/account/members */
+  accountMembers(request: RestRequest<'accountMembers'>, context: Context): Promise<RestResponse<'accountMembers'>>;
+  /** GET /v1/account/roles */
+  accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
+  /** GET /v1/admin/audit-log */
+  adminAuditLog(request: RestRequest<'adminAuditLog'>, context: Context): Promise<RestResponse<'adminAuditLog'>>;
+  /** DELETE /v1/account/invites/{id} */
+  cancelAccountInvite(request: RestRequest<'cancelAccountInvite'>, context: Context): Promise<RestResponse<'cancelAccountInvite'>>;
+  /** POST /v1/accounts */
+  createAccount(request: RestRequest<'createAccount'>, context: Context): Promise<RestResponse<'createAccount'>>;
+  /** POST /v1/account/invites */
+  createAccountInvite(request: RestRequest<'createAccountInvite'>, context: Context): Promise<RestResponse<'createAccountInvite'>>;
+  /** POST /v1/account/roles */
+  createAccountRole(request: RestRequest<'createAccountRole'>, context: Context): Promise<RestResponse<'createAccountRole'>>;
+  /** POST /v1/tokens */
+  createPopoutToken(request: RestRequest<'createPopoutToken'>, context: Context): Promise<RestResponse<'createPopoutToken'>>;
+  /** DELETE /v1/account/roles/{id} */
+  deleteAccountRole(request: RestRequest<'deleteAccountRole'>, context: Context): Promise<RestResponse<'deleteAccountRole'>>;
+  /** POST /v1/auth/dev/login */
+  devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
+  /** DELETE /v1/account */
+  dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
+  /** POST /v1/auth/popout/exchange */
+  exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/health */
   getHealth(request: RestRequest<'getHealth'>, context: Context): Promise<RestResponse<'getHealth'>>;
+  /** GET /v1/auth/popout/session */
+  getPopoutSession(request: RestRequest<'getPopoutSession'>, context: Context): Promise<RestResponse<'getPopoutSession'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
+  /** POST /v1/internal/audit-ingest */
+  ingestAuditEvent(request: RestRequest<'ingestAuditEvent'>, context: Context): Promise<RestResponse<'ingestAuditEvent'>>;
+  /** POST /v1/auth/popout/ws-token */
+  issuePopoutWsToken(request: RestRequest<'issuePopoutWsToken'>, context: Context): Promise<RestResponse<'issuePopoutWsToken'>>;
+  /** POST /v1/auth/ws-token */
+  issueWsToken(request: RestRequest<'issueWsToken'>, context: Context): Promise<RestResponse<'issueWsToken'>>;
+  /** POST /v1/account/leave */
+  leaveAccount(request: RestRequest<'leaveAccount'>, context: Context): Promise<RestResponse<'leaveAccount'>>;
+  /** GET /v1/me */
+  me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
+  /** GET /v1/accounts */
+  myAccounts(request: RestRequest<'myAccounts'>, context: Context): Promise<RestResponse<'myAccounts'>>;
+  /** GET /v1/me/audit-log */
+  myAuditLog(request: RestRequest<'myAuditLog'>, context: Context): Promise<RestResponse<'myAuditLog'>>;
   /** GET /v1/tokens/me */
   myPermissions(request: RestRequest<'myPermissions'>, context: Context): Promise<RestResponse<'myPermissions'>>;
+  /** POST /v1/notifications/{id}/action */
+  notificationAction(request: RestRequest<'notificationAction'>, context: Context): Promise<RestResponse<'notificationAction'>>;
+  /** GET /v1/notifications/preferences */
+  notificationPreferences(request: RestRequest<'notificationPreferences'>, context: Context): Promise<RestResponse<'notificationPreferences'>>;
+  /** GET /v1/notifications */
+  notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
+  /** GET /v1/tokens */
+  popoutTokens(request: RestRequest<'popoutTokens'>, context: Context): Promise<RestResponse<'popoutTokens'>>;
+  /** POST /v1/auth/refresh */
+  refreshSession(request: RestRequest<'refreshSession'>, context: Context): Promise<RestResponse<'refreshSession'>>;
+  /** DELETE /v1/account/members/{user_id} */
+  removeAccountMember(request: RestRequest<'removeAccountMember'>, context: Context): Promise<RestResponse<'removeAccountMember'>>;
+  /** DELETE /v1/tokens/{id} */
+  revokePopoutToken(request: RestRequest<'revokePopoutToken'>, context: Context): Promise<RestResponse<'revokePopoutToken'>>;
+  /** DELETE /v1/auth/sessions/{id} */
+  revokeSession(request: RestRequest<'revokeSession'>, context: Context): Promise<RestResponse<'revokeSession'>>;
+  /** GET /v1/auth/sessions */
+  sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
+  /** POST /v1/auth/switch-account */
+  switchAccount(request: RestRequest<'switchAccount'>, context: Context): Promise<RestResponse<'switchAccount'>>;
+  /** PATCH /v1/account/members/{user_id} */
+  updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
+  /** PATCH /v1/account/roles/{id} */
+  updateAccountRole(request: RestRequest<'updateAccountRole'>, context: Context): Promise<RestResponse<'updateAccountRole'>>;
+  /** PATCH /v1/notifications/preferences/{type} */
+  updateNotificationPreference(request: RestRequest<'updateNotificationPreference'>, context: Context): Promise<RestResponse<'updateNotificationPreference'>>;
 }
 
 export interface RouteSpec {
@@ -64,6 +172,370 @@ export interface RouteSpec {
 
 export const routes: readonly RouteSpec[] = [
   {
+    "operationId": "account",
+    "method": "get",
+    "path": "/v1/account",
+    "expressPath": "/v1/account",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.account",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "accountAuditLog",
+    "method": "get",
+    "path": "/v1/account/audit-log",
+    "expressPath": "/v1/account/audit-log",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "audit-log:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountAuditLog",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "accountInvites",
+    "method": "get",
+    "path": "/v1/account/invites",
+    "expressPath": "/v1/account/invites",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountInvites",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "accountMembers",
+    "method": "get",
+    "path": "/v1/account/members",
+    "expressPath": "/v1/account/members",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountMembers",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "accountRoles",
+    "method": "get",
+    "path": "/v1/account/roles",
+    "expressPath": "/v1/account/roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "adminAuditLog",
+    "method": "get",
+    "path": "/v1/admin/audit-log",
+    "expressPath": "/v1/admin/audit-log",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "audit-log:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAuditLog",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "cancelAccountInvite",
+    "method": "delete",
+    "path": "/v1/account/invites/{id}",
+    "expressPath": "/v1/account/invites/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.cancelAccountInvite",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "createAccount",
+    "method": "post",
+    "path": "/v1/accounts",
+    "expressPath": "/v1/accounts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": "system:account_creation"
+    },
+    "graphql": "Mutation.createAccount",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "createAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites",
+    "expressPath": "/v1/account/invites",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.createAccountInvite",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "createAccountRole",
+    "method": "post",
+    "path": "/v1/account/roles",
+    "expressPath": "/v1/account/roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.createAccountRole",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "createPopoutToken",
+    "method": "post",
+    "path": "/v1/tokens",
+    "expressPath": "/v1/tokens",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.createPopoutToken",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "deleteAccountRole",
+    "method": "delete",
+    "path": "/v1/account/roles/{id}",
+    "expressPath": "/v1/account/roles/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.deleteAccountRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "devLogin",
+    "method": "post",
+    "path": "/v1/auth/dev/login",
+    "expressPath": "/v1/auth/dev/login",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "dissolveAccount",
+    "method": "delete",
+    "path": "/v1/account",
+    "expressPath": "/v1/account",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.dissolveAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "exchangePopoutToken",
+    "method": "post",
+    "path": "/v1/auth/popout/exchange",
+    "expressPath": "/v1/auth/popout/exchange",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.exchangePopoutToken",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
     "operationId": "getHealth",
     "method": "get",
     "path": "/v1/health",
@@ -78,6 +550,24 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "503": "application/json"
+    }
+  },
+  {
+    "operationId": "getPopoutSession",
+    "method": "get",
+    "path": "/v1/auth/popout/session",
+    "expressPath": "/v1/auth/popout/session",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "429": "application/json"
     }
   },
   {
@@ -97,6 +587,147 @@ export const routes: readonly RouteSpec[] = [
     }
   },
   {
+    "operationId": "ingestAuditEvent",
+    "method": "post",
+    "path": "/v1/internal/audit-ingest",
+    "expressPath": "/v1/internal/audit-ingest",
+    "gate": {
+      "auth": "system-key",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "audit:ingest"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "issuePopoutWsToken",
+    "method": "post",
+    "path": "/v1/auth/popout/ws-token",
+    "expressPath": "/v1/auth/popout/ws-token",
+    "gate": {
+      "auth": "popout-session",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.issuePopoutWsToken",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "issueWsToken",
+    "method": "post",
+    "path": "/v1/auth/ws-token",
+    "expressPath": "/v1/auth/ws-token",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.issueWsToken",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "leaveAccount",
+    "method": "post",
+    "path": "/v1/account/leave",
+    "expressPath": "/v1/account/leave",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.leaveAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "me",
+    "method": "get",
+    "path": "/v1/me",
+    "expressPath": "/v1/me",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.me",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "myAccounts",
+    "method": "get",
+    "path": "/v1/accounts",
+    "expressPath": "/v1/accounts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.myAccounts",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "myAuditLog",
+    "method": "get",
+    "path": "/v1/me/audit-log",
+    "expressPath": "/v1/me/audit-log",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.myAuditLog",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -111,6 +742,301 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "401": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "notificationAction",
+    "method": "post",
+    "path": "/v1/notifications/{id}/action",
+    "expressPath": "/v1/notifications/:id/action",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.notificationAction",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "notificationPreferences",
+    "method": "get",
+    "path": "/v1/notifications/preferences",
+    "expressPath": "/v1/notifications/preferences",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.notificationPreferences",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "notifications",
+    "method": "get",
+    "path": "/v1/notifications",
+    "expressPath": "/v1/notifications",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.notifications",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "popoutTokens",
+    "method": "get",
+    "path": "/v1/tokens",
+    "expressPath": "/v1/tokens",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.popoutTokens",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "refreshSession",
+    "method": "post",
+    "path": "/v1/auth/refresh",
+    "expressPath": "/v1/auth/refresh",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "removeAccountMember",
+    "method": "delete",
+    "path": "/v1/account/members/{user_id}",
+    "expressPath": "/v1/account/members/:user_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.removeAccountMember",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "revokePopoutToken",
+    "method": "delete",
+    "path": "/v1/tokens/{id}",
+    "expressPath": "/v1/tokens/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "tokens:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.revokePopoutToken",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "revokeSession",
+    "method": "delete",
+    "path": "/v1/auth/sessions/{id}",
+    "expressPath": "/v1/auth/sessions/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.revokeSession",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "sessions",
+    "method": "get",
+    "path": "/v1/auth/sessions",
+    "expressPath": "/v1/auth/sessions",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.sessions",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "switchAccount",
+    "method": "post",
+    "path": "/v1/auth/switch-account",
+    "expressPath": "/v1/auth/switch-account",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.switchAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "updateAccountMember",
+    "method": "patch",
+    "path": "/v1/account/members/{user_id}",
+    "expressPath": "/v1/account/members/:user_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "members:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccountMember",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "updateAccountRole",
+    "method": "patch",
+    "path": "/v1/account/roles/{id}",
+    "expressPath": "/v1/account/roles/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccountRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    }
+  },
+  {
+    "operationId": "updateNotificationPreference",
+    "method": "patch",
+    "path": "/v1/notifications/preferences/{type}",
+    "expressPath": "/v1/notifications/preferences/:type",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.updateNotificationPreference",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
       "429": "application/json"
     }
   }

@@ -7,16 +7,24 @@ import type { Express } from 'express';
 import type { Config } from './config/config';
 import { createCredentialResolver, type CredentialResolver } from './auth/credentials';
 import { createGateEnforcer } from './auth/gates';
+import { createJwtService } from './auth/jwt';
+import { authMigrations, createAuthStore, type AuthStore } from './auth/store';
 import { createSystemKeyVerifier } from './auth/system-keys';
+import { createVerifiers } from './auth/verifiers';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
 import { createHttpApp } from './http/app';
+import { createRateLimiter, rateLimitMiddleware } from './http/rate-limit';
 import { createGraphQLHandler } from './http/graphql/endpoint';
 import { createRestRouter } from './http/rest';
+import { accountMigrations, createAccountsModule } from './modules/accounts';
+import { auditMigrations, createAuditModule } from './modules/audit';
 import { createFeaturesModule, featureMigrations } from './modules/features';
+import { createNotificationsModule, notificationMigrations } from './modules/notifications';
+import { createSessionsModule } from './modules/sessions';
 import { createSystemModule } from './modules/system';
 import { createTokensModule } from './modules/tokens';
 import { createChannelGate } from './realtime/channels';
@@ -26,7 +34,7 @@ import { createRealtimeServer, type RealtimeServer } from './realtime/server';
 export const SERVICE_NAME = 'creator-backend';
 
 /** Relational migrations of every module, in one list (ordered by their timestamped names). */
-export const relationalMigrations: readonly Migration[] = [...featureMigrations];
+export const relationalMigrations: readonly Migration[] = [...featureMigrations, ...accountMigrations, ...authMigrations, ...notificationMigrations, ...auditMigrations];
 /** Time-series migrations (partitioned sample tables); empty until a module records samples. */
 export const timeseriesMigrations: readonly Migration[] = [];
 
@@ -41,9 +49,16 @@ export interface App {
   readonly cache: Cache;
   readonly bus: Bus;
   readonly credentials: CredentialResolver;
+  /** Sessions and opaque credential rows (modules mint tokens through it). */
+  readonly authStore: AuthStore;
   readonly modules: {
     features: ReturnType<typeof createFeaturesModule>;
     system: ReturnType<typeof createSystemModule>;
+    accounts: ReturnType<typeof createAccountsModule>;
+    audit: ReturnType<typeof createAuditModule>;
+    notifications: ReturnType<typeof createNotificationsModule>;
+    sessions: ReturnType<typeof createSessionsModule>;
+    tokens: ReturnType<typeof createTokensModule>;
   };
   /** Closes sessions, then the bus, cache and database pools. */
   close(): Promise<void>;
@@ -82,7 +97,29 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const features = createFeaturesModule({ knex: db.knex, cache });
   const gates = createGateEnforcer(features.service);
-  const credentials = createCredentialResolver({ system_key: createSystemKeyVerifier(config.auth.system_keys) });
+
+  const authStore = createAuthStore(db.knex);
+  const jwt = createJwtService(config.auth.jwt_secret);
+  // Audit names resolve through accounts, which is built next; the late binding is only read at request time.
+  let accountsRef: ReturnType<typeof createAccountsModule> | null = null;
+  const audit = createAuditModule({ knex: db.knex, names: (ids) => accountsRef!.service.names(ids) });
+  const notifications = createNotificationsModule({ knex: db.knex });
+  const accounts = createAccountsModule({ knex: db.knex, audit: audit.service, notifications: notifications.service, credentials: authStore });
+  accountsRef = accounts;
+  notifications.service.onAction('invite', 'accept_invite', 'accepted', (trx, userId, n) => accounts.service.acceptInvite(trx, userId, String(n.data.inviteId)));
+  notifications.service.onAction('invite', 'decline_invite', 'declined', (trx, userId, n) => accounts.service.declineInvite(trx, userId, String(n.data.inviteId)));
+
+  const { verifiers, popoutGrant } = createVerifiers({ jwt, store: authStore, principals: accounts.service.principals });
+  const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys) });
+  const sessions = createSessionsModule({
+    config,
+    jwt,
+    store: authStore,
+    principals: accounts.service.principals,
+    accounts: accounts.service,
+    audit: audit.service,
+    popoutGrant,
+  });
 
   const hub = createHub({ bus, log });
   const realtime = createRealtimeServer({
@@ -100,11 +137,28 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     probes: { relational: () => db.ping(), timeseries: () => timeseries.ping(), cache: () => cache.ping() },
     websocket: () => realtime.stats(),
   });
-  const tokens = createTokensModule();
+  const tokens = createTokensModule({ store: authStore, accounts: accounts.service, audit: audit.service });
 
-  const rest = createRestRouter({ handlers: { ...system.rest, ...tokens.rest }, gates });
-  const graphql = createGraphQLHandler({ resolvers: { Query: { ...tokens.resolvers.Query } }, gates, log });
-  const http = createHttpApp({ config, log, credentials, graphql, rest });
+  const rest = createRestRouter({
+    handlers: { ...system.rest, ...tokens.rest, ...sessions.rest, ...accounts.rest, ...notifications.rest, ...audit.rest },
+    gates,
+  });
+  const graphql = createGraphQLHandler({
+    resolvers: {
+      Query: { ...tokens.resolvers.Query, ...sessions.resolvers.Query, ...accounts.resolvers.Query, ...notifications.resolvers.Query, ...audit.resolvers.Query },
+      Mutation: { ...tokens.resolvers.Mutation, ...sessions.resolvers.Mutation, ...accounts.resolvers.Mutation, ...notifications.resolvers.Mutation },
+    },
+    gates,
+    log,
+  });
+  const http = createHttpApp({
+    config,
+    log,
+    credentials,
+    graphql,
+    rest,
+    rateLimit: rateLimitMiddleware(createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix })),
+  });
 
   const metrics = createMetrics({
     service: SERVICE_NAME,
@@ -129,7 +183,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     cache,
     bus,
     credentials,
-    modules: { features, system },
+    authStore,
+    modules: { features, system, accounts, audit, notifications, sessions, tokens },
     async close() {
       await realtime.close();
       await Promise.allSettled([bus.close(), cache.close()]);

@@ -29,6 +29,7 @@ export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERN
 
 export const messages = {
   authenticationRequired: 'Authentication required',
+  noActiveAccount: 'No active account',
   notFound: 'Resource not found',
   malformedJson: 'Malformed JSON in request body',
   missingPermission: (permission: string) => `Missing permission: ${permission}`,

@@ -30,6 +30,20 @@ export interface AuthContext {
   readonly credentialId: string | null;
   /** Display label of a key (system keys from configuration). */
   readonly label: string | null;
+  /** The session row behind a JWT; revoking it ends the context on every node. */
+  readonly sessionId?: string | null;
+  /** What a bound token is bound to (overlay, widget instance, install, popout token, developer). */
+  readonly binding?: CredentialBinding | null;
+}
+
+export interface CredentialBinding {
+  overlayId?: string;
+  widgetInstanceId?: string;
+  extensionId?: string;
+  installId?: string;
+  popoutTokenId?: string;
+  developerId?: string;
+  teamId?: string;
 }
 
 const EMPTY: ReadonlySet<string> = new Set();

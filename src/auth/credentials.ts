@@ -6,6 +6,7 @@
  * - the `Authorization: Bearer` header is inspected first; a recognised prefix there is final;
  * - `?token=` is consulted only for the kinds allowed in the query, and a raw JWT only on the
  *   WebSocket upgrade;
+ * - then the `svc-popout-token` cookie, which yields a popout session or nothing;
  * - on REST and GraphQL an unrecognised or invalid credential resolves to Anonymous; the upgrade
  *   reports it so the caller can fail closed with 401.
  */
@@ -76,7 +77,7 @@ export interface Resolution {
 }
 
 export interface CredentialResolver {
-  resolve(input: { authorization?: string | undefined; queryToken?: string | undefined; transport: Transport }): Promise<Resolution>;
+  resolve(input: { authorization?: string | undefined; queryToken?: string | undefined; popoutCookie?: string | undefined; transport: Transport }): Promise<Resolution>;
 }
 
 function isFailure(value: AuthContext | VerifyFailure): value is VerifyFailure {
@@ -94,7 +95,7 @@ export function createCredentialResolver(verifiers: Partial<Record<CredentialKin
   }
 
   return {
-    async resolve({ authorization, queryToken, transport }) {
+    async resolve({ authorization, queryToken, popoutCookie, transport }) {
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
       const fromHeader = bearer ? parseCredential(bearer) : null;
       if (fromHeader) {
@@ -106,7 +107,14 @@ export function createCredentialResolver(verifiers: Partial<Record<CredentialKin
         const allowed = fromQuery.format.query && (fromQuery.format.kind !== 'jwt' || transport === 'ws');
         return allowed ? verify(fromQuery, transport) : { context: ANONYMOUS, failure: INVALID };
       }
-      return { context: ANONYMOUS, failure: null };
+      // Last: the popout session cookie, which may only ever yield a popout context.
+      const fromCookie = popoutCookie ? parseCredential(popoutCookie) : null;
+      if (fromCookie?.format.kind === 'jwt') {
+        const resolved = await verify(fromCookie, transport);
+        if (resolved.context.kind === 'popout') return resolved;
+        return { context: ANONYMOUS, failure: resolved.failure ?? INVALID };
+      }
+      return { context: ANONYMOUS, failure: popoutCookie ? INVALID : null };
     },
   };
 }

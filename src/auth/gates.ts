@@ -18,6 +18,10 @@ export function checkAuthKind(gate: Gate, ctx: AuthContext): void {
   switch (gate.auth) {
     case 'authenticated':
       return;
+    case 'user':
+      // Only the user themself (session or own API key); other contexts count as unauthenticated.
+      if (!isFirstParty(ctx)) throw AppError.unauthorized();
+      return;
     case 'first-party':
       if (!isFirstParty(ctx)) throw AppError.forbidden(messages.firstPartyOnly);
       return;
@@ -36,6 +40,10 @@ export function checkAuthKind(gate: Gate, ctx: AuthContext): void {
 export function checkPermissions(gate: Gate, ctx: AuthContext): void {
   const required = gate.permissions;
   if (!required) return;
+  // Account-scope checks use the role in the active account; without one there is nothing to check.
+  if (required.scope === 'account' && ctx.kind !== 'system_key' && ctx.kind !== 'developer_api_key' && ctx.accountId === null) {
+    throw AppError.unauthorized(messages.noActiveAccount);
+  }
   const held = (permission: string) => hasPermission(ctx, permission, required.scope);
   if (required.mode === 'any') {
     if (!required.list.some(held)) throw AppError.forbidden(messages.missingPermission(required.list[0]!));

@@ -1,7 +1,7 @@
 /**
- * The express app. Order matters and is fixed here: request id and credentials, body parsing,
- * documentation helpers, GraphQL, then the OpenAPI request validator and the generated REST
- * router, then 404 and the one error mapper.
+ * The express app. Order matters and is fixed here: request id and credentials, rate limits (under
+ * /v1/), body parsing, documentation helpers, GraphQL, then the OpenAPI request validator and the
+ * generated REST router, then 404 and the one error mapper.
  */
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -19,6 +19,8 @@ export interface HttpAppDeps {
   credentials: CredentialResolver;
   graphql: RequestHandler;
   rest: RequestHandler;
+  /** Per-auth-context rate limits (rate-limit.ts); covers REST and GraphQL under /v1/. */
+  rateLimit?: RequestHandler;
 }
 
 export function createHttpApp(deps: HttpAppDeps): Express {
@@ -28,6 +30,8 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   app.set('query parser', 'extended');
 
   app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
+  const rateLimit = deps.rateLimit;
+  if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') ? rateLimit(req, res, next) : next()));
   app.use(express.json({ limit: '1mb' }));
   app.use(createDocsRouter(deps.config));
   app.post('/v1/gql', deps.graphql);

@@ -3,9 +3,21 @@
  * (never rejects: an unusable credential resolves to Anonymous; routes decide through gates).
  */
 import { randomUUID } from 'node:crypto';
+import { parse as parseCookies } from 'cookie';
 import type { NextFunction, Request, Response } from 'express';
 import type { CredentialResolver } from '../auth/credentials';
 import { redactUrl, type Logger } from '../infra/logger';
+
+/** The popout session cookie (Part 1, "Popout tokens and sessions"). */
+export const POPOUT_COOKIE = 'svc-popout-token';
+
+/** The request URL for `_links`, without a `?token=` credential (links are never a place for secrets). */
+export function withoutCredential(url: string): string {
+  if (!/[?&]token=/i.test(url)) return url;
+  const parsed = new URL(url, 'http://local');
+  parsed.searchParams.delete('token');
+  return `${parsed.pathname}${parsed.search}`;
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -23,8 +35,18 @@ export function requestContextMiddleware(deps: { log: Logger; credentials: Crede
       );
     });
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
-    const { context } = await deps.credentials.resolve({ authorization: req.get('authorization'), queryToken: token, transport: 'http' });
-    req.context = { auth: context, requestId, log, selfUrl: req.originalUrl };
+    const popoutCookie = parseCookies(req.get('cookie') ?? '')[POPOUT_COOKIE];
+    const { context } = await deps.credentials.resolve({ authorization: req.get('authorization'), queryToken: token, popoutCookie, transport: 'http' });
+    req.context = {
+      auth: context,
+      requestId,
+      log,
+      selfUrl: withoutCredential(req.originalUrl),
+      client: { ip: req.ip ?? null, userAgent: req.get('user-agent')?.slice(0, 1000) ?? null },
+      setCookie: (name, value, options) => {
+        res.cookie(name, value, options);
+      },
+    };
     next();
   };
 }

@@ -1,9 +1,16 @@
 /**
  * Contract harness for REST/GraphQL twins (generated/parity.ts). For each twin it makes the same
  * failing call on both protocols over real HTTP and asserts the same code and message:
- * anonymous (any non-public gate), missing permission (a credential that passes the auth kind but
- * holds no grant), and feature off (the credential holds every permission; the flag is switched
- * off globally). Inputs are sampled from the specs, so a new twin needs no hand-written test.
+ * - anonymous (any non-public gate): UNAUTHORIZED;
+ * - a credential of the wrong class (first-party, user and popout-session gates): popout, overlay,
+ *   widget and extension tokens get FORBIDDEN (UNAUTHORIZED on `user` gates), a user session on a
+ *   popout-session gate gets FORBIDDEN;
+ * - missing permission (a credential that passes the auth kind but holds none of the grants);
+ * - feature off (the credential holds every permission; the flag is switched off globally).
+ * Inputs are sampled from the specs, so a new twin needs no hand-written test. Credentials are
+ * made through the real API: development logins, an invite into an account with an empty role,
+ * a popout token; overlay, widget and extension tokens are minted in the credential store (their
+ * modules issue them later).
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -23,6 +30,7 @@ import { typeDefs } from '../../generated/graphql-schema';
 import type { Twin } from '../../generated/parity';
 import { errorStatus, type ErrorCode } from '../../src/errors';
 import { gql, startTestApp, systemKey, type TestApp } from '../helpers/app';
+import { devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 type Schema = Record<string, unknown>;
 const SAMPLE_UUID = '00000000-0000-4000-8000-000000000001';
@@ -154,12 +162,24 @@ interface Outcome {
   message: string | undefined;
 }
 
-async function callBoth(t: TestApp, twin: Twin, headers: Record<string, string>): Promise<{ rest: Outcome; graphql: Outcome }> {
+/** How a credential travels: the Authorization header, or `?token=` (popout tokens). */
+interface Credential {
+  header?: string;
+  query?: string;
+}
+
+function withQuery(url: string, token: string | undefined): string {
+  if (!token) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}`;
+}
+
+async function callBoth(t: TestApp, twin: Twin, credential: Credential): Promise<{ rest: Outcome; graphql: Outcome }> {
+  const headers: Record<string, string> = credential.header ? { authorization: `Bearer ${credential.header}` } : {};
   const { url, init } = restRequest(twin);
-  const res = await fetch(`${t.url}${url}`, { ...init, headers: { ...(init.headers as Record<string, string>), ...headers } });
+  const res = await fetch(withQuery(`${t.url}${url}`, credential.query), { ...init, headers: { ...(init.headers as Record<string, string>), ...headers } });
   const body = (await res.json()) as { error?: string; message?: string };
   const { query, variables } = graphqlOperation(twin);
-  const g = await gql(t.url, query, variables, headers);
+  const g = await gql(t.url, query, variables, headers, credential.query);
   const first = g.body.errors?.[0];
   return {
     rest: { status: res.status, code: body.error, message: body.message },
@@ -174,30 +194,113 @@ function expectSameFailure(outcome: { rest: Outcome; graphql: Outcome }, code: E
   expect(outcome.graphql.message).toBe(outcome.rest.message);
 }
 
-/** Auth kinds a configured system key passes; the others need credentials of later modules. */
-const SYSTEM_KEY_PASSES = new Set(['authenticated', 'system-key']);
+export interface ContractFixtures {
+  readonly t: TestApp;
+  /** A credential passing `auth` that holds none (`false`) or all (`true`) of the twins' grants. */
+  credential(auth: Twin['gate']['auth'], grants: boolean): Credential;
+  /** Credentials of the classes the first-party gate refuses. */
+  readonly boundTokens: Record<'popout' | 'overlay' | 'widget' | 'extension', Credential>;
+  readonly userSession: Credential;
+}
 
-export function describeTwinContract(twin: Twin): void {
+/**
+ * Starts one service for the whole generated file and makes its credentials: system keys with
+ * none and with every twin permission; an owner session (every account permission, plus the
+ * super-admin role) and a member session whose role holds nothing; bound tokens.
+ */
+export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
+  const everyGrant = [...new Set(twins.flatMap((tw) => tw.gate.permissions?.list ?? []))];
+  const withoutGrants = systemKey(`contract-none-${randomUUID()}`, []);
+  const withGrants = systemKey(`contract-all-${randomUUID()}`, everyGrant);
+  let state: { t: TestApp; owner: LoggedIn; limited: LoggedIn; bound: ContractFixtures['boundTokens'] } | undefined;
+
+  beforeAll(async () => {
+    const t = await startTestApp({ auth: { system_keys: [withoutGrants.config, withGrants.config] }, rate_limits: { enabled: false } });
+    try {
+      const first = await devLogin(t, `owner-${randomUUID()}@contract.test`);
+      await t.app.modules.accounts.service.assignAdminRole(first.userId, 'super-admin');
+      const owner = await devLogin(t, first.email); // a new session whose claims include the admin role
+      const limited = await devLogin(t, `limited-${randomUUID()}@contract.test`);
+      const joined = await joinAccount(t, owner, limited, { roleName: `nothing-${randomUUID().slice(0, 8)}`, permissions: [] });
+      const accountId = owner.accountId!;
+      const store = t.app.authStore;
+      const popout = await store.mint({ kind: 'popout', accountId, userId: owner.userId, createdBy: owner.userId, permissions: ['events:read'] });
+      const overlay = await store.mint({ kind: 'overlay', accountId, subjectId: randomUUID() });
+      const widget = await store.mint({ kind: 'widget', accountId, subjectId: randomUUID() });
+      const extension = await store.mint({ kind: 'extension', accountId, subjectId: randomUUID(), extensionId: randomUUID(), expiresAt: new Date(Date.now() + 900_000) });
+      state = {
+        t,
+        owner,
+        limited: joined,
+        bound: { popout: { query: popout.token }, overlay: { header: overlay.token }, widget: { header: widget.token }, extension: { header: extension.token } },
+      };
+    } catch (error) {
+      await t.stop();
+      throw error;
+    }
+  });
+  afterAll(async () => {
+    await state?.t.stop();
+  });
+
+  const ready = () => {
+    if (!state) throw new Error('contract fixtures are used before beforeAll made them');
+    return state;
+  };
+  return {
+    get t() {
+      return ready().t;
+    },
+    get boundTokens() {
+      return ready().bound;
+    },
+    get userSession() {
+      return { header: ready().owner.accessToken };
+    },
+    credential(auth, grants) {
+      const s = ready();
+      switch (auth) {
+        case 'authenticated':
+        case 'system-key':
+          return { header: grants ? withGrants.key : withoutGrants.key };
+        case 'first-party':
+        case 'user':
+          return { header: grants ? s.owner.accessToken : s.limited.accessToken };
+        default:
+          throw new Error(`extend test/contract/harness.ts with a credential for auth kind ${auth}`);
+      }
+    },
+  };
+}
+
+/** Auth kinds whose permission and feature gates the harness can drive. */
+const SERVED = new Set(['authenticated', 'system-key', 'first-party', 'user']);
+
+export function describeTwinContract(fixtures: ContractFixtures, twin: Twin): void {
   describe(`contract ${twin.operationId} ⇄ ${twin.graphql}`, () => {
-    const withoutGrants = systemKey(`contract-none-${randomUUID()}`, []);
-    const withGrants = systemKey(`contract-all-${randomUUID()}`, twin.gate.permissions?.list ?? []);
-    let t: TestApp;
-
-    beforeAll(async () => {
-      t = await startTestApp({ auth: { system_keys: [withoutGrants.config, withGrants.config] } });
-    });
-    afterAll(async () => {
-      await t?.stop();
-    });
-
     if (twin.gate.auth !== 'public') {
       test('anonymous: UNAUTHORIZED with one message on both protocols', async () => {
-        expectSameFailure(await callBoth(t, twin, {}), 'UNAUTHORIZED');
+        expectSameFailure(await callBoth(fixtures.t, twin, {}), 'UNAUTHORIZED');
+      });
+    }
+
+    if (twin.gate.auth === 'first-party' || twin.gate.auth === 'user') {
+      const refused: ErrorCode = twin.gate.auth === 'user' ? 'UNAUTHORIZED' : 'FORBIDDEN';
+      for (const kind of ['popout', 'overlay', 'widget', 'extension'] as const) {
+        test(`${kind} token: ${refused} with one message on both protocols`, async () => {
+          expectSameFailure(await callBoth(fixtures.t, twin, fixtures.boundTokens[kind]), refused);
+        });
+      }
+    }
+
+    if (twin.gate.auth === 'popout-session') {
+      test('a user session: FORBIDDEN with one message on both protocols', async () => {
+        expectSameFailure(await callBoth(fixtures.t, twin, fixtures.userSession), 'FORBIDDEN');
       });
     }
 
     const needsCredential = twin.gate.permissions !== null || twin.gate.feature !== null;
-    if (needsCredential && !SYSTEM_KEY_PASSES.has(twin.gate.auth)) {
+    if (needsCredential && !SERVED.has(twin.gate.auth)) {
       test(`a credential passing auth kind "${twin.gate.auth}" is available to the harness`, () => {
         throw new Error(`extend test/contract/harness.ts with a credential for auth kind ${twin.gate.auth}`);
       });
@@ -206,16 +309,16 @@ export function describeTwinContract(twin: Twin): void {
 
     if (twin.gate.permissions) {
       test('missing permission: FORBIDDEN with one message on both protocols', async () => {
-        expectSameFailure(await callBoth(t, twin, { authorization: `Bearer ${withoutGrants.key}` }), 'FORBIDDEN');
+        expectSameFailure(await callBoth(fixtures.t, twin, fixtures.credential(twin.gate.auth, false)), 'FORBIDDEN');
       });
     }
 
     if (twin.gate.feature) {
       test('feature off: FEATURE_DISABLED with one message on both protocols', async () => {
-        const features = t.app.modules.features.service;
+        const features = fixtures.t.app.modules.features.service;
         await features.setGlobal(twin.gate.feature!, false);
         try {
-          expectSameFailure(await callBoth(t, twin, { authorization: `Bearer ${withGrants.key}` }), 'FEATURE_DISABLED');
+          expectSameFailure(await callBoth(fixtures.t, twin, fixtures.credential(twin.gate.auth, true)), 'FEATURE_DISABLED');
         } finally {
           await features.setGlobal(twin.gate.feature!, true);
         }

@@ -96,8 +96,10 @@ export function systemKey(label: string, permissions: string[]): { key: string; 
   return { key, config: { label, key, permissions } };
 }
 
-export function gql(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  return fetch(`${url}/v1/gql`, {
+/** POST /v1/gql; `queryToken` travels as `?token=` (popout, overlay, widget, extension tokens). */
+export function gql(url: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}, queryToken?: string) {
+  const target = queryToken ? `${url}/v1/gql?token=${encodeURIComponent(queryToken)}` : `${url}/v1/gql`;
+  return fetch(target, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
     body: JSON.stringify({ query, variables }),

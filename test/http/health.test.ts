@@ -118,7 +118,7 @@ describe('health status rules (unit)', () => {
       websocket: () => ({ sessions: 0, channels: 0 }),
     });
     const rest = createSystemRest(service);
-    const result = await rest.getHealth({ params: {}, query: {}, body: undefined } as never, { auth: ANONYMOUS, requestId: 'r1', log, selfUrl: '/v1/health' });
+    const result = await rest.getHealth({ params: {}, query: {}, body: undefined } as never, { auth: ANONYMOUS, requestId: 'r1', log, selfUrl: '/v1/health', client: { ip: null, userAgent: null }, setCookie: () => undefined });
     expect(result.status).toBe(503);
     const body = result.body as HealthBody;
     expect(body._links).toEqual({ self: '/v1/health' });
@@ -138,6 +138,8 @@ describe('health status rules (unit)', () => {
       requestId: 'r2',
       log,
       selfUrl: '/v1/health',
+      client: { ip: null, userAgent: null },
+      setCookie: () => undefined,
     });
     expect(result.status).toBe(200);
     expect((result.body as HealthBody).data.status).toBe('degraded');

@@ -8,7 +8,7 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { createHandler } from 'graphql-http/lib/use/express';
 import type { RequestHandler } from 'express';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
-import type { QueryResolvers } from '../../../generated/graphql';
+import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GateEnforcer } from '../../auth/gates';
 import { errorBody, toAppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
@@ -18,6 +18,7 @@ import type { GraphQLContext } from './context';
 /** The root resolvers every module contributes to; a missing field is a compile error. */
 export interface RootResolvers {
   Query: QueryResolvers<GraphQLContext>;
+  Mutation: MutationResolvers<GraphQLContext>;
 }
 
 type AnyResolver = GraphQLFieldResolver<unknown, GraphQLContext>;

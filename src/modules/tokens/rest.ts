@@ -1,10 +1,23 @@
 /** REST bindings of the tokens module: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { single } from '../../http/envelope';
-import type { TokensService } from './service';
+import { collection, single } from '../../http/envelope';
+import type { PopoutToken, TokensService } from './service';
 
-export function createTokensRest(service: TokensService): Pick<RestHandlers<RequestContext>, 'myPermissions'> {
+const popout = (t: PopoutToken) => ({
+  id: t.id,
+  account_id: t.accountId,
+  user_id: t.userId,
+  created_by: t.createdBy,
+  label: t.label,
+  permissions: t.permissions,
+  expires_at: t.expiresAt,
+  revoked_at: t.revokedAt,
+  last_used_at: t.lastUsedAt,
+  created_at: t.createdAt,
+});
+
+export function createTokensRest(service: TokensService): Pick<RestHandlers<RequestContext>, 'myPermissions' | 'popoutTokens' | 'createPopoutToken' | 'revokePopoutToken'> {
   return {
     async myPermissions(_request, context) {
       const p = service.myPermissions(context.auth);
@@ -22,6 +35,23 @@ export function createTokensRest(service: TokensService): Pick<RestHandlers<Requ
           context.selfUrl,
         ),
       };
+    },
+    async popoutTokens(_request, context) {
+      const list = (await service.popoutTokens(context.auth)).map(popout);
+      return { status: 200, body: collection(list, { total: list.length, page: 1, limit: Math.max(1, list.length) }, context.selfUrl) };
+    },
+    async createPopoutToken({ body }, context) {
+      const created = await service.createPopoutToken(context.auth, {
+        label: body.label,
+        permissions: body.permissions,
+        userId: body.user_id,
+        expiresAt: body.expires_at,
+      });
+      return { status: 201, body: single({ ...popout(created.popoutToken), token: created.token }, `/v1/tokens/${created.popoutToken.id}`) };
+    },
+    async revokePopoutToken({ params }, context) {
+      await service.revokePopoutToken(context.auth, params.id);
+      return { status: 200, body: { success: true as const } };
     },
   };
 }

@@ -1,9 +1,15 @@
 /**
- * Credentials as seen by their holder: the caller's effective permissions. A scoped credential
- * reports exactly the grants it carries, never a wildcard it does not literally hold.
+ * Credentials as seen by their holder: the caller's effective permissions (a scoped credential
+ * reports exactly the grants it carries, never a wildcard it does not literally hold), and the
+ * popout tokens of an account (Part 1, "Popout tokens and sessions").
  */
 import type { AuthContext, AuthContextKind } from '../../auth/context';
+import { hasPermission } from '../../auth/context';
+import { firstInvalidAccountPermission, sortByRegistry } from '../../auth/registry';
+import type { AuthStore, CredentialRow } from '../../auth/store';
 import { AppError } from '../../errors';
+import { accountMessages, activeAccountId, type AccountsService } from '../accounts/service';
+import type { AuditService } from '../audit/service';
 
 export interface TokenPermissions {
   context: Exclude<AuthContextKind, 'anonymous'>;
@@ -14,9 +20,49 @@ export interface TokenPermissions {
   userPermissions: string[];
 }
 
-const sorted = (set: ReadonlySet<string>) => [...set].sort();
+export interface PopoutToken {
+  id: string;
+  accountId: string;
+  userId: string | null;
+  createdBy: string | null;
+  label: string;
+  permissions: string[];
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
 
-export function createTokensService() {
+export interface CreatePopoutTokenInput {
+  label?: string | null;
+  permissions: readonly string[];
+  userId?: string | null;
+  expiresAt?: string | null;
+}
+
+export const tokenMessages = {
+  expiresInPast: 'expires_at cannot be in the past',
+  invalidExpiry: 'expires_at must be an RFC 3339 timestamp',
+  popoutNotFound: 'Popout token not found',
+} as const;
+
+const sorted = (set: ReadonlySet<string>) => [...set].sort();
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+const toPopout = (r: CredentialRow): PopoutToken => ({
+  id: r.id,
+  accountId: r.account_id!,
+  userId: r.user_id,
+  createdBy: r.created_by,
+  label: r.label,
+  permissions: sortByRegistry(r.permissions),
+  expiresAt: iso(r.expires_at),
+  revokedAt: iso(r.revoked_at),
+  lastUsedAt: iso(r.last_used_at),
+  createdAt: iso(r.created_at)!,
+});
+
+export function createTokensService(deps: { store: AuthStore; accounts: AccountsService; audit: AuditService }) {
   return {
     myPermissions(ctx: AuthContext): TokenPermissions {
       if (ctx.kind === 'anonymous') throw AppError.unauthorized();
@@ -28,6 +74,66 @@ export function createTokensService() {
         adminPermissions: sorted(ctx.adminPermissions),
         userPermissions: sorted(ctx.userPermissions),
       };
+    },
+
+    async popoutTokens(ctx: AuthContext): Promise<PopoutToken[]> {
+      return (await deps.store.ofAccount(activeAccountId(ctx), 'popout')).map(toPopout);
+    },
+
+    /**
+     * A popout token holds account permissions its creator's role grants (checked now, and
+     * re-capped on every use); omitted `userId` binds it to the creator.
+     */
+    async createPopoutToken(ctx: AuthContext, input: CreatePopoutTokenInput): Promise<{ token: string; popoutToken: PopoutToken }> {
+      const accountId = activeAccountId(ctx);
+      const creator = ctx.userId;
+      if (!creator) throw AppError.unauthorized();
+      let expiresAt: Date | null = null;
+      if (input.expiresAt !== undefined && input.expiresAt !== null) {
+        expiresAt = new Date(input.expiresAt);
+        if (Number.isNaN(expiresAt.getTime())) throw AppError.validation(tokenMessages.invalidExpiry);
+        if (expiresAt.getTime() <= Date.now()) throw AppError.validation(tokenMessages.expiresInPast);
+      }
+      const invalid = firstInvalidAccountPermission(input.permissions);
+      if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
+      const beyond = input.permissions.find((p) => !hasPermission(ctx, p));
+      if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
+      const userId = input.userId ?? creator;
+      if (userId !== creator && !(await deps.accounts.isMember(userId, accountId))) throw AppError.notFound(accountMessages.memberNotFound);
+      const permissions = sortByRegistry([...new Set(input.permissions)]);
+      const { token, row } = await deps.store.mint({
+        kind: 'popout',
+        accountId,
+        userId,
+        createdBy: creator,
+        label: input.label?.trim() ?? '',
+        permissions,
+        expiresAt,
+      });
+      await deps.audit.record({
+        scope: 'account',
+        type: 'account:popout_token_created',
+        accountId,
+        userId: creator,
+        actorId: creator,
+        metadata: { popout_token_id: row.id, key_prefix: row.key_prefix, permissions, acting_user_id: userId },
+      });
+      return { token, popoutToken: toPopout(row) };
+    },
+
+    async revokePopoutToken(ctx: AuthContext, id: string): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const row = await deps.store.byId(id);
+      if (!row || row.kind !== 'popout' || row.account_id !== accountId || row.revoked_at) throw AppError.notFound(tokenMessages.popoutNotFound);
+      await deps.store.revoke(id);
+      await deps.audit.record({
+        scope: 'account',
+        type: 'account:popout_token_revoked',
+        accountId,
+        userId: ctx.userId,
+        actorId: ctx.userId,
+        metadata: { popout_token_id: id, key_prefix: row.key_prefix },
+      });
     },
   };
 }

@@ -1,0 +1,68 @@
+/**
+ * JWTs (jose, HS256 over `auth.jwt_secret`), always presented with the `lm_` prefix. Owns the
+ * claim names and the use tags of Part 1 ("JWT"): `access` (REST, GraphQL, WebSocket), `ws` (the
+ * /v1/ws upgrade only), `refresh` (POST /v1/auth/refresh only). Must not look up sessions or
+ * members: verifiers.ts decides what a verified token is worth.
+ */
+import { randomUUID } from 'node:crypto';
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+
+export type JwtUse = 'access' | 'ws' | 'refresh';
+
+export interface JwtClaims {
+  /** The user. */
+  sub: string;
+  use: JwtUse;
+  /** Session row (access and refresh tokens of a login session; never on `ws` tokens). */
+  session_id?: string;
+  account_id?: string | null;
+  account_permissions?: string[];
+  admin_permissions?: string[];
+  user_permissions?: string[];
+  /** `popout` for popout sessions and their WebSocket tokens. */
+  ctx?: 'user' | 'popout';
+  /** The popout token a popout session was exchanged from. */
+  popout_token_id?: string;
+  jti?: string;
+  exp?: number;
+  iat?: number;
+}
+
+export const JWT_PREFIX = 'lm_';
+const ISSUER = 'creator-backend';
+
+export type JwtVerifyResult = { ok: true; claims: JwtClaims } | { ok: false; expired: boolean };
+
+export interface JwtService {
+  /** Signs `claims` for `ttlSeconds` (or until `expiresAt`); returns the `lm_`-prefixed token and its expiry. */
+  sign(claims: Omit<JwtClaims, 'exp' | 'iat'>, lifetime: { ttlSeconds: number } | { expiresAt: Date }): Promise<{ token: string; expiresAt: Date }>;
+  verify(token: string): Promise<JwtVerifyResult>;
+}
+
+export function createJwtService(secret: string): JwtService {
+  const key = new TextEncoder().encode(secret);
+  return {
+    async sign(claims, lifetime) {
+      const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date(Date.now() + lifetime.ttlSeconds * 1000);
+      const jwt = await new SignJWT({ ...claims })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuer(ISSUER)
+        .setIssuedAt()
+        .setJti(claims.jti ?? randomUUID())
+        .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+        .sign(key);
+      return { token: `${JWT_PREFIX}${jwt}`, expiresAt };
+    },
+    async verify(token) {
+      if (!token.startsWith(JWT_PREFIX)) return { ok: false, expired: false };
+      try {
+        const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'] });
+        const claims = payload as unknown as JwtClaims;
+        if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
+        return { ok: true, claims };
+      } catch (error) {
+        return { ok: false, expired: error instanceof joseErrors.JWTExpired };
+      }
+    },
+  };
+}

@@ -1,0 +1,168 @@
+/**
+ * What each credential kind is worth right now. Tokens and JWTs say who they were issued to; the
+ * grants they carry are always re-read from live state, so that revoking a session or a token,
+ * removing a member or shrinking a role takes effect on the next request on every node:
+ * - a JWT's grants are its claims intersected with the user's current roles, and its session
+ *   row must be open; `refresh` JWTs authenticate nothing here;
+ * - a popout token (raw, its session JWT, or its WebSocket JWT) holds its stored permissions
+ *   intersected with what the creating user's role grants now, and dies with `revoked_at`;
+ * - a personal key stops once its owner is no longer a member of the key's account.
+ */
+import { ANONYMOUS, type AuthContext, type CredentialBinding } from './context';
+import type { CredentialKind, CredentialVerifier, Transport, VerifyFailure } from './credentials';
+import type { JwtClaims, JwtService } from './jwt';
+import { isAccountPermission, isUserPermission } from './registry';
+import type { AuthStore, CredentialRow } from './store';
+import { tokenHash } from './system-keys';
+
+/** Live grants of a user, provided by the accounts module. */
+export interface PrincipalSource {
+  /** `account` is null when the user is not a member of `accountId` (or none was given). */
+  principal(userId: string, accountId: string | null): Promise<{ exists: boolean; account: string[] | null; admin: string[]; user: string[] }>;
+  memberPermissions(userId: string, accountId: string): Promise<string[] | null>;
+  accountOwner(accountId: string): Promise<string | null>;
+}
+
+const INVALID: VerifyFailure = { code: 'UNAUTHORIZED', message: 'Invalid or expired credential' };
+const EXPIRED: VerifyFailure = { code: 'TOKEN_EXPIRED', message: 'Token expired' };
+const REVOKED: VerifyFailure = { code: 'UNAUTHORIZED', message: 'Session revoked' };
+
+const set = (list: Iterable<string>) => new Set(list);
+const intersect = (claimed: readonly string[] | undefined, live: readonly string[]) => {
+  const have = set(live);
+  return set((claimed ?? []).filter((p) => have.has(p)));
+};
+
+function context(fields: Partial<AuthContext> & Pick<AuthContext, 'kind'>): AuthContext {
+  return Object.freeze({ ...ANONYMOUS, ...fields });
+}
+
+const isLive = (row: { revoked_at: Date | null; expires_at: Date | null }) =>
+  row.revoked_at === null && (row.expires_at === null || new Date(row.expires_at).getTime() > Date.now());
+
+export interface PopoutGrant {
+  row: CredentialRow;
+  userId: string | null;
+  permissions: string[];
+}
+
+export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; principals: PrincipalSource }) {
+  const { jwt, store, principals } = deps;
+
+  /** A popout token's current grant: stored permissions capped by the creator's role now. */
+  async function popoutGrant(row: CredentialRow | undefined): Promise<PopoutGrant | null> {
+    if (!row || row.kind !== 'popout' || !isLive(row) || !row.account_id) return null;
+    const creatorGrants = row.created_by ? ((await principals.memberPermissions(row.created_by, row.account_id)) ?? []) : [];
+    const allowed = set(creatorGrants);
+    const userId = row.user_id ?? (await principals.accountOwner(row.account_id));
+    return { row, userId, permissions: row.permissions.filter((p) => allowed.has(p)) };
+  }
+
+  function popoutContext(grant: PopoutGrant, claimed?: readonly string[]): AuthContext {
+    const permissions = claimed ? intersect(claimed, grant.permissions) : set(grant.permissions);
+    return context({
+      kind: 'popout',
+      userId: grant.userId,
+      accountId: grant.row.account_id,
+      permissions,
+      credentialId: grant.row.token_hash,
+      label: grant.row.label || null,
+      binding: { popoutTokenId: grant.row.id },
+    });
+  }
+
+  async function verifyUserJwt(claims: JwtClaims): Promise<AuthContext | VerifyFailure> {
+    if (claims.session_id) {
+      const session = await store.session(claims.session_id);
+      if (!session || session.user_id !== claims.sub || !isLive(session)) return REVOKED;
+      void store.touchSession(session.id).catch(() => undefined);
+    }
+    const live = await principals.principal(claims.sub, claims.account_id ?? null);
+    if (!live.exists) return INVALID;
+    const member = live.account !== null;
+    return context({
+      kind: 'jwt',
+      userId: claims.sub,
+      accountId: member ? (claims.account_id ?? null) : null,
+      permissions: member ? intersect(claims.account_permissions, live.account!) : set([]),
+      adminPermissions: intersect(claims.admin_permissions, live.admin),
+      userPermissions: intersect(claims.user_permissions, live.user),
+      credentialId: claims.session_id ?? claims.jti ?? null,
+      sessionId: claims.session_id ?? null,
+    });
+  }
+
+  const jwtVerifier: CredentialVerifier = async (credential, transport: Transport) => {
+    const result = await jwt.verify(credential.token);
+    if (!result.ok) return result.expired ? EXPIRED : INVALID;
+    const { claims } = result;
+    if (claims.use === 'refresh') return INVALID;
+    if (claims.use === 'ws' && transport !== 'ws') return INVALID;
+    if (claims.ctx === 'popout') {
+      if (!claims.popout_token_id) return INVALID;
+      const grant = await popoutGrant(await store.byId(claims.popout_token_id));
+      if (!grant) return REVOKED;
+      // A popout's WebSocket token carries the subset it was minted with; never more than now.
+      return popoutContext(grant, claims.use === 'ws' ? claims.account_permissions : undefined);
+    }
+    return verifyUserJwt(claims);
+  };
+
+  const opaqueVerifier: CredentialVerifier = async (credential) => {
+    const row = await store.byHash(tokenHash(credential.token));
+    if (!row || row.kind !== credential.format.kind) return INVALID;
+    if (!isLive(row)) return row.revoked_at === null ? EXPIRED : INVALID;
+    void store.touch(row.id).catch(() => undefined);
+    const base = { credentialId: row.token_hash, label: row.label || null };
+    const bound = (binding: CredentialBinding) => context({ kind: row.kind, accountId: row.account_id, ...base, binding });
+    switch (row.kind) {
+      case 'user_api_key': {
+        if (!row.user_id || !row.account_id) return INVALID;
+        if ((await principals.memberPermissions(row.user_id, row.account_id)) === null) return INVALID;
+        return context({
+          kind: 'user_api_key',
+          userId: row.user_id,
+          accountId: row.account_id,
+          permissions: set(row.permissions.filter(isAccountPermission)),
+          userPermissions: set(row.permissions.filter(isUserPermission)),
+          ...base,
+        });
+      }
+      case 'service_key':
+        return context({ kind: 'service_key', accountId: row.account_id, permissions: set(row.permissions.filter(isAccountPermission)), ...base });
+      case 'developer_api_key':
+        return context({
+          kind: 'developer_api_key',
+          permissions: set(row.permissions.filter((p) => p.startsWith('extension-dev:'))),
+          ...base,
+          binding: row.account_id === null && row.subject_id ? { developerId: row.subject_id } : {},
+        });
+      case 'popout': {
+        const grant = await popoutGrant(row);
+        return grant ? popoutContext(grant) : INVALID;
+      }
+      case 'overlay':
+      case 'shared_overlay':
+        return bound({ overlayId: row.subject_id ?? undefined });
+      case 'widget':
+        return bound({ widgetInstanceId: row.subject_id ?? undefined });
+      case 'extension':
+        return bound({ installId: row.subject_id ?? undefined, extensionId: row.extension_id ?? undefined });
+      default:
+        return INVALID;
+    }
+  };
+
+  const verifiers: Partial<Record<CredentialKind, CredentialVerifier>> = {
+    jwt: jwtVerifier,
+    user_api_key: opaqueVerifier,
+    service_key: opaqueVerifier,
+    developer_api_key: opaqueVerifier,
+    popout: opaqueVerifier,
+    overlay: opaqueVerifier,
+    shared_overlay: opaqueVerifier,
+    extension: opaqueVerifier,
+    widget: opaqueVerifier,
+  };
+  return { verifiers, popoutGrant };
+}

@@ -1,0 +1,159 @@
+/**
+ * Per-authentication-context rate limits (Part 1, "Limits"): a fixed budget per context kind, not
+ * derived from the plan. Owns the tier of each context, its bucket key and the X-RateLimit-*
+ * headers; counting is rate-limiter-flexible's (Redis when configured, so every node shares one
+ * budget, else process memory). Must not decide anything about permissions or features.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type Redis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterLike } from 'rate-limiter-flexible';
+import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../auth/context';
+import type { Config } from '../config/config';
+import { AppError } from '../errors';
+
+/** The budgets of `config.rate_limits`, one per tier. */
+export type RateTier = 'api_key' | 'jwt' | 'token' | 'anonymous';
+
+const WINDOW_SECONDS = 60;
+/** A Redis that hangs must not hold requests: past this the request goes through uncounted. */
+const REDIS_TIMEOUT_MS = 500;
+
+/** System keys have no tier: they are never limited. */
+const tierOfKind: Record<AuthContextKind, RateTier | null> = {
+  system_key: null,
+  user_api_key: 'api_key',
+  service_key: 'api_key',
+  developer_api_key: 'api_key',
+  jwt: 'jwt',
+  popout: 'token',
+  overlay: 'token',
+  shared_overlay: 'token',
+  extension: 'token',
+  widget: 'token',
+  anonymous: 'anonymous',
+};
+
+export function rateTier(ctx: AuthContext): RateTier | null {
+  const tier = tierOfKind[ctx.kind];
+  return tier === undefined ? 'anonymous' : tier;
+}
+
+/**
+ * `<tier>:<identity>`. A credential keys on its stable id (a popout token's hash, so each popout
+ * token has its own bucket; a session id for JWTs), then on its user; Anonymous keys on the client
+ * address, which is also the last resort for a credential that carries neither.
+ */
+export function rateBucketKey(ctx: AuthContext, clientAddress: string): string | null {
+  const tier = rateTier(ctx);
+  if (!tier) return null;
+  const identity = tier === 'anonymous' ? clientAddress : (ctx.credentialId ?? ctx.userId ?? `addr:${clientAddress}`);
+  return `${tier}:${identity}`;
+}
+
+export type RateDecision =
+  /** Not counted: a system key, or limits are off. No headers. */
+  | { readonly outcome: 'skipped' }
+  | {
+      readonly outcome: 'allowed' | 'rejected';
+      readonly tier: RateTier;
+      readonly key: string;
+      readonly limit: number;
+      readonly remaining: number;
+      /** Unix epoch seconds when the current window ends. */
+      readonly resetAt: number;
+      /** Whole seconds until the window ends, at least 1. */
+      readonly retryAfterSeconds: number;
+    }
+  /** The store failed; the request goes through uncounted (fail open). */
+  | { readonly outcome: 'unavailable'; readonly tier: RateTier; readonly key: string; readonly error: unknown };
+
+export interface RateLimiter {
+  readonly enabled: boolean;
+  consume(ctx: AuthContext, clientAddress: string): Promise<RateDecision>;
+  close?(): Promise<void>;
+}
+
+const SKIPPED: RateDecision = Object.freeze({ outcome: 'skipped' });
+
+/**
+ * One limiter per tier over a fixed one-minute window. With `redis` the counters live under
+ * `<prefix>ratelimit:<tier>:<identity>`, so every node on that Redis draws from one budget.
+ */
+export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis | null; prefix: string }): RateLimiter {
+  const limits = deps.config.rate_limits;
+  const make = (tier: RateTier): RateLimiterLike => {
+    const options = { keyPrefix: `${deps.prefix}ratelimit:${tier}`, points: limits[tier], duration: WINDOW_SECONDS };
+    if (!deps.redis) return new RateLimiterMemory(options);
+    return new RLWrapperTimeouts({ limiter: new RateLimiterRedis({ ...options, storeClient: deps.redis }), timeoutMs: REDIS_TIMEOUT_MS });
+  };
+  const tiers: Record<RateTier, RateLimiterLike> = {
+    api_key: make('api_key'),
+    jwt: make('jwt'),
+    token: make('token'),
+    anonymous: make('anonymous'),
+  };
+
+  return {
+    enabled: limits.enabled,
+    async consume(ctx, clientAddress) {
+      const tier = rateTier(ctx);
+      const key = rateBucketKey(ctx, clientAddress);
+      if (!limits.enabled || !tier || !key) return SKIPPED;
+      const identity = key.slice(tier.length + 1);
+      let outcome: 'allowed' | 'rejected';
+      let res: RateLimiterRes;
+      try {
+        res = await tiers[tier].consume(identity);
+        outcome = 'allowed';
+      } catch (error) {
+        // rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the
+        // store fails or times out: then fail open rather than turn a cache outage into errors.
+        if (!(error instanceof RateLimiterRes)) return { outcome: 'unavailable', tier, key, error };
+        res = error;
+        outcome = 'rejected';
+      }
+      const msBeforeNext = Math.max(res.msBeforeNext, 0);
+      return {
+        outcome,
+        tier,
+        key,
+        limit: limits[tier],
+        remaining: Math.max(res.remainingPoints, 0),
+        resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
+        retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+      };
+    },
+  };
+}
+
+/**
+ * Counts every request against its context's budget before any route runs. Over budget → 429
+ * RATE_LIMIT_EXCEEDED through the one error mapper, with Retry-After; a store failure lets the
+ * request through with a warning rather than failing it.
+ */
+export function rateLimitMiddleware(limiter: RateLimiter): RequestHandler {
+  if (!limiter.enabled) return (_req: Request, _res: Response, next: NextFunction) => next();
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const decision = await limiter.consume(req.context?.auth ?? ANONYMOUS, req.ip ?? req.socket.remoteAddress ?? 'unknown');
+    switch (decision.outcome) {
+      case 'skipped':
+        next();
+        return;
+      case 'unavailable':
+        req.context?.log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
+        next();
+        return;
+      default:
+        res.setHeader('X-RateLimit-Limit', String(decision.limit));
+        res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+        res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+        if (decision.outcome === 'rejected') {
+          res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+          next(new AppError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded'));
+          return;
+        }
+        next();
+    }
+  };
+}
+

@@ -1,0 +1,137 @@
+/**
+ * Users, plans (the rows accounts point at; their limits and admin surface join with the plans
+ * module), accounts, account roles, members, invites, and the user and admin role tables the
+ * permission registry seeds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Migration } from '../../infra/db/database';
+import { SUPER_ADMIN_ROLE, defaultUserRoles, superAdminPermissions } from '../../auth/registry';
+
+const timestamps = (t: Knex.CreateTableBuilder, knex: Knex) => {
+  t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+  t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+};
+
+export const accountMigrations: readonly Migration[] = [
+  {
+    name: '20261122100000_create_users_and_accounts',
+    async up(knex: Knex) {
+      await knex.schema.createTable('users', (t) => {
+        t.uuid('id').primary();
+        t.string('email', 254).nullable().unique();
+        t.string('display_name', 100).notNullable();
+        t.string('avatar_url', 2000).nullable();
+        timestamps(t, knex);
+      });
+      await knex.schema.createTable('plans', (t) => {
+        t.uuid('id').primary();
+        t.string('slug', 40).notNullable().unique();
+        t.string('name', 100).notNullable();
+        t.boolean('is_default').notNullable().defaultTo(false);
+        timestamps(t, knex);
+      });
+      await knex('plans').insert([
+        { id: randomUUID(), slug: 'free', name: 'Free', is_default: true },
+        { id: randomUUID(), slug: 'pro', name: 'Pro', is_default: false },
+      ]);
+      await knex.schema.createTable('accounts', (t) => {
+        t.uuid('id').primary();
+        t.string('name', 100).notNullable();
+        t.uuid('owner_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('plan_id').nullable().references('plans.id').onDelete('SET NULL');
+        timestamps(t, knex);
+        t.index(['owner_id']);
+      });
+      await knex.schema.createTable('account_roles', (t) => {
+        t.uuid('id').primary();
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.string('name', 100).notNullable();
+        t.integer('position').notNullable();
+        t.boolean('is_system').notNullable().defaultTo(false);
+        t.jsonb('permissions').notNullable();
+        timestamps(t, knex);
+        t.unique(['account_id', 'name']);
+      });
+      await knex.schema.createTable('account_members', (t) => {
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('role_id').notNullable().references('account_roles.id').onDelete('RESTRICT');
+        t.timestamp('joined_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['account_id', 'user_id']);
+        t.index(['user_id']);
+      });
+      await knex.schema.createTable('account_invites', (t) => {
+        t.uuid('id').primary();
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('role_id').notNullable().references('account_roles.id').onDelete('CASCADE');
+        t.uuid('invited_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['account_id', 'user_id']);
+      });
+      await knex.schema.createTable('user_roles', (t) => {
+        t.uuid('id').primary();
+        t.string('name', 100).notNullable().unique();
+        t.boolean('is_system').notNullable().defaultTo(false);
+        t.boolean('assigned_to_every_user').notNullable().defaultTo(false);
+        t.jsonb('permissions').notNullable();
+        t.jsonb('admin_permissions').notNullable();
+        timestamps(t, knex);
+      });
+      await knex('user_roles').insert(
+        defaultUserRoles.map((r) => ({
+          id: randomUUID(),
+          name: r.name,
+          is_system: true,
+          assigned_to_every_user: r.assignedToEveryUser,
+          permissions: JSON.stringify(r.permissions),
+          admin_permissions: JSON.stringify(r.adminPermissions),
+        })),
+      );
+      await knex.schema.createTable('user_role_assignments', (t) => {
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('role_id').notNullable().references('user_roles.id').onDelete('CASCADE');
+        t.timestamp('assigned_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['user_id', 'role_id']);
+      });
+      await knex.schema.createTable('admin_roles', (t) => {
+        t.uuid('id').primary();
+        t.string('name', 100).notNullable().unique();
+        t.string('description', 1000).nullable();
+        t.boolean('is_system').notNullable().defaultTo(false);
+        t.jsonb('permissions').notNullable();
+        timestamps(t, knex);
+      });
+      await knex('admin_roles').insert({
+        id: randomUUID(),
+        name: SUPER_ADMIN_ROLE,
+        description: 'Every admin permission',
+        is_system: true,
+        permissions: JSON.stringify(superAdminPermissions),
+      });
+      await knex.schema.createTable('admin_role_assignments', (t) => {
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('role_id').notNullable().references('admin_roles.id').onDelete('CASCADE');
+        t.timestamp('assigned_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['user_id', 'role_id']);
+      });
+    },
+    async down(knex: Knex) {
+      for (const table of [
+        'admin_role_assignments',
+        'admin_roles',
+        'user_role_assignments',
+        'user_roles',
+        'account_invites',
+        'account_members',
+        'account_roles',
+        'accounts',
+        'plans',
+        'users',
+      ]) {
+        await knex.schema.dropTableIfExists(table);
+      }
+    },
+  },
+];

@@ -1,0 +1,461 @@
+/**
+ * Users, accounts, roles, members and invites. Owns the default roles every new account gets
+ * (from the permission registry), ownership rules (the owner role is fixed; only the owner
+ * dissolves; the owner cannot leave or be removed), and the live grants the auth layer reads.
+ * Multi-row changes run in one transaction together with their audit row.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { hasPermission, type AuthContext } from '../../auth/context';
+import { defaultAccountRoles, firstInvalidAccountPermission, sortByRegistry } from '../../auth/registry';
+import type { AuthStore } from '../../auth/store';
+import type { PrincipalSource } from '../../auth/verifiers';
+import { AppError, messages } from '../../errors';
+import type { AuditService } from '../audit/service';
+import type { NotificationsService } from '../notifications/service';
+import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
+
+export const accountMessages = {
+  accountNotFound: 'Account not found',
+  userNotFound: 'User not found',
+  memberNotFound: 'Member not found',
+  roleNotFound: 'Role not found',
+  inviteNotFound: 'Invite not found',
+  inviteInvalid: 'Invite is no longer valid',
+  ownerOnlyDissolve: 'Only the account owner can dissolve the account',
+  ownerCannotLeave: 'The account owner cannot leave the account; dissolve it instead',
+  ownerCannotBeRemoved: 'The account owner cannot be removed',
+  ownerRoleNotAssignable: 'The owner role cannot be assigned',
+  ownerRoleFixed: "The owner's role cannot be changed",
+  ownerRoleImmutable: 'The owner role cannot be changed',
+  ownerRoleUndeletable: 'The owner role cannot be deleted',
+  roleNameInUse: 'Role name already in use',
+  roleInUse: (n: number) => `Role is assigned to ${n} member(s)`,
+  alreadyMember: 'User is already a member',
+  alreadyInvited: 'User is already invited',
+  invalidPermission: (p: string) => `Invalid permission: ${p}`,
+  cannotGrant: (p: string) => `Cannot grant permissions you do not hold: ${p}`,
+} as const;
+
+export interface User {
+  id: string;
+  email: string | null;
+  displayName: string;
+  avatarUrl: string | null;
+  createdAt: string;
+}
+
+export interface Me extends User {
+  activeAccountId: string | null;
+  ownedAccountCount: number;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  ownerId: string;
+  plan: string | null;
+  role: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AccountMember {
+  userId: string;
+  displayName: string;
+  email: string | null;
+  avatarUrl: string | null;
+  roleId: string;
+  role: string;
+  isOwner: boolean;
+  joinedAt: string;
+}
+
+export interface AccountInvite {
+  id: string;
+  accountId: string;
+  userId: string;
+  roleId: string;
+  role: string;
+  invitedBy: string | null;
+  createdAt: string;
+}
+
+export interface AccountRole {
+  id: string;
+  name: string;
+  position: number;
+  isSystem: boolean;
+  permissions: string[];
+  memberCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const toUser = (u: UserRow): User => ({ id: u.id, email: u.email, displayName: u.display_name, avatarUrl: u.avatar_url, createdAt: iso(u.created_at) });
+const toAccount = (a: AccountRow, role: string | null): Account => ({
+  id: a.id,
+  name: a.name,
+  ownerId: a.owner_id,
+  plan: a.plan,
+  role,
+  createdAt: iso(a.created_at),
+  updatedAt: iso(a.updated_at),
+});
+const toMember = (m: MemberRow): AccountMember => ({
+  userId: m.user_id,
+  displayName: m.display_name,
+  email: m.email,
+  avatarUrl: m.avatar_url,
+  roleId: m.role_id,
+  role: m.role,
+  isOwner: m.owner_id === m.user_id,
+  joinedAt: iso(m.joined_at),
+});
+const toInvite = (i: InviteRow): AccountInvite => ({
+  id: i.id,
+  accountId: i.account_id,
+  userId: i.user_id,
+  roleId: i.role_id,
+  role: i.role,
+  invitedBy: i.invited_by,
+  createdAt: iso(i.created_at),
+});
+const toRole = (r: RoleRow): AccountRole => ({
+  id: r.id,
+  name: r.name,
+  position: r.position,
+  isSystem: r.is_system,
+  permissions: sortByRegistry(r.permissions),
+  memberCount: r.member_count,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+const OWNER_ROLE = defaultAccountRoles[0]!.name;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The active account of a context, or 401 `No active account`. */
+export function activeAccountId(ctx: AuthContext): string {
+  if (!ctx.accountId) throw AppError.unauthorized(messages.noActiveAccount);
+  return ctx.accountId;
+}
+
+function actingUserId(ctx: AuthContext): string {
+  if (!ctx.userId) throw AppError.unauthorized();
+  return ctx.userId;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === '23505';
+}
+
+export interface AccountsDeps {
+  repo: AccountsRepo;
+  knex: Knex;
+  audit: AuditService;
+  notifications: NotificationsService;
+  credentials: AuthStore;
+}
+
+export function createAccountsService(deps: AccountsDeps) {
+  const { repo, knex, audit, notifications } = deps;
+
+  /** Every permission a known account permission, and one the caller holds itself. */
+  function checkGrantable(ctx: AuthContext, permissions: readonly string[]): string[] {
+    const invalid = firstInvalidAccountPermission(permissions);
+    if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
+    const beyond = permissions.find((p) => !hasPermission(ctx, p));
+    if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
+    return sortByRegistry([...new Set(permissions)]);
+  }
+
+  async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
+    const accountId = randomUUID();
+    await repo.insertAccount(trx, { id: accountId, name, owner_id: ownerId, plan_id: await repo.defaultPlanId(trx) });
+    const roles = defaultAccountRoles.map((r, position) => ({
+      id: randomUUID(),
+      account_id: accountId,
+      name: r.name,
+      position,
+      is_system: r.isSystem,
+      permissions: r.permissions,
+    }));
+    await repo.insertRoles(trx, roles);
+    await repo.insertMember(trx, { account_id: accountId, user_id: ownerId, role_id: roles[0]!.id });
+    return accountId;
+  }
+
+  async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<RoleRow> {
+    const role = UUID.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
+    if (!role) throw AppError.notFound(accountMessages.roleNotFound);
+    return role;
+  }
+
+  /** Removes a membership with its personal keys (leave and removal share this). */
+  async function dropMember(trx: Knex.Transaction, accountId: string, userId: string): Promise<void> {
+    await deps.credentials.purgeMember(trx, accountId, userId);
+    await repo.deleteMember(trx, accountId, userId);
+  }
+
+  const principals: PrincipalSource = {
+    principal: (userId, accountId) => repo.principal(userId, accountId),
+    memberPermissions: (userId, accountId) => repo.memberPermissions(userId, accountId),
+    async accountOwner(accountId) {
+      return (await repo.accountById(accountId))?.owner_id ?? null;
+    },
+  };
+
+  return {
+    principals,
+
+    /**
+     * Development login: finds the user by e-mail or creates it with an account it owns on the
+     * default plan. Answers the account the session should start in.
+     */
+    async findOrCreateUser(email: string, displayName: string): Promise<{ user: User; accountId: string | null; created: boolean }> {
+      const normalised = email.trim().toLowerCase();
+      const existing = await repo.userByEmail(normalised);
+      if (existing) return { user: toUser(existing), accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      try {
+        return await knex.transaction(async (trx) => {
+          const id = randomUUID();
+          await repo.insertUser(trx, { id, email: normalised, display_name: displayName.trim() || normalised });
+          const accountId = await createAccountRows(trx, id, `${displayName.trim() || normalised}'s account`);
+          await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
+          const user = (await repo.userById(id, trx))!;
+          return { user: toUser(user), accountId, created: true };
+        });
+      } catch (error) {
+        // Two first logins with one e-mail at once: the loser reads the winner's row.
+        if (!isUniqueViolation(error)) throw error;
+        const user = (await repo.userByEmail(normalised))!;
+        return { user: toUser(user), accountId: await repo.firstAccountOfUser(user.id), created: false };
+      }
+    },
+
+    async isMember(userId: string, accountId: string): Promise<boolean> {
+      return (await repo.memberPermissions(userId, accountId)) !== null;
+    },
+
+    async me(ctx: AuthContext): Promise<Me> {
+      const userId = actingUserId(ctx);
+      const user = await repo.userById(userId);
+      if (!user) throw AppError.unauthorized();
+      return { ...toUser(user), activeAccountId: ctx.accountId, ownedAccountCount: await repo.ownedCount(userId) };
+    },
+
+    async myAccounts(ctx: AuthContext): Promise<Account[]> {
+      return (await repo.accountsOfUser(actingUserId(ctx))).map((a) => toAccount(a, a.role));
+    },
+
+    async createAccount(ctx: AuthContext, input: { name: string }): Promise<Account> {
+      const userId = actingUserId(ctx);
+      const name = input.name.trim();
+      if (!name) throw AppError.validation('name must not be blank');
+      const accountId = await knex.transaction(async (trx) => {
+        const id = await createAccountRows(trx, userId, name);
+        await audit.record({ scope: 'user', type: 'user:account_created', userId, actorId: userId, metadata: { account_id: id } }, trx);
+        return id;
+      });
+      return toAccount((await repo.accountById(accountId))!, OWNER_ROLE);
+    },
+
+    async account(ctx: AuthContext): Promise<Account> {
+      const accountId = activeAccountId(ctx);
+      const account = await repo.accountById(accountId);
+      if (!account) throw AppError.notFound(accountMessages.accountNotFound);
+      const member = ctx.userId ? await repo.member(accountId, ctx.userId) : undefined;
+      return toAccount(account, member?.role ?? null);
+    },
+
+    async dissolveAccount(ctx: AuthContext): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const userId = actingUserId(ctx);
+      const account = await repo.accountById(accountId);
+      if (!account) throw AppError.notFound(accountMessages.accountNotFound);
+      if (account.owner_id !== userId) throw AppError.forbidden(accountMessages.ownerOnlyDissolve);
+      await knex.transaction(async (trx) => {
+        await repo.deleteAccount(trx, accountId);
+        await audit.record({ scope: 'user', type: 'user:account_dissolved', userId, actorId: userId, metadata: { account_id: accountId, account_name: account.name } }, trx);
+      });
+    },
+
+    async leaveAccount(ctx: AuthContext): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const userId = actingUserId(ctx);
+      const account = await repo.accountById(accountId);
+      if (!account) throw AppError.notFound(accountMessages.accountNotFound);
+      if (account.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotLeave);
+      await knex.transaction(async (trx) => {
+        await dropMember(trx, accountId, userId);
+        await audit.record({ scope: 'account', type: 'account:member_left', accountId, userId, actorId: userId }, trx);
+      });
+    },
+
+    async members(ctx: AuthContext): Promise<AccountMember[]> {
+      return (await repo.members(activeAccountId(ctx))).map(toMember);
+    },
+
+    async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {
+      const accountId = activeAccountId(ctx);
+      const member = await repo.member(accountId, userId);
+      if (!member) throw AppError.notFound(accountMessages.memberNotFound);
+      const role = await repo.role(accountId, roleId);
+      if (!role) throw AppError.notFound(accountMessages.roleNotFound);
+      if (member.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerRoleFixed);
+      if (role.name === OWNER_ROLE && role.is_system) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
+      await knex.transaction(async (trx) => {
+        await repo.updateMemberRole(trx, accountId, userId, roleId);
+        await audit.record(
+          { scope: 'account', type: 'account:member_role_changed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, role_id: roleId, previous_role_id: member.role_id } },
+          trx,
+        );
+      });
+      return toMember((await repo.member(accountId, userId))!);
+    },
+
+    async removeMember(ctx: AuthContext, userId: string): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const member = await repo.member(accountId, userId);
+      if (!member) throw AppError.notFound(accountMessages.memberNotFound);
+      if (member.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
+      await knex.transaction(async (trx) => {
+        await dropMember(trx, accountId, userId);
+        await audit.record({ scope: 'account', type: 'account:member_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId } }, trx);
+      });
+    },
+
+    async invites(ctx: AuthContext): Promise<AccountInvite[]> {
+      return (await repo.invites(activeAccountId(ctx))).map(toInvite);
+    },
+
+    async createInvite(ctx: AuthContext, input: { userId: string; role: string }): Promise<AccountInvite> {
+      const accountId = activeAccountId(ctx);
+      const user = await repo.userById(input.userId);
+      if (!user) throw AppError.notFound(accountMessages.userNotFound);
+      const role = await roleByNameOrId(accountId, input.role.trim());
+      if (role.is_system && role.name === OWNER_ROLE) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
+      if (await repo.member(accountId, input.userId)) throw new AppError('CONFLICT', accountMessages.alreadyMember);
+      const account = (await repo.accountById(accountId))!;
+      const id = randomUUID();
+      try {
+        await knex.transaction(async (trx) => {
+          await repo.insertInvite(trx, { id, account_id: accountId, user_id: input.userId, role_id: role.id, invited_by: ctx.userId });
+          await notifications.notify(
+            { userId: input.userId, type: 'invite', data: { accountId, accountName: account.name, inviteId: id, role: role.name, roleId: role.id, invitedBy: ctx.userId } },
+            trx,
+          );
+          await audit.record(
+            { scope: 'account', type: 'account:member_invited', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: input.userId, role_id: role.id } },
+            trx,
+          );
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.alreadyInvited);
+        throw error;
+      }
+      return toInvite((await repo.invite(id))!);
+    },
+
+    async cancelInvite(ctx: AuthContext, id: string): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const invite = await repo.invite(id);
+      if (!invite || invite.account_id !== accountId) throw AppError.notFound(accountMessages.inviteNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.deleteInvite(trx, id);
+        await notifications.withdraw(invite.user_id, 'invite', 'inviteId', id, trx);
+        await audit.record({ scope: 'account', type: 'account:invite_cancelled', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: invite.user_id } }, trx);
+      });
+    },
+
+    /** `accept_invite`: the invited user joins with the invite's role; the invite is used up. */
+    async acceptInvite(trx: Knex.Transaction, userId: string, inviteId: string): Promise<void> {
+      const invite = await repo.invite(inviteId, trx);
+      if (!invite || invite.user_id !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
+      await repo.deleteInvite(trx, inviteId);
+      if (!(await repo.member(invite.account_id, userId, trx))) {
+        await repo.insertMember(trx, { account_id: invite.account_id, user_id: userId, role_id: invite.role_id });
+      }
+      await audit.record({ scope: 'account', type: 'account:member_joined', accountId: invite.account_id, userId, actorId: userId, metadata: { invite_id: inviteId, role_id: invite.role_id } }, trx);
+    },
+
+    /** `decline_invite`: the invite row is deleted. */
+    async declineInvite(trx: Knex.Transaction, userId: string, inviteId: string): Promise<void> {
+      const invite = await repo.invite(inviteId, trx);
+      if (!invite || invite.user_id !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
+      await repo.deleteInvite(trx, inviteId);
+      await audit.record({ scope: 'account', type: 'account:invite_declined', accountId: invite.account_id, userId, actorId: userId, metadata: { invite_id: inviteId } }, trx);
+    },
+
+    async roles(ctx: AuthContext): Promise<AccountRole[]> {
+      return (await repo.roles(activeAccountId(ctx))).map(toRole);
+    },
+
+    async createRole(ctx: AuthContext, input: { name: string; permissions: readonly string[] }): Promise<AccountRole> {
+      const accountId = activeAccountId(ctx);
+      const name = input.name.trim();
+      if (!name) throw AppError.validation('name must not be blank');
+      const permissions = checkGrantable(ctx, input.permissions);
+      const id = randomUUID();
+      try {
+        await knex.transaction(async (trx) => {
+          if (await repo.roleByName(accountId, name, trx)) throw new AppError('CONFLICT', accountMessages.roleNameInUse);
+          await repo.insertRoles(trx, [{ id, account_id: accountId, name, position: await repo.nextRolePosition(trx, accountId), is_system: false, permissions }]);
+          await audit.record({ scope: 'account', type: 'account:role_created', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { role_id: id, name, permissions } }, trx);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.roleNameInUse);
+        throw error;
+      }
+      return toRole((await repo.role(accountId, id))!);
+    },
+
+    async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; permissions?: readonly string[] | null }): Promise<AccountRole> {
+      const accountId = activeAccountId(ctx);
+      const role = await repo.role(accountId, id);
+      if (!role) throw AppError.notFound(accountMessages.roleNotFound);
+      if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleImmutable);
+      const name = input.name?.trim();
+      if (input.name !== undefined && input.name !== null && !name) throw AppError.validation('name must not be blank');
+      const permissions = input.permissions ? checkGrantable(ctx, input.permissions) : undefined;
+      try {
+        await knex.transaction(async (trx) => {
+          if (name && name.toLowerCase() !== role.name.toLowerCase() && (await repo.roleByName(accountId, name, trx))) {
+            throw new AppError('CONFLICT', accountMessages.roleNameInUse);
+          }
+          await repo.updateRole(trx, id, { name, permissions });
+          await audit.record(
+            { scope: 'account', type: 'account:role_updated', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { role_id: id, ...(name ? { name } : {}), ...(permissions ? { permissions } : {}) } },
+            trx,
+          );
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.roleNameInUse);
+        throw error;
+      }
+      return toRole((await repo.role(accountId, id))!);
+    },
+
+    async deleteRole(ctx: AuthContext, id: string): Promise<void> {
+      const accountId = activeAccountId(ctx);
+      const role = await repo.role(accountId, id);
+      if (!role) throw AppError.notFound(accountMessages.roleNotFound);
+      if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleUndeletable);
+      if (role.member_count > 0) throw new AppError('CONFLICT', accountMessages.roleInUse(role.member_count));
+      await knex.transaction(async (trx) => {
+        await repo.deleteRole(trx, id);
+        await audit.record({ scope: 'account', type: 'account:role_deleted', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { role_name: role.name } }, trx);
+      });
+    },
+
+    /** Display names for audit rows. */
+    names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
+
+    /** Operator lever (and test seed) until the admin-roles module exposes assignment. */
+    assignAdminRole: (userId: string, roleName: string) => repo.assignAdminRole(userId, roleName),
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

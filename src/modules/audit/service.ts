@@ -1,0 +1,210 @@
+/**
+ * The audit log (Part 2, "Audit log"). `record()` is the one way every module writes a row; the
+ * reads serve the caller's user-scope rows, the active account's account-scope rows, and every
+ * row to operators. Names of the users, accounts and roles a row references are resolved at
+ * read time (`resolved_names`): misses are omitted, raw ids stay.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import { AppError, messages } from '../../errors';
+import type { AuditRepo, AuditRow, AuditScope } from './repo';
+
+export interface AuditEntry {
+  scope: AuditScope;
+  type: string;
+  userId?: string | null;
+  accountId?: string | null;
+  actorId?: string | null;
+  ipAddress?: string | null;
+  userAgent?: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ResolvedName {
+  id: string;
+  kind: 'user' | 'account' | 'role';
+  displayName: string;
+}
+
+export interface AuditItem {
+  id: string;
+  scope: AuditScope;
+  type: string;
+  userId: string | null;
+  accountId: string | null;
+  actorId: string | null;
+  ipAddress: string | null;
+  userAgent: string | null;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  resolvedNames: ResolvedName[];
+}
+
+export interface AuditPage {
+  items: AuditItem[];
+  total: number;
+  page: number;
+  limit: number;
+  totalPages: number;
+}
+
+export interface AuditFilter {
+  page?: number | null;
+  limit?: number | null;
+  type?: string | null;
+  from?: string | null;
+  to?: string | null;
+}
+
+export interface AdminAuditFilter extends AuditFilter {
+  scope?: string | null;
+  userId?: string | null;
+  accountId?: string | null;
+}
+
+/** Looks up display names; provided by the accounts module. */
+export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: string[] }) => Promise<{ id: string; kind: 'user' | 'account' | 'role'; display_name: string }[]>;
+
+/** Event types a trusted service may ingest (Part 2, "Audit log"). */
+export const INGESTIBLE_TYPES = ['user:login', 'user:login_failed', 'user:mfa_enabled', 'user:mfa_disabled', 'user:oauth_granted'] as const;
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An RFC 3339 timestamp, or undefined when absent or unparseable (ignored, not rejected). */
+function parseTime(value: string | null | undefined): Date | undefined {
+  if (!value || !/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(value)) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function clampPage(filter: AuditFilter): { page: number; limit: number; offset: number } {
+  const page = Math.max(1, Math.trunc(Number(filter.page ?? 1)) || 1);
+  const limit = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(Number(filter.limit ?? DEFAULT_LIMIT)) || (filter.limit === 0 ? 1 : DEFAULT_LIMIT)));
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+/** Ids a row references, by kind: its own columns, plus metadata keys named *user_id, *account_id, *role_id. */
+function referencedIds(row: AuditRow): { users: string[]; accounts: string[]; roles: string[] } {
+  const users = [row.user_id, row.actor_id];
+  const accounts = [row.account_id];
+  const roles: (string | null)[] = [];
+  for (const [key, value] of Object.entries(row.metadata ?? {})) {
+    if (typeof value !== 'string' || !UUID.test(value)) continue;
+    if (/(^|_)user_id$|^invited_by$/.test(key)) users.push(value);
+    else if (/(^|_)account_id$/.test(key)) accounts.push(value);
+    else if (/(^|_)role_id$/.test(key)) roles.push(value);
+  }
+  const clean = (list: (string | null)[]) => [...new Set(list.filter((v): v is string => typeof v === 'string'))];
+  return { users: clean(users), accounts: clean(accounts), roles: clean(roles) };
+}
+
+export function createAuditService(deps: { repo: AuditRepo; names: NameResolver }) {
+  const { repo } = deps;
+
+  async function page(query: { scope?: AuditScope; userId?: string; accountId?: string }, filter: AuditFilter): Promise<AuditPage> {
+    const { page: pageNumber, limit, offset } = clampPage(filter);
+    const { rows, total } = await repo.page({
+      ...query,
+      type: filter.type || undefined,
+      from: parseTime(filter.from),
+      to: parseTime(filter.to),
+      limit,
+      offset,
+    });
+    const refs = rows.map(referencedIds);
+    const all = {
+      users: [...new Set(refs.flatMap((r) => r.users))],
+      accounts: [...new Set(refs.flatMap((r) => r.accounts))],
+      roles: [...new Set(refs.flatMap((r) => r.roles))],
+    };
+    const found = rows.length ? await deps.names(all) : [];
+    const byKey = new Map(found.map((n) => [`${n.kind}:${n.id}`, n]));
+    const items = rows.map((row, i): AuditItem => {
+      const r = refs[i]!;
+      const resolvedNames = [
+        ...r.users.map((id) => byKey.get(`user:${id}`)),
+        ...r.accounts.map((id) => byKey.get(`account:${id}`)),
+        ...r.roles.map((id) => byKey.get(`role:${id}`)),
+      ]
+        .filter((n) => n !== undefined)
+        .map((n) => ({ id: n.id, kind: n.kind, displayName: n.display_name }));
+      return {
+        id: row.id,
+        scope: row.scope,
+        type: row.type,
+        userId: row.user_id,
+        accountId: row.account_id,
+        actorId: row.actor_id,
+        ipAddress: row.ip_address,
+        userAgent: row.user_agent,
+        metadata: row.metadata ?? {},
+        createdAt: new Date(row.created_at).toISOString(),
+        resolvedNames,
+      };
+    });
+    return { items, total, page: pageNumber, limit, totalPages: total === 0 ? 0 : Math.ceil(total / limit) };
+  }
+
+  return {
+    /** Appends one row; pass the transaction of the change it records so both land or neither. */
+    async record(entry: AuditEntry, db?: Knex | Knex.Transaction): Promise<string> {
+      const id = randomUUID();
+      await repo.insert(
+        {
+          id,
+          scope: entry.scope,
+          type: entry.type,
+          user_id: entry.userId ?? null,
+          account_id: entry.accountId ?? null,
+          actor_id: entry.actorId ?? null,
+          ip_address: entry.ipAddress ?? null,
+          user_agent: entry.userAgent ?? null,
+          metadata: entry.metadata ?? {},
+        },
+        db,
+      );
+      return id;
+    },
+
+    myAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
+      if (!ctx.userId) throw AppError.unauthorized();
+      return page({ scope: 'user', userId: ctx.userId }, filter);
+    },
+
+    accountAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
+      if (!ctx.accountId) throw AppError.unauthorized(messages.noActiveAccount);
+      return page({ scope: 'account', accountId: ctx.accountId }, filter);
+    },
+
+    adminAuditLog(_ctx: AuthContext, filter: AdminAuditFilter): Promise<AuditPage> {
+      const scope = filter.scope && ['user', 'account', 'system'].includes(filter.scope) ? (filter.scope as AuditScope) : undefined;
+      if (filter.scope && !scope) throw AppError.validation(`Unknown scope: ${filter.scope}`);
+      return page({ scope, userId: filter.userId ?? undefined, accountId: filter.accountId ?? undefined }, filter);
+    },
+
+    /** A trusted service's user-scope event: forced to user scope with no account. */
+    async ingest(
+      ctx: AuthContext,
+      input: { userId: string; type: string; ipAddress?: string | null; userAgent?: string | null; metadata?: unknown },
+    ): Promise<{ id: string }> {
+      if (!(INGESTIBLE_TYPES as readonly string[]).includes(input.type)) throw AppError.validation(`Unsupported audit event type: ${input.type}`);
+      const metadata = input.metadata ?? {};
+      if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw AppError.validation('metadata must be a JSON object');
+      const id = await this.record({
+        scope: 'user',
+        type: input.type,
+        userId: input.userId,
+        accountId: null,
+        ipAddress: input.ipAddress ?? null,
+        userAgent: input.userAgent ?? null,
+        metadata: { ...(metadata as Record<string, unknown>), ingested_by: ctx.label ?? 'system key' },
+      });
+      return { id };
+    },
+  };
+}
+
+export type AuditService = ReturnType<typeof createAuditService>;

@@ -1,0 +1,58 @@
+/** Notification storage (knex). */
+import type { Knex } from 'knex';
+
+export interface NotificationRow {
+  id: string;
+  user_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  status: 'unread' | 'read' | 'accepted' | 'declined';
+  created_at: Date;
+  read_at: Date | null;
+}
+
+const parse = (row: NotificationRow): NotificationRow => ({ ...row, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data });
+
+export function createNotificationsRepo(knex: Knex) {
+  return {
+    /** notifications.insert */
+    async insert(row: Omit<NotificationRow, 'created_at' | 'read_at' | 'status'>, db: Knex | Knex.Transaction = knex): Promise<void> {
+      await db('notifications').insert({ ...row, data: JSON.stringify(row.data) });
+    },
+    /** notifications.page */
+    async page(userId: string, limit: number, offset: number): Promise<{ rows: NotificationRow[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        knex('notifications').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        knex('notifications').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: rows.map(parse), total: Number(count?.count ?? 0) };
+    },
+    /** notifications.forUpdate: locks the row for the action's transaction */
+    async forUpdate(db: Knex.Transaction, id: string, userId: string): Promise<NotificationRow | undefined> {
+      const row = await db('notifications').where({ id, user_id: userId }).forUpdate().first();
+      return row ? parse(row) : undefined;
+    },
+    /** notifications.setStatus */
+    async setStatus(db: Knex.Transaction, id: string, status: NotificationRow['status']): Promise<NotificationRow> {
+      const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning('*');
+      return parse(row);
+    },
+    /** notifications.deleteByData: drops notifications whose data[key] equals value */
+    async deleteByData(db: Knex.Transaction, userId: string, type: string, key: string, value: string): Promise<void> {
+      await db('notifications').where({ user_id: userId, type }).whereRaw('data ->> ? = ?', [key, value]).delete();
+    },
+    /** notifications.preferences */
+    preferences(userId: string): Promise<{ type: string; channel: string }[]> {
+      return knex('notification_preferences').where({ user_id: userId }).select('type', 'channel');
+    },
+    /** notifications.setPreference */
+    async setPreference(userId: string, type: string, channel: string): Promise<void> {
+      await knex('notification_preferences')
+        .insert({ user_id: userId, type, channel })
+        .onConflict(['user_id', 'type'])
+        .merge({ channel, updated_at: knex.fn.now() });
+    },
+  };
+}
+
+export type NotificationsRepo = ReturnType<typeof createNotificationsRepo>;

@@ -1,0 +1,125 @@
+/**
+ * In-app notifications (Part 2, "Notifications"): delivery to a user, the list, actions, and
+ * per-type delivery preferences. Actions belong to the module that owns the notification's
+ * subject (invites: accounts) and register here with `onAction`; the handler runs inside the
+ * same transaction that records the notification's new status.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import type { NotificationRow, NotificationsRepo } from './repo';
+
+export const CHANNELS = ['off', 'in_app', 'email', 'in_app_email'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** Every notification type, its default channel, and whether the user may change it. */
+export const NOTIFICATION_TYPES: readonly { type: string; channel: Channel; locked: boolean }[] = [
+  { type: 'invite', channel: 'in_app_email', locked: true },
+  { type: 'member_joined', channel: 'in_app', locked: false },
+  { type: 'member_removed', channel: 'in_app', locked: false },
+  { type: 'developer_application', channel: 'in_app_email', locked: false },
+  { type: 'developer_verification', channel: 'in_app_email', locked: false },
+  { type: 'extension_review', channel: 'in_app_email', locked: false },
+  { type: 'limit_request', channel: 'in_app', locked: false },
+  { type: 'payout', channel: 'in_app_email', locked: false },
+];
+
+export const notificationMessages = {
+  notFound: 'Notification not found',
+  unknownAction: (a: string) => `Unknown action: ${a}`,
+  unknownChannel: (c: string) => `Unknown channel: ${c}`,
+  unknownType: (t: string) => `Unknown notification type: ${t}`,
+  locked: (t: string) => `Notification type ${t} cannot be changed`,
+  alreadyAnswered: 'Invite is no longer valid',
+} as const;
+
+export interface Notification {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  status: NotificationRow['status'];
+  createdAt: string;
+  readAt: string | null;
+}
+
+export interface NotificationPreference {
+  type: string;
+  channel: Channel;
+  locked: boolean;
+}
+
+type ActionHandler = (trx: Knex.Transaction, userId: string, notification: Notification) => Promise<void>;
+
+const toNotification = (r: NotificationRow): Notification => ({
+  id: r.id,
+  type: r.type,
+  data: r.data ?? {},
+  status: r.status,
+  createdAt: new Date(r.created_at).toISOString(),
+  readAt: r.read_at ? new Date(r.read_at).toISOString() : null,
+});
+
+function userOf(ctx: AuthContext): string {
+  if (!ctx.userId) throw AppError.unauthorized();
+  return ctx.userId;
+}
+
+export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex }) {
+  const { repo, knex } = deps;
+  const actions = new Map<string, { handler: ActionHandler; status: NotificationRow['status'] }>();
+
+  return {
+    /** Registers the handler of `action` on notifications of `type`, and the status it leaves. */
+    onAction(type: string, action: string, status: NotificationRow['status'], handler: ActionHandler): void {
+      actions.set(`${type}:${action}`, { handler, status });
+    },
+
+    /** Delivers a notification; pass the transaction of the change that caused it. */
+    async notify(input: { userId: string; type: string; data: Record<string, unknown> }, db?: Knex.Transaction): Promise<string> {
+      const id = randomUUID();
+      await repo.insert({ id, user_id: input.userId, type: input.type, data: input.data }, db);
+      return id;
+    },
+
+    /** Removes a user's notifications of `type` whose `data[key]` is `value` (a withdrawn invite). */
+    withdraw(userId: string, type: string, key: string, value: string, db: Knex.Transaction): Promise<void> {
+      return repo.deleteByData(db, userId, type, key, value);
+    },
+
+    async list(ctx: AuthContext, page: { page: number; limit: number; offset: number }): Promise<{ items: Notification[]; total: number }> {
+      const { rows, total } = await repo.page(userOf(ctx), page.limit, page.offset);
+      return { items: rows.map(toNotification), total };
+    },
+
+    async act(ctx: AuthContext, id: string, action: string): Promise<Notification> {
+      const userId = userOf(ctx);
+      return knex.transaction(async (trx) => {
+        const row = await repo.forUpdate(trx, id, userId);
+        if (!row) throw AppError.notFound(notificationMessages.notFound);
+        const registered = actions.get(`${row.type}:${action}`);
+        if (!registered) throw AppError.validation(notificationMessages.unknownAction(action));
+        if (row.status === 'accepted' || row.status === 'declined') throw new AppError('CONFLICT', notificationMessages.alreadyAnswered);
+        await registered.handler(trx, userId, toNotification(row));
+        return toNotification(await repo.setStatus(trx, id, registered.status));
+      });
+    },
+
+    async preferences(ctx: AuthContext): Promise<NotificationPreference[]> {
+      const chosen = new Map((await repo.preferences(userOf(ctx))).map((p) => [p.type, p.channel as Channel]));
+      return NOTIFICATION_TYPES.map((t) => ({ type: t.type, channel: t.locked ? t.channel : (chosen.get(t.type) ?? t.channel), locked: t.locked }));
+    },
+
+    async setPreference(ctx: AuthContext, type: string, channel: string): Promise<NotificationPreference> {
+      const userId = userOf(ctx);
+      const known = NOTIFICATION_TYPES.find((t) => t.type === type);
+      if (!known) throw AppError.notFound(notificationMessages.unknownType(type));
+      if (!(CHANNELS as readonly string[]).includes(channel)) throw AppError.validation(notificationMessages.unknownChannel(channel));
+      if (known.locked) throw AppError.validation(notificationMessages.locked(type));
+      await repo.setPreference(userId, type, channel);
+      return { type, channel: channel as Channel, locked: false };
+    },
+  };
+}
+
+export type NotificationsService = ReturnType<typeof createNotificationsService>;

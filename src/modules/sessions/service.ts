@@ -1,0 +1,233 @@
+/**
+ * Login sessions and the JWTs minted from them (Part 1, "JWT"; DESIGN.md bootstrap contract):
+ * development login, refresh with rotation and replay detection, account switching, the
+ * caller's session list and revocation, WebSocket-only tokens, and popout sessions exchanged
+ * from popout tokens. Sessions are rows; a JWT is only as good as its row.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuthContext } from '../../auth/context';
+import { parseCredential } from '../../auth/credentials';
+import type { JwtService } from '../../auth/jwt';
+import type { AuthStore, SessionRow } from '../../auth/store';
+import { tokenHash } from '../../auth/system-keys';
+import type { PopoutGrant, PrincipalSource } from '../../auth/verifiers';
+import type { Config } from '../../config/config';
+import { AppError } from '../../errors';
+import type { AccountsService } from '../accounts/service';
+import type { AuditService } from '../audit/service';
+
+export const sessionMessages = {
+  invalidRefresh: 'Invalid or expired refresh token',
+  invalidPopout: 'Invalid or expired popout token',
+  sessionNotFound: 'Session not found',
+  accountNotFound: 'Account not found',
+  switchNeedsSession: 'Switching accounts requires a user session',
+} as const;
+
+/** Popout sessions and their cookie live 15 minutes (Part 1, "Limits"). */
+export const POPOUT_SESSION_TTL_SECONDS = 900;
+
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: string;
+  sessionId: string;
+  userId: string;
+  accountId: string | null;
+}
+
+export interface SessionInfo {
+  id: string;
+  createdAt: string;
+  lastUsedAt: string;
+  expiresAt: string;
+  ipAddress: string | null;
+  userAgent: string | null;
+  current: boolean;
+}
+
+export interface Client {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const sorted = (set: ReadonlySet<string>) => [...set].sort();
+
+export interface SessionsDeps {
+  config: Readonly<Config>;
+  jwt: JwtService;
+  store: AuthStore;
+  principals: PrincipalSource;
+  accounts: AccountsService;
+  audit: AuditService;
+  popoutGrant(row: Awaited<ReturnType<AuthStore['byHash']>>): Promise<PopoutGrant | null>;
+}
+
+export function createSessionsService(deps: SessionsDeps) {
+  const { config, jwt, store, principals, audit } = deps;
+
+  /** An access JWT with the user's grants in the session's account, and the session's refresh JWT. */
+  async function issuePair(session: Pick<SessionRow, 'id' | 'user_id' | 'account_id' | 'refresh_jti' | 'expires_at'>): Promise<SessionTokens> {
+    const live = await principals.principal(session.user_id, session.account_id);
+    const accountId = live.account !== null ? session.account_id : null;
+    const sessionEnds = new Date(session.expires_at);
+    const accessEnds = new Date(Math.min(Date.now() + config.auth.access_token_expiration * 1000, sessionEnds.getTime()));
+    const access = await jwt.sign(
+      {
+        sub: session.user_id,
+        use: 'access',
+        session_id: session.id,
+        account_id: accountId,
+        account_permissions: live.account ?? [],
+        admin_permissions: [...new Set(live.admin)].sort(),
+        user_permissions: [...new Set(live.user)].sort(),
+      },
+      { expiresAt: accessEnds },
+    );
+    const refresh = await jwt.sign({ sub: session.user_id, use: 'refresh', session_id: session.id, jti: session.refresh_jti }, { expiresAt: sessionEnds });
+    return {
+      accessToken: access.token,
+      refreshToken: refresh.token,
+      expiresAt: access.expiresAt.toISOString(),
+      sessionId: session.id,
+      userId: session.user_id,
+      accountId,
+    };
+  }
+
+  return {
+    /** DESIGN.md: `POST /v1/auth/dev/login`, only while `auth.dev_login` is on. */
+    async devLogin(input: { email: string; displayName: string }, client: Client): Promise<SessionTokens> {
+      if (!config.auth.dev_login) throw AppError.notFound();
+      const { user, accountId } = await deps.accounts.findOrCreateUser(input.email, input.displayName);
+      const session = {
+        id: randomUUID(),
+        user_id: user.id,
+        account_id: accountId,
+        refresh_jti: randomUUID(),
+        ip_address: client.ip,
+        user_agent: client.userAgent,
+        expires_at: new Date(Date.now() + config.auth.session_expiration * 1000),
+      };
+      await store.insertSession(session);
+      await audit.record({
+        scope: 'user',
+        type: 'user:login',
+        userId: user.id,
+        actorId: user.id,
+        ipAddress: client.ip,
+        userAgent: client.userAgent,
+        metadata: { method: 'dev_login', session_id: session.id },
+      });
+      return issuePair(session);
+    },
+
+    /** Rotates the refresh JWT; presenting an already rotated one revokes the session (replay). */
+    async refresh(refreshToken: string): Promise<SessionTokens> {
+      const invalid = () => AppError.unauthorized(sessionMessages.invalidRefresh);
+      const verified = await jwt.verify(refreshToken);
+      if (!verified.ok || verified.claims.use !== 'refresh' || !verified.claims.session_id || !verified.claims.jti) throw invalid();
+      const { claims } = verified;
+      const session = await store.session(claims.session_id!);
+      if (!session || session.user_id !== claims.sub || session.revoked_at || new Date(session.expires_at).getTime() <= Date.now()) throw invalid();
+      const next = randomUUID();
+      if (!(await store.rotateRefresh(session.id, claims.jti!, next))) {
+        await store.revokeSession(session.id);
+        throw invalid();
+      }
+      return issuePair({ ...session, refresh_jti: next });
+    },
+
+    async switchAccount(ctx: AuthContext, accountId: string): Promise<SessionTokens> {
+      if (ctx.kind !== 'jwt' || !ctx.sessionId || !ctx.userId) throw AppError.forbidden(sessionMessages.switchNeedsSession);
+      if (!(await deps.accounts.isMember(ctx.userId, accountId))) throw AppError.notFound(sessionMessages.accountNotFound);
+      const session = await store.session(ctx.sessionId);
+      if (!session) throw AppError.unauthorized();
+      const next = randomUUID();
+      if (!(await store.rotateRefresh(session.id, session.refresh_jti, next, accountId))) throw AppError.unauthorized();
+      return issuePair({ ...session, account_id: accountId, refresh_jti: next });
+    },
+
+    async list(ctx: AuthContext): Promise<SessionInfo[]> {
+      if (!ctx.userId) throw AppError.unauthorized();
+      return (await store.openSessions(ctx.userId)).map((s) => ({
+        id: s.id,
+        createdAt: iso(s.created_at),
+        lastUsedAt: iso(s.last_used_at),
+        expiresAt: iso(s.expires_at),
+        ipAddress: s.ip_address,
+        userAgent: s.user_agent,
+        current: s.id === ctx.sessionId,
+      }));
+    },
+
+    async revoke(ctx: AuthContext, id: string, client: Client): Promise<void> {
+      if (!ctx.userId) throw AppError.unauthorized();
+      if (!(await store.revokeSession(id, ctx.userId))) throw AppError.notFound(sessionMessages.sessionNotFound);
+      await audit.record({
+        scope: 'user',
+        type: 'user:session_revoked',
+        userId: ctx.userId,
+        actorId: ctx.userId,
+        ipAddress: client.ip,
+        userAgent: client.userAgent,
+        metadata: { session_id: id },
+      });
+    },
+
+    /** A `ws` JWT: no session id, short TTL, the caller's grants at minting (re-capped on use). */
+    async issueWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+      if (!ctx.userId) throw AppError.unauthorized();
+      const { token, expiresAt } = await jwt.sign(
+        {
+          sub: ctx.userId,
+          use: 'ws',
+          account_id: ctx.accountId,
+          account_permissions: sorted(ctx.permissions),
+          admin_permissions: sorted(ctx.adminPermissions),
+          user_permissions: sorted(ctx.userPermissions),
+        },
+        { ttlSeconds: config.auth.ws_token_expiration },
+      );
+      return { wsToken: token, expiresAt: expiresAt.toISOString() };
+    },
+
+    /** Possession of a live popout token buys a 15-minute popout session JWT. */
+    async exchangePopout(rawToken: string): Promise<{ token: string; expiresAt: string; accountId: string }> {
+      const parsed = parseCredential(rawToken);
+      if (!parsed || parsed.format.kind !== 'popout' || !parsed.wellFormed) throw AppError.unauthorized(sessionMessages.invalidPopout);
+      const grant = await deps.popoutGrant(await store.byHash(tokenHash(rawToken)));
+      if (!grant) throw AppError.unauthorized(sessionMessages.invalidPopout);
+      const tokenEnds = grant.row.expires_at ? new Date(grant.row.expires_at).getTime() : Infinity;
+      const { token, expiresAt } = await jwt.sign(
+        { sub: grant.userId ?? grant.row.account_id!, use: 'access', ctx: 'popout', popout_token_id: grant.row.id, account_id: grant.row.account_id },
+        { expiresAt: new Date(Math.min(Date.now() + POPOUT_SESSION_TTL_SECONDS * 1000, tokenEnds)) },
+      );
+      return { token, expiresAt: expiresAt.toISOString(), accountId: grant.row.account_id! };
+    },
+
+    popoutSession(ctx: AuthContext): { accountId: string | null; userId: string | null } {
+      if (ctx.kind === 'anonymous') throw AppError.unauthorized();
+      return { accountId: ctx.accountId, userId: ctx.userId };
+    },
+
+    /** The popout's own permission subset, `ws` use tag, no session id. */
+    async issuePopoutWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+      const popoutTokenId = ctx.binding?.popoutTokenId;
+      if (ctx.kind !== 'popout' || !popoutTokenId) throw AppError.unauthorized();
+      const { token, expiresAt } = await jwt.sign(
+        { sub: ctx.userId ?? ctx.accountId!, use: 'ws', ctx: 'popout', popout_token_id: popoutTokenId, account_id: ctx.accountId, account_permissions: sorted(ctx.permissions) },
+        { ttlSeconds: config.auth.ws_token_expiration },
+      );
+      return { wsToken: token, expiresAt: expiresAt.toISOString() };
+    },
+
+    /** Cookie attributes of the popout session (Part 1, "REST endpoints"). */
+    popoutCookieOptions() {
+      return { httpOnly: true, path: '/', sameSite: 'lax' as const, secure: config.env !== 'development', maxAge: POPOUT_SESSION_TTL_SECONDS * 1000 };
+    },
+  };
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>;
