@@ -59,6 +59,8 @@ async function main(): Promise<void> {
       metrics: { host: '127.0.0.1', port: 0 },
       http: { validate_responses: false },
       auth: { system_keys: [{ label: 'bench', key, permissions: ['events:read'] }] },
+      // Limits stay on, so their cost is measured, but high enough never to refuse the load.
+      rate_limits: { anonymous: 1_000_000_000, jwt: 1_000_000_000 },
     },
   });
   const app = await createApp(config);
@@ -66,6 +68,12 @@ async function main(): Promise<void> {
   const results: { target: Target; measured: { rps: number; p50: number; p99: number; count: number } }[] = [];
   const auth = { authorization: `Bearer ${key}` };
 
+  const login = await fetch(`${running.url}/v1/auth/dev/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', display_name: 'Bench' }),
+  });
+  const session = { authorization: `Bearer ${((await login.json()) as { data: { access_token: string } }).data.access_token}` };
   const expectOk = (res: Response) => {
     if (!res.ok) throw new Error(`unexpected ${res.status}`);
     return res.arrayBuffer();
@@ -83,6 +91,14 @@ async function main(): Promise<void> {
             body: JSON.stringify({ query: '{ myPermissions { context permissions } }' }),
           }),
         )),
+    ],
+    [
+      { name: 'GET /v1/tokens/me (JWT session: session row + live roles)', p99Ms: 60, minRps: 400 },
+      async () => void (await expectOk(await fetch(`${running.url}/v1/tokens/me`, { headers: session }))),
+    ],
+    [
+      { name: 'GET /v1/account/members (JWT session)', p99Ms: 80, minRps: 300 },
+      async () => void (await expectOk(await fetch(`${running.url}/v1/account/members`, { headers: session }))),
     ],
   ];
   for (const [target, run] of cases) {

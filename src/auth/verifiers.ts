@@ -37,6 +37,9 @@ function context(fields: Partial<AuthContext> & Pick<AuthContext, 'kind'>): Auth
   return Object.freeze({ ...ANONYMOUS, ...fields });
 }
 
+/** `last_used_at` is written at most once a minute: most requests only read. */
+const stale = (lastUsed: Date | null) => lastUsed === null || Date.now() - new Date(lastUsed).getTime() > 60_000;
+
 const isLive = (row: { revoked_at: Date | null; expires_at: Date | null }) =>
   row.revoked_at === null && (row.expires_at === null || new Date(row.expires_at).getTime() > Date.now());
 
@@ -75,7 +78,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     if (claims.session_id) {
       const session = await store.session(claims.session_id);
       if (!session || session.user_id !== claims.sub || !isLive(session)) return REVOKED;
-      void store.touchSession(session.id).catch(() => undefined);
+      if (stale(session.last_used_at)) void store.touchSession(session.id).catch(() => undefined);
     }
     const live = await principals.principal(claims.sub, claims.account_id ?? null);
     if (!live.exists) return INVALID;
@@ -112,7 +115,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     const row = await store.byHash(tokenHash(credential.token));
     if (!row || row.kind !== credential.format.kind) return INVALID;
     if (!isLive(row)) return row.revoked_at === null ? EXPIRED : INVALID;
-    void store.touch(row.id).catch(() => undefined);
+    if (stale(row.last_used_at)) void store.touch(row.id).catch(() => undefined);
     const base = { credentialId: row.token_hash, label: row.label || null };
     const bound = (binding: CredentialBinding) => context({ kind: row.kind, accountId: row.account_id, ...base, binding });
     switch (row.kind) {

@@ -41,6 +41,8 @@ export interface Config {
     /** Lifetime of a session (and of its refresh JWTs), in seconds. */
     session_expiration: number;
     dev_login: boolean;
+    /** E-mail addresses that hold the `super-admin` role from their next login on (first operators). */
+    bootstrap_admins: string[];
     system_keys: SystemKeyConfig[];
   };
   /** Requests per minute per authentication context (Part 1 "Limits"); system keys are never limited. */
@@ -88,6 +90,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     access_token_expiration: 900,
     session_expiration: 30 * 86400,
     dev_login: env !== 'production',
+    bootstrap_admins: [],
     system_keys: [],
   },
   webhooks: {
@@ -138,6 +141,7 @@ const schema = {
         access_token_expiration: { type: 'integer', minimum: 30, maximum: 86400 },
         session_expiration: { type: 'integer', minimum: 300, maximum: 31536000 },
         dev_login: { type: 'boolean' },
+        bootstrap_admins: { type: 'array', items: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' } },
         system_keys: {
           type: 'array',
           items: {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../../auth/context';
 import { parseCredential } from '../../auth/credentials';
 import type { JwtService } from '../../auth/jwt';
+import { SUPER_ADMIN_ROLE } from '../../auth/registry';
 import type { AuthStore, SessionRow } from '../../auth/store';
 import { tokenHash } from '../../auth/system-keys';
 import type { PopoutGrant, PrincipalSource } from '../../auth/verifiers';
@@ -101,6 +102,9 @@ export function createSessionsService(deps: SessionsDeps) {
     async devLogin(input: { email: string; displayName: string }, client: Client): Promise<SessionTokens> {
       if (!config.auth.dev_login) throw AppError.notFound();
       const { user, accountId } = await deps.accounts.findOrCreateUser(input.email, input.displayName);
+      if (config.auth.bootstrap_admins.some((email) => email.toLowerCase() === user.email)) {
+        await deps.accounts.assignAdminRole(user.id, SUPER_ADMIN_ROLE);
+      }
       const session = {
         id: randomUUID(),
         user_id: user.id,
