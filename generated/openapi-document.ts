@@ -2648,7 +2648,36 @@ export const openapiDocument = {
         }
       },
       "RateLimited": {
-        "description": "Per-auth-context limit exceeded (RATE_LIMIT_EXCEEDED).",
+        "description": "Per-auth-context limit exceeded (RATE_LIMIT_EXCEEDED). Every request under /v1/ (REST and GraphQL alike) draws from a fixed budget per authentication context, not derived from the plan, counted over a one-minute window: API keys (user, service and developer) 1200 per minute per key; JWT sessions 600 per minute per session; popout, overlay, shared overlay, extension and widget tokens 600 per minute per token (each popout token has its own bucket, keyed on the token's hash); anonymous requests 120 per minute per client address (as derived under `http.trust_proxy`); system keys are unlimited and get no rate-limit headers. The counters live in Redis when it is configured, so the budget is shared across every node. Limited responses, successful or not, carry the X-RateLimit-* headers.",
+        "headers": {
+          "Retry-After": {
+            "description": "Whole seconds until the current window ends and requests are accepted again (at least 1).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          },
+          "X-RateLimit-Limit": {
+            "description": "Requests allowed per minute for the caller's authentication context.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
+            }
+          },
+          "X-RateLimit-Remaining": {
+            "description": "Requests left in the current window (0 on this response).",
+            "schema": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "X-RateLimit-Reset": {
+            "description": "When the current window ends, in Unix epoch seconds.",
+            "schema": {
+              "type": "integer"
+            }
+          }
+        },
         "content": {
           "application/json": {
             "schema": {
@@ -3050,23 +3079,74 @@ export const openapiDocument = {
         }
       },
       "PopoutTokenCreated": {
-        "allOf": [
-          {
-            "$ref": "#/components/schemas/PopoutToken"
+        "description": "The popout token's record plus the full token, shown only here.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "token",
+          "id",
+          "account_id",
+          "user_id",
+          "created_by",
+          "label",
+          "permissions",
+          "expires_at",
+          "revoked_at",
+          "last_used_at",
+          "created_at"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "The full `lm_pop_` token; shown only once."
           },
-          {
-            "type": "object",
-            "required": [
-              "token"
-            ],
-            "properties": {
-              "token": {
-                "type": "string",
-                "description": "The full `lm_pop_` token; shown only once."
-              }
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
             }
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "revoked_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
-        ]
+        }
       },
       "Me": {
         "type": "object",

@@ -913,9 +913,28 @@ export interface components {
              */
             user_id: string | null;
         };
-        PopoutTokenCreated: components["schemas"]["PopoutToken"] & {
+        /** @description The popout token's record plus the full token, shown only here. */
+        PopoutTokenCreated: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: date-time */
+            revoked_at: string | null;
             /** @description The full `lm_pop_` token; shown only once. */
             token: string;
+            /** Format: uuid */
+            user_id: string | null;
         };
         SelfLinks: {
             self: string;
@@ -1012,9 +1031,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Per-auth-context limit exceeded (RATE_LIMIT_EXCEEDED). */
+        /** @description Per-auth-context limit exceeded (RATE_LIMIT_EXCEEDED). Every request under /v1/ (REST and GraphQL alike) draws from a fixed budget per authentication context, not derived from the plan, counted over a one-minute window: API keys (user, service and developer) 1200 per minute per key; JWT sessions 600 per minute per session; popout, overlay, shared overlay, extension and widget tokens 600 per minute per token (each popout token has its own bucket, keyed on the token's hash); anonymous requests 120 per minute per client address (as derived under `http.trust_proxy`); system keys are unlimited and get no rate-limit headers. The counters live in Redis when it is configured, so the budget is shared across every node. Limited responses, successful or not, carry the X-RateLimit-* headers. */
         RateLimited: {
             headers: {
+                /** @description Whole seconds until the current window ends and requests are accepted again (at least 1). */
+                "Retry-After"?: number;
+                /** @description Requests allowed per minute for the caller's authentication context. */
+                "X-RateLimit-Limit"?: number;
+                /** @description Requests left in the current window (0 on this response). */
+                "X-RateLimit-Remaining"?: number;
+                /** @description When the current window ends, in Unix epoch seconds. */
+                "X-RateLimit-Reset"?: number;
                 [name: string]: unknown;
             };
             content: {
