@@ -2232,14 +2232,10 @@ export const openapiDocument = {
             "name": "scope",
             "in": "query",
             "required": false,
-            "description": "Only rows of this scope.",
+            "description": "Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`).",
             "schema": {
               "type": "string",
-              "enum": [
-                "user",
-                "account",
-                "system"
-              ]
+              "maxLength": 20
             }
           },
           {

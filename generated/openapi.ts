@@ -1690,8 +1690,8 @@ export interface operations {
                 limit?: components["parameters"]["AuditLimit"];
                 /** @description 1-based page number (default 1; values below 1 count as 1). */
                 page?: components["parameters"]["Page"];
-                /** @description Only rows of this scope. */
-                scope?: "user" | "account" | "system";
+                /** @description Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`). */
+                scope?: string;
                 /** @description RFC 3339 upper bound (inclusive); an unparseable value is ignored. */
                 to?: string;
                 /**

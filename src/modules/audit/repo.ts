@@ -35,7 +35,8 @@ export function createAuditRepo(knex: Knex) {
     if (q.accountId) query.where('account_id', q.accountId);
     if (q.type) query.where('type', q.type);
     if (q.from) query.where('created_at', '>=', q.from);
-    if (q.to) query.where('created_at', '<=', q.to);
+    // Timestamps leave the API cut to milliseconds; an inclusive bound covers its whole millisecond.
+    if (q.to) query.where('created_at', '<', new Date(q.to.getTime() + 1));
     return query;
   };
   return {

@@ -187,7 +187,7 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
 
     /** A trusted service's user-scope event: forced to user scope with no account. */
     async ingest(
-      ctx: AuthContext,
+      _ctx: AuthContext,
       input: { userId: string; type: string; ipAddress?: string | null; userAgent?: string | null; metadata?: unknown },
     ): Promise<{ id: string }> {
       if (!(INGESTIBLE_TYPES as readonly string[]).includes(input.type)) throw AppError.validation(`Unsupported audit event type: ${input.type}`);
@@ -200,7 +200,7 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
         accountId: null,
         ipAddress: input.ipAddress ?? null,
         userAgent: input.userAgent ?? null,
-        metadata: { ...(metadata as Record<string, unknown>), ingested_by: ctx.label ?? 'system key' },
+        metadata: metadata as Record<string, unknown>,
       });
       return { id };
     },
