@@ -55,7 +55,7 @@ describe('the service process', () => {
     if (services.redis) env.REDIS_URL = process.env.REDIS_URL!;
     const proc = start(env);
     try {
-      const url = await waitFor(() => /Service listening on (http:\/\/\S+)/.exec(proc.output())?.[1], 20_000);
+      const url = await waitFor(() => /Service listening on (http:\/\/\S+)/.exec(proc.output())?.[1], 45_000);
       expect(proc.output()).toContain(`${url}/v1/swagger-ui/`);
       expect(proc.output()).toContain(`${url}/v1/graphiql`);
       const health = (await (await fetch(`${url}/v1/health`)).json()) as { data: { status: string } };
@@ -71,7 +71,7 @@ describe('the service process', () => {
       proc.child.kill('SIGKILL');
       await database?.drop();
     }
-  });
+  }, 60_000); // a cold start compiles PGlite and runs every migration; slow on a loaded machine
 
   test('a bad SVC_CONFIG stops it with every problem listed', async () => {
     const configFile = path.join(dir, 'bad.yaml');
