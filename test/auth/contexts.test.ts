@@ -12,7 +12,7 @@ import { accountPermissions } from '../../src/auth/registry';
 import type { MintInput } from '../../src/auth/store';
 import { gql, systemKey, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
-import { connect, type TestSocket } from '../helpers/ws';
+import { connect, type TestSocket, closeSocketsAfterEach } from '../helpers/ws';
 import type { WsServerMessage } from '../../generated/ws';
 
 const WS_TOKEN_TTL = 120;
@@ -106,21 +106,8 @@ async function expectAnonymous(t: TestApp, cred: Cred): Promise<void> {
 
 // ------------------------------------------------------------------ WebSocket helpers
 
-const opened: TestSocket[] = [];
+const opened = closeSocketsAfterEach();
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-afterEach(async () => {
-  const sockets = opened.splice(0);
-  for (const s of sockets) s.close();
-  await Promise.all(sockets.map((s) => within(s.closed, 3000, 'a socket to close').catch(() => s.socket.terminate())));
-});
 
 /** Opens /v1/ws with the credential and consumes the welcome message. */
 async function wsSession(t: TestApp, cred: Cred): Promise<TestSocket> {

@@ -20,6 +20,7 @@ import {
   teamPermissions,
   userPermissions,
 } from '../../src/auth/registry';
+import { SPEC_CATEGORIES, SPEC_MODERATOR, SPEC_VIEWER } from '../helpers/spec-permissions';
 
 const role = <T extends { name: string }>(roles: readonly T[], name: string): T => {
   const found = roles.find((r) => r.name === name);
@@ -36,39 +37,7 @@ describe('account permissions (Part 1 "Account permissions by category")', () =>
   });
 
   test('each category holds exactly the actions of the table, in table order', () => {
-    expect(accountPermissionCategories.map((c) => [c.category, [...c.actions]])).toEqual([
-      ['events', ['read', 'create', 'userinfo']],
-      ['overlays', ['read', 'create', 'edit', 'delete', 'access-read', 'access-grant', 'access-revoke']],
-      ['widgets', ['read', 'create', 'edit', 'delete', 'access-read', 'access-grant', 'access-revoke']],
-      ['extension-data', ['read', 'edit']],
-      ['music_platform', ['read', 'playback', 'volume', 'queue', 'playlist', 'device', 'worker']],
-      ['chat', ['read', 'write', 'userinfo', 'delete', 'ban', 'timeout', 'notes', 'raid', 'poll', 'prediction', 'refresh_user']],
-      ['connections', ['read', 'create', 'edit', 'delete']],
-      ['settings', ['read', 'edit']],
-      ['automations', ['read', 'create', 'edit', 'delete', 'execute']],
-      ['members', ['read', 'create', 'edit', 'delete']],
-      ['uploads', ['read', 'create', 'delete']],
-      ['rewards', ['read', 'create', 'edit', 'delete']],
-      ['tokens', ['read', 'create', 'edit', 'delete']],
-      ['apikeys', ['read', 'create', 'edit', 'delete']],
-      ['account', ['read', 'edit', 'delete']],
-      ['plan', ['read', 'edit']],
-      ['login-assignments', ['read', 'create', 'delete']],
-      ['extension-dev', ['read', 'create', 'edit', 'delete', 'publish', 'analytics', 'payouts']],
-      ['sounds', ['read', 'create', 'edit', 'delete', 'play']],
-      ['bot-modules', ['read', 'edit']],
-      ['copyright', ['read', 'edit', 'delete', 'vote', 'report', 'recommend']],
-      ['obs', ['read', 'edit', 'delete']],
-      ['roles', ['read', 'edit', 'delete']],
-      ['bot-commands', ['read', 'create', 'edit', 'delete']],
-      ['bot-connections', ['read', 'create', 'delete']],
-      ['se-tokens', ['read', 'create', 'delete']],
-      ['extension-store', ['read', 'install', 'uninstall', 'configure', 'review']],
-      ['history', ['read', 'share', 'export', 'delete']],
-      ['presets', ['share']],
-      ['public-stats', ['read', 'edit']],
-      ['audit-log', ['read']],
-    ]);
+    expect(accountPermissionCategories.map((c) => [c.category, [...c.actions]])).toEqual(SPEC_CATEGORIES);
   });
 
   test('the flat list is category:action in table order', () => {
@@ -106,32 +75,7 @@ describe('default account roles', () => {
   });
 
   test('moderator holds exactly the table set', () => {
-    // Copied from Part 1's "Default account roles" table, not from the module.
-    const expected = [
-      'events:read', 'events:create', 'events:userinfo',
-      'overlays:read',
-      'music_platform:read', 'music_platform:playback', 'music_platform:queue', 'music_platform:playlist', 'music_platform:device',
-      'chat:read', 'chat:write', 'chat:userinfo', 'chat:delete', 'chat:ban', 'chat:timeout', 'chat:notes', 'chat:raid',
-      'chat:refresh_user', 'chat:poll', 'chat:prediction',
-      'connections:read',
-      'uploads:read',
-      'rewards:read',
-      'automations:read', 'automations:execute',
-      'members:read',
-      'roles:read',
-      'obs:read',
-      'copyright:vote', 'copyright:report', 'copyright:recommend',
-      'bot-modules:read',
-      'bot-connections:read',
-      'bot-commands:read',
-      'extension-store:read', 'extension-store:review',
-      'extension-data:read',
-      'widgets:read',
-      'sounds:read', 'sounds:play',
-      'history:read', 'history:export',
-      'presets:share',
-      'public-stats:read',
-    ];
+    const expected = SPEC_MODERATOR;
     const moderator = role(defaultAccountRoles, 'moderator').permissions;
     expect(expected).toHaveLength(44);
     expect(sorted(moderator)).toEqual(sorted(expected));
@@ -139,15 +83,7 @@ describe('default account roles', () => {
   });
 
   test('viewer holds exactly the table set', () => {
-    const expected = [
-      'events:read', 'events:userinfo',
-      'overlays:read',
-      'bot-commands:read',
-      'extension-store:read', 'extension-store:review',
-      'extension-data:read',
-      'widgets:read',
-      'sounds:read',
-    ];
+    const expected = SPEC_VIEWER;
     expect(sorted(role(defaultAccountRoles, 'viewer').permissions)).toEqual(sorted(expected));
   });
 

@@ -79,3 +79,26 @@ export function connect(url: string, options: { headers?: Record<string, string>
     });
   });
 }
+
+/** Rejects when `promise` has not settled within `ms`, naming what it waited for. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Sockets pushed into the returned list are closed after each test (terminated when they do not
+ * close within 3 s), so a failing test leaves no connection behind.
+ */
+export function closeSocketsAfterEach(): TestSocket[] {
+  const opened: TestSocket[] = [];
+  afterEach(async () => {
+    const sockets = opened.splice(0);
+    for (const s of sockets) s.close();
+    await Promise.all(sockets.map((s) => within(s.closed, 3000, 'a socket to close').catch(() => s.socket.terminate())));
+  });
+  return opened;
+}

@@ -10,7 +10,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { gql, services, startTestApp, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type ApiResult, type LoggedIn } from '../helpers/users';
-import { connect, type TestSocket } from '../helpers/ws';
+import { connect, type TestSocket, closeSocketsAfterEach } from '../helpers/ws';
 
 // ------------------------------------------------------------------------------------ constants
 
@@ -81,21 +81,8 @@ function expectGqlData(res: GqlResult): Record<string, unknown> {
 /** Milliseconds between an ISO timestamp and now + `seconds`, for "about N seconds from now". */
 const driftFrom = (iso: string, seconds: number) => Math.abs(new Date(iso).getTime() - (Date.now() + seconds * 1000));
 
-const opened: TestSocket[] = [];
+const opened = closeSocketsAfterEach();
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-afterEach(async () => {
-  const sockets = opened.splice(0);
-  for (const s of sockets) s.close();
-  await Promise.all(sockets.map((s) => within(s.closed, 3000, 'a socket to close').catch(() => s.socket.terminate())));
-});
 
 /** Opens a WebSocket session and consumes its welcome. */
 async function wsSession(url: string): Promise<TestSocket> {

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { systemKey, useTestApp, type TestApp } from '../helpers/app';
-import { connect, type TestSocket } from '../helpers/ws';
+import { connect, type TestSocket, within, closeSocketsAfterEach } from '../helpers/ws';
 import type { WsServerMessage } from '../../generated/ws';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -24,7 +24,7 @@ const keys = {
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 /** Sockets opened by the current test; closed (and their close awaited) after each test. */
-const opened: TestSocket[] = [];
+const opened = closeSocketsAfterEach();
 
 async function open(url: string, headers?: Record<string, string>): Promise<TestSocket> {
   const socket = await connect(url, headers ? { headers } : {});
@@ -39,19 +39,6 @@ async function session(url: string, headers?: Record<string, string>): Promise<T
   return socket;
 }
 
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-afterEach(async () => {
-  const sockets = opened.splice(0);
-  for (const s of sockets) s.close();
-  await Promise.all(sockets.map((s) => within(s.closed, 3000, 'a socket to close').catch(() => s.socket.terminate())));
-});
 
 /** Resolves with the rejection of a connect() that must be refused before the 101 switch. */
 async function refused(url: string, headers?: Record<string, string>): Promise<Error & { status?: number; body?: string }> {
