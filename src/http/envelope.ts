@@ -36,6 +36,11 @@ export function collection<T>(items: T[], page: { total: number; page: number; l
   return { data: items, _links: links, _meta: { total: page.total, page: page.page, limit: page.limit, pages } };
 }
 
+/** A whole (small, unpaginated) list as the single page of the collection envelope. */
+export function wholeCollection<T>(items: T[], self: string): CollectionEnvelope<T> {
+  return collection(items, { total: items.length, page: 1, limit: Math.max(1, items.length) }, self);
+}
+
 /** Clamps `page` and `limit` query values to the operation's bounds. */
 export function pageParams(query: { page?: number | string; limit?: number | string }, bounds: { defaultLimit: number; maxLimit: number }): { page: number; limit: number; offset: number } {
   const page = Math.max(1, Math.trunc(Number(query.page ?? 1)) || 1);

@@ -1,7 +1,7 @@
 /** REST bindings of users, accounts, members, invites and roles: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { collection, single } from '../../http/envelope';
+import { single, wholeCollection as all } from '../../http/envelope';
 import type { Account, AccountInvite, AccountMember, AccountRole, AccountsService } from './service';
 
 const account = (a: Account) => ({ id: a.id, name: a.name, owner_id: a.ownerId, plan: a.plan, role: a.role, created_at: a.createdAt, updated_at: a.updatedAt });
@@ -27,8 +27,6 @@ const role = (r: AccountRole) => ({
   updated_at: r.updatedAt,
 });
 
-/** A whole (small) list as one page of the collection envelope. */
-const all = <T>(items: T[], self: string) => collection(items, { total: items.length, page: 1, limit: Math.max(1, items.length) }, self);
 const success = { success: true as const };
 
 type Handlers = Pick<

@@ -159,17 +159,21 @@ export interface AccountsDeps {
   credentials: AuthStore;
 }
 
+/**
+ * What a caller may hand on (to a role, a popout token): literal account permissions of the
+ * registry (400 otherwise) that the caller holds itself (403 otherwise). Answers them deduplicated
+ * in registry order.
+ */
+export function checkGrantable(ctx: AuthContext, permissions: readonly string[]): string[] {
+  const invalid = firstInvalidAccountPermission(permissions);
+  if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
+  const beyond = permissions.find((p) => !hasPermission(ctx, p));
+  if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
+  return sortByRegistry([...new Set(permissions)]);
+}
+
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, knex, audit, notifications } = deps;
-
-  /** Every permission a known account permission, and one the caller holds itself. */
-  function checkGrantable(ctx: AuthContext, permissions: readonly string[]): string[] {
-    const invalid = firstInvalidAccountPermission(permissions);
-    if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
-    const beyond = permissions.find((p) => !hasPermission(ctx, p));
-    if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
-    return sortByRegistry([...new Set(permissions)]);
-  }
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();

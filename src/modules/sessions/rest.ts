@@ -1,7 +1,7 @@
 /** REST bindings of sessions and popout sessions: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { collection } from '../../http/envelope';
+import { wholeCollection } from '../../http/envelope';
 import { POPOUT_COOKIE } from '../../http/middleware';
 import type { SessionInfo, SessionTokens, SessionsService } from './service';
 
@@ -51,8 +51,7 @@ export function createSessionsRest(service: SessionsService): Handlers {
       return { status: 200, body: tokensBody(await service.switchAccount(context.auth, body.account_id)) };
     },
     async sessions(_request, context) {
-      const list = (await service.list(context.auth)).map(session);
-      return { status: 200, body: collection(list, { total: list.length, page: 1, limit: Math.max(1, list.length) }, context.selfUrl) };
+      return { status: 200, body: wholeCollection((await service.list(context.auth)).map(session), context.selfUrl) };
     },
     async revokeSession({ params }, context) {
       await service.revoke(context.auth, params.id, context.client);

@@ -1,7 +1,7 @@
 /** REST bindings of the tokens module: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { collection, single } from '../../http/envelope';
+import { single, wholeCollection } from '../../http/envelope';
 import type { PopoutToken, TokensService } from './service';
 
 const popout = (t: PopoutToken) => ({
@@ -37,8 +37,7 @@ export function createTokensRest(service: TokensService): Pick<RestHandlers<Requ
       };
     },
     async popoutTokens(_request, context) {
-      const list = (await service.popoutTokens(context.auth)).map(popout);
-      return { status: 200, body: collection(list, { total: list.length, page: 1, limit: Math.max(1, list.length) }, context.selfUrl) };
+      return { status: 200, body: wholeCollection((await service.popoutTokens(context.auth)).map(popout), context.selfUrl) };
     },
     async createPopoutToken({ body }, context) {
       const created = await service.createPopoutToken(context.auth, {

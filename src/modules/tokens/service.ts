@@ -4,11 +4,10 @@
  * popout tokens of an account (Part 1, "Popout tokens and sessions").
  */
 import type { AuthContext, AuthContextKind } from '../../auth/context';
-import { hasPermission } from '../../auth/context';
-import { firstInvalidAccountPermission, sortByRegistry } from '../../auth/registry';
+import { sortByRegistry } from '../../auth/registry';
 import type { AuthStore, CredentialRow } from '../../auth/store';
 import { AppError } from '../../errors';
-import { accountMessages, activeAccountId, type AccountsService } from '../accounts/service';
+import { accountMessages, activeAccountId, checkGrantable, type AccountsService } from '../accounts/service';
 import type { AuditService } from '../audit/service';
 
 export interface TokenPermissions {
@@ -94,13 +93,9 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
         if (Number.isNaN(expiresAt.getTime())) throw AppError.validation(tokenMessages.invalidExpiry);
         if (expiresAt.getTime() <= Date.now()) throw AppError.validation(tokenMessages.expiresInPast);
       }
-      const invalid = firstInvalidAccountPermission(input.permissions);
-      if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
-      const beyond = input.permissions.find((p) => !hasPermission(ctx, p));
-      if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
+      const permissions = checkGrantable(ctx, input.permissions);
       const userId = input.userId ?? creator;
       if (userId !== creator && !(await deps.accounts.isMember(userId, accountId))) throw AppError.notFound(accountMessages.memberNotFound);
-      const permissions = sortByRegistry([...new Set(input.permissions)]);
       const { token, row } = await deps.store.mint({
         kind: 'popout',
         accountId,
