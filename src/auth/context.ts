@@ -34,6 +34,8 @@ export interface AuthContext {
   readonly sessionId?: string | null;
   /** What a bound token is bound to (overlay, widget instance, install, popout token, developer). */
   readonly binding?: CredentialBinding | null;
+  /** When the credential stops being valid (epoch ms); long-lived connections end then. */
+  readonly expiresAt?: number | null;
 }
 
 export interface CredentialBinding {

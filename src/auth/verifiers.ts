@@ -40,6 +40,8 @@ function context(fields: Partial<AuthContext> & Pick<AuthContext, 'kind'>): Auth
 /** `last_used_at` is written at most once a minute: most requests only read. */
 const stale = (lastUsed: Date | null) => lastUsed === null || Date.now() - new Date(lastUsed).getTime() > 60_000;
 
+const expiry = (at: Date | null) => (at === null ? null : new Date(at).getTime());
+
 const isLive = (row: { revoked_at: Date | null; expires_at: Date | null }) =>
   row.revoked_at === null && (row.expires_at === null || new Date(row.expires_at).getTime() > Date.now());
 
@@ -61,9 +63,10 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     return { row, userId, permissions: row.permissions.filter((p) => allowed.has(p)) };
   }
 
-  function popoutContext(grant: PopoutGrant, claimed?: readonly string[]): AuthContext {
+  function popoutContext(grant: PopoutGrant, claimed?: readonly string[], expiresAt: number | null = expiry(grant.row.expires_at)): AuthContext {
     const permissions = claimed ? intersect(claimed, grant.permissions) : set(grant.permissions);
     return context({
+      expiresAt,
       kind: 'popout',
       userId: grant.userId,
       accountId: grant.row.account_id,
@@ -92,6 +95,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
       userPermissions: intersect(claims.user_permissions, live.user),
       credentialId: claims.session_id ?? claims.jti ?? null,
       sessionId: claims.session_id ?? null,
+      expiresAt: claims.exp ? claims.exp * 1000 : null,
     });
   }
 
@@ -106,7 +110,8 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
       const grant = await popoutGrant(await store.byId(claims.popout_token_id));
       if (!grant) return REVOKED;
       // A popout's WebSocket token carries the subset it was minted with; never more than now.
-      return popoutContext(grant, claims.use === 'ws' ? claims.account_permissions : undefined);
+      const ends = Math.min(claims.exp ? claims.exp * 1000 : Infinity, expiry(grant.row.expires_at) ?? Infinity);
+      return popoutContext(grant, claims.use === 'ws' ? claims.account_permissions : undefined, Number.isFinite(ends) ? ends : null);
     }
     return verifyUserJwt(claims);
   };
@@ -116,7 +121,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     if (!row || row.kind !== credential.format.kind) return INVALID;
     if (!isLive(row)) return row.revoked_at === null ? EXPIRED : INVALID;
     if (stale(row.last_used_at)) void store.touch(row.id).catch(() => undefined);
-    const base = { credentialId: row.token_hash, label: row.label || null };
+    const base = { credentialId: row.token_hash, label: row.label || null, expiresAt: expiry(row.expires_at) };
     const bound = (binding: CredentialBinding) => context({ kind: row.kind, accountId: row.account_id, ...base, binding });
     switch (row.kind) {
       case 'user_api_key': {

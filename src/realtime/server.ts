@@ -175,7 +175,12 @@ export function createRealtimeServer(options: RealtimeOptions) {
   const tick = setInterval(() => {
     const now = Date.now();
     for (const session of sessions.values()) {
-      if (now - session.lastSeen > limits.silenceTimeoutMs) session.socket.close(4000, 'Silence timeout');
+      if (now - session.lastSeen > limits.silenceTimeoutMs) {
+        session.socket.close(4000, 'Silence timeout');
+      } else if (session.auth.expiresAt && now >= session.auth.expiresAt) {
+        error(session, 'TOKEN_EXPIRED', 'Token expired');
+        session.socket.close(4001, 'Token expired');
+      }
     }
   }, limits.heartbeatTickMs);
   tick.unref();
