@@ -4,6 +4,7 @@
  * system keys only); must not look anything up: resolution lives in credentials.ts.
  */
 import type { PermissionScope } from '../../generated/gates';
+import { AppError, messages } from '../errors';
 
 export type AuthContextKind =
   | 'anonymous'
@@ -114,4 +115,21 @@ export function hasPermission(ctx: AuthContext, permission: string, scope: Permi
     default:
       return grants(ctx.permissions, permission, false);
   }
+}
+
+/** A grant set as a sorted list (the wire form of permissions). */
+export function sortedGrants(set: ReadonlySet<string>): string[] {
+  return [...set].sort();
+}
+
+/** The acting user of a context, or 401: services behind user gates read the user through this. */
+export function requireUserId(ctx: AuthContext): string {
+  if (!ctx.userId) throw AppError.unauthorized();
+  return ctx.userId;
+}
+
+/** The active account of a context, or 401 `No active account`. */
+export function requireAccountId(ctx: AuthContext): string {
+  if (!ctx.accountId) throw AppError.unauthorized(messages.noActiveAccount);
+  return ctx.accountId;
 }

@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Migration } from '../infra/db/database';
+import { fromJson, type Migration } from '../infra/db/database';
 import type { CredentialKind } from './credentials';
 import { credentialFormats } from './credentials';
 import { tokenHash } from './system-keys';
@@ -103,7 +103,7 @@ export interface MintInput {
 /** `last_used_at` is written at most once a minute per row, not on every request. */
 const TOUCH_INTERVAL = "interval '1 minute'";
 
-const parsePermissions = (value: unknown): string[] => (typeof value === 'string' ? (JSON.parse(value) as string[]) : ((value as string[] | null) ?? []));
+const parsePermissions = (value: unknown): string[] => fromJson<string[]>(value, []);
 
 export function createAuthStore(knex: Knex) {
   return {

@@ -78,12 +78,15 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
   }
 
   async function verifyUserJwt(claims: JwtClaims): Promise<AuthContext | VerifyFailure> {
+    // Independent reads: the session row and the live roles, in one round trip of latency.
+    const [session, live] = await Promise.all([
+      claims.session_id ? store.session(claims.session_id) : Promise.resolve(null),
+      principals.principal(claims.sub, claims.account_id ?? null),
+    ]);
     if (claims.session_id) {
-      const session = await store.session(claims.session_id);
       if (!session || session.user_id !== claims.sub || !isLive(session)) return REVOKED;
       if (stale(session.last_used_at)) void store.touchSession(session.id).catch(() => undefined);
     }
-    const live = await principals.principal(claims.sub, claims.account_id ?? null);
     if (!live.exists) return INVALID;
     const member = live.account !== null;
     return context({

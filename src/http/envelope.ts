@@ -36,6 +36,9 @@ export function collection<T>(items: T[], page: { total: number; page: number; l
   return { data: items, _links: links, _meta: { total: page.total, page: page.page, limit: page.limit, pages } };
 }
 
+/** The bare body of action endpoints (Part 1, "REST conventions"). */
+export const SUCCESS = Object.freeze({ success: true as const });
+
 /** A whole (small, unpaginated) list as the single page of the collection envelope. */
 export function wholeCollection<T>(items: T[], self: string): CollectionEnvelope<T> {
   return collection(items, { total: items.length, page: 1, limit: Math.max(1, items.length) }, self);

@@ -105,3 +105,16 @@ function wrap(knex: Knex, kind: Database['kind']): Database {
     close: () => knex.destroy(),
   };
 }
+
+/** A json/jsonb column value: pg and PGlite parse it; a driver that hands back text is parsed here. */
+export function fromJson<T>(value: unknown, fallback: T): T {
+  if (typeof value === 'string') return JSON.parse(value) as T;
+  return (value as T | null | undefined) ?? fallback;
+}
+
+/** A timestamp column as the API's RFC 3339 string (milliseconds, UTC). */
+export function isoTime(value: Date | string): string;
+export function isoTime(value: Date | string | null): string | null;
+export function isoTime(value: Date | string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
+}

@@ -1,5 +1,6 @@
 /** Storage of users, accounts, roles, members and invites (knex). Returns domain rows. */
 import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
 
 export interface UserRow {
   id: string;
@@ -52,8 +53,7 @@ export interface InviteRow {
   created_at: Date;
 }
 
-/** pg parses jsonb; a driver that hands back text is parsed here. */
-export const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? (JSON.parse(value) as string[]) : ((value as string[] | null) ?? []));
+const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 
 export function createAccountsRepo(knex: Knex) {
   const accountColumns = (db: Knex | Knex.Transaction) =>

@@ -1,7 +1,7 @@
 /** REST bindings of users, accounts, members, invites and roles: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { single, wholeCollection as all } from '../../http/envelope';
+import { SUCCESS, single, wholeCollection as all } from '../../http/envelope';
 import type { Account, AccountInvite, AccountMember, AccountRole, AccountsService } from './service';
 
 const account = (a: Account) => ({ id: a.id, name: a.name, owner_id: a.ownerId, plan: a.plan, role: a.role, created_at: a.createdAt, updated_at: a.updatedAt });
@@ -27,7 +27,6 @@ const role = (r: AccountRole) => ({
   updated_at: r.updatedAt,
 });
 
-const success = { success: true as const };
 
 type Handlers = Pick<
   RestHandlers<RequestContext>,
@@ -81,11 +80,11 @@ export function createAccountsRest(service: AccountsService): Handlers {
     },
     async dissolveAccount(_request, context) {
       await service.dissolveAccount(context.auth);
-      return { status: 200, body: success };
+      return { status: 200, body: SUCCESS };
     },
     async leaveAccount(_request, context) {
       await service.leaveAccount(context.auth);
-      return { status: 200, body: success };
+      return { status: 200, body: SUCCESS };
     },
     async accountMembers(_request, context) {
       return { status: 200, body: all((await service.members(context.auth)).map(member), context.selfUrl) };
@@ -95,7 +94,7 @@ export function createAccountsRest(service: AccountsService): Handlers {
     },
     async removeAccountMember({ params }, context) {
       await service.removeMember(context.auth, params.user_id);
-      return { status: 200, body: success };
+      return { status: 200, body: SUCCESS };
     },
     async accountInvites(_request, context) {
       return { status: 200, body: all((await service.invites(context.auth)).map(invite), context.selfUrl) };
@@ -106,7 +105,7 @@ export function createAccountsRest(service: AccountsService): Handlers {
     },
     async cancelAccountInvite({ params }, context) {
       await service.cancelInvite(context.auth, params.id);
-      return { status: 200, body: success };
+      return { status: 200, body: SUCCESS };
     },
     async accountRoles(_request, context) {
       return { status: 200, body: all((await service.roles(context.auth)).map(role), context.selfUrl) };
@@ -120,7 +119,7 @@ export function createAccountsRest(service: AccountsService): Handlers {
     },
     async deleteAccountRole({ params }, context) {
       await service.deleteRole(context.auth, params.id);
-      return { status: 200, body: success };
+      return { status: 200, body: SUCCESS };
     },
   };
 }

@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { hasPermission, type AuthContext } from '../../auth/context';
+import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import { defaultAccountRoles, firstInvalidAccountPermission, sortByRegistry } from '../../auth/registry';
 import type { AuthStore } from '../../auth/store';
 import type { PrincipalSource } from '../../auth/verifiers';
-import { AppError, messages } from '../../errors';
+import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
 import type { AuditService } from '../audit/service';
 import type { NotificationsService } from '../notifications/service';
 import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
@@ -92,16 +93,15 @@ export interface AccountRole {
   updatedAt: string;
 }
 
-const iso = (d: Date | string) => new Date(d).toISOString();
-const toUser = (u: UserRow): User => ({ id: u.id, email: u.email, displayName: u.display_name, avatarUrl: u.avatar_url, createdAt: iso(u.created_at) });
+const toUser = (u: UserRow): User => ({ id: u.id, email: u.email, displayName: u.display_name, avatarUrl: u.avatar_url, createdAt: isoTime(u.created_at) });
 const toAccount = (a: AccountRow, role: string | null): Account => ({
   id: a.id,
   name: a.name,
   ownerId: a.owner_id,
   plan: a.plan,
   role,
-  createdAt: iso(a.created_at),
-  updatedAt: iso(a.updated_at),
+  createdAt: isoTime(a.created_at),
+  updatedAt: isoTime(a.updated_at),
 });
 const toMember = (m: MemberRow): AccountMember => ({
   userId: m.user_id,
@@ -111,7 +111,7 @@ const toMember = (m: MemberRow): AccountMember => ({
   roleId: m.role_id,
   role: m.role,
   isOwner: m.owner_id === m.user_id,
-  joinedAt: iso(m.joined_at),
+  joinedAt: isoTime(m.joined_at),
 });
 const toInvite = (i: InviteRow): AccountInvite => ({
   id: i.id,
@@ -120,7 +120,7 @@ const toInvite = (i: InviteRow): AccountInvite => ({
   roleId: i.role_id,
   role: i.role,
   invitedBy: i.invited_by,
-  createdAt: iso(i.created_at),
+  createdAt: isoTime(i.created_at),
 });
 const toRole = (r: RoleRow): AccountRole => ({
   id: r.id,
@@ -129,23 +129,12 @@ const toRole = (r: RoleRow): AccountRole => ({
   isSystem: r.is_system,
   permissions: sortByRegistry(r.permissions),
   memberCount: r.member_count,
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
 });
 
 const OWNER_ROLE = defaultAccountRoles[0]!.name;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The active account of a context, or 401 `No active account`. */
-export function activeAccountId(ctx: AuthContext): string {
-  if (!ctx.accountId) throw AppError.unauthorized(messages.noActiveAccount);
-  return ctx.accountId;
-}
-
-function actingUserId(ctx: AuthContext): string {
-  if (!ctx.userId) throw AppError.unauthorized();
-  return ctx.userId;
-}
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string })?.code === '23505';
@@ -244,18 +233,18 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async me(ctx: AuthContext): Promise<Me> {
-      const userId = actingUserId(ctx);
+      const userId = requireUserId(ctx);
       const user = await repo.userById(userId);
       if (!user) throw AppError.unauthorized();
       return { ...toUser(user), activeAccountId: ctx.accountId, ownedAccountCount: await repo.ownedCount(userId) };
     },
 
     async myAccounts(ctx: AuthContext): Promise<Account[]> {
-      return (await repo.accountsOfUser(actingUserId(ctx))).map((a) => toAccount(a, a.role));
+      return (await repo.accountsOfUser(requireUserId(ctx))).map((a) => toAccount(a, a.role));
     },
 
     async createAccount(ctx: AuthContext, input: { name: string }): Promise<Account> {
-      const userId = actingUserId(ctx);
+      const userId = requireUserId(ctx);
       const name = input.name.trim();
       if (!name) throw AppError.validation('name must not be blank');
       const accountId = await knex.transaction(async (trx) => {
@@ -267,7 +256,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async account(ctx: AuthContext): Promise<Account> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
       const member = ctx.userId ? await repo.member(accountId, ctx.userId) : undefined;
@@ -275,8 +264,8 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async dissolveAccount(ctx: AuthContext): Promise<void> {
-      const accountId = activeAccountId(ctx);
-      const userId = actingUserId(ctx);
+      const accountId = requireAccountId(ctx);
+      const userId = requireUserId(ctx);
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
       if (account.owner_id !== userId) throw AppError.forbidden(accountMessages.ownerOnlyDissolve);
@@ -287,8 +276,8 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async leaveAccount(ctx: AuthContext): Promise<void> {
-      const accountId = activeAccountId(ctx);
-      const userId = actingUserId(ctx);
+      const accountId = requireAccountId(ctx);
+      const userId = requireUserId(ctx);
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
       if (account.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotLeave);
@@ -299,11 +288,11 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async members(ctx: AuthContext): Promise<AccountMember[]> {
-      return (await repo.members(activeAccountId(ctx))).map(toMember);
+      return (await repo.members(requireAccountId(ctx))).map(toMember);
     },
 
     async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const member = await repo.member(accountId, userId);
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
       const role = await repo.role(accountId, roleId);
@@ -321,7 +310,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async removeMember(ctx: AuthContext, userId: string): Promise<void> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const member = await repo.member(accountId, userId);
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
       if (member.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
@@ -332,11 +321,11 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async invites(ctx: AuthContext): Promise<AccountInvite[]> {
-      return (await repo.invites(activeAccountId(ctx))).map(toInvite);
+      return (await repo.invites(requireAccountId(ctx))).map(toInvite);
     },
 
     async createInvite(ctx: AuthContext, input: { userId: string; role: string }): Promise<AccountInvite> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const user = await repo.userById(input.userId);
       if (!user) throw AppError.notFound(accountMessages.userNotFound);
       const role = await roleByNameOrId(accountId, input.role.trim());
@@ -364,7 +353,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async cancelInvite(ctx: AuthContext, id: string): Promise<void> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const invite = await repo.invite(id);
       if (!invite || invite.account_id !== accountId) throw AppError.notFound(accountMessages.inviteNotFound);
       await knex.transaction(async (trx) => {
@@ -394,11 +383,11 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async roles(ctx: AuthContext): Promise<AccountRole[]> {
-      return (await repo.roles(activeAccountId(ctx))).map(toRole);
+      return (await repo.roles(requireAccountId(ctx))).map(toRole);
     },
 
     async createRole(ctx: AuthContext, input: { name: string; permissions: readonly string[] }): Promise<AccountRole> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const name = input.name.trim();
       if (!name) throw AppError.validation('name must not be blank');
       const permissions = checkGrantable(ctx, input.permissions);
@@ -417,7 +406,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; permissions?: readonly string[] | null }): Promise<AccountRole> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const role = await repo.role(accountId, id);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
       if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleImmutable);
@@ -443,7 +432,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async deleteRole(ctx: AuthContext, id: string): Promise<void> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const role = await repo.role(accountId, id);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
       if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleUndeletable);

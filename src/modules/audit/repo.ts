@@ -1,5 +1,6 @@
 /** Audit log storage (knex): append and filtered, paginated reads, newest first. */
 import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
 
 export type AuditScope = 'user' | 'account' | 'system';
 
@@ -51,7 +52,7 @@ export function createAuditRepo(knex: Knex) {
         filtered(q).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
       return {
-        rows: rows.map((r: AuditRow) => ({ ...r, metadata: typeof r.metadata === 'string' ? JSON.parse(r.metadata) : r.metadata })),
+        rows: rows.map((r: AuditRow) => ({ ...r, metadata: fromJson<Record<string, unknown>>(r.metadata, {}) })),
         total: Number(count?.count ?? 0),
       };
     },

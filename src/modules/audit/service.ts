@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { AuthContext } from '../../auth/context';
-import { AppError, messages } from '../../errors';
+import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
 import type { AuditRepo, AuditRow, AuditScope } from './repo';
 
 export interface AuditEntry {
@@ -141,7 +142,7 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
         ipAddress: row.ip_address,
         userAgent: row.user_agent,
         metadata: row.metadata ?? {},
-        createdAt: new Date(row.created_at).toISOString(),
+        createdAt: isoTime(row.created_at),
         resolvedNames,
       };
     });
@@ -170,13 +171,11 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
     },
 
     myAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
-      if (!ctx.userId) throw AppError.unauthorized();
-      return page({ scope: 'user', userId: ctx.userId }, filter);
+      return page({ scope: 'user', userId: requireUserId(ctx) }, filter);
     },
 
     accountAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
-      if (!ctx.accountId) throw AppError.unauthorized(messages.noActiveAccount);
-      return page({ scope: 'account', accountId: ctx.accountId }, filter);
+      return page({ scope: 'account', accountId: requireAccountId(ctx) }, filter);
     },
 
     adminAuditLog(_ctx: AuthContext, filter: AdminAuditFilter): Promise<AuditPage> {

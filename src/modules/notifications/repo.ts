@@ -1,5 +1,6 @@
 /** Notification storage (knex). */
 import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
 
 export interface NotificationRow {
   id: string;
@@ -11,7 +12,7 @@ export interface NotificationRow {
   read_at: Date | null;
 }
 
-const parse = (row: NotificationRow): NotificationRow => ({ ...row, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data });
+const parse = (row: NotificationRow): NotificationRow => ({ ...row, data: fromJson<Record<string, unknown>>(row.data, {}) });
 
 export function createNotificationsRepo(knex: Knex) {
   return {

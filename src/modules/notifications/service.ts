@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { AuthContext } from '../../auth/context';
+import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
 import type { NotificationRow, NotificationsRepo } from './repo';
 
 export const CHANNELS = ['off', 'in_app', 'email', 'in_app_email'] as const;
@@ -56,14 +57,9 @@ const toNotification = (r: NotificationRow): Notification => ({
   type: r.type,
   data: r.data ?? {},
   status: r.status,
-  createdAt: new Date(r.created_at).toISOString(),
-  readAt: r.read_at ? new Date(r.read_at).toISOString() : null,
+  createdAt: isoTime(r.created_at),
+  readAt: isoTime(r.read_at),
 });
-
-function userOf(ctx: AuthContext): string {
-  if (!ctx.userId) throw AppError.unauthorized();
-  return ctx.userId;
-}
 
 export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex }) {
   const { repo, knex } = deps;
@@ -88,12 +84,12 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
     },
 
     async list(ctx: AuthContext, page: { page: number; limit: number; offset: number }): Promise<{ items: Notification[]; total: number }> {
-      const { rows, total } = await repo.page(userOf(ctx), page.limit, page.offset);
+      const { rows, total } = await repo.page(requireUserId(ctx), page.limit, page.offset);
       return { items: rows.map(toNotification), total };
     },
 
     async act(ctx: AuthContext, id: string, action: string): Promise<Notification> {
-      const userId = userOf(ctx);
+      const userId = requireUserId(ctx);
       return knex.transaction(async (trx) => {
         const row = await repo.forUpdate(trx, id, userId);
         if (!row) throw AppError.notFound(notificationMessages.notFound);
@@ -106,12 +102,12 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
     },
 
     async preferences(ctx: AuthContext): Promise<NotificationPreference[]> {
-      const chosen = new Map((await repo.preferences(userOf(ctx))).map((p) => [p.type, p.channel as Channel]));
+      const chosen = new Map((await repo.preferences(requireUserId(ctx))).map((p) => [p.type, p.channel as Channel]));
       return NOTIFICATION_TYPES.map((t) => ({ type: t.type, channel: t.locked ? t.channel : (chosen.get(t.type) ?? t.channel), locked: t.locked }));
     },
 
     async setPreference(ctx: AuthContext, type: string, channel: string): Promise<NotificationPreference> {
-      const userId = userOf(ctx);
+      const userId = requireUserId(ctx);
       const known = NOTIFICATION_TYPES.find((t) => t.type === type);
       if (!known) throw AppError.notFound(notificationMessages.unknownType(type));
       if (!(CHANNELS as readonly string[]).includes(channel)) throw AppError.validation(notificationMessages.unknownChannel(channel));

@@ -1,7 +1,7 @@
 /** REST bindings of sessions and popout sessions: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { wholeCollection } from '../../http/envelope';
+import { SUCCESS, wholeCollection } from '../../http/envelope';
 import { POPOUT_COOKIE } from '../../http/middleware';
 import type { SessionInfo, SessionTokens, SessionsService } from './service';
 
@@ -55,7 +55,7 @@ export function createSessionsRest(service: SessionsService): Handlers {
     },
     async revokeSession({ params }, context) {
       await service.revoke(context.auth, params.id, context.client);
-      return { status: 200, body: { success: true as const } };
+      return { status: 200, body: SUCCESS };
     },
     async issueWsToken(_request, context) {
       const t = await service.issueWsToken(context.auth);

@@ -5,7 +5,7 @@
  * from popout tokens. Sessions are rows; a JWT is only as good as its row.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuthContext } from '../../auth/context';
+import { requireUserId, sortedGrants, type AuthContext } from '../../auth/context';
 import { parseCredential } from '../../auth/credentials';
 import type { JwtService } from '../../auth/jwt';
 import { SUPER_ADMIN_ROLE } from '../../auth/registry';
@@ -14,6 +14,7 @@ import { tokenHash } from '../../auth/system-keys';
 import type { PopoutGrant, PrincipalSource } from '../../auth/verifiers';
 import type { Config } from '../../config/config';
 import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
 import type { AccountsService } from '../accounts/service';
 import type { AuditService } from '../audit/service';
 
@@ -52,8 +53,6 @@ export interface Client {
   userAgent: string | null;
 }
 
-const iso = (d: Date | string) => new Date(d).toISOString();
-const sorted = (set: ReadonlySet<string>) => [...set].sort();
 
 export interface SessionsDeps {
   config: Readonly<Config>;
@@ -154,12 +153,11 @@ export function createSessionsService(deps: SessionsDeps) {
     },
 
     async list(ctx: AuthContext): Promise<SessionInfo[]> {
-      if (!ctx.userId) throw AppError.unauthorized();
-      return (await store.openSessions(ctx.userId)).map((s) => ({
+      return (await store.openSessions(requireUserId(ctx))).map((s) => ({
         id: s.id,
-        createdAt: iso(s.created_at),
-        lastUsedAt: iso(s.last_used_at),
-        expiresAt: iso(s.expires_at),
+        createdAt: isoTime(s.created_at),
+        lastUsedAt: isoTime(s.last_used_at),
+        expiresAt: isoTime(s.expires_at),
         ipAddress: s.ip_address,
         userAgent: s.user_agent,
         current: s.id === ctx.sessionId,
@@ -167,13 +165,13 @@ export function createSessionsService(deps: SessionsDeps) {
     },
 
     async revoke(ctx: AuthContext, id: string, client: Client): Promise<void> {
-      if (!ctx.userId) throw AppError.unauthorized();
-      if (!(await store.revokeSession(id, ctx.userId))) throw AppError.notFound(sessionMessages.sessionNotFound);
+      const userId = requireUserId(ctx);
+      if (!(await store.revokeSession(id, userId))) throw AppError.notFound(sessionMessages.sessionNotFound);
       await audit.record({
         scope: 'user',
         type: 'user:session_revoked',
-        userId: ctx.userId,
-        actorId: ctx.userId,
+        userId,
+        actorId: userId,
         ipAddress: client.ip,
         userAgent: client.userAgent,
         metadata: { session_id: id },
@@ -182,15 +180,14 @@ export function createSessionsService(deps: SessionsDeps) {
 
     /** A `ws` JWT: no session id, short TTL, the caller's grants at minting (re-capped on use). */
     async issueWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
-      if (!ctx.userId) throw AppError.unauthorized();
       const { token, expiresAt } = await jwt.sign(
         {
-          sub: ctx.userId,
+          sub: requireUserId(ctx),
           use: 'ws',
           account_id: ctx.accountId,
-          account_permissions: sorted(ctx.permissions),
-          admin_permissions: sorted(ctx.adminPermissions),
-          user_permissions: sorted(ctx.userPermissions),
+          account_permissions: sortedGrants(ctx.permissions),
+          admin_permissions: sortedGrants(ctx.adminPermissions),
+          user_permissions: sortedGrants(ctx.userPermissions),
         },
         { ttlSeconds: config.auth.ws_token_expiration },
       );
@@ -221,7 +218,7 @@ export function createSessionsService(deps: SessionsDeps) {
       const popoutTokenId = ctx.binding?.popoutTokenId;
       if (ctx.kind !== 'popout' || !popoutTokenId) throw AppError.unauthorized();
       const { token, expiresAt } = await jwt.sign(
-        { sub: ctx.userId ?? ctx.accountId!, use: 'ws', ctx: 'popout', popout_token_id: popoutTokenId, account_id: ctx.accountId, account_permissions: sorted(ctx.permissions) },
+        { sub: ctx.userId ?? ctx.accountId!, use: 'ws', ctx: 'popout', popout_token_id: popoutTokenId, account_id: ctx.accountId, account_permissions: sortedGrants(ctx.permissions) },
         { ttlSeconds: config.auth.ws_token_expiration },
       );
       return { wsToken: token, expiresAt: expiresAt.toISOString() };

@@ -1,7 +1,7 @@
 /** REST bindings of the tokens module: name mapping only. */
 import type { RestHandlers } from '../../../generated/rest';
 import type { RequestContext } from '../../http/context';
-import { single, wholeCollection } from '../../http/envelope';
+import { SUCCESS, single, wholeCollection } from '../../http/envelope';
 import type { PopoutToken, TokensService } from './service';
 
 const popout = (t: PopoutToken) => ({
@@ -50,7 +50,7 @@ export function createTokensRest(service: TokensService): Pick<RestHandlers<Requ
     },
     async revokePopoutToken({ params }, context) {
       await service.revokePopoutToken(context.auth, params.id);
-      return { status: 200, body: { success: true as const } };
+      return { status: 200, body: SUCCESS };
     },
   };
 }

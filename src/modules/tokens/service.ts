@@ -3,11 +3,12 @@
  * reports exactly the grants it carries, never a wildcard it does not literally hold), and the
  * popout tokens of an account (Part 1, "Popout tokens and sessions").
  */
-import type { AuthContext, AuthContextKind } from '../../auth/context';
+import { requireAccountId, sortedGrants, type AuthContext, type AuthContextKind } from '../../auth/context';
 import { sortByRegistry } from '../../auth/registry';
 import type { AuthStore, CredentialRow } from '../../auth/store';
 import { AppError } from '../../errors';
-import { accountMessages, activeAccountId, checkGrantable, type AccountsService } from '../accounts/service';
+import { isoTime } from '../../infra/db/database';
+import { accountMessages, checkGrantable, type AccountsService } from '../accounts/service';
 import type { AuditService } from '../audit/service';
 
 export interface TokenPermissions {
@@ -45,8 +46,6 @@ export const tokenMessages = {
   popoutNotFound: 'Popout token not found',
 } as const;
 
-const sorted = (set: ReadonlySet<string>) => [...set].sort();
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 const toPopout = (r: CredentialRow): PopoutToken => ({
   id: r.id,
@@ -55,10 +54,10 @@ const toPopout = (r: CredentialRow): PopoutToken => ({
   createdBy: r.created_by,
   label: r.label,
   permissions: sortByRegistry(r.permissions),
-  expiresAt: iso(r.expires_at),
-  revokedAt: iso(r.revoked_at),
-  lastUsedAt: iso(r.last_used_at),
-  createdAt: iso(r.created_at)!,
+  expiresAt: isoTime(r.expires_at),
+  revokedAt: isoTime(r.revoked_at),
+  lastUsedAt: isoTime(r.last_used_at),
+  createdAt: isoTime(r.created_at)!,
 });
 
 export function createTokensService(deps: { store: AuthStore; accounts: AccountsService; audit: AuditService }) {
@@ -69,14 +68,14 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
         context: ctx.kind,
         userId: ctx.userId,
         accountId: ctx.accountId,
-        permissions: sorted(ctx.permissions),
-        adminPermissions: sorted(ctx.adminPermissions),
-        userPermissions: sorted(ctx.userPermissions),
+        permissions: sortedGrants(ctx.permissions),
+        adminPermissions: sortedGrants(ctx.adminPermissions),
+        userPermissions: sortedGrants(ctx.userPermissions),
       };
     },
 
     async popoutTokens(ctx: AuthContext): Promise<PopoutToken[]> {
-      return (await deps.store.ofAccount(activeAccountId(ctx), 'popout')).map(toPopout);
+      return (await deps.store.ofAccount(requireAccountId(ctx), 'popout')).map(toPopout);
     },
 
     /**
@@ -84,7 +83,7 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
      * re-capped on every use); omitted `userId` binds it to the creator.
      */
     async createPopoutToken(ctx: AuthContext, input: CreatePopoutTokenInput): Promise<{ token: string; popoutToken: PopoutToken }> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const creator = ctx.userId;
       if (!creator) throw AppError.unauthorized();
       let expiresAt: Date | null = null;
@@ -117,7 +116,7 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
     },
 
     async revokePopoutToken(ctx: AuthContext, id: string): Promise<void> {
-      const accountId = activeAccountId(ctx);
+      const accountId = requireAccountId(ctx);
       const row = await deps.store.byId(id);
       if (!row || row.kind !== 'popout' || row.account_id !== accountId || row.revoked_at) throw AppError.notFound(tokenMessages.popoutNotFound);
       await deps.store.revoke(id);
