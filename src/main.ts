@@ -1,10 +1,16 @@
 /**
  * Process entry: load and validate configuration (print every problem, then exit), build the app,
- * listen on PORT and on the loopback metrics port, and drain on SIGTERM or SIGINT.
+ * listen on PORT (127.0.0.1 outside production unless `host` says otherwise) and on the loopback
+ * metrics port, and drain on SIGTERM or SIGINT (a second signal ends the process at once).
  */
 import { ConfigError, loadConfig } from './config/config';
 import { createApp } from './app';
 import { startServer } from './server';
+
+/** Whether a listen address only accepts connections from this machine. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
 
 async function main(): Promise<void> {
   let config;
@@ -27,6 +33,9 @@ async function main(): Promise<void> {
   const storage = config.database_url ? 'PostgreSQL' : `embedded PGlite in ${config.data_dir}`;
   const cache = config.redis_url ? 'Redis' : 'in-process cache and bus';
   app.log.info({ url: running.url, metrics: `${running.metricsUrl}/metrics` }, 'listening');
+  if (config.auth.dev_login && !isLoopback(config.host)) {
+    app.log.warn({ host: config.host }, 'auth.dev_login is on and the listener is reachable beyond this machine: anyone who reaches it can sign in as any e-mail');
+  }
   const docs = [
     `Service listening on ${running.url} (${storage}; ${cache})`,
     `  Health:     ${running.url}/v1/health`,
@@ -39,10 +48,13 @@ async function main(): Promise<void> {
   console.log(docs.join('\n'));
 
   const shutdown = (signal: string) => {
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal, grace_ms: config.http.shutdown_grace_ms }, 'shutting down: draining in-flight requests');
     running
       .stop()
-      .then(() => process.exit(0))
+      .then(() => {
+        app.log.info('drained');
+        process.exit(0);
+      })
       .catch((error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);

@@ -1,9 +1,10 @@
 /**
  * Listeners: the public HTTP server (REST, GraphQL, WebSocket upgrade) and the loopback metrics
- * server. Used by main.ts and by the integration tests, so both run the same wiring.
+ * server, and their drain on shutdown. Used by main.ts and by the integration tests, so both run
+ * the same wiring.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { App } from './app';
 import { scrubbedMessages } from './errors';
 import { PROMETHEUS_CONTENT_TYPE } from './infra/metrics';
@@ -13,7 +14,11 @@ export interface RunningServer {
   readonly metricsUrl: string;
   readonly server: http.Server;
   readonly metricsServer: http.Server;
-  /** Stops accepting, drains in-flight requests (up to the grace period), closes sockets and the app. */
+  /**
+   * Stops accepting, closes idle keep-alive connections at once, lets in-flight responses finish
+   * writing (each connection closes after its last one) for up to `http.shutdown_grace_ms`, then
+   * cuts whatever is left and closes the app.
+   */
   stop(): Promise<void>;
 }
 
@@ -51,8 +56,75 @@ export function createMetricsServer(app: App): http.Server {
   });
 }
 
+/**
+ * Follows every public connection: how many of its responses are still being written, and
+ * whether the WebSocket layer took it over. Node's own `closeIdleConnections()` (which
+ * `server.close()` calls) counts a connection as idle as soon as the handler has called
+ * `res.end()`, even while megabytes are still queued for a slow reader, and destroys it: SIGTERM
+ * cut a 28.6 MB response short that way. Here a response counts until its last byte has been
+ * handed to the kernel (`close` after `finish`), so a drain waits for it.
+ */
+class ConnectionTracker {
+  private readonly inFlight = new Map<Socket, number>();
+  private readonly upgraded = new Set<Socket>();
+  private draining = false;
+
+  /** Attach before the app's own `request` listener, so every request is counted first. */
+  constructor(server: http.Server) {
+    server.on('connection', (socket: Socket) => {
+      this.inFlight.set(socket, 0);
+      socket.once('close', () => {
+        this.inFlight.delete(socket);
+        this.upgraded.delete(socket);
+      });
+    });
+    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => this.track(req.socket, res));
+    // The realtime layer closes its own sockets (close code 1001) when it is closed.
+    server.on('upgrade', (req: http.IncomingMessage) => {
+      if (!this.inFlight.delete(req.socket)) return;
+      this.upgraded.add(req.socket);
+    });
+    // Replaces Node's version on this server, so `server.close()` no longer cuts responses short.
+    server.closeIdleConnections = () => this.closeIdle();
+  }
+
+  private track(socket: Socket, res: http.ServerResponse): void {
+    const count = this.inFlight.get(socket);
+    if (count === undefined) return;
+    this.inFlight.set(socket, count + 1);
+    // A request that arrives during the drain is served, then its connection closes.
+    if (this.draining) res.shouldKeepAlive = false;
+    res.once('close', () => {
+      const before = this.inFlight.get(socket);
+      if (before === undefined) return;
+      const left = Math.max(before - 1, 0);
+      this.inFlight.set(socket, left);
+      // Every byte is with the kernel now: end() sends FIN after them and the client closes its side.
+      if (this.draining && left === 0) socket.end();
+    });
+  }
+
+  /** Destroys the connections with nothing in flight (keep-alive sockets waiting for a request). */
+  closeIdle(): void {
+    for (const [socket, count] of this.inFlight) if (count === 0) socket.destroy();
+  }
+
+  /** From now on every connection closes once its responses are written. */
+  startDraining(): void {
+    this.draining = true;
+    this.closeIdle();
+  }
+
+  /** The end of the grace period: whatever is still open is cut. */
+  destroyAll(): void {
+    for (const socket of [...this.inFlight.keys(), ...this.upgraded]) socket.destroy();
+  }
+}
+
 export async function startServer(app: App, options: { port: number; host: string; metricsPort: number; metricsHost: string }): Promise<RunningServer> {
-  const server = http.createServer(app.http);
+  const server = http.createServer();
+  const connections = new ConnectionTracker(server);
+  server.on('request', app.http);
   server.on('upgrade', (req, socket, head) => {
     app.realtime.handleUpgrade(req, socket, head).catch((error: unknown) => {
       app.log.error({ err: error }, 'websocket upgrade failed');
@@ -71,13 +143,18 @@ export async function startServer(app: App, options: { port: number; host: strin
     metricsServer,
     stop() {
       stopping ??= (async () => {
-        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
+        let timer: NodeJS.Timeout | undefined;
+        const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, app.config.http.shutdown_grace_ms)));
+        // Stop accepting on both listeners; each resolves once its last connection has closed.
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const metricsClosed = new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+        connections.startDraining();
         await app.realtime.close();
-        const grace = new Promise<void>((resolve) => setTimeout(resolve, app.config.http.shutdown_grace_ms).unref());
-        await Promise.race([drained, grace]);
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+        await Promise.race([closed, grace]);
+        clearTimeout(timer);
+        connections.destroyAll();
+        metricsServer.closeAllConnections();
+        await Promise.all([closed, metricsClosed]);
         await app.close();
       })();
       return stopping;

@@ -1,0 +1,59 @@
+/**
+ * Cross-origin access for dashboards on another origin: the `cors` middleware over the allow-list
+ * `http.cors_origins` (empty = same origin only). Owns the allowed methods, request headers and
+ * exposed response headers; mounted first in app.ts so a preflight is answered before the rate
+ * limiter, the credential resolver or the OpenAPI validator see it.
+ */
+import type { RequestHandler } from 'express';
+import cors, { type CorsOptions } from 'cors';
+import type { Config } from '../config/config';
+
+/** Request headers a browser may send cross-origin (beyond the CORS-safelisted ones). */
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Request-Id'] as const;
+
+/**
+ * Response headers a cross-origin script may read: without this list a dashboard could not see
+ * its rate-limit budget, when to retry, or the request id to quote in a support ticket.
+ */
+export const CORS_EXPOSED_HEADERS = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'X-Request-Id'] as const;
+
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** How long a browser may cache a preflight answer, in seconds. */
+const PREFLIGHT_MAX_AGE = 600;
+
+/**
+ * The configured origins in the form browsers send them (`new URL().origin`: lower-case host,
+ * no default port, no trailing slash), so `https://Dash.example.com:443/` still matches.
+ */
+export function normalizeOrigins(origins: readonly string[]): Set<string> {
+  return new Set(origins.map((origin) => new URL(origin).origin));
+}
+
+/**
+ * Listed origins get their own origin echoed back with credentials allowed (the popout cookie);
+ * any other origin gets no Access-Control-Allow-Origin, so the browser keeps the response from
+ * it. Every OPTIONS request is answered here with 204 either way: a preflight is never charged to
+ * the rate limit and never reaches the validator's 404/405.
+ */
+export function corsMiddleware(config: Pick<Config, 'http'>): RequestHandler {
+  const allowed = normalizeOrigins(config.http.cors_origins);
+  const common: CorsOptions = {
+    methods: METHODS,
+    allowedHeaders: [...CORS_ALLOWED_HEADERS],
+    exposedHeaders: [...CORS_EXPOSED_HEADERS],
+    maxAge: PREFLIGHT_MAX_AGE,
+    preflightContinue: false,
+    optionsSuccessStatus: 204,
+  };
+  return cors((req, callback) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && allowed.has(origin)) {
+      callback(null, { ...common, origin, credentials: true });
+      return;
+    }
+    // Empty lists (rather than `origin: false`) keep cors answering the preflight and adding
+    // `Vary: Origin` while granting nothing: no origin, method, header or credentials.
+    callback(null, { ...common, origin: [], methods: [], allowedHeaders: [], exposedHeaders: [], maxAge: undefined, credentials: false });
+  });
+}
