@@ -5,15 +5,23 @@
  * as in Redis PSUBSCRIBE) are a separate call so that a client-chosen name is never a pattern.
  */
 import { EventEmitter } from 'node:events';
-import type Redis from 'ioredis';
-import { closeRedis, createRedisClient } from './cache';
+import { createRedisLink, RedisUnavailableError } from './cache';
+import type { Logger } from './logger';
 
 export type BusHandler = (channel: string, message: string) => void;
 
 export interface Bus {
   readonly kind: 'redis' | 'memory';
+  /**
+   * Publishes to every node. Never rejects and never waits on a dead Redis: a failure is logged,
+   * and while Redis is down the message reaches this node's handlers only.
+   */
   publish(channel: string, message: string): Promise<void>;
-  /** Subscribes to one channel, matched literally; resolves with the function that unsubscribes. */
+  /**
+   * Subscribes to one channel, matched literally; resolves with the function that unsubscribes.
+   * Resolves once Redis confirmed the subscription, or at once while Redis is down (the
+   * subscription then goes live when Redis returns).
+   */
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   /** Subscribes to a `*` pattern (Redis PSUBSCRIBE); for server-side consumers, never client input. */
   subscribePattern(pattern: string, handler: BusHandler): Promise<() => Promise<void>>;
@@ -52,18 +60,38 @@ export function createMemoryBus(): Bus {
   };
 }
 
-export function createRedisBus(url: string, prefix: string): Bus {
-  const publisher: Redis = createRedisClient(url);
-  const subscriber: Redis = createRedisClient(url);
-  publisher.on('error', () => undefined);
-  subscriber.on('error', () => undefined);
+/**
+ * Redis pub/sub. Redis is optional at run time: while it is down a subscription is kept locally
+ * and a publish reaches this node's own handlers (other nodes miss it), both at once; every
+ * (re)connection subscribes the current channel set afresh, so channels added during the outage
+ * go live and removed ones stay gone (ioredis's own autoResubscribe only knows the old set).
+ */
+export function createRedisBus(url: string, prefix: string, options: { log?: Logger } = {}): Bus {
+  const { log } = options;
+  const publisher = createRedisLink(url, { name: 'bus publisher', log });
+  const subscriber = createRedisLink(url, { name: 'bus subscriber', log, redis: { autoResubscribe: false } });
   // One Redis subscription per channel or pattern, shared by every local handler on it.
   const handlers = { channel: new Map<string, Set<BusHandler>>(), pattern: new Map<string, Set<BusHandler>>() };
+  const patterns = new Map<string, RegExp>();
   const deliver = (set: Set<BusHandler> | undefined, channel: string, message: string) => {
     for (const handler of set ?? []) handler(channel.slice(prefix.length), message);
   };
-  subscriber.on('message', (channel: string, message: string) => deliver(handlers.channel.get(channel), channel, message));
-  subscriber.on('pmessage', (pattern: string, channel: string, message: string) => deliver(handlers.pattern.get(pattern), channel, message));
+  subscriber.client.on('message', (channel: string, message: string) => deliver(handlers.channel.get(channel), channel, message));
+  subscriber.client.on('pmessage', (pattern: string, channel: string, message: string) => deliver(handlers.pattern.get(pattern), channel, message));
+
+  const redisSubscribe = (kind: 'channel' | 'pattern', names: string[]) =>
+    subscriber.run((redis) => (kind === 'channel' ? redis.subscribe(...names) : redis.psubscribe(...names)));
+  const redisUnsubscribe = (kind: 'channel' | 'pattern', name: string) =>
+    subscriber.run((redis) => (kind === 'channel' ? redis.unsubscribe(name) : redis.punsubscribe(name)));
+
+  subscriber.onChange((up) => {
+    if (!up) return;
+    for (const kind of ['channel', 'pattern'] as const) {
+      const names = [...handlers[kind].keys()];
+      if (names.length === 0) continue;
+      redisSubscribe(kind, names).catch((error: unknown) => log?.warn({ err: error, count: names.length }, 'bus resubscribe failed; retried at the next connection'));
+    }
+  });
 
   async function add(kind: 'channel' | 'pattern', name: string, handler: BusHandler) {
     const full = prefix + name;
@@ -72,7 +100,9 @@ export function createRedisBus(url: string, prefix: string): Bus {
     if (!set) {
       set = new Set();
       map.set(full, set);
-      await (kind === 'channel' ? subscriber.subscribe(full) : subscriber.psubscribe(full));
+      if (kind === 'pattern') patterns.set(full, globToRegExp(full));
+      // Down or failing Redis: the subscription stays local and goes live at the next connection.
+      await redisSubscribe(kind, [full]).catch((error: unknown) => log?.debug({ err: error, channel: full }, 'bus subscription deferred until Redis is back'));
     }
     set.add(handler);
     return async () => {
@@ -81,20 +111,41 @@ export function createRedisBus(url: string, prefix: string): Bus {
       current.delete(handler);
       if (current.size === 0) {
         map.delete(full);
-        await (kind === 'channel' ? subscriber.unsubscribe(full) : subscriber.punsubscribe(full));
+        patterns.delete(full);
+        // A failure here leaves nothing behind: a dead connection took the subscription with it, and
+        // the next connection only subscribes what the maps still hold.
+        await redisUnsubscribe(kind, full).catch((error: unknown) => log?.debug({ err: error, channel: full }, 'bus unsubscribe not sent'));
       }
     };
+  }
+
+  /** This node's own handlers of `full`, for a message Redis could not carry. */
+  function deliverLocally(full: string, message: string) {
+    deliver(handlers.channel.get(full), full, message);
+    for (const [pattern, re] of patterns) if (re.test(full)) deliver(handlers.pattern.get(pattern), full, message);
   }
 
   return {
     kind: 'redis',
     async publish(channel, message) {
-      await publisher.publish(prefix + channel, message);
+      const full = prefix + channel;
+      try {
+        await publisher.run((redis) => redis.publish(full, message));
+      } catch (error) {
+        if (error instanceof RedisUnavailableError) {
+          // Never sent: this node's subscribers still hear it (other nodes cannot while Redis is down).
+          log?.debug({ channel }, 'Redis is down; bus message delivered on this node only');
+          deliverLocally(full, message);
+        } else {
+          // Sent or not, we cannot know (a timeout): delivering locally could duplicate it.
+          log?.warn({ err: error, channel }, 'bus publish failed');
+        }
+      }
     },
     subscribe: (channel, handler) => add('channel', channel, handler),
     subscribePattern: (pattern, handler) => add('pattern', pattern, handler),
     async close() {
-      await Promise.allSettled([closeRedis(publisher), closeRedis(subscriber)]);
+      await Promise.allSettled([publisher.close(), subscriber.close()]);
     },
   };
 }

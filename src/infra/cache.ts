@@ -1,11 +1,12 @@
 /**
  * Key-value cache with TTLs: Redis (ioredis) when REDIS_URL is set, else in-process (lru-cache).
  * Shared state across nodes (rate limits, cooldowns, invalidation) must go through here, never
- * through module-level maps.
+ * through module-level maps. Also owns the Redis connection policy that the bus reuses: a cache
+ * is a cache, so a Redis outage costs a caller one fast CacheError, never a wait.
  */
-import Redis from 'ioredis';
+import Redis, { Command, type RedisOptions } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { withTimeout } from './db/database';
+import type { Logger } from './logger';
 
 export interface Cache {
   readonly kind: 'redis' | 'memory';
@@ -14,6 +15,10 @@ export interface Cache {
   del(key: string): Promise<void>;
   /** Resolves with the round trip in milliseconds or rejects. */
   ping(timeoutMs?: number): Promise<number>;
+  /** Whether a command can be sent right now (always true in process). */
+  readonly available: boolean;
+  /** Called when the cache goes down or comes back, so health can re-probe at once; returns the remover. */
+  onAvailabilityChange(listener: (available: boolean) => void): () => void;
   /** The Redis client when there is one (rate limiters reuse it). */
   readonly redis: Redis | null;
   close(): Promise<void>;
@@ -23,12 +28,38 @@ export class CacheError extends Error {
   override name = 'CacheError';
 }
 
-export function createRedisClient(url: string): Redis {
+/** Redis is known to be down (or still suspended after a timeout): the command was never sent. */
+export class RedisUnavailableError extends CacheError {}
+
+/** A Redis command that takes longer than this counts as failed: callers fall back instead of waiting. */
+export const REDIS_COMMAND_TIMEOUT_MS = 250;
+/**
+ * One connection attempt; also the longest a command waits for the client's very first
+ * connection. Only a black-holed address waits it out (a dead server refuses at once), so it is
+ * generous: a start-up that blocks the event loop must not make a live Redis look dead.
+ */
+export const REDIS_CONNECT_TIMEOUT_MS = 3000;
+/**
+ * After two commands in a row timed out on an open connection (a hung Redis, not one slow
+ * moment), commands fail at once for this long; a health ping may still try and reopens it.
+ */
+const REDIS_SUSPEND_MS = 1000;
+
+/**
+ * Client options for every connection. No offline queue: while the connection is down a command
+ * is refused at once instead of piling up until a retry limit (the 3–6 s REDIS_ERROR of issue 7).
+ * Unanswered commands are never re-sent after a reconnection (their callers already gave up), and
+ * reconnection keeps trying about once a second, so recovery follows Redis within a second.
+ */
+export function createRedisClient(url: string, overrides: Partial<RedisOptions> = {}): Redis {
   return new Redis(url, {
-    maxRetriesPerRequest: 2,
-    enableOfflineQueue: true,
-    connectTimeout: 5000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+    ...overrides,
   });
 }
 
@@ -38,28 +69,137 @@ export async function closeRedis(redis: Redis): Promise<void> {
   else redis.disconnect();
 }
 
-export function createRedisCache(url: string, prefix: string): Cache {
-  const redis = createRedisClient(url);
-  redis.on('error', () => undefined); // surfaced per call and by the health probe
-  const wrapError = (error: unknown): never => {
-    throw new CacheError((error as Error).message);
+/**
+ * One Redis connection with an availability state that ioredis alone does not give: ioredis says
+ * `connecting` both before the first connection and while re-dialling a dead server. Here a command
+ * waits (bounded) only for the first outcome; afterwards it is sent when the connection is ready
+ * and refused at once otherwise. Transitions are logged once each, not once per failed command.
+ */
+export interface RedisLink {
+  readonly client: Redis;
+  /** Ready, and not suspended after timeouts. */
+  readonly up: boolean;
+  /**
+   * Runs a command when Redis is usable; rejects at once with RedisUnavailableError when it is
+   * known down, and with CacheError when the command itself fails or times out. A `probe` (the
+   * health ping) is sent even while suspended, so that an answer reopens the link.
+   */
+  run<T>(command: (client: Redis) => Promise<T>, options?: { probe?: boolean }): Promise<T>;
+  /** Listeners for up/down transitions; returns the remover. */
+  onChange(listener: (up: boolean) => void): () => void;
+  close(): Promise<void>;
+}
+
+export function createRedisLink(url: string, options: { name: string; log?: Logger; redis?: Partial<RedisOptions> }): RedisLink {
+  const client = createRedisClient(url, options.redis);
+  const listeners = new Set<(up: boolean) => void>();
+  let settled = false;
+  let wasUp = false;
+  let suspendedUntil = 0;
+  let timeoutsInARow = 0;
+  let closing = false;
+  let settle: () => void = () => undefined;
+  const firstOutcome = new Promise<void>((resolve) => (settle = resolve));
+
+  const isUp = () => client.status === 'ready' && Date.now() >= suspendedUntil;
+  const transition = (up: boolean) => {
+    settled = true;
+    settle();
+    if (up === wasUp || closing) return;
+    wasUp = up;
+    if (up) options.log?.info({ redis: options.name }, 'Redis connection ready');
+    else options.log?.warn({ redis: options.name }, 'Redis connection lost; working without it until it returns');
+    for (const listener of listeners) listener(up);
   };
+  client.on('error', (error: Error) => options.log?.debug({ err: error, redis: options.name }, 'Redis connection error'));
+  client.on('ready', () => {
+    suspendedUntil = 0;
+    timeoutsInARow = 0;
+    transition(true);
+  });
+  client.on('close', () => transition(false));
+  client.on('end', () => transition(false));
+
+  async function usable(probe: boolean): Promise<void> {
+    if (!settled) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([firstOutcome, new Promise<void>((resolve) => (timer = setTimeout(resolve, REDIS_CONNECT_TIMEOUT_MS + 250)))]);
+      clearTimeout(timer);
+    }
+    if (probe ? client.status !== 'ready' : !isUp()) throw new RedisUnavailableError(`Redis (${options.name}) is unavailable`);
+  }
+
+  return {
+    client,
+    get up() {
+      return isUp();
+    },
+    async run(command, runOptions = {}) {
+      await usable(runOptions.probe === true);
+      try {
+        const result = await command(client);
+        timeoutsInARow = 0;
+        if (suspendedUntil) {
+          suspendedUntil = 0; // a hung Redis answers again
+          transition(client.status === 'ready');
+        }
+        return result;
+      } catch (error) {
+        const message = (error as Error).message;
+        options.log?.warn({ err: error, redis: options.name }, 'Redis command failed');
+        if (/timed out/.test(message) && client.status === 'ready' && ++timeoutsInARow >= 2) {
+          // The connection is open but Redis does not answer: stop sending for a while rather than
+          // make every caller wait out the timeout.
+          suspendedUntil = Date.now() + REDIS_SUSPEND_MS;
+          transition(false);
+        }
+        throw new CacheError(message);
+      }
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      closing = true;
+      listeners.clear();
+      await closeRedis(client);
+    },
+  };
+}
+
+export function createRedisCache(url: string, prefix: string, options: { log?: Logger } = {}): Cache {
+  const link = createRedisLink(url, { name: 'cache', log: options.log });
   return {
     kind: 'redis',
-    redis,
-    get: (key) => redis.get(prefix + key).catch(wrapError),
+    redis: link.client,
+    get: (key) => link.run((redis) => redis.get(prefix + key)),
     async set(key, value, ttlSeconds) {
-      await (ttlSeconds ? redis.set(prefix + key, value, 'EX', ttlSeconds) : redis.set(prefix + key, value)).catch(wrapError);
+      await link.run((redis) => (ttlSeconds ? redis.set(prefix + key, value, 'EX', ttlSeconds) : redis.set(prefix + key, value)));
     },
     async del(key) {
-      await redis.del(prefix + key).catch(wrapError);
+      await link.run((redis) => redis.del(prefix + key));
     },
-    async ping(timeoutMs = 2000) {
+    async ping(timeoutMs = 1000) {
       const started = performance.now();
-      await withTimeout(redis.ping(), timeoutMs, 'cache ping');
+      await link.run(
+        (redis) => {
+          // The probe's own timeout instead of the short command timeout: a busy event loop must
+          // not make a live Redis look dead (sendCommand keeps a timeout already set).
+          const ping = new Command('ping', [], { replyEncoding: 'utf8' });
+          ping.setTimeout(timeoutMs);
+          redis.sendCommand(ping);
+          return ping.promise;
+        },
+        { probe: true },
+      );
       return Math.round(performance.now() - started);
     },
-    close: () => closeRedis(redis),
+    get available() {
+      return link.up;
+    },
+    onAvailabilityChange: (listener) => link.onChange(listener),
+    close: () => link.close(),
   };
 }
 
@@ -76,6 +216,8 @@ export function createMemoryCache(): Cache {
       lru.delete(key);
     },
     ping: async () => 0,
+    available: true,
+    onAvailabilityChange: () => () => undefined,
     async close() {
       lru.clear();
     },

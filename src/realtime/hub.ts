@@ -27,7 +27,11 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
   }
 
   return {
-    /** Adds a subscriber; idempotent. Resolves once the bus subscription is live. */
+    /**
+     * Adds a subscriber; idempotent. Resolves once the bus subscription is live, or at once while
+     * Redis is down: the bus keeps it locally and makes it live when Redis returns, so a cache
+     * outage never fails a subscribe.
+     */
     async add(channel: string, subscriber: Subscriber): Promise<void> {
       let set = listeners.get(channel);
       if (!set) {
@@ -57,7 +61,10 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
       unsubscribers.delete(channel);
       if (pending) await (await pending)().catch((error: unknown) => deps.log.warn({ err: error, channel }, 'bus unsubscribe failed'));
     },
-    /** Publishes a client broadcast on the channel's internal bus channel. */
+    /**
+     * Publishes a client broadcast on the channel's internal bus channel. Does not wait on a dead
+     * Redis: the bus logs the failure and still delivers to this node's subscribers.
+     */
     async publish(channel: string, payloadJson: string): Promise<boolean> {
       const busChannel = busChannelFor(channel);
       if (!busChannel) return false;

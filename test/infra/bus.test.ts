@@ -1,6 +1,11 @@
+/**
+ * The bus and the cache on both backends (Redis when REDIS_URL is set), and both against a Redis
+ * that refuses connections: nothing waits, nothing throws but the cache's CacheError, and the bus
+ * keeps working on this node. The outage-and-recovery story is test/infra/redis-outage.test.ts.
+ */
 import { randomBytes } from 'node:crypto';
 import { createMemoryBus, createRedisBus, type Bus } from '../../src/infra/bus';
-import { createMemoryCache, createRedisCache } from '../../src/infra/cache';
+import { CacheError, createMemoryCache, createRedisCache } from '../../src/infra/cache';
 
 const kinds: [string, () => Bus][] = [['in-process', () => createMemoryBus()]];
 if (process.env.REDIS_URL) kinds.push(['redis', () => createRedisBus(process.env.REDIS_URL!, `bus:${randomBytes(4).toString('hex')}:`)]);
@@ -72,3 +77,50 @@ describe('cache', () => {
     }
   });
 });
+
+describe('with Redis unreachable (connection refused)', () => {
+  const DOWN = 'redis://127.0.0.1:1';
+  /** Resolves with how long `run` took, in milliseconds. */
+  const took = async (run: () => Promise<unknown>) => {
+    const started = performance.now();
+    await run();
+    return performance.now() - started;
+  };
+
+  test('bus: subscribe and publish resolve at once, and the message reaches this node’s channel and pattern handlers', async () => {
+    const bus = createRedisBus(DOWN, 'down:');
+    try {
+      const literal = collector();
+      const pattern = collector();
+      const other = collector();
+      let stop: () => Promise<void> = async () => undefined;
+      expect(await took(async () => (stop = await bus.subscribe('events:a', literal.handler)))).toBeLessThan(1000);
+      await bus.subscribePattern('events:*', pattern.handler);
+      await bus.subscribe('events:b', other.handler);
+      expect(await took(() => bus.publish('events:a', '1'))).toBeLessThan(250);
+      expect(literal.received).toEqual([['events:a', '1']]);
+      expect(pattern.received).toEqual([['events:a', '1']]);
+      expect(other.received).toEqual([]);
+      await stop();
+      await bus.publish('events:a', '2');
+      expect(literal.received).toEqual([['events:a', '1']]);
+      expect(pattern.received).toEqual([['events:a', '1'], ['events:a', '2']]);
+    } finally {
+      await bus.close();
+    }
+  });
+
+  test('cache: every call rejects at once with a CacheError (callers fall back to the database)', async () => {
+    const cache = createRedisCache(DOWN, 'down:');
+    try {
+      await expect(cache.get('k')).rejects.toBeInstanceOf(CacheError);
+      for (const call of [() => cache.get('k'), () => cache.set('k', 'v', 5), () => cache.del('k'), () => cache.ping()]) {
+        expect(await took(() => call().catch((error: unknown) => expect(error).toBeInstanceOf(CacheError)))).toBeLessThan(250);
+      }
+      expect(cache.available).toBe(false);
+    } finally {
+      await cache.close();
+    }
+  });
+});
+

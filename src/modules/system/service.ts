@@ -1,8 +1,11 @@
 /**
- * Service health and the GraphQL schema download. Health probes each dependency live (relational
- * store, time-series store, cache) with a short timeout; it owns no storage of its own.
+ * Service health and the GraphQL schema download. Health probes each dependency (relational
+ * store, time-series store, cache) in the background, on a short interval and with a timeout each;
+ * `health()` serves the last result, so a request never waits on a dead dependency and never runs
+ * probes of its own. It owns no storage of its own.
  */
 import { typeDefs } from '../../../generated/graphql-schema';
+import { withTimeout } from '../../infra/db/database';
 
 export type DependencyStatus = 'healthy' | 'unhealthy';
 export type OverallStatus = 'healthy' | 'degraded' | 'unhealthy';
@@ -20,15 +23,31 @@ export interface Health {
   websocket: { sessions: number; channels: number };
 }
 
-/** Resolves with a latency in milliseconds, or rejects when the dependency does not answer. */
-export type Probe = () => Promise<number>;
+/** Resolves with a latency in milliseconds, or rejects when the dependency does not answer within `timeoutMs`. */
+export type Probe = (timeoutMs: number) => Promise<number>;
+
+type Dependency = keyof Health['services'];
+
+/** Time between two background probe rounds. */
+export const PROBE_INTERVAL_MS = 2000;
+/** How long one probe may take before its dependency counts as unhealthy. */
+export const PROBE_TIMEOUT_MS = 1000;
+/**
+ * The first round's timeout. It runs before the listener opens (nobody waits on it) while the
+ * process is busiest, and also waits out Redis's first connection, so a loaded start-up does not
+ * report a live dependency as down.
+ */
+export const FIRST_PROBE_TIMEOUT_MS = 5000;
 
 export interface SystemServiceDeps {
   version: string;
   startedAt: number;
-  probes: { relational: Probe; timeseries: Probe; cache: Probe };
+  probes: Record<Dependency, Probe>;
   websocket: () => { sessions: number; channels: number };
   now?: () => number;
+  probeIntervalMs?: number;
+  probeTimeoutMs?: number;
+  firstProbeTimeoutMs?: number;
 }
 
 export function overallStatus(statuses: DependencyStatus[]): OverallStatus {
@@ -39,28 +58,99 @@ export function overallStatus(statuses: DependencyStatus[]): OverallStatus {
 
 export function createSystemService(deps: SystemServiceDeps) {
   const now = deps.now ?? Date.now;
+  const intervalMs = deps.probeIntervalMs ?? PROBE_INTERVAL_MS;
+  const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
+  const firstTimeoutMs = deps.firstProbeTimeoutMs ?? Math.max(timeoutMs, FIRST_PROBE_TIMEOUT_MS);
+  const names = Object.keys(deps.probes) as Dependency[];
+  /** Probes still running past their timeout: a hung dependency is not probed again until it answers. */
+  const hanging = new Map<Dependency, number>();
+  let last: Health['services'] | null = null;
+  let round: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
 
-  async function probe(run: Probe): Promise<DependencyHealth> {
+  async function probe(name: Dependency, limitMs: number): Promise<DependencyHealth> {
     const started = performance.now();
+    const since = hanging.get(name);
+    if (since !== undefined) return { status: 'unhealthy', latencyMs: Math.round(started - since) };
+    let settled = false;
+    const running = Promise.resolve()
+      .then(() => deps.probes[name](limitMs))
+      .finally(() => {
+        settled = true;
+        hanging.delete(name);
+      });
     try {
-      return { status: 'healthy', latencyMs: Math.max(0, Math.round(await run())) };
+      const latency = await withTimeout(running, limitMs, `${name} probe`);
+      return { status: 'healthy', latencyMs: Math.max(0, Math.round(latency)) };
     } catch {
+      if (!settled) hanging.set(name, started);
       return { status: 'unhealthy', latencyMs: Math.round(performance.now() - started) };
     }
   }
 
+  /** One round of every probe; a round asked for while one runs follows it (once). */
+  function runRound(): Promise<void> {
+    if (round) {
+      again = true;
+      return round;
+    }
+    round = (async () => {
+      const timeout = last ? timeoutMs : firstTimeoutMs;
+      const results = await Promise.all(names.map((name) => probe(name, timeout)));
+      last = Object.fromEntries(names.map((name, i) => [name, results[i]!])) as Health['services'];
+    })().finally(() => {
+      round = null;
+      if (again && !stopped) {
+        again = false;
+        void runRound();
+      }
+    });
+    return round;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void runRound().finally(schedule);
+    }, intervalMs);
+    timer.unref();
+  }
+
   return {
+    /**
+     * Runs the first probe round, then keeps probing in the background (unref'd timers: the loop
+     * never keeps the process alive). Awaited before the listener opens, so the first request has
+     * a result to serve.
+     */
+    async start(): Promise<void> {
+      stopped = false;
+      await runRound();
+      if (!timer && !stopped) schedule();
+    },
+    /** Stops the background loop (app.close()). */
+    stop(): void {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+    /**
+     * Probes again now, without waiting for the next tick: a dependency that reports its own
+     * outage or recovery (the cache's connection events) is reflected at once.
+     */
+    probeNow(): void {
+      if (!stopped) void runRound();
+    },
+    /** The last probe result with live uptime and WebSocket gauges; waits only for the very first round. */
     async health(): Promise<Health> {
-      const [relational, timeseries, cache] = await Promise.all([
-        probe(deps.probes.relational),
-        probe(deps.probes.timeseries),
-        probe(deps.probes.cache),
-      ]);
+      if (!last) await runRound();
+      const services = last!;
       return {
-        status: overallStatus([relational.status, timeseries.status, cache.status]),
+        status: overallStatus(names.map((name) => services[name].status)),
         version: deps.version,
         uptimeSeconds: Math.max(0, Math.floor((now() - deps.startedAt) / 1000)),
-        services: { relational, timeseries, cache },
+        services,
         websocket: deps.websocket(),
       };
     },
