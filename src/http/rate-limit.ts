@@ -2,14 +2,15 @@
  * Per-authentication-context rate limits (Part 1, "Limits"): a fixed budget per context kind, not
  * derived from the plan. Owns the tier of each context, its bucket key and the X-RateLimit-*
  * headers; counting is rate-limiter-flexible's (Redis when configured, so every node shares one
- * budget, else process memory). Must not decide anything about permissions or features.
+ * budget, else process memory). A request costs one point; the GraphQL endpoint charges the rest of
+ * a query's points once it knows its cost. Must not decide anything about permissions or features.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterLike } from 'rate-limiter-flexible';
 import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../auth/context';
 import type { Config } from '../config/config';
-import { AppError } from '../errors';
+import { AppError, messages } from '../errors';
 
 /** The budgets of `config.rate_limits`, one per tier. */
 export type RateTier = 'api_key' | 'jwt' | 'token' | 'anonymous';
@@ -69,7 +70,8 @@ export type RateDecision =
 
 export interface RateLimiter {
   readonly enabled: boolean;
-  consume(ctx: AuthContext, clientAddress: string): Promise<RateDecision>;
+  /** Draws `points` (default 1: one request) from the context's budget for the current window. */
+  consume(ctx: AuthContext, clientAddress: string, points?: number): Promise<RateDecision>;
   close?(): Promise<void>;
 }
 
@@ -95,7 +97,7 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
 
   return {
     enabled: limits.enabled,
-    async consume(ctx, clientAddress) {
+    async consume(ctx, clientAddress, points = 1) {
       const tier = rateTier(ctx);
       const key = rateBucketKey(ctx, clientAddress);
       if (!limits.enabled || !tier || !key) return SKIPPED;
@@ -103,7 +105,7 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
       let outcome: 'allowed' | 'rejected';
       let res: RateLimiterRes;
       try {
-        res = await tiers[tier].consume(identity);
+        res = await tiers[tier].consume(identity, Math.max(1, Math.ceil(points)));
         outcome = 'allowed';
       } catch (error) {
         // rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the
@@ -126,6 +128,33 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
   };
 }
 
+/** The address anonymous budgets key on: the client address Express derives (`http.trust_proxy`). */
+export function clientAddress(req: Request): string {
+  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
+/**
+ * Writes the X-RateLimit-* headers of a counted decision (and Retry-After when rejected), and
+ * returns the error to answer with when over budget. Skipped and unavailable decisions write
+ * nothing; an unavailable store is logged and the request goes through.
+ */
+export function applyRateDecision(decision: RateDecision, res: Response, log: { warn(obj: object, msg: string): void } | undefined): AppError | null {
+  switch (decision.outcome) {
+    case 'skipped':
+      return null;
+    case 'unavailable':
+      log?.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
+      return null;
+    default:
+      res.setHeader('X-RateLimit-Limit', String(decision.limit));
+      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+      res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+      if (decision.outcome === 'allowed') return null;
+      res.setHeader('Retry-After', String(decision.retryAfterSeconds));
+      return new AppError('RATE_LIMIT_EXCEEDED', messages.rateLimitExceeded);
+  }
+}
+
 /**
  * Counts every request against its context's budget before any route runs. Over budget → 429
  * RATE_LIMIT_EXCEEDED through the one error mapper, with Retry-After; a store failure lets the
@@ -134,26 +163,8 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
 export function rateLimitMiddleware(limiter: RateLimiter): RequestHandler {
   if (!limiter.enabled) return (_req: Request, _res: Response, next: NextFunction) => next();
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const decision = await limiter.consume(req.context?.auth ?? ANONYMOUS, req.ip ?? req.socket.remoteAddress ?? 'unknown');
-    switch (decision.outcome) {
-      case 'skipped':
-        next();
-        return;
-      case 'unavailable':
-        req.context?.log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
-        next();
-        return;
-      default:
-        res.setHeader('X-RateLimit-Limit', String(decision.limit));
-        res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-        res.setHeader('X-RateLimit-Reset', String(decision.resetAt));
-        if (decision.outcome === 'rejected') {
-          res.setHeader('Retry-After', String(decision.retryAfterSeconds));
-          next(new AppError('RATE_LIMIT_EXCEEDED', 'Rate limit exceeded'));
-          return;
-        }
-        next();
-    }
+    const decision = await limiter.consume(req.context?.auth ?? ANONYMOUS, clientAddress(req));
+    next(applyRateDecision(decision, res, req.context?.log) ?? undefined);
   };
 }
 

@@ -2,18 +2,38 @@
  * GraphQL at POST /v1/gql (graphql-http over @graphql-tools/schema; queries and mutations only).
  * Every Query and Mutation resolver is wrapped with its generated gate, and every error leaves
  * with `extensions.code` equal to the REST code and the same message.
+ *
+ * Before anything executes, this endpoint parses within the document limits (limits.ts), validates,
+ * refuses an operation over `graphql.max_cost` (cost.ts) or with an argument PostgreSQL cannot
+ * store (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one
+ * point the middleware took. Limit and input refusals are HTTP 400 whatever the Accept header;
+ * other request errors keep graphql-http's GraphQL-over-HTTP statuses.
  */
-import { GraphQLError, type GraphQLFieldResolver, type GraphQLFormattedError } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type GraphQLFieldResolver,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { createHandler } from 'graphql-http/lib/use/express';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GateEnforcer } from '../../auth/gates';
-import { errorBody, toAppError } from '../../errors';
+import type { Config } from '../../config/config';
+import { errorBody, messages, toAppError, type AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
+import { applyRateDecision, clientAddress, type RateLimiter } from '../rate-limit';
+import { invalidArgumentError } from './arguments';
 import type { GraphQLContext } from './context';
+import { operationCost, ratePoints } from './cost';
+import { graphqlLimits, GraphQLLimitError, limitRules, parseWithinLimits, withoutSuggestions, type GraphQLLimits } from './limits';
 
 /** The root resolvers every module contributes to; a missing field is a compile error. */
 export interface RootResolvers {
@@ -39,8 +59,14 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
   return out;
 }
 
-/** Same code and message as REST for the same failure; 5xx scrubbed, cause logged. */
-export function formatGraphQLError(error: GraphQLError, log: Logger): GraphQLFormattedError {
+const VALUE_REFUSED = /^(Variable "\$|(Int|Float|String|Boolean|ID) cannot represent|Expected value of type|Enum "[^"]*" cannot represent)/;
+
+/**
+ * Same code and message as REST for the same failure; 5xx scrubbed, cause logged. With
+ * `suggestions: false` (introspection off) request errors lose graphql-js's "Did you mean" hints,
+ * which would otherwise spell out the schema field by field.
+ */
+export function formatGraphQLError(error: GraphQLError, log: Logger, options: { suggestions?: boolean } = {}): GraphQLFormattedError {
   const original = error.originalError;
   const located = { ...(error.locations ? { locations: error.locations } : {}), ...(error.path ? { path: error.path } : {}) };
   if (original && !(original instanceof GraphQLError)) {
@@ -49,20 +75,106 @@ export function formatGraphQLError(error: GraphQLError, log: Logger): GraphQLFor
     const body = errorBody(appError);
     return { message: body.message, ...located, extensions: { code: body.error, ...(body.details ? { details: body.details } : {}) } };
   }
-  // Parse, validation and variable-coercion errors: the request, not the server, is at fault.
-  const code = /^Variable "\$/.test(error.message) ? 'VALIDATION_ERROR' : 'BAD_REQUEST';
-  return { message: error.message, ...located, extensions: { code } };
+  // Parse, validation, limit and coercion errors: the request, not the server, is at fault. A value
+  // the argument's type refuses, as a variable or written inline, is a VALIDATION_ERROR as on REST.
+  const code = VALUE_REFUSED.test(error.message) ? 'VALIDATION_ERROR' : 'BAD_REQUEST';
+  const message = options.suggestions === false ? withoutSuggestions(error.message) : error.message;
+  return { message, ...located, extensions: { code } };
 }
 
 export function createGraphQLSchema(resolvers: RootResolvers, gates: GateEnforcer) {
   return makeExecutableSchema({ typeDefs, resolvers: gated(resolvers, gates) });
 }
 
-export function createGraphQLHandler(deps: { resolvers: RootResolvers; gates: GateEnforcer; log: Logger }): RequestHandler {
+export interface GraphQLHandlerDeps {
+  resolvers: RootResolvers;
+  gates: GateEnforcer;
+  log: Logger;
+  /** `graphql.*`: the document limits, the cost limit, introspection and suggestions. */
+  config: Readonly<Config>;
+  /** The middleware's limiter; the endpoint draws a costly operation's remaining points from it. */
+  limiter?: RateLimiter;
+}
+
+type Prepared =
+  /** Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why). */
+  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number }
+  /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
+  | { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] }
+  /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
+  | { readonly kind: 'invalid'; readonly errors: readonly GraphQLError[] };
+
+/** Parse, limits, validation, cost and the input guard, cheapest refusals first. */
+function prepareOperation(
+  schema: GraphQLSchema,
+  limits: GraphQLLimits,
+  params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+): Prepared {
+  let document: DocumentNode;
+  try {
+    document = parseWithinLimits(params.query, limits);
+  } catch (error) {
+    if (error instanceof GraphQLLimitError) return { kind: 'refused', errors: [error] };
+    if (error instanceof GraphQLError) return { kind: 'invalid', errors: [error] };
+    // The nesting scan keeps the parser's recursion shallow; should it still run out of stack, the
+    // document is too deep all the same.
+    if (error instanceof RangeError) return { kind: 'refused', errors: [new GraphQLLimitError(messages.graphqlDepthLimit(limits.maxDepth))] };
+    throw error;
+  }
+  const overLimits = validate(schema, document, limitRules(limits));
+  if (overLimits.length > 0) return { kind: 'refused', errors: overLimits };
+  const invalid = validate(schema, document, specifiedRules);
+  if (invalid.length > 0) return { kind: 'invalid', errors: invalid };
+
+  const operation = getOperationAST(document, params.operationName ?? undefined);
+  if (!operation) return { kind: 'ready', document, cost: 0 };
+  const cost = operationCost(schema, document, operation, params.variables);
+  if (cost > limits.maxCost) {
+    const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
+    return { kind: 'refused', errors: [new GraphQLLimitError(messages.graphqlCostLimit(shown, limits.maxCost))] };
+  }
+  const badInput = invalidArgumentError(schema, document, operation, params.variables);
+  if (badInput) return { kind: 'refused', errors: [new GraphQLError(badInput.message, { originalError: badInput })] };
+  return { kind: 'ready', document, cost };
+}
+
+/** The media type graphql-http would answer with for this Accept header. */
+function responseType(accept: string | undefined): string {
+  return /application\/graphql-response\+json/i.test(accept ?? '') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
+}
+
+export function createGraphQLHandler(deps: GraphQLHandlerDeps): RequestHandler {
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
+  const limits = graphqlLimits(deps.config);
+  const format = (error: GraphQLError) => formatGraphQLError(error, deps.log, { suggestions: limits.introspection });
   return createHandler<GraphQLContext>({
     schema,
-    context: (req) => requestContext(req.raw) as never,
-    formatError: (error) => formatGraphQLError(error as GraphQLError, deps.log) as never,
+    onSubscribe: async (req, params) => {
+      const raw = req.raw as Request;
+      const res = req.context.res;
+      const context = requestContext(raw) as GraphQLContext;
+      const prepared = prepareOperation(schema, limits, params);
+      if (prepared.kind === 'invalid') return prepared.errors;
+      if (prepared.kind === 'refused') {
+        const body = JSON.stringify({ errors: prepared.errors.map(format) });
+        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': responseType(raw.get('accept')) } }] as const;
+      }
+      const points = ratePoints(prepared.cost);
+      if (deps.limiter && points > 1) {
+        const decision = await deps.limiter.consume(context.auth, clientAddress(raw), points - 1);
+        const refusal: AppError | null = applyRateDecision(decision, res, context.log);
+        if (refusal) {
+          return [JSON.stringify(errorBody(refusal)), { status: refusal.status, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
+        }
+      }
+      return {
+        schema,
+        document: prepared.document,
+        operationName: params.operationName,
+        variableValues: params.variables,
+        contextValue: context,
+      };
+    },
+    formatError: (error) => format(error as GraphQLError) as never,
   }) as unknown as RequestHandler;
 }
