@@ -1,8 +1,9 @@
 /**
  * JWTs (jose, HS256 over `auth.jwt_secret`), always presented with the `lm_` prefix. Owns the
  * claim names and the use tags of Part 1 ("JWT"): `access` (REST, GraphQL, WebSocket), `ws` (the
- * /v1/ws upgrade only), `refresh` (POST /v1/auth/refresh only). Must not look up sessions or
- * members: verifiers.ts decides what a verified token is worth.
+ * /v1/ws upgrade only), `refresh` (POST /v1/auth/refresh only). A token without `exp` is refused on
+ * every transport: nothing would ever end it. Must not look up sessions or members: verifiers.ts
+ * decides what a verified token is worth.
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
@@ -15,6 +16,14 @@ export interface JwtClaims {
   use: JwtUse;
   /** Session row (access and refresh tokens of a login session; never on `ws` tokens). */
   session_id?: string;
+  /**
+   * The login session a `ws` token was minted from. Deliberately not `session_id` (Part 1: a ws
+   * JWT has no session id), so it stays useless on REST and GraphQL; the upgrade refuses it once
+   * that session is revoked, and revoking the session closes the sockets it opened.
+   */
+  ws_session?: string;
+  /** The personal API key (its hash, the context's credentialId) a `ws` token was minted with. */
+  ws_key?: string;
   account_id?: string | null;
   account_permissions?: string[];
   admin_permissions?: string[];
@@ -56,7 +65,7 @@ export function createJwtService(secret: string): JwtService {
     async verify(token) {
       if (!token.startsWith(JWT_PREFIX)) return { ok: false, expired: false };
       try {
-        const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'] });
+        const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp'] });
         const claims = payload as unknown as JwtClaims;
         if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
         return { ok: true, claims };

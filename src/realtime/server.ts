@@ -1,24 +1,46 @@
 /**
- * The WebSocket endpoint at /v1/ws: upgrade authentication (a presented but invalid credential
- * fails closed with HTTP 401 before the switch), sessions with the protocol of
+ * The WebSocket endpoint at /v1/ws. Before the 101 switch, an upgrade is admitted in this order:
+ * the path; the credential (a presented but invalid one fails closed with HTTP 401); the caller's
+ * rate budget, the same one HTTP draws from (HTTP 429 with Retry-After); the open-socket caps per
+ * anonymous client address and per credential (HTTP 429). After it: sessions with the protocol of
  * spec/ws-protocol.json (every client message checked by the generated validators), the 5 s
- * heartbeat tick, the 30 s silence timeout and the bounded outbound queue.
+ * heartbeat tick, the 30 s silence timeout, the outbound queue bounded in messages and in bytes,
+ * and revocation: a revoked session or token ends its sockets on every node with TOKEN_REVOKED
+ * and close code 4002, from the bus notice at once or from the periodic re-check at the latest.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import express, { type Request } from 'express';
+import { LRUCache } from 'lru-cache';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { clientMessageTypes, wsLimits, type WsClientMessage, type WsErrorCode, type WsServerMessage } from '../../generated/ws';
 import * as validators from '../../generated/ws-validators';
 import type { WsValidator } from '../../generated/ws-validators';
-import type { AuthContext } from '../auth/context';
-import type { CredentialResolver } from '../auth/credentials';
+import { ANONYMOUS, type AuthContext } from '../auth/context';
+import type { CredentialResolver, Resolution } from '../auth/credentials';
+import type { Revocations } from '../auth/revocations';
+import type { Config } from '../config/config';
 import { messages, scrubbedMessages } from '../errors';
+import type { RateDecision, RateLimiter } from '../http/rate-limit';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub } from './hub';
 
 export const WS_PATH = '/v1/ws';
+
+/** Close codes of the private range (spec/ws-protocol.json describes 4000 and 4001). */
+export const closeCodes = {
+  silence: 4000,
+  expired: 4001,
+  /** The session or token behind the socket was revoked (TOKEN_REVOKED). */
+  revoked: 4002,
+  /** The outbound queue overflowed (in messages or bytes): the client fell behind. */
+  overflow: 1013,
+} as const;
+
+/** How long a revocation is remembered for upgrades that were verified just before it. */
+const REVOKED_MEMORY_MS = 120_000;
 
 const clientValidators: Record<string, WsValidator<WsClientMessage>> = {
   subscribe: validators.validateSubscribe,
@@ -33,8 +55,18 @@ export interface RealtimeOptions {
   hub: Hub;
   log: Logger;
   version: string;
+  /** The per-context budget HTTP requests draw from (http/rate-limit.ts); every upgrade is charged to it. */
+  limiter: RateLimiter;
+  /** Revocation notices from every node: the sockets of a revoked credential are closed. */
+  revocations: Revocations;
+  /** Which of these contexts' credentials were revoked since their upgrade (the periodic re-check). */
+  revokedAmong(contexts: Iterable<AuthContext>): Promise<Set<string>>;
+  /** Express's trust-proxy value (`http.trust_proxy`): anonymous sockets key on the address Express derives. */
+  trustProxy: Config['http']['trust_proxy'];
+  /** Open-socket caps and the outbound byte cap (the `realtime` config section). */
+  caps: Readonly<Config['realtime']>;
   /** Overrides of spec limits (tests shorten the silence timeout). */
-  limits?: Partial<{ silenceTimeoutMs: number; heartbeatTickMs: number; outboundQueue: number }>;
+  limits?: Partial<{ silenceTimeoutMs: number; heartbeatTickMs: number; outboundQueue: number; revalidateMs: number }>;
 }
 
 interface Session {
@@ -43,16 +75,52 @@ interface Session {
   auth: AuthContext;
   channels: Set<string>;
   lastSeen: number;
+  /** Messages and bytes handed to the socket and not yet written out. */
   pending: number;
+  pendingBytes: number;
   subscriber: { id: string; deliver(message: WsServerMessage): void };
 }
 
-function rejectUpgrade(socket: Duplex, status: number, body: { error: string; message: string }): void {
+type Headers = Record<string, string>;
+
+/** Answers an upgrade with a plain HTTP error before the switch, as ws does for a failed handshake. */
+function rejectUpgrade(socket: Duplex, status: number, body: { error: string; message: string }, headers: Headers = {}): void {
+  if (socket.destroyed) return;
   const text = JSON.stringify(body);
-  const reason = status === 401 ? 'Unauthorized' : 'Not Found';
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  socket.once('finish', () => socket.destroy());
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+}
+
+/** The X-RateLimit-* headers HTTP responses carry, for a counted decision. */
+function rateHeaders(decision: RateDecision): Headers {
+  if (decision.outcome !== 'allowed' && decision.outcome !== 'rejected') return {};
+  return {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetAt),
+    ...(decision.outcome === 'rejected' ? { 'Retry-After': String(decision.retryAfterSeconds) } : {}),
+  };
+}
+
+/**
+ * The client address exactly as Express derives `req.ip` under the same `http.trust_proxy` value
+ * (its compiled trust function and proxy-addr), so that a socket and an HTTP request from one
+ * client share one anonymous budget, and a spoofed X-Forwarded-For counts only from trusted proxies.
+ */
+export function clientAddressResolver(trustProxy: Config['http']['trust_proxy']): (req: IncomingMessage) => string {
+  const derive = express();
+  derive.set('trust proxy', trustProxy);
+  return (req) => {
+    const view = Object.create(derive.request, { headers: { value: req.headers }, socket: { value: req.socket } }) as Request;
+    return view.ip ?? req.socket.remoteAddress ?? 'unknown';
+  };
 }
 
 export function createRealtimeServer(options: RealtimeOptions) {
@@ -61,28 +129,94 @@ export function createRealtimeServer(options: RealtimeOptions) {
     silenceTimeoutMs: options.limits?.silenceTimeoutMs ?? wsLimits.silence_timeout_ms,
     heartbeatTickMs: options.limits?.heartbeatTickMs ?? wsLimits.heartbeat_tick_ms,
     outboundQueue: options.limits?.outboundQueue ?? wsLimits.outbound_queue_messages,
+    outboundQueueBytes: options.caps.outbound_queue_bytes,
+    revalidateMs: options.limits?.revalidateMs ?? wsLimits.overlay_revalidate_ms,
   };
   // Frames over the protocol limit are answered with MESSAGE_TOO_LARGE; ws itself only closes
   // (1009) on frames far beyond it, so one oversized message does not end the session.
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes * 16 });
   const sessions = new Map<string, Session>();
   const { log, hub, channels } = options;
+  const clientAddress = clientAddressResolver(options.trustProxy);
+  /** Open sockets (and upgrades past admission) per cap key, on this node. */
+  const openCount = new Map<string, number>();
+  /** Credentials revoked lately: an upgrade verified just before the notice still ends at open. */
+  const recentlyRevoked = new LRUCache<string, true>({ max: 100_000, ttl: REVOKED_MEMORY_MS });
+
+  /**
+   * Takes one of the caller's open-socket slots: per client address for Anonymous (and for a
+   * credential without a stable id), per credential otherwise; system keys are not capped.
+   * Answers the release, or null when the cap is reached.
+   */
+  function reserveSlot(auth: AuthContext, address: string): (() => void) | null {
+    if (auth.kind === 'system_key') return () => undefined;
+    const identity = auth.kind === 'anonymous' ? null : (auth.credentialId ?? auth.userId);
+    const key = identity ? `credential:${identity}` : `address:${address}`;
+    const max = identity ? options.caps.max_sockets_per_credential : options.caps.max_sockets_per_address;
+    const current = openCount.get(key) ?? 0;
+    if (current >= max) return null;
+    openCount.set(key, current + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (openCount.get(key) ?? 1) - 1;
+      if (left > 0) openCount.set(key, left);
+      else openCount.delete(key);
+    };
+  }
 
   function send(session: Session, message: WsServerMessage): void {
     if (session.socket.readyState !== session.socket.OPEN) return;
-    if (session.pending >= limits.outboundQueue) {
-      log.warn({ session_id: session.id }, 'closing a session whose outbound queue is full');
-      session.socket.close(1013, 'Outbound queue overflow');
+    const text = JSON.stringify(message);
+    const bytes = Buffer.byteLength(text);
+    // A client that does not read holds at most 256 messages and outbound_queue_bytes of them
+    // (one message alone may exceed the byte cap: it is never split or refused on its own).
+    if (session.pending >= limits.outboundQueue || (session.pending > 0 && session.pendingBytes + bytes > limits.outboundQueueBytes)) {
+      log.warn({ session_id: session.id, pending: session.pending, pending_bytes: session.pendingBytes }, 'closing a session whose outbound queue is full');
+      session.socket.close(closeCodes.overflow, 'Outbound queue overflow');
       return;
     }
     session.pending += 1;
-    session.socket.send(JSON.stringify(message), () => {
+    session.pendingBytes += bytes;
+    session.socket.send(text, () => {
       session.pending -= 1;
+      session.pendingBytes -= bytes;
     });
   }
 
   const error = (session: Session, code: WsErrorCode, message: string, channel?: string) =>
     send(session, { type: 'error', code, message, ...(channel ? { channel } : {}) });
+
+  /** Ends a session whose credential was revoked: TOKEN_REVOKED, then close code 4002. */
+  function endRevoked(session: Session): void {
+    if (session.socket.readyState !== session.socket.OPEN) return;
+    const revokedSession = session.auth.kind === 'jwt' && Boolean(session.auth.sessionId);
+    error(session, 'TOKEN_REVOKED', revokedSession ? messages.sessionRevoked : messages.tokenRevoked);
+    session.socket.close(closeCodes.revoked, revokedSession ? 'Session revoked' : 'Token revoked');
+  }
+
+  function revoke(credentialId: string): void {
+    recentlyRevoked.set(credentialId, true);
+    for (const session of sessions.values()) {
+      if (session.auth.credentialId === credentialId) endRevoked(session);
+    }
+  }
+
+  const listening = options.revocations.listen((notice) => revoke(notice.credential_id)).catch((cause: unknown) => {
+    log.error({ err: cause }, 'could not listen for revocations; open sockets close at the periodic re-check');
+    return null;
+  });
+
+  /** The fallback for a lost notice: one batched look-up of every open socket's credential. */
+  let revalidating = false;
+  let lastRevalidation = Date.now();
+  async function revalidate(): Promise<void> {
+    const checked = [...sessions.values()].filter((s) => s.auth.credentialId && s.auth.kind !== 'anonymous' && s.auth.kind !== 'system_key');
+    if (checked.length === 0) return;
+    const revoked = await options.revokedAmong(checked.map((s) => s.auth));
+    for (const id of revoked) revoke(id);
+  }
 
   async function onMessage(session: Session, data: RawData, isBinary: boolean): Promise<void> {
     session.lastSeen = Date.now();
@@ -149,6 +283,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       channels: new Set(),
       lastSeen: Date.now(),
       pending: 0,
+      pendingBytes: 0,
       subscriber: { id, deliver: (m) => send(session, m) },
     };
     sessions.set(id, session);
@@ -169,6 +304,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       session.channels.clear();
     });
     socket.on('error', (cause) => log.debug({ err: cause, session_id: id }, 'websocket error'));
+    if (auth.credentialId && recentlyRevoked.has(auth.credentialId)) return endRevoked(session);
     send(session, { type: 'welcome', session_id: id, server_version: options.version });
   }
 
@@ -176,20 +312,36 @@ export function createRealtimeServer(options: RealtimeOptions) {
     const now = Date.now();
     for (const session of sessions.values()) {
       if (now - session.lastSeen > limits.silenceTimeoutMs) {
-        session.socket.close(4000, 'Silence timeout');
+        session.socket.close(closeCodes.silence, 'Silence timeout');
       } else if (session.auth.expiresAt && now >= session.auth.expiresAt) {
         error(session, 'TOKEN_EXPIRED', 'Token expired');
-        session.socket.close(4001, 'Token expired');
+        session.socket.close(closeCodes.expired, 'Token expired');
       }
+    }
+    if (!revalidating && now - lastRevalidation >= limits.revalidateMs) {
+      revalidating = true;
+      lastRevalidation = now;
+      revalidate()
+        .catch((cause: unknown) => log.warn({ err: cause }, 'websocket credential re-check failed'))
+        .finally(() => {
+          revalidating = false;
+        });
     }
   }, limits.heartbeatTickMs);
   tick.unref();
+
+  // The 101 response carries the same X-RateLimit-* headers an HTTP response would.
+  const upgradeHeaders = new WeakMap<IncomingMessage, Headers>();
+  wss.on('headers', (lines, req) => {
+    for (const [name, value] of Object.entries(upgradeHeaders.get(req) ?? {})) lines.push(`${name}: ${value}`);
+  });
 
   return {
     async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
       const url = new URL(req.url ?? '/', 'http://local');
       if (url.pathname !== WS_PATH) return rejectUpgrade(socket, 404, { error: 'NOT_FOUND', message: messages.notFound });
-      let resolution;
+      const address = clientAddress(req);
+      let resolution: Resolution;
       try {
         resolution = await options.credentials.resolve({
           authorization: req.headers.authorization,
@@ -201,13 +353,28 @@ export function createRealtimeServer(options: RealtimeOptions) {
         socket.destroy();
         return;
       }
-      if (resolution.failure) return rejectUpgrade(socket, 401, { error: resolution.failure.code, message: resolution.failure.message });
+      // Every upgrade is charged like an HTTP request; a refused credential is charged as Anonymous.
+      const decision = await options.limiter.consume(resolution.failure ? ANONYMOUS : resolution.context, address);
+      if (decision.outcome === 'unavailable') log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; upgrade allowed');
+      const headers = rateHeaders(decision);
+      if (decision.outcome === 'rejected') return rejectUpgrade(socket, 429, { error: 'RATE_LIMIT_EXCEEDED', message: messages.rateLimitExceeded }, headers);
+      if (resolution.failure) return rejectUpgrade(socket, 401, { error: resolution.failure.code, message: resolution.failure.message }, headers);
+      if (socket.destroyed) return;
+      const release = reserveSlot(resolution.context, address);
+      if (!release) return rejectUpgrade(socket, 429, { error: 'RATE_LIMIT_EXCEEDED', message: messages.tooManyConnections }, headers);
+      // The slot is held until the connection ends, however the handshake or the session ends.
+      socket.once('close', release);
+      upgradeHeaders.set(req, headers);
       wss.handleUpgrade(req, socket, head, (ws) => open(ws, resolution.context));
     },
     stats: () => ({ sessions: sessions.size, channels: hub.channelCount() }),
-    /** Closes every session (1001 going away) and stops the heartbeat. */
+    /** Resolves once this node listens for revocation notices. */
+    ready: listening.then(() => undefined),
+    /** Closes every session (1001 going away), stops the heartbeat and the revocation listener. */
     async close(): Promise<void> {
       clearInterval(tick);
+      // Not awaited: a bus that is down must not hold the shutdown.
+      void listening.then((stop) => stop?.()).catch(() => undefined);
       for (const session of sessions.values()) session.socket.close(1001, 'Server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -2,6 +2,7 @@
  * A WebSocket test client over a real connection. Every message the server sends is checked
  * against the generated validators of spec/ws-protocol.json, so a drift fails the test.
  */
+import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import * as validators from '../../generated/ws-validators';
 import { serverMessageTypes, type WsServerMessage } from '../../generated/ws';
@@ -101,4 +102,44 @@ export function closeSocketsAfterEach(): TestSocket[] {
     await Promise.all(sockets.map((s) => within(s.closed, 3000, 'a socket to close').catch(() => s.socket.terminate())));
   });
   return opened;
+}
+
+export interface RefusedUpgrade {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The JSON error body `{ error, message }`. */
+  body: { error: string; message: string };
+}
+
+/**
+ * Attempts an upgrade that must be refused before the 101 switch; resolves with the HTTP answer.
+ * An accepted upgrade is closed at once and rejects, naming the URL.
+ */
+export function refusedUpgrade(url: string, options: { headers?: Record<string, string> } = {}): Promise<RefusedUpgrade> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers: options.headers });
+    socket.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) as RefusedUpgrade['body'] });
+        } catch (error) {
+          reject(error as Error);
+        }
+      });
+    });
+    socket.once('open', () => {
+      socket.terminate();
+      reject(new Error(`upgrade to ${url} was accepted`));
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Stops reading from the socket (a slow client): the server's outbound queue then grows. */
+export function pauseReading(s: TestSocket): () => void {
+  const raw = (s.socket as unknown as { _socket: Socket })._socket;
+  raw.pause();
+  return () => raw.resume();
 }

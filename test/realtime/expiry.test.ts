@@ -21,7 +21,7 @@ describe('credential expiry on open WebSocket sessions', () => {
   test('a ws JWT that expires mid-connection ends the session with TOKEN_EXPIRED and 4001', async () => {
     const user = await devLogin(t);
     const jwt = createJwtService(t.app.config.auth.jwt_secret);
-    const { token } = await jwt.sign({ sub: user.userId, use: 'ws', account_id: user.accountId, account_permissions: ['events:read'] }, { ttlSeconds: 2 });
+    const { token } = await jwt.sign({ sub: user.userId, use: 'ws', ws_session: user.sessionId, account_id: user.accountId, account_permissions: ['events:read'] }, { ttlSeconds: 2 });
     const socket = await open(token);
     socket.send({ type: 'ping' });
     expect((await socket.next()).type).toBe('pong');
