@@ -1,10 +1,15 @@
 /**
- * The generic gate engine: every REST operation, GraphQL field and WebSocket channel declares its
- * gate in spec/, codegen turns that into tables, and this one function enforces it, so REST and
- * GraphQL fail identically. Order: auth kind, then permission, then feature flag.
+ * The one gate engine. Every REST operation, GraphQL field and WebSocket channel declares its
+ * gate in spec/; codegen turns the declarations into tables and this engine evaluates them. It
+ * answers with a refusal (code and message) that each transport renders: REST and GraphQL throw
+ * it as AppError (`enforce`), the WebSocket answers with an `error` message. Order everywhere:
+ * auth kind (or channel gate kind), then permission, then feature flag.
+ * Owns the codes and order of gate refusals; must not look anything up itself: feature flags and
+ * the owning account of a channel's resource come in as inputs.
  */
 import type { Gate } from '../../generated/gates';
-import { AppError, messages } from '../errors';
+import type { ChannelGateKind, ChannelSpec } from '../../generated/ws';
+import { AppError, messages, type ErrorCode } from '../errors';
 import { hasPermission, isFirstParty, type AuthContext } from './context';
 
 /** Answers whether a feature flag is on for the caller (global kill-switch, plan, overrides). */
@@ -12,59 +17,157 @@ export interface FeatureChecker {
   isEnabled(key: string, ctx: AuthContext): Promise<boolean>;
 }
 
-export function checkAuthKind(gate: Gate, ctx: AuthContext): void {
-  if (gate.auth === 'public') return;
-  if (ctx.kind === 'anonymous') throw AppError.unauthorized();
+/** Why a gate refused, in the spec's words; transports render it, the engine never throws it. */
+export interface GateRefusal<Code extends ErrorCode = ErrorCode> {
+  code: Code;
+  message: string;
+}
+
+/** WebSocket channels refuse with UNAUTHORIZED or FEATURE_DISABLED only (Part 2, "Errors"). */
+export type ChannelRefusal = GateRefusal<'UNAUTHORIZED' | 'FEATURE_DISABLED'>;
+
+/** The refusal as the AppError REST and GraphQL throw: the same code and message on both. */
+export function refusalError(refusal: GateRefusal): AppError {
+  return new AppError(refusal.code, refusal.message);
+}
+
+export function authKindRefusal(gate: Gate, ctx: AuthContext): GateRefusal | null {
+  if (gate.auth === 'public') return null;
+  if (ctx.kind === 'anonymous') return { code: 'UNAUTHORIZED', message: messages.authenticationRequired };
   switch (gate.auth) {
     case 'authenticated':
-      return;
+      return null;
     case 'user':
       // Only the user themself (session or own API key); other contexts count as unauthenticated.
-      if (!isFirstParty(ctx)) throw AppError.unauthorized();
-      return;
+      return isFirstParty(ctx) ? null : { code: 'UNAUTHORIZED', message: messages.authenticationRequired };
     case 'first-party':
-      if (!isFirstParty(ctx)) throw AppError.forbidden(messages.firstPartyOnly);
-      return;
+      return isFirstParty(ctx) ? null : { code: 'FORBIDDEN', message: messages.firstPartyOnly };
     case 'system-key':
-      if (ctx.kind !== 'system_key') throw AppError.forbidden(messages.systemKeyOnly);
-      return;
+      return ctx.kind === 'system_key' ? null : { code: 'FORBIDDEN', message: messages.systemKeyOnly };
     case 'popout-session':
-      if (ctx.kind !== 'popout') throw AppError.forbidden(messages.popoutSessionOnly);
-      return;
+      return ctx.kind === 'popout' ? null : { code: 'FORBIDDEN', message: messages.popoutSessionOnly };
     case 'developer':
-      if (ctx.kind !== 'developer_api_key' && !isFirstParty(ctx)) throw AppError.forbidden(messages.developerOnly);
-      return;
+      return ctx.kind === 'developer_api_key' || isFirstParty(ctx) ? null : { code: 'FORBIDDEN', message: messages.developerOnly };
   }
 }
 
-export function checkPermissions(gate: Gate, ctx: AuthContext): void {
+export function permissionRefusal(gate: Gate, ctx: AuthContext): GateRefusal | null {
   const required = gate.permissions;
-  if (!required) return;
+  if (!required) return null;
   // Account-scope checks use the role in the active account; without one there is nothing to check.
   if (required.scope === 'account' && ctx.kind !== 'system_key' && ctx.kind !== 'developer_api_key' && ctx.accountId === null) {
-    throw AppError.unauthorized(messages.noActiveAccount);
+    return { code: 'UNAUTHORIZED', message: messages.noActiveAccount };
   }
   const held = (permission: string) => hasPermission(ctx, permission, required.scope);
   if (required.mode === 'any') {
-    if (!required.list.some(held)) throw AppError.forbidden(messages.missingPermission(required.list[0]!));
-    return;
+    return required.list.some(held) ? null : { code: 'FORBIDDEN', message: messages.missingPermission(required.list[0]!) };
   }
   const missing = required.list.find((p) => !held(p));
-  if (missing) throw AppError.forbidden(messages.missingPermission(missing));
+  return missing ? { code: 'FORBIDDEN', message: messages.missingPermission(missing) } : null;
+}
+
+/** Resolves the account that owns a channel's resource from one placeholder; null fails closed. */
+export type AccountResolver = (params: Record<string, string>) => Promise<string | null>;
+
+/** Resolvers by placeholder name (`install_id`, `resource_channel`, ...); `account_id` is built in. */
+export type AccountResolvers = Partial<Record<string, AccountResolver>>;
+
+/** A channel as the engine sees it: the name the client sent, its declared gate and its placeholders. */
+export interface ChannelTarget {
+  name: string;
+  spec: Pick<ChannelSpec, 'gate' | 'feature' | 'broadcastPermission'>;
+  params: Record<string, string>;
+}
+
+export interface ChannelCheck {
+  /** A subscribe passes the gate kind and the feature flag; a broadcast also needs the write permission. */
+  action: 'subscribe' | 'broadcast';
+  accountResolvers?: AccountResolvers;
 }
 
 export interface GateEnforcer {
+  /** The refusal of an operation gate (REST operation, GraphQL field), or null when the caller passes. */
+  evaluate(gate: Gate, ctx: AuthContext): Promise<GateRefusal | null>;
+  /** `evaluate`, rendered for REST and GraphQL: throws the refusal as AppError. */
   enforce(gate: Gate, ctx: AuthContext): Promise<void>;
+  /** The refusal of a channel gate: the gate kind, then the channel's feature flag, then (broadcast) the write permission. */
+  evaluateChannel(target: ChannelTarget, ctx: AuthContext, check: ChannelCheck): Promise<ChannelRefusal | null>;
 }
 
 export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
-  return {
-    async enforce(gate, ctx) {
-      checkAuthKind(gate, ctx);
-      checkPermissions(gate, ctx);
-      if (gate.feature && !(await features.isEnabled(gate.feature, ctx))) {
-        throw new AppError('FEATURE_DISABLED', messages.featureDisabled(gate.feature));
+  async function featureRefusal(feature: string | null, ctx: AuthContext): Promise<GateRefusal<'FEATURE_DISABLED'> | null> {
+    if (!feature || (await features.isEnabled(feature, ctx))) return null;
+    return { code: 'FEATURE_DISABLED', message: messages.featureDisabled(feature) };
+  }
+
+  async function owningAccount(params: Record<string, string>, resolvers: AccountResolvers | undefined): Promise<string | null> {
+    if (params.account_id) return params.account_id;
+    for (const [name, value] of Object.entries(params)) {
+      const resolve = resolvers?.[name];
+      if (resolve) return resolve({ [name]: value });
+    }
+    return null;
+  }
+
+  /** Access to the account that owns the channel: its member context, or a system key. */
+  async function accountAccess(ctx: AuthContext, params: Record<string, string>, resolvers: AccountResolvers | undefined): Promise<boolean> {
+    if (ctx.kind === 'anonymous') return false;
+    const account = await owningAccount(params, resolvers);
+    if (account === null) return false;
+    return ctx.kind === 'system_key' || ctx.accountId === account;
+  }
+
+  /** Whether the channel's gate kind lets the caller in; PublicWhenFeature answers with its own refusal. */
+  async function channelKind(target: ChannelTarget, ctx: AuthContext, resolvers: AccountResolvers | undefined): Promise<boolean | ChannelRefusal> {
+    const gate = target.spec.gate;
+    const kind: ChannelGateKind = gate.kind;
+    switch (kind) {
+      case 'Public':
+        return true;
+      case 'PublicWhenFeature':
+        return (await featureRefusal(gate.flag!, ctx)) ?? true;
+      case 'Authenticated':
+        return ctx.kind !== 'anonymous';
+      case 'Permission':
+        return (await accountAccess(ctx, target.params, resolvers)) && hasPermission(ctx, gate.permission!);
+      case 'AccountScoped':
+        return accountAccess(ctx, target.params, resolvers);
+      case 'UserPermission':
+        return hasPermission(ctx, gate.permission!, 'user');
+      case 'OverlayToken':
+      case 'WidgetToken':
+      case 'ExtensionOwner':
+        // Bound to rows a later module owns: fail closed until that module supplies the binding.
+        return false;
+      case 'Unknown':
+        return false;
+      default: {
+        const unhandled: never = kind;
+        throw new Error(`unhandled channel gate kind ${String(unhandled)}`);
       }
+    }
+  }
+
+  const engine: GateEnforcer = {
+    async evaluate(gate, ctx) {
+      return authKindRefusal(gate, ctx) ?? permissionRefusal(gate, ctx) ?? (await featureRefusal(gate.feature, ctx));
+    },
+    async enforce(gate, ctx) {
+      const refusal = await engine.evaluate(gate, ctx);
+      if (refusal) throw refusalError(refusal);
+    },
+    async evaluateChannel(target, ctx, check) {
+      const admitted = await channelKind(target, ctx, check.accountResolvers);
+      if (admitted === false) return { code: 'UNAUTHORIZED', message: messages.notAuthorizedToSubscribe(target.name) };
+      if (admitted !== true) return admitted;
+      const featureOff = await featureRefusal(target.spec.feature, ctx);
+      if (featureOff) return featureOff;
+      if (check.action === 'broadcast') {
+        const permission = target.spec.broadcastPermission;
+        if (!permission || !hasPermission(ctx, permission)) return { code: 'UNAUTHORIZED', message: messages.notAuthorizedToBroadcast(target.name) };
+      }
+      return null;
     },
   };
+  return engine;
 }

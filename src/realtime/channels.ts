@@ -1,14 +1,16 @@
 /**
- * The channel map from spec/ws-protocol.json: matching a channel name to its pattern, the
- * subscribe-time gate of each kind, and the relay envelopes between internal bus channels and
- * sockets (Part 2, "Authentication" and "Events"). Kinds whose binding lives in a later module
- * (overlay, widget and extension tokens, install and presence resolution) fail closed here until
- * that module supplies a resolver.
+ * The channel map of spec/ws-protocol.json at run time: matching a channel name to its pattern,
+ * the subscribe and broadcast checks (evaluated by the one gate engine in auth/gates.ts), and the
+ * relay between internal bus channels and sockets, read from the generated relay table (Part 2,
+ * "Authentication" and "Events"). Owns no gate rule and no relay row of its own: both come from
+ * the spec. Kinds whose binding lives in a later module (overlay, widget and extension tokens,
+ * install and presence resolution) fail closed until that module supplies a resolver.
  */
-import { channels, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
-import { hasPermission, type AuthContext } from '../auth/context';
-import type { FeatureChecker } from '../auth/gates';
-import { messages } from '../errors';
+import { channels, relays, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
+import type { AuthContext } from '../auth/context';
+import type { AccountResolver, ChannelRefusal, GateEnforcer } from '../auth/gates';
+
+export type { AccountResolver, ChannelRefusal };
 
 export interface MatchedChannel {
   name: string;
@@ -39,112 +41,51 @@ export function matchChannel(name: string): MatchedChannel | null {
   return null;
 }
 
-export interface ChannelRefusal {
-  code: 'UNAUTHORIZED' | 'FEATURE_DISABLED';
-  message: string;
+/** A name that matches no pattern has the Unknown gate kind, which always refuses. */
+function unknownChannel(name: string): MatchedChannel {
+  return { name, spec: { pattern: name, gate: { kind: 'Unknown' }, feature: null, broadcastPermission: null, relay: null }, params: {} };
 }
-
-/** Resolves the account that owns a channel's resource; null fails closed. */
-export type AccountResolver = (params: Record<string, string>) => Promise<string | null>;
 
 export interface ChannelGateDeps {
-  features: FeatureChecker;
+  /** The one gate engine REST and GraphQL use too. */
+  gates: GateEnforcer;
   /** Resolvers by placeholder name (`install_id`, `resource_channel`, ...); `account_id` is built in. */
-  accountResolvers?: Partial<Record<string, AccountResolver>>;
+  accountResolvers?: Readonly<Partial<Record<string, AccountResolver>>>;
 }
 
-const notAuthorized = (channel: string): ChannelRefusal => ({ code: 'UNAUTHORIZED', message: `Not authorized to subscribe to ${channel}` });
+type CheckResult = Promise<{ channel: MatchedChannel } | { refusal: ChannelRefusal }>;
 
 export function createChannelGate(deps: ChannelGateDeps) {
-  async function owningAccount(params: Record<string, string>): Promise<string | null> {
-    if (params.account_id) return params.account_id;
-    for (const [name, value] of Object.entries(params)) {
-      const resolve = deps.accountResolvers?.[name];
-      if (resolve) return resolve({ [name]: value });
-    }
-    return null;
-  }
+  const { gates } = deps;
 
-  async function accountAccess(ctx: AuthContext, params: Record<string, string>): Promise<boolean> {
-    if (ctx.kind === 'anonymous') return false;
-    const account = await owningAccount(params);
-    if (account === null) return false;
-    return ctx.kind === 'system_key' || ctx.accountId === account;
-  }
-
-  async function passesGate(channel: MatchedChannel, ctx: AuthContext): Promise<ChannelRefusal | null> {
-    const gate = channel.spec.gate;
-    switch (gate.kind) {
-      case 'Public':
-        return null;
-      case 'PublicWhenFeature':
-        return (await deps.features.isEnabled(gate.flag!, ctx)) ? null : { code: 'FEATURE_DISABLED', message: messages.featureDisabled(gate.flag!) };
-      case 'Authenticated':
-        return ctx.kind === 'anonymous' ? notAuthorized(channel.name) : null;
-      case 'Permission':
-        return (await accountAccess(ctx, channel.params)) && hasPermission(ctx, gate.permission!) ? null : notAuthorized(channel.name);
-      case 'AccountScoped':
-        return (await accountAccess(ctx, channel.params)) ? null : notAuthorized(channel.name);
-      case 'UserPermission':
-        return hasPermission(ctx, gate.permission!, 'user') ? null : notAuthorized(channel.name);
-      default:
-        // OverlayToken, WidgetToken, ExtensionOwner bind to rows a later module owns; Unknown always refuses.
-        return notAuthorized(channel.name);
-    }
+  async function run(name: string, ctx: AuthContext, action: 'subscribe' | 'broadcast'): CheckResult {
+    const channel = matchChannel(name) ?? unknownChannel(name);
+    const refusal = await gates.evaluateChannel(channel, ctx, { action, accountResolvers: deps.accountResolvers });
+    return refusal ? { refusal } : { channel };
   }
 
   return {
     /** Subscribe-time check: the gate kind first, then the channel's feature flag. */
-    async check(name: string, ctx: AuthContext): Promise<{ channel: MatchedChannel } | { refusal: ChannelRefusal }> {
-      const channel = matchChannel(name);
-      if (!channel) return { refusal: notAuthorized(name) };
-      const refusal = await passesGate(channel, ctx);
-      if (refusal) return { refusal };
-      if (channel.spec.feature && !(await deps.features.isEnabled(channel.spec.feature, ctx))) {
-        return { refusal: { code: 'FEATURE_DISABLED', message: messages.featureDisabled(channel.spec.feature) } };
-      }
-      return { channel };
-    },
+    check: (name: string, ctx: AuthContext): CheckResult => run(name, ctx, 'subscribe'),
     /** Client broadcast: the subscribe gate plus the channel's write permission. */
-    async checkBroadcast(name: string, ctx: AuthContext): Promise<{ channel: MatchedChannel } | { refusal: ChannelRefusal }> {
-      const result = await this.check(name, ctx);
-      if ('refusal' in result) return result;
-      const permission = result.channel.spec.broadcastPermission;
-      if (!permission || !hasPermission(ctx, permission)) {
-        return { refusal: { code: 'UNAUTHORIZED', message: `Not authorized to broadcast on ${name}` } };
-      }
-      return result;
-    },
+    checkBroadcast: (name: string, ctx: AuthContext): CheckResult => run(name, ctx, 'broadcast'),
   };
 }
 
 export type ChannelGate = ReturnType<typeof createChannelGate>;
 
-/** Internal bus channel for a socket channel; null when the family is not relayed. */
+/** Internal bus channel that feeds a socket channel (the spec's relay `bus`); null when nothing is relayed to it. */
 export function busChannelFor(channel: string): string | null {
-  const family = channel.slice(0, channel.indexOf(':'));
-  if (family === 'music_platform') return `music:${channel.slice('music_platform:'.length)}`;
-  return relayedFamilies.has(family) ? channel : null;
+  const matched = matchChannel(channel);
+  const relay = matched?.spec.relay;
+  if (!matched || !relay) return null;
+  return relay.bus.replace(/\{([a-z_]+)\}/g, (_all, name: string) => matched.params[name] ?? '');
 }
 
-const legacyEnvelopes: Record<string, WsServerMessage['type']> = {
-  events: 'event',
-  music: 'music_platform:now-playing',
-  chat: 'chat:message',
-  automations: 'automation',
-};
-const liftedDefaults: Record<string, string | null> = {
-  overlay: 'overlay:update',
-  widget: 'widget:update',
-  'ext-storage': 'storage:update',
-  sounds: null,
-  history: null,
-};
-const relayedFamilies = new Set(['events', 'chat', 'automations', ...Object.keys(liftedDefaults)]);
-
 /**
- * Wraps a bus message for the sockets of `channel`. The four legacy families carry the publisher's
- * JSON as `data`; the others lift `event_type` (or `type`) out of the payload and forward its `data`.
+ * Wraps a bus message for the sockets of `channel`, by the relay row of the bus channel's family.
+ * The legacy form carries the publisher's JSON as `data`; the lifted form lifts `event_type` (or
+ * `type`) out of the payload, falling back to the row's default, and forwards its `data`.
  * Returns null for a message that is not JSON.
  */
 export function relayEnvelope(busChannel: string, socketChannel: string, message: string): WsServerMessage | null {
@@ -154,15 +95,14 @@ export function relayEnvelope(busChannel: string, socketChannel: string, message
   } catch {
     return null;
   }
-  const family = busChannel.slice(0, busChannel.indexOf(':'));
-  const legacy = legacyEnvelopes[family];
-  if (legacy) return { type: legacy, data: payload } as WsServerMessage;
+  const relay = relays[busChannel.slice(0, busChannel.indexOf(':'))];
+  if (relay?.form === 'legacy') return { type: relay.envelope, data: payload } as WsServerMessage;
   const body = (payload ?? {}) as { event_type?: unknown; type?: unknown; data?: unknown };
-  const eventType = typeof body.event_type === 'string' ? body.event_type : typeof body.type === 'string' ? body.type : liftedDefaults[family];
+  const eventType = typeof body.event_type === 'string' ? body.event_type : typeof body.type === 'string' ? body.type : relay?.eventTypeDefault;
   return {
-    type: 'event',
+    type: relay?.envelope ?? 'event',
     channel: socketChannel,
     ...(eventType ? { event_type: eventType } : {}),
     data: body.data ?? null,
-  };
+  } as WsServerMessage;
 }

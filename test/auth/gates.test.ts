@@ -1,6 +1,6 @@
 import type { Gate } from '../../generated/gates';
 import { ANONYMOUS, systemKeyContext, type AuthContext } from '../../src/auth/context';
-import { createGateEnforcer } from '../../src/auth/gates';
+import { createGateEnforcer, refusalError, type AccountResolvers, type ChannelTarget } from '../../src/auth/gates';
 import { AppError } from '../../src/errors';
 
 const flags = new Map<string, boolean>([['feature:events', true], ['feature:sounds', false]]);
@@ -62,5 +62,100 @@ describe('gate engine', () => {
     expect(await failure(off, system(['sounds:read']))).toEqual({ code: 'FEATURE_DISABLED', message: 'Feature disabled: feature:sounds' });
     expect(await failure(gate({ feature: 'feature:events' }), user)).toBeNull();
     expect((await failure(gate({ feature: 'feature:unknown' }), user))?.code).toBe('FEATURE_DISABLED');
+  });
+});
+
+describe('gate engine: refusals each transport renders', () => {
+  test('evaluate returns the refusal instead of throwing; enforce throws exactly that refusal', async () => {
+    const g = gate({ permissions: { mode: 'all', scope: 'account', list: ['events:create'] } });
+    const refusal = await gates.evaluate(g, user);
+    expect(refusal).toEqual({ code: 'FORBIDDEN', message: 'Missing permission: events:create' });
+    expect(await failure(g, user)).toEqual(refusal);
+    expect(await gates.evaluate(gate({ auth: 'public' }), ANONYMOUS)).toBeNull();
+    expect(await gates.evaluate(gate({ auth: 'popout-session' }), user)).toEqual({ code: 'FORBIDDEN', message: 'This operation requires a popout session' });
+    expect(await gates.evaluate(gate({ feature: 'feature:sounds' }), user)).toEqual({ code: 'FEATURE_DISABLED', message: 'Feature disabled: feature:sounds' });
+  });
+
+  test('refusalError renders a refusal as the AppError REST and GraphQL throw', () => {
+    const error = refusalError({ code: 'FORBIDDEN', message: 'This operation requires a system key' });
+    expect(error).toBeInstanceOf(AppError);
+    expect({ code: error.code, status: error.status, message: error.message }).toEqual({ code: 'FORBIDDEN', status: 403, message: 'This operation requires a system key' });
+  });
+});
+
+describe('gate engine: WebSocket channel gates', () => {
+  const member: AuthContext = { ...user, permissions: new Set(['events:read', 'chat:read', 'chat:write']), userPermissions: new Set(['watchlist:read']) };
+  const target = (name: string, spec: Partial<ChannelTarget['spec']> & Pick<ChannelTarget['spec'], 'gate'>, params: Record<string, string> = {}): ChannelTarget => ({
+    name,
+    spec: { feature: null, broadcastPermission: null, ...spec },
+    params,
+  });
+  const subscribe = (t: ChannelTarget, ctx: AuthContext, accountResolvers?: AccountResolvers) => gates.evaluateChannel(t, ctx, { action: 'subscribe', accountResolvers });
+  const broadcast = (t: ChannelTarget, ctx: AuthContext) => gates.evaluateChannel(t, ctx, { action: 'broadcast' });
+  const notAuthorized = (channel: string) => ({ code: 'UNAUTHORIZED', message: `Not authorized to subscribe to ${channel}` });
+
+  test('Public admits everyone; Authenticated refuses only anonymous', async () => {
+    expect(await subscribe(target('login-assignments:1', { gate: { kind: 'Public' } }), ANONYMOUS)).toBeNull();
+    const auth = target('any:1', { gate: { kind: 'Authenticated' } });
+    expect(await subscribe(auth, ANONYMOUS)).toEqual(notAuthorized('any:1'));
+    expect(await subscribe(auth, overlay)).toBeNull();
+  });
+
+  test('PublicWhenFeature refuses with FEATURE_DISABLED naming its flag while the flag is off', async () => {
+    const on = target('ideas:list', { gate: { kind: 'PublicWhenFeature', flag: 'feature:events' } });
+    expect(await subscribe(on, ANONYMOUS)).toBeNull();
+    const off = target('ideas:list', { gate: { kind: 'PublicWhenFeature', flag: 'feature:sounds' } });
+    expect(await subscribe(off, ANONYMOUS)).toEqual({ code: 'FEATURE_DISABLED', message: 'Feature disabled: feature:sounds' });
+  });
+
+  test('Permission needs access to the account in the name and the permission; system keys reach every account', async () => {
+    const events = (account: string) => target(`events:${account}`, { gate: { kind: 'Permission', permission: 'events:read' } }, { account_id: account });
+    expect(await subscribe(events('a'), member)).toBeNull();
+    expect(await subscribe(events('b'), member)).toEqual(notAuthorized('events:b'));
+    expect(await subscribe(events('b'), system(['events:read']))).toBeNull();
+    expect(await subscribe(events('b'), system(['chat:read']))).toEqual(notAuthorized('events:b'));
+    expect(await subscribe(events('a'), overlay)).toEqual(notAuthorized('events:a'));
+    expect(await subscribe(events('a'), ANONYMOUS)).toEqual(notAuthorized('events:a'));
+  });
+
+  test('AccountScoped resolves the owning account through the resolver of its placeholder; unresolvable fails closed', async () => {
+    const presence = target('presence:chat:x', { gate: { kind: 'AccountScoped' } }, { resource_channel: 'chat:x' });
+    const owners: AccountResolvers = { resource_channel: async ({ resource_channel }) => (resource_channel === 'chat:x' ? 'a' : null) };
+    expect(await subscribe(presence, member, owners)).toBeNull();
+    expect(await subscribe(presence, overlay, owners)).toBeNull();
+    expect(await subscribe(presence, { ...member, accountId: 'b' }, owners)).toEqual(notAuthorized('presence:chat:x'));
+    expect(await subscribe(presence, ANONYMOUS, owners)).toEqual(notAuthorized('presence:chat:x'));
+    expect(await subscribe(presence, member)).toEqual(notAuthorized('presence:chat:x'));
+    const unknown = target('presence:chat:y', { gate: { kind: 'AccountScoped' } }, { resource_channel: 'chat:y' });
+    expect(await subscribe(unknown, member, owners)).toEqual(notAuthorized('presence:chat:y'));
+  });
+
+  test('UserPermission checks the user-scope grants', async () => {
+    const watch = target('watch:1', { gate: { kind: 'UserPermission', permission: 'watchlist:read' } });
+    expect(await subscribe(watch, member)).toBeNull();
+    expect(await subscribe(watch, user)).toEqual(notAuthorized('watch:1'));
+  });
+
+  test('token-bound kinds without a binding module, and Unknown, always refuse', async () => {
+    for (const kind of ['OverlayToken', 'WidgetToken', 'ExtensionOwner', 'Unknown'] as const) {
+      expect(await subscribe(target('x:1', { gate: { kind } }), system(['events:*']))).toEqual(notAuthorized('x:1'));
+    }
+  });
+
+  test('the permission gate runs before the channel feature flag', async () => {
+    const sounds = (account: string) => target(`sounds:${account}`, { gate: { kind: 'AccountScoped' }, feature: 'feature:sounds' }, { account_id: account });
+    expect(await subscribe(sounds('b'), member)).toEqual(notAuthorized('sounds:b'));
+    expect(await subscribe(sounds('a'), member)).toEqual({ code: 'FEATURE_DISABLED', message: 'Feature disabled: feature:sounds' });
+  });
+
+  test('a broadcast passes the subscribe gate, then needs the write permission', async () => {
+    const chat = target('chat:a', { gate: { kind: 'Permission', permission: 'chat:read' }, broadcastPermission: 'chat:write' }, { account_id: 'a' });
+    expect(await broadcast(chat, member)).toBeNull();
+    const reader: AuthContext = { ...member, permissions: new Set(['chat:read']) };
+    expect(await broadcast(chat, reader)).toEqual({ code: 'UNAUTHORIZED', message: 'Not authorized to broadcast on chat:a' });
+    expect(await broadcast(chat, ANONYMOUS)).toEqual(notAuthorized('chat:a'));
+    const readOnly = target('history:a', { gate: { kind: 'Permission', permission: 'events:read' } }, { account_id: 'a' });
+    expect(await subscribe(readOnly, member)).toBeNull();
+    expect(await broadcast(readOnly, member)).toEqual({ code: 'UNAUTHORIZED', message: 'Not authorized to broadcast on history:a' });
   });
 });
