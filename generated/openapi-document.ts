@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -57,6 +57,9 @@ export const openapiDocument = {
         "summary": "Health of the service and its dependencies, with live WebSocket gauges.",
         "description": "`healthy` when every dependency answers, `degraded` when at least one does but not\nall, `unhealthy` when none does (then with HTTP 503 and the same body).\n",
         "x-auth": "public",
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "Healthy or degraded.",
@@ -94,6 +97,9 @@ export const openapiDocument = {
         ],
         "summary": "Download the GraphQL schema (SDL).",
         "x-auth": "public",
+        "x-envelope": {
+          "kind": "raw"
+        },
         "responses": {
           "200": {
             "description": "The SDL served at `POST /v1/gql`.",
@@ -123,6 +129,9 @@ export const openapiDocument = {
         "description": "A scoped credential reports exactly its scope, never a wildcard it does not hold.\n`context` names the authentication context: `system_key`, `user_api_key`,\n`service_key`, `developer_api_key`, `jwt`, `popout`, `overlay`, `shared_overlay`,\n`extension` or `widget`.\n",
         "x-auth": "authenticated",
         "x-graphql": "Query.myPermissions",
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "Effective permissions.",
@@ -197,6 +206,9 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "data"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/SessionTokens"
@@ -247,6 +259,9 @@ export const openapiDocument = {
               }
             }
           }
+        },
+        "x-envelope": {
+          "kind": "data"
         },
         "responses": {
           "200": {
@@ -299,6 +314,9 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "data"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/SessionTokens"
@@ -336,6 +354,9 @@ export const openapiDocument = {
         "description": "Every authenticated user can see their own sessions; this is not a role permission.",
         "x-auth": "first-party",
         "x-graphql": "Query.sessions",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "Open sessions; `current` marks the one the request came through.",
@@ -408,6 +429,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -437,6 +461,9 @@ export const openapiDocument = {
         "description": "The token has the `ws` use tag (refused on REST and GraphQL), no session id, and lives\n`auth.ws_token_expiration` seconds (default 900). It carries the caller's permissions at\nminting time; the upgrade re-checks membership. A popout gets 403 FORBIDDEN (it uses\n`POST /v1/auth/popout/ws-token`).\n",
         "x-auth": "first-party",
         "x-graphql": "Mutation.issueWsToken",
+        "x-envelope": {
+          "kind": "data"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/WsToken"
@@ -487,6 +514,9 @@ export const openapiDocument = {
               }
             }
           }
+        },
+        "x-envelope": {
+          "kind": "data"
         },
         "responses": {
           "200": {
@@ -542,6 +572,9 @@ export const openapiDocument = {
         "summary": "Account and user of the calling context (any authenticated context, popouts included).",
         "description": "Read from the auth context; no audit event. Anonymous gives 401 `Authentication required`.",
         "x-auth": "authenticated",
+        "x-envelope": {
+          "kind": "data"
+        },
         "responses": {
           "200": {
             "description": "The context's account and acting user.",
@@ -603,6 +636,9 @@ export const openapiDocument = {
         "description": "Popout sessions only: no credential gives 401 UNAUTHORIZED, any other credential 403\nFORBIDDEN. The token has the `ws` use tag, no session id, and lives\n`auth.ws_token_expiration` seconds; the origin popout token's revocation still ends it.\n",
         "x-auth": "popout-session",
         "x-graphql": "Mutation.issuePopoutWsToken",
+        "x-envelope": {
+          "kind": "data"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/WsToken"
@@ -633,6 +669,9 @@ export const openapiDocument = {
         "summary": "The active account's popout tokens (never the secret).",
         "x-permission": "tokens:read",
         "x-graphql": "Query.popoutTokens",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "Popout tokens, newest first.",
@@ -690,6 +729,7 @@ export const openapiDocument = {
         "x-auth": "first-party",
         "x-permission": "tokens:create",
         "x-graphql": "Mutation.createPopoutToken",
+        "x-graphql-shape": "own",
         "requestBody": {
           "required": true,
           "content": {
@@ -727,6 +767,10 @@ export const openapiDocument = {
               }
             }
           }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/tokens/{id}"
         },
         "responses": {
           "201": {
@@ -799,6 +843,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -828,6 +875,9 @@ export const openapiDocument = {
         "description": "`active_account_id` is null when the session's account claim names an account the\nuser is no longer a member of. Further fields (feature statuses, developer state) join\nwith their modules.\n",
         "x-auth": "first-party",
         "x-graphql": "Query.me",
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "The user.",
@@ -878,6 +928,9 @@ export const openapiDocument = {
         "summary": "Accounts the caller is a member of, with the caller's role in each.",
         "x-auth": "first-party",
         "x-graphql": "Query.myAccounts",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "The caller's accounts, oldest membership first.",
@@ -956,6 +1009,10 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/accounts"
+        },
         "responses": {
           "201": {
             "$ref": "#/components/responses/AccountCreated"
@@ -989,6 +1046,9 @@ export const openapiDocument = {
         "summary": "The active account.",
         "x-permission": "account:read",
         "x-graphql": "Query.account",
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "The active account.",
@@ -1038,6 +1098,9 @@ export const openapiDocument = {
         "description": "Deletes the account with its roles, members, invites, keys and tokens. Only the owner\nmay: anyone else gets 403 FORBIDDEN `Only the account owner can dissolve the account`.\nNo active account gives 401 `No active account`. Records `user:account_dissolved`.\n",
         "x-auth": "first-party",
         "x-graphql": "Mutation.dissolveAccount",
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -1069,6 +1132,9 @@ export const openapiDocument = {
         "description": "The caller's personal API keys for the account are purged; service keys they created\nkeep working with `created_by` cleared. The owner cannot leave: 409 CONFLICT\n`The account owner cannot leave the account; dissolve it instead`. Records\n`account:member_left`.\n",
         "x-auth": "first-party",
         "x-graphql": "Mutation.leaveAccount",
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -1102,6 +1168,9 @@ export const openapiDocument = {
         "summary": "Members of the active account with their roles.",
         "x-permission": "members:read",
         "x-graphql": "Query.accountMembers",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "Members, oldest first.",
@@ -1194,6 +1263,9 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "The member.",
@@ -1261,6 +1333,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -1292,6 +1367,9 @@ export const openapiDocument = {
         "summary": "Pending invites of the active account.",
         "x-permission": "members:read",
         "x-graphql": "Query.accountInvites",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "Pending invites, newest first.",
@@ -1374,6 +1452,10 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/account/invites/{id}"
+        },
         "responses": {
           "201": {
             "description": "The invite.",
@@ -1447,6 +1529,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -1475,6 +1560,9 @@ export const openapiDocument = {
         "summary": "Roles of the active account, in order (owner, administrator, moderator, viewer, then custom roles).",
         "x-permission": "roles:read",
         "x-graphql": "Query.accountRoles",
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "Roles in position order.",
@@ -1560,6 +1648,10 @@ export const openapiDocument = {
               }
             }
           }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/account/roles/{id}"
         },
         "responses": {
           "201": {
@@ -1658,6 +1750,9 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "The role.",
@@ -1725,6 +1820,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
@@ -1767,6 +1865,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "collection"
+        },
         "responses": {
           "200": {
             "description": "A page of notifications (limit default 25, clamped 1 to 100).",
@@ -1859,6 +1960,10 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/notifications/{id}"
+        },
         "responses": {
           "200": {
             "description": "The notification after the action.",
@@ -1913,6 +2018,9 @@ export const openapiDocument = {
         "summary": "Every notification type with the caller's delivery channel.",
         "x-auth": "first-party",
         "x-graphql": "Query.notificationPreferences",
+        "x-envelope": {
+          "kind": "single"
+        },
         "responses": {
           "200": {
             "description": "One entry per type, in type order.",
@@ -2001,6 +2109,9 @@ export const openapiDocument = {
               }
             }
           }
+        },
+        "x-envelope": {
+          "kind": "single"
         },
         "responses": {
           "200": {
@@ -2095,6 +2206,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/AuditPage"
@@ -2162,6 +2276,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/AuditPage"
@@ -2260,6 +2377,9 @@ export const openapiDocument = {
             "$ref": "#/components/parameters/CredentialToken"
           }
         ],
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "200": {
             "$ref": "#/components/responses/AuditPage"
@@ -2334,6 +2454,9 @@ export const openapiDocument = {
             }
           }
         },
+        "x-envelope": {
+          "kind": "bare"
+        },
         "responses": {
           "201": {
             "description": "The row's id.",
@@ -2382,27 +2505,116 @@ export const openapiDocument = {
         "name": "page",
         "in": "query",
         "required": false,
-        "description": "1-based page number (default 1; values below 1 count as 1).",
+        "description": "1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's\n`Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.\n",
         "schema": {
-          "type": "integer"
+          "type": "integer",
+          "format": "int32",
+          "default": 1,
+          "minimum": -2147483648,
+          "maximum": 2147483647
         }
       },
       "Limit": {
         "name": "limit",
         "in": "query",
         "required": false,
-        "description": "Page size (default 25, clamped 1 to 100).",
+        "description": "Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR).",
+        "x-clamp": {
+          "minimum": 1,
+          "maximum": 100
+        },
         "schema": {
-          "type": "integer"
+          "type": "integer",
+          "format": "int32",
+          "default": 25,
+          "minimum": -2147483648,
+          "maximum": 2147483647
         }
       },
       "AuditLimit": {
         "name": "limit",
         "in": "query",
         "required": false,
-        "description": "Page size (default 50, clamped 1 to 200).",
+        "description": "Page size (default 50, clamped 1 to 200; beyond a 32-bit integer 400 VALIDATION_ERROR).",
+        "x-clamp": {
+          "minimum": 1,
+          "maximum": 200
+        },
         "schema": {
-          "type": "integer"
+          "type": "integer",
+          "format": "int32",
+          "default": 50,
+          "minimum": -2147483648,
+          "maximum": 2147483647
+        }
+      },
+      "EventsLimit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size of the events list (Part 2, \"Events page size\"; default 25, at most 100).",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "default": 25,
+          "minimum": 1,
+          "maximum": 100
+        }
+      },
+      "ChatLimit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size of the chat history (Part 2, \"Chat history page size\"; default 50, at most 100).",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "default": 50,
+          "minimum": 1,
+          "maximum": 100
+        }
+      },
+      "SoundsLimit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size of the sound library (Part 2, \"Sounds list\"; default 20, at most 100).",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "default": 20,
+          "minimum": 1,
+          "maximum": 100
+        }
+      },
+      "BrowseLimit": {
+        "name": "limit",
+        "in": "query",
+        "required": false,
+        "description": "Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100).",
+        "x-clamp": {
+          "minimum": 1,
+          "maximum": 100
+        },
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "default": 50,
+          "minimum": -2147483648,
+          "maximum": 2147483647
+        }
+      },
+      "Offset": {
+        "name": "offset",
+        "in": "query",
+        "required": false,
+        "description": "Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`.",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "default": 0,
+          "minimum": 0,
+          "maximum": 2147483647
         }
       },
       "CredentialToken": {
@@ -3092,10 +3304,6 @@ export const openapiDocument = {
           "created_at"
         ],
         "properties": {
-          "token": {
-            "type": "string",
-            "description": "The full `lm_pop_` token; shown only once."
-          },
           "id": {
             "type": "string",
             "format": "uuid"
@@ -3141,6 +3349,10 @@ export const openapiDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          },
+          "token": {
+            "type": "string",
+            "description": "The full `lm_pop_` token; shown only once."
           }
         }
       },

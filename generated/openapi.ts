@@ -1115,8 +1115,12 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Page size (default 50, clamped 1 to 200). */
+        /** @description Page size (default 50, clamped 1 to 200; beyond a 32-bit integer 400 VALIDATION_ERROR). */
         AuditLimit: number;
+        /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
+        BrowseLimit: number;
+        /** @description Page size of the chat history (Part 2, "Chat history page size"; default 50, at most 100). */
+        ChatLimit: number;
         /**
          * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
          *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
@@ -1124,10 +1128,19 @@ export interface components {
          *     Codegen adds this parameter to every operation.
          */
         CredentialToken: string;
-        /** @description Page size (default 25, clamped 1 to 100). */
+        /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
+        EventsLimit: number;
+        /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
         Limit: number;
-        /** @description 1-based page number (default 1; values below 1 count as 1). */
+        /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
+        Offset: number;
+        /**
+         * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+         *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+         */
         Page: number;
+        /** @description Page size of the sound library (Part 2, "Sounds list"; default 20, at most 100). */
+        SoundsLimit: number;
     };
     requestBodies: never;
     headers: never;
@@ -1197,9 +1210,12 @@ export interface operations {
             query?: {
                 /** @description RFC 3339 lower bound (inclusive); an unparseable value is ignored. */
                 from?: string;
-                /** @description Page size (default 50, clamped 1 to 200). */
+                /** @description Page size (default 50, clamped 1 to 200; beyond a 32-bit integer 400 VALIDATION_ERROR). */
                 limit?: components["parameters"]["AuditLimit"];
-                /** @description 1-based page number (default 1; values below 1 count as 1). */
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description RFC 3339 upper bound (inclusive); an unparseable value is ignored. */
                 to?: string;
@@ -1686,9 +1702,12 @@ export interface operations {
                 account_id?: string;
                 /** @description RFC 3339 lower bound (inclusive); an unparseable value is ignored. */
                 from?: string;
-                /** @description Page size (default 50, clamped 1 to 200). */
+                /** @description Page size (default 50, clamped 1 to 200; beyond a 32-bit integer 400 VALIDATION_ERROR). */
                 limit?: components["parameters"]["AuditLimit"];
-                /** @description 1-based page number (default 1; values below 1 count as 1). */
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`). */
                 scope?: string;
@@ -2120,9 +2139,12 @@ export interface operations {
             query?: {
                 /** @description RFC 3339 lower bound (inclusive); an unparseable value is ignored. */
                 from?: string;
-                /** @description Page size (default 50, clamped 1 to 200). */
+                /** @description Page size (default 50, clamped 1 to 200; beyond a 32-bit integer 400 VALIDATION_ERROR). */
                 limit?: components["parameters"]["AuditLimit"];
-                /** @description 1-based page number (default 1; values below 1 count as 1). */
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description RFC 3339 upper bound (inclusive); an unparseable value is ignored. */
                 to?: string;
@@ -2151,9 +2173,12 @@ export interface operations {
     notifications: {
         parameters: {
             query?: {
-                /** @description Page size (default 25, clamped 1 to 100). */
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
                 limit?: components["parameters"]["Limit"];
-                /** @description 1-based page number (default 1; values below 1 count as 1). */
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Credential in the query string, for the kinds that may travel there: popout, overlay,

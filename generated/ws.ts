@@ -101,6 +101,20 @@ export interface ChannelSpec {
   feature: string | null;
   /** Permission a client needs to broadcast; null when client broadcasts are refused. */
   broadcastPermission: string | null;
+  /** How the internal bus feeds this channel; null when nothing is relayed to it. */
+  relay: ChannelRelay | null;
+}
+
+/** legacy: the envelope's data is the publisher's JSON; lifted: event_type and data come out of the payload. */
+export type RelayForm = 'legacy' | 'lifted';
+export interface ChannelRelay {
+  /** Internal bus channel, with the channel pattern's placeholders, e.g. music:{account_id}. */
+  bus: string;
+  /** The server message that wraps each bus message. */
+  envelope: WsServerMessageType;
+  form: RelayForm;
+  /** event_type when a lifted payload names none; null when the envelope then carries none. */
+  eventTypeDefault: string | null;
 }
 export const channels: readonly ChannelSpec[] = [
   {
@@ -109,7 +123,13 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "OverlayToken"
     },
     "feature": "feature:overlays",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "overlay:{key}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "overlay:update"
+    }
   },
   {
     "pattern": "widget:{widget_instance_id}",
@@ -117,7 +137,13 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "WidgetToken"
     },
     "feature": "feature:widgets",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "widget:{widget_instance_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "widget:update"
+    }
   },
   {
     "pattern": "events:{account_id}",
@@ -126,7 +152,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "events:read"
     },
     "feature": "feature:events",
-    "broadcastPermission": "events:create"
+    "broadcastPermission": "events:create",
+    "relay": {
+      "bus": "events:{account_id}",
+      "envelope": "event",
+      "form": "legacy",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "music_platform:{account_id}",
@@ -135,7 +167,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "music_platform:read"
     },
     "feature": "feature:music",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "music:{account_id}",
+      "envelope": "music_platform:now-playing",
+      "form": "legacy",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "chat:{account_id}",
@@ -144,7 +182,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "chat:read"
     },
     "feature": "feature:multichat",
-    "broadcastPermission": "chat:write"
+    "broadcastPermission": "chat:write",
+    "relay": {
+      "bus": "chat:{account_id}",
+      "envelope": "chat:message",
+      "form": "legacy",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "automations:{account_id}",
@@ -153,7 +197,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "automations:read"
     },
     "feature": "feature:automation",
-    "broadcastPermission": "automations:execute"
+    "broadcastPermission": "automations:execute",
+    "relay": {
+      "bus": "automations:{account_id}",
+      "envelope": "automation",
+      "form": "legacy",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "history:{account_id}",
@@ -162,7 +212,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "history:read"
     },
     "feature": "feature:stream_history",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "history:{account_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "ext-storage:{install_id}",
@@ -171,7 +227,13 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "extension-store:read"
     },
     "feature": "feature:extensions",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "ext-storage:{install_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "storage:update"
+    }
   },
   {
     "pattern": "ext-install-logs:{account_id}",
@@ -180,7 +242,8 @@ export const channels: readonly ChannelSpec[] = [
       "permission": "bot-modules:read"
     },
     "feature": "feature:bot_module_extensions",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "sounds:{account_id}",
@@ -188,7 +251,13 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "AccountScoped"
     },
     "feature": "feature:sounds",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": {
+      "bus": "sounds:{account_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "presence:{resource_channel}",
@@ -196,7 +265,8 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "AccountScoped"
     },
     "feature": null,
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "ext-logs:{extension_id}",
@@ -204,7 +274,8 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "ExtensionOwner"
     },
     "feature": "feature:extension_development",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "ideas:list",
@@ -213,7 +284,8 @@ export const channels: readonly ChannelSpec[] = [
       "flag": "system:ideas_hub_public"
     },
     "feature": "system:ideas_hub",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "ideas:{idea_id}",
@@ -222,7 +294,8 @@ export const channels: readonly ChannelSpec[] = [
       "flag": "system:ideas_hub_public"
     },
     "feature": "system:ideas_hub",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "public-stats:{platform}:{broadcast_id}",
@@ -231,7 +304,8 @@ export const channels: readonly ChannelSpec[] = [
       "flag": "system:public_stats"
     },
     "feature": "system:public_stats",
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   },
   {
     "pattern": "login-assignments:{id}",
@@ -239,9 +313,80 @@ export const channels: readonly ChannelSpec[] = [
       "kind": "Public"
     },
     "feature": null,
-    "broadcastPermission": null
+    "broadcastPermission": null,
+    "relay": null
   }
 ];
+
+/**
+ * The relay table by internal bus family (the bus channel up to its first colon): only these
+ * families are relayed; `channel` is the socket channel pattern each delivers to.
+ */
+export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>> = {
+  "overlay": {
+    "bus": "overlay:{key}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "overlay:update",
+    "channel": "overlay:{key}"
+  },
+  "widget": {
+    "bus": "widget:{widget_instance_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "widget:update",
+    "channel": "widget:{widget_instance_id}"
+  },
+  "events": {
+    "bus": "events:{account_id}",
+    "envelope": "event",
+    "form": "legacy",
+    "eventTypeDefault": null,
+    "channel": "events:{account_id}"
+  },
+  "music": {
+    "bus": "music:{account_id}",
+    "envelope": "music_platform:now-playing",
+    "form": "legacy",
+    "eventTypeDefault": null,
+    "channel": "music_platform:{account_id}"
+  },
+  "chat": {
+    "bus": "chat:{account_id}",
+    "envelope": "chat:message",
+    "form": "legacy",
+    "eventTypeDefault": null,
+    "channel": "chat:{account_id}"
+  },
+  "automations": {
+    "bus": "automations:{account_id}",
+    "envelope": "automation",
+    "form": "legacy",
+    "eventTypeDefault": null,
+    "channel": "automations:{account_id}"
+  },
+  "history": {
+    "bus": "history:{account_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "channel": "history:{account_id}"
+  },
+  "ext-storage": {
+    "bus": "ext-storage:{install_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "storage:update",
+    "channel": "ext-storage:{install_id}"
+  },
+  "sounds": {
+    "bus": "sounds:{account_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "channel": "sounds:{account_id}"
+  }
+};
 
 export const wsLimits = {
   "max_frame_bytes": 65536,

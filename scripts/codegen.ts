@@ -5,8 +5,8 @@
  *   npm run codegen:check    build in memory and fail on any difference, missing gate or gate drift
  *
  * Owns: the spec checks (every operation and field gated, twins gated alike, every channel
- * pattern has a gate kind) and every generated file. Must not read src/: generated code is a
- * function of spec/ and codegen.yml alone.
+ * pattern has a gate kind, every relayed channel a complete relay entry) and every generated
+ * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,6 +17,8 @@ import * as typescriptPlugin from '@graphql-codegen/typescript';
 import * as typescriptResolversPlugin from '@graphql-codegen/typescript-resolvers';
 import {
   buildSchema,
+  getNamedType,
+  isLeafType,
   parse as parseGraphql,
   printSchema,
   type DirectiveNode,
@@ -64,7 +66,30 @@ interface Route {
   graphql: string | null;
   internal: boolean;
   responses: Record<string, string | null>;
+  envelope: Envelope;
+  paging: Paging | null;
+  /** Statuses a handler returns (every declared one whose body is not the Error schema), lowest first. */
+  statuses: string[];
+  /** `x-graphql-shape: own`: the twin answers a shape of its own, not the REST binding's domain value. */
+  ownGraphqlShape: boolean;
 }
+const ENVELOPE_KINDS = ['single', 'data', 'collection', 'bare', 'raw'] as const;
+type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];
+/** `x-envelope`: how the REST router wraps a handler's domain result. */
+interface Envelope {
+  kind: EnvelopeKind;
+  /** Template filled from the response's data (`/v1/account/roles/{id}`); null: the request URL. */
+  self: string | null;
+}
+/** Paging bounds read from an operation's `page` and `limit` query parameters. */
+interface Paging {
+  defaultLimit: number;
+  minLimit: number;
+  maxLimit: number;
+  clampLimit: boolean;
+  maxPage: number;
+}
+const INT32 = { min: -2147483648, max: 2147483647 };
 
 const problems: string[] = [];
 const fail = (message: string) => problems.push(message);
@@ -158,10 +183,18 @@ function readRoutes(doc: OpenApiDoc): Route[] {
         fail(`${where}: operationId ${operationId} must equal its GraphQL twin's field name (${graphql})`);
       }
       const responses: Record<string, string | null> = {};
+      const bodies: Record<string, unknown> = {};
       for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, unknown>)) {
-        const resolved = resolveRef(doc, response) as { content?: Record<string, unknown> };
+        const resolved = resolveRef(doc, response) as { content?: Record<string, { schema?: unknown }> };
         responses[status] = resolved.content ? Object.keys(resolved.content)[0] ?? null : null;
+        bodies[status] = resolved.content ? Object.values(resolved.content)[0]?.schema : undefined;
       }
+      const statuses = Object.keys(bodies)
+        .filter((s) => /^\d{3}$/.test(s) && (bodies[s] as { $ref?: string } | undefined)?.$ref !== '#/components/schemas/Error')
+        .sort();
+      if (statuses.length === 0) fail(`${where} (${operationId}): declares no response a handler can return`);
+      const envelope = readEnvelope(`${where} (${operationId})`, doc, op['x-envelope'], statuses, responses, bodies);
+      if (!envelope) continue;
       routes.push({
         operationId,
         method,
@@ -171,7 +204,14 @@ function readRoutes(doc: OpenApiDoc): Route[] {
         graphql,
         internal: op['x-internal'] === true,
         responses,
+        envelope,
+        paging: readPaging(`${where} (${operationId})`, doc, (op.parameters ?? []) as unknown[]),
+        statuses,
+        ownGraphqlShape: op['x-graphql-shape'] === 'own',
       });
+      if (op['x-graphql-shape'] !== undefined && (op['x-graphql-shape'] !== 'own' || graphql === null)) {
+        fail(`${where} (${operationId}): x-graphql-shape must be "own", on an operation with a GraphQL twin`);
+      }
     }
   }
   return routes.sort((a, b) => a.operationId.localeCompare(b.operationId));
@@ -186,6 +226,118 @@ function resolveRef(doc: unknown, node: unknown): unknown {
     .reduce<unknown>((acc, key) => (acc as Record<string, unknown>)[key], doc);
 }
 
+/** The members an envelope kind needs in every JSON body a handler returns. */
+const ENVELOPE_MEMBERS: Record<EnvelopeKind, { has: string[]; lacks: string[] }> = {
+  single: { has: ['data', '_links'], lacks: ['_meta'] },
+  data: { has: ['data'], lacks: ['_links', '_meta'] },
+  collection: { has: ['data', '_links', '_meta'], lacks: [] },
+  bare: { has: [], lacks: [] },
+  raw: { has: [], lacks: [] },
+};
+
+/**
+ * Reads `x-envelope` and refuses an operation without one, an unknown kind, a body that does not
+ * fit the kind, or a `self` template whose placeholders are not members of the response's data.
+ */
+function readEnvelope(
+  where: string,
+  doc: OpenApiDoc,
+  value: unknown,
+  statuses: string[],
+  responses: Record<string, string | null>,
+  bodies: Record<string, unknown>,
+): Envelope | null {
+  if (value === undefined || value === null) {
+    fail(`${where}: no x-envelope (declare { kind: ${ENVELOPE_KINDS.join(' | ')} })`);
+    return null;
+  }
+  const declared = value as { kind?: unknown; self?: unknown };
+  const kind = declared.kind as EnvelopeKind;
+  if (!ENVELOPE_KINDS.includes(kind)) {
+    fail(`${where}: x-envelope kind must be one of ${ENVELOPE_KINDS.join(', ')}`);
+    return null;
+  }
+  const extra = Object.keys(declared).filter((k) => k !== 'kind' && k !== 'self');
+  if (extra.length) fail(`${where}: x-envelope has unknown member(s) ${extra.join(', ')}`);
+  const self = declared.self ?? null;
+  if (self !== null && (typeof self !== 'string' || !self.startsWith('/'))) fail(`${where}: x-envelope self must be a path template`);
+  if (self !== null && kind !== 'single') fail(`${where}: x-envelope self applies to kind single only`);
+  for (const status of statuses) {
+    if (kind === 'raw') continue;
+    if (responses[status] === null) continue;
+    if (responses[status] !== 'application/json') {
+      fail(`${where}: x-envelope ${kind} needs application/json (status ${status} is ${responses[status]}; use raw)`);
+      continue;
+    }
+    const schema = resolveRef(doc, bodies[status]) as { properties?: Record<string, unknown> } | undefined;
+    const members = Object.keys(schema?.properties ?? {});
+    const { has, lacks } = ENVELOPE_MEMBERS[kind];
+    const missing = has.filter((m) => !members.includes(m));
+    const present = lacks.filter((m) => members.includes(m));
+    if (missing.length) fail(`${where}: x-envelope ${kind} but the ${status} body lacks ${missing.join(', ')}`);
+    if (present.length) fail(`${where}: x-envelope ${kind} but the ${status} body has ${present.join(', ')}`);
+    if (kind === 'collection' && (resolveRef(doc, schema?.properties?.data) as { type?: string } | undefined)?.type !== 'array') {
+      fail(`${where}: x-envelope collection but the ${status} body's data is not an array`);
+    }
+    if (typeof self === 'string') {
+      const data = resolveRef(doc, schema?.properties?.data) as { properties?: Record<string, unknown> } | undefined;
+      for (const [, name] of self.matchAll(/\{([^}]+)\}/g)) {
+        if (!(name! in (data?.properties ?? {}))) fail(`${where}: x-envelope self placeholder {${name}} is not a member of the ${status} body's data`);
+      }
+    }
+  }
+  return { kind, self: typeof self === 'string' ? self : null };
+}
+
+/**
+ * Paging bounds from the `page`, `limit` and `offset` query parameters. Each must declare an
+ * integer schema with a minimum and a maximum within 32 bits (GraphQL's `Int`), so the validator
+ * refuses what SQL cannot page with; `limit` needs a default, and `page` needs a `limit`.
+ * `x-clamp: { minimum, maximum }` on `limit` makes values outside that range clamp instead.
+ */
+function readPaging(where: string, doc: OpenApiDoc, parameters: unknown[]): Paging | null {
+  const query = new Map<string, Record<string, unknown>>();
+  for (const parameter of parameters) {
+    const p = resolveRef(doc, parameter) as Record<string, unknown>;
+    if (p.in === 'query') query.set(String(p.name), p);
+  }
+  const bounds = (name: string) => {
+    const p = query.get(name);
+    if (!p) return null;
+    const schema = resolveRef(doc, p.schema) as { type?: string; minimum?: unknown; maximum?: unknown; default?: unknown };
+    const { minimum, maximum } = schema;
+    if (schema.type !== 'integer' || typeof minimum !== 'number' || typeof maximum !== 'number' || minimum < INT32.min || maximum > INT32.max || minimum > maximum) {
+      fail(`${where}: query parameter ${name} needs an integer schema with minimum and maximum within 32 bits`);
+      return null;
+    }
+    return { minimum, maximum, default: schema.default, clamp: p['x-clamp'] };
+  };
+  const page = bounds('page');
+  const limit = bounds('limit');
+  bounds('offset');
+  if (query.has('page') && !query.has('limit')) fail(`${where}: a page parameter needs a limit parameter`);
+  if (!page || !limit) return null;
+  if (typeof limit.default !== 'number' || limit.default < limit.minimum || limit.default > limit.maximum) {
+    fail(`${where}: query parameter limit needs a default within its bounds`);
+    return null;
+  }
+  let minLimit = limit.minimum;
+  let maxLimit = limit.maximum;
+  const clamp = limit.clamp as { minimum?: unknown; maximum?: unknown } | undefined;
+  if (clamp !== undefined) {
+    if (typeof clamp.minimum !== 'number' || typeof clamp.maximum !== 'number' || clamp.minimum < 1 || clamp.minimum > clamp.maximum || clamp.maximum > limit.maximum) {
+      fail(`${where}: x-clamp of limit needs 1 <= minimum <= maximum <= the schema's maximum`);
+      return null;
+    }
+    minLimit = clamp.minimum;
+    maxLimit = clamp.maximum;
+  } else if (minLimit < 1) {
+    fail(`${where}: query parameter limit needs minimum >= 1 (or x-clamp)`);
+  }
+  if (limit.default < minLimit || limit.default > maxLimit) fail(`${where}: the default limit lies outside the served range`);
+  return { defaultLimit: limit.default, minLimit, maxLimit, clampLimit: clamp !== undefined, maxPage: page.maximum };
+}
+
 function restModule(routes: Route[]): string {
   const table = routes.map((r) => ({
     operationId: r.operationId,
@@ -196,6 +348,9 @@ function restModule(routes: Route[]): string {
     graphql: r.graphql,
     internal: r.internal,
     responses: r.responses,
+    envelope: r.envelope,
+    paging: r.paging,
+    defaultStatus: Number(r.statuses[0] ?? 200),
   }));
   const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n');
   const handlers = routes
@@ -204,8 +359,37 @@ function restModule(routes: Route[]): string {
         `  /** ${r.method.toUpperCase()} ${r.path} */\n  ${r.operationId}(request: RestRequest<'${r.operationId}'>, context: Context): Promise<RestResponse<'${r.operationId}'>>;`,
     )
     .join('\n');
+  const domainOf = (r: Route, status: string) => {
+    const wire = `Wire<'${r.operationId}', ${status}>`;
+    switch (r.envelope.kind) {
+      case 'raw':
+        return wire;
+      case 'bare':
+        return `Camelize<${wire}>`;
+      case 'single':
+      case 'data':
+        return `Camelize<DataOf<${wire}>>`;
+      case 'collection':
+        return r.paging ? `Page<Camelize<ItemOf<${wire}>>>` : `Camelize<ItemOf<${wire}>>[]`;
+    }
+  };
+  const results = routes
+    .map((r) => `  ${r.operationId}: { ${r.statuses.map((s) => `${s}: ${domainOf(r, s)}`).join('; ')} };`)
+    .join('\n');
+  const defaults = routes.map((r) => `  ${r.operationId}: ${r.statuses[0] ?? 200};`).join('\n');
+  const paged = routes.filter((r) => r.paging);
+  const operations = routes
+    .map(
+      (r) =>
+        `  /** ${r.method.toUpperCase()} ${r.path} (${r.envelope.kind}) */\n  ${r.operationId}(request: DomainRequest<'${r.operationId}'>${r.paging ? ' & { paging: PageRequest }' : ''}, context: Context): Promise<DomainResult<'${r.operationId}'>>;`,
+    )
+    .join('\n');
+  const pagingTable = Object.fromEntries(paged.map((r) => [r.operationId, r.paging]));
   return `${BANNER}import type { operations } from './openapi';
 import type { Gate } from './gates';
+import type { Reply } from '../src/http/envelope';
+import type { Camelize } from '../src/http/mapping';
+import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
 ${ids};
@@ -242,10 +426,48 @@ export type RestResponse<K extends OperationId> = {
   };
 }[keyof Op<K>['responses']];
 
-/** One typed method per operationId: a missing handler is a compile error. */
+/** One typed method per operationId, on the wire: a missing handler is a compile error. */
 export interface RestHandlers<Context> {
 ${handlers}
 }
+
+// ---- the domain side of each operation (what a module's binding writes; see bindRest)
+
+type Wire<K extends OperationId, S extends keyof Op<K>['responses']> = ContentOf<Op<K>['responses'][S]>;
+type DataOf<B> = B extends { data: infer D } ? D : never;
+type ItemOf<B> = B extends { data: (infer I)[] } ? I : never;
+
+/** The request in domain form: path, query and body member names camelCased, opaque JSON as sent. */
+export interface DomainRequest<K extends OperationId> {
+  params: Camelize<PathParams<K>>;
+  query: Camelize<QueryParams<K>>;
+  body: Camelize<RequestBody<K>>;
+}
+
+/** Per operation and status, the domain value the router maps and wraps (x-envelope). */
+export interface DomainResults {
+${results}
+}
+
+/** The status a binding's plain return value is sent with (the lowest declared non-error status). */
+export interface DefaultStatus {
+${defaults}
+}
+
+/** A domain value (sent with the default status) or \`reply(status, value, headers)\`. */
+export type DomainResult<K extends OperationId> =
+  | DomainResults[K][DefaultStatus[K] & keyof DomainResults[K]]
+  | { [S in keyof DomainResults[K]]: Reply<S, DomainResults[K][S]> }[keyof DomainResults[K]];
+
+/**
+ * One typed method per operationId in domain form: the router maps names and applies the
+ * declared envelope and self link; paged operations get their \`paging\` request.
+ */
+export interface RestOperations<Context> {
+${operations}
+}
+
+export type EnvelopeKind = ${ENVELOPE_KINDS.map((k) => `'${k}'`).join(' | ')};
 
 export interface RouteSpec {
   operationId: OperationId;
@@ -257,9 +479,20 @@ export interface RouteSpec {
   internal: boolean;
   /** Declared status → content type (null when the response has no body). */
   responses: Record<string, string | null>;
+  /** x-envelope: the kind, and the self template filled from the response data (null: the request URL). */
+  envelope: { kind: EnvelopeKind; self: string | null };
+  /** Bounds of the page and limit parameters; null when the operation does not page. */
+  paging: PagingBounds | null;
+  /** The status of a plain (not \`reply\`) return value. */
+  defaultStatus: number;
 }
 
 export const routes: readonly RouteSpec[] = ${JSON.stringify(table, null, 2)};
+
+export type PagedOperationId = ${paged.length ? paged.map((r) => `'${r.operationId}'`).join(' | ') : 'never'};
+
+/** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
+export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = ${JSON.stringify(pagingTable, null, 2)};
 `;
 }
 
@@ -334,8 +567,60 @@ async function graphqlTypes(schema: GraphQLSchema): Promise<string> {
 type JsonSchema = Record<string, unknown>;
 interface WsDoc {
   components: { messages: Record<string, { 'x-direction': string; payload: JsonSchema }>; schemas: Record<string, JsonSchema> };
-  'x-channels': { pattern: string; gate?: { kind?: string; permission?: string; flag?: string }; feature?: string | null; broadcast_permission?: string }[];
+  'x-channels': {
+    pattern: string;
+    gate?: { kind?: string; permission?: string; flag?: string };
+    feature?: string | null;
+    broadcast_permission?: string;
+    relay?: WsRelay;
+  }[];
   'x-limits': Record<string, number>;
+}
+/** A channel's row of the relay table, as written in spec/ws-protocol.json. */
+interface WsRelay {
+  bus?: unknown;
+  envelope?: unknown;
+  form?: unknown;
+  event_type_default?: unknown;
+}
+/** The envelope members each relay form fills; the envelope's payload schema must declare them. */
+const RELAY_FORMS: Record<string, string[]> = { legacy: ['type', 'data'], lifted: ['type', 'channel', 'event_type', 'data'] };
+const placeholders = (pattern: string) => [...pattern.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!).sort();
+
+/**
+ * Refuses a relay entry that is not complete: the bus channel (a literal family, then the
+ * channel pattern's placeholders), a server message as envelope whose schema has the members the
+ * form fills, and for the lifted form an explicit event_type_default (a type or null). Bus
+ * families are unique: the relay finds its row by the family of the bus channel.
+ */
+function checkRelay(where: string, pattern: string, relay: unknown, doc: WsDoc, families: Map<string, string>): void {
+  if (typeof relay !== 'object' || relay === null || Array.isArray(relay)) {
+    fail(`${where}: relay must be an object`);
+    return;
+  }
+  const r = relay as WsRelay;
+  if (typeof r.bus !== 'string' || !/^[a-z_-]+:/.test(r.bus)) fail(`${where}: relay needs bus (family:{placeholders}, e.g. events:{account_id})`);
+  else {
+    if (JSON.stringify(placeholders(r.bus)) !== JSON.stringify(placeholders(pattern))) fail(`${where}: relay bus ${r.bus} must carry the placeholders of ${pattern}`);
+    const family = r.bus.slice(0, r.bus.indexOf(':'));
+    const other = families.get(family);
+    if (other) fail(`${where}: relay bus family ${family} is already relayed to ${other}`);
+    families.set(family, pattern);
+  }
+  const form = typeof r.form === 'string' ? RELAY_FORMS[r.form] : undefined;
+  if (!form) fail(`${where}: relay needs form (${Object.keys(RELAY_FORMS).join(' or ')})`);
+  const message = typeof r.envelope === 'string' ? doc.components.messages[r.envelope] : undefined;
+  if (!message || message['x-direction'] !== 'server') fail(`${where}: relay needs envelope (a server message)`);
+  else if (form) {
+    const members = Object.keys((message.payload.properties as Record<string, unknown> | undefined) ?? {});
+    const missing = form.filter((m) => !members.includes(m));
+    if (missing.length) fail(`${where}: relay envelope ${String(r.envelope)} lacks ${missing.join(', ')} for the ${String(r.form)} form`);
+  }
+  if (r.form === 'lifted' && !('event_type_default' in r)) fail(`${where}: a lifted relay needs event_type_default (an event type or null)`);
+  if (r.form === 'lifted' && r.event_type_default !== null && r.event_type_default !== undefined && typeof r.event_type_default !== 'string') {
+    fail(`${where}: relay event_type_default must be a string or null`);
+  }
+  if (r.form === 'legacy' && 'event_type_default' in r) fail(`${where}: event_type_default applies to lifted relays only`);
 }
 
 function pascal(name: string): string {
@@ -384,6 +669,7 @@ function wsModules(doc: WsDoc): { types: string; validators: string; declaration
     const type = (m.payload.properties as Record<string, JsonSchema> | undefined)?.type?.const;
     if (type !== name) fail(`ws message ${name}: payload.type must be const "${name}"`);
   }
+  const relayFamilies = new Map<string, string>();
   for (const [i, channel] of doc['x-channels'].entries()) {
     const where = `ws channel ${channel.pattern ?? `#${i}`}`;
     const kind = channel.gate?.kind;
@@ -394,6 +680,7 @@ function wsModules(doc: WsDoc): { types: string; validators: string; declaration
     }
     if (kind === 'PublicWhenFeature' && !FEATURE_RE.test(channel.gate?.flag ?? '')) fail(`${where}: PublicWhenFeature needs a flag`);
     if (channel.feature !== null && channel.feature !== undefined && !FEATURE_RE.test(channel.feature)) fail(`${where}: bad feature ${channel.feature}`);
+    if (channel.relay !== undefined) checkRelay(where, channel.pattern, channel.relay, doc, relayFamilies);
   }
 
   const schemaTypes = Object.entries(doc.components.schemas)
@@ -403,12 +690,20 @@ function wsModules(doc: WsDoc): { types: string; validators: string; declaration
     .map(([name, m]) => `/** ${name} (${m['x-direction']} message) */\nexport type Ws${pascal(name)}Message = ${tsType(m.payload, refs)};`)
     .join('\n\n');
   const union = (list: typeof messages) => list.map(([name]) => `Ws${pascal(name)}Message`).join(' | ');
+  const relayOf = (r: WsRelay | undefined) =>
+    r ? { bus: r.bus, envelope: r.envelope, form: r.form, eventTypeDefault: r.form === 'lifted' ? (r.event_type_default ?? null) : null } : null;
   const channels = doc['x-channels'].map((c) => ({
     pattern: c.pattern,
     gate: c.gate,
     feature: c.feature ?? null,
     broadcastPermission: c.broadcast_permission ?? null,
+    relay: relayOf(c.relay),
   }));
+  const relays = Object.fromEntries(
+    doc['x-channels']
+      .filter((c) => c.relay && typeof c.relay.bus === 'string')
+      .map((c) => [(c.relay!.bus as string).split(':')[0], { ...relayOf(c.relay), channel: c.pattern }]),
+  );
   const types = `${BANNER}
 ${schemaTypes}
 
@@ -430,8 +725,28 @@ export interface ChannelSpec {
   feature: string | null;
   /** Permission a client needs to broadcast; null when client broadcasts are refused. */
   broadcastPermission: string | null;
+  /** How the internal bus feeds this channel; null when nothing is relayed to it. */
+  relay: ChannelRelay | null;
+}
+
+/** legacy: the envelope's data is the publisher's JSON; lifted: event_type and data come out of the payload. */
+export type RelayForm = ${Object.keys(RELAY_FORMS).map((k) => `'${k}'`).join(' | ')};
+export interface ChannelRelay {
+  /** Internal bus channel, with the channel pattern's placeholders, e.g. music:{account_id}. */
+  bus: string;
+  /** The server message that wraps each bus message. */
+  envelope: WsServerMessageType;
+  form: RelayForm;
+  /** event_type when a lifted payload names none; null when the envelope then carries none. */
+  eventTypeDefault: string | null;
 }
 export const channels: readonly ChannelSpec[] = ${JSON.stringify(channels, null, 2)};
+
+/**
+ * The relay table by internal bus family (the bus channel up to its first colon): only these
+ * families are relayed; \`channel\` is the socket channel pattern each delivers to.
+ */
+export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>> = ${JSON.stringify(relays, null, 2)};
 
 export const wsLimits = ${JSON.stringify(doc['x-limits'], null, 2)} as const;
 `;
@@ -469,7 +784,37 @@ function inlineRefs(schema: unknown, defs: Record<string, JsonSchema>): JsonSche
 
 // ---------------------------------------------------------------- parity and contract tests
 
-function parityModule(routes: Route[], gates: Record<string, Gate>): string {
+/**
+ * Twins whose GraphQL field answers an object: the REST binding's domain value (by its default
+ * status) must be assignable to the GraphQL result, so one domain shape serves both protocols
+ * and the two schemas cannot drift apart unnoticed (a compile error in generated/parity.ts).
+ */
+function twinShapeChecks(routes: Route[], schema: GraphQLSchema): string {
+  const checks = routes
+    .filter((r) => r.graphql && !r.ownGraphqlShape && r.envelope.kind !== 'raw')
+    .filter((r) => {
+      const [typeName, fieldName] = r.graphql!.split('.') as [string, string];
+      const root = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+      const field = root?.getFields()[fieldName];
+      return field !== undefined && !isLeafType(getNamedType(field.type));
+    })
+    .map((r) => {
+      const [typeName, fieldName] = r.graphql!.split('.') as [string, string];
+      return `  Serves<${typeName}['${fieldName}'], DomainResults['${r.operationId}'][DefaultStatus['${r.operationId}']]>,`;
+    });
+  return `
+/**
+ * Compile-time: for every twin that answers an object, the domain value its REST binding returns
+ * is a valid GraphQL result (\`x-graphql-shape: own\` opts an operation out).
+ */
+type Serves<GraphQLResult, Domain extends GraphQLResult> = Domain;
+export type TwinShapes = [
+${checks.join('\n')}
+];
+`;
+}
+
+function parityModule(routes: Route[], gates: Record<string, Gate>, schema: GraphQLSchema): string {
   const twins = routes
     .filter((r) => r.graphql)
     .map((r) => {
@@ -481,7 +826,8 @@ function parityModule(routes: Route[], gates: Record<string, Gate>): string {
       return { operationId: r.operationId, method: r.method, path: r.path, graphql: r.graphql!, gate: r.gate };
     });
   return `${BANNER}import type { Gate } from './gates';
-import type { OperationId } from './rest';
+import type { Mutation, Query } from './graphql';
+import type { DefaultStatus, DomainResults, OperationId } from './rest';
 
 /** Every REST operation with a GraphQL twin, and the gate both declare. Read by test/contract. */
 export interface Twin {
@@ -493,7 +839,7 @@ export interface Twin {
 }
 
 export const twins: readonly Twin[] = ${JSON.stringify(twins, null, 2)};
-`;
+${twinShapeChecks(routes, schema)}`;
 }
 
 function contractTests(routes: Route[]): string {
@@ -599,7 +945,7 @@ export const fieldGates: Readonly<Record<string, Gate>> = ${JSON.stringify(gates
   files.set('generated/ws.ts', wsOut.types);
   files.set('generated/ws-validators.js', wsOut.validators);
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
-  files.set('generated/parity.ts', parityModule(routes, gates));
+  files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   return files;
 }

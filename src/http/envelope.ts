@@ -1,9 +1,14 @@
 /**
- * The one response envelope for every module (Part 1, "REST conventions"):
+ * The one response envelope for every module (Part 1, "REST conventions"), applied by the REST
+ * router from each operation's declared `x-envelope`, never by handlers:
  * single `{ data, _links: { self } }`; collection `{ data, _links: { self, first, prev, next, last },
- * _meta: { total, page, limit, pages } }` with `prev` and `next` omitted at the ends.
- * Links are relative URLs that keep the request's other query parameters.
+ * _meta: { total, page, limit, pages } }` with `prev` and `next` omitted at the ends; `data`
+ * `{ data }`; bare bodies such as `{ success: true }`. Links are relative URLs that keep the
+ * request's other query parameters. Collections render a `Page<T>` (src/paging.ts), so the page
+ * count is the one the paging helper computed.
  */
+import { wholePage, type Page } from '../paging';
+
 export interface SingleEnvelope<T> {
   data: T;
   _links: { self: string };
@@ -20,10 +25,9 @@ export function single<T>(data: T, self: string): SingleEnvelope<T> {
 }
 
 /** `self` is the request URL (path and query, e.g. req.originalUrl). */
-export function collection<T>(items: T[], page: { total: number; page: number; limit: number }, self: string): CollectionEnvelope<T> {
+export function collection<T>(page: Page<T>, self: string): CollectionEnvelope<T> {
   const url = new URL(self, 'http://local');
-  const pages = page.total === 0 ? 0 : Math.ceil(page.total / page.limit);
-  const last = Math.max(pages, 1);
+  const last = Math.max(page.pages, 1);
   const link = (n: number) => {
     const params = new URLSearchParams(url.search);
     params.set('page', String(n));
@@ -32,22 +36,43 @@ export function collection<T>(items: T[], page: { total: number; page: number; l
   };
   const links: CollectionEnvelope<T>['_links'] = { self: link(page.page), first: link(1), last: link(last) };
   if (page.page > 1) links.prev = link(Math.min(page.page - 1, last));
-  if (page.page < pages) links.next = link(page.page + 1);
-  return { data: items, _links: links, _meta: { total: page.total, page: page.page, limit: page.limit, pages } };
+  if (page.page < page.pages) links.next = link(page.page + 1);
+  return { data: page.items, _links: links, _meta: { total: page.total, page: page.page, limit: page.limit, pages: page.pages } };
+}
+
+/** A whole (small, unpaginated) list as the single page of the collection envelope. */
+export function wholeCollection<T>(items: T[], self: string): CollectionEnvelope<T> {
+  return collection(wholePage(items), self);
+}
+
+/**
+ * Fills a self template (`/v1/account/roles/{id}`) from the response's wire data. Codegen checks
+ * that every placeholder is a member of the data's schema; a value without it is a server bug.
+ */
+export function fillSelf(template: string, data: unknown): string {
+  const record = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+  return template.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
+    const value = record[name];
+    if (typeof value !== 'string' && typeof value !== 'number') throw new Error(`self link ${template}: the response data has no ${name}`);
+    return encodeURIComponent(String(value));
+  });
 }
 
 /** The bare body of action endpoints (Part 1, "REST conventions"). */
 export const SUCCESS = Object.freeze({ success: true as const });
 
-/** A whole (small, unpaginated) list as the single page of the collection envelope. */
-export function wholeCollection<T>(items: T[], self: string): CollectionEnvelope<T> {
-  return collection(items, { total: items.length, page: 1, limit: Math.max(1, items.length) }, self);
+/**
+ * What a binding returns when the default status does not fit (a 503 health, a second 2xx) or
+ * it sets headers; a plain return value goes out with the operation's default status.
+ */
+export class Reply<S = number, B = unknown> {
+  constructor(
+    readonly status: S,
+    readonly body: B,
+    readonly headers: Record<string, string> = {},
+  ) {}
 }
 
-/** Clamps `page` and `limit` query values to the operation's bounds. */
-export function pageParams(query: { page?: number | string; limit?: number | string }, bounds: { defaultLimit: number; maxLimit: number }): { page: number; limit: number; offset: number } {
-  const page = Math.max(1, Math.trunc(Number(query.page ?? 1)) || 1);
-  const rawLimit = Math.trunc(Number(query.limit ?? bounds.defaultLimit)) || bounds.defaultLimit;
-  const limit = Math.min(bounds.maxLimit, Math.max(1, rawLimit));
-  return { page, limit, offset: (page - 1) * limit };
+export function reply<S extends number, B>(status: S, body: B, headers?: Record<string, string>): Reply<S, B> {
+  return new Reply(status, body, headers);
 }

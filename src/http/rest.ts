@@ -1,25 +1,143 @@
 /**
- * The REST router, built from the generated route table: for each operation, enforce its declared
- * gate, call the module's handler with the validated input, and write the declared content type.
- * Handlers never check gates themselves.
+ * The REST router, built from the generated route table. `bindRest` turns a module's bindings,
+ * written in domain form (camelCase input and output, `RestOperations`), into wire handlers: it
+ * maps names through the operation's schemas (src/http/mapping.ts), pages with the declared
+ * bounds, and applies the declared `x-envelope` and self link. The router enforces each
+ * operation's declared gate, calls the bound handler with the validated input, and writes the
+ * declared content type. Handlers never check gates, build envelopes or compute pages.
  */
 import { Router, type Request, type Response } from 'express';
-import { routes, type RestHandlers, type RestRequest } from '../../generated/rest';
+import { openapiDocument } from '../../generated/openapi-document';
+import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
+import { pageRequest, type Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
+import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
+import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 
-type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<{ status: string | number; body: unknown; headers?: Record<string, string> }>;
+type WireResult = { status: string | number; body: unknown; headers?: Record<string, string> };
+type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
+type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
+type Schema = Record<string, unknown>;
+
+/** Wire handlers made by bindRest; the router refuses any other, so no envelope is hand-built. */
+const bound = new WeakSet<object>();
+const byOperation = new Map(routes.map((r) => [r.operationId, r]));
+
+function resolve(node: unknown): Schema | undefined {
+  let current = node as Schema | undefined;
+  while (current && typeof current.$ref === 'string') {
+    current = (current.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((acc, key) => (acc as Schema | undefined)?.[key], openapiDocument) as Schema | undefined;
+  }
+  return current;
+}
+
+/** The operation object of a route in the OpenAPI document. */
+function operationOf(route: RouteSpec): Schema {
+  const base = ((openapiDocument as { servers?: { url: string }[] }).servers?.[0]?.url ?? '').replace(/\/$/, '');
+  const paths = openapiDocument.paths as Record<string, Record<string, Schema>>;
+  const op = paths[route.path.slice(base.length)]?.[route.method];
+  if (!op) throw new Error(`no OpenAPI operation for ${route.operationId}`);
+  return op;
+}
+
+/** Shapes of the request body and of each status's domain value (the part the envelope wraps). */
+function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, Shape | null> } {
+  const op = operationOf(route);
+  const json = (node: unknown) => (resolve(node)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
+  const requestSchema = json(op.requestBody);
+  const results = new Map<number, Shape | null>();
+  for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, unknown>)) {
+    const schema = json(response);
+    if (schema === undefined || route.envelope.kind === 'raw') {
+      results.set(Number(status), null);
+      continue;
+    }
+    const data = (resolve(schema)?.properties as Record<string, unknown> | undefined)?.data;
+    switch (route.envelope.kind) {
+      case 'bare':
+        results.set(Number(status), shapeOf(schema));
+        break;
+      case 'single':
+      case 'data':
+        results.set(Number(status), shapeOf(data));
+        break;
+      case 'collection':
+        results.set(Number(status), shapeOf(resolve(data)?.items));
+        break;
+    }
+  }
+  return { body: requestSchema === undefined ? null : shapeOf(requestSchema), results };
+}
+
+/** The wire body of a domain value under the route's envelope. */
+function wrap(route: RouteSpec, shape: Shape | null, value: unknown, context: RequestContext): unknown {
+  const wire = (v: unknown) => (shape ? toWire(v, shape) : v);
+  switch (route.envelope.kind) {
+    case 'raw':
+      return value;
+    case 'bare':
+      return value === undefined ? undefined : wire(value);
+    case 'data':
+      return { data: wire(value) };
+    case 'single': {
+      const data = wire(value);
+      return single(data, route.envelope.self ? fillSelf(route.envelope.self, data) : context.selfUrl);
+    }
+    case 'collection': {
+      if (route.paging) {
+        const page = value as Page<unknown>;
+        return collection({ ...page, items: page.items.map(wire) }, context.selfUrl);
+      }
+      return wholeCollection((value as unknown[]).map(wire), context.selfUrl);
+    }
+  }
+}
+
+/**
+ * Wire handlers for a module's domain bindings: request names camelCased (opaque JSON as sent),
+ * a `paging` request for paged operations, the result mapped back and wrapped as the spec
+ * declares. A binding returns its domain value, or `reply(status, value, headers)`.
+ */
+export function bindRest<K extends OperationId>(operations: Pick<RestOperations<RequestContext>, K>): Pick<RestHandlers<RequestContext>, K> {
+  const handlers: Record<string, AnyHandler> = {};
+  for (const [operationId, operation] of Object.entries(operations) as [OperationId, AnyOperation][]) {
+    const route = byOperation.get(operationId);
+    if (!route) throw new Error(`no route for REST binding ${operationId}`);
+    const shapes = shapesOf(route);
+    const handler: AnyHandler = async (request, context) => {
+      const query = (request.query ?? {}) as Record<string, unknown>;
+      const domainRequest = {
+        params: camelKeys(request.params as Record<string, unknown>),
+        query: camelKeys(query),
+        body: shapes.body ? toDomain(request.body, shapes.body) : request.body,
+        ...(route.paging ? { paging: pageRequest(route.paging, query) } : {}),
+      };
+      const result = await operation.call(operations, domainRequest, context);
+      const { status, value, headers } =
+        result instanceof Reply ? { status: Number(result.status), value: result.body, headers: result.headers } : { status: route.defaultStatus, value: result, headers: undefined };
+      return { status, body: wrap(route, shapes.results.get(status) ?? null, value, context), ...(headers ? { headers } : {}) };
+    };
+    bound.add(handler);
+    handlers[operationId] = handler;
+  }
+  return handlers as unknown as Pick<RestHandlers<RequestContext>, K>;
+}
 
 export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }): Router {
   const router = Router();
   for (const route of routes) {
     const handler = (deps.handlers as unknown as Record<string, AnyHandler>)[route.operationId];
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
+    if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
     router[route.method](route.expressPath, async (req: Request, res: Response) => {
       const context = requestContext(req);
       await deps.gates.enforce(route.gate, context.auth);
       const input = { params: req.params, query: req.query, body: req.body } as unknown as RestRequest<never>;
-      const result = await handler.call(deps.handlers, input, context);
+      const result = await handler(input, context);
       const status = Number(result.status);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       res.status(status);

@@ -1,7 +1,8 @@
 /**
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
  * when spec/ changes without regenerating, when an operation or field has no gate, when twins
- * declare different gates, and when a channel pattern has no gate kind.
+ * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
+ * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -80,6 +81,45 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('(getSchema): no gate');
   });
 
+  test('fails when a REST operation declares no x-envelope', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi.yaml', (s) => s.replace('x-graphql: Query.myPermissions\n      x-envelope: { kind: single }\n', 'x-graphql: Query.myPermissions\n'));
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('GET /v1/tokens/me (myPermissions): no x-envelope (declare { kind: single | data | collection | bare | raw })');
+  });
+
+  test('fails when an x-envelope does not fit the response or its self link names no member of the data', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi.yaml', (s) =>
+      s
+        .replace("x-envelope: { kind: single, self: '/v1/account/roles/{id}' }", "x-envelope: { kind: single, self: '/v1/account/roles/{role_id}' }")
+        .replace('x-graphql: Query.account\n      x-envelope: { kind: single }', 'x-graphql: Query.account\n      x-envelope: { kind: collection }')
+        .replace('x-envelope: { kind: raw }', 'x-envelope: { kind: single }')
+        .replace('x-graphql: Query.me\n      x-envelope: { kind: single }', 'x-graphql: Query.me\n      x-envelope: { kind: envelope }'),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('(createAccountRole): x-envelope self placeholder {role_id} is not a member of the 201 body\'s data');
+    expect(result.output).toContain('(account): x-envelope collection but the 200 body lacks _meta');
+    expect(result.output).toContain('(getSchema): x-envelope single needs application/json (status 200 is text/plain; use raw)');
+    expect(result.output).toContain('(me): x-envelope kind must be one of single, data, collection, bare, raw');
+  });
+
+  test('fails when a page or limit parameter lacks 32-bit bounds or a default', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi.yaml', (s) =>
+      s
+        .replace('schema: { type: integer, format: int32, default: 1, minimum: -2147483648, maximum: 2147483647 }', 'schema: { type: integer, default: 1 }')
+        .replace('schema: { type: integer, format: int32, default: 25, minimum: -2147483648, maximum: 2147483647 }', 'schema: { type: integer, minimum: 1, maximum: 9223372036854775807 }'),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('GET /v1/notifications (notifications): query parameter page needs an integer schema with minimum and maximum within 32 bits');
+    expect(result.output).toContain('GET /v1/notifications (notifications): query parameter limit needs an integer schema with minimum and maximum within 32 bits');
+    expect(result.output).toContain('GET /v1/me/audit-log (myAuditLog): query parameter page needs an integer schema with minimum and maximum within 32 bits');
+  });
+
   test('fails when a GraphQL field declares no gate', async () => {
     const dir = fresh();
     edit(dir, 'spec/schema.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions!'));
@@ -107,6 +147,7 @@ describe('npm run codegen:check', () => {
           '      operationId: internalFeed',
           '      x-auth: system-key',
           '      x-internal: true',
+          '      x-envelope: { kind: bare }',
           '      responses:',
           "        '204': { description: Accepted. }",
           'components:',
@@ -136,5 +177,21 @@ describe('npm run codegen:check', () => {
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('ws channel login-assignments:{id}: no gate kind');
+  });
+
+  test('fails when a relayed channel has no complete relay entry', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/ws-protocol.json', (s) =>
+      s
+        .replace('"relay": { "bus": "chat:{account_id}", "envelope": "chat:message", "form": "legacy" }', '"relay": { "bus": "chat:{account_id}", "form": "legacy" }')
+        .replace('"form": "lifted", "event_type_default": "overlay:update" }', '"form": "lifted" }')
+        .replace('"relay": { "bus": "music:{account_id}", "envelope": "music_platform:now-playing", "form": "legacy" }', '"relay": { "bus": "music:{id}", "envelope": "pong", "form": "legacy" }'),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('ws channel chat:{account_id}: relay needs envelope (a server message)');
+    expect(result.output).toContain('ws channel overlay:{key}: a lifted relay needs event_type_default');
+    expect(result.output).toContain('ws channel music_platform:{account_id}: relay bus music:{id} must carry the placeholders of music_platform:{account_id}');
+    expect(result.output).toContain('ws channel music_platform:{account_id}: relay envelope pong lacks data for the legacy form');
   });
 });

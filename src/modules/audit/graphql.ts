@@ -1,14 +1,22 @@
-/** GraphQL bindings of the audit log: the domain shape is already camelCase. */
+/**
+ * GraphQL bindings of the audit log: the domain shape is already camelCase; paging uses the REST
+ * twins' declared bounds, and `AuditLogPage` names the page count `totalPages`.
+ */
 import type { QueryResolvers } from '../../../generated/graphql';
+import { paging } from '../../../generated/rest';
 import type { GraphQLContext } from '../../http/graphql/context';
-import type { AuditService } from './service';
+import { pageRequest } from '../../paging';
+import type { AuditPage, AuditService } from './service';
+
+const auditLogPage = (p: AuditPage) => ({ ...p, totalPages: p.pages });
 
 export function createAuditResolvers(service: AuditService): { Query: Pick<QueryResolvers<GraphQLContext>, 'myAuditLog' | 'accountAuditLog' | 'adminAuditLog'> } {
   return {
     Query: {
-      myAuditLog: (_p, { filter }, context) => service.myAuditLog(context.auth, filter ?? {}),
-      accountAuditLog: (_p, { filter }, context) => service.accountAuditLog(context.auth, filter ?? {}),
-      adminAuditLog: (_p, { filter }, context) => service.adminAuditLog(context.auth, filter ?? {}),
+      myAuditLog: async (_p, { filter }, context) => auditLogPage(await service.myAuditLog(context.auth, filter ?? {}, pageRequest(paging.myAuditLog, filter ?? {}))),
+      accountAuditLog: async (_p, { filter }, context) =>
+        auditLogPage(await service.accountAuditLog(context.auth, filter ?? {}, pageRequest(paging.accountAuditLog, filter ?? {}))),
+      adminAuditLog: async (_p, { filter }, context) => auditLogPage(await service.adminAuditLog(context.auth, filter ?? {}, pageRequest(paging.adminAuditLog, filter ?? {}))),
     },
   };
 }

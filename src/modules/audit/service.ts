@@ -9,6 +9,8 @@ import type { Knex } from 'knex';
 import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
+import { pageOf, type Page, type PageRequest } from '../../paging';
+import { auditMessages } from './errors';
 import type { AuditRepo, AuditRow, AuditScope } from './repo';
 
 export interface AuditEntry {
@@ -42,17 +44,10 @@ export interface AuditItem {
   resolvedNames: ResolvedName[];
 }
 
-export interface AuditPage {
-  items: AuditItem[];
-  total: number;
-  page: number;
-  limit: number;
-  totalPages: number;
-}
+export type AuditPage = Page<AuditItem>;
 
+/** The filters of every audit read; paging arrives apart, already bounded (src/paging.ts). */
 export interface AuditFilter {
-  page?: number | null;
-  limit?: number | null;
   type?: string | null;
   from?: string | null;
   to?: string | null;
@@ -70,8 +65,6 @@ export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: s
 /** Event types a trusted service may ingest (Part 2, "Audit log"). */
 export const INGESTIBLE_TYPES = ['user:login', 'user:login_failed', 'user:mfa_enabled', 'user:mfa_disabled', 'user:oauth_granted'] as const;
 
-const DEFAULT_LIMIT = 50;
-const MAX_LIMIT = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An RFC 3339 timestamp, or undefined when absent or unparseable (ignored, not rejected). */
@@ -79,12 +72,6 @@ function parseTime(value: string | null | undefined): Date | undefined {
   if (!value || !/^\d{4}-\d{2}-\d{2}(T|\s|$)/.test(value)) return undefined;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
-function clampPage(filter: AuditFilter): { page: number; limit: number; offset: number } {
-  const page = Math.max(1, Math.trunc(Number(filter.page ?? 1)) || 1);
-  const limit = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(Number(filter.limit ?? DEFAULT_LIMIT)) || (filter.limit === 0 ? 1 : DEFAULT_LIMIT)));
-  return { page, limit, offset: (page - 1) * limit };
 }
 
 /** Ids a row references, by kind: its own columns, plus metadata keys named *user_id, *account_id, *role_id. */
@@ -105,8 +92,8 @@ function referencedIds(row: AuditRow): { users: string[]; accounts: string[]; ro
 export function createAuditService(deps: { repo: AuditRepo; names: NameResolver }) {
   const { repo } = deps;
 
-  async function page(query: { scope?: AuditScope; userId?: string; accountId?: string }, filter: AuditFilter): Promise<AuditPage> {
-    const { page: pageNumber, limit, offset } = clampPage(filter);
+  async function page(query: { scope?: AuditScope; userId?: string; accountId?: string }, filter: AuditFilter, request: PageRequest): Promise<AuditPage> {
+    const { limit, offset } = request;
     const { rows, total } = await repo.page({
       ...query,
       type: filter.type || undefined,
@@ -146,7 +133,7 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
         resolvedNames,
       };
     });
-    return { items, total, page: pageNumber, limit, totalPages: total === 0 ? 0 : Math.ceil(total / limit) };
+    return pageOf(items, total, request);
   }
 
   return {
@@ -170,18 +157,18 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
       return id;
     },
 
-    myAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
-      return page({ scope: 'user', userId: requireUserId(ctx) }, filter);
+    myAuditLog(ctx: AuthContext, filter: AuditFilter, request: PageRequest): Promise<AuditPage> {
+      return page({ scope: 'user', userId: requireUserId(ctx) }, filter, request);
     },
 
-    accountAuditLog(ctx: AuthContext, filter: AuditFilter): Promise<AuditPage> {
-      return page({ scope: 'account', accountId: requireAccountId(ctx) }, filter);
+    accountAuditLog(ctx: AuthContext, filter: AuditFilter, request: PageRequest): Promise<AuditPage> {
+      return page({ scope: 'account', accountId: requireAccountId(ctx) }, filter, request);
     },
 
-    adminAuditLog(_ctx: AuthContext, filter: AdminAuditFilter): Promise<AuditPage> {
+    adminAuditLog(_ctx: AuthContext, filter: AdminAuditFilter, request: PageRequest): Promise<AuditPage> {
       const scope = filter.scope && ['user', 'account', 'system'].includes(filter.scope) ? (filter.scope as AuditScope) : undefined;
-      if (filter.scope && !scope) throw AppError.validation(`Unknown scope: ${filter.scope}`);
-      return page({ scope, userId: filter.userId ?? undefined, accountId: filter.accountId ?? undefined }, filter);
+      if (filter.scope && !scope) throw AppError.validation(auditMessages.unknownScope(filter.scope));
+      return page({ scope, userId: filter.userId ?? undefined, accountId: filter.accountId ?? undefined }, filter, request);
     },
 
     /** A trusted service's user-scope event: forced to user scope with no account. */
@@ -189,9 +176,9 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
       _ctx: AuthContext,
       input: { userId: string; type: string; ipAddress?: string | null; userAgent?: string | null; metadata?: unknown },
     ): Promise<{ id: string }> {
-      if (!(INGESTIBLE_TYPES as readonly string[]).includes(input.type)) throw AppError.validation(`Unsupported audit event type: ${input.type}`);
+      if (!(INGESTIBLE_TYPES as readonly string[]).includes(input.type)) throw AppError.validation(auditMessages.unsupportedType(input.type));
       const metadata = input.metadata ?? {};
-      if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw AppError.validation('metadata must be a JSON object');
+      if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw AppError.validation(auditMessages.metadataNotObject);
       const id = await this.record({
         scope: 'user',
         type: input.type,

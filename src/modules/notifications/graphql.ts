@@ -1,8 +1,8 @@
-/** GraphQL bindings of notifications: the domain shape is already camelCase. */
+/** GraphQL bindings of notifications: the domain shape is already camelCase; paging uses the REST twin's declared bounds. */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
+import { paging } from '../../../generated/rest';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { pageParams } from '../../http/envelope';
-import { NOTIFICATION_PAGE } from './rest';
+import { pageRequest } from '../../paging';
 import type { NotificationsService } from './service';
 
 export function createNotificationsResolvers(service: NotificationsService): {
@@ -11,11 +11,7 @@ export function createNotificationsResolvers(service: NotificationsService): {
 } {
   return {
     Query: {
-      notifications: async (_p, args, context) => {
-        const page = pageParams({ page: args.page ?? undefined, limit: args.limit ?? undefined }, NOTIFICATION_PAGE);
-        const { items, total } = await service.list(context.auth, page);
-        return { items, total, page: page.page, limit: page.limit, pages: total === 0 ? 0 : Math.ceil(total / page.limit) };
-      },
+      notifications: (_p, args, context) => service.list(context.auth, pageRequest(paging.notifications, args)),
       notificationPreferences: (_p, _a, context) => service.preferences(context.auth),
     },
     Mutation: {

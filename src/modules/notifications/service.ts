@@ -9,6 +9,8 @@ import type { Knex } from 'knex';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
+import { pageOf, type Page, type PageRequest } from '../../paging';
+import { notificationMessages } from './errors';
 import type { NotificationRow, NotificationsRepo } from './repo';
 
 export const CHANNELS = ['off', 'in_app', 'email', 'in_app_email'] as const;
@@ -26,14 +28,6 @@ export const NOTIFICATION_TYPES: readonly { type: string; channel: Channel; lock
   { type: 'payout', channel: 'in_app_email', locked: false },
 ];
 
-export const notificationMessages = {
-  notFound: 'Notification not found',
-  unknownAction: (a: string) => `Unknown action: ${a}`,
-  unknownChannel: (c: string) => `Unknown channel: ${c}`,
-  unknownType: (t: string) => `Unknown notification type: ${t}`,
-  locked: (t: string) => `Notification type ${t} cannot be changed`,
-  alreadyAnswered: 'Invite is no longer valid',
-} as const;
 
 export interface Notification {
   id: string;
@@ -83,9 +77,9 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
       return repo.deleteByData(db, userId, type, key, value);
     },
 
-    async list(ctx: AuthContext, page: { page: number; limit: number; offset: number }): Promise<{ items: Notification[]; total: number }> {
-      const { rows, total } = await repo.page(requireUserId(ctx), page.limit, page.offset);
-      return { items: rows.map(toNotification), total };
+    async list(ctx: AuthContext, request: PageRequest): Promise<Page<Notification>> {
+      const { rows, total } = await repo.page(requireUserId(ctx), request.limit, request.offset);
+      return pageOf(rows.map(toNotification), total, request);
     },
 
     async act(ctx: AuthContext, id: string, action: string): Promise<Notification> {

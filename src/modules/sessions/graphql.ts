@@ -1,7 +1,7 @@
 /** GraphQL bindings of sessions and popout sessions: the domain shape is already camelCase. */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { POPOUT_COOKIE } from '../../http/middleware';
+import { POPOUT_COOKIE } from '../../auth/credentials';
 import type { SessionsService } from './service';
 
 export function createSessionsResolvers(service: SessionsService): {

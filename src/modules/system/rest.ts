@@ -1,37 +1,17 @@
-/** REST bindings of the system module: name mapping only. */
-import type { RestHandlers } from '../../../generated/rest';
-import type { RequestContext } from '../../http/context';
-import { single } from '../../http/envelope';
-import type { DependencyHealth, SystemService } from './service';
+/**
+ * REST bindings of the system module, in domain form: the router maps names and applies the
+ * envelope the spec declares (src/http/rest.ts); health answers 503 when every dependency is down.
+ */
+import { reply } from '../../http/envelope';
+import { bindRest } from '../../http/rest';
+import type { SystemService } from './service';
 
-const dependency = (d: DependencyHealth) => ({ status: d.status, latency_ms: d.latencyMs });
-
-export function createSystemRest(service: SystemService): Pick<RestHandlers<RequestContext>, 'getHealth' | 'getSchema'> {
-  return {
-    async getHealth(_request, context) {
+export function createSystemRest(service: SystemService) {
+  return bindRest({
+    async getHealth() {
       const health = await service.health();
-      const body = single(
-        {
-          status: health.status,
-          version: health.version,
-          uptime_seconds: health.uptimeSeconds,
-          services: {
-            relational: dependency(health.services.relational),
-            timeseries: dependency(health.services.timeseries),
-            cache: dependency(health.services.cache),
-          },
-          websocket: health.websocket,
-        },
-        context.selfUrl,
-      );
-      return health.status === 'unhealthy' ? { status: 503, body } : { status: 200, body };
+      return health.status === 'unhealthy' ? reply(503, health) : health;
     },
-    async getSchema() {
-      return {
-        status: 200,
-        body: service.schemaSdl(),
-        headers: { 'Content-Disposition': 'inline; filename="schema.graphql"' },
-      };
-    },
-  };
+    getSchema: async () => reply(200, service.schemaSdl(), { 'Content-Disposition': 'inline; filename="schema.graphql"' }),
+  });
 }
