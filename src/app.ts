@@ -1,42 +1,74 @@
 /**
- * Composition root: infrastructure, then services, then bindings. Dependencies pass through
- * factory arguments only (no module-level singletons), so a test can swap any of them.
+ * Composition root: the shared infrastructure, then one fold over the module list (in dependency
+ * order), then the transports over what the modules bound. Adding a module is one line in
+ * `moduleList`; the contract is src/modules/contract.ts. Dependencies pass through factory
+ * arguments only (no module-level singletons), so a test can swap any of them.
  */
 import path from 'node:path';
 import type { Express } from 'express';
-import type { Config } from './config/config';
-import { createCredentialResolver, type CredentialResolver } from './auth/credentials';
-import { createGateEnforcer } from './auth/gates';
+import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
+import type { OperationId, RestHandlers } from '../generated/rest';
+import { authModule } from './auth/module';
 import { createJwtService } from './auth/jwt';
-import { authMigrations, createAuthStore, type AuthStore } from './auth/store';
-import { createSystemKeyVerifier } from './auth/system-keys';
-import { createVerifiers } from './auth/verifiers';
+import { createRevocations } from './auth/revocations';
+import { createCredentialStore, type CredentialStore } from './auth/store';
+import type { CredentialResolver } from './auth/credentials';
+import type { Config } from './config/config';
+import type { RequestContext } from './http/context';
+import { createHttpApp } from './http/app';
+import { createGraphQLHandler } from './http/graphql/endpoint';
+import type { GraphQLContext } from './http/graphql/context';
+import { createRateLimiter, rateLimitMiddleware } from './http/rate-limit';
+import { createRestRouter } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
-import { createHttpApp } from './http/app';
-import { createRateLimiter, rateLimitMiddleware } from './http/rate-limit';
-import { createGraphQLHandler } from './http/graphql/endpoint';
-import { createRestRouter } from './http/rest';
-import { accountMigrations, createAccountsModule } from './modules/accounts';
-import { auditMigrations, createAuditModule } from './modules/audit';
-import { createFeaturesModule, featureMigrations } from './modules/features';
-import { createNotificationsModule, notificationMigrations } from './modules/notifications';
-import { createSessionsModule } from './modules/sessions';
-import { createSystemModule } from './modules/system';
-import { createTokensModule } from './modules/tokens';
-import { createChannelGate } from './realtime/channels';
-import { createHub } from './realtime/hub';
-import { createRealtimeServer, type RealtimeServer } from './realtime/server';
+import { accountsModule } from './modules/accounts';
+import { auditModule } from './modules/audit';
+import type { BuildContext, ModuleApis, ModuleBindings, ModuleDefinition, ModuleName } from './modules/contract';
+import { featuresModule } from './modules/features';
+import { notificationsModule } from './modules/notifications';
+import { sessionsModule } from './modules/sessions';
+import { systemModule } from './modules/system';
+import { tokensModule } from './modules/tokens';
+import { createRealtimeModule } from './realtime/module';
+import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
 export const SERVICE_NAME = 'creator-backend';
 
-/** Relational migrations of every module, in one list (ordered by their timestamped names). */
-export const relationalMigrations: readonly Migration[] = [...featureMigrations, ...accountMigrations, ...authMigrations, ...notificationMigrations, ...auditMigrations];
-/** Time-series migrations (partitioned sample tables); empty until a module records samples. */
-export const timeseriesMigrations: readonly Migration[] = [];
+/** Every module, in dependency order: a module may `use` only the ones above it. */
+function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
+  return [
+    featuresModule,
+    auditModule,
+    notificationsModule,
+    accountsModule,
+    sessionsModule,
+    tokensModule,
+    authModule,
+    createRealtimeModule(realtimeLimits),
+    systemModule,
+  ] as const;
+}
+
+type Modules = ReturnType<typeof moduleList>;
+type BindingsOf<M> = M extends ModuleDefinition<ModuleName, infer B> ? B : never;
+type Intersect<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+type Provided<Part extends 'rest' | 'Query' | 'Mutation'> = Intersect<
+  BindingsOf<Modules[number]> extends infer B ? (B extends unknown ? (Part extends 'rest' ? NonNullable<B extends { rest: infer R } ? R : unknown> : NonNullable<B extends { resolvers: { [K in Part]: infer R } } ? R : unknown>) : never) : never
+>;
+/** Compile-time completeness, as a missing handler was before: a name here is an operation no module binds. */
+type Complete<Missing extends never> = Missing;
+export type UnboundOperations = Complete<Exclude<OperationId, keyof Provided<'rest'>>>;
+export type UnboundQueries = Complete<Exclude<keyof QueryResolvers, keyof Provided<'Query'>>>;
+export type UnboundMutations = Complete<Exclude<keyof MutationResolvers, keyof Provided<'Mutation'>>>;
+
+/** Relational migrations of every module (ordered by their timestamped names when they run). */
+export const relationalMigrations: readonly Migration[] = moduleList().flatMap((m) => ('migrations' in m ? (m.migrations ?? []) : []));
+/** Time-series migrations (partitioned sample tables) of every module. */
+export const timeseriesMigrations: readonly Migration[] = moduleList().flatMap((m) => ('timeseriesMigrations' in m ? (m.timeseriesMigrations ?? []) : []));
 
 export interface App {
   readonly config: Readonly<Config>;
@@ -49,24 +81,17 @@ export interface App {
   readonly cache: Cache;
   readonly bus: Bus;
   readonly credentials: CredentialResolver;
-  /** Sessions and opaque credential rows (modules mint tokens through it). */
-  readonly authStore: AuthStore;
-  readonly modules: {
-    features: ReturnType<typeof createFeaturesModule>;
-    system: ReturnType<typeof createSystemModule>;
-    accounts: ReturnType<typeof createAccountsModule>;
-    audit: ReturnType<typeof createAuditModule>;
-    notifications: ReturnType<typeof createNotificationsModule>;
-    sessions: ReturnType<typeof createSessionsModule>;
-    tokens: ReturnType<typeof createTokensModule>;
-  };
-  /** Closes sessions, then the bus, cache and database pools. */
+  /** Opaque credential rows (modules mint tokens through it). */
+  readonly authStore: CredentialStore;
+  /** What each module offers the others, by name. */
+  readonly modules: Readonly<ModuleApis>;
+  /** Stops the modules (sockets first), then closes the bus, cache and database pools. */
   close(): Promise<void>;
 }
 
 export interface AppOptions {
   log?: Logger;
-  realtimeLimits?: Parameters<typeof createRealtimeServer>[0]['limits'];
+  realtimeLimits?: RealtimeOptions['limits'];
 }
 
 async function openStores(config: Readonly<Config>): Promise<{ db: Database; timeseries: Database }> {
@@ -88,89 +113,99 @@ async function openStores(config: Readonly<Config>): Promise<{ db: Database; tim
   }
 }
 
+/** Builds every module in list order; each sees the APIs of those before it. */
+function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channelAccounts'>) {
+  const apis: Partial<Record<ModuleName, unknown>> = {};
+  const channelAccounts: Record<string, NonNullable<ModuleBindings<unknown>['channelAccounts']>[string]> = {};
+  const rest: Record<string, unknown> = {};
+  const Query: Record<string, unknown> = {};
+  const Mutation: Record<string, unknown> = {};
+  const built: { name: ModuleName; bindings: ModuleBindings<unknown> }[] = [];
+  const context: BuildContext = {
+    ...infra,
+    channelAccounts,
+    use(name) {
+      if (!(name in apis)) throw new Error(`module ${name} is used before it is built: list it earlier in src/app.ts`);
+      return apis[name] as never;
+    },
+  };
+  for (const module of modules as readonly { name: ModuleName; build(context: BuildContext): ModuleBindings<unknown> }[]) {
+    if (module.name in apis) throw new Error(`module ${module.name} is listed twice`);
+    const bindings = module.build(context);
+    apis[module.name] = bindings.api;
+    Object.assign(rest, bindings.rest);
+    Object.assign(Query, bindings.resolvers?.Query);
+    Object.assign(Mutation, bindings.resolvers?.Mutation);
+    Object.assign(channelAccounts, bindings.channelAccounts);
+    built.push({ name: module.name, bindings });
+  }
+  return {
+    apis: apis as ModuleApis,
+    rest: rest as unknown as RestHandlers<RequestContext>,
+    resolvers: { Query: Query as QueryResolvers<GraphQLContext>, Mutation: Mutation as MutationResolvers<GraphQLContext> },
+    built,
+  };
+}
+
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
   const startedAt = Date.now();
   const { db, timeseries } = await openStores(config);
-  const cache = config.redis_url ? createRedisCache(config.redis_url, config.redis_prefix) : createMemoryCache();
-  const bus = config.redis_url ? createRedisBus(config.redis_url, config.redis_prefix) : createMemoryBus();
+  const cache = config.redis_url ? createRedisCache(config.redis_url, config.redis_prefix, { log }) : createMemoryCache();
+  const bus = config.redis_url ? createRedisBus(config.redis_url, config.redis_prefix, { log }) : createMemoryBus();
+  const authStore = createCredentialStore(db.knex);
+  // One per-context budget for HTTP requests, GraphQL cost and WebSocket upgrades alike.
+  const limiter = createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix });
 
-  const features = createFeaturesModule({ knex: db.knex, cache });
-  const gates = createGateEnforcer(features.service);
-
-  const authStore = createAuthStore(db.knex);
-  const jwt = createJwtService(config.auth.jwt_secret);
-  // Audit names resolve through accounts, which is built next; the late binding is only read at request time.
-  let accountsRef: ReturnType<typeof createAccountsModule> | null = null;
-  const audit = createAuditModule({ knex: db.knex, names: (ids) => accountsRef!.service.names(ids) });
-  const notifications = createNotificationsModule({ knex: db.knex });
-  const accounts = createAccountsModule({ knex: db.knex, audit: audit.service, notifications: notifications.service, credentials: authStore });
-  accountsRef = accounts;
-  notifications.service.onAction('invite', 'accept_invite', 'accepted', (trx, userId, n) => accounts.service.acceptInvite(trx, userId, String(n.data.inviteId)));
-  notifications.service.onAction('invite', 'decline_invite', 'declined', (trx, userId, n) => accounts.service.declineInvite(trx, userId, String(n.data.inviteId)));
-
-  const { verifiers, popoutGrant } = createVerifiers({ jwt, store: authStore, principals: accounts.service.principals });
-  const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys) });
-  const sessions = createSessionsModule({
+  const { apis, rest, resolvers, built } = foldModules(moduleList(options.realtimeLimits), {
     config,
-    jwt,
-    store: authStore,
-    principals: accounts.service.principals,
-    accounts: accounts.service,
-    audit: audit.service,
-    popoutGrant,
-  });
-
-  const hub = createHub({ bus, log });
-  const realtime = createRealtimeServer({
-    credentials,
-    channels: createChannelGate({ features: features.service }),
-    hub,
     log,
-    version: config.version,
-    limits: options.realtimeLimits,
-  });
-
-  const system = createSystemModule({
-    version: config.version,
+    db,
+    timeseries,
+    cache,
+    bus,
+    jwt: createJwtService(config.auth.jwt_secret),
+    credentials: authStore,
+    revocations: createRevocations({ bus, log }),
+    limiter,
     startedAt,
-    probes: { relational: () => db.ping(), timeseries: () => timeseries.ping(), cache: () => cache.ping() },
-    websocket: () => realtime.stats(),
   });
-  const tokens = createTokensModule({ store: authStore, accounts: accounts.service, audit: audit.service });
 
-  const rest = createRestRouter({
-    handlers: { ...system.rest, ...tokens.rest, ...sessions.rest, ...accounts.rest, ...notifications.rest, ...audit.rest },
-    gates,
-  });
-  const graphql = createGraphQLHandler({
-    resolvers: {
-      Query: { ...tokens.resolvers.Query, ...sessions.resolvers.Query, ...accounts.resolvers.Query, ...notifications.resolvers.Query, ...audit.resolvers.Query },
-      Mutation: { ...tokens.resolvers.Mutation, ...sessions.resolvers.Mutation, ...accounts.resolvers.Mutation, ...notifications.resolvers.Mutation },
-    },
-    gates,
-    log,
-  });
+  const { gates, credentials } = apis.auth;
+  const realtime = apis.realtime.server;
   const http = createHttpApp({
     config,
     log,
     credentials,
-    graphql,
-    rest,
-    rateLimit: rateLimitMiddleware(createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix })),
+    graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter }),
+    rest: createRestRouter({ handlers: rest, gates }),
+    rateLimit: rateLimitMiddleware(limiter),
   });
-
   const metrics = createMetrics({
     service: SERVICE_NAME,
     env: config.env,
     sources: {
       version: config.version,
       uptimeSeconds: () => Math.floor((Date.now() - startedAt) / 1000),
-      wsSessions: () => realtime.stats().sessions,
-      wsChannels: () => realtime.stats().channels,
+      wsSessions: () => apis.realtime.stats().sessions,
+      wsChannels: () => apis.realtime.stats().channels,
       pools: () => ({ relational: db.pool(), ...(config.timeseries_url ? { timeseries: timeseries.pool() } : {}) }),
     },
   });
+
+  // Bus consumers go live, then each module starts, before any listener opens.
+  const unsubscribe: (() => Promise<void>)[] = [];
+  for (const { name, bindings } of built) {
+    for (const consumer of bindings.consumers ?? []) {
+      const handle = (channel: string, message: string) => {
+        void Promise.resolve()
+          .then(() => consumer.handle(channel, message))
+          .catch((error: unknown) => log.error({ err: error, module: name, channel }, 'bus consumer failed'));
+      };
+      unsubscribe.push(await (consumer.pattern.includes('*') ? bus.subscribePattern(consumer.pattern, handle) : bus.subscribe(consumer.pattern, handle)));
+    }
+  }
+  for (const { bindings } of built) await bindings.start?.();
 
   return {
     config,
@@ -184,9 +219,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     bus,
     credentials,
     authStore,
-    modules: { features, system, accounts, audit, notifications, sessions, tokens },
+    modules: apis,
     async close() {
-      await realtime.close();
+      await Promise.allSettled(unsubscribe.map((stop) => stop()));
+      // Last built, first stopped: system's probes, then the sockets, then the rest.
+      for (const { name, bindings } of [...built].reverse()) {
+        await bindings.close?.().catch((error: unknown) => log.warn({ err: error, module: name }, 'module close failed'));
+      }
       await Promise.allSettled([bus.close(), cache.close()]);
       await timeseries.close();
       await db.close();

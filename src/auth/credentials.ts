@@ -9,8 +9,19 @@
  * - then the `svc-popout-token` cookie, which yields a popout session or nothing;
  * - on REST and GraphQL an unrecognised or invalid credential resolves to Anonymous; the upgrade
  *   reports it so the caller can fail closed with 401.
+ * Also the two facts every module shares about stored credentials: the hash a token is kept under,
+ * and the popout session cookie's name.
  */
+import { createHash } from 'node:crypto';
 import { ANONYMOUS, type AuthContext, type AuthContextKind } from './context';
+
+/** The popout session cookie (Part 1, "Popout tokens and sessions"). */
+export const POPOUT_COOKIE = 'svc-popout-token';
+
+/** The only form in which a token is stored or compared: its SHA-256, hex. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
 
 export type CredentialKind = Exclude<AuthContextKind, 'anonymous'>;
 

@@ -1,33 +1,24 @@
 /**
- * Storage behind credentials: login sessions (the rows that JWTs name) and every opaque token
- * kind (API keys, popout, overlay, shared overlay, extension and widget tokens) in one
- * `credentials` table keyed by the token's SHA-256 hash. Plain tokens exist only in the value
- * `mint()` returns once; nothing here ever stores or logs one.
+ * Storage behind opaque credentials: every token kind (API keys, popout, overlay, shared overlay,
+ * extension and widget tokens) in one `credentials` table keyed by the token's SHA-256 hash. Plain
+ * tokens exist only in the value `mint()` returns once; nothing here ever stores or logs one.
+ * Login sessions (the rows JWTs name) belong to the sessions module.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { fromJson, type Migration } from '../infra/db/database';
-import type { CredentialKind } from './credentials';
-import { credentialFormats } from './credentials';
-import { tokenHash } from './system-keys';
+import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 
-export const authMigrations: readonly Migration[] = [
+/**
+ * The credentials table. Until sessions had their own module one migration
+ * (`20261122100100_create_sessions_and_credentials`, now the sessions module's) created both
+ * tables; on a database that ran it this one finds the table and does nothing.
+ */
+export const credentialMigrations: readonly Migration[] = [
   {
-    name: '20261122100100_create_sessions_and_credentials',
+    name: '20261122100101_create_credentials',
     async up(knex: Knex) {
-      await knex.schema.createTable('sessions', (t) => {
-        t.uuid('id').primary();
-        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
-        t.uuid('account_id').nullable().references('accounts.id').onDelete('SET NULL');
-        t.uuid('refresh_jti').notNullable();
-        t.string('ip_address', 100).nullable();
-        t.string('user_agent', 1000).nullable();
-        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-        t.timestamp('last_used_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
-        t.timestamp('expires_at', { useTz: true }).notNullable();
-        t.timestamp('revoked_at', { useTz: true }).nullable();
-        t.index(['user_id']);
-      });
+      if (await knex.schema.hasTable('credentials')) return;
       await knex.schema.createTable('credentials', (t) => {
         t.uuid('id').primary();
         t.string('kind', 30).notNullable();
@@ -52,23 +43,9 @@ export const authMigrations: readonly Migration[] = [
     },
     async down(knex: Knex) {
       await knex.schema.dropTableIfExists('credentials');
-      await knex.schema.dropTableIfExists('sessions');
     },
   },
 ];
-
-export interface SessionRow {
-  id: string;
-  user_id: string;
-  account_id: string | null;
-  refresh_jti: string;
-  ip_address: string | null;
-  user_agent: string | null;
-  created_at: Date;
-  last_used_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
-}
 
 export interface CredentialRow {
   id: string;
@@ -105,45 +82,8 @@ const TOUCH_INTERVAL = "interval '1 minute'";
 
 const parsePermissions = (value: unknown): string[] => fromJson<string[]>(value, []);
 
-export function createAuthStore(knex: Knex) {
+export function createCredentialStore(knex: Knex) {
   return {
-    // ------------------------------------------------------------ sessions
-    /** sessions.insert */
-    async insertSession(row: Omit<SessionRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
-      await knex('sessions').insert(row);
-    },
-    /** sessions.byId */
-    session(id: string): Promise<SessionRow | undefined> {
-      return knex('sessions').where({ id }).first();
-    },
-    /** sessions.touch */
-    async touchSession(id: string): Promise<void> {
-      await knex('sessions').where({ id }).whereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`).update({ last_used_at: knex.fn.now() });
-    },
-    /** sessions.rotate: compare-and-set of the refresh token id; 0 rows means the old one was replayed */
-    async rotateRefresh(id: string, expected: string, next: string, accountId?: string | null): Promise<boolean> {
-      const updated = await knex('sessions')
-        .where({ id, refresh_jti: expected })
-        .whereNull('revoked_at')
-        .update({ refresh_jti: next, last_used_at: knex.fn.now(), ...(accountId !== undefined ? { account_id: accountId } : {}) });
-      return updated > 0;
-    },
-    /** sessions.revoke */
-    async revokeSession(id: string, userId?: string): Promise<boolean> {
-      const query = knex('sessions').where({ id }).whereNull('revoked_at');
-      if (userId) query.where({ user_id: userId });
-      return (await query.update({ revoked_at: knex.fn.now() })) > 0;
-    },
-    /** sessions.openOfUser: open sessions, newest first */
-    openSessions(userId: string): Promise<SessionRow[]> {
-      return knex('sessions')
-        .where({ user_id: userId })
-        .whereNull('revoked_at')
-        .where('expires_at', '>', knex.fn.now())
-        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
-    },
-
-    // ------------------------------------------------------------ opaque tokens
     /** Creates a credential row and returns the plain token (shown once) with the row. */
     async mint(input: MintInput, db: Knex | Knex.Transaction = knex): Promise<{ token: string; row: CredentialRow }> {
       const format = credentialFormats.find((f) => f.kind === input.kind)!;
@@ -175,6 +115,15 @@ export function createAuthStore(knex: Knex) {
       const row = await db('credentials').where({ id }).first();
       return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
     },
+    /** credentials.revokedAmong: which token hashes are revoked or deleted (the periodic WebSocket re-check) */
+    async revokedCredentials(hashes: readonly string[]): Promise<Set<string>> {
+      const live = new Set<string>();
+      for (let i = 0; i < hashes.length; i += 1000) {
+        const rows: { token_hash: string }[] = await knex('credentials').whereIn('token_hash', hashes.slice(i, i + 1000)).whereNull('revoked_at').select('token_hash');
+        for (const row of rows) live.add(row.token_hash);
+      }
+      return new Set(hashes.filter((hash) => !live.has(hash)));
+    },
     /** credentials.ofAccount */
     async ofAccount(accountId: string, kind: CredentialKind): Promise<CredentialRow[]> {
       const rows = await knex('credentials').where({ account_id: accountId, kind }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
@@ -202,4 +151,4 @@ export function createAuthStore(knex: Knex) {
   };
 }
 
-export type AuthStore = ReturnType<typeof createAuthStore>;
+export type CredentialStore = ReturnType<typeof createCredentialStore>;

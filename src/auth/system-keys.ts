@@ -2,14 +2,9 @@
  * System keys from `auth.system_keys`. Only the SHA-256 hashes from configuration are held; a
  * presented key is hashed and looked up. Admin-provisioned system keys join this in a later module.
  */
-import { createHash } from 'node:crypto';
 import type { SystemKeyConfig } from '../config/config';
 import { systemKeyContext } from './context';
-import type { CredentialVerifier } from './credentials';
-
-export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+import { tokenHash, type CredentialVerifier } from './credentials';
 
 export function createSystemKeyVerifier(keys: readonly SystemKeyConfig[]): CredentialVerifier {
   const byHash = new Map(keys.map((k) => [k.key_sha256, k]));

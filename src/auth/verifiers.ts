@@ -3,17 +3,18 @@
  * grants they carry are always re-read from live state, so that revoking a session or a token,
  * removing a member or shrinking a role takes effect on the next request on every node:
  * - a JWT's grants are its claims intersected with the user's current roles, and its session
- *   row must be open; `refresh` JWTs authenticate nothing here;
+ *   row must be open; a `ws` JWT names the session (or personal key) it was minted from and is
+ *   refused once that is revoked; `refresh` JWTs authenticate nothing here;
  * - a popout token (raw, its session JWT, or its WebSocket JWT) holds its stored permissions
  *   intersected with what the creating user's role grants now, and dies with `revoked_at`;
  * - a personal key stops once its owner is no longer a member of the key's account.
  */
+import { messages } from '../errors';
 import { ANONYMOUS, type AuthContext, type CredentialBinding } from './context';
-import type { CredentialKind, CredentialVerifier, Transport, VerifyFailure } from './credentials';
+import { tokenHash, type CredentialKind, type CredentialVerifier, type Transport, type VerifyFailure } from './credentials';
 import type { JwtClaims, JwtService } from './jwt';
 import { isAccountPermission, isUserPermission } from './registry';
-import type { AuthStore, CredentialRow } from './store';
-import { tokenHash } from './system-keys';
+import type { CredentialRow, CredentialStore } from './store';
 
 /** Live grants of a user, provided by the accounts module. */
 export interface PrincipalSource {
@@ -23,11 +24,22 @@ export interface PrincipalSource {
   accountOwner(accountId: string): Promise<string | null>;
 }
 
+/** The login-session rows JWTs stand on, provided by the sessions module. */
+export interface SessionSource {
+  session(id: string): Promise<{ id: string; user_id: string; revoked_at: Date | null; expires_at: Date | null; last_used_at: Date } | undefined>;
+  /** Records use, at most once a minute per session. */
+  touch(id: string): Promise<void>;
+  /** Which of `ids` are revoked or gone. */
+  revokedAmong(ids: readonly string[]): Promise<Set<string>>;
+}
+
 const INVALID: VerifyFailure = { code: 'UNAUTHORIZED', message: 'Invalid or expired credential' };
 const EXPIRED: VerifyFailure = { code: 'TOKEN_EXPIRED', message: 'Token expired' };
-const REVOKED: VerifyFailure = { code: 'UNAUTHORIZED', message: 'Session revoked' };
+const REVOKED: VerifyFailure = { code: 'UNAUTHORIZED', message: messages.sessionRevoked };
 
 const set = (list: Iterable<string>) => new Set(list);
+/** A token row's credentialId (its SHA-256); session-less JWTs carry a jti instead. */
+const HEX64 = /^[0-9a-f]{64}$/;
 const intersect = (claimed: readonly string[] | undefined, live: readonly string[]) => {
   const have = set(live);
   return set((claimed ?? []).filter((p) => have.has(p)));
@@ -51,17 +63,22 @@ export interface PopoutGrant {
   permissions: string[];
 }
 
-export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; principals: PrincipalSource }) {
-  const { jwt, store, principals } = deps;
+/** A popout token's current grant: its stored permissions capped by the creator's role now. */
+export type PopoutGrantSource = (row: CredentialRow | undefined) => Promise<PopoutGrant | null>;
 
-  /** A popout token's current grant: stored permissions capped by the creator's role now. */
-  async function popoutGrant(row: CredentialRow | undefined): Promise<PopoutGrant | null> {
+export function createPopoutGrant(principals: PrincipalSource): PopoutGrantSource {
+  return async (row) => {
     if (!row || row.kind !== 'popout' || !isLive(row) || !row.account_id) return null;
     const creatorGrants = row.created_by ? ((await principals.memberPermissions(row.created_by, row.account_id)) ?? []) : [];
     const allowed = set(creatorGrants);
     const userId = row.user_id ?? (await principals.accountOwner(row.account_id));
     return { row, userId, permissions: row.permissions.filter((p) => allowed.has(p)) };
-  }
+  };
+}
+
+export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore; sessions: SessionSource; principals: PrincipalSource }) {
+  const { jwt, store, sessions: sessionRows, principals } = deps;
+  const popoutGrant = createPopoutGrant(principals);
 
   function popoutContext(grant: PopoutGrant, claimed?: readonly string[], expiresAt: number | null = expiry(grant.row.expires_at)): AuthContext {
     const permissions = claimed ? intersect(claimed, grant.permissions) : set(grant.permissions);
@@ -77,16 +94,33 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     });
   }
 
+  /**
+   * The row a user JWT stands on. Access and refresh JWTs may name a `session_id`; a `ws` JWT must
+   * name the session (`ws_session`) or personal API key (`ws_key`) it was minted from, since a token
+   * that names nothing could not be revoked before it expires.
+   */
+  function backingOf(claims: JwtClaims): { sessionId: string | null; keyHash: string | null } | VerifyFailure {
+    if (claims.use !== 'ws') return { sessionId: claims.session_id ?? null, keyHash: null };
+    if (claims.ws_session) return { sessionId: claims.ws_session, keyHash: null };
+    if (claims.ws_key) return { sessionId: null, keyHash: claims.ws_key };
+    return INVALID;
+  }
+
   async function verifyUserJwt(claims: JwtClaims): Promise<AuthContext | VerifyFailure> {
-    // Independent reads: the session row and the live roles, in one round trip of latency.
-    const [session, live] = await Promise.all([
-      claims.session_id ? store.session(claims.session_id) : Promise.resolve(null),
+    const backing = backingOf(claims);
+    if ('code' in backing) return backing;
+    const { sessionId, keyHash } = backing;
+    // Independent reads: the backing row and the live roles, in one round trip of latency.
+    const [session, key, live] = await Promise.all([
+      sessionId ? sessionRows.session(sessionId) : Promise.resolve(null),
+      keyHash ? store.byHash(keyHash) : Promise.resolve(null),
       principals.principal(claims.sub, claims.account_id ?? null),
     ]);
-    if (claims.session_id) {
+    if (sessionId) {
       if (!session || session.user_id !== claims.sub || !isLive(session)) return REVOKED;
-      if (stale(session.last_used_at)) void store.touchSession(session.id).catch(() => undefined);
+      if (stale(session.last_used_at)) void sessionRows.touch(session.id).catch(() => undefined);
     }
+    if (keyHash && (!key || key.kind !== 'user_api_key' || key.user_id !== claims.sub || !isLive(key))) return INVALID;
     if (!live.exists) return INVALID;
     const member = live.account !== null;
     return context({
@@ -96,8 +130,9 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
       permissions: member ? intersect(claims.account_permissions, live.account!) : set([]),
       adminPermissions: intersect(claims.admin_permissions, live.admin),
       userPermissions: intersect(claims.user_permissions, live.user),
-      credentialId: claims.session_id ?? claims.jti ?? null,
-      sessionId: claims.session_id ?? null,
+      // A ws JWT counts (rate budget, socket cap, revocation) as the session or key behind it.
+      credentialId: sessionId ?? keyHash ?? claims.jti ?? null,
+      sessionId,
       expiresAt: claims.exp ? claims.exp * 1000 : null,
     });
   }
@@ -175,5 +210,22 @@ export function createVerifiers(deps: { jwt: JwtService; store: AuthStore; princ
     extension: opaqueVerifier,
     widget: opaqueVerifier,
   };
-  return { verifiers, popoutGrant };
+  /**
+   * Which of these contexts' credentials have been revoked (or deleted) since they were verified:
+   * the periodic re-check of open sockets, a fallback for a revocation notice the bus lost. One
+   * query for session rows and one for token rows, however many sockets there are.
+   */
+  async function revokedAmong(contexts: Iterable<AuthContext>): Promise<Set<string>> {
+    const sessions = new Set<string>();
+    const hashes = new Set<string>();
+    for (const ctx of contexts) {
+      if (ctx.kind === 'anonymous' || ctx.kind === 'system_key' || !ctx.credentialId) continue;
+      if (ctx.kind === 'jwt' && ctx.sessionId) sessions.add(ctx.sessionId);
+      else if (HEX64.test(ctx.credentialId)) hashes.add(ctx.credentialId);
+    }
+    const [revokedSessions, revokedTokens] = await Promise.all([sessionRows.revokedAmong([...sessions]), store.revokedCredentials([...hashes])]);
+    return new Set([...revokedSessions, ...revokedTokens]);
+  }
+
+  return { verifiers, revokedAmong };
 }

@@ -31,7 +31,21 @@ export interface Config {
   /** Prefix for every Redis key and bus channel (several deployments or test runs on one Redis). */
   redis_prefix: string;
   log: { level: string };
-  graphql: { playground: boolean };
+  /**
+   * GraphQL limits, checked before execution (HTTP 400 BAD_REQUEST): selection depth, aliases,
+   * directives and lexical tokens per document, and the estimated cost (src/http/graphql/cost.ts),
+   * which is also what a request is charged against its rate limit. `introspection` also governs
+   * "Did you mean" suggestions; both are off by default in production.
+   */
+  graphql: {
+    playground: boolean;
+    introspection: boolean;
+    max_depth: number;
+    max_aliases: number;
+    max_directives: number;
+    max_tokens: number;
+    max_cost: number;
+  };
   docs: { swagger_ui: boolean; openapi_json: boolean };
   auth: {
     jwt_secret: string;
@@ -47,6 +61,12 @@ export interface Config {
   };
   /** Requests per minute per authentication context (Part 1 "Limits"); system keys are never limited. */
   rate_limits: { enabled: boolean; api_key: number; jwt: number; token: number; anonymous: number };
+  /**
+   * WebSocket limits beyond the protocol's own (spec/ws-protocol.json `x-limits`): open sockets per
+   * node per anonymous client address and per credential (system keys are not capped), and the
+   * bytes a session's outbound queue may hold besides its 256 messages.
+   */
+  realtime: { max_sockets_per_address: number; max_sockets_per_credential: number; outbound_queue_bytes: number };
   webhooks: {
     require_signatures: boolean;
     platform_b_secret: string | null;
@@ -66,6 +86,8 @@ export interface Config {
     validate_responses: boolean;
     /** Grace period for in-flight requests on SIGTERM, in milliseconds. */
     shutdown_grace_ms: number;
+    /** Origins (`https://dash.example.com`) allowed to call the API from a browser, with credentials; empty = same origin only. */
+    cors_origins: string[];
   };
   security_txt: { contact: string; expires: string | null };
 }
@@ -75,14 +97,23 @@ const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
 const defaults = (env: Env): Omit<Config, 'version'> => ({
   env,
   port: 8080,
-  host: '0.0.0.0',
+  // Loopback outside production: dev login is on there and must not be reachable from the network.
+  host: env === 'production' ? '0.0.0.0' : '127.0.0.1',
   database_url: null,
   timeseries_url: null,
   redis_url: null,
   data_dir: './.data',
   redis_prefix: '',
   log: { level: env === 'test' ? 'silent' : 'info' },
-  graphql: { playground: env !== 'production' },
+  graphql: {
+    playground: env !== 'production',
+    introspection: env !== 'production',
+    max_depth: 12,
+    max_aliases: 30,
+    max_directives: 50,
+    max_tokens: 5000,
+    max_cost: 5000,
+  },
   docs: { swagger_ui: true, openapi_json: true },
   auth: {
     jwt_secret: env === 'production' ? '' : DEV_JWT_SECRET,
@@ -102,8 +133,9 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   },
   payments: { webhook_secret: null, connect_secret: null, allow_unsigned_webhooks: false },
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
+  realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   metrics: { host: '127.0.0.1', port: 9464 },
-  http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000 },
+  http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [] },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
 });
 
@@ -126,7 +158,20 @@ const schema = {
       additionalProperties: false,
       properties: { level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] } },
     },
-    graphql: { type: 'object', additionalProperties: false, properties: { playground: { type: 'boolean' } } },
+    graphql: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        playground: { type: 'boolean' },
+        introspection: { type: 'boolean' },
+        // Bounded so the parser's recursion stays far from the stack limit (see src/http/graphql/limits.ts).
+        max_depth: { type: 'integer', minimum: 1, maximum: 100 },
+        max_aliases: { type: 'integer', minimum: 0 },
+        max_directives: { type: 'integer', minimum: 0 },
+        max_tokens: { type: 'integer', minimum: 100 },
+        max_cost: { type: 'integer', minimum: 1 },
+      },
+    },
     docs: {
       type: 'object',
       additionalProperties: false,
@@ -179,6 +224,15 @@ const schema = {
         allow_unsigned_webhooks: { type: 'boolean' },
       },
     },
+    realtime: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        max_sockets_per_address: { type: 'integer', minimum: 1 },
+        max_sockets_per_credential: { type: 'integer', minimum: 1 },
+        outbound_queue_bytes: { type: 'integer', minimum: 65536 },
+      },
+    },
     rate_limits: {
       type: 'object',
       additionalProperties: false,
@@ -202,6 +256,7 @@ const schema = {
         trust_proxy: { type: ['boolean', 'integer', 'string'] },
         validate_responses: { type: 'boolean' },
         shutdown_grace_ms: { type: 'integer', minimum: 0 },
+        cors_origins: { type: 'array', items: { type: 'string', minLength: 1 } },
       },
     },
     security_txt: {
@@ -299,6 +354,11 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   if (config.env === 'production') {
     if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
+  }
+  for (const origin of Array.isArray(config.http?.cors_origins) ? config.http.cors_origins : []) {
+    const url = typeof origin === 'string' && URL.canParse(origin) ? new URL(origin) : null;
+    const isOrigin = url && /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !url.hostname.includes('*');
+    if (typeof origin === 'string' && !isOrigin) problems.push(`http.cors_origins: ${JSON.stringify(origin)} is not an origin such as https://dash.example.com`);
   }
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 

@@ -1,6 +1,7 @@
 /**
- * The express app. Order matters and is fixed here: request id and credentials, rate limits (under
- * /v1/), body parsing, documentation helpers, GraphQL, then the OpenAPI request validator and the
+ * The express app. Order matters and is fixed here: CORS (answers every preflight itself), security
+ * headers, request id and credentials, rate limits (under /v1/), body parsing, documentation
+ * helpers, GraphQL, then the input guard (input-guard.ts), the OpenAPI request validator and the
  * generated REST router, then 404 and the one error mapper.
  */
 import express, { type Express, type RequestHandler } from 'express';
@@ -9,9 +10,12 @@ import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
 import type { Logger } from '../infra/logger';
+import { corsMiddleware } from './cors';
 import { createDocsRouter } from './docs';
 import { errorHandler, notFoundHandler } from './errors';
+import { inputGuardMiddleware } from './input-guard';
 import { requestContextMiddleware } from './middleware';
+import { securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppDeps {
   config: Readonly<Config>;
@@ -29,12 +33,16 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   app.set('trust proxy', deps.config.http.trust_proxy);
   app.set('query parser', 'extended');
 
+  app.use(corsMiddleware(deps.config));
+  app.use(securityHeadersMiddleware(deps.config));
   app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
   const rateLimit = deps.rateLimit;
   if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') ? rateLimit(req, res, next) : next()));
   app.use(express.json({ limit: '1mb' }));
   app.use(createDocsRouter(deps.config));
   app.post('/v1/gql', deps.graphql);
+  // Strings PostgreSQL cannot store stop here (GraphQL checks its arguments itself, by argument path).
+  app.use(inputGuardMiddleware());
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(openapiDocument) as never,

@@ -5,11 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { parse as parseCookies } from 'cookie';
 import type { NextFunction, Request, Response } from 'express';
-import type { CredentialResolver } from '../auth/credentials';
+import { POPOUT_COOKIE, type CredentialResolver } from '../auth/credentials';
 import { redactUrl, type Logger } from '../infra/logger';
-
-/** The popout session cookie (Part 1, "Popout tokens and sessions"). */
-export const POPOUT_COOKIE = 'svc-popout-token';
 
 /** The request URL for `_links`, without a `?token=` credential (links are never a place for secrets). */
 export function withoutCredential(url: string): string {

@@ -1,6 +1,6 @@
 import { ANONYMOUS, grants, hasPermission, systemKeyContext } from '../../src/auth/context';
-import { createCredentialResolver, credentialFormats, parseCredential } from '../../src/auth/credentials';
-import { createSystemKeyVerifier, tokenHash } from '../../src/auth/system-keys';
+import { createCredentialResolver, credentialFormats, parseCredential, tokenHash } from '../../src/auth/credentials';
+import { createSystemKeyVerifier } from '../../src/auth/system-keys';
 
 const hex = 'a1'.repeat(32);
 

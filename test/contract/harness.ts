@@ -218,7 +218,7 @@ export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
     const t = await startTestApp({ auth: { system_keys: [withoutGrants.config, withGrants.config] }, rate_limits: { enabled: false } });
     try {
       const first = await devLogin(t, `owner-${randomUUID()}@contract.test`);
-      await t.app.modules.accounts.service.assignAdminRole(first.userId, 'super-admin');
+      await t.app.modules.accounts.assignAdminRole(first.userId, 'super-admin');
       const owner = await devLogin(t, first.email); // a new session whose claims include the admin role
       const limited = await devLogin(t, `limited-${randomUUID()}@contract.test`);
       const joined = await joinAccount(t, owner, limited, { roleName: `nothing-${randomUUID().slice(0, 8)}`, permissions: [] });
@@ -315,7 +315,7 @@ export function describeTwinContract(fixtures: ContractFixtures, twin: Twin): vo
 
     if (twin.gate.feature) {
       test('feature off: FEATURE_DISABLED with one message on both protocols', async () => {
-        const features = fixtures.t.app.modules.features.service;
+        const features = fixtures.t.app.modules.features;
         await features.setGlobal(twin.gate.feature!, false);
         try {
           expectSameFailure(await callBoth(fixtures.t, twin, fixtures.credential(twin.gate.auth, true)), 'FEATURE_DISABLED');

@@ -934,7 +934,7 @@ describe('accounts, roles, members, invites and notifications', () => {
 
     test('with the global system:account_creation switch off: 403 FEATURE_DISABLED on both protocols', async () => {
       const user = await login('acct-flag');
-      const features = t.app.modules.features.service;
+      const features = t.app.modules.features;
       await features.setGlobal('system:account_creation', false);
       try {
         expectSameFailure(

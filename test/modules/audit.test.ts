@@ -148,7 +148,7 @@ describe('audit log', () => {
   /** An operator: the super-admin role, then a fresh login so the JWT carries the admin claims. */
   async function operator(): Promise<LoggedIn> {
     const first = await devLogin(t, newEmail('operator'));
-    await t.app.modules.accounts.service.assignAdminRole(first.userId, 'super-admin');
+    await t.app.modules.accounts.assignAdminRole(first.userId, 'super-admin');
     return devLogin(t, first.email);
   }
 
@@ -366,7 +366,7 @@ describe('audit log', () => {
       subject = await devLogin(t, newEmail('admin-subject')); // user rows: account_created, login
       await createRole(subject, 'Admin-visible role'); // account row with user_id = subject
       // No HTTP operation records a system-scope row yet: seed one.
-      systemRowId = await t.app.modules.audit.service.record({ scope: 'system', type: 'system:test_marker', actorId: op.userId, metadata: { marker } });
+      systemRowId = await t.app.modules.audit.record({ scope: 'system', type: 'system:test_marker', actorId: op.userId, metadata: { marker } });
     });
 
     test('an operator sees rows of every scope and every user', async () => {

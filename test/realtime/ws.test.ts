@@ -211,7 +211,7 @@ describe('WebSocket /v1/ws', () => {
   });
 
   test('feature flags: events:<uuid> gives FEATURE_DISABLED while feature:events is off', async () => {
-    const features = t.app.modules.features.service;
+    const features = t.app.modules.features;
     const s = await session(t.wsUrl, bearer(keys.events.key));
     try {
       await features.setGlobal('feature:events', false);
@@ -225,7 +225,7 @@ describe('WebSocket /v1/ws', () => {
   });
 
   test('feature flags: public-stats follows system:public_stats', async () => {
-    const features = t.app.modules.features.service;
+    const features = t.app.modules.features;
     const channel = 'public-stats:platform_a:123';
     const s = await session(t.wsUrl);
     expect(await subscribe(s, channel)).toEqual({ type: 'subscribed', channel });

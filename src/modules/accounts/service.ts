@@ -6,37 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
-import { defaultAccountRoles, firstInvalidAccountPermission, sortByRegistry } from '../../auth/registry';
-import type { AuthStore } from '../../auth/store';
+import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import { checkGrantable } from '../../auth/grants';
+import { defaultAccountRoles, sortByRegistry } from '../../auth/registry';
 import type { PrincipalSource } from '../../auth/verifiers';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import type { AuditService } from '../audit/service';
-import type { NotificationsService } from '../notifications/service';
+import type { ModuleApis } from '../contract';
+import { accountMessages } from './errors';
 import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
 
-export const accountMessages = {
-  accountNotFound: 'Account not found',
-  userNotFound: 'User not found',
-  memberNotFound: 'Member not found',
-  roleNotFound: 'Role not found',
-  inviteNotFound: 'Invite not found',
-  inviteInvalid: 'Invite is no longer valid',
-  ownerOnlyDissolve: 'Only the account owner can dissolve the account',
-  ownerCannotLeave: 'The account owner cannot leave the account; dissolve it instead',
-  ownerCannotBeRemoved: 'The account owner cannot be removed',
-  ownerRoleNotAssignable: 'The owner role cannot be assigned',
-  ownerRoleFixed: "The owner's role cannot be changed",
-  ownerRoleImmutable: 'The owner role cannot be changed',
-  ownerRoleUndeletable: 'The owner role cannot be deleted',
-  roleNameInUse: 'Role name already in use',
-  roleInUse: (n: number) => `Role is assigned to ${n} member(s)`,
-  alreadyMember: 'User is already a member',
-  alreadyInvited: 'User is already invited',
-  invalidPermission: (p: string) => `Invalid permission: ${p}`,
-  cannotGrant: (p: string) => `Cannot grant permissions you do not hold: ${p}`,
-} as const;
 
 export interface User {
   id: string;
@@ -143,26 +122,19 @@ function isUniqueViolation(error: unknown): boolean {
 export interface AccountsDeps {
   repo: AccountsRepo;
   knex: Knex;
-  audit: AuditService;
-  notifications: NotificationsService;
-  credentials: AuthStore;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  notifications: Pick<ModuleApis['notifications'], 'notify' | 'withdraw'>;
 }
 
 /**
- * What a caller may hand on (to a role, a popout token): literal account permissions of the
- * registry (400 otherwise) that the caller holds itself (403 otherwise). Answers them deduplicated
- * in registry order.
+ * Runs inside the transaction that removes a member (leave or removal), before the membership row
+ * goes: modules that hold the member's credentials register one (`onMemberLeaving`).
  */
-export function checkGrantable(ctx: AuthContext, permissions: readonly string[]): string[] {
-  const invalid = firstInvalidAccountPermission(permissions);
-  if (invalid !== null) throw AppError.validation(accountMessages.invalidPermission(invalid));
-  const beyond = permissions.find((p) => !hasPermission(ctx, p));
-  if (beyond) throw AppError.forbidden(accountMessages.cannotGrant(beyond));
-  return sortByRegistry([...new Set(permissions)]);
-}
+export type MemberLeavingHook = (trx: Knex.Transaction, accountId: string, userId: string) => Promise<void>;
 
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, knex, audit, notifications } = deps;
+  const memberLeavingHooks: MemberLeavingHook[] = [];
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();
@@ -186,9 +158,9 @@ export function createAccountsService(deps: AccountsDeps) {
     return role;
   }
 
-  /** Removes a membership with its personal keys (leave and removal share this). */
+  /** Removes a membership after the hooks (personal keys go with it); leave and removal share this. */
   async function dropMember(trx: Knex.Transaction, accountId: string, userId: string): Promise<void> {
-    await deps.credentials.purgeMember(trx, accountId, userId);
+    for (const hook of memberLeavingHooks) await hook(trx, accountId, userId);
     await repo.deleteMember(trx, accountId, userId);
   }
 
@@ -445,6 +417,10 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /** Display names for audit rows. */
     names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
+    /** Registers a reaction to a member leaving or being removed, run in the same transaction. */
+    onMemberLeaving(hook: MemberLeavingHook): void {
+      memberLeavingHooks.push(hook);
+    },
 
     /** Operator lever (and test seed) until the admin-roles module exposes assignment. */
     assignAdminRole: (userId: string, roleName: string) => repo.assignAdminRole(userId, roleName),

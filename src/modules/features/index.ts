@@ -1,12 +1,17 @@
-/** Builds the features module (flag storage and evaluation) from its dependencies. */
-import type { Knex } from 'knex';
-import type { Cache } from '../../infra/cache';
+/** The features module: flag storage and evaluation (global kill-switches, plans, overrides). */
+import { defineModule } from '../contract';
+import { featureMigrations } from './migrations';
 import { createFeatureRepo } from './repo';
-import { createFeatureService } from './service';
+import { createFeatureService, type FeatureService } from './service';
 
-export { featureMigrations } from './migrations';
-
-export function createFeaturesModule(deps: { knex: Knex; cache: Cache }) {
-  const service = createFeatureService({ repo: createFeatureRepo(deps.knex), cache: deps.cache });
-  return { service };
+declare module '../contract' {
+  interface ModuleApis {
+    features: FeatureService;
+  }
 }
+
+export const featuresModule = defineModule({
+  name: 'features',
+  migrations: featureMigrations,
+  build: ({ db, cache }) => ({ api: createFeatureService({ repo: createFeatureRepo(db.knex), cache }) }),
+});

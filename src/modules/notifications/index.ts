@@ -1,13 +1,22 @@
-/** Builds the notifications module; other modules deliver through `service.notify` and register actions. */
-import type { Knex } from 'knex';
+/** The notifications module; other modules deliver through `notify` and register actions with `onAction`. */
+import { defineModule } from '../contract';
 import { createNotificationsResolvers } from './graphql';
+import { notificationMigrations } from './migrations';
 import { createNotificationsRepo } from './repo';
 import { createNotificationsRest } from './rest';
-import { createNotificationsService } from './service';
+import { createNotificationsService, type NotificationsService } from './service';
 
-export { notificationMigrations } from './migrations';
-
-export function createNotificationsModule(deps: { knex: Knex }) {
-  const service = createNotificationsService({ repo: createNotificationsRepo(deps.knex), knex: deps.knex });
-  return { service, rest: createNotificationsRest(service), resolvers: createNotificationsResolvers(service) };
+declare module '../contract' {
+  interface ModuleApis {
+    notifications: NotificationsService;
+  }
 }
+
+export const notificationsModule = defineModule({
+  name: 'notifications',
+  migrations: notificationMigrations,
+  build: ({ db }) => {
+    const service = createNotificationsService({ repo: createNotificationsRepo(db.knex), knex: db.knex });
+    return { api: service, rest: createNotificationsRest(service), resolvers: createNotificationsResolvers(service) };
+  },
+});

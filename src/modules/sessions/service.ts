@@ -2,29 +2,24 @@
  * Login sessions and the JWTs minted from them (Part 1, "JWT"; DESIGN.md bootstrap contract):
  * development login, refresh with rotation and replay detection, account switching, the
  * caller's session list and revocation, WebSocket-only tokens, and popout sessions exchanged
- * from popout tokens. Sessions are rows; a JWT is only as good as its row.
+ * from popout tokens. Sessions are rows; a JWT is only as good as its row, and a revoked row is
+ * announced on the bus so that the sockets it opened close on every node.
  */
 import { randomUUID } from 'node:crypto';
 import { requireUserId, sortedGrants, type AuthContext } from '../../auth/context';
-import { parseCredential } from '../../auth/credentials';
+import { parseCredential, tokenHash } from '../../auth/credentials';
 import type { JwtService } from '../../auth/jwt';
 import { SUPER_ADMIN_ROLE } from '../../auth/registry';
-import type { AuthStore, SessionRow } from '../../auth/store';
-import { tokenHash } from '../../auth/system-keys';
-import type { PopoutGrant, PrincipalSource } from '../../auth/verifiers';
+import type { Revocations } from '../../auth/revocations';
+import type { CredentialStore } from '../../auth/store';
+import type { PopoutGrantSource, PrincipalSource } from '../../auth/verifiers';
 import type { Config } from '../../config/config';
-import { AppError } from '../../errors';
+import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import type { AccountsService } from '../accounts/service';
-import type { AuditService } from '../audit/service';
+import type { ModuleApis } from '../contract';
+import { sessionMessages } from './errors';
+import type { SessionRow, SessionsRepo } from './repo';
 
-export const sessionMessages = {
-  invalidRefresh: 'Invalid or expired refresh token',
-  invalidPopout: 'Invalid or expired popout token',
-  sessionNotFound: 'Session not found',
-  accountNotFound: 'Account not found',
-  switchNeedsSession: 'Switching accounts requires a user session',
-} as const;
 
 /** Popout sessions and their cookie live 15 minutes (Part 1, "Limits"). */
 export const POPOUT_SESSION_TTL_SECONDS = 900;
@@ -57,15 +52,24 @@ export interface Client {
 export interface SessionsDeps {
   config: Readonly<Config>;
   jwt: JwtService;
-  store: AuthStore;
+  store: CredentialStore;
+  repo: SessionsRepo;
   principals: PrincipalSource;
-  accounts: AccountsService;
-  audit: AuditService;
-  popoutGrant(row: Awaited<ReturnType<AuthStore['byHash']>>): Promise<PopoutGrant | null>;
+  accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'assignAdminRole' | 'isMember'>;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  revocations: Revocations;
+  popoutGrant: PopoutGrantSource;
 }
 
 export function createSessionsService(deps: SessionsDeps) {
-  const { config, jwt, store, principals, audit } = deps;
+  const { config, jwt, store, repo, principals, audit, revocations } = deps;
+
+  /** Revokes a session row and, when this call revoked it, closes its sockets everywhere. */
+  async function revokeSession(id: string, userId?: string): Promise<boolean> {
+    const revoked = await repo.revoke(id, userId);
+    if (revoked) await revocations.announce({ credential_id: id, kind: 'session' });
+    return revoked;
+  }
 
   /** An access JWT with the user's grants in the session's account, and the session's refresh JWT. */
   async function issuePair(session: Pick<SessionRow, 'id' | 'user_id' | 'account_id' | 'refresh_jti' | 'expires_at'>): Promise<SessionTokens> {
@@ -113,7 +117,7 @@ export function createSessionsService(deps: SessionsDeps) {
         user_agent: client.userAgent,
         expires_at: new Date(Date.now() + config.auth.session_expiration * 1000),
       };
-      await store.insertSession(session);
+      await repo.insert(session);
       await audit.record({
         scope: 'user',
         type: 'user:login',
@@ -132,11 +136,11 @@ export function createSessionsService(deps: SessionsDeps) {
       const verified = await jwt.verify(refreshToken);
       if (!verified.ok || verified.claims.use !== 'refresh' || !verified.claims.session_id || !verified.claims.jti) throw invalid();
       const { claims } = verified;
-      const session = await store.session(claims.session_id!);
+      const session = await repo.session(claims.session_id!);
       if (!session || session.user_id !== claims.sub || session.revoked_at || new Date(session.expires_at).getTime() <= Date.now()) throw invalid();
       const next = randomUUID();
-      if (!(await store.rotateRefresh(session.id, claims.jti!, next))) {
-        await store.revokeSession(session.id);
+      if (!(await repo.rotateRefresh(session.id, claims.jti!, next))) {
+        await revokeSession(session.id);
         throw invalid();
       }
       return issuePair({ ...session, refresh_jti: next });
@@ -145,15 +149,15 @@ export function createSessionsService(deps: SessionsDeps) {
     async switchAccount(ctx: AuthContext, accountId: string): Promise<SessionTokens> {
       if (ctx.kind !== 'jwt' || !ctx.sessionId || !ctx.userId) throw AppError.forbidden(sessionMessages.switchNeedsSession);
       if (!(await deps.accounts.isMember(ctx.userId, accountId))) throw AppError.notFound(sessionMessages.accountNotFound);
-      const session = await store.session(ctx.sessionId);
+      const session = await repo.session(ctx.sessionId);
       if (!session) throw AppError.unauthorized();
       const next = randomUUID();
-      if (!(await store.rotateRefresh(session.id, session.refresh_jti, next, accountId))) throw AppError.unauthorized();
+      if (!(await repo.rotateRefresh(session.id, session.refresh_jti, next, accountId))) throw AppError.unauthorized();
       return issuePair({ ...session, account_id: accountId, refresh_jti: next });
     },
 
     async list(ctx: AuthContext): Promise<SessionInfo[]> {
-      return (await store.openSessions(requireUserId(ctx))).map((s) => ({
+      return (await repo.openOfUser(requireUserId(ctx))).map((s) => ({
         id: s.id,
         createdAt: isoTime(s.created_at),
         lastUsedAt: isoTime(s.last_used_at),
@@ -166,7 +170,7 @@ export function createSessionsService(deps: SessionsDeps) {
 
     async revoke(ctx: AuthContext, id: string, client: Client): Promise<void> {
       const userId = requireUserId(ctx);
-      if (!(await store.revokeSession(id, userId))) throw AppError.notFound(sessionMessages.sessionNotFound);
+      if (!(await revokeSession(id, userId))) throw AppError.notFound(sessionMessages.sessionNotFound);
       await audit.record({
         scope: 'user',
         type: 'user:session_revoked',
@@ -178,12 +182,21 @@ export function createSessionsService(deps: SessionsDeps) {
       });
     },
 
-    /** A `ws` JWT: no session id, short TTL, the caller's grants at minting (re-capped on use). */
+    /**
+     * A `ws` JWT: no session id, short TTL, the caller's grants at minting (re-capped on use). It
+     * names what it was minted from (`ws_session`, or `ws_key` for a personal API key) so that the
+     * upgrade can refuse it, and close its sockets, once that is revoked.
+     */
     async issueWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+      const sub = requireUserId(ctx);
+      const backing =
+        ctx.kind === 'jwt' && ctx.sessionId ? { ws_session: ctx.sessionId } : ctx.kind === 'user_api_key' && ctx.credentialId ? { ws_key: ctx.credentialId } : null;
+      if (!backing) throw AppError.forbidden(messages.firstPartyOnly);
       const { token, expiresAt } = await jwt.sign(
         {
-          sub: requireUserId(ctx),
+          sub,
           use: 'ws',
+          ...backing,
           account_id: ctx.accountId,
           account_permissions: sortedGrants(ctx.permissions),
           admin_permissions: sortedGrants(ctx.adminPermissions),
@@ -215,8 +228,9 @@ export function createSessionsService(deps: SessionsDeps) {
 
     /** The popout's own permission subset, `ws` use tag, no session id. */
     async issuePopoutWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+      // The popout-session gate admits popout contexts only; their binding names the token.
       const popoutTokenId = ctx.binding?.popoutTokenId;
-      if (ctx.kind !== 'popout' || !popoutTokenId) throw AppError.unauthorized();
+      if (!popoutTokenId) throw AppError.unauthorized();
       const { token, expiresAt } = await jwt.sign(
         { sub: ctx.userId ?? ctx.accountId!, use: 'ws', ctx: 'popout', popout_token_id: popoutTokenId, account_id: ctx.accountId, account_permissions: sortedGrants(ctx.permissions) },
         { ttlSeconds: config.auth.ws_token_expiration },

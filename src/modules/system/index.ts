@@ -1,8 +1,36 @@
-/** Builds the system module (health, schema download) from its dependencies. */
+/**
+ * The system module: health (dependency probes in the background, never per request) and the
+ * GraphQL schema download. Listed after realtime, whose socket counts health reports.
+ */
+import { defineModule } from '../contract';
 import { createSystemRest } from './rest';
-import { createSystemService, type SystemServiceDeps } from './service';
+import { createSystemService, type SystemService } from './service';
 
-export function createSystemModule(deps: SystemServiceDeps) {
-  const service = createSystemService(deps);
-  return { service, rest: createSystemRest(service) };
+declare module '../contract' {
+  interface ModuleApis {
+    system: SystemService;
+  }
 }
+
+export const systemModule = defineModule({
+  name: 'system',
+  build: ({ config, db, timeseries, cache, startedAt, use }) => {
+    const realtime = use('realtime');
+    const service = createSystemService({
+      version: config.version,
+      startedAt,
+      probes: { relational: (ms) => db.ping(ms), timeseries: (ms) => timeseries.ping(ms), cache: (ms) => cache.ping(ms) },
+      websocket: () => realtime.stats(),
+    });
+    // Health follows the cache's connection events at once instead of at the next probe tick.
+    cache.onAvailabilityChange(() => service.probeNow());
+    return {
+      api: service,
+      rest: createSystemRest(service),
+      // The first probe round (which also waits for Redis's first connection) runs before any
+      // listener opens, so the first health request has a result; the loop keeps it fresh.
+      start: () => service.start(),
+      close: async () => service.stop(),
+    };
+  },
+});

@@ -1,15 +1,18 @@
 /**
  * Credentials as seen by their holder: the caller's effective permissions (a scoped credential
  * reports exactly the grants it carries, never a wildcard it does not literally hold), and the
- * popout tokens of an account (Part 1, "Popout tokens and sessions").
+ * popout tokens of an account (Part 1, "Popout tokens and sessions"). Revoking a popout token is
+ * announced on the bus, so the sockets it (or its session and WebSocket JWTs) opened close on every node.
  */
 import { requireAccountId, sortedGrants, type AuthContext, type AuthContextKind } from '../../auth/context';
+import { checkGrantable } from '../../auth/grants';
 import { sortByRegistry } from '../../auth/registry';
-import type { AuthStore, CredentialRow } from '../../auth/store';
+import type { Revocations } from '../../auth/revocations';
+import type { CredentialRow, CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import { accountMessages, checkGrantable, type AccountsService } from '../accounts/service';
-import type { AuditService } from '../audit/service';
+import type { ModuleApis } from '../contract';
+import { tokenMessages } from './errors';
 
 export interface TokenPermissions {
   context: Exclude<AuthContextKind, 'anonymous'>;
@@ -40,11 +43,6 @@ export interface CreatePopoutTokenInput {
   expiresAt?: string | null;
 }
 
-export const tokenMessages = {
-  expiresInPast: 'expires_at cannot be in the past',
-  invalidExpiry: 'expires_at must be an RFC 3339 timestamp',
-  popoutNotFound: 'Popout token not found',
-} as const;
 
 
 const toPopout = (r: CredentialRow): PopoutToken => ({
@@ -60,7 +58,14 @@ const toPopout = (r: CredentialRow): PopoutToken => ({
   createdAt: isoTime(r.created_at)!,
 });
 
-export function createTokensService(deps: { store: AuthStore; accounts: AccountsService; audit: AuditService }) {
+export interface TokensDeps {
+  store: CredentialStore;
+  accounts: Pick<ModuleApis['accounts'], 'isMember'>;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  revocations: Revocations;
+}
+
+export function createTokensService(deps: TokensDeps) {
   return {
     myPermissions(ctx: AuthContext): TokenPermissions {
       if (ctx.kind === 'anonymous') throw AppError.unauthorized();
@@ -94,7 +99,7 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
       }
       const permissions = checkGrantable(ctx, input.permissions);
       const userId = input.userId ?? creator;
-      if (userId !== creator && !(await deps.accounts.isMember(userId, accountId))) throw AppError.notFound(accountMessages.memberNotFound);
+      if (userId !== creator && !(await deps.accounts.isMember(userId, accountId))) throw AppError.notFound(tokenMessages.memberNotFound);
       const { token, row } = await deps.store.mint({
         kind: 'popout',
         accountId,
@@ -120,6 +125,8 @@ export function createTokensService(deps: { store: AuthStore; accounts: Accounts
       const row = await deps.store.byId(id);
       if (!row || row.kind !== 'popout' || row.account_id !== accountId || row.revoked_at) throw AppError.notFound(tokenMessages.popoutNotFound);
       await deps.store.revoke(id);
+      // Every popout context (raw token, cookie session, ws JWT) carries the token's hash as its credentialId.
+      await deps.revocations.announce({ credential_id: row.token_hash, kind: 'token' });
       await deps.audit.record({
         scope: 'account',
         type: 'account:popout_token_revoked',

@@ -1,0 +1,35 @@
+/**
+ * The auth unit as a module of the fold: the gate engine (over the features module's flags) and
+ * the credential resolver of the eleven contexts (over the accounts module's live grants and the
+ * sessions module's rows). Transports take both from here; it serves no operation itself.
+ */
+import { defineModule } from '../modules/contract';
+import { createCredentialResolver, type CredentialResolver } from './credentials';
+import type { AuthContext } from './context';
+import { createGateEnforcer, type GateEnforcer } from './gates';
+import { credentialMigrations } from './store';
+import { createSystemKeyVerifier } from './system-keys';
+import { createVerifiers } from './verifiers';
+
+export interface AuthApi {
+  readonly gates: GateEnforcer;
+  readonly credentials: CredentialResolver;
+  /** Which of these contexts' credentials were revoked since they were verified (open sockets). */
+  revokedAmong(contexts: Iterable<AuthContext>): Promise<Set<string>>;
+}
+
+declare module '../modules/contract' {
+  interface ModuleApis {
+    auth: AuthApi;
+  }
+}
+
+export const authModule = defineModule({
+  name: 'auth',
+  migrations: credentialMigrations,
+  build: ({ config, jwt, credentials: store, use }) => {
+    const { verifiers, revokedAmong } = createVerifiers({ jwt, store, sessions: use('sessions').sessionSource, principals: use('accounts').principals });
+    const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys) });
+    return { api: { gates: createGateEnforcer(use('features')), credentials, revokedAmong } };
+  },
+});

@@ -1,0 +1,20 @@
+/** The accounts module's error messages (Part 1 quotes most of them; clients may show them). */
+export const accountMessages = {
+  accountNotFound: 'Account not found',
+  userNotFound: 'User not found',
+  memberNotFound: 'Member not found',
+  roleNotFound: 'Role not found',
+  inviteNotFound: 'Invite not found',
+  inviteInvalid: 'Invite is no longer valid',
+  ownerOnlyDissolve: 'Only the account owner can dissolve the account',
+  ownerCannotLeave: 'The account owner cannot leave the account; dissolve it instead',
+  ownerCannotBeRemoved: 'The account owner cannot be removed',
+  ownerRoleNotAssignable: 'The owner role cannot be assigned',
+  ownerRoleFixed: "The owner's role cannot be changed",
+  ownerRoleImmutable: 'The owner role cannot be changed',
+  ownerRoleUndeletable: 'The owner role cannot be deleted',
+  roleNameInUse: 'Role name already in use',
+  roleInUse: (n: number) => `Role is assigned to ${n} member(s)`,
+  alreadyMember: 'User is already a member',
+  alreadyInvited: 'User is already invited',
+} as const;

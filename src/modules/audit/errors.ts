@@ -1,0 +1,6 @@
+/** The audit module's error messages. */
+export const auditMessages = {
+  unknownScope: (scope: string) => `Unknown scope: ${scope}`,
+  unsupportedType: (type: string) => `Unsupported audit event type: ${type}`,
+  metadataNotObject: 'metadata must be a JSON object',
+} as const;

@@ -1,0 +1,69 @@
+/** Session rows (knex). Returns rows as stored; the service decides what they mean. */
+import type { Knex } from 'knex';
+import type { SessionSource } from '../../auth/verifiers';
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  account_id: string | null;
+  refresh_jti: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+/** `last_used_at` is written at most once a minute per session, not on every request. */
+const TOUCH_INTERVAL = "interval '1 minute'";
+
+export function createSessionsRepo(knex: Knex) {
+  return {
+    /** sessions.insert */
+    async insert(row: Omit<SessionRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
+      await knex('sessions').insert(row);
+    },
+    /** sessions.byId */
+    session(id: string): Promise<SessionRow | undefined> {
+      return knex('sessions').where({ id }).first();
+    },
+    /** sessions.touch */
+    async touch(id: string): Promise<void> {
+      await knex('sessions').where({ id }).whereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`).update({ last_used_at: knex.fn.now() });
+    },
+    /** sessions.rotate: compare-and-set of the refresh token id; 0 rows means the old one was replayed */
+    async rotateRefresh(id: string, expected: string, next: string, accountId?: string | null): Promise<boolean> {
+      const updated = await knex('sessions')
+        .where({ id, refresh_jti: expected })
+        .whereNull('revoked_at')
+        .update({ refresh_jti: next, last_used_at: knex.fn.now(), ...(accountId !== undefined ? { account_id: accountId } : {}) });
+      return updated > 0;
+    },
+    /** sessions.revoke */
+    async revoke(id: string, userId?: string): Promise<boolean> {
+      const query = knex('sessions').where({ id }).whereNull('revoked_at');
+      if (userId) query.where({ user_id: userId });
+      return (await query.update({ revoked_at: knex.fn.now() })) > 0;
+    },
+    /** sessions.revokedAmong: which of `ids` are revoked or gone (the periodic WebSocket re-check) */
+    async revokedAmong(ids: readonly string[]): Promise<Set<string>> {
+      const open = new Set<string>();
+      for (let i = 0; i < ids.length; i += 1000) {
+        const rows: { id: string }[] = await knex('sessions').whereIn('id', ids.slice(i, i + 1000)).whereNull('revoked_at').select('id');
+        for (const row of rows) open.add(row.id);
+      }
+      return new Set(ids.filter((id) => !open.has(id)));
+    },
+    /** sessions.openOfUser: open sessions, newest first */
+    openOfUser(userId: string): Promise<SessionRow[]> {
+      return knex('sessions')
+        .where({ user_id: userId })
+        .whereNull('revoked_at')
+        .where('expires_at', '>', knex.fn.now())
+        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+    },
+  };
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo> & SessionSource;

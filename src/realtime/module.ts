@@ -1,0 +1,44 @@
+/**
+ * The WebSocket endpoint as a module of the fold: the channel registry (hub) over the bus, the
+ * channel gates through the one gate engine with every module's channel-account resolvers, and
+ * the session server. `src/server.ts` attaches `server` to the HTTP listener.
+ */
+import { defineModule } from '../modules/contract';
+import { createChannelGate } from './channels';
+import { createHub } from './hub';
+import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from './server';
+
+export interface RealtimeApi {
+  readonly server: RealtimeServer;
+  stats(): { sessions: number; channels: number };
+}
+
+declare module '../modules/contract' {
+  interface ModuleApis {
+    realtime: RealtimeApi;
+  }
+}
+
+/** Tests shorten the spec's timers (silence, heartbeat, re-check); production uses the spec's. */
+export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
+  return defineModule({
+    name: 'realtime',
+    build: ({ config, log, bus, limiter, revocations, channelAccounts, use }) => {
+      const auth = use('auth');
+      const server = createRealtimeServer({
+        credentials: auth.credentials,
+        channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts }),
+        hub: createHub({ bus, log }),
+        log,
+        version: config.version,
+        limiter,
+        revocations,
+        revokedAmong: auth.revokedAmong,
+        trustProxy: config.http.trust_proxy,
+        caps: config.realtime,
+        limits,
+      });
+      return { api: { server, stats: () => server.stats() }, close: () => server.close() };
+    },
+  });
+}
