@@ -72,12 +72,47 @@ describe('loadConfig', () => {
     expect(text).toContain('docs.swagger_ui: must be boolean');
   });
 
+  test('graphql limits: defaults, introspection off in production unless set, bounds checked', () => {
+    const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) } };
+    expect(loadConfig({ env: {} }).graphql).toEqual({ playground: true, introspection: true, max_depth: 12, max_aliases: 30, max_directives: 50, max_tokens: 5000, max_cost: 5000 });
+    expect(loadConfig({ env: {}, overrides: production }).graphql.introspection).toBe(false);
+    expect(loadConfig({ env: {}, overrides: { ...production, graphql: { introspection: true } } }).graphql.introspection).toBe(true);
+    let error: ConfigError | undefined;
+    try {
+      loadConfig({ env: {}, overrides: { graphql: { max_depth: 101, max_cost: 0, max_tokens: 'many' } } });
+    } catch (e) {
+      error = e as ConfigError;
+    }
+    expect(error?.problems).toEqual(expect.arrayContaining(['graphql.max_depth: must be <= 100', 'graphql.max_cost: must be >= 1', 'graphql.max_tokens: must be integer']));
+  });
+
   test('production refuses the development JWT secret and dev login', () => {
     expect(() => loadConfig({ env: {}, overrides: { env: 'production' } })).toThrow(/auth\.jwt_secret/);
     expect(() => loadConfig({ env: {}, overrides: { env: 'production', auth: { jwt_secret: 'x'.repeat(40), dev_login: true } } })).toThrow(/auth\.dev_login/);
     const ok = loadConfig({ env: {}, overrides: { env: 'production', auth: { jwt_secret: 'x'.repeat(40) } } });
     expect(ok.auth.dev_login).toBe(false);
     expect(ok.graphql.playground).toBe(false);
+  });
+
+  test('the listener binds 127.0.0.1 outside production and 0.0.0.0 in production; `host` overrides both', () => {
+    const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) } };
+    expect(loadConfig({ env: {} }).host).toBe('127.0.0.1');
+    expect(loadConfig({ env: {}, overrides: { env: 'test' } }).host).toBe('127.0.0.1');
+    expect(loadConfig({ env: {}, overrides: production }).host).toBe('0.0.0.0');
+    expect(loadConfig({ env: {}, overrides: { host: '0.0.0.0' } }).host).toBe('0.0.0.0');
+    expect(loadConfig({ env: {}, overrides: { ...production, host: '127.0.0.1' } }).host).toBe('127.0.0.1');
+    const yaml = file('host.yaml', 'host: "::"\n');
+    expect(loadConfig({ env: { SVC_CONFIG: yaml } }).host).toBe('::');
+  });
+
+  test('http.cors_origins is empty by default and takes origins only', () => {
+    expect(loadConfig({ env: {} }).http.cors_origins).toEqual([]);
+    const origins = ['https://dash.example.com', 'http://localhost:5173', 'https://Dash.Example.com:8443/'];
+    expect(loadConfig({ env: {}, overrides: { http: { cors_origins: origins } } }).http.cors_origins).toEqual(origins);
+    for (const bad of ['dash.example.com', 'https://dash.example.com/app', 'https://*.example.com', 'ftp://files.example.com', 'https://dash.example.com?x=1', '*']) {
+      expect(() => loadConfig({ env: {}, overrides: { http: { cors_origins: [bad] } } })).toThrow(`http.cors_origins: ${JSON.stringify(bad)} is not an origin`);
+    }
+    expect(() => loadConfig({ env: {}, overrides: { http: { cors_origins: 'https://dash.example.com' } } })).toThrow('http.cors_origins: must be array');
   });
 
   test('system keys keep only their SHA-256 hash', () => {
