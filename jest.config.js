@@ -7,5 +7,6 @@ module.exports = {
     // Type checking is `npm run typecheck`; tests only transpile, which keeps them fast.
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
   },
-  testTimeout: 30000,
+  // Generous: an app start (PGlite compile and every migration) on a loaded 2-core machine can take 20 s.
+  testTimeout: 60000,
 };

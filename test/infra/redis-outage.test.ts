@@ -131,7 +131,7 @@ describeWithRedis('a Redis outage while requests run', () => {
     t = await startTestApp({ redis_url: `redis://127.0.0.1:${port}`, auth: { system_keys: [key.config] } });
     otherNode = createRedisBus(`redis://127.0.0.1:${port}`, t.app.config.redis_prefix);
     user = await devLogin(t);
-  }, 30_000);
+  }, 90_000);
 
   afterAll(async () => {
     for (const s of sockets) s.socket.terminate();
@@ -217,5 +217,5 @@ describeWithRedis('a Redis outage while requests run', () => {
         if (Date.now() > deadline) throw new Error(`no delivery through Redis on ${channel}`);
       }
     }
-  }, 30_000);
+  }, 90_000);
 });
