@@ -169,7 +169,9 @@ describeWithRedis('a Redis outage while requests run', () => {
     await Promise.all(workers);
 
     expect(results.length - killedAt).toBeGreaterThan(5);
-    const slowOrFailed = results.filter((r) => r.ms >= 1000 || r.status >= 500);
+    // Before the fix a request waited on Redis for 3–6 s; 2.5 s tells that apart from a loaded
+    // machine's ordinary latency without making this a speed test (those live in npm run bench).
+    const slowOrFailed = results.filter((r) => r.ms >= 2500 || r.status >= 500);
     expect(slowOrFailed).toEqual([]);
   });
 
