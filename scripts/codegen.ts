@@ -878,18 +878,27 @@ export interface Gate {
 
 // ---------------------------------------------------------------- main
 
-/** Appends every component parameter marked `x-every-operation: true` to each operation. */
+/**
+ * Appends every component parameter marked `x-every-operation: true` to each operation, and every
+ * component response marked `x-every-operation: '<status>'` under that status where an operation
+ * declares none (a 400 any operation can answer).
+ */
 function withSharedParameters(doc: OpenApiDoc): OpenApiDoc {
-  const components = (doc.components ?? {}) as { parameters?: Record<string, Record<string, unknown>> };
+  const components = (doc.components ?? {}) as { parameters?: Record<string, Record<string, unknown>>; responses?: Record<string, Record<string, unknown>> };
   const shared = Object.entries(components.parameters ?? {})
     .filter(([, p]) => p['x-every-operation'] === true)
     .map(([name]) => ({ $ref: `#/components/parameters/${name}` }));
-  if (shared.length === 0) return doc;
+  const sharedResponses = Object.entries(components.responses ?? {})
+    .filter(([, r]) => typeof r['x-every-operation'] === 'string')
+    .map(([name, r]) => [String(r['x-every-operation']), { $ref: `#/components/responses/${name}` }] as const);
+  if (shared.length === 0 && sharedResponses.length === 0) return doc;
   const copy = structuredClone(doc);
   for (const item of Object.values(copy.paths)) {
     for (const method of METHODS) {
-      const op = item[method] as { parameters?: unknown[] } | undefined;
-      if (op) op.parameters = [...(op.parameters ?? []), ...shared];
+      const op = item[method] as { parameters?: unknown[]; responses?: Record<string, unknown> } | undefined;
+      if (!op) continue;
+      op.parameters = [...(op.parameters ?? []), ...shared];
+      for (const [status, ref] of sharedResponses) if (op.responses && !(status in op.responses)) op.responses[status] = ref;
     }
   }
   return copy;

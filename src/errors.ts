@@ -32,6 +32,8 @@ export const messages = {
   noActiveAccount: 'No active account',
   notFound: 'Resource not found',
   malformedJson: 'Malformed JSON in request body',
+  unsupportedContentType: 'Unsupported content type',
+  invalidValue: 'A value is too long, out of range or malformed',
   rateLimitExceeded: 'Rate limit exceeded',
   sessionRevoked: 'Session revoked',
   tokenRevoked: 'Token revoked',
@@ -97,6 +99,7 @@ export interface ErrorBody {
 /** Classifies a thrown value; non-AppErrors become one of the three scrubbed 5xx. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDataException(error)) return AppError.validation(messages.invalidValue);
   if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
   if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);
   return new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
@@ -116,6 +119,17 @@ function isDatabaseError(error: unknown): boolean {
   const e = error as Error & { severity?: string; code?: string };
   // pg and PGlite both report a SQLSTATE `code` and a `severity`; knex adds pool timeouts.
   return (typeof e.severity === 'string' && typeof e.code === 'string') || e.name === 'KnexTimeoutError';
+}
+
+/**
+ * PostgreSQL refused a value the caller sent (SQLSTATE class 22: too long, not a valid uuid or
+ * number, out of range). The edge validates first; this keeps a gap there a 400, not a 500.
+ */
+const DATA_EXCEPTIONS = new Set(['22001', '22003', '22007', '22008', '22P02']);
+
+function isDataException(error: unknown): boolean {
+  const e = error as { severity?: unknown; code?: unknown } | null;
+  return typeof e?.severity === 'string' && typeof e.code === 'string' && DATA_EXCEPTIONS.has(e.code);
 }
 
 function isCacheError(error: unknown): boolean {

@@ -9,6 +9,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
+import { AppError, messages } from '../errors';
 import type { Logger } from '../infra/logger';
 import { corsMiddleware } from './cors';
 import { createDocsRouter } from './docs';
@@ -40,7 +41,8 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') ? rateLimit(req, res, next) : next()));
   app.use(express.json({ limit: '1mb' }));
   app.use(createDocsRouter(deps.config));
-  app.post('/v1/gql', deps.graphql);
+  // GraphQL takes JSON bodies only; anything else gets the REST answer (graphql-http's bare 415 has no body).
+  app.post('/v1/gql', (req, _res, next) => next(req.is('application/json') ? undefined : new AppError('BAD_REQUEST', messages.unsupportedContentType)), deps.graphql);
   // Strings PostgreSQL cannot store stop here (GraphQL checks its arguments itself, by argument path).
   app.use(inputGuardMiddleware());
   app.use(

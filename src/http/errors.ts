@@ -30,7 +30,7 @@ function fromHttpError(error: HttpishError): AppError | null {
   if (error.type === 'entity.too.large') return new AppError('BAD_REQUEST', 'Request body too large');
   if (typeof status !== 'number' || status >= 500) return null;
   if (status === 404 || status === 405) return AppError.notFound();
-  if (status === 415) return new AppError('BAD_REQUEST', 'Unsupported content type');
+  if (status === 415) return new AppError('BAD_REQUEST', messages.unsupportedContentType);
   if (status === 400 && Array.isArray(error.errors) && error.errors.length > 0) {
     const fields = error.errors.map((e) => ({ field: fieldName(e.path), message: e.message ?? 'is invalid' }));
     return AppError.validation(fields.map((f) => `${f.field} ${f.message}`).join('; '), { fields });

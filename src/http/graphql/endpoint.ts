@@ -32,6 +32,7 @@ import { requestContext } from '../context';
 import { applyRateDecision, clientAddress, type RateLimiter } from '../rate-limit';
 import { invalidArgumentError } from './arguments';
 import type { GraphQLContext } from './context';
+import { UUIDScalar } from './scalars';
 import { operationCost, ratePoints } from './cost';
 import { graphqlLimits, GraphQLLimitError, limitRules, parseWithinLimits, withoutSuggestions, type GraphQLLimits } from './limits';
 
@@ -59,7 +60,7 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
   return out;
 }
 
-const VALUE_REFUSED = /^(Variable "\$|(Int|Float|String|Boolean|ID) cannot represent|Expected value of type|Enum "[^"]*" cannot represent)/;
+const VALUE_REFUSED = /^(Variable "\$|[A-Za-z_]\w* cannot represent|Expected value of type|Enum "[^"]*" cannot represent)/;
 
 /**
  * Same code and message as REST for the same failure; 5xx scrubbed, cause logged. With
@@ -83,7 +84,7 @@ export function formatGraphQLError(error: GraphQLError, log: Logger, options: { 
 }
 
 export function createGraphQLSchema(resolvers: RootResolvers, gates: GateEnforcer) {
-  return makeExecutableSchema({ typeDefs, resolvers: gated(resolvers, gates) });
+  return makeExecutableSchema({ typeDefs, resolvers: { ...gated(resolvers, gates), UUID: UUIDScalar } });
 }
 
 export interface GraphQLHandlerDeps {
