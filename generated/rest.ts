@@ -391,6 +391,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -460,6 +461,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -491,6 +493,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -522,6 +525,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -591,6 +595,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
@@ -749,6 +754,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
@@ -801,6 +807,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -851,6 +858,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "503": "application/json"
     },
     "envelope": {
@@ -874,6 +882,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "429": "application/json"
     },
@@ -897,7 +906,8 @@ export const routes: readonly RouteSpec[] = [
     "graphql": null,
     "internal": false,
     "responses": {
-      "200": "text/plain"
+      "200": "text/plain",
+      "400": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -952,6 +962,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -977,6 +988,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -1002,6 +1014,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
@@ -1028,6 +1041,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -1053,6 +1067,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -1109,6 +1124,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "429": "application/json"
     },
@@ -1161,6 +1177,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -1224,6 +1241,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
@@ -1280,6 +1298,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
@@ -1313,6 +1332,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
@@ -1339,6 +1359,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
@@ -1365,6 +1386,7 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "application/json",
+      "400": "application/json",
       "401": "application/json",
       "403": "application/json",
       "429": "application/json"
