@@ -3,10 +3,158 @@
 import type { Gate } from './gates';
 
 /** The SDL served at POST /v1/gql and downloaded from GET /v1/schema. */
-export const typeDefs = "\"\"\"\nGraphQL surface of the creator backend, served at POST /v1/gql (queries and mutations only).\n\nEvery Query and Mutation field declares its gate with @gate; the service enforces it\ngenerically, and codegen fails when a field has none or when it differs from its REST twin.\n\"\"\"\ndirective @gate(\n  \"public, authenticated, user, first-party, popout-session, system-key or developer; implied authenticated when a permission is given\"\n  auth: String\n  \"One resource:action string the caller must hold.\"\n  permission: String\n  \"The caller must hold at least one of these.\"\n  anyPermission: [String!]\n  \"The caller must hold all of these.\"\n  allPermissions: [String!]\n  \"Where the permission is checked: account (default), admin or user.\"\n  scope: String\n  \"Feature flag that must be enabled for the caller's account (or globally for system:*).\"\n  feature: String\n) on FIELD_DEFINITION\n\n\"RFC 4122 UUID string.\"\nscalar UUID\n\n\"Any JSON value; passed through untouched.\"\nscalar JSON\n\n\"\"\"\nThe caller's effective permissions. A scoped credential reports exactly its scope.\ncontext is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,\noverlay, shared_overlay, extension, widget.\n\"\"\"\ntype TokenPermissions {\n  context: String!\n  userId: UUID\n  accountId: UUID\n  \"Account-scope grants, or a system key's grants. Sorted.\"\n  permissions: [String!]!\n  \"Admin-scope grants. Sorted.\"\n  adminPermissions: [String!]!\n  \"User-scope grants (ideas:*). Sorted.\"\n  userPermissions: [String!]!\n}\n\n\"Access and refresh JWTs of a session (REST twin: the `data` of the session token responses).\"\ntype SessionTokens {\n  accessToken: String!\n  refreshToken: String!\n  \"When the access token expires.\"\n  expiresAt: String!\n  sessionId: UUID!\n  userId: UUID!\n  accountId: UUID\n}\n\n\"One of the caller's open sessions.\"\ntype Session {\n  id: UUID!\n  createdAt: String!\n  lastUsedAt: String!\n  expiresAt: String!\n  ipAddress: String\n  userAgent: String\n  \"True for the session this request came through.\"\n  current: Boolean!\n}\n\n\"A WebSocket-only token for ?token= on the /v1/ws upgrade.\"\ntype WsToken {\n  wsToken: String!\n  expiresAt: String!\n}\n\n\"A popout session: the JWT is also set as the svc-popout-token cookie.\"\ntype PopoutSession {\n  token: String!\n  expiresAt: String!\n  accountId: UUID!\n}\n\n\"A popout token of the active account (never the secret).\"\ntype PopoutToken {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID\n  createdBy: UUID\n  label: String!\n  permissions: [String!]!\n  expiresAt: String\n  revokedAt: String\n  lastUsedAt: String\n  createdAt: String!\n}\n\n\"A newly created popout token; token is the full lm_pop_ secret, shown only once.\"\ntype PopoutTokenCreated {\n  token: String!\n  popoutToken: PopoutToken!\n}\n\ninput CreatePopoutTokenInput {\n  label: String\n  \"Account permissions the token holds; never more than the creating user's role.\"\n  permissions: [String!]!\n  \"Acting user; defaults to the creator.\"\n  userId: UUID\n  \"RFC 3339; null means never.\"\n  expiresAt: String\n}\n\n\"The calling user. Further fields join with their modules.\"\ntype MeResult {\n  id: UUID!\n  email: String\n  displayName: String!\n  avatarUrl: String\n  \"Null when the session's account claim names an account the user is no longer a member of.\"\n  activeAccountId: UUID\n  \"Accounts where the user is owner.\"\n  ownedAccountCount: Int!\n  createdAt: String!\n}\n\ntype Account {\n  id: UUID!\n  name: String!\n  ownerId: UUID!\n  \"The plan's slug.\"\n  plan: String\n  \"The caller's role in the account.\"\n  role: String\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountInput {\n  name: String!\n}\n\ntype AccountMember {\n  userId: UUID!\n  displayName: String!\n  email: String\n  avatarUrl: String\n  roleId: UUID!\n  role: String!\n  isOwner: Boolean!\n  joinedAt: String!\n}\n\ntype AccountInvite {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID!\n  roleId: UUID!\n  role: String!\n  invitedBy: UUID\n  createdAt: String!\n}\n\ninput CreateAccountInviteInput {\n  userId: UUID!\n  \"A role name (moderator) or id.\"\n  role: String!\n}\n\ntype AccountRole {\n  id: UUID!\n  name: String!\n  position: Int!\n  \"The owner role: it cannot be deleted or changed.\"\n  isSystem: Boolean!\n  \"In registry order.\"\n  permissions: [String!]!\n  memberCount: Int!\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountRoleInput {\n  name: String!\n  permissions: [String!]!\n}\n\ninput UpdateAccountRoleInput {\n  name: String\n  permissions: [String!]\n}\n\n\"An in-app notification; status is unread, read, accepted or declined.\"\ntype Notification {\n  id: UUID!\n  type: String!\n  data: JSON!\n  status: String!\n  createdAt: String!\n  readAt: String\n}\n\ntype NotificationPage {\n  items: [Notification!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  pages: Int!\n}\n\n\"Delivery channel of one notification type: off, in_app, email or in_app_email.\"\ntype NotificationPreference {\n  type: String!\n  channel: String!\n  locked: Boolean!\n}\n\n\"A name resolved at read time for an id an audit row references; kind is user, account or role.\"\ntype AuditResolvedName {\n  id: UUID!\n  kind: String!\n  displayName: String!\n}\n\ntype AuditItem {\n  id: UUID!\n  \"user, account or system.\"\n  scope: String!\n  type: String!\n  userId: UUID\n  accountId: UUID\n  actorId: UUID\n  ipAddress: String\n  userAgent: String\n  metadata: JSON!\n  createdAt: String!\n  resolvedNames: [AuditResolvedName!]!\n}\n\ntype AuditLogPage {\n  items: [AuditItem!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  totalPages: Int!\n}\n\n\"Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored.\"\ninput AuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n}\n\n\"Operator filters: the shared ones plus scope (user, account or system), user and account.\"\ninput AdminAuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n  scope: String\n  userId: UUID\n  accountId: UUID\n}\n\ntype Query {\n  \"The caller's effective permissions; REST twin GET /v1/tokens/me.\"\n  myPermissions: TokenPermissions! @gate(auth: \"authenticated\")\n  \"The caller's open sessions; REST GET /v1/auth/sessions.\"\n  sessions: [Session!]! @gate(auth: \"first-party\")\n  \"Popout tokens of the active account; REST GET /v1/tokens.\"\n  popoutTokens: [PopoutToken!]! @gate(permission: \"tokens:read\")\n  \"The calling user; REST GET /v1/me.\"\n  me: MeResult! @gate(auth: \"first-party\")\n  \"Accounts the caller belongs to; REST GET /v1/accounts.\"\n  myAccounts: [Account!]! @gate(auth: \"first-party\")\n  \"The active account; REST GET /v1/account.\"\n  account: Account! @gate(permission: \"account:read\")\n  \"Members of the active account; REST GET /v1/account/members.\"\n  accountMembers: [AccountMember!]! @gate(permission: \"members:read\")\n  \"Pending invites; REST GET /v1/account/invites.\"\n  accountInvites: [AccountInvite!]! @gate(permission: \"members:read\")\n  \"Roles of the active account in order; REST GET /v1/account/roles.\"\n  accountRoles: [AccountRole!]! @gate(permission: \"roles:read\")\n  \"The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications.\"\n  notifications(page: Int, limit: Int): NotificationPage! @gate(auth: \"first-party\")\n  \"Delivery channel per notification type; REST GET /v1/notifications/preferences.\"\n  notificationPreferences: [NotificationPreference!]! @gate(auth: \"first-party\")\n  \"The caller's user-scope audit rows; REST GET /v1/me/audit-log.\"\n  myAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(auth: \"user\")\n  \"The active account's audit rows; REST GET /v1/account/audit-log.\"\n  accountAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\")\n  \"Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log.\"\n  adminAuditLog(filter: AdminAuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\", scope: \"admin\")\n}\n\ntype Mutation {\n  \"Make another account the session's active account; REST POST /v1/auth/switch-account.\"\n  switchAccount(accountId: UUID!): SessionTokens! @gate(auth: \"first-party\")\n  \"Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}.\"\n  revokeSession(id: UUID!): Boolean! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token.\"\n  issueWsToken: WsToken! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token.\"\n  issuePopoutWsToken: WsToken! @gate(auth: \"popout-session\")\n  \"Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange.\"\n  exchangePopoutToken(token: String!): PopoutSession! @gate(auth: \"public\")\n  \"Create a popout token; REST POST /v1/tokens.\"\n  createPopoutToken(input: CreatePopoutTokenInput!): PopoutTokenCreated! @gate(auth: \"first-party\", permission: \"tokens:create\")\n  \"Revoke a popout token; REST DELETE /v1/tokens/{id}.\"\n  revokePopoutToken(id: UUID!): Boolean! @gate(permission: \"tokens:delete\")\n  \"Create an account owned by the caller; REST POST /v1/accounts.\"\n  createAccount(input: CreateAccountInput!): Account! @gate(auth: \"first-party\", feature: \"system:account_creation\")\n  \"Dissolve the active account (owner only); REST DELETE /v1/account.\"\n  dissolveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Leave the active account; REST POST /v1/account/leave.\"\n  leaveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Change a member's role; REST PATCH /v1/account/members/{user_id}.\"\n  updateAccountMember(userId: UUID!, roleId: UUID!): AccountMember! @gate(permission: \"members:edit\")\n  \"Remove a member; REST DELETE /v1/account/members/{user_id}.\"\n  removeAccountMember(userId: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Invite a user with a role; REST POST /v1/account/invites.\"\n  createAccountInvite(input: CreateAccountInviteInput!): AccountInvite! @gate(permission: \"members:create\")\n  \"Withdraw a pending invite; REST DELETE /v1/account/invites/{id}.\"\n  cancelAccountInvite(id: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Create a custom role; REST POST /v1/account/roles.\"\n  createAccountRole(input: CreateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}.\"\n  updateAccountRole(id: UUID!, input: UpdateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Delete a role; REST DELETE /v1/account/roles/{id}.\"\n  deleteAccountRole(id: UUID!): Boolean! @gate(permission: \"roles:delete\")\n  \"Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action.\"\n  notificationAction(id: UUID!, action: String!): Notification! @gate(auth: \"first-party\")\n  \"Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}.\"\n  updateNotificationPreference(type: String!, channel: String!): NotificationPreference! @gate(auth: \"first-party\")\n}\n";
+export const typeDefs = "\"\"\"\nGraphQL surface of the creator backend, served at POST /v1/gql (queries and mutations only).\n\nEvery Query and Mutation field declares its gate with @gate; the service enforces it\ngenerically, and codegen fails when a field has none or when it differs from its REST twin.\n\"\"\"\ndirective @gate(\n  \"public, authenticated, user, first-party, popout-session, system-key or developer; implied authenticated when a permission is given\"\n  auth: String\n  \"One resource:action string the caller must hold.\"\n  permission: String\n  \"The caller must hold at least one of these.\"\n  anyPermission: [String!]\n  \"The caller must hold all of these.\"\n  allPermissions: [String!]\n  \"Where the permission is checked: account (default), admin or user.\"\n  scope: String\n  \"Feature flag that must be enabled for the caller's account (or globally for system:*).\"\n  feature: String\n) on FIELD_DEFINITION\n\n\"RFC 4122 UUID string.\"\nscalar UUID\n\n\"Any JSON value; passed through untouched.\"\nscalar JSON\n\n\"\"\"\nThe caller's effective permissions. A scoped credential reports exactly its scope.\ncontext is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,\noverlay, shared_overlay, extension, widget.\n\"\"\"\ntype TokenPermissions {\n  context: String!\n  userId: UUID\n  accountId: UUID\n  \"Account-scope grants, or a system key's grants. Sorted.\"\n  permissions: [String!]!\n  \"Admin-scope grants. Sorted.\"\n  adminPermissions: [String!]!\n  \"User-scope grants (ideas:*). Sorted.\"\n  userPermissions: [String!]!\n}\n\n\"Access and refresh JWTs of a session (REST twin: the `data` of the session token responses).\"\ntype SessionTokens {\n  accessToken: String!\n  refreshToken: String!\n  \"When the access token expires.\"\n  expiresAt: String!\n  sessionId: UUID!\n  userId: UUID!\n  accountId: UUID\n}\n\n\"One of the caller's open sessions.\"\ntype Session {\n  id: UUID!\n  createdAt: String!\n  lastUsedAt: String!\n  expiresAt: String!\n  ipAddress: String\n  userAgent: String\n  \"True for the session this request came through.\"\n  current: Boolean!\n}\n\n\"A WebSocket-only token for ?token= on the /v1/ws upgrade.\"\ntype WsToken {\n  wsToken: String!\n  expiresAt: String!\n}\n\n\"A popout session: the JWT is also set as the svc-popout-token cookie.\"\ntype PopoutSession {\n  token: String!\n  expiresAt: String!\n  accountId: UUID!\n}\n\n\"A popout token of the active account (never the secret).\"\ntype PopoutToken {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID\n  createdBy: UUID\n  label: String!\n  permissions: [String!]!\n  expiresAt: String\n  revokedAt: String\n  lastUsedAt: String\n  createdAt: String!\n}\n\n\"A newly created popout token; token is the full lm_pop_ secret, shown only once.\"\ntype PopoutTokenCreated {\n  token: String!\n  popoutToken: PopoutToken!\n}\n\ninput CreatePopoutTokenInput {\n  label: String\n  \"Account permissions the token holds; never more than the creating user's role.\"\n  permissions: [String!]!\n  \"Acting user; defaults to the creator.\"\n  userId: UUID\n  \"RFC 3339; null means never.\"\n  expiresAt: String\n}\n\n\"The calling user. Further fields join with their modules.\"\ntype MeResult {\n  id: UUID!\n  email: String\n  displayName: String!\n  avatarUrl: String\n  \"Null when the session's account claim names an account the user is no longer a member of.\"\n  activeAccountId: UUID\n  \"Accounts where the user is owner.\"\n  ownedAccountCount: Int!\n  \"From the plans of the owned accounts and the admin override.\"\n  maxAccounts: Int!\n  \"True with a developer profile or the operator's developer override.\"\n  isDeveloper: Boolean!\n  \"Extension bundles load the latest draft or testing version for extensions the user develops.\"\n  extensionDevMode: Boolean!\n  \"Every flag's status for the caller in the active account.\"\n  featureStatuses: [FeatureStatusGql!]!\n  \"The user's login connections (primary first).\"\n  loginConnections: [LoginConnection!]!\n  createdAt: String!\n}\n\n\"updateMe: omitted fields are left unchanged.\"\ninput UpdateMeInput {\n  displayName: String\n  extensionDevMode: Boolean\n}\n\ntype Account {\n  id: UUID!\n  name: String!\n  ownerId: UUID!\n  \"The plan's slug.\"\n  plan: String\n  \"The caller's role in the account.\"\n  role: String\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountInput {\n  name: String!\n}\n\ntype AccountMember {\n  userId: UUID!\n  displayName: String!\n  email: String\n  avatarUrl: String\n  roleId: UUID!\n  role: String!\n  isOwner: Boolean!\n  joinedAt: String!\n}\n\ntype AccountInvite {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID!\n  roleId: UUID!\n  role: String!\n  invitedBy: UUID\n  createdAt: String!\n}\n\ninput CreateAccountInviteInput {\n  userId: UUID!\n  \"A role name (moderator) or id.\"\n  role: String!\n}\n\ntype AccountRole {\n  id: UUID!\n  name: String!\n  position: Int!\n  \"The owner role: it cannot be deleted or changed.\"\n  isSystem: Boolean!\n  \"In registry order.\"\n  permissions: [String!]!\n  memberCount: Int!\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateAccountRoleInput {\n  name: String!\n  permissions: [String!]!\n}\n\ninput UpdateAccountRoleInput {\n  name: String\n  permissions: [String!]\n}\n\n\"An in-app notification; status is unread, read, accepted or declined.\"\ntype Notification {\n  id: UUID!\n  type: String!\n  data: JSON!\n  status: String!\n  createdAt: String!\n  readAt: String\n}\n\ntype NotificationPage {\n  items: [Notification!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  pages: Int!\n}\n\n\"Delivery channel of one notification type: off, in_app, email or in_app_email.\"\ntype NotificationPreference {\n  type: String!\n  channel: String!\n  locked: Boolean!\n}\n\n\"A stream event (Part 2, \\\"Event row\\\"); REST calls eventType `type`.\"\ntype Event {\n  id: UUID!\n  accountId: UUID!\n  \"platform:action, up to 100 characters.\"\n  eventType: String!\n  platform: String!\n  externalId: String\n  raw: JSON!\n  createdAt: String!\n}\n\ntype PaginatedEventResult {\n  items: [Event!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  pages: Int!\n}\n\n\"Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events).\"\ninput EventFilterInput {\n  types: [String!]\n  \"Comma-separated for several.\"\n  platform: String\n  \"Matches the user_id inside raw.\"\n  userId: String\n  \"Case-insensitive text search in raw.\"\n  search: String\n  \"RFC 3339; events after it.\"\n  from: String\n  \"RFC 3339; events before it.\"\n  to: String\n  page: Int\n  limit: Int\n}\n\n\"REST body of POST /v1/events/emit: type is platform:action; raw any JSON object.\"\ninput EmitEventInput {\n  type: String!\n  platform: String!\n  raw: JSON!\n  externalId: String\n}\n\n\"duplicate: the externalId was delivered before; the stored event is answered and not broadcast again.\"\ntype EmitEventResult {\n  id: UUID!\n  duplicate: Boolean!\n  event: Event!\n}\n\n# --- issue 9: admin roles ---\ntype AdminRole {\n  id: UUID!\n  name: String!\n  description: String\n  \"System roles cannot be deleted but remain editable.\"\n  isSystem: Boolean!\n  \"Sorted in registry order; unknown (legacy) strings last.\"\n  permissions: [String!]!\n  memberCount: Int!\n  createdAt: String!\n  updatedAt: String!\n}\n\ntype AdminRoleMember {\n  userId: UUID!\n  displayName: String!\n  email: String\n  avatarUrl: String\n  assignedAt: String!\n}\n\ntype AdminPermissionInfo {\n  permission: String!\n  category: String!\n}\n\ninput CreateAdminRoleInput {\n  name: String!\n  description: String\n  \"admin:access is added when absent.\"\n  permissions: [String!]!\n}\n\ninput UpdateAdminRoleInput {\n  \"Trimmed.\"\n  name: String\n  \"null clears it; omitted leaves it unchanged.\"\n  description: String\n  \"The wanted list, applied as a diff; unknown strings already on the role are kept.\"\n  permissions: [String!]\n}\n# --- end issue 9: admin roles ---\n\n# --- issue 9: plans and feature flags ---\n\"A flag as a plan maps it (no plan-feature row is off).\"\ntype AdminPlanFeature {\n  featureId: UUID!\n  featureKey: String!\n  label: String!\n  enabled: Boolean!\n}\n\n\"\"\"\nA plan as operators see it. Prices are integers in the minor currency unit; byte sizes are\nintegral Floats (they exceed 32 bits). The GraphQL shape lists no sound limits (REST does).\n\"\"\"\ntype AdminPlan {\n  id: UUID!\n  slug: String!\n  name: String!\n  description: String\n  priceMonthly: Int!\n  priceYearly: Int!\n  currency: String!\n  isPublic: Boolean!\n  sortOrder: Int!\n  maxOverlays: Int!\n  maxStorageBytes: Float!\n  maxUploadSizeBytes: Float!\n  maxIntegrations: Int!\n  \"0 keeps forever.\"\n  chatRetentionDays: Int!\n  \"0 is unlimited.\"\n  maxSettingPresets: Int!\n  stripeProductId: String\n  stripeMonthlyPriceId: String\n  stripeYearlyPriceId: String\n  features: [AdminPlanFeature!]!\n  accountsUsing: Int!\n}\n\n\"Plan rules: slug ^[a-z0-9]+(?:-[a-z0-9]+)*$, 2 to 40 characters; prices and limits not negative; currency defaults to USD.\"\ninput AdminCreatePlanInput {\n  slug: String!\n  name: String!\n  description: String\n  priceMonthly: Int!\n  priceYearly: Int!\n  currency: String\n  isPublic: Boolean!\n  sortOrder: Int!\n  maxOverlays: Int!\n  maxStorageBytes: Float!\n  maxUploadSizeBytes: Float!\n  maxIntegrations: Int!\n  chatRetentionDays: Int!\n  maxSettingPresets: Int!\n  stripeProductId: String\n  stripeMonthlyPriceId: String\n  stripeYearlyPriceId: String\n}\n\n\"The full editable set (no slug); omitted description and payment ids become null; sound limits are kept.\"\ninput AdminUpdatePlanInput {\n  name: String!\n  description: String\n  priceMonthly: Int!\n  priceYearly: Int!\n  currency: String!\n  isPublic: Boolean!\n  sortOrder: Int!\n  maxOverlays: Int!\n  maxStorageBytes: Float!\n  maxUploadSizeBytes: Float!\n  maxIntegrations: Int!\n  chatRetentionDays: Int!\n  maxSettingPresets: Int!\n  stripeProductId: String\n  stripeMonthlyPriceId: String\n  stripeYearlyPriceId: String\n}\n\n\"A feature of a public plan; effective availability is enabled and globallyEnabled.\"\ntype PlanFeature {\n  featureId: UUID!\n  featureKey: String!\n  label: String!\n  enabled: Boolean!\n  \"True when the global kill-switch for the flag is on.\"\n  globallyEnabled: Boolean!\n}\n\n\"Public pricing: prices and byte sizes as strings.\"\ntype BillingPlan {\n  id: UUID!\n  slug: String!\n  name: String!\n  description: String\n  priceMonthly: String!\n  priceYearly: String!\n  currency: String!\n  isPublic: Boolean!\n  sortOrder: Int!\n  maxOverlays: Int!\n  maxStorageBytes: String!\n  maxUploadSizeBytes: String!\n  maxIntegrations: Int!\n  chatRetentionDays: Int!\n  \"Only the feature, widget, integration and bot_module categories.\"\n  features: [PlanFeature!]!\n}\n\nenum FeatureDisabledReasonGql {\n  \"Admin kill-switch.\"\n  GLOBAL_OFF\n  \"The plan lacks it.\"\n  PLAN_LOCKED\n  \"A per-account override blocks it.\"\n  ACCOUNT_OVERRIDE\n  \"A per-user override blocks it (system:account_creation only).\"\n  USER_OVERRIDE\n}\n\ntype FeatureStatusGql {\n  key: String!\n  enabled: Boolean!\n  \"Null when enabled.\"\n  reason: FeatureDisabledReasonGql\n}\n\ntype AccountFeatures {\n  \"Enabled keys of the active account, without system:*.\"\n  enabledFeatures: [String!]!\n  \"Every flag's status for the active account, without system:*.\"\n  featureStatuses: [FeatureStatusGql!]!\n}\n\nenum AccountCreationOverride {\n  \"Inherit the global system:account_creation.\"\n  DEFAULT\n  ALLOW\n  DENY\n}\n\n\"A user as operators see it (fields beyond accountCreationOverride are not shown in Part 1).\"\ntype AdminUser {\n  id: UUID!\n  email: String\n  displayName: String!\n  accountCreationOverride: AccountCreationOverride!\n}\n# --- end issue 9: plans and feature flags ---\n\n# --- issue 9: setting presets ---\ntype SettingPreset {\n  id: UUID!\n  userId: UUID!\n  kind: String!\n  name: String!\n  \"Opaque JSON, as saved.\"\n  payload: JSON!\n  isDefault: Boolean!\n  createdAt: String!\n  updatedAt: String!\n}\n\n\"A preset as operators see it: the payload is never exposed.\"\ntype AdminSettingPreset {\n  id: UUID!\n  userId: UUID!\n  kind: String!\n  name: String!\n  isDefault: Boolean!\n  createdAt: String!\n  updatedAt: String!\n}\n\ninput CreateSettingPresetInput {\n  kind: String!\n  name: String!\n  payload: JSON!\n  isDefault: Boolean\n}\n\ninput UpdateSettingPresetInput {\n  name: String\n  payload: JSON\n  isDefault: Boolean\n}\n# --- end issue 9: setting presets ---\n\n# --- issue 9: connections ---\nenum PlatformCredentialKind {\n  CHANNEL\n  BOT\n}\n\nenum PlatformCredentialModeKind {\n  \"The global app.\"\n  SYSTEM\n  \"Per-account app credentials.\"\n  ACCOUNT\n}\n\n\"A connection exists iff isConnected or reconnectRequired.\"\ntype ConnectionStatus {\n  platform: String!\n  \"True only when a connection exists and is not flagged reconnectRequired.\"\n  isConnected: Boolean!\n  reconnectRequired: Boolean!\n  expiresAt: String\n  \"The acting user's login grant exists and is healthy (false without login grants).\"\n  loginConnected: Boolean!\n  loginReconnectRequired: Boolean!\n}\n\n\"SYSTEM with systemConfigured false degrades to ACCOUNT at runtime.\"\ntype PlatformCredentialMode {\n  platform: String!\n  kind: PlatformCredentialKind!\n  mode: PlatformCredentialModeKind!\n  systemConfigured: Boolean!\n}\n\nenum ConnectionType {\n  login\n  channel\n  bot\n}\n\n\"A platform identity the user signs in with (its grant sends chat as the user).\"\ntype LoginConnection {\n  id: UUID!\n  provider: String!\n  platformUserId: String!\n  displayName: String\n  \"The grant needs the user to reconnect.\"\n  reconnectRequired: Boolean!\n  isPrimary: Boolean!\n  createdAt: String!\n}\n\n\"Which login connection acts for a user on a provider in an account.\"\ntype GqlLoginAssignment {\n  id: UUID!\n  accountId: UUID!\n  userId: UUID!\n  loginConnectionId: UUID!\n  provider: String!\n  createdAt: String!\n}\n\ntype LogoutResult {\n  success: Boolean!\n}\n# --- end issue 9: connections ---\n\n\"A name resolved at read time for an id an audit row references; kind is user, account or role.\"\ntype AuditResolvedName {\n  id: UUID!\n  kind: String!\n  displayName: String!\n}\n\ntype AuditItem {\n  id: UUID!\n  \"user, account or system.\"\n  scope: String!\n  type: String!\n  userId: UUID\n  accountId: UUID\n  actorId: UUID\n  ipAddress: String\n  userAgent: String\n  metadata: JSON!\n  createdAt: String!\n  resolvedNames: [AuditResolvedName!]!\n}\n\ntype AuditLogPage {\n  items: [AuditItem!]!\n  total: Int!\n  page: Int!\n  limit: Int!\n  totalPages: Int!\n}\n\n\"Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored.\"\ninput AuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n}\n\n\"Operator filters: the shared ones plus scope (user, account or system), user and account.\"\ninput AdminAuditLogFilter {\n  page: Int\n  limit: Int\n  type: String\n  from: String\n  to: String\n  scope: String\n  userId: UUID\n  accountId: UUID\n}\n\n# --- issue 8: API keys ---\n\"Key kinds: PERSONAL (lm_usr_), SERVICE (lm_svc_), DEVELOPER (lm_dev_, the assignable-scope registry only).\"\nenum ApiKeyKind {\n  PERSONAL\n  SERVICE\n  DEVELOPER\n}\n\n\"One assignable scope: key is resource:action.\"\ntype ApiKeyPermission {\n  key: String!\n  label: String!\n  category: String!\n}\n\n\"A personal key (lm_usr_), bound to one user and one account; never the secret.\"\ntype UserApiKey {\n  id: UUID!\n  userId: UUID!\n  accountId: UUID!\n  keyPrefix: String!\n  label: String!\n  permissions: [String!]!\n  createdAt: String!\n  expiresAt: String\n  lastUsedAt: String\n}\n\n\"A service key (lm_svc_), owned by the account; createdBy becomes null when its creator leaves.\"\ntype AccountServiceKey {\n  id: UUID!\n  accountId: UUID!\n  createdBy: UUID\n  keyPrefix: String!\n  label: String!\n  permissions: [String!]!\n  createdAt: String!\n  updatedAt: String!\n  expiresAt: String\n  lastUsedAt: String\n}\n\n\"key is the full lm_usr_ secret, shown only here.\"\ntype CreateUserApiKeyResult {\n  key: String!\n  apiKey: UserApiKey!\n}\n\n\"key is the full lm_svc_ secret, shown only here.\"\ntype CreateAccountServiceKeyResult {\n  key: String!\n  serviceKey: AccountServiceKey!\n}\n\n\"The result of a key delete (hard delete).\"\ntype DeleteTokenResult {\n  success: Boolean!\n  id: UUID!\n}\n\n\"Operator view of a personal or service key; never a secret.\"\ntype AdminApiKey {\n  id: UUID!\n  kind: ApiKeyKind!\n  accountId: UUID!\n  userId: UUID\n  createdBy: UUID\n  keyPrefix: String!\n  label: String!\n  permissions: [String!]!\n  createdAt: String!\n  expiresAt: String\n  lastUsedAt: String\n}\n\n\"key is the new full secret, shown only here.\"\ntype AdminApiKeyRotated {\n  key: String!\n  apiKey: AdminApiKey!\n}\n\ninput CreateUserApiKeyInput {\n  label: String!\n  \"A subset of the creator's permissions (personal registry).\"\n  permissions: [String!]!\n  \"RFC 3339; null means no expiry.\"\n  expiresAt: String\n}\n\ninput CreateAccountServiceKeyInput {\n  label: String!\n  \"A subset of the creator's account permissions (service registry).\"\n  permissions: [String!]!\n  \"RFC 3339; null means no expiry.\"\n  expiresAt: String\n}\n# --- end issue 8: API keys ---\n\ntype Query {\n  \"The caller's effective permissions; REST twin GET /v1/tokens/me.\"\n  myPermissions: TokenPermissions! @gate(auth: \"authenticated\")\n  \"The caller's open sessions; REST GET /v1/auth/sessions.\"\n  sessions: [Session!]! @gate(auth: \"first-party\")\n  \"Popout tokens of the active account; REST GET /v1/tokens.\"\n  popoutTokens: [PopoutToken!]! @gate(permission: \"tokens:read\")\n  \"The calling user; REST GET /v1/me.\"\n  me: MeResult! @gate(auth: \"first-party\")\n  \"Accounts the caller belongs to; REST GET /v1/accounts.\"\n  myAccounts: [Account!]! @gate(auth: \"first-party\")\n  \"The active account; REST GET /v1/account.\"\n  account: Account! @gate(permission: \"account:read\")\n  \"Members of the active account; REST GET /v1/account/members.\"\n  accountMembers: [AccountMember!]! @gate(permission: \"members:read\")\n  \"Pending invites; REST GET /v1/account/invites.\"\n  accountInvites: [AccountInvite!]! @gate(permission: \"members:read\")\n  \"Roles of the active account in order; REST GET /v1/account/roles.\"\n  accountRoles: [AccountRole!]! @gate(permission: \"roles:read\")\n  \"The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications.\"\n  notifications(page: Int, limit: Int): NotificationPage! @gate(auth: \"first-party\")\n  \"Delivery channel per notification type; REST GET /v1/notifications/preferences.\"\n  notificationPreferences: [NotificationPreference!]! @gate(auth: \"first-party\")\n  \"The caller's user-scope audit rows; REST GET /v1/me/audit-log.\"\n  myAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(auth: \"user\")\n  \"The active account's audit rows; REST GET /v1/account/audit-log.\"\n  accountAuditLog(filter: AuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\")\n  \"Stored events of the active account, newest first; REST GET /v1/events.\"\n  events(filter: EventFilterInput): PaginatedEventResult! @gate(permission: \"events:read\", feature: \"feature:events\")\n  \"One stored event of the active account; REST GET /v1/events/{id}.\"\n  event(id: UUID!): Event! @gate(permission: \"events:read\", feature: \"feature:events\")\n  # --- issue 9: admin roles ---\n  \"Every admin role; REST GET /v1/admin/admin-roles.\"\n  adminRoles: [AdminRole!]! @gate(permission: \"admin-roles:read\", scope: \"admin\")\n  \"One admin role (Admin role not found); REST GET /v1/admin/admin-roles/{id}.\"\n  adminRole(id: UUID!): AdminRole! @gate(permission: \"admin-roles:read\", scope: \"admin\")\n  \"Users holding an admin role; REST GET /v1/admin/admin-roles/{id}/members.\"\n  adminRoleMembers(roleId: UUID!): [AdminRoleMember!]! @gate(permission: \"admin-roles:read\", scope: \"admin\")\n  \"The admin permission catalogue; REST GET /v1/admin/admin-permissions.\"\n  allAdminPermissions: [AdminPermissionInfo!]! @gate(permission: \"admin-roles:read\", scope: \"admin\")\n  # --- end issue 9: admin roles ---\n  # --- issue 9: plans and feature flags ---\n  \"Every plan, by sort order (no REST twin).\"\n  adminPlans: [AdminPlan!]! @gate(permission: \"plans:read\", scope: \"admin\")\n  \"Public plans (is_public), by sort order; authentication optional (no REST twin).\"\n  plans: [BillingPlan!]! @gate(auth: \"public\")\n  \"Feature availability of the active account, without system:* (no REST twin).\"\n  accountFeatures: AccountFeatures! @gate(auth: \"authenticated\")\n  # --- end issue 9: plans and feature flags ---\n  # --- issue 9: setting presets ---\n  \"The caller's presets with payloads; REST GET /v1/me/setting-presets.\"\n  mySettingPresets: [SettingPreset!]! @gate(auth: \"first-party\")\n  \"A user's presets without payloads; REST GET /v1/admin/users/{id}/setting-presets.\"\n  adminUserSettingPresets(id: UUID!): [AdminSettingPreset!]! @gate(permission: \"users:read\", scope: \"admin\")\n  # --- end issue 9: setting presets ---\n  # --- issue 9: connections ---\n  \"One status per channel platform; REST GET /v1/connections/status.\"\n  connectionStatuses: [ConnectionStatus!]! @gate(permission: \"connections:read\", feature: \"feature:connections\")\n  \"OAuth credential modes; REST GET /v1/connections/credential-modes.\"\n  platformCredentialModes: [PlatformCredentialMode!]! @gate(permission: \"connections:read\", feature: \"feature:connections\")\n  \"Platforms whose switch is on with an enabled login or bot sub-switch; integrations excluded (no REST twin).\"\n  enabledPlatforms: [String!]! @gate(auth: \"public\")\n  \"Platforms offering this connection type: switch and sub-switch on (no REST twin).\"\n  enabledProviders(connectionType: ConnectionType!): [String!]! @gate(auth: \"public\")\n  \"Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin).\"\n  accountLoginAssignments(userId: UUID): [GqlLoginAssignment!]! @gate(auth: \"authenticated\")\n  \"The caller's login connections flagged for reconnection (no REST twin).\"\n  flaggedConnections: [LoginConnection!]! @gate(auth: \"first-party\")\n  # --- end issue 9: connections ---\n  # --- issue 8: API keys ---\n  \"Scopes a key of this kind may hold; REST GET /v1/api-keys/permissions?kind=.\"\n  apiKeyAssignablePermissions(kind: ApiKeyKind!): [ApiKeyPermission!]! @gate(permission: \"apikeys:read\", feature: \"feature:apikeys\")\n  \"The caller's personal keys for the active account; REST GET /v1/api-keys.\"\n  userApiKeys: [UserApiKey!]! @gate(auth: \"first-party\", permission: \"apikeys:read\", feature: \"feature:apikeys\")\n  \"The active account's service keys; REST GET /v1/service-keys.\"\n  accountServiceKeys: [AccountServiceKey!]! @gate(permission: \"apikeys:read\", feature: \"feature:apikeys\")\n  \"Personal and service keys of an account; REST GET /v1/admin/accounts/{account_id}/api-keys.\"\n  adminAccountApiKeys(accountId: UUID!): [AdminApiKey!]! @gate(permission: \"account-apikeys:read\", scope: \"admin\")\n  \"Personal keys of a user; REST GET /v1/admin/users/{user_id}/api-keys.\"\n  adminUserApiKeys(userId: UUID!): [AdminApiKey!]! @gate(permission: \"account-apikeys:read\", scope: \"admin\")\n  \"Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions.\"\n  adminSystemKeyPermissions: [AdminPermissionInfo!]! @gate(permission: \"system-keys:read\", scope: \"admin\")\n  # --- end issue 8: API keys ---\n  \"Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log.\"\n  adminAuditLog(filter: AdminAuditLogFilter): AuditLogPage! @gate(permission: \"audit-log:read\", scope: \"admin\")\n}\n\ntype Mutation {\n  \"Make another account the session's active account; REST POST /v1/auth/switch-account.\"\n  switchAccount(accountId: UUID!): SessionTokens! @gate(auth: \"first-party\")\n  \"Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}.\"\n  revokeSession(id: UUID!): Boolean! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token.\"\n  issueWsToken: WsToken! @gate(auth: \"first-party\")\n  \"Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token.\"\n  issuePopoutWsToken: WsToken! @gate(auth: \"popout-session\")\n  \"Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange.\"\n  exchangePopoutToken(token: String!): PopoutSession! @gate(auth: \"public\")\n  \"Create a popout token; REST POST /v1/tokens.\"\n  createPopoutToken(input: CreatePopoutTokenInput!): PopoutTokenCreated! @gate(auth: \"first-party\", permission: \"tokens:create\")\n  \"Revoke a popout token; REST DELETE /v1/tokens/{id}.\"\n  revokePopoutToken(id: UUID!): Boolean! @gate(permission: \"tokens:delete\")\n  \"Create an account owned by the caller; REST POST /v1/accounts.\"\n  createAccount(input: CreateAccountInput!): Account! @gate(auth: \"first-party\", feature: \"system:account_creation\")\n  \"Update the calling user; REST PATCH /v1/me.\"\n  updateMe(input: UpdateMeInput!): MeResult! @gate(auth: \"first-party\")\n  \"Dissolve the active account (owner only); REST DELETE /v1/account.\"\n  dissolveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Leave the active account; REST POST /v1/account/leave.\"\n  leaveAccount: Boolean! @gate(auth: \"first-party\")\n  \"Change a member's role; REST PATCH /v1/account/members/{user_id}.\"\n  updateAccountMember(userId: UUID!, roleId: UUID!): AccountMember! @gate(permission: \"members:edit\")\n  \"Remove a member; REST DELETE /v1/account/members/{user_id}.\"\n  removeAccountMember(userId: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Invite a user with a role; REST POST /v1/account/invites.\"\n  createAccountInvite(input: CreateAccountInviteInput!): AccountInvite! @gate(permission: \"members:create\")\n  \"Withdraw a pending invite; REST DELETE /v1/account/invites/{id}.\"\n  cancelAccountInvite(id: UUID!): Boolean! @gate(permission: \"members:delete\")\n  \"Create a custom role; REST POST /v1/account/roles.\"\n  createAccountRole(input: CreateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}.\"\n  updateAccountRole(id: UUID!, input: UpdateAccountRoleInput!): AccountRole! @gate(permission: \"roles:edit\")\n  \"Delete a role; REST DELETE /v1/account/roles/{id}.\"\n  deleteAccountRole(id: UUID!): Boolean! @gate(permission: \"roles:delete\")\n  \"Store an event and broadcast it after the commit (idempotent on externalId); REST POST /v1/events/emit.\"\n  emitEvent(input: EmitEventInput!): EmitEventResult! @gate(permission: \"events:create\", feature: \"feature:events\")\n  \"A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin.\"\n  emitBotEvent(accountId: ID!, eventType: String!, platform: String!, username: String!, raw: JSON!): Event! @gate(auth: \"system-key\", feature: \"feature:events\")\n  # --- issue 9: admin roles ---\n  \"Create an admin role; REST POST /v1/admin/admin-roles.\"\n  adminCreateRole(input: CreateAdminRoleInput!): AdminRole! @gate(permission: \"admin-roles:create\", scope: \"admin\")\n  \"Update an admin role (permissions as a diff); REST PATCH /v1/admin/admin-roles/{id}.\"\n  adminUpdateRole(id: UUID!, input: UpdateAdminRoleInput!): AdminRole! @gate(permission: \"admin-roles:edit\", scope: \"admin\")\n  \"Delete an admin role and its assignments; REST DELETE /v1/admin/admin-roles/{id}.\"\n  adminDeleteRole(id: UUID!): Boolean! @gate(permission: \"admin-roles:delete\", scope: \"admin\")\n  \"Assign an admin role: true when new, false when it existed; REST PUT /v1/admin/admin-roles/{id}/members/{user_id}.\"\n  adminAssignUserRole(userId: UUID!, roleId: UUID!): Boolean! @gate(permission: \"admin-roles:edit\", scope: \"admin\")\n  \"Remove an admin role assignment: true when removed; REST DELETE /v1/admin/admin-roles/{id}/members/{user_id}.\"\n  adminUnassignUserRole(userId: UUID!, roleId: UUID!): Boolean! @gate(permission: \"admin-roles:edit\", scope: \"admin\")\n  # --- end issue 9: admin roles ---\n  # --- issue 9: plans and feature flags ---\n  \"Create a plan; REST POST /v1/admin/plans.\"\n  adminCreatePlan(input: AdminCreatePlanInput!): AdminPlan! @gate(permission: \"plans:create\", scope: \"admin\")\n  \"Rewrite a plan (Plan not found); REST PATCH /v1/admin/plans/{id}.\"\n  adminUpdatePlan(id: UUID!, input: AdminUpdatePlanInput!): AdminPlan! @gate(permission: \"plans:edit\", scope: \"admin\")\n  \"Delete a plan no account uses; REST DELETE /v1/admin/plans/{id}.\"\n  adminDeletePlan(id: UUID!): Boolean! @gate(permission: \"plans:delete\", scope: \"admin\")\n  \"Set or clear the per-user system:account_creation override (no REST twin).\"\n  adminUpdateUserAccountCreationOverride(userId: UUID!, override: AccountCreationOverride!): AdminUser! @gate(permission: \"users:edit\", scope: \"admin\")\n  # --- end issue 9: plans and feature flags ---\n  # --- issue 9: setting presets ---\n  \"Save a preset (quota max_setting_presets); REST POST /v1/me/setting-presets.\"\n  createSettingPreset(input: CreateSettingPresetInput!): SettingPreset! @gate(auth: \"first-party\")\n  \"Change one of the caller's presets; REST PATCH /v1/me/setting-presets/{id}.\"\n  updateSettingPreset(id: UUID!, input: UpdateSettingPresetInput!): SettingPreset! @gate(auth: \"first-party\")\n  \"Delete one of the caller's presets; REST DELETE /v1/me/setting-presets/{id}.\"\n  deleteSettingPreset(id: UUID!): Boolean! @gate(auth: \"first-party\")\n  \"Delete any user's preset (Setting preset not found); REST DELETE /v1/admin/setting-presets/{id}.\"\n  adminDeleteUserSettingPreset(id: UUID!): Boolean! @gate(permission: \"users:edit\", scope: \"admin\")\n  # --- end issue 9: setting presets ---\n  # --- issue 9: login connections ---\n  \"Use a login connection for a provider in the active account; userId defaults to the caller (another user needs login-assignments:create).\"\n  assignLoginConnection(loginConnectionId: UUID!, provider: String!, userId: UUID): GqlLoginAssignment! @gate(auth: \"first-party\")\n  \"Remove a login assignment (another user needs login-assignments:delete).\"\n  removeLoginAssignment(provider: String!, userId: UUID): Boolean! @gate(auth: \"first-party\")\n  \"Delete one of the caller's login connections by id, with its assignments.\"\n  disconnectLoginConnection(loginConnectionId: UUID!): LogoutResult! @gate(auth: \"first-party\")\n  \"Make one of the caller's login connections the primary one; answers them all.\"\n  setPrimaryLoginConnection(loginConnectionId: UUID!): [LoginConnection!]! @gate(auth: \"first-party\")\n  # --- end issue 9: login connections ---\n  # --- issue 8: API keys ---\n  \"Create a personal key (full key once); REST POST /v1/api-keys.\"\n  createUserApiKey(input: CreateUserApiKeyInput!): CreateUserApiKeyResult! @gate(auth: \"first-party\", permission: \"apikeys:create\", feature: \"feature:apikeys\")\n  \"Rename a personal key (label only); REST PATCH /v1/api-keys/{id}.\"\n  updateUserApiKey(id: UUID!, label: String!): UserApiKey! @gate(auth: \"first-party\", permission: \"apikeys:edit\", feature: \"feature:apikeys\")\n  \"Regenerate a personal key's secret; REST POST /v1/api-keys/{id}/rotate.\"\n  rotateUserApiKey(id: UUID!): CreateUserApiKeyResult! @gate(auth: \"first-party\", permission: \"apikeys:edit\", feature: \"feature:apikeys\")\n  \"Delete a personal key (hard delete); REST DELETE /v1/api-keys/{id}.\"\n  deleteUserApiKey(id: UUID!): DeleteTokenResult! @gate(auth: \"first-party\", permission: \"apikeys:delete\", feature: \"feature:apikeys\")\n  \"Create a service key (full key once); REST POST /v1/service-keys.\"\n  createAccountServiceKey(input: CreateAccountServiceKeyInput!): CreateAccountServiceKeyResult! @gate(permission: \"apikeys:create\", feature: \"feature:apikeys\")\n  \"Rename a service key (label only); REST PATCH /v1/service-keys/{id}.\"\n  updateAccountServiceKey(id: UUID!, label: String!): AccountServiceKey! @gate(permission: \"apikeys:edit\", feature: \"feature:apikeys\")\n  \"Regenerate a service key's secret; REST POST /v1/service-keys/{id}/rotate.\"\n  rotateAccountServiceKey(id: UUID!): CreateAccountServiceKeyResult! @gate(permission: \"apikeys:edit\", feature: \"feature:apikeys\")\n  \"Delete a service key (hard delete); REST DELETE /v1/service-keys/{id}.\"\n  deleteAccountServiceKey(id: UUID!): DeleteTokenResult! @gate(permission: \"apikeys:delete\", feature: \"feature:apikeys\")\n  \"Operator edit of a key's label and scopes (kind PERSONAL or SERVICE); REST PATCH /v1/admin/api-keys/{kind}/{id}.\"\n  adminUpdateApiKey(kind: ApiKeyKind!, id: UUID!, label: String!, permissions: [String!]!): AdminApiKey! @gate(permission: \"account-apikeys:edit\", scope: \"admin\")\n  \"Operator rotation; REST POST /v1/admin/api-keys/{kind}/{id}/rotate.\"\n  adminRotateApiKey(kind: ApiKeyKind!, id: UUID!): AdminApiKeyRotated! @gate(permission: \"account-apikeys:rotate\", scope: \"admin\")\n  \"Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}.\"\n  adminDeleteApiKey(kind: ApiKeyKind!, id: UUID!): Boolean! @gate(permission: \"account-apikeys:delete\", scope: \"admin\")\n  # --- end issue 8: API keys ---\n  \"Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action.\"\n  notificationAction(id: UUID!, action: String!): Notification! @gate(auth: \"first-party\")\n  \"Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}.\"\n  updateNotificationPreference(type: String!, channel: String!): NotificationPreference! @gate(auth: \"first-party\")\n}\n";
 
 /** The gate of every Query and Mutation field, read from @gate. */
 export const fieldGates: Readonly<Record<string, Gate>> = {
+  "Mutation.adminAssignUserRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminCreatePlan": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "plans:create"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminCreateRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:create"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminDeleteApiKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "account-apikeys:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminDeletePlan": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "plans:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminDeleteRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:delete"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminDeleteUserSettingPreset": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "users:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminRotateApiKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "account-apikeys:rotate"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminUnassignUserRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminUpdateApiKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "account-apikeys:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminUpdatePlan": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "plans:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminUpdateRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.adminUpdateUserAccountCreationOverride": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "users:edit"
+      ]
+    },
+    "feature": null
+  },
+  "Mutation.assignLoginConnection": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
   "Mutation.cancelAccountInvite": {
     "auth": "authenticated",
     "permissions": {
@@ -45,6 +193,17 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Mutation.createAccountServiceKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:create"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
   "Mutation.createPopoutToken": {
     "auth": "first-party",
     "permissions": {
@@ -55,6 +214,22 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
       ]
     },
     "feature": null
+  },
+  "Mutation.createSettingPreset": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.createUserApiKey": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:create"
+      ]
+    },
+    "feature": "feature:apikeys"
   },
   "Mutation.deleteAccountRole": {
     "auth": "authenticated",
@@ -67,10 +242,58 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Mutation.deleteAccountServiceKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:delete"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Mutation.deleteSettingPreset": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.deleteUserApiKey": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:delete"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Mutation.disconnectLoginConnection": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
   "Mutation.dissolveAccount": {
     "auth": "first-party",
     "permissions": null,
     "feature": null
+  },
+  "Mutation.emitBotEvent": {
+    "auth": "system-key",
+    "permissions": null,
+    "feature": "feature:events"
+  },
+  "Mutation.emitEvent": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "events:create"
+      ]
+    },
+    "feature": "feature:events"
   },
   "Mutation.exchangePopoutToken": {
     "auth": "public",
@@ -108,6 +331,11 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Mutation.removeLoginAssignment": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
   "Mutation.revokePopoutToken": {
     "auth": "authenticated",
     "permissions": {
@@ -120,6 +348,33 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     "feature": null
   },
   "Mutation.revokeSession": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.rotateAccountServiceKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:edit"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Mutation.rotateUserApiKey": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:edit"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Mutation.setPrimaryLoginConnection": {
     "auth": "first-party",
     "permissions": null,
     "feature": null
@@ -151,10 +406,42 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Mutation.updateAccountServiceKey": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:edit"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Mutation.updateMe": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
   "Mutation.updateNotificationPreference": {
     "auth": "first-party",
     "permissions": null,
     "feature": null
+  },
+  "Mutation.updateSettingPreset": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
+  "Mutation.updateUserApiKey": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:edit"
+      ]
+    },
+    "feature": "feature:apikeys"
   },
   "Query.account": {
     "auth": "authenticated",
@@ -178,6 +465,11 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Query.accountFeatures": {
+    "auth": "authenticated",
+    "permissions": null,
+    "feature": null
+  },
   "Query.accountInvites": {
     "auth": "authenticated",
     "permissions": {
@@ -187,6 +479,11 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
         "members:read"
       ]
     },
+    "feature": null
+  },
+  "Query.accountLoginAssignments": {
+    "auth": "authenticated",
+    "permissions": null,
     "feature": null
   },
   "Query.accountMembers": {
@@ -211,6 +508,28 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     },
     "feature": null
   },
+  "Query.accountServiceKeys": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:read"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Query.adminAccountApiKeys": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "account-apikeys:read"
+      ]
+    },
+    "feature": null
+  },
   "Query.adminAuditLog": {
     "auth": "authenticated",
     "permissions": {
@@ -220,6 +539,153 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
         "audit-log:read"
       ]
     },
+    "feature": null
+  },
+  "Query.adminPlans": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "plans:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminRole": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminRoleMembers": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminRoles": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminSystemKeyPermissions": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "system-keys:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminUserApiKeys": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "account-apikeys:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.adminUserSettingPresets": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "users:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.allAdminPermissions": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "admin",
+      "list": [
+        "admin-roles:read"
+      ]
+    },
+    "feature": null
+  },
+  "Query.apiKeyAssignablePermissions": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:read"
+      ]
+    },
+    "feature": "feature:apikeys"
+  },
+  "Query.connectionStatuses": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "connections:read"
+      ]
+    },
+    "feature": "feature:connections"
+  },
+  "Query.enabledPlatforms": {
+    "auth": "public",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.enabledProviders": {
+    "auth": "public",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.event": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "events:read"
+      ]
+    },
+    "feature": "feature:events"
+  },
+  "Query.events": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "events:read"
+      ]
+    },
+    "feature": "feature:events"
+  },
+  "Query.flaggedConnections": {
+    "auth": "first-party",
+    "permissions": null,
     "feature": null
   },
   "Query.me": {
@@ -242,6 +708,11 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     "permissions": null,
     "feature": null
   },
+  "Query.mySettingPresets": {
+    "auth": "first-party",
+    "permissions": null,
+    "feature": null
+  },
   "Query.notificationPreferences": {
     "auth": "first-party",
     "permissions": null,
@@ -251,6 +722,22 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     "auth": "first-party",
     "permissions": null,
     "feature": null
+  },
+  "Query.plans": {
+    "auth": "public",
+    "permissions": null,
+    "feature": null
+  },
+  "Query.platformCredentialModes": {
+    "auth": "authenticated",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "connections:read"
+      ]
+    },
+    "feature": "feature:connections"
   },
   "Query.popoutTokens": {
     "auth": "authenticated",
@@ -267,5 +754,16 @@ export const fieldGates: Readonly<Record<string, Gate>> = {
     "auth": "first-party",
     "permissions": null,
     "feature": null
+  },
+  "Query.userApiKeys": {
+    "auth": "first-party",
+    "permissions": {
+      "mode": "all",
+      "scope": "account",
+      "list": [
+        "apikeys:read"
+      ]
+    },
+    "feature": "feature:apikeys"
   }
 };

@@ -119,7 +119,23 @@ export type MeResult = {
   activeAccountId: Maybe<Scalars['UUID']['output']>;
   /** Accounts where the user is owner. */
   ownedAccountCount: Scalars['Int']['output'];
+  /** From the plans of the owned accounts and the admin override. */
+  maxAccounts: Scalars['Int']['output'];
+  /** True with a developer profile or the operator's developer override. */
+  isDeveloper: Scalars['Boolean']['output'];
+  /** Extension bundles load the latest draft or testing version for extensions the user develops. */
+  extensionDevMode: Scalars['Boolean']['output'];
+  /** Every flag's status for the caller in the active account. */
+  featureStatuses: Array<FeatureStatusGql>;
+  /** The user's login connections (primary first). */
+  loginConnections: Array<LoginConnection>;
   createdAt: Scalars['String']['output'];
+};
+
+/** updateMe: omitted fields are left unchanged. */
+export type UpdateMeInput = {
+  displayName?: InputMaybe<Scalars['String']['input']>;
+  extensionDevMode?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 export type Account = {
@@ -220,6 +236,363 @@ export type NotificationPreference = {
   locked: Scalars['Boolean']['output'];
 };
 
+/** A stream event (Part 2, "Event row"); REST calls eventType `type`. */
+export type Event = {
+  __typename?: 'Event';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  /** platform:action, up to 100 characters. */
+  eventType: Scalars['String']['output'];
+  platform: Scalars['String']['output'];
+  externalId: Maybe<Scalars['String']['output']>;
+  raw: Scalars['JSON']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+export type PaginatedEventResult = {
+  __typename?: 'PaginatedEventResult';
+  items: Array<Event>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events). */
+export type EventFilterInput = {
+  types?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Comma-separated for several. */
+  platform?: InputMaybe<Scalars['String']['input']>;
+  /** Matches the user_id inside raw. */
+  userId?: InputMaybe<Scalars['String']['input']>;
+  /** Case-insensitive text search in raw. */
+  search?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339; events after it. */
+  from?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339; events before it. */
+  to?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */
+export type EmitEventInput = {
+  type: Scalars['String']['input'];
+  platform: Scalars['String']['input'];
+  raw: Scalars['JSON']['input'];
+  externalId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** duplicate: the externalId was delivered before; the stored event is answered and not broadcast again. */
+export type EmitEventResult = {
+  __typename?: 'EmitEventResult';
+  id: Scalars['UUID']['output'];
+  duplicate: Scalars['Boolean']['output'];
+  event: Event;
+};
+
+export type AdminRole = {
+  __typename?: 'AdminRole';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  /** System roles cannot be deleted but remain editable. */
+  isSystem: Scalars['Boolean']['output'];
+  /** Sorted in registry order; unknown (legacy) strings last. */
+  permissions: Array<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+export type AdminRoleMember = {
+  __typename?: 'AdminRoleMember';
+  userId: Scalars['UUID']['output'];
+  displayName: Scalars['String']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  assignedAt: Scalars['String']['output'];
+};
+
+export type AdminPermissionInfo = {
+  __typename?: 'AdminPermissionInfo';
+  permission: Scalars['String']['output'];
+  category: Scalars['String']['output'];
+};
+
+export type CreateAdminRoleInput = {
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** admin:access is added when absent. */
+  permissions: Array<Scalars['String']['input']>;
+};
+
+export type UpdateAdminRoleInput = {
+  /** Trimmed. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** null clears it; omitted leaves it unchanged. */
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** The wanted list, applied as a diff; unknown strings already on the role are kept. */
+  permissions?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** A flag as a plan maps it (no plan-feature row is off). */
+export type AdminPlanFeature = {
+  __typename?: 'AdminPlanFeature';
+  featureId: Scalars['UUID']['output'];
+  featureKey: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+};
+
+/**
+ * A plan as operators see it. Prices are integers in the minor currency unit; byte sizes are
+ * integral Floats (they exceed 32 bits). The GraphQL shape lists no sound limits (REST does).
+ */
+export type AdminPlan = {
+  __typename?: 'AdminPlan';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  priceMonthly: Scalars['Int']['output'];
+  priceYearly: Scalars['Int']['output'];
+  currency: Scalars['String']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  sortOrder: Scalars['Int']['output'];
+  maxOverlays: Scalars['Int']['output'];
+  maxStorageBytes: Scalars['Float']['output'];
+  maxUploadSizeBytes: Scalars['Float']['output'];
+  maxIntegrations: Scalars['Int']['output'];
+  /** 0 keeps forever. */
+  chatRetentionDays: Scalars['Int']['output'];
+  /** 0 is unlimited. */
+  maxSettingPresets: Scalars['Int']['output'];
+  stripeProductId: Maybe<Scalars['String']['output']>;
+  stripeMonthlyPriceId: Maybe<Scalars['String']['output']>;
+  stripeYearlyPriceId: Maybe<Scalars['String']['output']>;
+  features: Array<AdminPlanFeature>;
+  accountsUsing: Scalars['Int']['output'];
+};
+
+/** Plan rules: slug ^[a-z0-9]+(?:-[a-z0-9]+)*$, 2 to 40 characters; prices and limits not negative; currency defaults to USD. */
+export type AdminCreatePlanInput = {
+  slug: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  priceMonthly: Scalars['Int']['input'];
+  priceYearly: Scalars['Int']['input'];
+  currency?: InputMaybe<Scalars['String']['input']>;
+  isPublic: Scalars['Boolean']['input'];
+  sortOrder: Scalars['Int']['input'];
+  maxOverlays: Scalars['Int']['input'];
+  maxStorageBytes: Scalars['Float']['input'];
+  maxUploadSizeBytes: Scalars['Float']['input'];
+  maxIntegrations: Scalars['Int']['input'];
+  chatRetentionDays: Scalars['Int']['input'];
+  maxSettingPresets: Scalars['Int']['input'];
+  stripeProductId?: InputMaybe<Scalars['String']['input']>;
+  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
+  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The full editable set (no slug); omitted description and payment ids become null; sound limits are kept. */
+export type AdminUpdatePlanInput = {
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  priceMonthly: Scalars['Int']['input'];
+  priceYearly: Scalars['Int']['input'];
+  currency: Scalars['String']['input'];
+  isPublic: Scalars['Boolean']['input'];
+  sortOrder: Scalars['Int']['input'];
+  maxOverlays: Scalars['Int']['input'];
+  maxStorageBytes: Scalars['Float']['input'];
+  maxUploadSizeBytes: Scalars['Float']['input'];
+  maxIntegrations: Scalars['Int']['input'];
+  chatRetentionDays: Scalars['Int']['input'];
+  maxSettingPresets: Scalars['Int']['input'];
+  stripeProductId?: InputMaybe<Scalars['String']['input']>;
+  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
+  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A feature of a public plan; effective availability is enabled and globallyEnabled. */
+export type PlanFeature = {
+  __typename?: 'PlanFeature';
+  featureId: Scalars['UUID']['output'];
+  featureKey: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+  /** True when the global kill-switch for the flag is on. */
+  globallyEnabled: Scalars['Boolean']['output'];
+};
+
+/** Public pricing: prices and byte sizes as strings. */
+export type BillingPlan = {
+  __typename?: 'BillingPlan';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  priceMonthly: Scalars['String']['output'];
+  priceYearly: Scalars['String']['output'];
+  currency: Scalars['String']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  sortOrder: Scalars['Int']['output'];
+  maxOverlays: Scalars['Int']['output'];
+  maxStorageBytes: Scalars['String']['output'];
+  maxUploadSizeBytes: Scalars['String']['output'];
+  maxIntegrations: Scalars['Int']['output'];
+  chatRetentionDays: Scalars['Int']['output'];
+  /** Only the feature, widget, integration and bot_module categories. */
+  features: Array<PlanFeature>;
+};
+
+export type FeatureDisabledReasonGql =
+  /** Admin kill-switch. */
+  | 'GLOBAL_OFF'
+  /** The plan lacks it. */
+  | 'PLAN_LOCKED'
+  /** A per-account override blocks it. */
+  | 'ACCOUNT_OVERRIDE'
+  /** A per-user override blocks it (system:account_creation only). */
+  | 'USER_OVERRIDE';
+
+export type FeatureStatusGql = {
+  __typename?: 'FeatureStatusGql';
+  key: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+  /** Null when enabled. */
+  reason: Maybe<FeatureDisabledReasonGql>;
+};
+
+export type AccountFeatures = {
+  __typename?: 'AccountFeatures';
+  /** Enabled keys of the active account, without system:*. */
+  enabledFeatures: Array<Scalars['String']['output']>;
+  /** Every flag's status for the active account, without system:*. */
+  featureStatuses: Array<FeatureStatusGql>;
+};
+
+export type AccountCreationOverride =
+  /** Inherit the global system:account_creation. */
+  | 'DEFAULT'
+  | 'ALLOW'
+  | 'DENY';
+
+/** A user as operators see it (fields beyond accountCreationOverride are not shown in Part 1). */
+export type AdminUser = {
+  __typename?: 'AdminUser';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  accountCreationOverride: AccountCreationOverride;
+};
+
+export type SettingPreset = {
+  __typename?: 'SettingPreset';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  /** Opaque JSON, as saved. */
+  payload: Scalars['JSON']['output'];
+  isDefault: Scalars['Boolean']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** A preset as operators see it: the payload is never exposed. */
+export type AdminSettingPreset = {
+  __typename?: 'AdminSettingPreset';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  isDefault: Scalars['Boolean']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+export type CreateSettingPresetInput = {
+  kind: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+  payload: Scalars['JSON']['input'];
+  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type UpdateSettingPresetInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  payload?: InputMaybe<Scalars['JSON']['input']>;
+  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type PlatformCredentialKind =
+  | 'CHANNEL'
+  | 'BOT';
+
+export type PlatformCredentialModeKind =
+  /** The global app. */
+  | 'SYSTEM'
+  /** Per-account app credentials. */
+  | 'ACCOUNT';
+
+/** A connection exists iff isConnected or reconnectRequired. */
+export type ConnectionStatus = {
+  __typename?: 'ConnectionStatus';
+  platform: Scalars['String']['output'];
+  /** True only when a connection exists and is not flagged reconnectRequired. */
+  isConnected: Scalars['Boolean']['output'];
+  reconnectRequired: Scalars['Boolean']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  /** The acting user's login grant exists and is healthy (false without login grants). */
+  loginConnected: Scalars['Boolean']['output'];
+  loginReconnectRequired: Scalars['Boolean']['output'];
+};
+
+/** SYSTEM with systemConfigured false degrades to ACCOUNT at runtime. */
+export type PlatformCredentialMode = {
+  __typename?: 'PlatformCredentialMode';
+  platform: Scalars['String']['output'];
+  kind: PlatformCredentialKind;
+  mode: PlatformCredentialModeKind;
+  systemConfigured: Scalars['Boolean']['output'];
+};
+
+export type ConnectionType =
+  | 'login'
+  | 'channel'
+  | 'bot';
+
+/** A platform identity the user signs in with (its grant sends chat as the user). */
+export type LoginConnection = {
+  __typename?: 'LoginConnection';
+  id: Scalars['UUID']['output'];
+  provider: Scalars['String']['output'];
+  platformUserId: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  /** The grant needs the user to reconnect. */
+  reconnectRequired: Scalars['Boolean']['output'];
+  isPrimary: Scalars['Boolean']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+/** Which login connection acts for a user on a provider in an account. */
+export type GqlLoginAssignment = {
+  __typename?: 'GqlLoginAssignment';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  loginConnectionId: Scalars['UUID']['output'];
+  provider: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+export type LogoutResult = {
+  __typename?: 'LogoutResult';
+  success: Scalars['Boolean']['output'];
+};
+
 /** A name resolved at read time for an id an audit row references; kind is user, account or role. */
 export type AuditResolvedName = {
   __typename?: 'AuditResolvedName';
@@ -274,6 +647,109 @@ export type AdminAuditLogFilter = {
   accountId?: InputMaybe<Scalars['UUID']['input']>;
 };
 
+/** Key kinds: PERSONAL (lm_usr_), SERVICE (lm_svc_), DEVELOPER (lm_dev_, the assignable-scope registry only). */
+export type ApiKeyKind =
+  | 'PERSONAL'
+  | 'SERVICE'
+  | 'DEVELOPER';
+
+/** One assignable scope: key is resource:action. */
+export type ApiKeyPermission = {
+  __typename?: 'ApiKeyPermission';
+  key: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  category: Scalars['String']['output'];
+};
+
+/** A personal key (lm_usr_), bound to one user and one account; never the secret. */
+export type UserApiKey = {
+  __typename?: 'UserApiKey';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** A service key (lm_svc_), owned by the account; createdBy becomes null when its creator leaves. */
+export type AccountServiceKey = {
+  __typename?: 'AccountServiceKey';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** key is the full lm_usr_ secret, shown only here. */
+export type CreateUserApiKeyResult = {
+  __typename?: 'CreateUserApiKeyResult';
+  key: Scalars['String']['output'];
+  apiKey: UserApiKey;
+};
+
+/** key is the full lm_svc_ secret, shown only here. */
+export type CreateAccountServiceKeyResult = {
+  __typename?: 'CreateAccountServiceKeyResult';
+  key: Scalars['String']['output'];
+  serviceKey: AccountServiceKey;
+};
+
+/** The result of a key delete (hard delete). */
+export type DeleteTokenResult = {
+  __typename?: 'DeleteTokenResult';
+  success: Scalars['Boolean']['output'];
+  id: Scalars['UUID']['output'];
+};
+
+/** Operator view of a personal or service key; never a secret. */
+export type AdminApiKey = {
+  __typename?: 'AdminApiKey';
+  id: Scalars['UUID']['output'];
+  kind: ApiKeyKind;
+  accountId: Scalars['UUID']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** key is the new full secret, shown only here. */
+export type AdminApiKeyRotated = {
+  __typename?: 'AdminApiKeyRotated';
+  key: Scalars['String']['output'];
+  apiKey: AdminApiKey;
+};
+
+export type CreateUserApiKeyInput = {
+  label: Scalars['String']['input'];
+  /** A subset of the creator's permissions (personal registry). */
+  permissions: Array<Scalars['String']['input']>;
+  /** RFC 3339; null means no expiry. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type CreateAccountServiceKeyInput = {
+  label: Scalars['String']['input'];
+  /** A subset of the creator's account permissions (service registry). */
+  permissions: Array<Scalars['String']['input']>;
+  /** RFC 3339; null means no expiry. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
@@ -302,6 +778,52 @@ export type Query = {
   myAuditLog: AuditLogPage;
   /** The active account's audit rows; REST GET /v1/account/audit-log. */
   accountAuditLog: AuditLogPage;
+  /** Stored events of the active account, newest first; REST GET /v1/events. */
+  events: PaginatedEventResult;
+  /** One stored event of the active account; REST GET /v1/events/{id}. */
+  event: Event;
+  /** Every admin role; REST GET /v1/admin/admin-roles. */
+  adminRoles: Array<AdminRole>;
+  /** One admin role (Admin role not found); REST GET /v1/admin/admin-roles/{id}. */
+  adminRole: AdminRole;
+  /** Users holding an admin role; REST GET /v1/admin/admin-roles/{id}/members. */
+  adminRoleMembers: Array<AdminRoleMember>;
+  /** The admin permission catalogue; REST GET /v1/admin/admin-permissions. */
+  allAdminPermissions: Array<AdminPermissionInfo>;
+  /** Every plan, by sort order (no REST twin). */
+  adminPlans: Array<AdminPlan>;
+  /** Public plans (is_public), by sort order; authentication optional (no REST twin). */
+  plans: Array<BillingPlan>;
+  /** Feature availability of the active account, without system:* (no REST twin). */
+  accountFeatures: AccountFeatures;
+  /** The caller's presets with payloads; REST GET /v1/me/setting-presets. */
+  mySettingPresets: Array<SettingPreset>;
+  /** A user's presets without payloads; REST GET /v1/admin/users/{id}/setting-presets. */
+  adminUserSettingPresets: Array<AdminSettingPreset>;
+  /** One status per channel platform; REST GET /v1/connections/status. */
+  connectionStatuses: Array<ConnectionStatus>;
+  /** OAuth credential modes; REST GET /v1/connections/credential-modes. */
+  platformCredentialModes: Array<PlatformCredentialMode>;
+  /** Platforms whose switch is on with an enabled login or bot sub-switch; integrations excluded (no REST twin). */
+  enabledPlatforms: Array<Scalars['String']['output']>;
+  /** Platforms offering this connection type: switch and sub-switch on (no REST twin). */
+  enabledProviders: Array<Scalars['String']['output']>;
+  /** Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin). */
+  accountLoginAssignments: Array<GqlLoginAssignment>;
+  /** The caller's login connections flagged for reconnection (no REST twin). */
+  flaggedConnections: Array<LoginConnection>;
+  /** Scopes a key of this kind may hold; REST GET /v1/api-keys/permissions?kind=. */
+  apiKeyAssignablePermissions: Array<ApiKeyPermission>;
+  /** The caller's personal keys for the active account; REST GET /v1/api-keys. */
+  userApiKeys: Array<UserApiKey>;
+  /** The active account's service keys; REST GET /v1/service-keys. */
+  accountServiceKeys: Array<AccountServiceKey>;
+  /** Personal and service keys of an account; REST GET /v1/admin/accounts/{account_id}/api-keys. */
+  adminAccountApiKeys: Array<AdminApiKey>;
+  /** Personal keys of a user; REST GET /v1/admin/users/{user_id}/api-keys. */
+  adminUserApiKeys: Array<AdminApiKey>;
+  /** Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions. */
+  adminSystemKeyPermissions: Array<AdminPermissionInfo>;
   /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
   adminAuditLog: AuditLogPage;
 };
@@ -320,6 +842,56 @@ export type QueryMyAuditLogArgs = {
 
 export type QueryAccountAuditLogArgs = {
   filter?: InputMaybe<AuditLogFilter>;
+};
+
+
+export type QueryEventsArgs = {
+  filter?: InputMaybe<EventFilterInput>;
+};
+
+
+export type QueryEventArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminRoleMembersArgs = {
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminUserSettingPresetsArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryEnabledProvidersArgs = {
+  connectionType: ConnectionType;
+};
+
+
+export type QueryAccountLoginAssignmentsArgs = {
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type QueryApiKeyAssignablePermissionsArgs = {
+  kind: ApiKeyKind;
+};
+
+
+export type QueryAdminAccountApiKeysArgs = {
+  accountId: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminUserApiKeysArgs = {
+  userId: Scalars['UUID']['input'];
 };
 
 
@@ -345,6 +917,8 @@ export type Mutation = {
   revokePopoutToken: Scalars['Boolean']['output'];
   /** Create an account owned by the caller; REST POST /v1/accounts. */
   createAccount: Account;
+  /** Update the calling user; REST PATCH /v1/me. */
+  updateMe: MeResult;
   /** Dissolve the active account (owner only); REST DELETE /v1/account. */
   dissolveAccount: Scalars['Boolean']['output'];
   /** Leave the active account; REST POST /v1/account/leave. */
@@ -363,6 +937,66 @@ export type Mutation = {
   updateAccountRole: AccountRole;
   /** Delete a role; REST DELETE /v1/account/roles/{id}. */
   deleteAccountRole: Scalars['Boolean']['output'];
+  /** Store an event and broadcast it after the commit (idempotent on externalId); REST POST /v1/events/emit. */
+  emitEvent: EmitEventResult;
+  /** A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin. */
+  emitBotEvent: Event;
+  /** Create an admin role; REST POST /v1/admin/admin-roles. */
+  adminCreateRole: AdminRole;
+  /** Update an admin role (permissions as a diff); REST PATCH /v1/admin/admin-roles/{id}. */
+  adminUpdateRole: AdminRole;
+  /** Delete an admin role and its assignments; REST DELETE /v1/admin/admin-roles/{id}. */
+  adminDeleteRole: Scalars['Boolean']['output'];
+  /** Assign an admin role: true when new, false when it existed; REST PUT /v1/admin/admin-roles/{id}/members/{user_id}. */
+  adminAssignUserRole: Scalars['Boolean']['output'];
+  /** Remove an admin role assignment: true when removed; REST DELETE /v1/admin/admin-roles/{id}/members/{user_id}. */
+  adminUnassignUserRole: Scalars['Boolean']['output'];
+  /** Create a plan; REST POST /v1/admin/plans. */
+  adminCreatePlan: AdminPlan;
+  /** Rewrite a plan (Plan not found); REST PATCH /v1/admin/plans/{id}. */
+  adminUpdatePlan: AdminPlan;
+  /** Delete a plan no account uses; REST DELETE /v1/admin/plans/{id}. */
+  adminDeletePlan: Scalars['Boolean']['output'];
+  /** Set or clear the per-user system:account_creation override (no REST twin). */
+  adminUpdateUserAccountCreationOverride: AdminUser;
+  /** Save a preset (quota max_setting_presets); REST POST /v1/me/setting-presets. */
+  createSettingPreset: SettingPreset;
+  /** Change one of the caller's presets; REST PATCH /v1/me/setting-presets/{id}. */
+  updateSettingPreset: SettingPreset;
+  /** Delete one of the caller's presets; REST DELETE /v1/me/setting-presets/{id}. */
+  deleteSettingPreset: Scalars['Boolean']['output'];
+  /** Delete any user's preset (Setting preset not found); REST DELETE /v1/admin/setting-presets/{id}. */
+  adminDeleteUserSettingPreset: Scalars['Boolean']['output'];
+  /** Use a login connection for a provider in the active account; userId defaults to the caller (another user needs login-assignments:create). */
+  assignLoginConnection: GqlLoginAssignment;
+  /** Remove a login assignment (another user needs login-assignments:delete). */
+  removeLoginAssignment: Scalars['Boolean']['output'];
+  /** Delete one of the caller's login connections by id, with its assignments. */
+  disconnectLoginConnection: LogoutResult;
+  /** Make one of the caller's login connections the primary one; answers them all. */
+  setPrimaryLoginConnection: Array<LoginConnection>;
+  /** Create a personal key (full key once); REST POST /v1/api-keys. */
+  createUserApiKey: CreateUserApiKeyResult;
+  /** Rename a personal key (label only); REST PATCH /v1/api-keys/{id}. */
+  updateUserApiKey: UserApiKey;
+  /** Regenerate a personal key's secret; REST POST /v1/api-keys/{id}/rotate. */
+  rotateUserApiKey: CreateUserApiKeyResult;
+  /** Delete a personal key (hard delete); REST DELETE /v1/api-keys/{id}. */
+  deleteUserApiKey: DeleteTokenResult;
+  /** Create a service key (full key once); REST POST /v1/service-keys. */
+  createAccountServiceKey: CreateAccountServiceKeyResult;
+  /** Rename a service key (label only); REST PATCH /v1/service-keys/{id}. */
+  updateAccountServiceKey: AccountServiceKey;
+  /** Regenerate a service key's secret; REST POST /v1/service-keys/{id}/rotate. */
+  rotateAccountServiceKey: CreateAccountServiceKeyResult;
+  /** Delete a service key (hard delete); REST DELETE /v1/service-keys/{id}. */
+  deleteAccountServiceKey: DeleteTokenResult;
+  /** Operator edit of a key's label and scopes (kind PERSONAL or SERVICE); REST PATCH /v1/admin/api-keys/{kind}/{id}. */
+  adminUpdateApiKey: AdminApiKey;
+  /** Operator rotation; REST POST /v1/admin/api-keys/{kind}/{id}/rotate. */
+  adminRotateApiKey: AdminApiKeyRotated;
+  /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
+  adminDeleteApiKey: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
@@ -400,6 +1034,11 @@ export type MutationCreateAccountArgs = {
 };
 
 
+export type MutationUpdateMeArgs = {
+  input: UpdateMeInput;
+};
+
+
 export type MutationUpdateAccountMemberArgs = {
   userId: Scalars['UUID']['input'];
   roleId: Scalars['UUID']['input'];
@@ -433,6 +1072,176 @@ export type MutationUpdateAccountRoleArgs = {
 
 
 export type MutationDeleteAccountRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationEmitEventArgs = {
+  input: EmitEventInput;
+};
+
+
+export type MutationEmitBotEventArgs = {
+  accountId: Scalars['ID']['input'];
+  eventType: Scalars['String']['input'];
+  platform: Scalars['String']['input'];
+  username: Scalars['String']['input'];
+  raw: Scalars['JSON']['input'];
+};
+
+
+export type MutationAdminCreateRoleArgs = {
+  input: CreateAdminRoleInput;
+};
+
+
+export type MutationAdminUpdateRoleArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateAdminRoleInput;
+};
+
+
+export type MutationAdminDeleteRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminAssignUserRoleArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUnassignUserRoleArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminCreatePlanArgs = {
+  input: AdminCreatePlanInput;
+};
+
+
+export type MutationAdminUpdatePlanArgs = {
+  id: Scalars['UUID']['input'];
+  input: AdminUpdatePlanInput;
+};
+
+
+export type MutationAdminDeletePlanArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateUserAccountCreationOverrideArgs = {
+  userId: Scalars['UUID']['input'];
+  override: AccountCreationOverride;
+};
+
+
+export type MutationCreateSettingPresetArgs = {
+  input: CreateSettingPresetInput;
+};
+
+
+export type MutationUpdateSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateSettingPresetInput;
+};
+
+
+export type MutationDeleteSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminDeleteUserSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAssignLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+  provider: Scalars['String']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type MutationRemoveLoginAssignmentArgs = {
+  provider: Scalars['String']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type MutationDisconnectLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+};
+
+
+export type MutationSetPrimaryLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateUserApiKeyArgs = {
+  input: CreateUserApiKeyInput;
+};
+
+
+export type MutationUpdateUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRotateUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationDeleteUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountServiceKeyArgs = {
+  input: CreateAccountServiceKeyInput;
+};
+
+
+export type MutationUpdateAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRotateAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationDeleteAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateApiKeyArgs = {
+  kind: ApiKeyKind;
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+  permissions: Array<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRotateApiKeyArgs = {
+  kind: ApiKeyKind;
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminDeleteApiKeyArgs = {
+  kind: ApiKeyKind;
   id: Scalars['UUID']['input'];
 };
 
@@ -535,6 +1344,7 @@ export type ResolversTypes = {
   CreatePopoutTokenInput: CreatePopoutTokenInput;
   MeResult: ResolverTypeWrapper<MeResult>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  UpdateMeInput: UpdateMeInput;
   Account: ResolverTypeWrapper<Account>;
   CreateAccountInput: CreateAccountInput;
   AccountMember: ResolverTypeWrapper<AccountMember>;
@@ -546,13 +1356,59 @@ export type ResolversTypes = {
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
+  Event: ResolverTypeWrapper<Event>;
+  PaginatedEventResult: ResolverTypeWrapper<PaginatedEventResult>;
+  EventFilterInput: EventFilterInput;
+  EmitEventInput: EmitEventInput;
+  EmitEventResult: ResolverTypeWrapper<EmitEventResult>;
+  AdminRole: ResolverTypeWrapper<AdminRole>;
+  AdminRoleMember: ResolverTypeWrapper<AdminRoleMember>;
+  AdminPermissionInfo: ResolverTypeWrapper<AdminPermissionInfo>;
+  CreateAdminRoleInput: CreateAdminRoleInput;
+  UpdateAdminRoleInput: UpdateAdminRoleInput;
+  AdminPlanFeature: ResolverTypeWrapper<AdminPlanFeature>;
+  AdminPlan: ResolverTypeWrapper<AdminPlan>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  AdminCreatePlanInput: AdminCreatePlanInput;
+  AdminUpdatePlanInput: AdminUpdatePlanInput;
+  PlanFeature: ResolverTypeWrapper<PlanFeature>;
+  BillingPlan: ResolverTypeWrapper<BillingPlan>;
+  FeatureDisabledReasonGql: FeatureDisabledReasonGql;
+  FeatureStatusGql: ResolverTypeWrapper<FeatureStatusGql>;
+  AccountFeatures: ResolverTypeWrapper<AccountFeatures>;
+  AccountCreationOverride: AccountCreationOverride;
+  AdminUser: ResolverTypeWrapper<AdminUser>;
+  SettingPreset: ResolverTypeWrapper<SettingPreset>;
+  AdminSettingPreset: ResolverTypeWrapper<AdminSettingPreset>;
+  CreateSettingPresetInput: CreateSettingPresetInput;
+  UpdateSettingPresetInput: UpdateSettingPresetInput;
+  PlatformCredentialKind: PlatformCredentialKind;
+  PlatformCredentialModeKind: PlatformCredentialModeKind;
+  ConnectionStatus: ResolverTypeWrapper<ConnectionStatus>;
+  PlatformCredentialMode: ResolverTypeWrapper<PlatformCredentialMode>;
+  ConnectionType: ConnectionType;
+  LoginConnection: ResolverTypeWrapper<LoginConnection>;
+  GqlLoginAssignment: ResolverTypeWrapper<GqlLoginAssignment>;
+  LogoutResult: ResolverTypeWrapper<LogoutResult>;
   AuditResolvedName: ResolverTypeWrapper<AuditResolvedName>;
   AuditItem: ResolverTypeWrapper<AuditItem>;
   AuditLogPage: ResolverTypeWrapper<AuditLogPage>;
   AuditLogFilter: AuditLogFilter;
   AdminAuditLogFilter: AdminAuditLogFilter;
+  ApiKeyKind: ApiKeyKind;
+  ApiKeyPermission: ResolverTypeWrapper<ApiKeyPermission>;
+  UserApiKey: ResolverTypeWrapper<UserApiKey>;
+  AccountServiceKey: ResolverTypeWrapper<AccountServiceKey>;
+  CreateUserApiKeyResult: ResolverTypeWrapper<CreateUserApiKeyResult>;
+  CreateAccountServiceKeyResult: ResolverTypeWrapper<CreateAccountServiceKeyResult>;
+  DeleteTokenResult: ResolverTypeWrapper<DeleteTokenResult>;
+  AdminApiKey: ResolverTypeWrapper<AdminApiKey>;
+  AdminApiKeyRotated: ResolverTypeWrapper<AdminApiKeyRotated>;
+  CreateUserApiKeyInput: CreateUserApiKeyInput;
+  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -571,6 +1427,7 @@ export type ResolversParentTypes = {
   CreatePopoutTokenInput: CreatePopoutTokenInput;
   MeResult: MeResult;
   Int: Scalars['Int']['output'];
+  UpdateMeInput: UpdateMeInput;
   Account: Account;
   CreateAccountInput: CreateAccountInput;
   AccountMember: AccountMember;
@@ -582,13 +1439,53 @@ export type ResolversParentTypes = {
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
+  Event: Event;
+  PaginatedEventResult: PaginatedEventResult;
+  EventFilterInput: EventFilterInput;
+  EmitEventInput: EmitEventInput;
+  EmitEventResult: EmitEventResult;
+  AdminRole: AdminRole;
+  AdminRoleMember: AdminRoleMember;
+  AdminPermissionInfo: AdminPermissionInfo;
+  CreateAdminRoleInput: CreateAdminRoleInput;
+  UpdateAdminRoleInput: UpdateAdminRoleInput;
+  AdminPlanFeature: AdminPlanFeature;
+  AdminPlan: AdminPlan;
+  Float: Scalars['Float']['output'];
+  AdminCreatePlanInput: AdminCreatePlanInput;
+  AdminUpdatePlanInput: AdminUpdatePlanInput;
+  PlanFeature: PlanFeature;
+  BillingPlan: BillingPlan;
+  FeatureStatusGql: FeatureStatusGql;
+  AccountFeatures: AccountFeatures;
+  AdminUser: AdminUser;
+  SettingPreset: SettingPreset;
+  AdminSettingPreset: AdminSettingPreset;
+  CreateSettingPresetInput: CreateSettingPresetInput;
+  UpdateSettingPresetInput: UpdateSettingPresetInput;
+  ConnectionStatus: ConnectionStatus;
+  PlatformCredentialMode: PlatformCredentialMode;
+  LoginConnection: LoginConnection;
+  GqlLoginAssignment: GqlLoginAssignment;
+  LogoutResult: LogoutResult;
   AuditResolvedName: AuditResolvedName;
   AuditItem: AuditItem;
   AuditLogPage: AuditLogPage;
   AuditLogFilter: AuditLogFilter;
   AdminAuditLogFilter: AdminAuditLogFilter;
+  ApiKeyPermission: ApiKeyPermission;
+  UserApiKey: UserApiKey;
+  AccountServiceKey: AccountServiceKey;
+  CreateUserApiKeyResult: CreateUserApiKeyResult;
+  CreateAccountServiceKeyResult: CreateAccountServiceKeyResult;
+  DeleteTokenResult: DeleteTokenResult;
+  AdminApiKey: AdminApiKey;
+  AdminApiKeyRotated: AdminApiKeyRotated;
+  CreateUserApiKeyInput: CreateUserApiKeyInput;
+  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
+  ID: Scalars['ID']['output'];
 };
 
 export type GateDirectiveArgs = {
@@ -674,6 +1571,11 @@ export type MeResultResolvers<ContextType = GraphQLContext, ParentType extends R
   avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   activeAccountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
   ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxAccounts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  isDeveloper?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  extensionDevMode?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  featureStatuses?: Resolver<Array<ResolversTypes['FeatureStatusGql']>, ParentType, ContextType>;
+  loginConnections?: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
@@ -742,6 +1644,188 @@ export type NotificationPreferenceResolvers<ContextType = GraphQLContext, Parent
   locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type EventResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Event'] = ResolversParentTypes['Event']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  externalId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  raw?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PaginatedEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PaginatedEventResult'] = ResolversParentTypes['PaginatedEventResult']> = {
+  items?: Resolver<Array<ResolversTypes['Event']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type EmitEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EmitEventResult'] = ResolversParentTypes['EmitEventResult']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  duplicate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  event?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+};
+
+export type AdminRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminRoleMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRoleMember'] = ResolversParentTypes['AdminRoleMember']> = {
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  assignedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminPermissionInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPermissionInfo'] = ResolversParentTypes['AdminPermissionInfo']> = {
+  permission?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminPlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlanFeature'] = ResolversParentTypes['AdminPlanFeature']> = {
+  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AdminPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlan'] = ResolversParentTypes['AdminPlan']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  priceMonthly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  priceYearly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxUploadSizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSettingPresets?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  stripeProductId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  stripeMonthlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  stripeYearlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes['AdminPlanFeature']>, ParentType, ContextType>;
+  accountsUsing?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlanFeature'] = ResolversParentTypes['PlanFeature']> = {
+  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  globallyEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type BillingPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['BillingPlan'] = ResolversParentTypes['BillingPlan']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  priceMonthly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  priceYearly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxStorageBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxUploadSizeBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes['PlanFeature']>, ParentType, ContextType>;
+};
+
+export type FeatureStatusGqlResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FeatureStatusGql'] = ResolversParentTypes['FeatureStatusGql']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['FeatureDisabledReasonGql']>, ParentType, ContextType>;
+};
+
+export type AccountFeaturesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountFeatures'] = ResolversParentTypes['AccountFeatures']> = {
+  enabledFeatures?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  featureStatuses?: Resolver<Array<ResolversTypes['FeatureStatusGql']>, ParentType, ContextType>;
+};
+
+export type AdminUserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUser'] = ResolversParentTypes['AdminUser']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  accountCreationOverride?: Resolver<ResolversTypes['AccountCreationOverride'], ParentType, ContextType>;
+};
+
+export type SettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SettingPreset'] = ResolversParentTypes['SettingPreset']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  payload?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminSettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminSettingPreset'] = ResolversParentTypes['AdminSettingPreset']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ConnectionStatusResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ConnectionStatus'] = ResolversParentTypes['ConnectionStatus']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isConnected?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  reconnectRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  loginConnected?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  loginReconnectRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type PlatformCredentialModeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlatformCredentialMode'] = ResolversParentTypes['PlatformCredentialMode']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['PlatformCredentialKind'], ParentType, ContextType>;
+  mode?: Resolver<ResolversTypes['PlatformCredentialModeKind'], ParentType, ContextType>;
+  systemConfigured?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type LoginConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LoginConnection'] = ResolversParentTypes['LoginConnection']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reconnectRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isPrimary?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type GqlLoginAssignmentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['GqlLoginAssignment'] = ResolversParentTypes['GqlLoginAssignment']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  loginConnectionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type LogoutResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LogoutResult'] = ResolversParentTypes['LogoutResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type AuditResolvedNameResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditResolvedName'] = ResolversParentTypes['AuditResolvedName']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -770,6 +1854,71 @@ export type AuditLogPageResolvers<ContextType = GraphQLContext, ParentType exten
   totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type ApiKeyPermissionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ApiKeyPermission'] = ResolversParentTypes['ApiKeyPermission']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type UserApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserApiKey'] = ResolversParentTypes['UserApiKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AccountServiceKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountServiceKey'] = ResolversParentTypes['AccountServiceKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type CreateUserApiKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateUserApiKeyResult'] = ResolversParentTypes['CreateUserApiKeyResult']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  apiKey?: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType>;
+};
+
+export type CreateAccountServiceKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateAccountServiceKeyResult'] = ResolversParentTypes['CreateAccountServiceKeyResult']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  serviceKey?: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType>;
+};
+
+export type DeleteTokenResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeleteTokenResult'] = ResolversParentTypes['DeleteTokenResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+};
+
+export type AdminApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKey'] = ResolversParentTypes['AdminApiKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['ApiKeyKind'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AdminApiKeyRotatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKeyRotated'] = ResolversParentTypes['AdminApiKeyRotated']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  apiKey?: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
   sessions: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType>;
@@ -784,6 +1933,29 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
   myAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryMyAuditLogArgs>>;
   accountAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAccountAuditLogArgs>>;
+  events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
+  event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
+  adminRoles: Resolver<Array<ResolversTypes['AdminRole']>, ParentType, ContextType>;
+  adminRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<QueryAdminRoleArgs, 'id'>>;
+  adminRoleMembers: Resolver<Array<ResolversTypes['AdminRoleMember']>, ParentType, ContextType, RequireFields<QueryAdminRoleMembersArgs, 'roleId'>>;
+  allAdminPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
+  adminPlans: Resolver<Array<ResolversTypes['AdminPlan']>, ParentType, ContextType>;
+  plans: Resolver<Array<ResolversTypes['BillingPlan']>, ParentType, ContextType>;
+  accountFeatures: Resolver<ResolversTypes['AccountFeatures'], ParentType, ContextType>;
+  mySettingPresets: Resolver<Array<ResolversTypes['SettingPreset']>, ParentType, ContextType>;
+  adminUserSettingPresets: Resolver<Array<ResolversTypes['AdminSettingPreset']>, ParentType, ContextType, RequireFields<QueryAdminUserSettingPresetsArgs, 'id'>>;
+  connectionStatuses: Resolver<Array<ResolversTypes['ConnectionStatus']>, ParentType, ContextType>;
+  platformCredentialModes: Resolver<Array<ResolversTypes['PlatformCredentialMode']>, ParentType, ContextType>;
+  enabledPlatforms: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  enabledProviders: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<QueryEnabledProvidersArgs, 'connectionType'>>;
+  accountLoginAssignments: Resolver<Array<ResolversTypes['GqlLoginAssignment']>, ParentType, ContextType, Partial<QueryAccountLoginAssignmentsArgs>>;
+  flaggedConnections: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType>;
+  apiKeyAssignablePermissions: Resolver<Array<ResolversTypes['ApiKeyPermission']>, ParentType, ContextType, RequireFields<QueryApiKeyAssignablePermissionsArgs, 'kind'>>;
+  userApiKeys: Resolver<Array<ResolversTypes['UserApiKey']>, ParentType, ContextType>;
+  accountServiceKeys: Resolver<Array<ResolversTypes['AccountServiceKey']>, ParentType, ContextType>;
+  adminAccountApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminAccountApiKeysArgs, 'accountId'>>;
+  adminUserApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminUserApiKeysArgs, 'userId'>>;
+  adminSystemKeyPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
   adminAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAdminAuditLogArgs>>;
 };
 
@@ -796,6 +1968,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
   revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
   createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
+  updateMe: Resolver<ResolversTypes['MeResult'], ParentType, ContextType, RequireFields<MutationUpdateMeArgs, 'input'>>;
   dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
@@ -805,6 +1978,36 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
   updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
   deleteAccountRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountRoleArgs, 'id'>>;
+  emitEvent: Resolver<ResolversTypes['EmitEventResult'], ParentType, ContextType, RequireFields<MutationEmitEventArgs, 'input'>>;
+  emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
+  adminCreateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminCreateRoleArgs, 'input'>>;
+  adminUpdateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminUpdateRoleArgs, 'id' | 'input'>>;
+  adminDeleteRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteRoleArgs, 'id'>>;
+  adminAssignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminAssignUserRoleArgs, 'userId' | 'roleId'>>;
+  adminUnassignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminUnassignUserRoleArgs, 'userId' | 'roleId'>>;
+  adminCreatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminCreatePlanArgs, 'input'>>;
+  adminUpdatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminUpdatePlanArgs, 'id' | 'input'>>;
+  adminDeletePlan: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeletePlanArgs, 'id'>>;
+  adminUpdateUserAccountCreationOverride: Resolver<ResolversTypes['AdminUser'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserAccountCreationOverrideArgs, 'userId' | 'override'>>;
+  createSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationCreateSettingPresetArgs, 'input'>>;
+  updateSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationUpdateSettingPresetArgs, 'id' | 'input'>>;
+  deleteSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSettingPresetArgs, 'id'>>;
+  adminDeleteUserSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteUserSettingPresetArgs, 'id'>>;
+  assignLoginConnection: Resolver<ResolversTypes['GqlLoginAssignment'], ParentType, ContextType, RequireFields<MutationAssignLoginConnectionArgs, 'loginConnectionId' | 'provider'>>;
+  removeLoginAssignment: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveLoginAssignmentArgs, 'provider'>>;
+  disconnectLoginConnection: Resolver<ResolversTypes['LogoutResult'], ParentType, ContextType, RequireFields<MutationDisconnectLoginConnectionArgs, 'loginConnectionId'>>;
+  setPrimaryLoginConnection: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType, RequireFields<MutationSetPrimaryLoginConnectionArgs, 'loginConnectionId'>>;
+  createUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateUserApiKeyArgs, 'input'>>;
+  updateUserApiKey: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType, RequireFields<MutationUpdateUserApiKeyArgs, 'id' | 'label'>>;
+  rotateUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationRotateUserApiKeyArgs, 'id'>>;
+  deleteUserApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteUserApiKeyArgs, 'id'>>;
+  createAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationCreateAccountServiceKeyArgs, 'input'>>;
+  updateAccountServiceKey: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType, RequireFields<MutationUpdateAccountServiceKeyArgs, 'id' | 'label'>>;
+  rotateAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationRotateAccountServiceKeyArgs, 'id'>>;
+  deleteAccountServiceKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteAccountServiceKeyArgs, 'id'>>;
+  adminUpdateApiKey: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType, RequireFields<MutationAdminUpdateApiKeyArgs, 'kind' | 'id' | 'label' | 'permissions'>>;
+  adminRotateApiKey: Resolver<ResolversTypes['AdminApiKeyRotated'], ParentType, ContextType, RequireFields<MutationAdminRotateApiKeyArgs, 'kind' | 'id'>>;
+  adminDeleteApiKey: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteApiKeyArgs, 'kind' | 'id'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
 };
@@ -827,9 +2030,37 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
+  Event?: EventResolvers<ContextType>;
+  PaginatedEventResult?: PaginatedEventResultResolvers<ContextType>;
+  EmitEventResult?: EmitEventResultResolvers<ContextType>;
+  AdminRole?: AdminRoleResolvers<ContextType>;
+  AdminRoleMember?: AdminRoleMemberResolvers<ContextType>;
+  AdminPermissionInfo?: AdminPermissionInfoResolvers<ContextType>;
+  AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;
+  AdminPlan?: AdminPlanResolvers<ContextType>;
+  PlanFeature?: PlanFeatureResolvers<ContextType>;
+  BillingPlan?: BillingPlanResolvers<ContextType>;
+  FeatureStatusGql?: FeatureStatusGqlResolvers<ContextType>;
+  AccountFeatures?: AccountFeaturesResolvers<ContextType>;
+  AdminUser?: AdminUserResolvers<ContextType>;
+  SettingPreset?: SettingPresetResolvers<ContextType>;
+  AdminSettingPreset?: AdminSettingPresetResolvers<ContextType>;
+  ConnectionStatus?: ConnectionStatusResolvers<ContextType>;
+  PlatformCredentialMode?: PlatformCredentialModeResolvers<ContextType>;
+  LoginConnection?: LoginConnectionResolvers<ContextType>;
+  GqlLoginAssignment?: GqlLoginAssignmentResolvers<ContextType>;
+  LogoutResult?: LogoutResultResolvers<ContextType>;
   AuditResolvedName?: AuditResolvedNameResolvers<ContextType>;
   AuditItem?: AuditItemResolvers<ContextType>;
   AuditLogPage?: AuditLogPageResolvers<ContextType>;
+  ApiKeyPermission?: ApiKeyPermissionResolvers<ContextType>;
+  UserApiKey?: UserApiKeyResolvers<ContextType>;
+  AccountServiceKey?: AccountServiceKeyResolvers<ContextType>;
+  CreateUserApiKeyResult?: CreateUserApiKeyResultResolvers<ContextType>;
+  CreateAccountServiceKeyResult?: CreateAccountServiceKeyResultResolvers<ContextType>;
+  DeleteTokenResult?: DeleteTokenResultResolvers<ContextType>;
+  AdminApiKey?: AdminApiKeyResolvers<ContextType>;
+  AdminApiKeyRotated?: AdminApiKeyRotatedResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
 };

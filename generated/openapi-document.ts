@@ -27,6 +27,10 @@ export const openapiDocument = {
       "description": "Sessions, JWTs, WebSocket tokens and popout sessions."
     },
     {
+      "name": "apikeys",
+      "description": "Personal, service and system keys; the assignable-scope registry; operator management."
+    },
+    {
       "name": "accounts",
       "description": "The calling user and their accounts."
     },
@@ -45,6 +49,14 @@ export const openapiDocument = {
     {
       "name": "audit",
       "description": "The audit log."
+    },
+    {
+      "name": "connections",
+      "description": "Streaming platform connections of the active account."
+    },
+    {
+      "name": "admin",
+      "description": "Operator surfaces (admin roles, plans, feature flags, user presets); admin-scope permissions."
     }
   ],
   "paths": {
@@ -895,6 +907,1417 @@ export const openapiDocument = {
         }
       }
     },
+    "/api-keys/permissions": {
+      "get": {
+        "operationId": "apiKeyAssignablePermissions",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "The scopes a key of one kind may hold (the assignable-scope registry).",
+        "description": "`kind` is required: `personal` (the account permissions plus the ten `ideas:*`),\n`service` (the account permissions) or `developer` (`extension-dev:*`); any other or a\nmissing value gives 400 VALIDATION_ERROR. The deny-list (`apikeys:create`,\n`apikeys:edit`, `tokens:create`, `account:delete`) is never offered. Registry order.\n",
+        "x-permission": "apikeys:read",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Query.apiKeyAssignablePermissions",
+        "parameters": [
+          {
+            "name": "kind",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "personal",
+                "service",
+                "developer"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Assignable scopes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ApiKeyPermission"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/api-keys": {
+      "get": {
+        "operationId": "userApiKeys",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "The caller's personal keys for the active account (never the secret), newest first.",
+        "x-auth": "first-party",
+        "x-permission": "apikeys:read",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Query.userApiKeys",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Personal keys.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/UserApiKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createUserApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Create a personal key (`lm_usr_`) for the caller in the active account; the full key is returned once.",
+        "description": "Each scope is checked against the personal registry first (unknown or deny-listed: 400\nVALIDATION_ERROR `Invalid permission: <perm>`), then against what the caller holds (403\nFORBIDDEN `Cannot grant permissions you do not hold: <perm>`). A blank label gives 400\nVALIDATION_ERROR `Label is required`; `expires_at` in the past gives 400\nVALIDATION_ERROR `expires_at cannot be in the past`. Records `user:api_key_created`.\n",
+        "x-auth": "first-party",
+        "x-permission": "apikeys:create",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.createUserApiKey",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "201": {
+            "description": "The key record plus `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/UserApiKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/api-keys/{id}": {
+      "patch": {
+        "operationId": "updateUserApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Rename one of the caller's personal keys (label only; scopes are immutable).",
+        "description": "Unknown id, or a key of another user or account: 404 `API key not found`. Blank label:\n400 VALIDATION_ERROR `Label is required`.\n",
+        "x-auth": "first-party",
+        "x-permission": "apikeys:edit",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.updateUserApiKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RenameApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/api-keys/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The renamed key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/UserApiKey"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteUserApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Delete one of the caller's personal keys (hard delete); it is refused at once on every node.",
+        "x-auth": "first-party",
+        "x-permission": "apikeys:delete",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.deleteUserApiKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeleteTokenResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/api-keys/{id}/rotate": {
+      "post": {
+        "operationId": "rotateUserApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Regenerate a personal key's secret in place; the old secret stops working at once.",
+        "description": "Id, label, scopes and expiry are unchanged; the new full key is returned once, in the\ncreate shape. Records `user:api_key_rotated` (`key_id`, `old_key_prefix`, `new_key_prefix`).\n",
+        "x-auth": "first-party",
+        "x-permission": "apikeys:edit",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.rotateUserApiKey",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The key record plus the new `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/UserApiKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/service-keys": {
+      "get": {
+        "operationId": "accountServiceKeys",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "The active account's service keys (never the secret), newest first.",
+        "x-permission": "apikeys:read",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Query.accountServiceKeys",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Service keys.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AccountServiceKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createAccountServiceKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Create a service key (`lm_svc_`) owned by the active account; the full key is returned once.",
+        "description": "Same validation as personal keys against the service registry (account permissions\nonly). The key has no user identity and survives its creator (`created_by` becomes\nnull). Records `account:service_key_created`.\n",
+        "x-permission": "apikeys:create",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.createAccountServiceKey",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "201": {
+            "description": "The key record plus `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountServiceKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/service-keys/{id}": {
+      "patch": {
+        "operationId": "updateAccountServiceKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Rename a service key (label only). Records `account:service_key_updated`.",
+        "x-permission": "apikeys:edit",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.updateAccountServiceKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RenameApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/service-keys/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The renamed key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountServiceKey"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteAccountServiceKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Delete a service key (hard delete). Records `account:service_key_revoked`.",
+        "x-permission": "apikeys:delete",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.deleteAccountServiceKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeleteTokenResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/service-keys/{id}/rotate": {
+      "post": {
+        "operationId": "rotateAccountServiceKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Regenerate a service key's secret in place. Records `account:service_key_rotated`.",
+        "x-permission": "apikeys:edit",
+        "x-feature": "feature:apikeys",
+        "x-graphql": "Mutation.rotateAccountServiceKey",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The key record plus the new `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountServiceKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{account_id}/api-keys": {
+      "get": {
+        "operationId": "adminAccountApiKeys",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Every personal and service key of an account (operator view, never a secret).",
+        "x-permission": "account-apikeys:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccountApiKeys",
+        "parameters": [
+          {
+            "name": "account_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Keys of both kinds, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminApiKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/users/{user_id}/api-keys": {
+      "get": {
+        "operationId": "adminUserApiKeys",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Every personal key of a user, in all accounts (operator view).",
+        "x-permission": "account-apikeys:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUserApiKeys",
+        "parameters": [
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Personal keys, newest first.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminApiKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/api-keys/{kind}/{id}": {
+      "patch": {
+        "operationId": "adminUpdateApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Operator edit of a key's label and scopes.",
+        "description": "Scopes are validated against the registry of the key's kind (400 VALIDATION_ERROR\n`Invalid permission: <perm>`); a personal key's scopes are also capped at what its owner\nmay grant in the key's account (403 FORBIDDEN `Cannot grant permissions the key owner\ndoes not hold: <perm>`). Blank label: 400 `Label is required`. Unknown key: 404\n`API key not found`. Records `system:api_key_updated`.\n",
+        "x-permission": "account-apikeys:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUpdateApiKey",
+        "parameters": [
+          {
+            "name": "kind",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "personal",
+                "service"
+              ]
+            }
+          },
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "label",
+                  "permissions"
+                ],
+                "properties": {
+                  "label": {
+                    "type": "string",
+                    "maxLength": 100
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The updated key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminApiKey"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminDeleteApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Operator hard delete; idempotent (an absent key always gives the same 404 `API key not found`).",
+        "description": "Records `system:api_key_revoked`.",
+        "x-permission": "account-apikeys:delete",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminDeleteApiKey",
+        "parameters": [
+          {
+            "name": "kind",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "personal",
+                "service"
+              ]
+            }
+          },
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/api-keys/{kind}/{id}/rotate": {
+      "post": {
+        "operationId": "adminRotateApiKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Operator rotation; the new secret is returned once.",
+        "description": "A personal key answers `{ key, api_key }`, a service key `{ key, service_key }` (both\nthe operator record). Records `system:api_key_rotated` (`key_id`, `old_key_prefix`,\n`new_key_prefix`).\n",
+        "x-permission": "account-apikeys:rotate",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminRotateApiKey",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "kind",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "personal",
+                "service"
+              ]
+            }
+          },
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The new key, once.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "key"
+                      ],
+                      "properties": {
+                        "key": {
+                          "type": "string"
+                        },
+                        "api_key": {
+                          "$ref": "#/components/schemas/AdminApiKey"
+                        },
+                        "service_key": {
+                          "$ref": "#/components/schemas/AdminApiKey"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/system-key-permissions": {
+      "get": {
+        "operationId": "adminSystemKeyPermissions",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Every scope a system key may hold (admin, account and user scopes minus the deny-list).",
+        "x-permission": "system-keys:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminSystemKeyPermissions",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Assignable system-key scopes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminPermissionInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/system-keys": {
+      "get": {
+        "operationId": "adminSystemKeys",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Admin-provisioned system keys (never the secret), newest first. Static keys from configuration are not listed.",
+        "x-permission": "system-keys:read",
+        "x-permission-scope": "admin",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "System keys.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/SystemKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "adminCreateSystemKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.",
+        "description": "`permissions` are validated against `GET /v1/admin/system-key-permissions`; a\n`resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR\n`Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.\n",
+        "x-permission": "system-keys:create",
+        "x-permission-scope": "admin",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "label",
+                  "permissions"
+                ],
+                "properties": {
+                  "label": {
+                    "type": "string",
+                    "maxLength": 100
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 300,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "201": {
+            "description": "The key record plus `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SystemKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/system-keys/{id}": {
+      "delete": {
+        "operationId": "adminDeleteSystemKey",
+        "tags": [
+          "apikeys"
+        ],
+        "summary": "Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`.",
+        "x-permission": "system-keys:delete",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
     "/me": {
       "get": {
         "operationId": "me",
@@ -902,11 +2325,88 @@ export const openapiDocument = {
           "accounts"
         ],
         "summary": "The calling user.",
-        "description": "`active_account_id` is null when the session's account claim names an account the\nuser is no longer a member of. Further fields (feature statuses, developer state) join\nwith their modules.\n",
+        "description": "`active_account_id` is null when the session's account claim names an account the\nuser is no longer a member of. `feature_statuses` is every flag's status for the caller\nin the active account (system flags included; `reason` null when enabled);\n`max_accounts` is the user's admin override when set, else the largest `max_accounts`\nof the plans of the accounts the user owns (the default plan's when none);\n`is_developer` is true with a developer profile or the operator's developer override.\n",
         "x-auth": "first-party",
         "x-graphql": "Query.me",
         "x-envelope": {
           "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The user.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Me"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "patch": {
+        "operationId": "updateMe",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Update the calling user (Part 1 shows `extensionDevMode`; `display_name` designed here).",
+        "description": "Omitted fields are left unchanged; a blank `display_name` gives 400 VALIDATION_ERROR\n`display_name must not be blank`. Records `user:profile_updated`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.updateMe",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "display_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "extension_dev_mode": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/me"
         },
         "responses": {
           "200": {
@@ -2221,6 +3721,1277 @@ export const openapiDocument = {
         }
       }
     },
+    "/events": {
+      "get": {
+        "operationId": "events",
+        "tags": [
+          "events"
+        ],
+        "summary": "Stored events of the active account, newest first (Part 2, \"Events surface\").",
+        "description": "`events:read` and `feature:events`. Filters: `types` (comma-separated exact event types),\n`platform` (comma-separated), `user_id` (the `user_id` member inside `raw`), `search`\n(case-insensitive text in `raw`), `from` / `to` (RFC 3339; events after `from`, before\n`to`; an unparseable value gives 400 VALIDATION_ERROR). Individual community gift rows\n(`raw.community_gift_id` without being the header) are hidden. Page size default 25, at\nmost 100.\n",
+        "x-permission": "events:read",
+        "x-feature": "feature:events",
+        "x-graphql": "Query.events",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/EventsLimit"
+          },
+          {
+            "name": "types",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Comma-separated exact event types.",
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Comma-separated platforms.",
+            "schema": {
+              "type": "string",
+              "maxLength": 500
+            }
+          },
+          {
+            "name": "user_id",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Matches the `user_id` inside `raw`.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Case-insensitive text search in `raw`.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "RFC 3339; events after it.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "RFC 3339; events before it.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of events.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Event"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/events/emit": {
+      "post": {
+        "operationId": "emitEvent",
+        "tags": [
+          "events"
+        ],
+        "summary": "Store an event and broadcast it on `events:{account_id}` after the commit.",
+        "description": "Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100\ncharacters; `raw` any JSON object). With `external_id`, redelivery is idempotent per\naccount: the stored event is answered with `duplicate: true` (status 200) and nothing is\nbroadcast again; a new event answers 201.\n\nCommunity gift bundling (platform `platform_a`): an event whose `raw` holds\n`community_gift_id` and a positive integer `total` is a bundle header, stored and\nbroadcast at once; one with `community_gift_id` and no `total` is an individual gift\nnotice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices\nreach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's\n`raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the\nnotices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is\nre-broadcast with the same `id` and `created_at`.\n",
+        "x-permission": "events:create",
+        "x-feature": "feature:events",
+        "x-graphql": "Mutation.emitEvent",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/EmitEventBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/events/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/EmitEventResult"
+          },
+          "201": {
+            "$ref": "#/components/responses/EmitEventResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/events/test": {
+      "post": {
+        "operationId": "testEvent",
+        "tags": [
+          "events"
+        ],
+        "summary": "Broadcast a test event on `events:{account_id}`; never stored.",
+        "description": "Body `{ type?, platform?, raw? }` (defaults `test:event`, `test`, `{}`). Answers the\nbroadcast event (a fresh id that no stored row has, `external_id` null).\n",
+        "x-permission": "events:create",
+        "x-feature": "feature:events",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "type": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "`platform:action`."
+                  },
+                  "platform": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50
+                  },
+                  "raw": {
+                    "type": "object",
+                    "additionalProperties": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The broadcast event.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Event"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/events/{id}": {
+      "get": {
+        "operationId": "event",
+        "tags": [
+          "events"
+        ],
+        "summary": "One stored event of the active account (404 `Event not found` otherwise).",
+        "x-permission": "events:read",
+        "x-feature": "feature:events",
+        "x-graphql": "Query.event",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/events/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The event.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Event"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/overlays": {
+      "get": {
+        "operationId": "overlays",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Overlays of the active account, oldest first (whole list).",
+        "x-permission": "overlays:read",
+        "x-feature": "feature:overlays",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The overlays.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Overlay"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createOverlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Create an overlay (a browser source; its channel is `overlay:{id}`).",
+        "x-permission": "overlays:create",
+        "x-feature": "feature:overlays",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/overlays/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The overlay.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Overlay"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/overlays/{id}": {
+      "delete": {
+        "operationId": "deleteOverlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Delete an overlay; its overlay and shared overlay tokens are revoked (open sockets get TOKEN_REVOKED).",
+        "x-permission": "overlays:delete",
+        "x-feature": "feature:overlays",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/overlays/{id}/token": {
+      "post": {
+        "operationId": "rotateOverlayToken",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Issue the overlay token (`lm_overlay_`, shown once); a previous one is revoked (rotation).",
+        "x-permission": "overlays:edit",
+        "x-feature": "feature:overlays",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The new token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IssuedToken"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/overlays/{id}/shared-tokens": {
+      "post": {
+        "operationId": "createSharedOverlayToken",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Issue a time-limited shared overlay token (`lm_share_`, shown once) with `expires_at`.",
+        "x-permission": "overlays:edit",
+        "x-feature": "feature:overlays",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "expires_at"
+                ],
+                "properties": {
+                  "expires_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "RFC 3339, in the future (400 `expires_at cannot be in the past`)."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The new token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IssuedToken"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/overlays/{id}/tokens/{token_id}": {
+      "delete": {
+        "operationId": "revokeOverlayToken",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Revoke one overlay or shared overlay token of the overlay (404 `Token not found`).",
+        "x-permission": "overlays:edit",
+        "x-feature": "feature:overlays",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "token_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/widgets": {
+      "get": {
+        "operationId": "widgets",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Widget instances of the active account, oldest first (whole list).",
+        "x-permission": "widgets:read",
+        "x-feature": "feature:widgets",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The widgets.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Widget"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createWidget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Create a widget instance (its channel is `widget:{id}`).",
+        "x-permission": "widgets:create",
+        "x-feature": "feature:widgets",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/widgets/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The widget.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Widget"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/widgets/{id}": {
+      "delete": {
+        "operationId": "deleteWidget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Delete a widget instance; its token is revoked.",
+        "x-permission": "widgets:delete",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/widgets/{id}/token": {
+      "post": {
+        "operationId": "rotateWidgetToken",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Issue the widget token (`lm_widget_`, shown once); a previous one is revoked (rotation).",
+        "x-permission": "widgets:edit",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The new token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IssuedToken"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "revokeWidgetToken",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Revoke the widget token (open sockets get TOKEN_REVOKED); 404 `Token not found` when none is live.",
+        "x-permission": "widgets:edit",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/widgets/{id}/access": {
+      "get": {
+        "operationId": "widgetAccess",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Access entries of a widget (Part 2, \"Widget access management\").",
+        "x-permission": "widgets:access-read",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The entries.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/WidgetAccessEntry"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "grantWidgetAccess",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`).",
+        "x-permission": "widgets:access-grant",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "user_id",
+                  "role"
+                ],
+                "properties": {
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid",
+                    "description": "A member of the active account."
+                  },
+                  "role": {
+                    "type": "string",
+                    "enum": [
+                      "viewer",
+                      "editor"
+                    ]
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The entry.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/WidgetAccessEntry"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/widgets/{id}/access/{access_id}": {
+      "delete": {
+        "operationId": "revokeWidgetAccess",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Revoke one access entry (404 `Access entry not found`).",
+        "x-permission": "widgets:access-revoke",
+        "x-feature": "feature:widgets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "access_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
     "/me/audit-log": {
       "get": {
         "operationId": "myAuditLog",
@@ -2357,6 +5128,2260 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/admin-roles": {
+      "get": {
+        "operationId": "adminRoles",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Every admin role, by name.",
+        "x-permission": "admin-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminRoles",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The admin roles.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminRole"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "adminCreateRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Create an admin role.",
+        "description": "`admin:access` is added when absent; permissions are stored sorted in registry order.\nEvery permission must be an admin permission of the registry (`audit:ingest`, held by\nsystem keys only, is not assignable): otherwise 400 VALIDATION_ERROR\n`Invalid permission: <perm>`. A duplicate name (case-insensitive) gives 409\n`Role name already in use`. Records `system:admin_role_created`.\n",
+        "x-permission": "admin-roles:create",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminCreateRole",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name",
+                  "permissions"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "description": {
+                    "type": "string",
+                    "maxLength": 1000,
+                    "nullable": true
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/admin-roles/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/admin-roles/{id}": {
+      "get": {
+        "operationId": "adminRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "One admin role; an unknown id gives 404 `Admin role not found`.",
+        "x-permission": "admin-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "adminUpdateRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Rename, describe or change the permissions of an admin role (system roles too).",
+        "description": "`name` is trimmed; `description: null` clears it, an omitted field is left unchanged.\n`permissions` is the wanted list and is applied as a diff: registry permissions not in\nit are removed, new ones added, `admin:access` is always kept, and strings the registry\ndoes not know (legacy grants already on the role) are preserved, whether or not the list\nrepeats them. A new string must be an admin permission (400 `Invalid permission: <perm>`).\n404 `Admin role not found`; 409 `Role name already in use`. Records\n`system:admin_role_updated`.\n",
+        "x-permission": "admin-roles:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUpdateRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "description": {
+                    "type": "string",
+                    "maxLength": 1000,
+                    "nullable": true
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 100
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminDeleteRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Delete an admin role with its assignments.",
+        "description": "A system role (`super-admin`) gives 409 CONFLICT `Cannot delete system admin role`;\n404 `Admin role not found`. The role's assignments go with it (holders lose its\npermissions with their next request). Records `system:admin_role_deleted`.\n",
+        "x-permission": "admin-roles:delete",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminDeleteRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/admin-roles/{id}/members": {
+      "get": {
+        "operationId": "adminRoleMembers",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Users holding an admin role, oldest assignment first; 404 `Admin role not found`.",
+        "x-permission": "admin-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminRoleMembers",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The members.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminRoleMember"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/admin-roles/{id}/members/{user_id}": {
+      "put": {
+        "operationId": "adminAssignUserRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Give a user an admin role (idempotent).",
+        "description": "`created` is true when a new assignment was made, false when it already existed. The\nuser holds the role's permissions from their next token (refresh or new login).\n404 `Admin role not found` or `User not found`. Records `system:admin_role_assigned`.\n",
+        "x-permission": "admin-roles:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminAssignUserRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "success",
+                    "created"
+                  ],
+                  "properties": {
+                    "success": {
+                      "type": "boolean",
+                      "enum": [
+                        true
+                      ]
+                    },
+                    "created": {
+                      "type": "boolean"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminUnassignUserRole",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Take an admin role from a user.",
+        "description": "`removed` is true when an assignment was removed, false when there was none. The\nuser's tokens lose the role's permissions with their next request. 404\n`Admin role not found`. Records `system:admin_role_unassigned` when removed.\n",
+        "x-permission": "admin-roles:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUnassignUserRole",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "success",
+                    "removed"
+                  ],
+                  "properties": {
+                    "success": {
+                      "type": "boolean",
+                      "enum": [
+                        true
+                      ]
+                    },
+                    "removed": {
+                      "type": "boolean"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/admin-permissions": {
+      "get": {
+        "operationId": "allAdminPermissions",
+        "tags": [
+          "admin"
+        ],
+        "summary": "The admin permission catalogue with categories, in registry order (`audit:ingest`, system keys only, is left out).",
+        "x-permission": "admin-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.allAdminPermissions",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The catalogue.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminPermissionInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/plans": {
+      "post": {
+        "operationId": "adminCreatePlan",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Create a plan.",
+        "description": "Plan rules, checked in this order (400 VALIDATION_ERROR): `slug` must match\n`^[a-z0-9]+(?:-[a-z0-9]+)*$` and be 2 to 40 characters (`Invalid slug format`); prices\nmust not be negative (`Price cannot be negative`); limits must not be negative\n(`Limit cannot be negative`). A slug in use gives 409 `Plan slug already in use`.\n`currency` defaults to `USD`. The new plan enables no feature until\n`PUT /v1/admin/plans/{id}/features` maps them. Records `system:plan_created`.\n",
+        "x-permission": "plans:create",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminCreatePlan",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreatePlanRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/plans/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The plan.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminPlan"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/plans/{id}": {
+      "patch": {
+        "operationId": "adminUpdatePlan",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Rewrite a plan's editable fields (everything but the slug).",
+        "description": "The full editable set: omitted optional fields (`description`, the payment ids) become\nnull. Same rules as create for prices and limits. 404 `Plan not found`. Every account\non the plan sees the change with its next request, on every node. Records\n`system:plan_updated`.\n",
+        "x-permission": "plans:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUpdatePlan",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdatePlanRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The plan.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminPlan"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminDeletePlan",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Delete a plan and its feature mapping.",
+        "description": "404 `Plan not found`; with accounts on it 409\n`Cannot delete plan: N account(s) still reference it. Migrate them to a different plan first.`\nRecords `system:plan_deleted`.\n",
+        "x-permission": "plans:delete",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminDeletePlan",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/plans/{id}/features": {
+      "put": {
+        "operationId": "adminSetPlanFeatures",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Set the plan's feature mapping (REST only; the body is not shown in Part 1, designed here).",
+        "description": "Body `{ features: [{ feature_key, enabled }] }`: each listed flag gets its plan-feature\nrow set to `enabled`; flags not listed keep their row (a flag without a row is off).\n`system:*` flags are global only and not mappable. An unknown key gives 404\n`Feature flag not found`, a system flag 400 `Feature flag is not an account feature`;\n404 `Plan not found`. Every account on the plan sees the change with its next request,\non every node. Gate: the admin `plans:edit`. Records `system:plan_features_updated`.\n",
+        "x-permission": "plans:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "features"
+                ],
+                "properties": {
+                  "features": {
+                    "type": "array",
+                    "maxItems": 200,
+                    "items": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "feature_key",
+                        "enabled"
+                      ],
+                      "properties": {
+                        "feature_key": {
+                          "type": "string",
+                          "minLength": 1,
+                          "maxLength": 100
+                        },
+                        "enabled": {
+                          "type": "boolean"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The plan.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminPlan"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/feature-flags/{key}": {
+      "put": {
+        "operationId": "adminSetFeatureFlag",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Turn a global kill-switch on or off (REST only; DESIGN.md admin lever).",
+        "description": "Off means off for every account whatever its plan or overrides (reason `GLOBAL_OFF`).\n404 `Feature flag not found`. Every node sees it with its next request. Gate: the admin\n`feature-flags:edit`. Records `system:feature_flag_updated`.\n",
+        "x-permission": "feature-flags:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "key",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "enabled"
+                ],
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The flag.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/FeatureFlag"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/plan": {
+      "put": {
+        "operationId": "adminSetAccountPlan",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Move an account to a plan (REST only; DESIGN.md admin lever).",
+        "description": "404 `Account not found` or `Plan not found`. The account's feature checks follow the new\nplan with its next request. Gate: the admin `accounts:edit`. Records\n`system:account_plan_changed`.\n",
+        "x-permission": "accounts:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "plan_id"
+                ],
+                "properties": {
+                  "plan_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The account's plan.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "account_id",
+                        "plan_id",
+                        "plan"
+                      ],
+                      "properties": {
+                        "account_id": {
+                          "type": "string",
+                          "format": "uuid"
+                        },
+                        "plan_id": {
+                          "type": "string",
+                          "format": "uuid"
+                        },
+                        "plan": {
+                          "type": "string",
+                          "description": "The plan's slug."
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/feature-overrides/{key}": {
+      "put": {
+        "operationId": "adminSetAccountFeatureOverride",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Set or clear a per-account feature override (REST only; DESIGN.md admin lever).",
+        "description": "`enabled: true` grants the feature whatever the plan says, `false` blocks it (reason\n`ACCOUNT_OVERRIDE`), `null` removes the override. The global kill-switch still wins.\n`system:*` flags are global only: 400 `Feature flag is not an account feature`. 404\n`Account not found` or `Feature flag not found`. Gate: the admin\n`accounts:overrides-edit`. Records `system:account_feature_override_set`.\n",
+        "x-permission": "accounts:overrides-edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "key",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "enabled"
+                ],
+                "properties": {
+                  "enabled": {
+                    "type": "boolean",
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The override (enabled null when cleared).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "account_id",
+                        "feature_key",
+                        "enabled"
+                      ],
+                      "properties": {
+                        "account_id": {
+                          "type": "string",
+                          "format": "uuid"
+                        },
+                        "feature_key": {
+                          "type": "string"
+                        },
+                        "enabled": {
+                          "type": "boolean",
+                          "nullable": true
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/me/setting-presets": {
+      "get": {
+        "operationId": "mySettingPresets",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "The caller's setting presets with their payloads, newest first.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.mySettingPresets",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The presets.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/SettingPreset"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createSettingPreset",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Save a setting preset.",
+        "description": "The quota is the `max_setting_presets` of the user's plan (the largest among the plans\nof the accounts the user owns, else the default plan's; 0 is unlimited): past it 403\nPLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.\n`is_default: true` makes it the only default of its kind. `payload` is opaque JSON.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.createSettingPreset",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "kind",
+                  "name",
+                  "payload"
+                ],
+                "properties": {
+                  "kind": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50
+                  },
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "payload": {
+                    "type": "object",
+                    "additionalProperties": true
+                  },
+                  "is_default": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/me/setting-presets/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The preset.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SettingPreset"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/me/setting-presets/{id}": {
+      "patch": {
+        "operationId": "updateSettingPreset",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Rename, replace the payload of, or make default one of the caller's presets.",
+        "description": "Another user's preset is 404 `Setting preset not found`, as an absent one.",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.updateSettingPreset",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "payload": {
+                    "type": "object",
+                    "additionalProperties": true
+                  },
+                  "is_default": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The preset.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SettingPreset"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteSettingPreset",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Delete one of the caller's presets (404 `Setting preset not found` otherwise).",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.deleteSettingPreset",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/setting-presets": {
+      "get": {
+        "operationId": "adminUserSettingPresets",
+        "tags": [
+          "admin"
+        ],
+        "summary": "A user's setting presets without their payloads (admin `users:read`).",
+        "x-permission": "users:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUserSettingPresets",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The presets, payload never exposed.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminSettingPreset"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/setting-presets/{id}": {
+      "delete": {
+        "operationId": "adminDeleteUserSettingPreset",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Delete any user's preset (admin `users:edit`).",
+        "description": "404 `Setting preset not found`. Records `system:user_setting_preset_deleted`.",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminDeleteUserSettingPreset",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/connections/status": {
+      "get": {
+        "operationId": "connectionStatuses",
+        "tags": [
+          "connections"
+        ],
+        "summary": "One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.",
+        "description": "A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true\nonly for a stored connection not flagged for reconnection. The login fields describe\nthe acting user's login grant; they are false with no login grant or no user context\n(login connections are not stored by this release, so they are false for now).\nPopout tokens holding `connections:read` may call it.\n",
+        "x-permission": "connections:read",
+        "x-feature": "feature:connections",
+        "x-graphql": "Query.connectionStatuses",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The statuses, in platform order.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ConnectionStatus"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/connections/credential-modes": {
+      "get": {
+        "operationId": "platformCredentialModes",
+        "tags": [
+          "connections"
+        ],
+        "summary": "The OAuth credential mode of each platform and kind that has one.",
+        "description": "`mode` is the configured intent: `system` (the global app) or `account` (per-account\napp credentials). `system_configured` is false when the global app of the platform is\nnot configured (config `connections.system_apps`): a `system` entry then degrades to\n`account` at runtime. Pairs without an OAuth mode are omitted.\n",
+        "x-permission": "connections:read",
+        "x-feature": "feature:connections",
+        "x-graphql": "Query.platformCredentialModes",
+        "x-graphql-shape": "own",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The modes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/PlatformCredentialMode"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/accounts/{id}/connections/{platform}": {
+      "put": {
+        "operationId": "adminRecordConnection",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Record an account's channel connection (operator and development path; REST only).",
+        "description": "OAuth with the real platforms cannot run everywhere: an operator (or a test) records\nthe connection an OAuth callback would have stored, with the platform channel id and\nthe token expiry; `reconnect_required: true` flags it for reconnection. One connection\nper account and platform (a second PUT replaces it). No token is stored. 404\n`Account not found`. Gate: the admin `system-connections:edit`. Records\n`system:connection_recorded`.\n",
+        "x-permission": "system-connections:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "platform_channel_id"
+                ],
+                "properties": {
+                  "platform_channel_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  },
+                  "expires_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "nullable": true
+                  },
+                  "reconnect_required": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The account's status for the platform.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ConnectionStatus"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminRemoveConnection",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Remove an account's channel connection (operator path; REST only).",
+        "description": "Idempotent; 404 `Account not found`. Gate: the admin `system-connections:delete`.\nRecords `system:connection_removed` when one was removed.\n",
+        "x-permission": "system-connections:delete",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/platforms/{platform}": {
+      "put": {
+        "operationId": "adminSetPlatformSwitches",
+        "tags": [
+          "admin"
+        ],
+        "summary": "A platform's global kill-switch and its login, channel and bot sub-switches (REST only).",
+        "description": "Omitted switches are left unchanged. `enabledPlatforms` lists a platform whose switch is\non with its login or bot sub-switch on (the music platform, an integration, never);\n`enabledProviders(connectionType)` lists the platforms whose switch and sub-switch for\nthat type are on. Gate: the admin `platforms:edit`. Records `system:platform_switches_updated`.\n",
+        "x-permission": "platforms:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  },
+                  "login_enabled": {
+                    "type": "boolean"
+                  },
+                  "channel_enabled": {
+                    "type": "boolean"
+                  },
+                  "bot_enabled": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The platform's switches (a sub-switch the platform does not support stays false).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "platform",
+                        "enabled",
+                        "login_enabled",
+                        "channel_enabled",
+                        "bot_enabled"
+                      ],
+                      "properties": {
+                        "platform": {
+                          "type": "string"
+                        },
+                        "enabled": {
+                          "type": "boolean"
+                        },
+                        "login_enabled": {
+                          "type": "boolean"
+                        },
+                        "channel_enabled": {
+                          "type": "boolean"
+                        },
+                        "bot_enabled": {
+                          "type": "boolean"
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/login-connections": {
+      "post": {
+        "operationId": "adminRecordLoginConnection",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Record a user's login connection (operator and development path; REST only).",
+        "description": "Stores what a login OAuth callback would: the provider and the platform user id (no\ntoken). The same provider and platform user id update the row (`reconnect_required`\nflags the grant). A user's first login connection is their primary one. 404\n`User not found`. Gate: the admin `users:edit`. Records `system:login_connection_recorded`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "provider",
+                  "platform_user_id"
+                ],
+                "properties": {
+                  "provider": {
+                    "type": "string",
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
+                  },
+                  "platform_user_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  },
+                  "display_name": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "nullable": true
+                  },
+                  "reconnect_required": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The login connection.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/LoginConnection"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2728,6 +7753,33 @@ export const openapiDocument = {
           }
         }
       },
+      "DeleteTokenResult": {
+        "description": "The key was deleted (issue 8; GraphQL `DeleteTokenResult`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "success",
+                "id"
+              ],
+              "properties": {
+                "success": {
+                  "type": "boolean",
+                  "enum": [
+                    true
+                  ]
+                },
+                "id": {
+                  "type": "string",
+                  "format": "uuid"
+                }
+              }
+            }
+          }
+        }
+      },
       "SessionTokens": {
         "description": "An access JWT (use tag `access`, lifetime `auth.access_token_expiration`, default 900 s)\nand a refresh JWT (use tag `refresh`, valid until the session ends, rotated on every\nrefresh). Both carry the `lm_` prefix; send the access token as `Authorization: Bearer`.\n",
         "content": {
@@ -2875,6 +7927,29 @@ export const openapiDocument = {
                 "total_pages": {
                   "type": "integer",
                   "minimum": 0
+                }
+              }
+            }
+          }
+        }
+      },
+      "EmitEventResult": {
+        "description": "The stored event (201 new; 200 an idempotent redelivery of `external_id`).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/EmitEventResult"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
                 }
               }
             }
@@ -3423,6 +8498,497 @@ export const openapiDocument = {
           }
         }
       },
+      "ApiKeyPermission": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "label",
+          "category"
+        ],
+        "properties": {
+          "key": {
+            "type": "string",
+            "description": "`resource:action`"
+          },
+          "label": {
+            "type": "string"
+          },
+          "category": {
+            "type": "string"
+          }
+        }
+      },
+      "CreateApiKeyRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "label",
+          "permissions"
+        ],
+        "properties": {
+          "label": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "RFC 3339; null or absent = no expiry."
+          }
+        }
+      },
+      "RenameApiKeyRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "label"
+        ],
+        "properties": {
+          "label": {
+            "type": "string",
+            "maxLength": 100
+          }
+        }
+      },
+      "UserApiKey": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user_id",
+          "account_id",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "UserApiKeyCreated": {
+        "description": "The personal key record plus the full `key`, shown only once.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "id",
+          "user_id",
+          "account_id",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "AccountServiceKey": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "created_by",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "updated_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "AccountServiceKeyCreated": {
+        "description": "The service key record plus the full `key`, shown only once.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "id",
+          "account_id",
+          "created_by",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "updated_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "AdminApiKey": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "kind",
+          "account_id",
+          "user_id",
+          "created_by",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "PERSONAL",
+              "SERVICE"
+            ]
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "SystemKey": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_by",
+          "created_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "SystemKeyCreated": {
+        "description": "The system key record plus the full `key`, shown only once.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "id",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_by",
+          "created_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "KeySelfLinks": {
+        "description": "Links of a key create or rotate response: Part 1 shows `_links.self` as an object `{ href }` there.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "self"
+        ],
+        "properties": {
+          "self": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "href"
+            ],
+            "properties": {
+              "href": {
+                "type": "string"
+              }
+            }
+          }
+        }
+      },
       "Me": {
         "type": "object",
         "additionalProperties": false,
@@ -3433,6 +8999,11 @@ export const openapiDocument = {
           "avatar_url",
           "active_account_id",
           "owned_account_count",
+          "max_accounts",
+          "is_developer",
+          "extension_dev_mode",
+          "feature_statuses",
+          "login_connections",
           "created_at"
         ],
         "properties": {
@@ -3459,6 +9030,56 @@ export const openapiDocument = {
           "owned_account_count": {
             "type": "integer",
             "minimum": 0
+          },
+          "max_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "From the plans of the owned accounts and the admin override."
+          },
+          "is_developer": {
+            "type": "boolean"
+          },
+          "extension_dev_mode": {
+            "type": "boolean",
+            "description": "Extension bundles load the latest draft or testing version for extensions the user develops."
+          },
+          "feature_statuses": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "key",
+                "enabled",
+                "reason"
+              ],
+              "properties": {
+                "key": {
+                  "type": "string"
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "reason": {
+                  "type": "string",
+                  "nullable": true,
+                  "enum": [
+                    "GLOBAL_OFF",
+                    "PLAN_LOCKED",
+                    "ACCOUNT_OVERRIDE",
+                    "USER_OVERRIDE",
+                    null
+                  ]
+                }
+              }
+            }
+          },
+          "login_connections": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/LoginConnection"
+            },
+            "description": "The user's login connections, primary first."
           },
           "created_at": {
             "type": "string",
@@ -3716,6 +9337,969 @@ export const openapiDocument = {
           "locked": {
             "type": "boolean",
             "description": "A locked type (invite) is always delivered in app and by e-mail."
+          }
+        }
+      },
+      "Event": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "type",
+          "platform",
+          "external_id",
+          "raw",
+          "created_at"
+        ],
+        "description": "A stream event (Part 2, \"Event row\"); GraphQL calls `type` `eventType`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "type": {
+            "type": "string",
+            "description": "`platform:action`, up to 100 characters."
+          },
+          "platform": {
+            "type": "string"
+          },
+          "external_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "raw": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "EmitEventBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "type",
+          "platform",
+          "raw"
+        ],
+        "properties": {
+          "type": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "`platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike)."
+          },
+          "platform": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 50
+          },
+          "raw": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "external_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "nullable": true,
+            "description": "Redelivery of the same id for the account answers the stored event."
+          }
+        }
+      },
+      "EmitEventResult": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "duplicate",
+          "event"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "duplicate": {
+            "type": "boolean",
+            "description": "true: `external_id` was delivered before; the stored event is answered and not broadcast again."
+          },
+          "event": {
+            "$ref": "#/components/schemas/Event"
+          }
+        }
+      },
+      "AdminRole": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "description",
+          "is_system",
+          "permissions",
+          "member_count",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "is_system": {
+            "type": "boolean",
+            "description": "System roles cannot be deleted but remain editable."
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Sorted in registry order; unknown (legacy) strings last."
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminRoleMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "email",
+          "avatar_url",
+          "assigned_at"
+        ],
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "assigned_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminPermissionInfo": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "permission",
+          "category"
+        ],
+        "properties": {
+          "permission": {
+            "type": "string"
+          },
+          "category": {
+            "type": "string"
+          }
+        }
+      },
+      "CreatePlanRequest": {
+        "description": "Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`\n0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by\nthe service with the plan rules' messages, so the schema only bounds the numbers (32-bit;\nbyte sizes up to 2^53 - 1).\n`currency` defaults to `USD`.\n",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "slug",
+          "name",
+          "price_monthly",
+          "price_yearly",
+          "is_public",
+          "sort_order",
+          "max_overlays",
+          "max_storage_bytes",
+          "max_upload_size_bytes",
+          "max_integrations",
+          "chat_retention_days",
+          "max_sounds",
+          "max_sound_file_size",
+          "max_sound_storage_bytes",
+          "max_setting_presets"
+        ],
+        "properties": {
+          "slug": {
+            "type": "string",
+            "maxLength": 100,
+            "description": "`^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable."
+          },
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 2000,
+            "nullable": true
+          },
+          "price_monthly": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "price_yearly": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "currency": {
+            "type": "string",
+            "pattern": "^[A-Z]{3}$",
+            "example": "USD",
+            "description": "ISO 4217 code."
+          },
+          "is_public": {
+            "type": "boolean"
+          },
+          "sort_order": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_overlays": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_upload_size_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_integrations": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "chat_retention_days": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_setting_presets": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_sounds": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "stripe_product_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "stripe_monthly_price_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "stripe_yearly_price_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          }
+        }
+      },
+      "UpdatePlanRequest": {
+        "description": "Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`\n0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by\nthe service with the plan rules' messages, so the schema only bounds the numbers (32-bit;\nbyte sizes up to 2^53 - 1).\nThe full editable set, without the slug; omitted optional fields become null.\n",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "price_monthly",
+          "price_yearly",
+          "currency",
+          "is_public",
+          "sort_order",
+          "max_overlays",
+          "max_storage_bytes",
+          "max_upload_size_bytes",
+          "max_integrations",
+          "chat_retention_days",
+          "max_sounds",
+          "max_sound_file_size",
+          "max_sound_storage_bytes",
+          "max_setting_presets"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 2000,
+            "nullable": true
+          },
+          "price_monthly": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "price_yearly": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "currency": {
+            "type": "string",
+            "pattern": "^[A-Z]{3}$",
+            "example": "USD",
+            "description": "ISO 4217 code."
+          },
+          "is_public": {
+            "type": "boolean"
+          },
+          "sort_order": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_overlays": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_upload_size_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_integrations": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "chat_retention_days": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_setting_presets": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_sounds": {
+            "type": "integer",
+            "minimum": -2147483648,
+            "maximum": 2147483647
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": -9007199254740991,
+            "maximum": 9007199254740991
+          },
+          "stripe_product_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "stripe_monthly_price_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "stripe_yearly_price_id": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          }
+        }
+      },
+      "AdminPlan": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "slug",
+          "name",
+          "description",
+          "price_monthly",
+          "price_yearly",
+          "currency",
+          "is_public",
+          "sort_order",
+          "max_overlays",
+          "max_storage_bytes",
+          "max_upload_size_bytes",
+          "max_integrations",
+          "chat_retention_days",
+          "max_setting_presets",
+          "max_sounds",
+          "max_sound_file_size",
+          "max_sound_storage_bytes",
+          "stripe_product_id",
+          "stripe_monthly_price_id",
+          "stripe_yearly_price_id",
+          "features",
+          "accounts_using"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "price_monthly": {
+            "type": "integer"
+          },
+          "price_yearly": {
+            "type": "integer"
+          },
+          "currency": {
+            "type": "string"
+          },
+          "is_public": {
+            "type": "boolean"
+          },
+          "sort_order": {
+            "type": "integer"
+          },
+          "max_overlays": {
+            "type": "integer"
+          },
+          "max_storage_bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "max_upload_size_bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "max_integrations": {
+            "type": "integer"
+          },
+          "chat_retention_days": {
+            "type": "integer"
+          },
+          "max_setting_presets": {
+            "type": "integer"
+          },
+          "max_sounds": {
+            "type": "integer"
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "stripe_product_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "stripe_monthly_price_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "stripe_yearly_price_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "features": {
+            "type": "array",
+            "description": "Every account feature flag (not `system:*`), enabled as the plan maps it (no row is off).",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "feature_id",
+                "feature_key",
+                "label",
+                "enabled"
+              ],
+              "properties": {
+                "feature_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "feature_key": {
+                  "type": "string"
+                },
+                "label": {
+                  "type": "string"
+                },
+                "enabled": {
+                  "type": "boolean"
+                }
+              }
+            }
+          },
+          "accounts_using": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
+      "FeatureFlag": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "key",
+          "category",
+          "label",
+          "enabled"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key": {
+            "type": "string"
+          },
+          "category": {
+            "type": "string",
+            "enum": [
+              "feature",
+              "widget",
+              "integration",
+              "bot_module",
+              "system"
+            ]
+          },
+          "label": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean",
+            "description": "The global kill-switch."
+          }
+        }
+      },
+      "SettingPreset": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user_id",
+          "kind",
+          "name",
+          "payload",
+          "is_default",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "payload": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "is_default": {
+            "type": "boolean"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminSettingPreset": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user_id",
+          "kind",
+          "name",
+          "is_default",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "is_default": {
+            "type": "boolean"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ConnectionStatus": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "is_connected",
+          "reconnect_required",
+          "expires_at",
+          "login_connected",
+          "login_reconnect_required"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "is_connected": {
+            "type": "boolean",
+            "description": "True only when a connection exists and is not flagged reconnect_required."
+          },
+          "reconnect_required": {
+            "type": "boolean"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "login_connected": {
+            "type": "boolean"
+          },
+          "login_reconnect_required": {
+            "type": "boolean"
+          }
+        }
+      },
+      "PlatformCredentialMode": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "kind",
+          "mode",
+          "system_configured"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "channel",
+              "bot"
+            ]
+          },
+          "mode": {
+            "type": "string",
+            "enum": [
+              "system",
+              "account"
+            ]
+          },
+          "system_configured": {
+            "type": "boolean"
+          }
+        }
+      },
+      "LoginConnection": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "provider",
+          "platform_user_id",
+          "display_name",
+          "reconnect_required",
+          "is_primary",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "platform_user_id": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "reconnect_required": {
+            "type": "boolean"
+          },
+          "is_primary": {
+            "type": "boolean"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Overlay": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Widget": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "IssuedToken": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "kind",
+          "token",
+          "subject_id",
+          "expires_at",
+          "created_at"
+        ],
+        "description": "An overlay, shared overlay or widget token; `token` is shown only here (only its SHA-256 is stored).",
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "type": "string",
+            "enum": [
+              "overlay",
+              "shared_overlay",
+              "widget"
+            ]
+          },
+          "token": {
+            "type": "string"
+          },
+          "subject_id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "The overlay or widget instance the token is bound to."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "WidgetAccessEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "widget_id",
+          "user_id",
+          "user_name",
+          "user_avatar",
+          "role",
+          "granted_by",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "widget_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_name": {
+            "type": "string"
+          },
+          "user_avatar": {
+            "type": "string",
+            "nullable": true
+          },
+          "role": {
+            "type": "string",
+            "enum": [
+              "viewer",
+              "editor"
+            ]
+          },
+          "granted_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },

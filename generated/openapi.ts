@@ -235,6 +235,269 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{account_id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every personal and service key of an account (operator view, never a secret). */
+        get: operations["adminAccountApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/connections/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record an account's channel connection (operator and development path; REST only).
+         * @description OAuth with the real platforms cannot run everywhere: an operator (or a test) records
+         *     the connection an OAuth callback would have stored, with the platform channel id and
+         *     the token expiry; `reconnect_required: true` flags it for reconnection. One connection
+         *     per account and platform (a second PUT replaces it). No token is stored. 404
+         *     `Account not found`. Gate: the admin `system-connections:edit`. Records
+         *     `system:connection_recorded`.
+         */
+        put: operations["adminRecordConnection"];
+        post?: never;
+        /**
+         * Remove an account's channel connection (operator path; REST only).
+         * @description Idempotent; 404 `Account not found`. Gate: the admin `system-connections:delete`.
+         *     Records `system:connection_removed` when one was removed.
+         */
+        delete: operations["adminRemoveConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/feature-overrides/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear a per-account feature override (REST only; DESIGN.md admin lever).
+         * @description `enabled: true` grants the feature whatever the plan says, `false` blocks it (reason
+         *     `ACCOUNT_OVERRIDE`), `null` removes the override. The global kill-switch still wins.
+         *     `system:*` flags are global only: 400 `Feature flag is not an account feature`. 404
+         *     `Account not found` or `Feature flag not found`. Gate: the admin
+         *     `accounts:overrides-edit`. Records `system:account_feature_override_set`.
+         */
+        put: operations["adminSetAccountFeatureOverride"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move an account to a plan (REST only; DESIGN.md admin lever).
+         * @description 404 `Account not found` or `Plan not found`. The account's feature checks follow the new
+         *     plan with its next request. Gate: the admin `accounts:edit`. Records
+         *     `system:account_plan_changed`.
+         */
+        put: operations["adminSetAccountPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/admin-permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The admin permission catalogue with categories, in registry order (`audit:ingest`, system keys only, is left out). */
+        get: operations["allAdminPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/admin-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every admin role, by name. */
+        get: operations["adminRoles"];
+        put?: never;
+        /**
+         * Create an admin role.
+         * @description `admin:access` is added when absent; permissions are stored sorted in registry order.
+         *     Every permission must be an admin permission of the registry (`audit:ingest`, held by
+         *     system keys only, is not assignable): otherwise 400 VALIDATION_ERROR
+         *     `Invalid permission: <perm>`. A duplicate name (case-insensitive) gives 409
+         *     `Role name already in use`. Records `system:admin_role_created`.
+         */
+        post: operations["adminCreateRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/admin-roles/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One admin role; an unknown id gives 404 `Admin role not found`. */
+        get: operations["adminRole"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an admin role with its assignments.
+         * @description A system role (`super-admin`) gives 409 CONFLICT `Cannot delete system admin role`;
+         *     404 `Admin role not found`. The role's assignments go with it (holders lose its
+         *     permissions with their next request). Records `system:admin_role_deleted`.
+         */
+        delete: operations["adminDeleteRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, describe or change the permissions of an admin role (system roles too).
+         * @description `name` is trimmed; `description: null` clears it, an omitted field is left unchanged.
+         *     `permissions` is the wanted list and is applied as a diff: registry permissions not in
+         *     it are removed, new ones added, `admin:access` is always kept, and strings the registry
+         *     does not know (legacy grants already on the role) are preserved, whether or not the list
+         *     repeats them. A new string must be an admin permission (400 `Invalid permission: <perm>`).
+         *     404 `Admin role not found`; 409 `Role name already in use`. Records
+         *     `system:admin_role_updated`.
+         */
+        patch: operations["adminUpdateRole"];
+        trace?: never;
+    };
+    "/admin/admin-roles/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Users holding an admin role, oldest assignment first; 404 `Admin role not found`. */
+        get: operations["adminRoleMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/admin-roles/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Give a user an admin role (idempotent).
+         * @description `created` is true when a new assignment was made, false when it already existed. The
+         *     user holds the role's permissions from their next token (refresh or new login).
+         *     404 `Admin role not found` or `User not found`. Records `system:admin_role_assigned`.
+         */
+        put: operations["adminAssignUserRole"];
+        post?: never;
+        /**
+         * Take an admin role from a user.
+         * @description `removed` is true when an assignment was removed, false when there was none. The
+         *     user's tokens lose the role's permissions with their next request. 404
+         *     `Admin role not found`. Records `system:admin_role_unassigned` when removed.
+         */
+        delete: operations["adminUnassignUserRole"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api-keys/{kind}/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Operator hard delete; idempotent (an absent key always gives the same 404 `API key not found`).
+         * @description Records `system:api_key_revoked`.
+         */
+        delete: operations["adminDeleteApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Operator edit of a key's label and scopes.
+         * @description Scopes are validated against the registry of the key's kind (400 VALIDATION_ERROR
+         *     `Invalid permission: <perm>`); a personal key's scopes are also capped at what its owner
+         *     may grant in the key's account (403 FORBIDDEN `Cannot grant permissions the key owner
+         *     does not hold: <perm>`). Blank label: 400 `Label is required`. Unknown key: 404
+         *     `API key not found`. Records `system:api_key_updated`.
+         */
+        patch: operations["adminUpdateApiKey"];
+        trace?: never;
+    };
+    "/admin/api-keys/{kind}/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operator rotation; the new secret is returned once.
+         * @description A personal key answers `{ key, api_key }`, a service key `{ key, service_key }` (both
+         *     the operator record). Records `system:api_key_rotated` (`key_id`, `old_key_prefix`,
+         *     `new_key_prefix`).
+         */
+        post: operations["adminRotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit-log": {
         parameters: {
             query?: never;
@@ -244,6 +507,355 @@ export interface paths {
         };
         /** Every audit row, for operators holding the admin `audit-log:read`. */
         get: operations["adminAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/feature-flags/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Turn a global kill-switch on or off (REST only; DESIGN.md admin lever).
+         * @description Off means off for every account whatever its plan or overrides (reason `GLOBAL_OFF`).
+         *     404 `Feature flag not found`. Every node sees it with its next request. Gate: the admin
+         *     `feature-flags:edit`. Records `system:feature_flag_updated`.
+         */
+        put: operations["adminSetFeatureFlag"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a plan.
+         * @description Plan rules, checked in this order (400 VALIDATION_ERROR): `slug` must match
+         *     `^[a-z0-9]+(?:-[a-z0-9]+)*$` and be 2 to 40 characters (`Invalid slug format`); prices
+         *     must not be negative (`Price cannot be negative`); limits must not be negative
+         *     (`Limit cannot be negative`). A slug in use gives 409 `Plan slug already in use`.
+         *     `currency` defaults to `USD`. The new plan enables no feature until
+         *     `PUT /v1/admin/plans/{id}/features` maps them. Records `system:plan_created`.
+         */
+        post: operations["adminCreatePlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a plan and its feature mapping.
+         * @description 404 `Plan not found`; with accounts on it 409
+         *     `Cannot delete plan: N account(s) still reference it. Migrate them to a different plan first.`
+         *     Records `system:plan_deleted`.
+         */
+        delete: operations["adminDeletePlan"];
+        options?: never;
+        head?: never;
+        /**
+         * Rewrite a plan's editable fields (everything but the slug).
+         * @description The full editable set: omitted optional fields (`description`, the payment ids) become
+         *     null. Same rules as create for prices and limits. 404 `Plan not found`. Every account
+         *     on the plan sees the change with its next request, on every node. Records
+         *     `system:plan_updated`.
+         */
+        patch: operations["adminUpdatePlan"];
+        trace?: never;
+    };
+    "/admin/plans/{id}/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the plan's feature mapping (REST only; the body is not shown in Part 1, designed here).
+         * @description Body `{ features: [{ feature_key, enabled }] }`: each listed flag gets its plan-feature
+         *     row set to `enabled`; flags not listed keep their row (a flag without a row is off).
+         *     `system:*` flags are global only and not mappable. An unknown key gives 404
+         *     `Feature flag not found`, a system flag 400 `Feature flag is not an account feature`;
+         *     404 `Plan not found`. Every account on the plan sees the change with its next request,
+         *     on every node. Gate: the admin `plans:edit`. Records `system:plan_features_updated`.
+         */
+        put: operations["adminSetPlanFeatures"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/platforms/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * A platform's global kill-switch and its login, channel and bot sub-switches (REST only).
+         * @description Omitted switches are left unchanged. `enabledPlatforms` lists a platform whose switch is
+         *     on with its login or bot sub-switch on (the music platform, an integration, never);
+         *     `enabledProviders(connectionType)` lists the platforms whose switch and sub-switch for
+         *     that type are on. Gate: the admin `platforms:edit`. Records `system:platform_switches_updated`.
+         */
+        put: operations["adminSetPlatformSwitches"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/setting-presets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete any user's preset (admin `users:edit`).
+         * @description 404 `Setting preset not found`. Records `system:user_setting_preset_deleted`.
+         */
+        delete: operations["adminDeleteUserSettingPreset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/system-key-permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every scope a system key may hold (admin, account and user scopes minus the deny-list). */
+        get: operations["adminSystemKeyPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/system-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Admin-provisioned system keys (never the secret), newest first. Static keys from configuration are not listed. */
+        get: operations["adminSystemKeys"];
+        put?: never;
+        /**
+         * Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.
+         * @description `permissions` are validated against `GET /v1/admin/system-key-permissions`; a
+         *     `resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR
+         *     `Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.
+         */
+        post: operations["adminCreateSystemKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/system-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. */
+        delete: operations["adminDeleteSystemKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/login-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a user's login connection (operator and development path; REST only).
+         * @description Stores what a login OAuth callback would: the provider and the platform user id (no
+         *     token). The same provider and platform user id update the row (`reconnect_required`
+         *     flags the grant). A user's first login connection is their primary one. 404
+         *     `User not found`. Gate: the admin `users:edit`. Records `system:login_connection_recorded`.
+         */
+        post: operations["adminRecordLoginConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/setting-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's setting presets without their payloads (admin `users:read`). */
+        get: operations["adminUserSettingPresets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{user_id}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every personal key of a user, in all accounts (operator view). */
+        get: operations["adminUserApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's personal keys for the active account (never the secret), newest first. */
+        get: operations["userApiKeys"];
+        put?: never;
+        /**
+         * Create a personal key (`lm_usr_`) for the caller in the active account; the full key is returned once.
+         * @description Each scope is checked against the personal registry first (unknown or deny-listed: 400
+         *     VALIDATION_ERROR `Invalid permission: <perm>`), then against what the caller holds (403
+         *     FORBIDDEN `Cannot grant permissions you do not hold: <perm>`). A blank label gives 400
+         *     VALIDATION_ERROR `Label is required`; `expires_at` in the past gives 400
+         *     VALIDATION_ERROR `expires_at cannot be in the past`. Records `user:api_key_created`.
+         */
+        post: operations["createUserApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of the caller's personal keys (hard delete); it is refused at once on every node. */
+        delete: operations["deleteUserApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename one of the caller's personal keys (label only; scopes are immutable).
+         * @description Unknown id, or a key of another user or account: 404 `API key not found`. Blank label:
+         *     400 VALIDATION_ERROR `Label is required`.
+         */
+        patch: operations["updateUserApiKey"];
+        trace?: never;
+    };
+    "/api-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Regenerate a personal key's secret in place; the old secret stops working at once.
+         * @description Id, label, scopes and expiry are unchanged; the new full key is returned once, in the
+         *     create shape. Records `user:api_key_rotated` (`key_id`, `old_key_prefix`, `new_key_prefix`).
+         */
+        post: operations["rotateUserApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The scopes a key of one kind may hold (the assignable-scope registry).
+         * @description `kind` is required: `personal` (the account permissions plus the ten `ideas:*`),
+         *     `service` (the account permissions) or `developer` (`extension-dev:*`); any other or a
+         *     missing value gives 400 VALIDATION_ERROR. The deny-list (`apikeys:create`,
+         *     `apikeys:edit`, `tokens:create`, `account:delete`) is never offered. Registry order.
+         */
+        get: operations["apiKeyAssignablePermissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -451,6 +1063,148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connections/credential-modes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The OAuth credential mode of each platform and kind that has one.
+         * @description `mode` is the configured intent: `system` (the global app) or `account` (per-account
+         *     app credentials). `system_configured` is false when the global app of the platform is
+         *     not configured (config `connections.system_apps`): a `system` entry then degrades to
+         *     `account` at runtime. Pairs without an OAuth mode are omitted.
+         */
+        get: operations["platformCredentialModes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.
+         * @description A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true
+         *     only for a stored connection not flagged for reconnection. The login fields describe
+         *     the acting user's login grant; they are false with no login grant or no user context
+         *     (login connections are not stored by this release, so they are false for now).
+         *     Popout tokens holding `connections:read` may call it.
+         */
+        get: operations["connectionStatuses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stored events of the active account, newest first (Part 2, "Events surface").
+         * @description `events:read` and `feature:events`. Filters: `types` (comma-separated exact event types),
+         *     `platform` (comma-separated), `user_id` (the `user_id` member inside `raw`), `search`
+         *     (case-insensitive text in `raw`), `from` / `to` (RFC 3339; events after `from`, before
+         *     `to`; an unparseable value gives 400 VALIDATION_ERROR). Individual community gift rows
+         *     (`raw.community_gift_id` without being the header) are hidden. Page size default 25, at
+         *     most 100.
+         */
+        get: operations["events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One stored event of the active account (404 `Event not found` otherwise). */
+        get: operations["event"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/emit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Store an event and broadcast it on `events:{account_id}` after the commit.
+         * @description Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100
+         *     characters; `raw` any JSON object). With `external_id`, redelivery is idempotent per
+         *     account: the stored event is answered with `duplicate: true` (status 200) and nothing is
+         *     broadcast again; a new event answers 201.
+         *
+         *     Community gift bundling (platform `platform_a`): an event whose `raw` holds
+         *     `community_gift_id` and a positive integer `total` is a bundle header, stored and
+         *     broadcast at once; one with `community_gift_id` and no `total` is an individual gift
+         *     notice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices
+         *     reach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's
+         *     `raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the
+         *     notices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is
+         *     re-broadcast with the same `id` and `created_at`.
+         */
+        post: operations["emitEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Broadcast a test event on `events:{account_id}`; never stored.
+         * @description Body `{ type?, platform?, raw? }` (defaults `test:event`, `test`, `{}`). Answers the
+         *     broadcast event (a fresh id that no stored row has, `external_id` null).
+         */
+        post: operations["testEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -504,8 +1258,11 @@ export interface paths {
         /**
          * The calling user.
          * @description `active_account_id` is null when the session's account claim names an account the
-         *     user is no longer a member of. Further fields (feature statuses, developer state) join
-         *     with their modules.
+         *     user is no longer a member of. `feature_statuses` is every flag's status for the caller
+         *     in the active account (system flags included; `reason` null when enabled);
+         *     `max_accounts` is the user's admin override when set, else the largest `max_accounts`
+         *     of the plans of the accounts the user owns (the default plan's when none);
+         *     `is_developer` is true with a developer profile or the operator's developer override.
          */
         get: operations["me"];
         put?: never;
@@ -513,7 +1270,12 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update the calling user (Part 1 shows `extensionDevMode`; `display_name` designed here).
+         * @description Omitted fields are left unchanged; a blank `display_name` gives 400 VALIDATION_ERROR
+         *     `display_name must not be blank`. Records `user:profile_updated`.
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/me/audit-log": {
@@ -536,6 +1298,51 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/me/setting-presets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's setting presets with their payloads, newest first. */
+        get: operations["mySettingPresets"];
+        put?: never;
+        /**
+         * Save a setting preset.
+         * @description The quota is the `max_setting_presets` of the user's plan (the largest among the plans
+         *     of the accounts the user owns, else the default plan's; 0 is unlimited): past it 403
+         *     PLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.
+         *     `is_default: true` makes it the only default of its kind. `payload` is opaque JSON.
+         */
+        post: operations["createSettingPreset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/setting-presets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one of the caller's presets (404 `Setting preset not found` otherwise). */
+        delete: operations["deleteSettingPreset"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, replace the payload of, or make default one of the caller's presets.
+         * @description Another user's preset is 404 `Setting preset not found`, as an absent one.
+         */
+        patch: operations["updateSettingPreset"];
         trace?: never;
     };
     "/notifications": {
@@ -621,6 +1428,92 @@ export interface paths {
         patch: operations["updateNotificationPreference"];
         trace?: never;
     };
+    "/overlays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Overlays of the active account, oldest first (whole list). */
+        get: operations["overlays"];
+        put?: never;
+        /** Create an overlay (a browser source; its channel is `overlay:{id}`). */
+        post: operations["createOverlay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/overlays/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an overlay; its overlay and shared overlay tokens are revoked (open sockets get TOKEN_REVOKED). */
+        delete: operations["deleteOverlay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/overlays/{id}/shared-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue a time-limited shared overlay token (`lm_share_`, shown once) with `expires_at`. */
+        post: operations["createSharedOverlayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/overlays/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue the overlay token (`lm_overlay_`, shown once); a previous one is revoked (rotation). */
+        post: operations["rotateOverlayToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/overlays/{id}/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one overlay or shared overlay token of the overlay (404 `Token not found`). */
+        delete: operations["revokeOverlayToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/schema": {
         parameters: {
             query?: never;
@@ -632,6 +1525,64 @@ export interface paths {
         get: operations["getSchema"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The active account's service keys (never the secret), newest first. */
+        get: operations["accountServiceKeys"];
+        put?: never;
+        /**
+         * Create a service key (`lm_svc_`) owned by the active account; the full key is returned once.
+         * @description Same validation as personal keys against the service registry (account permissions
+         *     only). The key has no user identity and survives its creator (`created_by` becomes
+         *     null). Records `account:service_key_created`.
+         */
+        post: operations["createAccountServiceKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a service key (hard delete). Records `account:service_key_revoked`. */
+        delete: operations["deleteAccountServiceKey"];
+        options?: never;
+        head?: never;
+        /** Rename a service key (label only). Records `account:service_key_updated`. */
+        patch: operations["updateAccountServiceKey"];
+        trace?: never;
+    };
+    "/service-keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Regenerate a service key's secret in place. Records `account:service_key_rotated`. */
+        post: operations["rotateAccountServiceKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -711,6 +1662,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/widgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Widget instances of the active account, oldest first (whole list). */
+        get: operations["widgets"];
+        put?: never;
+        /** Create a widget instance (its channel is `widget:{id}`). */
+        post: operations["createWidget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a widget instance; its token is revoked. */
+        delete: operations["deleteWidget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widgets/{id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Access entries of a widget (Part 2, "Widget access management"). */
+        get: operations["widgetAccess"];
+        put?: never;
+        /** Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`). */
+        post: operations["grantWidgetAccess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widgets/{id}/access/{access_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one access entry (404 `Access entry not found`). */
+        delete: operations["revokeWidgetAccess"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widgets/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Issue the widget token (`lm_widget_`, shown once); a previous one is revoked (rotation). */
+        post: operations["rotateWidgetToken"];
+        /** Revoke the widget token (open sockets get TOKEN_REVOKED); 404 `Token not found` when none is live. */
+        delete: operations["revokeWidgetToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -773,6 +1812,151 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        AccountServiceKey: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The service key record plus the full `key`, shown only once. */
+        AccountServiceKeyCreated: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AdminApiKey: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key_prefix: string;
+            /** @enum {string} */
+            kind: "PERSONAL" | "SERVICE";
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: uuid */
+            user_id: string | null;
+        };
+        AdminPermissionInfo: {
+            category: string;
+            permission: string;
+        };
+        AdminPlan: {
+            accounts_using: number;
+            chat_retention_days: number;
+            currency: string;
+            description: string | null;
+            /** @description Every account feature flag (not `system:*`), enabled as the plan maps it (no row is off). */
+            features: {
+                enabled: boolean;
+                /** Format: uuid */
+                feature_id: string;
+                feature_key: string;
+                label: string;
+            }[];
+            /** Format: uuid */
+            id: string;
+            is_public: boolean;
+            max_integrations: number;
+            max_overlays: number;
+            max_setting_presets: number;
+            /** Format: int64 */
+            max_sound_file_size: number;
+            /** Format: int64 */
+            max_sound_storage_bytes: number;
+            max_sounds: number;
+            /** Format: int64 */
+            max_storage_bytes: number;
+            /** Format: int64 */
+            max_upload_size_bytes: number;
+            name: string;
+            price_monthly: number;
+            price_yearly: number;
+            slug: string;
+            sort_order: number;
+            stripe_monthly_price_id: string | null;
+            stripe_product_id: string | null;
+            stripe_yearly_price_id: string | null;
+        };
+        AdminRole: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description System roles cannot be deleted but remain editable. */
+            is_system: boolean;
+            member_count: number;
+            name: string;
+            /** @description Sorted in registry order; unknown (legacy) strings last. */
+            permissions: string[];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AdminRoleMember: {
+            /** Format: date-time */
+            assigned_at: string;
+            avatar_url: string | null;
+            display_name: string;
+            email: string | null;
+            /** Format: uuid */
+            user_id: string;
+        };
+        AdminSettingPreset: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            is_default: boolean;
+            kind: string;
+            name: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        ApiKeyPermission: {
+            category: string;
+            /** @description `resource:action` */
+            key: string;
+            label: string;
+        };
         AuditItem: {
             /** Format: uuid */
             account_id: string | null;
@@ -817,10 +2001,85 @@ export interface components {
             pages: number;
             total: number;
         };
+        ConnectionStatus: {
+            /** Format: date-time */
+            expires_at: string | null;
+            /** @description True only when a connection exists and is not flagged reconnect_required. */
+            is_connected: boolean;
+            login_connected: boolean;
+            login_reconnect_required: boolean;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            reconnect_required: boolean;
+        };
+        CreateApiKeyRequest: {
+            /**
+             * Format: date-time
+             * @description RFC 3339; null or absent = no expiry.
+             */
+            expires_at?: string | null;
+            label: string;
+            permissions: string[];
+        };
+        /**
+         * @description Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`
+         *     0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by
+         *     the service with the plan rules' messages, so the schema only bounds the numbers (32-bit;
+         *     byte sizes up to 2^53 - 1).
+         *     `currency` defaults to `USD`.
+         */
+        CreatePlanRequest: {
+            chat_retention_days: number;
+            /**
+             * @description ISO 4217 code.
+             * @example USD
+             */
+            currency?: string;
+            description?: string | null;
+            is_public: boolean;
+            max_integrations: number;
+            max_overlays: number;
+            max_setting_presets: number;
+            /** Format: int64 */
+            max_sound_file_size: number;
+            /** Format: int64 */
+            max_sound_storage_bytes: number;
+            max_sounds: number;
+            /** Format: int64 */
+            max_storage_bytes: number;
+            /** Format: int64 */
+            max_upload_size_bytes: number;
+            name: string;
+            price_monthly: number;
+            price_yearly: number;
+            /** @description `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable. */
+            slug: string;
+            sort_order: number;
+            stripe_monthly_price_id?: string | null;
+            stripe_product_id?: string | null;
+            stripe_yearly_price_id?: string | null;
+        };
         DependencyHealth: {
             latency_ms: number;
             /** @enum {string} */
             status: "healthy" | "unhealthy";
+        };
+        EmitEventBody: {
+            /** @description Redelivery of the same id for the account answers the stored event. */
+            external_id?: string | null;
+            platform: string;
+            raw: {
+                [key: string]: unknown;
+            };
+            /** @description `platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike). */
+            type: string;
+        };
+        EmitEventResult: {
+            /** @description true: `external_id` was delivered before; the stored event is answered and not broadcast again. */
+            duplicate: boolean;
+            event: components["schemas"]["Event"];
+            /** Format: uuid */
+            id: string;
         };
         Error: {
             details?: {
@@ -829,6 +2088,32 @@ export interface components {
             /** @enum {string} */
             error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR";
             message: string;
+        };
+        /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
+        Event: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            external_id: string | null;
+            /** Format: uuid */
+            id: string;
+            platform: string;
+            raw: {
+                [key: string]: unknown;
+            };
+            /** @description `platform:action`, up to 100 characters. */
+            type: string;
+        };
+        FeatureFlag: {
+            /** @enum {string} */
+            category: "feature" | "widget" | "integration" | "bot_module" | "system";
+            /** @description The global kill-switch. */
+            enabled: boolean;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            label: string;
         };
         HealthResponse: {
             _links: components["schemas"]["SelfLinks"];
@@ -848,6 +2133,40 @@ export interface components {
                 };
             };
         };
+        /** @description An overlay, shared overlay or widget token; `token` is shown only here (only its SHA-256 is stored). */
+        IssuedToken: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "overlay" | "shared_overlay" | "widget";
+            /**
+             * Format: uuid
+             * @description The overlay or widget instance the token is bound to.
+             */
+            subject_id: string;
+            token: string;
+        };
+        /** @description Links of a key create or rotate response: Part 1 shows `_links.self` as an object `{ href }` there. */
+        KeySelfLinks: {
+            self: {
+                href: string;
+            };
+        };
+        LoginConnection: {
+            /** Format: date-time */
+            created_at: string;
+            display_name: string | null;
+            /** Format: uuid */
+            id: string;
+            is_primary: boolean;
+            platform_user_id: string;
+            provider: string;
+            reconnect_required: boolean;
+        };
         Me: {
             /** Format: uuid */
             active_account_id: string | null;
@@ -856,8 +2175,21 @@ export interface components {
             created_at: string;
             display_name: string;
             email: string | null;
+            /** @description Extension bundles load the latest draft or testing version for extensions the user develops. */
+            extension_dev_mode: boolean;
+            feature_statuses: {
+                enabled: boolean;
+                key: string;
+                /** @enum {string|null} */
+                reason: "GLOBAL_OFF" | "PLAN_LOCKED" | "ACCOUNT_OVERRIDE" | "USER_OVERRIDE" | null;
+            }[];
             /** Format: uuid */
             id: string;
+            is_developer: boolean;
+            /** @description The user's login connections, primary first. */
+            login_connections: components["schemas"]["LoginConnection"][];
+            /** @description From the plans of the owned accounts and the admin override. */
+            max_accounts: number;
             owned_account_count: number;
         };
         Notification: {
@@ -881,6 +2213,23 @@ export interface components {
             /** @description A locked type (invite) is always delivered in app and by e-mail. */
             locked: boolean;
             type: string;
+        };
+        Overlay: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        PlatformCredentialMode: {
+            /** @enum {string} */
+            kind: "channel" | "bot";
+            /** @enum {string} */
+            mode: "system" | "account";
+            platform: string;
+            system_configured: boolean;
         };
         PopoutSession: {
             /** Format: uuid */
@@ -936,6 +2285,9 @@ export interface components {
             /** Format: uuid */
             user_id: string | null;
         };
+        RenameApiKeyRequest: {
+            label: string;
+        };
         SelfLinks: {
             self: string;
         };
@@ -952,6 +2304,50 @@ export interface components {
             last_used_at: string;
             user_agent: string | null;
         };
+        SettingPreset: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            is_default: boolean;
+            kind: string;
+            name: string;
+            payload: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        SystemKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: uuid */
+            id: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+        };
+        /** @description The system key record plus the full `key`, shown only once. */
+        SystemKeyCreated: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+        };
         TokenPermissions: {
             /** Format: uuid */
             account_id: string | null;
@@ -965,6 +2361,103 @@ export interface components {
             user_id: string | null;
             /** @description User-scope grants (`ideas:*`). Sorted. */
             user_permissions: string[];
+        };
+        /**
+         * @description Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`
+         *     0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by
+         *     the service with the plan rules' messages, so the schema only bounds the numbers (32-bit;
+         *     byte sizes up to 2^53 - 1).
+         *     The full editable set, without the slug; omitted optional fields become null.
+         */
+        UpdatePlanRequest: {
+            chat_retention_days: number;
+            /**
+             * @description ISO 4217 code.
+             * @example USD
+             */
+            currency: string;
+            description?: string | null;
+            is_public: boolean;
+            max_integrations: number;
+            max_overlays: number;
+            max_setting_presets: number;
+            /** Format: int64 */
+            max_sound_file_size: number;
+            /** Format: int64 */
+            max_sound_storage_bytes: number;
+            max_sounds: number;
+            /** Format: int64 */
+            max_storage_bytes: number;
+            /** Format: int64 */
+            max_upload_size_bytes: number;
+            name: string;
+            price_monthly: number;
+            price_yearly: number;
+            sort_order: number;
+            stripe_monthly_price_id?: string | null;
+            stripe_product_id?: string | null;
+            stripe_yearly_price_id?: string | null;
+        };
+        UserApiKey: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: uuid */
+            user_id: string;
+        };
+        /** @description The personal key record plus the full `key`, shown only once. */
+        UserApiKeyCreated: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: uuid */
+            user_id: string;
+        };
+        Widget: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        WidgetAccessEntry: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            granted_by: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            role: "viewer" | "editor";
+            user_avatar: string | null;
+            /** Format: uuid */
+            user_id: string;
+            user_name: string;
+            /** Format: uuid */
+            widget_id: string;
         };
     };
     responses: {
@@ -1016,6 +2509,32 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key was deleted (issue 8; GraphQL `DeleteTokenResult`). */
+        DeleteTokenResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    id: string;
+                    /** @enum {boolean} */
+                    success: true;
+                };
+            };
+        };
+        /** @description The stored event (201 new; 200 an idempotent redelivery of `external_id`). */
+        EmitEventResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    _links: components["schemas"]["SelfLinks"];
+                    data: components["schemas"]["EmitEventResult"];
+                };
             };
         };
         /** @description FORBIDDEN, FEATURE_DISABLED or PLAN_LIMIT_REACHED. */
@@ -1711,6 +3230,686 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    adminAccountApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Keys of both kinds, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminApiKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRecordConnection: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    expires_at?: string | null;
+                    platform_channel_id: string;
+                    reconnect_required?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The account's status for the platform. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ConnectionStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRemoveConnection: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetAccountFeatureOverride: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The override (enabled null when cleared). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            /** Format: uuid */
+                            account_id: string;
+                            enabled: boolean | null;
+                            feature_key: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetAccountPlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    plan_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account's plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            /** Format: uuid */
+                            account_id: string;
+                            /** @description The plan's slug. */
+                            plan: string;
+                            /** Format: uuid */
+                            plan_id: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    allAdminPermissions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminPermissionInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The admin roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminRole"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminCreateRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    name: string;
+                    permissions: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The role. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminRole"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminRole"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeleteRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUpdateRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    name?: string;
+                    permissions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminRole"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRoleMembers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminRoleMember"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminAssignUserRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created: boolean;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUnassignUserRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        removed: boolean;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeleteApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                kind: "personal" | "service";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUpdateApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                kind: "personal" | "service";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label: string;
+                    permissions: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The updated key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminApiKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRotateApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                kind: "personal" | "service";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key, once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            api_key?: components["schemas"]["AdminApiKey"];
+                            key: string;
+                            service_key?: components["schemas"]["AdminApiKey"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     adminAuditLog: {
         parameters: {
             query?: {
@@ -1746,6 +3945,782 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["AuditPage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetFeatureFlag: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The flag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["FeatureFlag"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminCreatePlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminPlan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeletePlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUpdatePlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminPlan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetPlanFeatures: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    features: {
+                        enabled: boolean;
+                        feature_key: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminPlan"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetPlatformSwitches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    bot_enabled?: boolean;
+                    channel_enabled?: boolean;
+                    enabled?: boolean;
+                    login_enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The platform's switches (a sub-switch the platform does not support stays false). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            bot_enabled: boolean;
+                            channel_enabled: boolean;
+                            enabled: boolean;
+                            login_enabled: boolean;
+                            platform: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeleteUserSettingPreset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSystemKeyPermissions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Assignable system-key scopes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminPermissionInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSystemKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description System keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["SystemKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminCreateSystemKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    label: string;
+                    permissions: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The key record plus `key`, shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["SystemKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeleteSystemKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRecordLoginConnection: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    display_name?: string | null;
+                    platform_user_id: string;
+                    /** @enum {string} */
+                    provider: "platform_a" | "platform_b" | "platform_c";
+                    reconnect_required?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The login connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["LoginConnection"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUserSettingPresets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The presets, payload never exposed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminSettingPreset"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminUserApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Personal keys, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminApiKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    userApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Personal keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["UserApiKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createUserApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key record plus `key`, shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["UserApiKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteUserApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeleteTokenResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateUserApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["UserApiKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateUserApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key record plus the new `key`, shown only here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["UserApiKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    apiKeyAssignablePermissions: {
+        parameters: {
+            query: {
+                kind: "personal" | "service" | "developer";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Assignable scopes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ApiKeyPermission"][];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2034,6 +5009,245 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    platformCredentialModes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["PlatformCredentialMode"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    connectionStatuses: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statuses, in platform order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ConnectionStatus"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    events: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339; events after it. */
+                from?: string;
+                /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
+                limit?: components["parameters"]["EventsLimit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Comma-separated platforms. */
+                platform?: string;
+                /** @description Case-insensitive text search in `raw`. */
+                search?: string;
+                /** @description RFC 3339; events before it. */
+                to?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+                /** @description Comma-separated exact event types. */
+                types?: string;
+                /** @description Matches the `user_id` inside `raw`. */
+                user_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    event: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    emitEvent: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmitEventBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["EmitEventResult"];
+            201: components["responses"]["EmitEventResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    testEvent: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    platform?: string;
+                    raw?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description `platform:action`. */
+                    type?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The broadcast event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: {
@@ -2156,6 +5370,48 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    updateMe: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    display_name?: string;
+                    extension_dev_mode?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Me"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     myAuditLog: {
         parameters: {
             query?: {
@@ -2189,6 +5445,163 @@ export interface operations {
             200: components["responses"]["AuditPage"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    mySettingPresets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The presets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["SettingPreset"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createSettingPreset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    is_default?: boolean;
+                    kind: string;
+                    name: string;
+                    payload: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The preset. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["SettingPreset"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteSettingPreset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateSettingPreset: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    is_default?: boolean;
+                    name?: string;
+                    payload?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The preset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["SettingPreset"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -2361,6 +5774,224 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    overlays: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overlays. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Overlay"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createOverlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The overlay. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Overlay"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteOverlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createSharedOverlayToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, in the future (400 `expires_at cannot be in the past`).
+                     */
+                    expires_at: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IssuedToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateOverlayToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IssuedToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeOverlayToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getSchema: {
         parameters: {
             query?: {
@@ -2388,6 +6019,188 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+        };
+    };
+    accountServiceKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Service keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AccountServiceKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createAccountServiceKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key record plus `key`, shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["AccountServiceKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteAccountServiceKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeleteTokenResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateAccountServiceKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AccountServiceKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateAccountServiceKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key record plus the new `key`, shown only here. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["AccountServiceKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     popoutTokens: {
@@ -2531,6 +6344,293 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    widgets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The widgets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Widget"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createWidget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The widget. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Widget"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteWidget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    widgetAccess: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["WidgetAccessEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    grantWidgetAccess: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    role: "viewer" | "editor";
+                    /**
+                     * Format: uuid
+                     * @description A member of the active account.
+                     */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The entry. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WidgetAccessEntry"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeWidgetAccess: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                access_id: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    rotateWidgetToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["IssuedToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeWidgetToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };

@@ -100,6 +100,57 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "accountServiceKeys",
+    "method": "get",
+    "path": "/v1/service-keys",
+    "graphql": "Query.accountServiceKeys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "adminAccountApiKeys",
+    "method": "get",
+    "path": "/v1/admin/accounts/{account_id}/api-keys",
+    "graphql": "Query.adminAccountApiKeys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAssignUserRole",
+    "method": "put",
+    "path": "/v1/admin/admin-roles/{id}/members/{user_id}",
+    "graphql": "Mutation.adminAssignUserRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminAuditLog",
     "method": "get",
     "path": "/v1/admin/audit-log",
@@ -117,6 +168,329 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminCreatePlan",
+    "method": "post",
+    "path": "/v1/admin/plans",
+    "graphql": "Mutation.adminCreatePlan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:create"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminCreateRole",
+    "method": "post",
+    "path": "/v1/admin/admin-roles",
+    "graphql": "Mutation.adminCreateRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:create"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminDeleteApiKey",
+    "method": "delete",
+    "path": "/v1/admin/api-keys/{kind}/{id}",
+    "graphql": "Mutation.adminDeleteApiKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminDeletePlan",
+    "method": "delete",
+    "path": "/v1/admin/plans/{id}",
+    "graphql": "Mutation.adminDeletePlan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminDeleteRole",
+    "method": "delete",
+    "path": "/v1/admin/admin-roles/{id}",
+    "graphql": "Mutation.adminDeleteRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:delete"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminDeleteUserSettingPreset",
+    "method": "delete",
+    "path": "/v1/admin/setting-presets/{id}",
+    "graphql": "Mutation.adminDeleteUserSettingPreset",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRole",
+    "method": "get",
+    "path": "/v1/admin/admin-roles/{id}",
+    "graphql": "Query.adminRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRoleMembers",
+    "method": "get",
+    "path": "/v1/admin/admin-roles/{id}/members",
+    "graphql": "Query.adminRoleMembers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRoles",
+    "method": "get",
+    "path": "/v1/admin/admin-roles",
+    "graphql": "Query.adminRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRotateApiKey",
+    "method": "post",
+    "path": "/v1/admin/api-keys/{kind}/{id}/rotate",
+    "graphql": "Mutation.adminRotateApiKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:rotate"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSystemKeyPermissions",
+    "method": "get",
+    "path": "/v1/admin/system-key-permissions",
+    "graphql": "Query.adminSystemKeyPermissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-keys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUnassignUserRole",
+    "method": "delete",
+    "path": "/v1/admin/admin-roles/{id}/members/{user_id}",
+    "graphql": "Mutation.adminUnassignUserRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUpdateApiKey",
+    "method": "patch",
+    "path": "/v1/admin/api-keys/{kind}/{id}",
+    "graphql": "Mutation.adminUpdateApiKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUpdatePlan",
+    "method": "patch",
+    "path": "/v1/admin/plans/{id}",
+    "graphql": "Mutation.adminUpdatePlan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUpdateRole",
+    "method": "patch",
+    "path": "/v1/admin/admin-roles/{id}",
+    "graphql": "Mutation.adminUpdateRole",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUserApiKeys",
+    "method": "get",
+    "path": "/v1/admin/users/{user_id}/api-keys",
+    "graphql": "Query.adminUserApiKeys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUserSettingPresets",
+    "method": "get",
+    "path": "/v1/admin/users/{id}/setting-presets",
+    "graphql": "Query.adminUserSettingPresets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "allAdminPermissions",
+    "method": "get",
+    "path": "/v1/admin/admin-permissions",
+    "graphql": "Query.allAdminPermissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "apiKeyAssignablePermissions",
+    "method": "get",
+    "path": "/v1/api-keys/permissions",
+    "graphql": "Query.apiKeyAssignablePermissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
     "operationId": "cancelAccountInvite",
     "method": "delete",
     "path": "/v1/account/invites/{id}",
@@ -131,6 +505,23 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": null
+    }
+  },
+  {
+    "operationId": "connectionStatuses",
+    "method": "get",
+    "path": "/v1/connections/status",
+    "graphql": "Query.connectionStatuses",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:read"
+        ]
+      },
+      "feature": "feature:connections"
     }
   },
   {
@@ -179,6 +570,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "createAccountServiceKey",
+    "method": "post",
+    "path": "/v1/service-keys",
+    "graphql": "Mutation.createAccountServiceKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:create"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
     "operationId": "createPopoutToken",
     "method": "post",
     "path": "/v1/tokens",
@@ -193,6 +601,34 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": null
+    }
+  },
+  {
+    "operationId": "createSettingPreset",
+    "method": "post",
+    "path": "/v1/me/setting-presets",
+    "graphql": "Mutation.createSettingPreset",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "createUserApiKey",
+    "method": "post",
+    "path": "/v1/api-keys",
+    "graphql": "Mutation.createUserApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:create"
+        ]
+      },
+      "feature": "feature:apikeys"
     }
   },
   {
@@ -213,6 +649,51 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "deleteAccountServiceKey",
+    "method": "delete",
+    "path": "/v1/service-keys/{id}",
+    "graphql": "Mutation.deleteAccountServiceKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:delete"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "deleteSettingPreset",
+    "method": "delete",
+    "path": "/v1/me/setting-presets/{id}",
+    "graphql": "Mutation.deleteSettingPreset",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "deleteUserApiKey",
+    "method": "delete",
+    "path": "/v1/api-keys/{id}",
+    "graphql": "Mutation.deleteUserApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:delete"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
     "operationId": "dissolveAccount",
     "method": "delete",
     "path": "/v1/account",
@@ -221,6 +702,57 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "emitEvent",
+    "method": "post",
+    "path": "/v1/events/emit",
+    "graphql": "Mutation.emitEvent",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:create"
+        ]
+      },
+      "feature": "feature:events"
+    }
+  },
+  {
+    "operationId": "event",
+    "method": "get",
+    "path": "/v1/events/{id}",
+    "graphql": "Query.event",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:read"
+        ]
+      },
+      "feature": "feature:events"
+    }
+  },
+  {
+    "operationId": "events",
+    "method": "get",
+    "path": "/v1/events",
+    "graphql": "Query.events",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:read"
+        ]
+      },
+      "feature": "feature:events"
     }
   },
   {
@@ -312,6 +844,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "mySettingPresets",
+    "method": "get",
+    "path": "/v1/me/setting-presets",
+    "graphql": "Query.mySettingPresets",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "notificationAction",
     "method": "post",
     "path": "/v1/notifications/{id}/action",
@@ -342,6 +885,23 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "platformCredentialModes",
+    "method": "get",
+    "path": "/v1/connections/credential-modes",
+    "graphql": "Query.platformCredentialModes",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:read"
+        ]
+      },
+      "feature": "feature:connections"
     }
   },
   {
@@ -407,6 +967,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "rotateAccountServiceKey",
+    "method": "post",
+    "path": "/v1/service-keys/{id}/rotate",
+    "graphql": "Mutation.rotateAccountServiceKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "rotateUserApiKey",
+    "method": "post",
+    "path": "/v1/api-keys/{id}/rotate",
+    "graphql": "Mutation.rotateUserApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
     "operationId": "sessions",
     "method": "get",
     "path": "/v1/auth/sessions",
@@ -463,6 +1057,34 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateAccountServiceKey",
+    "method": "patch",
+    "path": "/v1/service-keys/{id}",
+    "graphql": "Mutation.updateAccountServiceKey",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "updateMe",
+    "method": "patch",
+    "path": "/v1/me",
+    "graphql": "Mutation.updateMe",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "updateNotificationPreference",
     "method": "patch",
     "path": "/v1/notifications/preferences/{type}",
@@ -471,6 +1093,51 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "updateSettingPreset",
+    "method": "patch",
+    "path": "/v1/me/setting-presets/{id}",
+    "graphql": "Mutation.updateSettingPreset",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "updateUserApiKey",
+    "method": "patch",
+    "path": "/v1/api-keys/{id}",
+    "graphql": "Mutation.updateUserApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "userApiKeys",
+    "method": "get",
+    "path": "/v1/api-keys",
+    "graphql": "Query.userApiKeys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
     }
   }
 ];
@@ -486,10 +1153,29 @@ export type TwinShapes = [
   Serves<Query['accountInvites'], DomainResults['accountInvites'][DefaultStatus['accountInvites']]>,
   Serves<Query['accountMembers'], DomainResults['accountMembers'][DefaultStatus['accountMembers']]>,
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
+  Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
+  Serves<Query['adminAccountApiKeys'], DomainResults['adminAccountApiKeys'][DefaultStatus['adminAccountApiKeys']]>,
   Serves<Query['adminAuditLog'], DomainResults['adminAuditLog'][DefaultStatus['adminAuditLog']]>,
+  Serves<Mutation['adminCreatePlan'], DomainResults['adminCreatePlan'][DefaultStatus['adminCreatePlan']]>,
+  Serves<Mutation['adminCreateRole'], DomainResults['adminCreateRole'][DefaultStatus['adminCreateRole']]>,
+  Serves<Query['adminRole'], DomainResults['adminRole'][DefaultStatus['adminRole']]>,
+  Serves<Query['adminRoleMembers'], DomainResults['adminRoleMembers'][DefaultStatus['adminRoleMembers']]>,
+  Serves<Query['adminRoles'], DomainResults['adminRoles'][DefaultStatus['adminRoles']]>,
+  Serves<Query['adminSystemKeyPermissions'], DomainResults['adminSystemKeyPermissions'][DefaultStatus['adminSystemKeyPermissions']]>,
+  Serves<Mutation['adminUpdateApiKey'], DomainResults['adminUpdateApiKey'][DefaultStatus['adminUpdateApiKey']]>,
+  Serves<Mutation['adminUpdatePlan'], DomainResults['adminUpdatePlan'][DefaultStatus['adminUpdatePlan']]>,
+  Serves<Mutation['adminUpdateRole'], DomainResults['adminUpdateRole'][DefaultStatus['adminUpdateRole']]>,
+  Serves<Query['adminUserApiKeys'], DomainResults['adminUserApiKeys'][DefaultStatus['adminUserApiKeys']]>,
+  Serves<Query['adminUserSettingPresets'], DomainResults['adminUserSettingPresets'][DefaultStatus['adminUserSettingPresets']]>,
+  Serves<Query['allAdminPermissions'], DomainResults['allAdminPermissions'][DefaultStatus['allAdminPermissions']]>,
+  Serves<Query['apiKeyAssignablePermissions'], DomainResults['apiKeyAssignablePermissions'][DefaultStatus['apiKeyAssignablePermissions']]>,
+  Serves<Query['connectionStatuses'], DomainResults['connectionStatuses'][DefaultStatus['connectionStatuses']]>,
   Serves<Mutation['createAccount'], DomainResults['createAccount'][DefaultStatus['createAccount']]>,
   Serves<Mutation['createAccountInvite'], DomainResults['createAccountInvite'][DefaultStatus['createAccountInvite']]>,
   Serves<Mutation['createAccountRole'], DomainResults['createAccountRole'][DefaultStatus['createAccountRole']]>,
+  Serves<Mutation['createSettingPreset'], DomainResults['createSettingPreset'][DefaultStatus['createSettingPreset']]>,
+  Serves<Mutation['deleteAccountServiceKey'], DomainResults['deleteAccountServiceKey'][DefaultStatus['deleteAccountServiceKey']]>,
+  Serves<Mutation['deleteUserApiKey'], DomainResults['deleteUserApiKey'][DefaultStatus['deleteUserApiKey']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
@@ -497,6 +1183,7 @@ export type TwinShapes = [
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,
   Serves<Query['myPermissions'], DomainResults['myPermissions'][DefaultStatus['myPermissions']]>,
+  Serves<Query['mySettingPresets'], DomainResults['mySettingPresets'][DefaultStatus['mySettingPresets']]>,
   Serves<Mutation['notificationAction'], DomainResults['notificationAction'][DefaultStatus['notificationAction']]>,
   Serves<Query['notificationPreferences'], DomainResults['notificationPreferences'][DefaultStatus['notificationPreferences']]>,
   Serves<Query['notifications'], DomainResults['notifications'][DefaultStatus['notifications']]>,
@@ -505,5 +1192,10 @@ export type TwinShapes = [
   Serves<Mutation['switchAccount'], DomainResults['switchAccount'][DefaultStatus['switchAccount']]>,
   Serves<Mutation['updateAccountMember'], DomainResults['updateAccountMember'][DefaultStatus['updateAccountMember']]>,
   Serves<Mutation['updateAccountRole'], DomainResults['updateAccountRole'][DefaultStatus['updateAccountRole']]>,
+  Serves<Mutation['updateAccountServiceKey'], DomainResults['updateAccountServiceKey'][DefaultStatus['updateAccountServiceKey']]>,
+  Serves<Mutation['updateMe'], DomainResults['updateMe'][DefaultStatus['updateMe']]>,
   Serves<Mutation['updateNotificationPreference'], DomainResults['updateNotificationPreference'][DefaultStatus['updateNotificationPreference']]>,
+  Serves<Mutation['updateSettingPreset'], DomainResults['updateSettingPreset'][DefaultStatus['updateSettingPreset']]>,
+  Serves<Mutation['updateUserApiKey'], DomainResults['updateUserApiKey'][DefaultStatus['updateUserApiKey']]>,
+  Serves<Query['userApiKeys'], DomainResults['userApiKeys'][DefaultStatus['userApiKeys']]>,
 ];

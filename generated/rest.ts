@@ -12,19 +12,68 @@ export type OperationId =
   | 'accountInvites'
   | 'accountMembers'
   | 'accountRoles'
+  | 'accountServiceKeys'
+  | 'adminAccountApiKeys'
+  | 'adminAssignUserRole'
   | 'adminAuditLog'
+  | 'adminCreatePlan'
+  | 'adminCreateRole'
+  | 'adminCreateSystemKey'
+  | 'adminDeleteApiKey'
+  | 'adminDeletePlan'
+  | 'adminDeleteRole'
+  | 'adminDeleteSystemKey'
+  | 'adminDeleteUserSettingPreset'
+  | 'adminRecordConnection'
+  | 'adminRecordLoginConnection'
+  | 'adminRemoveConnection'
+  | 'adminRole'
+  | 'adminRoleMembers'
+  | 'adminRoles'
+  | 'adminRotateApiKey'
+  | 'adminSetAccountFeatureOverride'
+  | 'adminSetAccountPlan'
+  | 'adminSetFeatureFlag'
+  | 'adminSetPlanFeatures'
+  | 'adminSetPlatformSwitches'
+  | 'adminSystemKeyPermissions'
+  | 'adminSystemKeys'
+  | 'adminUnassignUserRole'
+  | 'adminUpdateApiKey'
+  | 'adminUpdatePlan'
+  | 'adminUpdateRole'
+  | 'adminUserApiKeys'
+  | 'adminUserSettingPresets'
+  | 'allAdminPermissions'
+  | 'apiKeyAssignablePermissions'
   | 'cancelAccountInvite'
+  | 'connectionStatuses'
   | 'createAccount'
   | 'createAccountInvite'
   | 'createAccountRole'
+  | 'createAccountServiceKey'
+  | 'createOverlay'
   | 'createPopoutToken'
+  | 'createSettingPreset'
+  | 'createSharedOverlayToken'
+  | 'createUserApiKey'
+  | 'createWidget'
   | 'deleteAccountRole'
+  | 'deleteAccountServiceKey'
+  | 'deleteOverlay'
+  | 'deleteSettingPreset'
+  | 'deleteUserApiKey'
+  | 'deleteWidget'
   | 'devLogin'
   | 'dissolveAccount'
+  | 'emitEvent'
+  | 'event'
+  | 'events'
   | 'exchangePopoutToken'
   | 'getHealth'
   | 'getPopoutSession'
   | 'getSchema'
+  | 'grantWidgetAccess'
   | 'ingestAuditEvent'
   | 'issuePopoutWsToken'
   | 'issueWsToken'
@@ -33,19 +82,37 @@ export type OperationId =
   | 'myAccounts'
   | 'myAuditLog'
   | 'myPermissions'
+  | 'mySettingPresets'
   | 'notificationAction'
   | 'notificationPreferences'
   | 'notifications'
+  | 'overlays'
+  | 'platformCredentialModes'
   | 'popoutTokens'
   | 'refreshSession'
   | 'removeAccountMember'
+  | 'revokeOverlayToken'
   | 'revokePopoutToken'
   | 'revokeSession'
+  | 'revokeWidgetAccess'
+  | 'revokeWidgetToken'
+  | 'rotateAccountServiceKey'
+  | 'rotateOverlayToken'
+  | 'rotateUserApiKey'
+  | 'rotateWidgetToken'
   | 'sessions'
   | 'switchAccount'
+  | 'testEvent'
   | 'updateAccountMember'
   | 'updateAccountRole'
-  | 'updateNotificationPreference';
+  | 'updateAccountServiceKey'
+  | 'updateMe'
+  | 'updateNotificationPreference'
+  | 'updateSettingPreset'
+  | 'updateUserApiKey'
+  | 'userApiKeys'
+  | 'widgetAccess'
+  | 'widgets';
 
 type Or<T, D> = [T] extends [never] ? D : [T] extends [undefined] ? D : T;
 type Op<K extends OperationId> = operations[K];
@@ -91,24 +158,120 @@ export interface RestHandlers<Context> {
   accountMembers(request: RestRequest<'accountMembers'>, context: Context): Promise<RestResponse<'accountMembers'>>;
   /** GET /v1/account/roles */
   accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
+  /** GET /v1/service-keys */
+  accountServiceKeys(request: RestRequest<'accountServiceKeys'>, context: Context): Promise<RestResponse<'accountServiceKeys'>>;
+  /** GET /v1/admin/accounts/{account_id}/api-keys */
+  adminAccountApiKeys(request: RestRequest<'adminAccountApiKeys'>, context: Context): Promise<RestResponse<'adminAccountApiKeys'>>;
+  /** PUT /v1/admin/admin-roles/{id}/members/{user_id} */
+  adminAssignUserRole(request: RestRequest<'adminAssignUserRole'>, context: Context): Promise<RestResponse<'adminAssignUserRole'>>;
   /** GET /v1/admin/audit-log */
   adminAuditLog(request: RestRequest<'adminAuditLog'>, context: Context): Promise<RestResponse<'adminAuditLog'>>;
+  /** POST /v1/admin/plans */
+  adminCreatePlan(request: RestRequest<'adminCreatePlan'>, context: Context): Promise<RestResponse<'adminCreatePlan'>>;
+  /** POST /v1/admin/admin-roles */
+  adminCreateRole(request: RestRequest<'adminCreateRole'>, context: Context): Promise<RestResponse<'adminCreateRole'>>;
+  /** POST /v1/admin/system-keys */
+  adminCreateSystemKey(request: RestRequest<'adminCreateSystemKey'>, context: Context): Promise<RestResponse<'adminCreateSystemKey'>>;
+  /** DELETE /v1/admin/api-keys/{kind}/{id} */
+  adminDeleteApiKey(request: RestRequest<'adminDeleteApiKey'>, context: Context): Promise<RestResponse<'adminDeleteApiKey'>>;
+  /** DELETE /v1/admin/plans/{id} */
+  adminDeletePlan(request: RestRequest<'adminDeletePlan'>, context: Context): Promise<RestResponse<'adminDeletePlan'>>;
+  /** DELETE /v1/admin/admin-roles/{id} */
+  adminDeleteRole(request: RestRequest<'adminDeleteRole'>, context: Context): Promise<RestResponse<'adminDeleteRole'>>;
+  /** DELETE /v1/admin/system-keys/{id} */
+  adminDeleteSystemKey(request: RestRequest<'adminDeleteSystemKey'>, context: Context): Promise<RestResponse<'adminDeleteSystemKey'>>;
+  /** DELETE /v1/admin/setting-presets/{id} */
+  adminDeleteUserSettingPreset(request: RestRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<RestResponse<'adminDeleteUserSettingPreset'>>;
+  /** PUT /v1/admin/accounts/{id}/connections/{platform} */
+  adminRecordConnection(request: RestRequest<'adminRecordConnection'>, context: Context): Promise<RestResponse<'adminRecordConnection'>>;
+  /** POST /v1/admin/users/{id}/login-connections */
+  adminRecordLoginConnection(request: RestRequest<'adminRecordLoginConnection'>, context: Context): Promise<RestResponse<'adminRecordLoginConnection'>>;
+  /** DELETE /v1/admin/accounts/{id}/connections/{platform} */
+  adminRemoveConnection(request: RestRequest<'adminRemoveConnection'>, context: Context): Promise<RestResponse<'adminRemoveConnection'>>;
+  /** GET /v1/admin/admin-roles/{id} */
+  adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
+  /** GET /v1/admin/admin-roles/{id}/members */
+  adminRoleMembers(request: RestRequest<'adminRoleMembers'>, context: Context): Promise<RestResponse<'adminRoleMembers'>>;
+  /** GET /v1/admin/admin-roles */
+  adminRoles(request: RestRequest<'adminRoles'>, context: Context): Promise<RestResponse<'adminRoles'>>;
+  /** POST /v1/admin/api-keys/{kind}/{id}/rotate */
+  adminRotateApiKey(request: RestRequest<'adminRotateApiKey'>, context: Context): Promise<RestResponse<'adminRotateApiKey'>>;
+  /** PUT /v1/admin/accounts/{id}/feature-overrides/{key} */
+  adminSetAccountFeatureOverride(request: RestRequest<'adminSetAccountFeatureOverride'>, context: Context): Promise<RestResponse<'adminSetAccountFeatureOverride'>>;
+  /** PUT /v1/admin/accounts/{id}/plan */
+  adminSetAccountPlan(request: RestRequest<'adminSetAccountPlan'>, context: Context): Promise<RestResponse<'adminSetAccountPlan'>>;
+  /** PUT /v1/admin/feature-flags/{key} */
+  adminSetFeatureFlag(request: RestRequest<'adminSetFeatureFlag'>, context: Context): Promise<RestResponse<'adminSetFeatureFlag'>>;
+  /** PUT /v1/admin/plans/{id}/features */
+  adminSetPlanFeatures(request: RestRequest<'adminSetPlanFeatures'>, context: Context): Promise<RestResponse<'adminSetPlanFeatures'>>;
+  /** PUT /v1/admin/platforms/{platform} */
+  adminSetPlatformSwitches(request: RestRequest<'adminSetPlatformSwitches'>, context: Context): Promise<RestResponse<'adminSetPlatformSwitches'>>;
+  /** GET /v1/admin/system-key-permissions */
+  adminSystemKeyPermissions(request: RestRequest<'adminSystemKeyPermissions'>, context: Context): Promise<RestResponse<'adminSystemKeyPermissions'>>;
+  /** GET /v1/admin/system-keys */
+  adminSystemKeys(request: RestRequest<'adminSystemKeys'>, context: Context): Promise<RestResponse<'adminSystemKeys'>>;
+  /** DELETE /v1/admin/admin-roles/{id}/members/{user_id} */
+  adminUnassignUserRole(request: RestRequest<'adminUnassignUserRole'>, context: Context): Promise<RestResponse<'adminUnassignUserRole'>>;
+  /** PATCH /v1/admin/api-keys/{kind}/{id} */
+  adminUpdateApiKey(request: RestRequest<'adminUpdateApiKey'>, context: Context): Promise<RestResponse<'adminUpdateApiKey'>>;
+  /** PATCH /v1/admin/plans/{id} */
+  adminUpdatePlan(request: RestRequest<'adminUpdatePlan'>, context: Context): Promise<RestResponse<'adminUpdatePlan'>>;
+  /** PATCH /v1/admin/admin-roles/{id} */
+  adminUpdateRole(request: RestRequest<'adminUpdateRole'>, context: Context): Promise<RestResponse<'adminUpdateRole'>>;
+  /** GET /v1/admin/users/{user_id}/api-keys */
+  adminUserApiKeys(request: RestRequest<'adminUserApiKeys'>, context: Context): Promise<RestResponse<'adminUserApiKeys'>>;
+  /** GET /v1/admin/users/{id}/setting-presets */
+  adminUserSettingPresets(request: RestRequest<'adminUserSettingPresets'>, context: Context): Promise<RestResponse<'adminUserSettingPresets'>>;
+  /** GET /v1/admin/admin-permissions */
+  allAdminPermissions(request: RestRequest<'allAdminPermissions'>, context: Context): Promise<RestResponse<'allAdminPermissions'>>;
+  /** GET /v1/api-keys/permissions */
+  apiKeyAssignablePermissions(request: RestRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<RestResponse<'apiKeyAssignablePermissions'>>;
   /** DELETE /v1/account/invites/{id} */
   cancelAccountInvite(request: RestRequest<'cancelAccountInvite'>, context: Context): Promise<RestResponse<'cancelAccountInvite'>>;
+  /** GET /v1/connections/status */
+  connectionStatuses(request: RestRequest<'connectionStatuses'>, context: Context): Promise<RestResponse<'connectionStatuses'>>;
   /** POST /v1/accounts */
   createAccount(request: RestRequest<'createAccount'>, context: Context): Promise<RestResponse<'createAccount'>>;
   /** POST /v1/account/invites */
   createAccountInvite(request: RestRequest<'createAccountInvite'>, context: Context): Promise<RestResponse<'createAccountInvite'>>;
   /** POST /v1/account/roles */
   createAccountRole(request: RestRequest<'createAccountRole'>, context: Context): Promise<RestResponse<'createAccountRole'>>;
+  /** POST /v1/service-keys */
+  createAccountServiceKey(request: RestRequest<'createAccountServiceKey'>, context: Context): Promise<RestResponse<'createAccountServiceKey'>>;
+  /** POST /v1/overlays */
+  createOverlay(request: RestRequest<'createOverlay'>, context: Context): Promise<RestResponse<'createOverlay'>>;
   /** POST /v1/tokens */
   createPopoutToken(request: RestRequest<'createPopoutToken'>, context: Context): Promise<RestResponse<'createPopoutToken'>>;
+  /** POST /v1/me/setting-presets */
+  createSettingPreset(request: RestRequest<'createSettingPreset'>, context: Context): Promise<RestResponse<'createSettingPreset'>>;
+  /** POST /v1/overlays/{id}/shared-tokens */
+  createSharedOverlayToken(request: RestRequest<'createSharedOverlayToken'>, context: Context): Promise<RestResponse<'createSharedOverlayToken'>>;
+  /** POST /v1/api-keys */
+  createUserApiKey(request: RestRequest<'createUserApiKey'>, context: Context): Promise<RestResponse<'createUserApiKey'>>;
+  /** POST /v1/widgets */
+  createWidget(request: RestRequest<'createWidget'>, context: Context): Promise<RestResponse<'createWidget'>>;
   /** DELETE /v1/account/roles/{id} */
   deleteAccountRole(request: RestRequest<'deleteAccountRole'>, context: Context): Promise<RestResponse<'deleteAccountRole'>>;
+  /** DELETE /v1/service-keys/{id} */
+  deleteAccountServiceKey(request: RestRequest<'deleteAccountServiceKey'>, context: Context): Promise<RestResponse<'deleteAccountServiceKey'>>;
+  /** DELETE /v1/overlays/{id} */
+  deleteOverlay(request: RestRequest<'deleteOverlay'>, context: Context): Promise<RestResponse<'deleteOverlay'>>;
+  /** DELETE /v1/me/setting-presets/{id} */
+  deleteSettingPreset(request: RestRequest<'deleteSettingPreset'>, context: Context): Promise<RestResponse<'deleteSettingPreset'>>;
+  /** DELETE /v1/api-keys/{id} */
+  deleteUserApiKey(request: RestRequest<'deleteUserApiKey'>, context: Context): Promise<RestResponse<'deleteUserApiKey'>>;
+  /** DELETE /v1/widgets/{id} */
+  deleteWidget(request: RestRequest<'deleteWidget'>, context: Context): Promise<RestResponse<'deleteWidget'>>;
   /** POST /v1/auth/dev/login */
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
   /** DELETE /v1/account */
   dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
+  /** POST /v1/events/emit */
+  emitEvent(request: RestRequest<'emitEvent'>, context: Context): Promise<RestResponse<'emitEvent'>>;
+  /** GET /v1/events/{id} */
+  event(request: RestRequest<'event'>, context: Context): Promise<RestResponse<'event'>>;
+  /** GET /v1/events */
+  events(request: RestRequest<'events'>, context: Context): Promise<RestResponse<'events'>>;
   /** POST /v1/auth/popout/exchange */
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/health */
@@ -117,6 +280,8 @@ export interface RestHandlers<Context> {
   getPopoutSession(request: RestRequest<'getPopoutSession'>, context: Context): Promise<RestResponse<'getPopoutSession'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
+  /** POST /v1/widgets/{id}/access */
+  grantWidgetAccess(request: RestRequest<'grantWidgetAccess'>, context: Context): Promise<RestResponse<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest */
   ingestAuditEvent(request: RestRequest<'ingestAuditEvent'>, context: Context): Promise<RestResponse<'ingestAuditEvent'>>;
   /** POST /v1/auth/popout/ws-token */
@@ -133,32 +298,68 @@ export interface RestHandlers<Context> {
   myAuditLog(request: RestRequest<'myAuditLog'>, context: Context): Promise<RestResponse<'myAuditLog'>>;
   /** GET /v1/tokens/me */
   myPermissions(request: RestRequest<'myPermissions'>, context: Context): Promise<RestResponse<'myPermissions'>>;
+  /** GET /v1/me/setting-presets */
+  mySettingPresets(request: RestRequest<'mySettingPresets'>, context: Context): Promise<RestResponse<'mySettingPresets'>>;
   /** POST /v1/notifications/{id}/action */
   notificationAction(request: RestRequest<'notificationAction'>, context: Context): Promise<RestResponse<'notificationAction'>>;
   /** GET /v1/notifications/preferences */
   notificationPreferences(request: RestRequest<'notificationPreferences'>, context: Context): Promise<RestResponse<'notificationPreferences'>>;
   /** GET /v1/notifications */
   notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
+  /** GET /v1/overlays */
+  overlays(request: RestRequest<'overlays'>, context: Context): Promise<RestResponse<'overlays'>>;
+  /** GET /v1/connections/credential-modes */
+  platformCredentialModes(request: RestRequest<'platformCredentialModes'>, context: Context): Promise<RestResponse<'platformCredentialModes'>>;
   /** GET /v1/tokens */
   popoutTokens(request: RestRequest<'popoutTokens'>, context: Context): Promise<RestResponse<'popoutTokens'>>;
   /** POST /v1/auth/refresh */
   refreshSession(request: RestRequest<'refreshSession'>, context: Context): Promise<RestResponse<'refreshSession'>>;
   /** DELETE /v1/account/members/{user_id} */
   removeAccountMember(request: RestRequest<'removeAccountMember'>, context: Context): Promise<RestResponse<'removeAccountMember'>>;
+  /** DELETE /v1/overlays/{id}/tokens/{token_id} */
+  revokeOverlayToken(request: RestRequest<'revokeOverlayToken'>, context: Context): Promise<RestResponse<'revokeOverlayToken'>>;
   /** DELETE /v1/tokens/{id} */
   revokePopoutToken(request: RestRequest<'revokePopoutToken'>, context: Context): Promise<RestResponse<'revokePopoutToken'>>;
   /** DELETE /v1/auth/sessions/{id} */
   revokeSession(request: RestRequest<'revokeSession'>, context: Context): Promise<RestResponse<'revokeSession'>>;
+  /** DELETE /v1/widgets/{id}/access/{access_id} */
+  revokeWidgetAccess(request: RestRequest<'revokeWidgetAccess'>, context: Context): Promise<RestResponse<'revokeWidgetAccess'>>;
+  /** DELETE /v1/widgets/{id}/token */
+  revokeWidgetToken(request: RestRequest<'revokeWidgetToken'>, context: Context): Promise<RestResponse<'revokeWidgetToken'>>;
+  /** POST /v1/service-keys/{id}/rotate */
+  rotateAccountServiceKey(request: RestRequest<'rotateAccountServiceKey'>, context: Context): Promise<RestResponse<'rotateAccountServiceKey'>>;
+  /** POST /v1/overlays/{id}/token */
+  rotateOverlayToken(request: RestRequest<'rotateOverlayToken'>, context: Context): Promise<RestResponse<'rotateOverlayToken'>>;
+  /** POST /v1/api-keys/{id}/rotate */
+  rotateUserApiKey(request: RestRequest<'rotateUserApiKey'>, context: Context): Promise<RestResponse<'rotateUserApiKey'>>;
+  /** POST /v1/widgets/{id}/token */
+  rotateWidgetToken(request: RestRequest<'rotateWidgetToken'>, context: Context): Promise<RestResponse<'rotateWidgetToken'>>;
   /** GET /v1/auth/sessions */
   sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
   /** POST /v1/auth/switch-account */
   switchAccount(request: RestRequest<'switchAccount'>, context: Context): Promise<RestResponse<'switchAccount'>>;
+  /** POST /v1/events/test */
+  testEvent(request: RestRequest<'testEvent'>, context: Context): Promise<RestResponse<'testEvent'>>;
   /** PATCH /v1/account/members/{user_id} */
   updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} */
   updateAccountRole(request: RestRequest<'updateAccountRole'>, context: Context): Promise<RestResponse<'updateAccountRole'>>;
+  /** PATCH /v1/service-keys/{id} */
+  updateAccountServiceKey(request: RestRequest<'updateAccountServiceKey'>, context: Context): Promise<RestResponse<'updateAccountServiceKey'>>;
+  /** PATCH /v1/me */
+  updateMe(request: RestRequest<'updateMe'>, context: Context): Promise<RestResponse<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} */
   updateNotificationPreference(request: RestRequest<'updateNotificationPreference'>, context: Context): Promise<RestResponse<'updateNotificationPreference'>>;
+  /** PATCH /v1/me/setting-presets/{id} */
+  updateSettingPreset(request: RestRequest<'updateSettingPreset'>, context: Context): Promise<RestResponse<'updateSettingPreset'>>;
+  /** PATCH /v1/api-keys/{id} */
+  updateUserApiKey(request: RestRequest<'updateUserApiKey'>, context: Context): Promise<RestResponse<'updateUserApiKey'>>;
+  /** GET /v1/api-keys */
+  userApiKeys(request: RestRequest<'userApiKeys'>, context: Context): Promise<RestResponse<'userApiKeys'>>;
+  /** GET /v1/widgets/{id}/access */
+  widgetAccess(request: RestRequest<'widgetAccess'>, context: Context): Promise<RestResponse<'widgetAccess'>>;
+  /** GET /v1/widgets */
+  widgets(request: RestRequest<'widgets'>, context: Context): Promise<RestResponse<'widgets'>>;
 }
 
 // ---- the domain side of each operation (what a module's binding writes; see bindRest)
@@ -181,19 +382,68 @@ export interface DomainResults {
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
   accountMembers: { 200: Camelize<ItemOf<Wire<'accountMembers', 200>>>[] };
   accountRoles: { 200: Camelize<ItemOf<Wire<'accountRoles', 200>>>[] };
+  accountServiceKeys: { 200: Camelize<ItemOf<Wire<'accountServiceKeys', 200>>>[] };
+  adminAccountApiKeys: { 200: Camelize<ItemOf<Wire<'adminAccountApiKeys', 200>>>[] };
+  adminAssignUserRole: { 200: Camelize<Wire<'adminAssignUserRole', 200>> };
   adminAuditLog: { 200: Camelize<Wire<'adminAuditLog', 200>> };
+  adminCreatePlan: { 201: Camelize<DataOf<Wire<'adminCreatePlan', 201>>> };
+  adminCreateRole: { 201: Camelize<DataOf<Wire<'adminCreateRole', 201>>> };
+  adminCreateSystemKey: { 201: Camelize<Wire<'adminCreateSystemKey', 201>> };
+  adminDeleteApiKey: { 200: Camelize<Wire<'adminDeleteApiKey', 200>> };
+  adminDeletePlan: { 204: Camelize<Wire<'adminDeletePlan', 204>> };
+  adminDeleteRole: { 200: Camelize<Wire<'adminDeleteRole', 200>> };
+  adminDeleteSystemKey: { 200: Camelize<Wire<'adminDeleteSystemKey', 200>> };
+  adminDeleteUserSettingPreset: { 204: Camelize<Wire<'adminDeleteUserSettingPreset', 204>> };
+  adminRecordConnection: { 200: Camelize<DataOf<Wire<'adminRecordConnection', 200>>> };
+  adminRecordLoginConnection: { 200: Camelize<DataOf<Wire<'adminRecordLoginConnection', 200>>> };
+  adminRemoveConnection: { 200: Camelize<Wire<'adminRemoveConnection', 200>> };
+  adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
+  adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
+  adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
+  adminRotateApiKey: { 200: Camelize<DataOf<Wire<'adminRotateApiKey', 200>>> };
+  adminSetAccountFeatureOverride: { 200: Camelize<DataOf<Wire<'adminSetAccountFeatureOverride', 200>>> };
+  adminSetAccountPlan: { 200: Camelize<DataOf<Wire<'adminSetAccountPlan', 200>>> };
+  adminSetFeatureFlag: { 200: Camelize<DataOf<Wire<'adminSetFeatureFlag', 200>>> };
+  adminSetPlanFeatures: { 200: Camelize<DataOf<Wire<'adminSetPlanFeatures', 200>>> };
+  adminSetPlatformSwitches: { 200: Camelize<DataOf<Wire<'adminSetPlatformSwitches', 200>>> };
+  adminSystemKeyPermissions: { 200: Camelize<ItemOf<Wire<'adminSystemKeyPermissions', 200>>>[] };
+  adminSystemKeys: { 200: Camelize<ItemOf<Wire<'adminSystemKeys', 200>>>[] };
+  adminUnassignUserRole: { 200: Camelize<Wire<'adminUnassignUserRole', 200>> };
+  adminUpdateApiKey: { 200: Camelize<DataOf<Wire<'adminUpdateApiKey', 200>>> };
+  adminUpdatePlan: { 200: Camelize<DataOf<Wire<'adminUpdatePlan', 200>>> };
+  adminUpdateRole: { 200: Camelize<DataOf<Wire<'adminUpdateRole', 200>>> };
+  adminUserApiKeys: { 200: Camelize<ItemOf<Wire<'adminUserApiKeys', 200>>>[] };
+  adminUserSettingPresets: { 200: Camelize<ItemOf<Wire<'adminUserSettingPresets', 200>>>[] };
+  allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
+  apiKeyAssignablePermissions: { 200: Camelize<ItemOf<Wire<'apiKeyAssignablePermissions', 200>>>[] };
   cancelAccountInvite: { 200: Camelize<Wire<'cancelAccountInvite', 200>> };
+  connectionStatuses: { 200: Camelize<ItemOf<Wire<'connectionStatuses', 200>>>[] };
   createAccount: { 201: Camelize<DataOf<Wire<'createAccount', 201>>> };
   createAccountInvite: { 201: Camelize<DataOf<Wire<'createAccountInvite', 201>>> };
   createAccountRole: { 201: Camelize<DataOf<Wire<'createAccountRole', 201>>> };
+  createAccountServiceKey: { 201: Camelize<Wire<'createAccountServiceKey', 201>> };
+  createOverlay: { 201: Camelize<DataOf<Wire<'createOverlay', 201>>> };
   createPopoutToken: { 201: Camelize<DataOf<Wire<'createPopoutToken', 201>>> };
+  createSettingPreset: { 201: Camelize<DataOf<Wire<'createSettingPreset', 201>>> };
+  createSharedOverlayToken: { 201: Camelize<DataOf<Wire<'createSharedOverlayToken', 201>>> };
+  createUserApiKey: { 201: Camelize<Wire<'createUserApiKey', 201>> };
+  createWidget: { 201: Camelize<DataOf<Wire<'createWidget', 201>>> };
   deleteAccountRole: { 200: Camelize<Wire<'deleteAccountRole', 200>> };
+  deleteAccountServiceKey: { 200: Camelize<Wire<'deleteAccountServiceKey', 200>> };
+  deleteOverlay: { 200: Camelize<Wire<'deleteOverlay', 200>> };
+  deleteSettingPreset: { 200: Camelize<Wire<'deleteSettingPreset', 200>> };
+  deleteUserApiKey: { 200: Camelize<Wire<'deleteUserApiKey', 200>> };
+  deleteWidget: { 200: Camelize<Wire<'deleteWidget', 200>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
+  emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
+  event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
+  events: { 200: Page<Camelize<ItemOf<Wire<'events', 200>>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   getHealth: { 200: Camelize<DataOf<Wire<'getHealth', 200>>>; 503: Camelize<DataOf<Wire<'getHealth', 503>>> };
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
+  grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
   issuePopoutWsToken: { 200: Camelize<DataOf<Wire<'issuePopoutWsToken', 200>>> };
   issueWsToken: { 200: Camelize<DataOf<Wire<'issueWsToken', 200>>> };
@@ -202,19 +452,37 @@ export interface DomainResults {
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
   myAuditLog: { 200: Camelize<Wire<'myAuditLog', 200>> };
   myPermissions: { 200: Camelize<DataOf<Wire<'myPermissions', 200>>> };
+  mySettingPresets: { 200: Camelize<ItemOf<Wire<'mySettingPresets', 200>>>[] };
   notificationAction: { 200: Camelize<DataOf<Wire<'notificationAction', 200>>> };
   notificationPreferences: { 200: Camelize<DataOf<Wire<'notificationPreferences', 200>>> };
   notifications: { 200: Page<Camelize<ItemOf<Wire<'notifications', 200>>>> };
+  overlays: { 200: Camelize<ItemOf<Wire<'overlays', 200>>>[] };
+  platformCredentialModes: { 200: Camelize<ItemOf<Wire<'platformCredentialModes', 200>>>[] };
   popoutTokens: { 200: Camelize<ItemOf<Wire<'popoutTokens', 200>>>[] };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
   removeAccountMember: { 200: Camelize<Wire<'removeAccountMember', 200>> };
+  revokeOverlayToken: { 200: Camelize<Wire<'revokeOverlayToken', 200>> };
   revokePopoutToken: { 200: Camelize<Wire<'revokePopoutToken', 200>> };
   revokeSession: { 200: Camelize<Wire<'revokeSession', 200>> };
+  revokeWidgetAccess: { 200: Camelize<Wire<'revokeWidgetAccess', 200>> };
+  revokeWidgetToken: { 200: Camelize<Wire<'revokeWidgetToken', 200>> };
+  rotateAccountServiceKey: { 200: Camelize<Wire<'rotateAccountServiceKey', 200>> };
+  rotateOverlayToken: { 201: Camelize<DataOf<Wire<'rotateOverlayToken', 201>>> };
+  rotateUserApiKey: { 200: Camelize<Wire<'rotateUserApiKey', 200>> };
+  rotateWidgetToken: { 201: Camelize<DataOf<Wire<'rotateWidgetToken', 201>>> };
   sessions: { 200: Camelize<ItemOf<Wire<'sessions', 200>>>[] };
   switchAccount: { 200: Camelize<DataOf<Wire<'switchAccount', 200>>> };
+  testEvent: { 200: Camelize<DataOf<Wire<'testEvent', 200>>> };
   updateAccountMember: { 200: Camelize<DataOf<Wire<'updateAccountMember', 200>>> };
   updateAccountRole: { 200: Camelize<DataOf<Wire<'updateAccountRole', 200>>> };
+  updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
+  updateMe: { 200: Camelize<DataOf<Wire<'updateMe', 200>>> };
   updateNotificationPreference: { 200: Camelize<DataOf<Wire<'updateNotificationPreference', 200>>> };
+  updateSettingPreset: { 200: Camelize<DataOf<Wire<'updateSettingPreset', 200>>> };
+  updateUserApiKey: { 200: Camelize<DataOf<Wire<'updateUserApiKey', 200>>> };
+  userApiKeys: { 200: Camelize<ItemOf<Wire<'userApiKeys', 200>>>[] };
+  widgetAccess: { 200: Camelize<ItemOf<Wire<'widgetAccess', 200>>>[] };
+  widgets: { 200: Camelize<ItemOf<Wire<'widgets', 200>>>[] };
 }
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
@@ -224,19 +492,68 @@ export interface DefaultStatus {
   accountInvites: 200;
   accountMembers: 200;
   accountRoles: 200;
+  accountServiceKeys: 200;
+  adminAccountApiKeys: 200;
+  adminAssignUserRole: 200;
   adminAuditLog: 200;
+  adminCreatePlan: 201;
+  adminCreateRole: 201;
+  adminCreateSystemKey: 201;
+  adminDeleteApiKey: 200;
+  adminDeletePlan: 204;
+  adminDeleteRole: 200;
+  adminDeleteSystemKey: 200;
+  adminDeleteUserSettingPreset: 204;
+  adminRecordConnection: 200;
+  adminRecordLoginConnection: 200;
+  adminRemoveConnection: 200;
+  adminRole: 200;
+  adminRoleMembers: 200;
+  adminRoles: 200;
+  adminRotateApiKey: 200;
+  adminSetAccountFeatureOverride: 200;
+  adminSetAccountPlan: 200;
+  adminSetFeatureFlag: 200;
+  adminSetPlanFeatures: 200;
+  adminSetPlatformSwitches: 200;
+  adminSystemKeyPermissions: 200;
+  adminSystemKeys: 200;
+  adminUnassignUserRole: 200;
+  adminUpdateApiKey: 200;
+  adminUpdatePlan: 200;
+  adminUpdateRole: 200;
+  adminUserApiKeys: 200;
+  adminUserSettingPresets: 200;
+  allAdminPermissions: 200;
+  apiKeyAssignablePermissions: 200;
   cancelAccountInvite: 200;
+  connectionStatuses: 200;
   createAccount: 201;
   createAccountInvite: 201;
   createAccountRole: 201;
+  createAccountServiceKey: 201;
+  createOverlay: 201;
   createPopoutToken: 201;
+  createSettingPreset: 201;
+  createSharedOverlayToken: 201;
+  createUserApiKey: 201;
+  createWidget: 201;
   deleteAccountRole: 200;
+  deleteAccountServiceKey: 200;
+  deleteOverlay: 200;
+  deleteSettingPreset: 200;
+  deleteUserApiKey: 200;
+  deleteWidget: 200;
   devLogin: 200;
   dissolveAccount: 200;
+  emitEvent: 200;
+  event: 200;
+  events: 200;
   exchangePopoutToken: 200;
   getHealth: 200;
   getPopoutSession: 200;
   getSchema: 200;
+  grantWidgetAccess: 201;
   ingestAuditEvent: 201;
   issuePopoutWsToken: 200;
   issueWsToken: 200;
@@ -245,19 +562,37 @@ export interface DefaultStatus {
   myAccounts: 200;
   myAuditLog: 200;
   myPermissions: 200;
+  mySettingPresets: 200;
   notificationAction: 200;
   notificationPreferences: 200;
   notifications: 200;
+  overlays: 200;
+  platformCredentialModes: 200;
   popoutTokens: 200;
   refreshSession: 200;
   removeAccountMember: 200;
+  revokeOverlayToken: 200;
   revokePopoutToken: 200;
   revokeSession: 200;
+  revokeWidgetAccess: 200;
+  revokeWidgetToken: 200;
+  rotateAccountServiceKey: 200;
+  rotateOverlayToken: 201;
+  rotateUserApiKey: 200;
+  rotateWidgetToken: 201;
   sessions: 200;
   switchAccount: 200;
+  testEvent: 200;
   updateAccountMember: 200;
   updateAccountRole: 200;
+  updateAccountServiceKey: 200;
+  updateMe: 200;
   updateNotificationPreference: 200;
+  updateSettingPreset: 200;
+  updateUserApiKey: 200;
+  userApiKeys: 200;
+  widgetAccess: 200;
+  widgets: 200;
 }
 
 /** A domain value (sent with the default status) or `reply(status, value, headers)`. */
@@ -280,24 +615,120 @@ export interface RestOperations<Context> {
   accountMembers(request: DomainRequest<'accountMembers'>, context: Context): Promise<DomainResult<'accountMembers'>>;
   /** GET /v1/account/roles (collection) */
   accountRoles(request: DomainRequest<'accountRoles'>, context: Context): Promise<DomainResult<'accountRoles'>>;
+  /** GET /v1/service-keys (collection) */
+  accountServiceKeys(request: DomainRequest<'accountServiceKeys'>, context: Context): Promise<DomainResult<'accountServiceKeys'>>;
+  /** GET /v1/admin/accounts/{account_id}/api-keys (collection) */
+  adminAccountApiKeys(request: DomainRequest<'adminAccountApiKeys'>, context: Context): Promise<DomainResult<'adminAccountApiKeys'>>;
+  /** PUT /v1/admin/admin-roles/{id}/members/{user_id} (bare) */
+  adminAssignUserRole(request: DomainRequest<'adminAssignUserRole'>, context: Context): Promise<DomainResult<'adminAssignUserRole'>>;
   /** GET /v1/admin/audit-log (bare) */
   adminAuditLog(request: DomainRequest<'adminAuditLog'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminAuditLog'>>;
+  /** POST /v1/admin/plans (single) */
+  adminCreatePlan(request: DomainRequest<'adminCreatePlan'>, context: Context): Promise<DomainResult<'adminCreatePlan'>>;
+  /** POST /v1/admin/admin-roles (single) */
+  adminCreateRole(request: DomainRequest<'adminCreateRole'>, context: Context): Promise<DomainResult<'adminCreateRole'>>;
+  /** POST /v1/admin/system-keys (bare) */
+  adminCreateSystemKey(request: DomainRequest<'adminCreateSystemKey'>, context: Context): Promise<DomainResult<'adminCreateSystemKey'>>;
+  /** DELETE /v1/admin/api-keys/{kind}/{id} (bare) */
+  adminDeleteApiKey(request: DomainRequest<'adminDeleteApiKey'>, context: Context): Promise<DomainResult<'adminDeleteApiKey'>>;
+  /** DELETE /v1/admin/plans/{id} (bare) */
+  adminDeletePlan(request: DomainRequest<'adminDeletePlan'>, context: Context): Promise<DomainResult<'adminDeletePlan'>>;
+  /** DELETE /v1/admin/admin-roles/{id} (bare) */
+  adminDeleteRole(request: DomainRequest<'adminDeleteRole'>, context: Context): Promise<DomainResult<'adminDeleteRole'>>;
+  /** DELETE /v1/admin/system-keys/{id} (bare) */
+  adminDeleteSystemKey(request: DomainRequest<'adminDeleteSystemKey'>, context: Context): Promise<DomainResult<'adminDeleteSystemKey'>>;
+  /** DELETE /v1/admin/setting-presets/{id} (bare) */
+  adminDeleteUserSettingPreset(request: DomainRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<DomainResult<'adminDeleteUserSettingPreset'>>;
+  /** PUT /v1/admin/accounts/{id}/connections/{platform} (single) */
+  adminRecordConnection(request: DomainRequest<'adminRecordConnection'>, context: Context): Promise<DomainResult<'adminRecordConnection'>>;
+  /** POST /v1/admin/users/{id}/login-connections (single) */
+  adminRecordLoginConnection(request: DomainRequest<'adminRecordLoginConnection'>, context: Context): Promise<DomainResult<'adminRecordLoginConnection'>>;
+  /** DELETE /v1/admin/accounts/{id}/connections/{platform} (bare) */
+  adminRemoveConnection(request: DomainRequest<'adminRemoveConnection'>, context: Context): Promise<DomainResult<'adminRemoveConnection'>>;
+  /** GET /v1/admin/admin-roles/{id} (single) */
+  adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
+  /** GET /v1/admin/admin-roles/{id}/members (collection) */
+  adminRoleMembers(request: DomainRequest<'adminRoleMembers'>, context: Context): Promise<DomainResult<'adminRoleMembers'>>;
+  /** GET /v1/admin/admin-roles (collection) */
+  adminRoles(request: DomainRequest<'adminRoles'>, context: Context): Promise<DomainResult<'adminRoles'>>;
+  /** POST /v1/admin/api-keys/{kind}/{id}/rotate (data) */
+  adminRotateApiKey(request: DomainRequest<'adminRotateApiKey'>, context: Context): Promise<DomainResult<'adminRotateApiKey'>>;
+  /** PUT /v1/admin/accounts/{id}/feature-overrides/{key} (single) */
+  adminSetAccountFeatureOverride(request: DomainRequest<'adminSetAccountFeatureOverride'>, context: Context): Promise<DomainResult<'adminSetAccountFeatureOverride'>>;
+  /** PUT /v1/admin/accounts/{id}/plan (single) */
+  adminSetAccountPlan(request: DomainRequest<'adminSetAccountPlan'>, context: Context): Promise<DomainResult<'adminSetAccountPlan'>>;
+  /** PUT /v1/admin/feature-flags/{key} (single) */
+  adminSetFeatureFlag(request: DomainRequest<'adminSetFeatureFlag'>, context: Context): Promise<DomainResult<'adminSetFeatureFlag'>>;
+  /** PUT /v1/admin/plans/{id}/features (single) */
+  adminSetPlanFeatures(request: DomainRequest<'adminSetPlanFeatures'>, context: Context): Promise<DomainResult<'adminSetPlanFeatures'>>;
+  /** PUT /v1/admin/platforms/{platform} (single) */
+  adminSetPlatformSwitches(request: DomainRequest<'adminSetPlatformSwitches'>, context: Context): Promise<DomainResult<'adminSetPlatformSwitches'>>;
+  /** GET /v1/admin/system-key-permissions (collection) */
+  adminSystemKeyPermissions(request: DomainRequest<'adminSystemKeyPermissions'>, context: Context): Promise<DomainResult<'adminSystemKeyPermissions'>>;
+  /** GET /v1/admin/system-keys (collection) */
+  adminSystemKeys(request: DomainRequest<'adminSystemKeys'>, context: Context): Promise<DomainResult<'adminSystemKeys'>>;
+  /** DELETE /v1/admin/admin-roles/{id}/members/{user_id} (bare) */
+  adminUnassignUserRole(request: DomainRequest<'adminUnassignUserRole'>, context: Context): Promise<DomainResult<'adminUnassignUserRole'>>;
+  /** PATCH /v1/admin/api-keys/{kind}/{id} (single) */
+  adminUpdateApiKey(request: DomainRequest<'adminUpdateApiKey'>, context: Context): Promise<DomainResult<'adminUpdateApiKey'>>;
+  /** PATCH /v1/admin/plans/{id} (single) */
+  adminUpdatePlan(request: DomainRequest<'adminUpdatePlan'>, context: Context): Promise<DomainResult<'adminUpdatePlan'>>;
+  /** PATCH /v1/admin/admin-roles/{id} (single) */
+  adminUpdateRole(request: DomainRequest<'adminUpdateRole'>, context: Context): Promise<DomainResult<'adminUpdateRole'>>;
+  /** GET /v1/admin/users/{user_id}/api-keys (collection) */
+  adminUserApiKeys(request: DomainRequest<'adminUserApiKeys'>, context: Context): Promise<DomainResult<'adminUserApiKeys'>>;
+  /** GET /v1/admin/users/{id}/setting-presets (collection) */
+  adminUserSettingPresets(request: DomainRequest<'adminUserSettingPresets'>, context: Context): Promise<DomainResult<'adminUserSettingPresets'>>;
+  /** GET /v1/admin/admin-permissions (collection) */
+  allAdminPermissions(request: DomainRequest<'allAdminPermissions'>, context: Context): Promise<DomainResult<'allAdminPermissions'>>;
+  /** GET /v1/api-keys/permissions (collection) */
+  apiKeyAssignablePermissions(request: DomainRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<DomainResult<'apiKeyAssignablePermissions'>>;
   /** DELETE /v1/account/invites/{id} (bare) */
   cancelAccountInvite(request: DomainRequest<'cancelAccountInvite'>, context: Context): Promise<DomainResult<'cancelAccountInvite'>>;
+  /** GET /v1/connections/status (collection) */
+  connectionStatuses(request: DomainRequest<'connectionStatuses'>, context: Context): Promise<DomainResult<'connectionStatuses'>>;
   /** POST /v1/accounts (single) */
   createAccount(request: DomainRequest<'createAccount'>, context: Context): Promise<DomainResult<'createAccount'>>;
   /** POST /v1/account/invites (single) */
   createAccountInvite(request: DomainRequest<'createAccountInvite'>, context: Context): Promise<DomainResult<'createAccountInvite'>>;
   /** POST /v1/account/roles (single) */
   createAccountRole(request: DomainRequest<'createAccountRole'>, context: Context): Promise<DomainResult<'createAccountRole'>>;
+  /** POST /v1/service-keys (bare) */
+  createAccountServiceKey(request: DomainRequest<'createAccountServiceKey'>, context: Context): Promise<DomainResult<'createAccountServiceKey'>>;
+  /** POST /v1/overlays (single) */
+  createOverlay(request: DomainRequest<'createOverlay'>, context: Context): Promise<DomainResult<'createOverlay'>>;
   /** POST /v1/tokens (single) */
   createPopoutToken(request: DomainRequest<'createPopoutToken'>, context: Context): Promise<DomainResult<'createPopoutToken'>>;
+  /** POST /v1/me/setting-presets (single) */
+  createSettingPreset(request: DomainRequest<'createSettingPreset'>, context: Context): Promise<DomainResult<'createSettingPreset'>>;
+  /** POST /v1/overlays/{id}/shared-tokens (data) */
+  createSharedOverlayToken(request: DomainRequest<'createSharedOverlayToken'>, context: Context): Promise<DomainResult<'createSharedOverlayToken'>>;
+  /** POST /v1/api-keys (bare) */
+  createUserApiKey(request: DomainRequest<'createUserApiKey'>, context: Context): Promise<DomainResult<'createUserApiKey'>>;
+  /** POST /v1/widgets (single) */
+  createWidget(request: DomainRequest<'createWidget'>, context: Context): Promise<DomainResult<'createWidget'>>;
   /** DELETE /v1/account/roles/{id} (bare) */
   deleteAccountRole(request: DomainRequest<'deleteAccountRole'>, context: Context): Promise<DomainResult<'deleteAccountRole'>>;
+  /** DELETE /v1/service-keys/{id} (bare) */
+  deleteAccountServiceKey(request: DomainRequest<'deleteAccountServiceKey'>, context: Context): Promise<DomainResult<'deleteAccountServiceKey'>>;
+  /** DELETE /v1/overlays/{id} (bare) */
+  deleteOverlay(request: DomainRequest<'deleteOverlay'>, context: Context): Promise<DomainResult<'deleteOverlay'>>;
+  /** DELETE /v1/me/setting-presets/{id} (bare) */
+  deleteSettingPreset(request: DomainRequest<'deleteSettingPreset'>, context: Context): Promise<DomainResult<'deleteSettingPreset'>>;
+  /** DELETE /v1/api-keys/{id} (bare) */
+  deleteUserApiKey(request: DomainRequest<'deleteUserApiKey'>, context: Context): Promise<DomainResult<'deleteUserApiKey'>>;
+  /** DELETE /v1/widgets/{id} (bare) */
+  deleteWidget(request: DomainRequest<'deleteWidget'>, context: Context): Promise<DomainResult<'deleteWidget'>>;
   /** POST /v1/auth/dev/login (data) */
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
   /** DELETE /v1/account (bare) */
   dissolveAccount(request: DomainRequest<'dissolveAccount'>, context: Context): Promise<DomainResult<'dissolveAccount'>>;
+  /** POST /v1/events/emit (single) */
+  emitEvent(request: DomainRequest<'emitEvent'>, context: Context): Promise<DomainResult<'emitEvent'>>;
+  /** GET /v1/events/{id} (single) */
+  event(request: DomainRequest<'event'>, context: Context): Promise<DomainResult<'event'>>;
+  /** GET /v1/events (collection) */
+  events(request: DomainRequest<'events'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'events'>>;
   /** POST /v1/auth/popout/exchange (data) */
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/health (single) */
@@ -306,6 +737,8 @@ export interface RestOperations<Context> {
   getPopoutSession(request: DomainRequest<'getPopoutSession'>, context: Context): Promise<DomainResult<'getPopoutSession'>>;
   /** GET /v1/schema (raw) */
   getSchema(request: DomainRequest<'getSchema'>, context: Context): Promise<DomainResult<'getSchema'>>;
+  /** POST /v1/widgets/{id}/access (data) */
+  grantWidgetAccess(request: DomainRequest<'grantWidgetAccess'>, context: Context): Promise<DomainResult<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest (bare) */
   ingestAuditEvent(request: DomainRequest<'ingestAuditEvent'>, context: Context): Promise<DomainResult<'ingestAuditEvent'>>;
   /** POST /v1/auth/popout/ws-token (data) */
@@ -322,32 +755,68 @@ export interface RestOperations<Context> {
   myAuditLog(request: DomainRequest<'myAuditLog'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'myAuditLog'>>;
   /** GET /v1/tokens/me (single) */
   myPermissions(request: DomainRequest<'myPermissions'>, context: Context): Promise<DomainResult<'myPermissions'>>;
+  /** GET /v1/me/setting-presets (collection) */
+  mySettingPresets(request: DomainRequest<'mySettingPresets'>, context: Context): Promise<DomainResult<'mySettingPresets'>>;
   /** POST /v1/notifications/{id}/action (single) */
   notificationAction(request: DomainRequest<'notificationAction'>, context: Context): Promise<DomainResult<'notificationAction'>>;
   /** GET /v1/notifications/preferences (single) */
   notificationPreferences(request: DomainRequest<'notificationPreferences'>, context: Context): Promise<DomainResult<'notificationPreferences'>>;
   /** GET /v1/notifications (collection) */
   notifications(request: DomainRequest<'notifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'notifications'>>;
+  /** GET /v1/overlays (collection) */
+  overlays(request: DomainRequest<'overlays'>, context: Context): Promise<DomainResult<'overlays'>>;
+  /** GET /v1/connections/credential-modes (collection) */
+  platformCredentialModes(request: DomainRequest<'platformCredentialModes'>, context: Context): Promise<DomainResult<'platformCredentialModes'>>;
   /** GET /v1/tokens (collection) */
   popoutTokens(request: DomainRequest<'popoutTokens'>, context: Context): Promise<DomainResult<'popoutTokens'>>;
   /** POST /v1/auth/refresh (data) */
   refreshSession(request: DomainRequest<'refreshSession'>, context: Context): Promise<DomainResult<'refreshSession'>>;
   /** DELETE /v1/account/members/{user_id} (bare) */
   removeAccountMember(request: DomainRequest<'removeAccountMember'>, context: Context): Promise<DomainResult<'removeAccountMember'>>;
+  /** DELETE /v1/overlays/{id}/tokens/{token_id} (bare) */
+  revokeOverlayToken(request: DomainRequest<'revokeOverlayToken'>, context: Context): Promise<DomainResult<'revokeOverlayToken'>>;
   /** DELETE /v1/tokens/{id} (bare) */
   revokePopoutToken(request: DomainRequest<'revokePopoutToken'>, context: Context): Promise<DomainResult<'revokePopoutToken'>>;
   /** DELETE /v1/auth/sessions/{id} (bare) */
   revokeSession(request: DomainRequest<'revokeSession'>, context: Context): Promise<DomainResult<'revokeSession'>>;
+  /** DELETE /v1/widgets/{id}/access/{access_id} (bare) */
+  revokeWidgetAccess(request: DomainRequest<'revokeWidgetAccess'>, context: Context): Promise<DomainResult<'revokeWidgetAccess'>>;
+  /** DELETE /v1/widgets/{id}/token (bare) */
+  revokeWidgetToken(request: DomainRequest<'revokeWidgetToken'>, context: Context): Promise<DomainResult<'revokeWidgetToken'>>;
+  /** POST /v1/service-keys/{id}/rotate (bare) */
+  rotateAccountServiceKey(request: DomainRequest<'rotateAccountServiceKey'>, context: Context): Promise<DomainResult<'rotateAccountServiceKey'>>;
+  /** POST /v1/overlays/{id}/token (data) */
+  rotateOverlayToken(request: DomainRequest<'rotateOverlayToken'>, context: Context): Promise<DomainResult<'rotateOverlayToken'>>;
+  /** POST /v1/api-keys/{id}/rotate (bare) */
+  rotateUserApiKey(request: DomainRequest<'rotateUserApiKey'>, context: Context): Promise<DomainResult<'rotateUserApiKey'>>;
+  /** POST /v1/widgets/{id}/token (data) */
+  rotateWidgetToken(request: DomainRequest<'rotateWidgetToken'>, context: Context): Promise<DomainResult<'rotateWidgetToken'>>;
   /** GET /v1/auth/sessions (collection) */
   sessions(request: DomainRequest<'sessions'>, context: Context): Promise<DomainResult<'sessions'>>;
   /** POST /v1/auth/switch-account (data) */
   switchAccount(request: DomainRequest<'switchAccount'>, context: Context): Promise<DomainResult<'switchAccount'>>;
+  /** POST /v1/events/test (data) */
+  testEvent(request: DomainRequest<'testEvent'>, context: Context): Promise<DomainResult<'testEvent'>>;
   /** PATCH /v1/account/members/{user_id} (single) */
   updateAccountMember(request: DomainRequest<'updateAccountMember'>, context: Context): Promise<DomainResult<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} (single) */
   updateAccountRole(request: DomainRequest<'updateAccountRole'>, context: Context): Promise<DomainResult<'updateAccountRole'>>;
+  /** PATCH /v1/service-keys/{id} (single) */
+  updateAccountServiceKey(request: DomainRequest<'updateAccountServiceKey'>, context: Context): Promise<DomainResult<'updateAccountServiceKey'>>;
+  /** PATCH /v1/me (single) */
+  updateMe(request: DomainRequest<'updateMe'>, context: Context): Promise<DomainResult<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} (single) */
   updateNotificationPreference(request: DomainRequest<'updateNotificationPreference'>, context: Context): Promise<DomainResult<'updateNotificationPreference'>>;
+  /** PATCH /v1/me/setting-presets/{id} (single) */
+  updateSettingPreset(request: DomainRequest<'updateSettingPreset'>, context: Context): Promise<DomainResult<'updateSettingPreset'>>;
+  /** PATCH /v1/api-keys/{id} (single) */
+  updateUserApiKey(request: DomainRequest<'updateUserApiKey'>, context: Context): Promise<DomainResult<'updateUserApiKey'>>;
+  /** GET /v1/api-keys (collection) */
+  userApiKeys(request: DomainRequest<'userApiKeys'>, context: Context): Promise<DomainResult<'userApiKeys'>>;
+  /** GET /v1/widgets/{id}/access (collection) */
+  widgetAccess(request: DomainRequest<'widgetAccess'>, context: Context): Promise<DomainResult<'widgetAccess'>>;
+  /** GET /v1/widgets (collection) */
+  widgets(request: DomainRequest<'widgets'>, context: Context): Promise<DomainResult<'widgets'>>;
 }
 
 export type EnvelopeKind = 'single' | 'data' | 'collection' | 'bare' | 'raw';
@@ -538,6 +1007,103 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "accountServiceKeys",
+    "method": "get",
+    "path": "/v1/service-keys",
+    "expressPath": "/v1/service-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Query.accountServiceKeys",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminAccountApiKeys",
+    "method": "get",
+    "path": "/v1/admin/accounts/{account_id}/api-keys",
+    "expressPath": "/v1/admin/accounts/:account_id/api-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccountApiKeys",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminAssignUserRole",
+    "method": "put",
+    "path": "/v1/admin/admin-roles/{id}/members/{user_id}",
+    "expressPath": "/v1/admin/admin-roles/:id/members/:user_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminAssignUserRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminAuditLog",
     "method": "get",
     "path": "/v1/admin/audit-log",
@@ -576,6 +1142,990 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminCreatePlan",
+    "method": "post",
+    "path": "/v1/admin/plans",
+    "expressPath": "/v1/admin/plans",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminCreatePlan",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/plans/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "adminCreateRole",
+    "method": "post",
+    "path": "/v1/admin/admin-roles",
+    "expressPath": "/v1/admin/admin-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminCreateRole",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/admin-roles/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "adminCreateSystemKey",
+    "method": "post",
+    "path": "/v1/admin/system-keys",
+    "expressPath": "/v1/admin/system-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-keys:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "adminDeleteApiKey",
+    "method": "delete",
+    "path": "/v1/admin/api-keys/{kind}/{id}",
+    "expressPath": "/v1/admin/api-keys/:kind/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminDeleteApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeletePlan",
+    "method": "delete",
+    "path": "/v1/admin/plans/{id}",
+    "expressPath": "/v1/admin/plans/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminDeletePlan",
+    "internal": false,
+    "responses": {
+      "204": null,
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 204
+  },
+  {
+    "operationId": "adminDeleteRole",
+    "method": "delete",
+    "path": "/v1/admin/admin-roles/{id}",
+    "expressPath": "/v1/admin/admin-roles/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminDeleteRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeleteSystemKey",
+    "method": "delete",
+    "path": "/v1/admin/system-keys/{id}",
+    "expressPath": "/v1/admin/system-keys/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-keys:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeleteUserSettingPreset",
+    "method": "delete",
+    "path": "/v1/admin/setting-presets/{id}",
+    "expressPath": "/v1/admin/setting-presets/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminDeleteUserSettingPreset",
+    "internal": false,
+    "responses": {
+      "204": null,
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 204
+  },
+  {
+    "operationId": "adminRecordConnection",
+    "method": "put",
+    "path": "/v1/admin/accounts/{id}/connections/{platform}",
+    "expressPath": "/v1/admin/accounts/:id/connections/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-connections:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRecordLoginConnection",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/login-connections",
+    "expressPath": "/v1/admin/users/:id/login-connections",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRemoveConnection",
+    "method": "delete",
+    "path": "/v1/admin/accounts/{id}/connections/{platform}",
+    "expressPath": "/v1/admin/accounts/:id/connections/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-connections:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRole",
+    "method": "get",
+    "path": "/v1/admin/admin-roles/{id}",
+    "expressPath": "/v1/admin/admin-roles/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRoleMembers",
+    "method": "get",
+    "path": "/v1/admin/admin-roles/{id}/members",
+    "expressPath": "/v1/admin/admin-roles/:id/members",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminRoleMembers",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRoles",
+    "method": "get",
+    "path": "/v1/admin/admin-roles",
+    "expressPath": "/v1/admin/admin-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRotateApiKey",
+    "method": "post",
+    "path": "/v1/admin/api-keys/{kind}/{id}/rotate",
+    "expressPath": "/v1/admin/api-keys/:kind/:id/rotate",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:rotate"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminRotateApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetAccountFeatureOverride",
+    "method": "put",
+    "path": "/v1/admin/accounts/{id}/feature-overrides/{key}",
+    "expressPath": "/v1/admin/accounts/:id/feature-overrides/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetAccountPlan",
+    "method": "put",
+    "path": "/v1/admin/accounts/{id}/plan",
+    "expressPath": "/v1/admin/accounts/:id/plan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetFeatureFlag",
+    "method": "put",
+    "path": "/v1/admin/feature-flags/{key}",
+    "expressPath": "/v1/admin/feature-flags/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "feature-flags:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetPlanFeatures",
+    "method": "put",
+    "path": "/v1/admin/plans/{id}/features",
+    "expressPath": "/v1/admin/plans/:id/features",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetPlatformSwitches",
+    "method": "put",
+    "path": "/v1/admin/platforms/{platform}",
+    "expressPath": "/v1/admin/platforms/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "platforms:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSystemKeyPermissions",
+    "method": "get",
+    "path": "/v1/admin/system-key-permissions",
+    "expressPath": "/v1/admin/system-key-permissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-keys:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminSystemKeyPermissions",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSystemKeys",
+    "method": "get",
+    "path": "/v1/admin/system-keys",
+    "expressPath": "/v1/admin/system-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-keys:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUnassignUserRole",
+    "method": "delete",
+    "path": "/v1/admin/admin-roles/{id}/members/{user_id}",
+    "expressPath": "/v1/admin/admin-roles/:id/members/:user_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUnassignUserRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUpdateApiKey",
+    "method": "patch",
+    "path": "/v1/admin/api-keys/{kind}/{id}",
+    "expressPath": "/v1/admin/api-keys/:kind/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUpdateApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUpdatePlan",
+    "method": "patch",
+    "path": "/v1/admin/plans/{id}",
+    "expressPath": "/v1/admin/plans/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "plans:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUpdatePlan",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUpdateRole",
+    "method": "patch",
+    "path": "/v1/admin/admin-roles/{id}",
+    "expressPath": "/v1/admin/admin-roles/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUpdateRole",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUserApiKeys",
+    "method": "get",
+    "path": "/v1/admin/users/{user_id}/api-keys",
+    "expressPath": "/v1/admin/users/:user_id/api-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUserApiKeys",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUserSettingPresets",
+    "method": "get",
+    "path": "/v1/admin/users/{id}/setting-presets",
+    "expressPath": "/v1/admin/users/:id/setting-presets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUserSettingPresets",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "allAdminPermissions",
+    "method": "get",
+    "path": "/v1/admin/admin-permissions",
+    "expressPath": "/v1/admin/admin-permissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.allAdminPermissions",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "apiKeyAssignablePermissions",
+    "method": "get",
+    "path": "/v1/api-keys/permissions",
+    "expressPath": "/v1/api-keys/permissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Query.apiKeyAssignablePermissions",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "cancelAccountInvite",
     "method": "delete",
     "path": "/v1/account/invites/{id}",
@@ -603,6 +2153,38 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "connectionStatuses",
+    "method": "get",
+    "path": "/v1/connections/status",
+    "expressPath": "/v1/connections/status",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:read"
+        ]
+      },
+      "feature": "feature:connections"
+    },
+    "graphql": "Query.connectionStatuses",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
       "self": null
     },
     "paging": null,
@@ -702,6 +2284,71 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 201
   },
   {
+    "operationId": "createAccountServiceKey",
+    "method": "post",
+    "path": "/v1/service-keys",
+    "expressPath": "/v1/service-keys",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:create"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.createAccountServiceKey",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createOverlay",
+    "method": "post",
+    "path": "/v1/overlays",
+    "expressPath": "/v1/overlays",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:create"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/overlays/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "createPopoutToken",
     "method": "post",
     "path": "/v1/tokens",
@@ -735,6 +2382,130 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 201
   },
   {
+    "operationId": "createSettingPreset",
+    "method": "post",
+    "path": "/v1/me/setting-presets",
+    "expressPath": "/v1/me/setting-presets",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.createSettingPreset",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/me/setting-presets/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createSharedOverlayToken",
+    "method": "post",
+    "path": "/v1/overlays/{id}/shared-tokens",
+    "expressPath": "/v1/overlays/:id/shared-tokens",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:edit"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createUserApiKey",
+    "method": "post",
+    "path": "/v1/api-keys",
+    "expressPath": "/v1/api-keys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:create"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.createUserApiKey",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createWidget",
+    "method": "post",
+    "path": "/v1/widgets",
+    "expressPath": "/v1/widgets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:create"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/widgets/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "deleteAccountRole",
     "method": "delete",
     "path": "/v1/account/roles/{id}",
@@ -759,6 +2530,165 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteAccountServiceKey",
+    "method": "delete",
+    "path": "/v1/service-keys/{id}",
+    "expressPath": "/v1/service-keys/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:delete"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.deleteAccountServiceKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteOverlay",
+    "method": "delete",
+    "path": "/v1/overlays/{id}",
+    "expressPath": "/v1/overlays/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:delete"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteSettingPreset",
+    "method": "delete",
+    "path": "/v1/me/setting-presets/{id}",
+    "expressPath": "/v1/me/setting-presets/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.deleteSettingPreset",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteUserApiKey",
+    "method": "delete",
+    "path": "/v1/api-keys/{id}",
+    "expressPath": "/v1/api-keys/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:delete"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.deleteUserApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteWidget",
+    "method": "delete",
+    "path": "/v1/widgets/{id}",
+    "expressPath": "/v1/widgets/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:delete"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -817,6 +2747,110 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "emitEvent",
+    "method": "post",
+    "path": "/v1/events/emit",
+    "expressPath": "/v1/events/emit",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:create"
+        ]
+      },
+      "feature": "feature:events"
+    },
+    "graphql": "Mutation.emitEvent",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/events/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "event",
+    "method": "get",
+    "path": "/v1/events/{id}",
+    "expressPath": "/v1/events/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:read"
+        ]
+      },
+      "feature": "feature:events"
+    },
+    "graphql": "Query.event",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/events/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "events",
+    "method": "get",
+    "path": "/v1/events",
+    "expressPath": "/v1/events",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:read"
+        ]
+      },
+      "feature": "feature:events"
+    },
+    "graphql": "Query.events",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": false,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200
   },
   {
@@ -915,6 +2949,40 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "grantWidgetAccess",
+    "method": "post",
+    "path": "/v1/widgets/{id}/access",
+    "expressPath": "/v1/widgets/:id/access",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:access-grant"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
   },
   {
     "operationId": "ingestAuditEvent",
@@ -1136,6 +3204,32 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "mySettingPresets",
+    "method": "get",
+    "path": "/v1/me/setting-presets",
+    "expressPath": "/v1/me/setting-presets",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.mySettingPresets",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "notificationAction",
     "method": "post",
     "path": "/v1/notifications/{id}/action",
@@ -1219,6 +3313,71 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "overlays",
+    "method": "get",
+    "path": "/v1/overlays",
+    "expressPath": "/v1/overlays",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:read"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "platformCredentialModes",
+    "method": "get",
+    "path": "/v1/connections/credential-modes",
+    "expressPath": "/v1/connections/credential-modes",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:read"
+        ]
+      },
+      "feature": "feature:connections"
+    },
+    "graphql": "Query.platformCredentialModes",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200
   },
   {
@@ -1313,6 +3472,39 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "revokeOverlayToken",
+    "method": "delete",
+    "path": "/v1/overlays/{id}/tokens/{token_id}",
+    "expressPath": "/v1/overlays/:id/tokens/:token_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:edit"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "revokePopoutToken",
     "method": "delete",
     "path": "/v1/tokens/{id}",
@@ -1373,6 +3565,204 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "revokeWidgetAccess",
+    "method": "delete",
+    "path": "/v1/widgets/{id}/access/{access_id}",
+    "expressPath": "/v1/widgets/:id/access/:access_id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:access-revoke"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "revokeWidgetToken",
+    "method": "delete",
+    "path": "/v1/widgets/{id}/token",
+    "expressPath": "/v1/widgets/:id/token",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:edit"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "rotateAccountServiceKey",
+    "method": "post",
+    "path": "/v1/service-keys/{id}/rotate",
+    "expressPath": "/v1/service-keys/:id/rotate",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.rotateAccountServiceKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "rotateOverlayToken",
+    "method": "post",
+    "path": "/v1/overlays/{id}/token",
+    "expressPath": "/v1/overlays/:id/token",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:edit"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "rotateUserApiKey",
+    "method": "post",
+    "path": "/v1/api-keys/{id}/rotate",
+    "expressPath": "/v1/api-keys/:id/rotate",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.rotateUserApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "rotateWidgetToken",
+    "method": "post",
+    "path": "/v1/widgets/{id}/token",
+    "expressPath": "/v1/widgets/:id/token",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:edit"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "sessions",
     "method": "get",
     "path": "/v1/auth/sessions",
@@ -1416,6 +3806,38 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "testEvent",
+    "method": "post",
+    "path": "/v1/events/test",
+    "expressPath": "/v1/events/test",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "events:create"
+        ]
+      },
+      "feature": "feature:events"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1494,6 +3916,65 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "updateAccountServiceKey",
+    "method": "patch",
+    "path": "/v1/service-keys/{id}",
+    "expressPath": "/v1/service-keys/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.updateAccountServiceKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/service-keys/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateMe",
+    "method": "patch",
+    "path": "/v1/me",
+    "expressPath": "/v1/me",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.updateMe",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/me"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "updateNotificationPreference",
     "method": "patch",
     "path": "/v1/notifications/preferences/{type}",
@@ -1519,10 +4000,168 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "updateSettingPreset",
+    "method": "patch",
+    "path": "/v1/me/setting-presets/{id}",
+    "expressPath": "/v1/me/setting-presets/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.updateSettingPreset",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateUserApiKey",
+    "method": "patch",
+    "path": "/v1/api-keys/{id}",
+    "expressPath": "/v1/api-keys/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:edit"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Mutation.updateUserApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/api-keys/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "userApiKeys",
+    "method": "get",
+    "path": "/v1/api-keys",
+    "expressPath": "/v1/api-keys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "apikeys:read"
+        ]
+      },
+      "feature": "feature:apikeys"
+    },
+    "graphql": "Query.userApiKeys",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "widgetAccess",
+    "method": "get",
+    "path": "/v1/widgets/{id}/access",
+    "expressPath": "/v1/widgets/:id/access",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:access-read"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "widgets",
+    "method": "get",
+    "path": "/v1/widgets",
+    "expressPath": "/v1/widgets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:read"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'myAuditLog' | 'notifications';
+export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'events' | 'myAuditLog' | 'notifications';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -1538,6 +4177,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "minLimit": 1,
     "maxLimit": 200,
     "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "events": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": false,
     "maxPage": 2147483647
   },
   "myAuditLog": {

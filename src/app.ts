@@ -26,10 +26,17 @@ import { openDatabase, shareDatabase, type Database, type Migration } from './in
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
 import { accountsModule } from './modules/accounts';
+import { adminModule } from './modules/admin';
+import { apiKeysModule } from './modules/apikeys';
 import { auditModule } from './modules/audit';
+import { connectionsModule } from './modules/connections';
 import type { BuildContext, ModuleApis, ModuleBindings, ModuleDefinition, ModuleName } from './modules/contract';
+import { eventsModule } from './modules/events';
 import { featuresModule } from './modules/features';
 import { notificationsModule } from './modules/notifications';
+import { overlaysModule } from './modules/overlays';
+import { plansModule } from './modules/plans';
+import { presetsModule } from './modules/presets';
 import { sessionsModule } from './modules/sessions';
 import { systemModule } from './modules/system';
 import { tokensModule } from './modules/tokens';
@@ -45,8 +52,15 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     auditModule,
     notificationsModule,
     accountsModule,
+    adminModule,
+    plansModule,
+    presetsModule,
+    connectionsModule,
     sessionsModule,
     tokensModule,
+    apiKeysModule,
+    eventsModule,
+    overlaysModule,
     authModule,
     createRealtimeModule(realtimeLimits),
     systemModule,

@@ -79,6 +79,8 @@ export interface Config {
     connect_secret: string | null;
     allow_unsigned_webhooks: boolean;
   };
+  /** Platform OAuth apps: the platforms whose global (SYSTEM) app credentials are configured. */
+  connections: { system_apps: string[] };
   metrics: { host: string; port: number };
   http: {
     trust_proxy: boolean | number | string;
@@ -132,6 +134,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     shop_platform_secrets: {},
   },
   payments: { webhook_secret: null, connect_secret: null, allow_unsigned_webhooks: false },
+  connections: { system_apps: [] },
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   metrics: { host: '127.0.0.1', port: 9464 },
@@ -222,6 +225,13 @@ const schema = {
         webhook_secret: nullableString,
         connect_secret: nullableString,
         allow_unsigned_webhooks: { type: 'boolean' },
+      },
+    },
+    connections: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        system_apps: { type: 'array', items: { type: 'string', enum: ['platform_a', 'platform_b', 'platform_c', 'music_platform'] } },
       },
     },
     realtime: {

@@ -17,4 +17,6 @@ export const accountMessages = {
   roleInUse: (n: number) => `Role is assigned to ${n} member(s)`,
   alreadyMember: 'User is already a member',
   alreadyInvited: 'User is already invited',
+  accountLimitReached: (max: number) => `Account limit reached: your plan allows ${max} owned account(s)`,
+  displayNameBlank: 'display_name must not be blank',
 } as const;

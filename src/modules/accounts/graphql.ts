@@ -5,6 +5,7 @@ import type { AccountsService } from './service';
 
 type QueryFields = 'me' | 'myAccounts' | 'account' | 'accountMembers' | 'accountInvites' | 'accountRoles';
 type MutationFields =
+  | 'updateMe'
   | 'createAccount'
   | 'dissolveAccount'
   | 'leaveAccount'
@@ -35,6 +36,7 @@ export function createAccountsResolvers(service: AccountsService): {
       accountRoles: (_p, _a, context) => service.roles(context.auth),
     },
     Mutation: {
+      updateMe: (_p, { input }, context) => service.updateMe(context.auth, input),
       createAccount: (_p, { input }, context) => service.createAccount(context.auth, input),
       dissolveAccount: (_p, _a, context) => done(service.dissolveAccount(context.auth)),
       leaveAccount: (_p, _a, context) => done(service.leaveAccount(context.auth)),

@@ -134,4 +134,22 @@ export const accountMigrations: readonly Migration[] = [
       }
     },
   },
+  {
+    // After the features module's plan columns (20261123080000): users get their own settings.
+    name: '20261123081000_user_settings_and_account_limit',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('users', (t) => {
+        t.boolean('extension_dev_mode').notNullable().defaultTo(false);
+        t.boolean('developer_override').notNullable().defaultTo(false);
+        t.integer('max_accounts_override').nullable();
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('users', (t) => {
+        t.dropColumn('extension_dev_mode');
+        t.dropColumn('developer_override');
+        t.dropColumn('max_accounts_override');
+      });
+    },
+  },
 ];

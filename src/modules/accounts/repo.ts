@@ -146,6 +146,34 @@ export function createAccountsRepo(knex: Knex) {
       const row = await knex('accounts').where({ owner_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
       return Number(row?.count ?? 0);
     },
+    /** accounts.userSettings: the user's own switches and overrides */
+    async userSettings(userId: string): Promise<{ extension_dev_mode: boolean; developer_override: boolean } | undefined> {
+      return knex('users').where({ id: userId }).first('extension_dev_mode', 'developer_override');
+    },
+    /** accounts.updateUser */
+    async updateUser(db: Knex.Transaction, userId: string, patch: { display_name?: string; extension_dev_mode?: boolean }): Promise<void> {
+      await db('users').where({ id: userId }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /**
+     * accounts.maxAccounts: the user's admin override, else the largest `max_accounts` of the
+     * plans of the accounts the user owns, else the default plan's.
+     */
+    async maxAccounts(userId: string, db: Knex | Knex.Transaction = knex): Promise<number> {
+      const result = await db.raw(
+        `select coalesce(
+           (select max_accounts_override from users where id = ?),
+           (select max(p.max_accounts) from accounts a join plans p on p.id = a.plan_id where a.owner_id = ?),
+           (select max_accounts from plans where is_default limit 1),
+           0) as max`,
+        [userId, userId],
+      );
+      return Number(((result.rows ?? result) as { max: number | string }[])[0]?.max ?? 0);
+    },
+    /** accounts.ownedCountIn: owned accounts, inside a transaction */
+    async ownedCountIn(db: Knex.Transaction, userId: string): Promise<number> {
+      const row = await db('accounts').where({ owner_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
+      return Number(row?.count ?? 0);
+    },
     /** accounts.deleteAccount (cascades to roles, members, invites) */
     async deleteAccount(db: Knex.Transaction, id: string): Promise<void> {
       await db('accounts').where({ id }).delete();

@@ -9,6 +9,7 @@ import type { AccountsService } from './service';
 export function createAccountsRest(service: AccountsService) {
   return bindRest({
     me: (_r, context) => service.me(context.auth),
+    updateMe: ({ body }, context) => service.updateMe(context.auth, body),
     myAccounts: (_r, context) => service.myAccounts(context.auth),
     createAccount: ({ body }, context) => service.createAccount(context.auth, body),
     account: (_r, context) => service.account(context.auth),

@@ -13,6 +13,7 @@ import type { PrincipalSource } from '../../auth/verifiers';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
+import type { FeatureStatus } from '../features/service';
 import { accountMessages } from './errors';
 import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
 
@@ -28,6 +29,22 @@ export interface User {
 export interface Me extends User {
   activeAccountId: string | null;
   ownedAccountCount: number;
+  maxAccounts: number;
+  isDeveloper: boolean;
+  extensionDevMode: boolean;
+  featureStatuses: FeatureStatus[];
+  loginConnections: LoginConnectionView[];
+}
+
+/** A login connection as `me` shows it; the connections module supplies them (`provideLoginConnections`). */
+export interface LoginConnectionView {
+  id: string;
+  provider: string;
+  platformUserId: string;
+  displayName: string | null;
+  reconnectRequired: boolean;
+  isPrimary: boolean;
+  createdAt: string;
 }
 
 export interface Account {
@@ -124,6 +141,8 @@ export interface AccountsDeps {
   knex: Knex;
   audit: Pick<ModuleApis['audit'], 'record'>;
   notifications: Pick<ModuleApis['notifications'], 'notify' | 'withdraw'>;
+  /** Feature statuses for `me`; optional so the service can be built without the flag layer. */
+  features?: Pick<ModuleApis['features'], 'statuses'>;
 }
 
 /**
@@ -133,8 +152,9 @@ export interface AccountsDeps {
 export type MemberLeavingHook = (trx: Knex.Transaction, accountId: string, userId: string) => Promise<void>;
 
 export function createAccountsService(deps: AccountsDeps) {
-  const { repo, knex, audit, notifications } = deps;
+  const { repo, knex, audit, notifications, features } = deps;
   const memberLeavingHooks: MemberLeavingHook[] = [];
+  let loginConnectionsOf: (userId: string) => Promise<LoginConnectionView[]> = async () => [];
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();
@@ -206,9 +226,42 @@ export function createAccountsService(deps: AccountsDeps) {
 
     async me(ctx: AuthContext): Promise<Me> {
       const userId = requireUserId(ctx);
-      const user = await repo.userById(userId);
-      if (!user) throw AppError.unauthorized();
-      return { ...toUser(user), activeAccountId: ctx.accountId, ownedAccountCount: await repo.ownedCount(userId) };
+      const [user, settings, owned, maxAccounts, featureStatuses] = await Promise.all([
+        repo.userById(userId),
+        repo.userSettings(userId),
+        repo.ownedCount(userId),
+        repo.maxAccounts(userId),
+        features ? features.statuses(ctx) : Promise.resolve([]),
+      ]);
+      const loginConnections = await loginConnectionsOf(userId);
+      if (!user || !settings) throw AppError.unauthorized();
+      return {
+        ...toUser(user),
+        // The verifier clears the account of a token whose user is no longer a member there.
+        activeAccountId: ctx.accountId,
+        ownedAccountCount: owned,
+        maxAccounts,
+        // No developer-profile table exists yet: the operator override is the only source so far.
+        isDeveloper: Boolean(settings.developer_override),
+        extensionDevMode: Boolean(settings.extension_dev_mode),
+        featureStatuses,
+        loginConnections,
+      };
+    },
+
+    async updateMe(ctx: AuthContext, input: { displayName?: string | null; extensionDevMode?: boolean | null }): Promise<Me> {
+      const userId = requireUserId(ctx);
+      const displayName = input.displayName === undefined || input.displayName === null ? undefined : input.displayName.trim();
+      if (displayName === '') throw AppError.validation(accountMessages.displayNameBlank);
+      const patch = {
+        ...(displayName !== undefined ? { display_name: displayName } : {}),
+        ...(input.extensionDevMode !== undefined && input.extensionDevMode !== null ? { extension_dev_mode: input.extensionDevMode } : {}),
+      };
+      await knex.transaction(async (trx) => {
+        await repo.updateUser(trx, userId, patch);
+        await audit.record({ scope: 'user', type: 'user:profile_updated', userId, actorId: userId, metadata: patch }, trx);
+      });
+      return this.me(ctx);
     },
 
     async myAccounts(ctx: AuthContext): Promise<Account[]> {
@@ -220,6 +273,10 @@ export function createAccountsService(deps: AccountsDeps) {
       const name = input.name.trim();
       if (!name) throw AppError.validation('name must not be blank');
       const accountId = await knex.transaction(async (trx) => {
+        // The user's row is the lock: two creates at once cannot both pass the limit.
+        await trx('users').where({ id: userId }).forUpdate().first('id');
+        const max = await repo.maxAccounts(userId, trx);
+        if ((await repo.ownedCountIn(trx, userId)) >= max) throw new AppError('PLAN_LIMIT_REACHED', accountMessages.accountLimitReached(max));
         const id = await createAccountRows(trx, userId, name);
         await audit.record({ scope: 'user', type: 'user:account_created', userId, actorId: userId, metadata: { account_id: id } }, trx);
         return id;
@@ -417,6 +474,10 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /** Display names for audit rows. */
     names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
+    /** The connections module supplies the user's login connections for `me`. */
+    provideLoginConnections(source: (userId: string) => Promise<LoginConnectionView[]>): void {
+      loginConnectionsOf = source;
+    },
     /** Registers a reaction to a member leaving or being removed, run in the same transaction. */
     onMemberLeaving(hook: MemberLeavingHook): void {
       memberLeavingHooks.push(hook);

@@ -1,8 +1,12 @@
-/** The features module: flag storage and evaluation (global kill-switches, plans, overrides). */
+/**
+ * The features module: flag storage and evaluation (global kill-switches, plans, account and user
+ * overrides), with memoised layers invalidated through the bus. The admin levers and the plans
+ * surface live in the plans module, which calls `invalidate` after each change.
+ */
 import { defineModule } from '../contract';
 import { featureMigrations } from './migrations';
 import { createFeatureRepo } from './repo';
-import { createFeatureService, type FeatureService } from './service';
+import { INVALIDATE_CHANNEL, createFeatureService, type FeatureService } from './service';
 
 declare module '../contract' {
   interface ModuleApis {
@@ -13,5 +17,8 @@ declare module '../contract' {
 export const featuresModule = defineModule({
   name: 'features',
   migrations: featureMigrations,
-  build: ({ db, cache }) => ({ api: createFeatureService({ repo: createFeatureRepo(db.knex), cache }) }),
+  build: ({ db, cache, bus }) => {
+    const service = createFeatureService({ repo: createFeatureRepo(db.knex), cache, bus });
+    return { api: service, consumers: [{ pattern: INVALIDATE_CHANNEL, handle: (_channel: string, message: string) => service.onInvalidation(message) }] };
+  },
 });

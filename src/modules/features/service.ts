@@ -1,25 +1,66 @@
 /**
- * Feature flags: the global kill-switches, cached through the shared cache so that every node
- * sees a change as soon as the writer drops the key. Plans and per-account overrides join the
- * evaluation when accounts exist; until then an account feature is on when its global switch is.
- * Unknown keys are off (fail closed). The cache is optional: when it fails the flags are read
- * from the database, which is the source of truth, so a Redis outage never fails a request.
+ * Feature flags: evaluation of the effective availability (Part 1 "Feature and account types").
+ * A flag is on for a caller when its global kill-switch is on (else GLOBAL_OFF), and, for
+ * account features, when the account's override allows it or, without an override, when the
+ * account's plan maps it on (else ACCOUNT_OVERRIDE or PLAN_LOCKED; a flag without a plan-feature
+ * row is off). `system:*` flags are global, except `system:account_creation`, which a per-user
+ * override decides first (ALLOW, DENY → USER_OVERRIDE). Unknown keys are off (fail closed).
+ *
+ * Caching: the global switches live in the shared cache (every node drops them with the writer);
+ * each node memoises account layers and user overrides for a short time and drops them when an
+ * invalidation arrives on the bus (`features:invalidate`): a plan change drops every account on
+ * the plan at once, an override drops its account or user, a global flag drops everything. The
+ * database is the source of truth: a cache or bus outage costs reads, never a wrong answer for
+ * longer than MEMO_TTL_MS.
  */
 import type { AuthContext } from '../../auth/context';
 import type { FeatureChecker } from '../../auth/gates';
+import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
-import type { FeatureRepo } from './repo';
+import type { AccountCreationOverride, AccountLayer, FeatureFlag, FeatureRepo } from './repo';
 
 const GLOBAL_KEY = 'feature-flags:global';
 const GLOBAL_TTL_SECONDS = 30;
+const MEMO_TTL_MS = 30_000;
+export const INVALIDATE_CHANNEL = 'features:invalidate';
+const ACCOUNT_CREATION = 'system:account_creation';
+
+export type FeatureDisabledReason = 'GLOBAL_OFF' | 'PLAN_LOCKED' | 'ACCOUNT_OVERRIDE' | 'USER_OVERRIDE';
+
+export interface FeatureStatus {
+  key: string;
+  enabled: boolean;
+  reason: FeatureDisabledReason | null;
+}
+
+/** What changed; every node drops the matching memoised entries. */
+export interface Invalidation {
+  all?: boolean;
+  planId?: string;
+  accountId?: string;
+  userId?: string;
+}
 
 export interface FeatureService extends FeatureChecker {
   globalFlags(): Promise<Record<string, boolean>>;
+  flags(): Promise<FeatureFlag[]>;
+  flag(key: string): Promise<FeatureFlag | undefined>;
   setGlobal(key: string, enabled: boolean): Promise<boolean>;
+  /** Every flag's status for the caller (system flags included unless `accountOnly`). */
+  statuses(ctx: AuthContext, options?: { accountOnly?: boolean }): Promise<FeatureStatus[]>;
+  status(key: string, ctx: AuthContext): Promise<FeatureStatus>;
+  /** Publishes an invalidation to every node (this one included). */
+  invalidate(what: Invalidation): Promise<void>;
+  /** The bus consumer's handler. */
+  onInvalidation(message: string): void;
 }
 
-export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache }): FeatureService {
-  const { repo, cache } = deps;
+const isSystem = (key: string) => key.startsWith('system:');
+
+export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache; bus: Bus }): FeatureService {
+  const { repo, cache, bus } = deps;
+  const accounts = new Map<string, { layer: AccountLayer | null; until: number }>();
+  const users = new Map<string, { value: AccountCreationOverride; until: number }>();
 
   async function globalFlags(): Promise<Record<string, boolean>> {
     const cached = await cache.get(GLOBAL_KEY).catch(() => null); // the cache logs its own outages
@@ -30,17 +71,97 @@ export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache }):
     return flags;
   }
 
-  return {
+  async function accountLayer(accountId: string): Promise<AccountLayer | null> {
+    const hit = accounts.get(accountId);
+    if (hit && hit.until > Date.now()) return hit.layer;
+    const layer = await repo.accountLayer(accountId);
+    accounts.set(accountId, { layer, until: Date.now() + MEMO_TTL_MS });
+    return layer;
+  }
+
+  async function userOverride(userId: string): Promise<AccountCreationOverride> {
+    const hit = users.get(userId);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const value = await repo.userOverride(userId);
+    users.set(userId, { value, until: Date.now() + MEMO_TTL_MS });
+    return value;
+  }
+
+  function evaluate(key: string, global: Record<string, boolean>, layer: AccountLayer | null, override: AccountCreationOverride): FeatureStatus {
+    if (key === ACCOUNT_CREATION) {
+      if (override === 'DENY') return { key, enabled: false, reason: 'USER_OVERRIDE' };
+      if (override === 'ALLOW') return { key, enabled: true, reason: null };
+    }
+    if (global[key] !== true) return { key, enabled: false, reason: 'GLOBAL_OFF' };
+    if (isSystem(key) || !layer) return { key, enabled: true, reason: null };
+    const own = layer.overrides[key];
+    if (own === false) return { key, enabled: false, reason: 'ACCOUNT_OVERRIDE' };
+    if (own === true || layer.plan[key] === true) return { key, enabled: true, reason: null };
+    return { key, enabled: false, reason: 'PLAN_LOCKED' };
+  }
+
+  /**
+   * The layers that apply to a caller. Without an active account (a system key, a user between
+   * accounts) only the global switches apply to account features.
+   */
+  async function layersOf(ctx: AuthContext) {
+    const [global, layer, override] = await Promise.all([
+      globalFlags(),
+      ctx.accountId ? accountLayer(ctx.accountId) : Promise.resolve(null),
+      ctx.userId ? userOverride(ctx.userId) : Promise.resolve<AccountCreationOverride>('DEFAULT'),
+    ]);
+    return { global, layer, override };
+  }
+
+  function drop(what: Invalidation): void {
+    if (what.all) {
+      accounts.clear();
+      users.clear();
+      return;
+    }
+    if (what.accountId) accounts.delete(what.accountId);
+    if (what.userId) users.delete(what.userId);
+    if (what.planId) for (const [id, entry] of accounts) if (entry.layer?.planId === what.planId) accounts.delete(id);
+  }
+
+  const service: FeatureService = {
     globalFlags,
-    async isEnabled(key: string, _ctx: AuthContext) {
-      return (await globalFlags())[key] === true;
+    flags: () => repo.listGlobal(),
+    flag: (key) => repo.flag(key),
+    async isEnabled(key: string, ctx: AuthContext) {
+      return (await service.status(key, ctx)).enabled;
+    },
+    async status(key, ctx) {
+      const { global, layer, override } = await layersOf(ctx);
+      return evaluate(key, global, layer, override);
+    },
+    async statuses(ctx, options = {}) {
+      const { global, layer, override } = await layersOf(ctx);
+      return Object.keys(global)
+        .filter((key) => !(options.accountOnly && isSystem(key)))
+        .sort()
+        .map((key) => evaluate(key, global, layer, override));
     },
     async setGlobal(key, enabled) {
       const found = await repo.setGlobal(key, enabled);
       // With the cache down the change is stored; a copy cached before the outage expires within
       // GLOBAL_TTL_SECONDS (a restarted Redis holds none).
       await cache.del(GLOBAL_KEY).catch(() => undefined);
+      if (found) await service.invalidate({ all: true });
       return found;
     },
+    async invalidate(what) {
+      drop(what); // this node at once, whatever the bus does
+      await bus.publish(INVALIDATE_CHANNEL, JSON.stringify(what)).catch(() => undefined);
+    },
+    onInvalidation(message) {
+      try {
+        drop(JSON.parse(message) as Invalidation);
+      } catch {
+        accounts.clear();
+        users.clear();
+      }
+    },
   };
+  return service;
 }

@@ -1,0 +1,201 @@
+/**
+ * Admin roles (Part 1 "Admin roles"): CRUD over the roles operators hold, their members and the
+ * permission catalogue. Owns the role rules: `admin:access` is in every role, permissions are
+ * validated against the admin registry and kept sorted, an update is a diff that keeps strings
+ * the registry does not know (legacy grants), system roles are editable but not deletable.
+ * Assignments reach a user's tokens through the live grants the auth layer reads: a new role at
+ * their next token, a removed one with their next request. Gates are checked by the router.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import { adminPermissionCatalogue, isAdminPermission, sortByRegistry } from '../../auth/registry';
+import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
+import type { ModuleApis } from '../contract';
+import { adminMessages } from './errors';
+import type { AdminRepo, AdminRoleMemberRow, AdminRoleRow } from './repo';
+
+export interface AdminRole {
+  id: string;
+  name: string;
+  description: string | null;
+  isSystem: boolean;
+  permissions: string[];
+  memberCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AdminRoleMember {
+  userId: string;
+  displayName: string;
+  email: string | null;
+  avatarUrl: string | null;
+  assignedAt: string;
+}
+
+export interface AdminPermissionInfo {
+  permission: string;
+  category: string;
+}
+
+const ADMIN_ACCESS = 'admin:access';
+/** Held by system keys only; never part of a role. */
+const SYSTEM_KEY_ONLY = new Set(['audit:ingest']);
+
+/** A permission an admin role may hold. */
+export const isAssignableAdminPermission = (p: string): boolean => isAdminPermission(p) && !SYSTEM_KEY_ONLY.has(p);
+
+const toRole = (r: AdminRoleRow): AdminRole => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  isSystem: r.is_system,
+  permissions: sortByRegistry(r.permissions),
+  memberCount: r.member_count,
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
+});
+
+const toMember = (m: AdminRoleMemberRow): AdminRoleMember => ({
+  userId: m.user_id,
+  displayName: m.display_name,
+  email: m.email,
+  avatarUrl: m.avatar_url,
+  assignedAt: isoTime(m.assigned_at),
+});
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === '23505';
+
+export interface AdminRolesDeps {
+  repo: AdminRepo;
+  knex: Knex;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+}
+
+export function createAdminRolesService(deps: AdminRolesDeps) {
+  const { repo, knex, audit } = deps;
+
+  async function roleOrThrow(id: string): Promise<AdminRoleRow> {
+    const role = await repo.role(id);
+    if (!role) throw AppError.notFound(adminMessages.roleNotFound);
+    return role;
+  }
+
+  function trimmedName(name: string): string {
+    const trimmed = name.trim();
+    if (!trimmed) throw AppError.validation(adminMessages.nameBlank);
+    return trimmed;
+  }
+
+  /** The stored list: validated strings plus `admin:access`, deduplicated and sorted. */
+  function withAccess(list: readonly string[]): string[] {
+    return sortByRegistry([...new Set([ADMIN_ACCESS, ...list])]);
+  }
+
+  const record = (ctx: AuthContext, type: string, metadata: Record<string, unknown>, trx: Knex.Transaction) =>
+    audit.record({ scope: 'system', type, userId: ctx.userId, actorId: ctx.userId, metadata }, trx);
+
+  return {
+    async roles(): Promise<AdminRole[]> {
+      return (await repo.roles()).map(toRole);
+    },
+
+    async role(id: string): Promise<AdminRole> {
+      return toRole(await roleOrThrow(id));
+    },
+
+    async members(roleId: string): Promise<AdminRoleMember[]> {
+      await roleOrThrow(roleId);
+      return (await repo.members(roleId)).map(toMember);
+    },
+
+    permissions(): AdminPermissionInfo[] {
+      return adminPermissionCatalogue.filter((p) => isAssignableAdminPermission(p.permission)).map((p) => ({ permission: p.permission, category: p.category }));
+    },
+
+    async createRole(ctx: AuthContext, input: { name: string; description?: string | null; permissions: readonly string[] }): Promise<AdminRole> {
+      const name = trimmedName(input.name);
+      const invalid = input.permissions.find((p) => !isAssignableAdminPermission(p));
+      if (invalid !== undefined) throw AppError.validation(adminMessages.invalidPermission(invalid));
+      const permissions = withAccess(input.permissions);
+      const id = randomUUID();
+      try {
+        await knex.transaction(async (trx) => {
+          if (await repo.roleByName(name, trx)) throw new AppError('CONFLICT', adminMessages.roleNameInUse);
+          await repo.insertRole(trx, { id, name, description: input.description ?? null, permissions });
+          await record(ctx, 'system:admin_role_created', { role_id: id, name, permissions }, trx);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', adminMessages.roleNameInUse);
+        throw error;
+      }
+      return toRole((await repo.role(id))!);
+    },
+
+    async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; description?: string | null; permissions?: readonly string[] | null }): Promise<AdminRole> {
+      const role = await roleOrThrow(id);
+      const name = input.name === undefined || input.name === null ? undefined : trimmedName(input.name);
+      let permissions: string[] | undefined;
+      if (input.permissions) {
+        const current = new Set(role.permissions);
+        // Strings already on the role that the registry does not offer are kept as they are.
+        const legacy = role.permissions.filter((p) => !isAssignableAdminPermission(p));
+        const invalid = input.permissions.find((p) => !isAssignableAdminPermission(p) && !current.has(p));
+        if (invalid !== undefined) throw AppError.validation(adminMessages.invalidPermission(invalid));
+        permissions = withAccess([...legacy, ...input.permissions.filter(isAssignableAdminPermission)]);
+      }
+      const added = permissions ? permissions.filter((p) => !role.permissions.includes(p)) : [];
+      const removed = permissions ? role.permissions.filter((p) => !permissions.includes(p)) : [];
+      try {
+        await knex.transaction(async (trx) => {
+          if (name && name.toLowerCase() !== role.name.toLowerCase() && (await repo.roleByName(name, trx))) {
+            throw new AppError('CONFLICT', adminMessages.roleNameInUse);
+          }
+          await repo.updateRole(trx, id, { name, description: input.description, permissions });
+          await record(
+            ctx,
+            'system:admin_role_updated',
+            { role_id: id, ...(name ? { name } : {}), ...(input.description !== undefined ? { description: input.description } : {}), ...(permissions ? { added, removed } : {}) },
+            trx,
+          );
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', adminMessages.roleNameInUse);
+        throw error;
+      }
+      return toRole((await repo.role(id))!);
+    },
+
+    async deleteRole(ctx: AuthContext, id: string): Promise<void> {
+      const role = await roleOrThrow(id);
+      if (role.is_system) throw new AppError('CONFLICT', adminMessages.systemRoleUndeletable);
+      await knex.transaction(async (trx) => {
+        await repo.deleteRole(trx, id);
+        await record(ctx, 'system:admin_role_deleted', { role_id: id, name: role.name, member_count: role.member_count }, trx);
+      });
+    },
+
+    async assign(ctx: AuthContext, userId: string, roleId: string): Promise<boolean> {
+      const role = await roleOrThrow(roleId);
+      if (!(await repo.userExists(userId))) throw AppError.notFound(adminMessages.userNotFound);
+      return knex.transaction(async (trx) => {
+        const created = await repo.assign(trx, userId, roleId);
+        if (created) await record(ctx, 'system:admin_role_assigned', { role_id: roleId, role_name: role.name, target_user_id: userId }, trx);
+        return created;
+      });
+    },
+
+    async unassign(ctx: AuthContext, userId: string, roleId: string): Promise<boolean> {
+      const role = await roleOrThrow(roleId);
+      return knex.transaction(async (trx) => {
+        const removed = await repo.unassign(trx, userId, roleId);
+        if (removed) await record(ctx, 'system:admin_role_unassigned', { role_id: roleId, role_name: role.name, target_user_id: userId }, trx);
+        return removed;
+      });
+    },
+  };
+}
+
+export type AdminRolesService = ReturnType<typeof createAdminRolesService>;

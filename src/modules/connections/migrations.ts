@@ -1,0 +1,70 @@
+/** Channel connections of accounts (no tokens: what this service needs to report their state). */
+import type { Knex } from 'knex';
+import type { Migration } from '../../infra/db/database';
+
+export const connectionMigrations: readonly Migration[] = [
+  {
+    name: '20261123083000_create_account_connections',
+    async up(knex: Knex) {
+      await knex.schema.createTable('account_connections', (t) => {
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.string('platform', 40).notNullable();
+        t.string('platform_channel_id', 200).notNullable();
+        t.timestamp('expires_at', { useTz: true }).nullable();
+        t.boolean('reconnect_required').notNullable().defaultTo(false);
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['account_id', 'platform']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('account_connections');
+    },
+  },
+  {
+    name: '20261123083100_create_platform_switches',
+    async up(knex: Knex) {
+      await knex.schema.createTable('platform_switches', (t) => {
+        t.string('platform', 40).primary();
+        t.boolean('enabled').notNullable().defaultTo(true);
+        t.boolean('login_enabled').notNullable().defaultTo(true);
+        t.boolean('channel_enabled').notNullable().defaultTo(true);
+        t.boolean('bot_enabled').notNullable().defaultTo(true);
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+      await knex('platform_switches').insert(['platform_a', 'platform_b', 'platform_c', 'music_platform'].map((platform) => ({ platform })));
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('platform_switches');
+    },
+  },
+  {
+    name: '20261123083200_create_login_connections_and_assignments',
+    async up(knex: Knex) {
+      await knex.schema.createTable('login_connections', (t) => {
+        t.uuid('id').primary();
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.string('provider', 40).notNullable();
+        t.string('platform_user_id', 200).notNullable();
+        t.string('display_name', 200).nullable();
+        t.boolean('reconnect_required').notNullable().defaultTo(false);
+        t.boolean('is_primary').notNullable().defaultTo(false);
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['user_id', 'provider', 'platform_user_id']);
+      });
+      await knex.schema.createTable('login_assignments', (t) => {
+        t.uuid('id').primary();
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('login_connection_id').notNullable().references('login_connections.id').onDelete('CASCADE');
+        t.string('provider', 40).notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['account_id', 'user_id', 'provider']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('login_assignments');
+      await knex.schema.dropTableIfExists('login_connections');
+    },
+  },
+];

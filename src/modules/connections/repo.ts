@@ -1,0 +1,138 @@
+/** Storage of account channel connections (knex). */
+import type { Knex } from 'knex';
+
+export interface ConnectionRow {
+  account_id: string;
+  platform: string;
+  platform_channel_id: string;
+  expires_at: Date | null;
+  reconnect_required: boolean;
+}
+
+export interface LoginConnectionRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  platform_user_id: string;
+  display_name: string | null;
+  reconnect_required: boolean;
+  is_primary: boolean;
+  created_at: Date;
+}
+
+export interface AssignmentRow {
+  id: string;
+  account_id: string;
+  user_id: string;
+  login_connection_id: string;
+  provider: string;
+  created_at: Date;
+}
+
+export interface SwitchRow {
+  platform: string;
+  enabled: boolean;
+  login_enabled: boolean;
+  channel_enabled: boolean;
+  bot_enabled: boolean;
+}
+
+export function createConnectionsRepo(knex: Knex) {
+  const loginColumns = ['id', 'user_id', 'provider', 'platform_user_id', 'display_name', 'reconnect_required', 'is_primary', 'created_at'];
+  return {
+    /** connections.loginConnectionsOf: primary first, then oldest */
+    loginConnectionsOf(userId: string, db: Knex | Knex.Transaction = knex): Promise<LoginConnectionRow[]> {
+      return db('login_connections').where({ user_id: userId }).select(loginColumns).orderBy([{ column: 'is_primary', order: 'desc' }, { column: 'created_at' }, { column: 'id' }]);
+    },
+    /** connections.loginConnection */
+    loginConnection(id: string, db: Knex | Knex.Transaction = knex): Promise<LoginConnectionRow | undefined> {
+      return db('login_connections').where({ id }).first(loginColumns);
+    },
+    /** connections.upsertLoginConnection: answers the row's id */
+    async upsertLoginConnection(db: Knex.Transaction, row: Omit<LoginConnectionRow, 'created_at' | 'is_primary'>): Promise<string> {
+      const existing = await db('login_connections').where({ user_id: row.user_id, provider: row.provider, platform_user_id: row.platform_user_id }).first('id');
+      if (existing) {
+        await db('login_connections').where({ id: existing.id }).update({ display_name: row.display_name, reconnect_required: row.reconnect_required });
+        return existing.id as string;
+      }
+      const hasPrimary = await db('login_connections').where({ user_id: row.user_id, is_primary: true }).first('id');
+      await db('login_connections').insert({ ...row, is_primary: !hasPrimary });
+      return row.id;
+    },
+    /** connections.deleteLoginConnection (assignments cascade); the oldest remaining becomes primary */
+    async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRow): Promise<void> {
+      await db('login_connections').where({ id: row.id }).delete();
+      if (row.is_primary) {
+        const next = await db('login_connections').where({ user_id: row.user_id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('id');
+        if (next) await db('login_connections').where({ id: next.id }).update({ is_primary: true });
+      }
+    },
+    /** connections.setPrimary */
+    async setPrimary(db: Knex.Transaction, userId: string, id: string): Promise<void> {
+      await db('login_connections').where({ user_id: userId }).update({ is_primary: false });
+      await db('login_connections').where({ id }).update({ is_primary: true });
+    },
+    /** connections.assignments: of one user in one account */
+    assignments(accountId: string, userId: string): Promise<AssignmentRow[]> {
+      return knex('login_assignments').where({ account_id: accountId, user_id: userId }).select('*').orderBy([{ column: 'provider' }]);
+    },
+    /** connections.assignmentsWithState: the user's assignments in the account with their connection's flag */
+    assignmentsWithState(accountId: string, userId: string): Promise<{ provider: string; reconnect_required: boolean }[]> {
+      return knex('login_assignments as a')
+        .join('login_connections as c', 'c.id', 'a.login_connection_id')
+        .where({ 'a.account_id': accountId, 'a.user_id': userId })
+        .select('a.provider', 'c.reconnect_required');
+    },
+    /** connections.upsertAssignment: answers the row */
+    async upsertAssignment(db: Knex.Transaction, row: Omit<AssignmentRow, 'created_at'>): Promise<AssignmentRow> {
+      await db('login_assignments')
+        .insert(row)
+        .onConflict(['account_id', 'user_id', 'provider'])
+        .merge({ login_connection_id: row.login_connection_id });
+      return db('login_assignments').where({ account_id: row.account_id, user_id: row.user_id, provider: row.provider }).first('*');
+    },
+    /** connections.removeAssignment: true when removed */
+    async removeAssignment(db: Knex.Transaction, accountId: string, userId: string, provider: string): Promise<boolean> {
+      const removed: unknown[] = await db('login_assignments').where({ account_id: accountId, user_id: userId, provider }).delete().returning('id');
+      return removed.length > 0;
+    },
+    /** connections.isMember */
+    async isMember(accountId: string, userId: string): Promise<boolean> {
+      return Boolean(await knex('account_members').where({ account_id: accountId, user_id: userId }).first('user_id'));
+    },
+    /** connections.userExists */
+    async userExists(userId: string): Promise<boolean> {
+      return Boolean(await knex('users').where({ id: userId }).first('id'));
+    },
+    /** connections.switches */
+    switches(): Promise<SwitchRow[]> {
+      return knex('platform_switches').select('platform', 'enabled', 'login_enabled', 'channel_enabled', 'bot_enabled').orderBy('platform');
+    },
+    /** connections.setSwitches */
+    async setSwitches(db: Knex.Transaction, platform: string, patch: Partial<Omit<SwitchRow, 'platform'>>): Promise<void> {
+      await db('platform_switches').where({ platform }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /** connections.ofAccount */
+    ofAccount(accountId: string): Promise<ConnectionRow[]> {
+      return knex('account_connections').where({ account_id: accountId }).select('account_id', 'platform', 'platform_channel_id', 'expires_at', 'reconnect_required');
+    },
+    /** connections.accountExists */
+    async accountExists(accountId: string): Promise<boolean> {
+      return Boolean(await knex('accounts').where({ id: accountId }).first('id'));
+    },
+    /** connections.upsert */
+    async upsert(db: Knex.Transaction, row: Omit<ConnectionRow, 'expires_at'> & { expires_at: string | null }): Promise<void> {
+      await db('account_connections')
+        .insert(row)
+        .onConflict(['account_id', 'platform'])
+        .merge({ platform_channel_id: row.platform_channel_id, expires_at: row.expires_at, reconnect_required: row.reconnect_required, updated_at: db.fn.now() });
+    },
+    /** connections.remove: true when one was removed */
+    async remove(db: Knex.Transaction, accountId: string, platform: string): Promise<boolean> {
+      const removed: unknown[] = await db('account_connections').where({ account_id: accountId, platform }).delete().returning('platform');
+      return removed.length > 0;
+    },
+  };
+}
+
+export type ConnectionsRepo = ReturnType<typeof createConnectionsRepo>;

@@ -1,0 +1,244 @@
+/**
+ * Connections of the active account to the streaming platforms: one ConnectionStatus per channel
+ * platform and the OAuth credential modes (Part 1 "Feature and account types"). A connection
+ * exists iff it is connected or flagged for reconnection; `isConnected` is true only for a stored
+ * connection without the flag. OAuth with the real platforms does not run here: the operator path
+ * (`recordConnection`) stores what a callback would. Login connections and their assignments are
+ * not stored by this release, so the login fields are false (the "no login grant" case).
+ */
+import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
+import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import { AppError, messages } from '../../errors';
+import { isoTime } from '../../infra/db/database';
+import type { ModuleApis } from '../contract';
+import { connectionMessages } from './errors';
+import { channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
+import type { AssignmentRow, ConnectionRow, ConnectionsRepo, LoginConnectionRow, SwitchRow } from './repo';
+
+export interface ConnectionStatus {
+  platform: ChannelPlatform;
+  isConnected: boolean;
+  reconnectRequired: boolean;
+  expiresAt: string | null;
+  loginConnected: boolean;
+  loginReconnectRequired: boolean;
+}
+
+export interface PlatformCredentialMode {
+  platform: string;
+  kind: CredentialKind;
+  mode: CredentialMode;
+  systemConfigured: boolean;
+}
+
+export interface LoginConnection {
+  id: string;
+  provider: string;
+  platformUserId: string;
+  displayName: string | null;
+  reconnectRequired: boolean;
+  isPrimary: boolean;
+  createdAt: string;
+}
+
+export interface LoginAssignment {
+  id: string;
+  accountId: string;
+  userId: string;
+  loginConnectionId: string;
+  provider: string;
+  createdAt: string;
+}
+
+const toLogin = (r: LoginConnectionRow): LoginConnection => ({
+  id: r.id,
+  provider: r.provider,
+  platformUserId: r.platform_user_id,
+  displayName: r.display_name,
+  reconnectRequired: Boolean(r.reconnect_required),
+  isPrimary: Boolean(r.is_primary),
+  createdAt: isoTime(r.created_at),
+});
+const toAssignment = (r: AssignmentRow): LoginAssignment => ({
+  id: r.id,
+  accountId: r.account_id,
+  userId: r.user_id,
+  loginConnectionId: r.login_connection_id,
+  provider: r.provider,
+  createdAt: isoTime(r.created_at),
+});
+
+/** The login fields: false without a login grant, without a user, or on a platform not sent to through one. */
+function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, login: { reconnect_required: boolean } | undefined): ConnectionStatus {
+  const grant = loginSendPlatforms.has(platform) ? login : undefined;
+  return {
+    platform,
+    isConnected: Boolean(row) && !row!.reconnect_required,
+    reconnectRequired: Boolean(row?.reconnect_required),
+    expiresAt: row?.expires_at ? isoTime(row.expires_at) : null,
+    loginConnected: Boolean(grant) && !grant!.reconnect_required,
+    loginReconnectRequired: Boolean(grant?.reconnect_required),
+  };
+}
+
+export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[] }) {
+  const { repo, knex, audit } = deps;
+  const configured = new Set(deps.systemApps);
+
+  async function statuses(accountId: string, userId: string | null): Promise<ConnectionStatus[]> {
+    const [rows, grants] = await Promise.all([repo.ofAccount(accountId), userId ? repo.assignmentsWithState(accountId, userId) : Promise.resolve([])]);
+    return channelPlatforms.map((p) => statusOf(p, rows.find((r) => r.platform === p), grants.find((g) => g.provider === p)));
+  }
+
+  /** The user an assignment operation acts for: the caller, or another user with the permission. */
+  function targetUser(ctx: AuthContext, userId: string | null | undefined, permission: string): string {
+    const target = userId ?? ctx.userId;
+    if (!target) throw AppError.validation(connectionMessages.userRequired);
+    if (target !== ctx.userId && !hasPermission(ctx, permission)) throw AppError.forbidden(messages.missingPermission(permission));
+    return target;
+  }
+
+  async function ownLogin(ctx: AuthContext, id: string): Promise<LoginConnectionRow> {
+    const row = await repo.loginConnection(id);
+    if (!row || row.user_id !== requireUserId(ctx)) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
+    return row;
+  }
+
+  /** A platform's switches, with the sub-switches it does not support reported off. */
+  const supported = (row: SwitchRow) => {
+    const types = platformTypes[row.platform as Platform] ?? [];
+    return {
+      platform: row.platform,
+      enabled: row.enabled,
+      loginEnabled: row.login_enabled && types.includes('login'),
+      channelEnabled: row.channel_enabled && types.includes('channel'),
+      botEnabled: row.bot_enabled && types.includes('bot'),
+    };
+  };
+  const key = { login: 'loginEnabled', channel: 'channelEnabled', bot: 'botEnabled' } as const;
+
+  return {
+    statuses: (ctx: AuthContext) => statuses(requireAccountId(ctx), ctx.userId),
+
+    loginConnectionsOf: async (userId: string): Promise<LoginConnection[]> => (await repo.loginConnectionsOf(userId)).map(toLogin),
+
+    async recordLoginConnection(ctx: AuthContext, userId: string, input: { provider: string; platformUserId: string; displayName?: string | null; reconnectRequired?: boolean | null }): Promise<LoginConnection> {
+      if (!(await repo.userExists(userId))) throw AppError.notFound(connectionMessages.userNotFound);
+      const id = await knex.transaction(async (trx) => {
+        const rowId = await repo.upsertLoginConnection(trx, {
+          id: randomUUID(),
+          user_id: userId,
+          provider: input.provider,
+          platform_user_id: input.platformUserId,
+          display_name: input.displayName ?? null,
+          reconnect_required: Boolean(input.reconnectRequired),
+        });
+        await audit.record({ scope: 'system', type: 'system:login_connection_recorded', userId, actorId: ctx.userId, metadata: { login_connection_id: rowId, provider: input.provider, reconnect_required: Boolean(input.reconnectRequired) } }, trx);
+        return rowId;
+      });
+      return toLogin((await repo.loginConnection(id))!);
+    },
+
+    async flagged(ctx: AuthContext): Promise<LoginConnection[]> {
+      return (await repo.loginConnectionsOf(requireUserId(ctx))).filter((r) => r.reconnect_required).map(toLogin);
+    },
+
+    async assignments(ctx: AuthContext, userId: string | null | undefined): Promise<LoginAssignment[]> {
+      const accountId = requireAccountId(ctx);
+      return (await repo.assignments(accountId, targetUser(ctx, userId, 'login-assignments:read'))).map(toAssignment);
+    },
+
+    async assign(ctx: AuthContext, input: { loginConnectionId: string; provider: string; userId?: string | null }): Promise<LoginAssignment> {
+      const accountId = requireAccountId(ctx);
+      const userId = targetUser(ctx, input.userId, 'login-assignments:create');
+      if (!(await repo.isMember(accountId, userId))) throw AppError.notFound(connectionMessages.notAMember);
+      const login = await repo.loginConnection(input.loginConnectionId);
+      if (!login || login.user_id !== userId || login.provider !== input.provider) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
+      const row = await knex.transaction(async (trx) => {
+        const assigned = await repo.upsertAssignment(trx, { id: randomUUID(), account_id: accountId, user_id: userId, login_connection_id: login.id, provider: login.provider });
+        await audit.record({ scope: 'account', type: 'account:login_assigned', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, provider: login.provider, login_connection_id: login.id } }, trx);
+        return assigned;
+      });
+      return toAssignment(row);
+    },
+
+    async unassign(ctx: AuthContext, provider: string, userId: string | null | undefined): Promise<void> {
+      const accountId = requireAccountId(ctx);
+      const target = targetUser(ctx, userId, 'login-assignments:delete');
+      await knex.transaction(async (trx) => {
+        if (!(await repo.removeAssignment(trx, accountId, target, provider))) throw AppError.notFound(connectionMessages.loginAssignmentNotFound);
+        await audit.record({ scope: 'account', type: 'account:login_unassigned', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: target, provider } }, trx);
+      });
+    },
+
+    async disconnect(ctx: AuthContext, id: string): Promise<void> {
+      const row = await ownLogin(ctx, id);
+      await knex.transaction(async (trx) => {
+        await repo.deleteLoginConnection(trx, row);
+        await audit.record({ scope: 'user', type: 'user:login_connection_removed', userId: row.user_id, actorId: row.user_id, metadata: { login_connection_id: id, provider: row.provider } }, trx);
+      });
+    },
+
+    async setPrimary(ctx: AuthContext, id: string): Promise<LoginConnection[]> {
+      const row = await ownLogin(ctx, id);
+      await knex.transaction((trx) => repo.setPrimary(trx, row.user_id, id));
+      return (await repo.loginConnectionsOf(row.user_id)).map(toLogin);
+    },
+
+    async enabledPlatforms(): Promise<string[]> {
+      return (await repo.switches())
+        .map(supported)
+        .filter((s) => s.enabled && !integrationPlatforms.has(s.platform) && (s.loginEnabled || s.botEnabled))
+        .map((s) => s.platform);
+    },
+
+    async enabledProviders(type: ConnectionType): Promise<string[]> {
+      return (await repo.switches())
+        .map(supported)
+        .filter((s) => s.enabled && s[key[type]])
+        .map((s) => s.platform);
+    },
+
+    async setSwitches(ctx: AuthContext, platform: Platform, patch: { enabled?: boolean | null; loginEnabled?: boolean | null; channelEnabled?: boolean | null; botEnabled?: boolean | null }) {
+      const columns = {
+        ...(typeof patch.enabled === 'boolean' ? { enabled: patch.enabled } : {}),
+        ...(typeof patch.loginEnabled === 'boolean' ? { login_enabled: patch.loginEnabled } : {}),
+        ...(typeof patch.channelEnabled === 'boolean' ? { channel_enabled: patch.channelEnabled } : {}),
+        ...(typeof patch.botEnabled === 'boolean' ? { bot_enabled: patch.botEnabled } : {}),
+      };
+      await knex.transaction(async (trx) => {
+        await repo.setSwitches(trx, platform, columns);
+        await audit.record({ scope: 'system', type: 'system:platform_switches_updated', userId: ctx.userId, actorId: ctx.userId, metadata: { platform, ...columns } }, trx);
+      });
+      return supported((await repo.switches()).find((r) => r.platform === platform)!);
+    },
+
+    credentialModes(): PlatformCredentialMode[] {
+      return credentialModes.map((m) => ({ ...m, systemConfigured: configured.has(m.platform) }));
+    },
+
+    async recordConnection(ctx: AuthContext, accountId: string, platform: ChannelPlatform, input: { platformChannelId: string; expiresAt?: string | null; reconnectRequired?: boolean | null }): Promise<ConnectionStatus> {
+      if (!(await repo.accountExists(accountId))) throw AppError.notFound(connectionMessages.accountNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.upsert(trx, { account_id: accountId, platform, platform_channel_id: input.platformChannelId, expires_at: input.expiresAt ?? null, reconnect_required: Boolean(input.reconnectRequired) });
+        await audit.record(
+          { scope: 'system', type: 'system:connection_recorded', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { platform, platform_channel_id: input.platformChannelId, reconnect_required: Boolean(input.reconnectRequired) } },
+          trx,
+        );
+      });
+      return (await statuses(accountId, null)).find((s) => s.platform === platform)!;
+    },
+
+    async removeConnection(ctx: AuthContext, accountId: string, platform: ChannelPlatform): Promise<void> {
+      if (!(await repo.accountExists(accountId))) throw AppError.notFound(connectionMessages.accountNotFound);
+      await knex.transaction(async (trx) => {
+        if (await repo.remove(trx, accountId, platform)) {
+          await audit.record({ scope: 'system', type: 'system:connection_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { platform } }, trx);
+        }
+      });
+    },
+  };
+}
+
+export type ConnectionsService = ReturnType<typeof createConnectionsService>;

@@ -1,0 +1,334 @@
+/**
+ * Plans and the admin levers over feature availability (Part 1 "Plans", "Plan rules"; DESIGN.md
+ * "Admin levers"): plan CRUD and feature mapping, global kill-switches, account plans and
+ * overrides, the per-user `system:account_creation` override, the public `plans` list and the
+ * active account's `accountFeatures`. Evaluation and caching belong to the features module:
+ * every change here ends with `features.invalidate(...)`, which reaches every node through the bus.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { requireAccountId, type AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import type { ModuleApis } from '../contract';
+import type { FeatureStatus } from '../features/service';
+import { planMessages } from './errors';
+import type { PlanRow, PlansRepo, PlanWrite } from './repo';
+
+const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** Flag categories a public plan shows (Part 1 "Plan rules"). */
+const PUBLIC_CATEGORIES = new Set(['feature', 'widget', 'integration', 'bot_module']);
+
+export interface PlanFeatureEntry {
+  featureId: string;
+  featureKey: string;
+  label: string;
+  enabled: boolean;
+}
+
+export interface AdminPlan {
+  id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  priceMonthly: number;
+  priceYearly: number;
+  currency: string;
+  isPublic: boolean;
+  sortOrder: number;
+  maxOverlays: number;
+  maxStorageBytes: number;
+  maxUploadSizeBytes: number;
+  maxIntegrations: number;
+  chatRetentionDays: number;
+  maxSettingPresets: number;
+  maxSounds: number;
+  maxSoundFileSize: number;
+  maxSoundStorageBytes: number;
+  stripeProductId: string | null;
+  stripeMonthlyPriceId: string | null;
+  stripeYearlyPriceId: string | null;
+  features: PlanFeatureEntry[];
+  accountsUsing: number;
+}
+
+export interface BillingPlan {
+  id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  priceMonthly: string;
+  priceYearly: string;
+  currency: string;
+  isPublic: boolean;
+  sortOrder: number;
+  maxOverlays: number;
+  maxStorageBytes: string;
+  maxUploadSizeBytes: string;
+  maxIntegrations: number;
+  chatRetentionDays: number;
+  features: (PlanFeatureEntry & { globallyEnabled: boolean })[];
+}
+
+/** A plan write as both protocols send it (GraphQL leaves the sound limits out). */
+export interface PlanInput {
+  slug?: string;
+  name: string;
+  description?: string | null;
+  priceMonthly: number;
+  priceYearly: number;
+  currency?: string | null;
+  isPublic: boolean;
+  sortOrder: number;
+  maxOverlays: number;
+  maxStorageBytes: number;
+  maxUploadSizeBytes: number;
+  maxIntegrations: number;
+  chatRetentionDays: number;
+  maxSettingPresets: number;
+  maxSounds?: number | null;
+  maxSoundFileSize?: number | null;
+  maxSoundStorageBytes?: number | null;
+  stripeProductId?: string | null;
+  stripeMonthlyPriceId?: string | null;
+  stripeYearlyPriceId?: string | null;
+}
+
+export type AccountCreationOverride = 'DEFAULT' | 'ALLOW' | 'DENY';
+
+export interface AdminUser {
+  id: string;
+  email: string | null;
+  displayName: string;
+  accountCreationOverride: AccountCreationOverride;
+}
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === '23505';
+
+export interface PlansDeps {
+  repo: PlansRepo;
+  knex: Knex;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  features: Pick<ModuleApis['features'], 'flags' | 'flag' | 'setGlobal' | 'invalidate' | 'statuses'>;
+}
+
+export function createPlansService(deps: PlansDeps) {
+  const { repo, knex, audit, features } = deps;
+
+  const record = (ctx: AuthContext, type: string, metadata: Record<string, unknown>, trx: Knex.Transaction, accountId: string | null = null) =>
+    audit.record({ scope: 'system', type, userId: ctx.userId, actorId: ctx.userId, accountId, metadata }, trx);
+
+  /** The plan rules, in the spec's order; answers the columns to write. */
+  function validated(input: PlanInput, current?: PlanRow): PlanWrite {
+    if (input.slug !== undefined) {
+      const slug = input.slug;
+      if (slug.length < 2 || slug.length > 40 || !SLUG.test(slug)) throw AppError.validation(planMessages.invalidSlug);
+    }
+    if (input.priceMonthly < 0 || input.priceYearly < 0) throw AppError.validation(planMessages.negativePrice);
+    const limits = {
+      max_overlays: input.maxOverlays,
+      max_storage_bytes: input.maxStorageBytes,
+      max_upload_size_bytes: input.maxUploadSizeBytes,
+      max_integrations: input.maxIntegrations,
+      chat_retention_days: input.chatRetentionDays,
+      max_setting_presets: input.maxSettingPresets,
+      max_sounds: input.maxSounds ?? current?.max_sounds ?? 0,
+      max_sound_file_size: input.maxSoundFileSize ?? current?.max_sound_file_size ?? 0,
+      max_sound_storage_bytes: input.maxSoundStorageBytes ?? current?.max_sound_storage_bytes ?? 0,
+    };
+    for (const [field, value] of Object.entries({ price_monthly: input.priceMonthly, price_yearly: input.priceYearly, ...limits })) {
+      if (!Number.isSafeInteger(value)) throw AppError.validation(planMessages.notInteger(field));
+    }
+    if (Object.values(limits).some((v) => v < 0)) throw AppError.validation(planMessages.negativeLimit);
+    const name = input.name.trim();
+    if (!name) throw AppError.validation(planMessages.nameBlank);
+    return {
+      name,
+      description: input.description ?? null,
+      price_monthly: input.priceMonthly,
+      price_yearly: input.priceYearly,
+      currency: input.currency ?? current?.currency ?? 'USD',
+      is_public: input.isPublic,
+      sort_order: input.sortOrder,
+      ...limits,
+      stripe_product_id: input.stripeProductId ?? null,
+      stripe_monthly_price_id: input.stripeMonthlyPriceId ?? null,
+      stripe_yearly_price_id: input.stripeYearlyPriceId ?? null,
+    };
+  }
+
+  /** Every plan as operators see it: mapped over every account flag, with its account count. */
+  async function adminPlans(db: Knex | Knex.Transaction = knex): Promise<AdminPlan[]> {
+    const [plans, flags, rows, using] = await Promise.all([repo.list(db), features.flags(), repo.features(db), repo.accountsUsing(db)]);
+    const accountFlags = flags.filter((f) => f.category !== 'system');
+    const mapped = new Map(rows.map((r) => [`${r.plan_id}|${r.feature_key}`, Boolean(r.enabled)]));
+    return plans.map((p) => ({
+      id: p.id,
+      slug: p.slug,
+      name: p.name,
+      description: p.description,
+      priceMonthly: p.price_monthly,
+      priceYearly: p.price_yearly,
+      currency: p.currency,
+      isPublic: p.is_public,
+      sortOrder: p.sort_order,
+      maxOverlays: p.max_overlays,
+      maxStorageBytes: p.max_storage_bytes,
+      maxUploadSizeBytes: p.max_upload_size_bytes,
+      maxIntegrations: p.max_integrations,
+      chatRetentionDays: p.chat_retention_days,
+      maxSettingPresets: p.max_setting_presets,
+      maxSounds: p.max_sounds,
+      maxSoundFileSize: p.max_sound_file_size,
+      maxSoundStorageBytes: p.max_sound_storage_bytes,
+      stripeProductId: p.stripe_product_id,
+      stripeMonthlyPriceId: p.stripe_monthly_price_id,
+      stripeYearlyPriceId: p.stripe_yearly_price_id,
+      features: accountFlags.map((f) => ({ featureId: f.id, featureKey: f.key, label: f.label, enabled: mapped.get(`${p.id}|${f.key}`) ?? false })),
+      accountsUsing: using.get(p.id) ?? 0,
+    }));
+  }
+
+  async function adminPlan(id: string): Promise<AdminPlan> {
+    const plan = (await adminPlans()).find((p) => p.id === id);
+    if (!plan) throw AppError.notFound(planMessages.planNotFound);
+    return plan;
+  }
+
+  async function accountFlag(key: string) {
+    const flag = await features.flag(key);
+    if (!flag) throw AppError.notFound(planMessages.flagNotFound);
+    if (flag.category === 'system') throw AppError.validation(planMessages.notAccountFeature);
+    return flag;
+  }
+
+  return {
+    adminPlans: () => adminPlans(),
+
+    async publicPlans(): Promise<BillingPlan[]> {
+      const [plans, flags] = await Promise.all([adminPlans(), features.flags()]);
+      const byKey = new Map(flags.map((f) => [f.key, f]));
+      return plans
+        .filter((p) => p.isPublic)
+        .map((p) => ({
+          id: p.id,
+          slug: p.slug,
+          name: p.name,
+          description: p.description,
+          priceMonthly: String(p.priceMonthly),
+          priceYearly: String(p.priceYearly),
+          currency: p.currency,
+          isPublic: p.isPublic,
+          sortOrder: p.sortOrder,
+          maxOverlays: p.maxOverlays,
+          maxStorageBytes: String(p.maxStorageBytes),
+          maxUploadSizeBytes: String(p.maxUploadSizeBytes),
+          maxIntegrations: p.maxIntegrations,
+          chatRetentionDays: p.chatRetentionDays,
+          features: p.features
+            .filter((f) => PUBLIC_CATEGORIES.has(byKey.get(f.featureKey)?.category ?? ''))
+            .map((f) => ({ ...f, globallyEnabled: byKey.get(f.featureKey)?.enabled === true })),
+        }));
+    },
+
+    async createPlan(ctx: AuthContext, input: PlanInput & { slug: string }): Promise<AdminPlan> {
+      const columns = validated(input);
+      const id = randomUUID();
+      try {
+        await knex.transaction(async (trx) => {
+          if (await repo.bySlug(input.slug, trx)) throw new AppError('CONFLICT', planMessages.slugInUse);
+          await repo.insert(trx, { id, slug: input.slug, ...columns });
+          await record(ctx, 'system:plan_created', { plan_id: id, slug: input.slug }, trx);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new AppError('CONFLICT', planMessages.slugInUse);
+        throw error;
+      }
+      return adminPlan(id);
+    },
+
+    async updatePlan(ctx: AuthContext, id: string, input: PlanInput): Promise<AdminPlan> {
+      const current = await repo.byId(id);
+      if (!current) throw AppError.notFound(planMessages.planNotFound);
+      const columns = validated({ ...input, slug: undefined }, current);
+      await knex.transaction(async (trx) => {
+        await repo.update(trx, id, columns);
+        await record(ctx, 'system:plan_updated', { plan_id: id, slug: current.slug }, trx);
+      });
+      await features.invalidate({ planId: id });
+      return adminPlan(id);
+    },
+
+    async deletePlan(ctx: AuthContext, id: string): Promise<void> {
+      const current = await repo.byId(id);
+      if (!current) throw AppError.notFound(planMessages.planNotFound);
+      await knex.transaction(async (trx) => {
+        const using = (await repo.accountsUsing(trx)).get(id) ?? 0;
+        if (using > 0) throw new AppError('CONFLICT', planMessages.planInUse(using));
+        await repo.delete(trx, id);
+        await record(ctx, 'system:plan_deleted', { plan_id: id, slug: current.slug }, trx);
+      });
+      await features.invalidate({ planId: id });
+    },
+
+    async setPlanFeatures(ctx: AuthContext, id: string, list: readonly { featureKey: string; enabled: boolean }[]): Promise<AdminPlan> {
+      if (!(await repo.byId(id))) throw AppError.notFound(planMessages.planNotFound);
+      for (const entry of list) await accountFlag(entry.featureKey);
+      await knex.transaction(async (trx) => {
+        await repo.setFeatures(trx, id, list.map((f) => ({ feature_key: f.featureKey, enabled: f.enabled })));
+        await record(ctx, 'system:plan_features_updated', { plan_id: id, features: list.map((f) => ({ feature_key: f.featureKey, enabled: f.enabled })) }, trx);
+      });
+      await features.invalidate({ planId: id });
+      return adminPlan(id);
+    },
+
+    async setFlag(ctx: AuthContext, key: string, enabled: boolean) {
+      if (!(await features.flag(key))) throw AppError.notFound(planMessages.flagNotFound);
+      await features.setGlobal(key, enabled);
+      await knex.transaction((trx) => record(ctx, 'system:feature_flag_updated', { feature_key: key, enabled }, trx));
+      return (await features.flag(key))!;
+    },
+
+    async setAccountPlan(ctx: AuthContext, accountId: string, planId: string) {
+      const account = await repo.account(accountId);
+      if (!account) throw AppError.notFound(planMessages.accountNotFound);
+      const plan = await repo.byId(planId);
+      if (!plan) throw AppError.notFound(planMessages.planNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.setAccountPlan(trx, accountId, planId);
+        await record(ctx, 'system:account_plan_changed', { plan_id: planId, previous_plan_id: account.plan_id }, trx, accountId);
+      });
+      await features.invalidate({ accountId });
+      return { accountId, planId, plan: plan.slug };
+    },
+
+    async setAccountOverride(ctx: AuthContext, accountId: string, key: string, enabled: boolean | null) {
+      if (!(await repo.account(accountId))) throw AppError.notFound(planMessages.accountNotFound);
+      await accountFlag(key);
+      await knex.transaction(async (trx) => {
+        await repo.setOverride(trx, accountId, key, enabled);
+        await record(ctx, 'system:account_feature_override_set', { feature_key: key, enabled }, trx, accountId);
+      });
+      await features.invalidate({ accountId });
+      return { accountId, featureKey: key, enabled };
+    },
+
+    async setUserCreationOverride(ctx: AuthContext, userId: string, value: AccountCreationOverride): Promise<AdminUser> {
+      if (!(await repo.user(userId))) throw AppError.notFound(planMessages.userNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.setUserOverride(trx, userId, value);
+        await audit.record({ scope: 'system', type: 'system:user_account_creation_override_set', userId, actorId: ctx.userId, metadata: { override: value } }, trx);
+      });
+      await features.invalidate({ userId });
+      const user = (await repo.user(userId))!;
+      return { id: user.id, email: user.email, displayName: user.display_name, accountCreationOverride: user.account_creation_override as AccountCreationOverride };
+    },
+
+    async accountFeatures(ctx: AuthContext): Promise<{ enabledFeatures: string[]; featureStatuses: FeatureStatus[] }> {
+      requireAccountId(ctx);
+      const featureStatuses = await features.statuses(ctx, { accountOnly: true });
+      return { enabledFeatures: featureStatuses.filter((s) => s.enabled).map((s) => s.key), featureStatuses };
+    },
+  };
+}
+
+export type PlansService = ReturnType<typeof createPlansService>;

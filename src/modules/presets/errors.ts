@@ -1,0 +1,7 @@
+/** The setting presets module's messages (Part 1 quotes `Setting preset not found`). */
+export const presetMessages = {
+  notFound: 'Setting preset not found',
+  limitReached: (max: number) => `Setting preset limit reached: your plan allows ${max} preset(s)`,
+  blank: (field: string) => `${field} must not be blank`,
+  payloadNotObject: 'payload must be a JSON object',
+} as const;

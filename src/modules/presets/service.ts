@@ -1,0 +1,118 @@
+/**
+ * Setting presets: a user's saved settings (opaque JSON by kind, one default per kind), with the
+ * plan quota `max_setting_presets` (0 = unlimited; the largest among the plans of the accounts
+ * the user owns, else the default plan's). Operators list and delete any user's presets but never
+ * see a payload: the admin reads do not select it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { requireUserId, type AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
+import type { ModuleApis } from '../contract';
+import { presetMessages } from './errors';
+import type { PresetRow, PresetsRepo } from './repo';
+
+export interface AdminSettingPreset {
+  id: string;
+  userId: string;
+  kind: string;
+  name: string;
+  isDefault: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SettingPreset extends AdminSettingPreset {
+  payload: Record<string, unknown>;
+}
+
+const toAdmin = (r: Omit<PresetRow, 'payload'>): AdminSettingPreset => ({
+  id: r.id,
+  userId: r.user_id,
+  kind: r.kind,
+  name: r.name,
+  isDefault: r.is_default,
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
+});
+const toPreset = (r: PresetRow): SettingPreset => ({ ...toAdmin(r), payload: r.payload });
+
+function jsonObject(value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw AppError.validation(presetMessages.payloadNotObject);
+  return value as Record<string, unknown>;
+}
+
+function nonBlank(field: string, value: string): string {
+  const trimmed = value.trim();
+  if (!trimmed) throw AppError.validation(presetMessages.blank(field));
+  return trimmed;
+}
+
+export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'> }) {
+  const { repo, knex, audit } = deps;
+
+  async function own(ctx: AuthContext, id: string): Promise<PresetRow> {
+    const preset = await repo.byId(id);
+    if (!preset || preset.user_id !== requireUserId(ctx)) throw AppError.notFound(presetMessages.notFound);
+    return preset;
+  }
+
+  return {
+    async mine(ctx: AuthContext): Promise<SettingPreset[]> {
+      return (await repo.ofUser(requireUserId(ctx))).map(toPreset);
+    },
+
+    async create(ctx: AuthContext, input: { kind: string; name: string; payload: unknown; isDefault?: boolean | null }): Promise<SettingPreset> {
+      const userId = requireUserId(ctx);
+      const kind = nonBlank('kind', input.kind);
+      const name = nonBlank('name', input.name);
+      const payload = jsonObject(input.payload);
+      const id = randomUUID();
+      await knex.transaction(async (trx) => {
+        // The user's row is the lock: two saves at once cannot both pass the quota.
+        await repo.lockUser(trx, userId);
+        const max = await repo.quota(trx, userId);
+        if (max > 0 && (await repo.countIn(trx, userId)) >= max) throw new AppError('PLAN_LIMIT_REACHED', presetMessages.limitReached(max));
+        if (input.isDefault) await repo.clearDefault(trx, userId, kind);
+        await repo.insert(trx, { id, user_id: userId, kind, name, payload, is_default: Boolean(input.isDefault) });
+      });
+      return toPreset((await repo.byId(id))!);
+    },
+
+    async update(ctx: AuthContext, id: string, input: { name?: string | null; payload?: unknown; isDefault?: boolean | null }): Promise<SettingPreset> {
+      const preset = await own(ctx, id);
+      const name = input.name === undefined || input.name === null ? undefined : nonBlank('name', input.name);
+      const payload = input.payload === undefined || input.payload === null ? undefined : jsonObject(input.payload);
+      const isDefault = input.isDefault === undefined || input.isDefault === null ? undefined : input.isDefault;
+      await knex.transaction(async (trx) => {
+        if (isDefault) await repo.clearDefault(trx, preset.user_id, preset.kind);
+        await repo.update(trx, id, { name, payload, is_default: isDefault });
+      });
+      return toPreset((await repo.byId(id))!);
+    },
+
+    async remove(ctx: AuthContext, id: string): Promise<void> {
+      await own(ctx, id);
+      await knex.transaction((trx) => repo.delete(trx, id));
+    },
+
+    async ofUserForAdmin(userId: string): Promise<AdminSettingPreset[]> {
+      return (await repo.ofUserForAdmin(userId)).map(toAdmin);
+    },
+
+    async adminDelete(ctx: AuthContext, id: string): Promise<void> {
+      const preset = await repo.byId(id);
+      if (!preset) throw AppError.notFound(presetMessages.notFound);
+      await knex.transaction(async (trx) => {
+        await repo.delete(trx, id);
+        await audit.record(
+          { scope: 'system', type: 'system:user_setting_preset_deleted', userId: preset.user_id, actorId: ctx.userId, metadata: { preset_id: id, kind: preset.kind, name: preset.name } },
+          trx,
+        );
+      });
+    },
+  };
+}
+
+export type PresetsService = ReturnType<typeof createPresetsService>;
