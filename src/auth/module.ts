@@ -7,7 +7,8 @@ import { defineModule } from '../modules/contract';
 import { createCredentialResolver, type CredentialResolver } from './credentials';
 import type { AuthContext } from './context';
 import { createGateEnforcer, type GateEnforcer } from './gates';
-import { credentialMigrations } from './store';
+import { createKeyLookup, credentialMigrations, invalidateKey, KEY_INVALIDATIONS_CHANNEL } from './store';
+import { REVOCATIONS_CHANNEL } from './revocations';
 import { createSystemKeyVerifier } from './system-keys';
 import { createVerifiers } from './verifiers';
 
@@ -27,9 +28,25 @@ declare module '../modules/contract' {
 export const authModule = defineModule({
   name: 'auth',
   migrations: credentialMigrations,
-  build: ({ config, jwt, credentials: store, use }) => {
-    const { verifiers, revokedAmong } = createVerifiers({ jwt, store, sessions: use('sessions').sessionSource, principals: use('accounts').principals });
-    const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys) });
-    return { api: { gates: createGateEnforcer(use('features')), credentials, revokedAmong } };
+  build: ({ config, jwt, cache, bus, credentials: store, use }) => {
+    // Key look-ups are cached (hash → row); a key's invalidation or revocation notice drops it on every node.
+    const keys = createKeyLookup({ store, cache });
+    store.onRevoked((hash) => invalidateKey({ cache, bus }, hash));
+    const { verifiers, revokedAmong } = createVerifiers({ jwt, store, sessions: use('sessions').sessionSource, principals: use('accounts').principals, keys });
+    const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys, keys) });
+    const forget = (hash: string) => keys.forget(hash);
+    return {
+      api: { gates: createGateEnforcer(use('features')), credentials, revokedAmong },
+      consumers: [
+        { pattern: KEY_INVALIDATIONS_CHANNEL, handle: (_channel: string, message: string) => forget(message) },
+        {
+          pattern: REVOCATIONS_CHANNEL,
+          handle: (_channel: string, message: string) => {
+            const id = (JSON.parse(message) as { credential_id?: unknown }).credential_id;
+            return typeof id === 'string' ? forget(id) : undefined;
+          },
+        },
+      ],
+    };
   },
 });

@@ -6,6 +6,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Bus } from '../infra/bus';
+import type { Cache } from '../infra/cache';
 import { fromJson, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 
@@ -63,10 +65,12 @@ export interface CredentialRow {
   revoked_at: Date | null;
   last_used_at: Date | null;
   created_at: Date;
+  updated_at: Date;
 }
 
 export interface MintInput {
-  kind: Exclude<CredentialKind, 'jwt' | 'system_key'>;
+  /** `system_key` rows are admin-provisioned system keys (no account, no user). */
+  kind: Exclude<CredentialKind, 'jwt'>;
   accountId?: string | null;
   userId?: string | null;
   createdBy?: string | null;
@@ -82,17 +86,102 @@ const TOUCH_INTERVAL = "interval '1 minute'";
 
 const parsePermissions = (value: unknown): string[] => fromJson<string[]>(value, []);
 
-export function createCredentialStore(knex: Knex) {
+/** A fresh secret of a kind: prefix + 64 hex from 32 random bytes, its hash and display prefix. */
+export function newSecret(kind: Exclude<CredentialKind, 'jwt'>): { token: string; hash: string; keyPrefix: string } {
+  const format = credentialFormats.find((f) => f.kind === kind)!;
+  const token = `${format.prefix}${randomBytes(32).toString('hex')}`;
+  return { token, hash: tokenHash(token), keyPrefix: token.slice(0, format.prefix.length + 8) };
+}
+
+/** Key kinds whose look-ups are cached (hash → row): the long-lived keys presented on every call. */
+export const CACHED_KEY_KINDS: ReadonlySet<CredentialKind> = new Set(['user_api_key', 'service_key', 'developer_api_key', 'system_key']);
+
+/** How long a key look-up is cached; writes invalidate it at once, the TTL only bounds a lost notice. */
+export const KEY_CACHE_TTL_SECONDS = 30;
+
+/** Bus channel naming a key hash whose cached look-up every node drops (scope change, delete, rotate). */
+export const KEY_INVALIDATIONS_CHANNEL = 'key-invalidations';
+
+export const keyCacheKey = (hash: string): string => `apikey:${hash}`;
+
+/**
+ * Drops a key's cached look-up: from the shared cache at once (the next request on any node reads
+ * the row), then announced on the bus so any node-local copy goes too. Never throws.
+ */
+export async function invalidateKey(deps: { cache: Cache; bus: Bus }, hash: string): Promise<void> {
+  await deps.cache.del(keyCacheKey(hash)).catch(() => undefined);
+  await deps.bus.publish(KEY_INVALIDATIONS_CHANNEL, hash).catch(() => undefined);
+}
+
+const reviveRow = (value: Record<string, unknown>): CredentialRow => {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
   return {
+    ...(value as unknown as CredentialRow),
+    expires_at: date(value.expires_at),
+    revoked_at: date(value.revoked_at),
+    last_used_at: date(value.last_used_at),
+    created_at: date(value.created_at)!,
+    updated_at: date(value.updated_at)!,
+  };
+};
+
+/**
+ * Key look-ups through the cache (hash → row, short TTL). Only rows of `CACHED_KEY_KINDS` are
+ * cached, never a miss; a cache failure falls back to the database. `touch` records use at most
+ * once a minute per key from this node (the SQL also skips rows touched in the last minute), so a
+ * request never pays a database write.
+ */
+export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) {
+  const touched = new Map<string, number>();
+  return {
+    async byHash(hash: string): Promise<CredentialRow | undefined> {
+      const cached = await deps.cache.get(keyCacheKey(hash)).catch(() => null);
+      if (cached) {
+        try {
+          return reviveRow(JSON.parse(cached) as Record<string, unknown>);
+        } catch {
+          // fall through to the database
+        }
+      }
+      const row = await deps.store.byHash(hash);
+      if (row && CACHED_KEY_KINDS.has(row.kind)) {
+        await deps.cache.set(keyCacheKey(hash), JSON.stringify(row), KEY_CACHE_TTL_SECONDS).catch(() => undefined);
+      }
+      return row;
+    },
+    forget(hash: string): Promise<void> {
+      return deps.cache.del(keyCacheKey(hash)).catch(() => undefined);
+    },
+    /** Records use at most once a minute per key per node; the write runs in the background. */
+    touch(row: CredentialRow): void {
+      const now = Date.now();
+      const last = Math.max(touched.get(row.id) ?? 0, row.last_used_at ? new Date(row.last_used_at).getTime() : 0);
+      if (now - last < 60_000) return;
+      if (touched.size > 10_000) touched.clear();
+      touched.set(row.id, now);
+      void deps.store.touch(row.id).catch(() => undefined);
+    },
+  };
+}
+
+export type KeyLookup = ReturnType<typeof createKeyLookup>;
+
+export function createCredentialStore(knex: Knex) {
+  /** Told the hash of every row `revoke` revoked (the auth module drops its cached look-up). */
+  const revokedListeners: ((hash: string) => Promise<void>)[] = [];
+  return {
+    /** Registers a listener for `revoke`; the auth module's key cache uses it. */
+    onRevoked(listener: (hash: string) => Promise<void>): void {
+      revokedListeners.push(listener);
+    },
     /** Creates a credential row and returns the plain token (shown once) with the row. */
     async mint(input: MintInput, db: Knex | Knex.Transaction = knex): Promise<{ token: string; row: CredentialRow }> {
-      const format = credentialFormats.find((f) => f.kind === input.kind)!;
-      const token = `${format.prefix}${randomBytes(32).toString('hex')}`;
+      const { token, hash, keyPrefix } = newSecret(input.kind);
       const row = {
         id: randomUUID(),
         kind: input.kind,
-        token_hash: tokenHash(token),
-        key_prefix: token.slice(0, format.prefix.length + 8),
+        token_hash: hash,
+        key_prefix: keyPrefix,
         label: input.label ?? '',
         account_id: input.accountId ?? null,
         user_id: input.userId ?? null,
@@ -138,15 +227,52 @@ export function createCredentialStore(knex: Knex) {
     },
     /** credentials.revoke (soft) */
     async revoke(id: string, db: Knex | Knex.Transaction = knex): Promise<boolean> {
-      return (await db('credentials').where({ id }).whereNull('revoked_at').update({ revoked_at: knex.fn.now(), updated_at: knex.fn.now() })) > 0;
+      const rows: { token_hash: string }[] = await db('credentials')
+        .where({ id })
+        .whereNull('revoked_at')
+        .update({ revoked_at: knex.fn.now(), updated_at: knex.fn.now() })
+        .returning('token_hash');
+      for (const { token_hash: hash } of rows) for (const listener of revokedListeners) await listener(hash).catch(() => undefined);
+      return rows.length > 0;
+    },
+    /**
+     * Regenerates a row's secret in place (same id, label, scopes, expiry); the old hash stops
+     * matching at once. Answers the new plain token (shown once), the updated row and the old row.
+     */
+    async rotate(id: string, db: Knex | Knex.Transaction = knex): Promise<{ token: string; row: CredentialRow; old: CredentialRow } | null> {
+      const old = await db('credentials').where({ id }).forUpdate().first();
+      if (!old) return null;
+      const { token, hash, keyPrefix } = newSecret(old.kind);
+      const [row] = await db('credentials').where({ id }).update({ token_hash: hash, key_prefix: keyPrefix, updated_at: knex.fn.now() }).returning('*');
+      return { token, row: { ...row, permissions: parsePermissions(row.permissions) }, old: { ...old, permissions: parsePermissions(old.permissions) } };
+    },
+    /** credentials.update: label and, for operators, scopes. */
+    async update(id: string, fields: { label?: string; permissions?: readonly string[] }, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {
+      const patch: Record<string, unknown> = { updated_at: knex.fn.now() };
+      if (fields.label !== undefined) patch.label = fields.label;
+      if (fields.permissions !== undefined) patch.permissions = JSON.stringify(fields.permissions);
+      const [row] = await db('credentials').where({ id }).update(patch).returning('*');
+      return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
+    },
+    /** credentials.remove (hard delete); answers the removed row. */
+    async remove(id: string, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {
+      const [row] = await db('credentials').where({ id }).delete().returning('*');
+      return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
+    },
+    /** credentials.list: rows of one kind by owner columns, newest first. */
+    async list(where: { kind: CredentialKind; account_id?: string; user_id?: string }, db: Knex | Knex.Transaction = knex): Promise<CredentialRow[]> {
+      const rows = await db('credentials').where(where).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+      return rows.map((r: CredentialRow) => ({ ...r, permissions: parsePermissions(r.permissions) }));
     },
     /**
      * A member left or was removed: their personal keys for the account are purged; service
-     * keys they created survive with `created_by` cleared (Part 1, "Key rules").
+     * keys (and popout tokens) they created survive with `created_by` cleared (Part 1, "Key
+     * rules"). Answers the purged keys' hashes, so their cached look-ups can be dropped.
      */
-    async purgeMember(db: Knex.Transaction, accountId: string, userId: string): Promise<void> {
-      await db('credentials').where({ account_id: accountId, user_id: userId, kind: 'user_api_key' }).delete();
+    async purgeMember(db: Knex.Transaction, accountId: string, userId: string): Promise<string[]> {
+      const purged: { token_hash: string }[] = await db('credentials').where({ account_id: accountId, user_id: userId, kind: 'user_api_key' }).delete().returning('token_hash');
       await db('credentials').where({ account_id: accountId, created_by: userId }).whereNot({ kind: 'user_api_key' }).update({ created_by: null, updated_at: db.fn.now() });
+      return purged.map((r) => r.token_hash);
     },
   };
 }

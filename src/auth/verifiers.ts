@@ -7,14 +7,17 @@
  *   refused once that is revoked; `refresh` JWTs authenticate nothing here;
  * - a popout token (raw, its session JWT, or its WebSocket JWT) holds its stored permissions
  *   intersected with what the creating user's role grants now, and dies with `revoked_at`;
- * - a personal key stops once its owner is no longer a member of the key's account.
+ * - a personal key stops once its owner is no longer a member of the key's account, and holds its
+ *   scopes intersected with what the owner's current role (and user roles) grant;
+ * - API and system key rows are looked up through the key cache (hash → row, short TTL), which
+ *   every delete, rotation and scope change invalidates on every node (src/auth/store.ts).
  */
 import { messages } from '../errors';
 import { ANONYMOUS, type AuthContext, type CredentialBinding } from './context';
 import { tokenHash, type CredentialKind, type CredentialVerifier, type Transport, type VerifyFailure } from './credentials';
 import type { JwtClaims, JwtService } from './jwt';
 import { isAccountPermission, isUserPermission } from './registry';
-import type { CredentialRow, CredentialStore } from './store';
+import { CACHED_KEY_KINDS, type CredentialRow, type CredentialStore, type KeyLookup } from './store';
 
 /** Live grants of a user, provided by the accounts module. */
 export interface PrincipalSource {
@@ -38,6 +41,10 @@ const EXPIRED: VerifyFailure = { code: 'TOKEN_EXPIRED', message: 'Token expired'
 const REVOKED: VerifyFailure = { code: 'UNAUTHORIZED', message: messages.sessionRevoked };
 
 const set = (list: Iterable<string>) => new Set(list);
+
+/** Part 1, "Authorization": system admins (any admin role, hence `admin:access`) implicitly hold these. */
+const IMPLICIT_ADMIN_GRANTS = ['account-apikeys:read', 'account-apikeys:edit', 'account-apikeys:rotate', 'account-apikeys:delete'];
+const withImplicitAdminGrants = (admin: Set<string>) => (admin.has('admin:access') ? set([...admin, ...IMPLICIT_ADMIN_GRANTS]) : admin);
 /** A token row's credentialId (its SHA-256); session-less JWTs carry a jti instead. */
 const HEX64 = /^[0-9a-f]{64}$/;
 const intersect = (claimed: readonly string[] | undefined, live: readonly string[]) => {
@@ -76,8 +83,8 @@ export function createPopoutGrant(principals: PrincipalSource): PopoutGrantSourc
   };
 }
 
-export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore; sessions: SessionSource; principals: PrincipalSource }) {
-  const { jwt, store, sessions: sessionRows, principals } = deps;
+export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore; sessions: SessionSource; principals: PrincipalSource; keys?: KeyLookup }) {
+  const { jwt, store, sessions: sessionRows, principals, keys } = deps;
   const popoutGrant = createPopoutGrant(principals);
 
   function popoutContext(grant: PopoutGrant, claimed?: readonly string[], expiresAt: number | null = expiry(grant.row.expires_at)): AuthContext {
@@ -128,7 +135,7 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
       userId: claims.sub,
       accountId: member ? (claims.account_id ?? null) : null,
       permissions: member ? intersect(claims.account_permissions, live.account!) : set([]),
-      adminPermissions: intersect(claims.admin_permissions, live.admin),
+      adminPermissions: withImplicitAdminGrants(intersect(claims.admin_permissions, live.admin)),
       userPermissions: intersect(claims.user_permissions, live.user),
       // A ws JWT counts (rate budget, socket cap, revocation) as the session or key behind it.
       credentialId: sessionId ?? keyHash ?? claims.jti ?? null,
@@ -155,22 +162,29 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
   };
 
   const opaqueVerifier: CredentialVerifier = async (credential) => {
-    const row = await store.byHash(tokenHash(credential.token));
+    const hash = tokenHash(credential.token);
+    const cached = keys !== undefined && CACHED_KEY_KINDS.has(credential.format.kind);
+    const row = cached ? await keys.byHash(hash) : await store.byHash(hash);
     if (!row || row.kind !== credential.format.kind) return INVALID;
     if (!isLive(row)) return row.revoked_at === null ? EXPIRED : INVALID;
-    if (stale(row.last_used_at)) void store.touch(row.id).catch(() => undefined);
+    if (cached) keys.touch(row);
+    else if (stale(row.last_used_at)) void store.touch(row.id).catch(() => undefined);
     const base = { credentialId: row.token_hash, label: row.label || null, expiresAt: expiry(row.expires_at) };
     const bound = (binding: CredentialBinding) => context({ kind: row.kind, accountId: row.account_id, ...base, binding });
     switch (row.kind) {
       case 'user_api_key': {
         if (!row.user_id || !row.account_id) return INVALID;
-        if ((await principals.memberPermissions(row.user_id, row.account_id)) === null) return INVALID;
+        // Exactly its scopes, never more than the owner holds now; nothing once they left.
+        const owner = await principals.principal(row.user_id, row.account_id);
+        if (!owner.exists || owner.account === null) return INVALID;
+        const account = set(owner.account);
+        const user = set(owner.user);
         return context({
           kind: 'user_api_key',
           userId: row.user_id,
           accountId: row.account_id,
-          permissions: set(row.permissions.filter(isAccountPermission)),
-          userPermissions: set(row.permissions.filter(isUserPermission)),
+          permissions: set(row.permissions.filter((p) => isAccountPermission(p) && account.has(p))),
+          userPermissions: set(row.permissions.filter((p) => isUserPermission(p) && user.has(p))),
           ...base,
         });
       }

@@ -1,6 +1,7 @@
 /**
- * The tokens module (effective permissions, popout tokens). It holds members' credentials, so it
- * purges them when a member leaves an account (a hook of the accounts module).
+ * The tokens module (effective permissions, popout tokens). A member leaving an account is handled
+ * by the apikeys module (it purges their personal keys and clears `created_by` on the service keys
+ * and popout tokens they created, in the removal's transaction).
  */
 import { defineModule } from '../contract';
 import { createTokensResolvers } from './graphql';
@@ -16,9 +17,7 @@ declare module '../contract' {
 export const tokensModule = defineModule({
   name: 'tokens',
   build: ({ credentials, revocations, use }) => {
-    const accounts = use('accounts');
-    accounts.onMemberLeaving((trx, accountId, userId) => credentials.purgeMember(trx, accountId, userId));
-    const service = createTokensService({ store: credentials, accounts, audit: use('audit'), revocations });
+    const service = createTokensService({ store: credentials, accounts: use('accounts'), audit: use('audit'), revocations });
     return { api: service, rest: createTokensRest(service), resolvers: createTokensResolvers(service) };
   },
 });
