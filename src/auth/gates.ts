@@ -135,9 +135,13 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
       case 'UserPermission':
         return hasPermission(ctx, gate.permission!, 'user');
       case 'OverlayToken':
+        // An overlay or shared overlay token bound to the overlay the channel names; the feature
+        // flag that follows is checked against the token's account.
+        return (ctx.kind === 'overlay' || ctx.kind === 'shared_overlay') && Boolean(ctx.binding?.overlayId) && ctx.binding?.overlayId === target.params.key;
       case 'WidgetToken':
+        return ctx.kind === 'widget' && Boolean(ctx.binding?.widgetInstanceId) && ctx.binding?.widgetInstanceId === target.params.widget_instance_id;
       case 'ExtensionOwner':
-        // Bound to rows a later module owns: fail closed until that module supplies the binding.
+        // Bound to developer rows a later module owns: fail closed until that module supplies the binding.
         return false;
       case 'Unknown':
         return false;

@@ -3,8 +3,9 @@
  * the subscribe and broadcast checks (evaluated by the one gate engine in auth/gates.ts), and the
  * relay between internal bus channels and sockets, read from the generated relay table (Part 2,
  * "Authentication" and "Events"). Owns no gate rule and no relay row of its own: both come from
- * the spec. Kinds whose binding lives in a later module (overlay, widget and extension tokens,
- * install and presence resolution) fail closed until that module supplies a resolver.
+ * the spec. Presence channels resolve their account through the wrapped channel; kinds whose
+ * binding lives in a later module (extension owners, install resolution) fail closed until that
+ * module supplies a resolver.
  */
 import { channels, relays, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
 import type { AuthContext } from '../auth/context';
@@ -58,9 +59,27 @@ type CheckResult = Promise<{ channel: MatchedChannel } | { refusal: ChannelRefus
 export function createChannelGate(deps: ChannelGateDeps) {
   const { gates } = deps;
 
+  /**
+   * The account of a presence channel's wrapped resource: the wrapped channel's `account_id`, or
+   * the module resolver of its placeholder (overlay, widget, install). A wrapped presence
+   * channel, an unknown one or one without an owner fails closed (null).
+   */
+  const resourceChannel: AccountResolver = async (params) => {
+    const wrapped = matchChannel(params.resource_channel ?? '');
+    if (!wrapped || wrapped.spec.pattern.startsWith('presence:')) return null;
+    if (wrapped.params.account_id) return wrapped.params.account_id;
+    for (const [placeholder, value] of Object.entries(wrapped.params)) {
+      const resolve = deps.accountResolvers?.[placeholder];
+      if (resolve) return resolve({ [placeholder]: value });
+    }
+    return null;
+  };
+
   async function run(name: string, ctx: AuthContext, action: 'subscribe' | 'broadcast'): CheckResult {
     const channel = matchChannel(name) ?? unknownChannel(name);
-    const refusal = await gates.evaluateChannel(channel, ctx, { action, accountResolvers: deps.accountResolvers });
+    // Read at check time: the fold completes the module resolvers after this gate is built.
+    const accountResolvers = { ...deps.accountResolvers, resource_channel: resourceChannel };
+    const refusal = await gates.evaluateChannel(channel, ctx, { action, accountResolvers });
     return refusal ? { refusal } : { channel };
   }
 

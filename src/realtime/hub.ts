@@ -10,7 +10,8 @@ import { busChannelFor, relayEnvelope } from './channels';
 
 export interface Subscriber {
   readonly id: string;
-  deliver(message: WsServerMessage): void;
+  /** `channel` is the socket channel the message was relayed to. */
+  deliver(message: WsServerMessage, channel: string): void;
 }
 
 export function createHub(deps: { bus: Bus; log: Logger }) {
@@ -23,7 +24,7 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
       deps.log.warn({ channel: busChannel }, 'dropped a bus message that is not JSON');
       return;
     }
-    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope);
+    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope, socketChannel);
   }
 
   return {

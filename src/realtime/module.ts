@@ -3,9 +3,11 @@
  * channel gates through the one gate engine with every module's channel-account resolvers, and
  * the session server. `src/server.ts` attaches `server` to the HTTP listener.
  */
+import { randomUUID } from 'node:crypto';
 import { defineModule } from '../modules/contract';
 import { createChannelGate } from './channels';
 import { createHub } from './hub';
+import { createPresence } from './presence';
 import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from './server';
 
 export interface RealtimeApi {
@@ -25,6 +27,7 @@ export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
     name: 'realtime',
     build: ({ config, log, bus, limiter, revocations, channelAccounts, use }) => {
       const auth = use('auth');
+      const accounts = use('accounts');
       const server = createRealtimeServer({
         credentials: auth.credentials,
         channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts }),
@@ -37,6 +40,11 @@ export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
         trustProxy: config.http.trust_proxy,
         caps: config.realtime,
         limits,
+        presence: createPresence({ bus, log, nodeId: randomUUID() }),
+        async presenceMember(sessionId, ctx) {
+          const names = ctx.userId ? await accounts.names({ users: [ctx.userId], accounts: [], roles: [] }) : [];
+          return { session_id: sessionId, user_id: ctx.userId, account_id: ctx.accountId, display_name: names[0]?.display_name ?? null, avatar_url: null };
+        },
       });
       return { api: { server, stats: () => server.stats() }, close: () => server.close() };
     },

@@ -26,6 +26,7 @@ import type { RateDecision, RateLimiter } from '../http/rate-limit';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub } from './hub';
+import { isPresenceChannel, type Presence, type PresenceMember } from './presence';
 
 export const WS_PATH = '/v1/ws';
 
@@ -66,7 +67,11 @@ export interface RealtimeOptions {
   /** Open-socket caps and the outbound byte cap (the `realtime` config section). */
   caps: Readonly<Config['realtime']>;
   /** Overrides of spec limits (tests shorten the silence timeout). */
-  limits?: Partial<{ silenceTimeoutMs: number; heartbeatTickMs: number; outboundQueue: number; revalidateMs: number }>;
+  limits?: Partial<{ silenceTimeoutMs: number; heartbeatTickMs: number; outboundQueue: number; channelQueue: number; revalidateMs: number }>;
+  /** Presence channels (join, leave, bootstrap) across nodes; without it presence subscribes get no list. */
+  presence?: Presence;
+  /** The presence entry of a session (display name and avatar of its user). */
+  presenceMember?(sessionId: string, auth: AuthContext): Promise<PresenceMember>;
 }
 
 interface Session {
@@ -78,7 +83,9 @@ interface Session {
   /** Messages and bytes handed to the socket and not yet written out. */
   pending: number;
   pendingBytes: number;
-  subscriber: { id: string; deliver(message: WsServerMessage): void };
+  subscriber: { id: string; deliver(message: WsServerMessage, channel: string): void };
+  /** Messages not yet written out, per subscribed channel (CHANNEL_DROPPED above `channelQueue`). */
+  behind: Map<string, { pending: number }>;
 }
 
 type Headers = Record<string, string>;
@@ -123,12 +130,18 @@ export function clientAddressResolver(trustProxy: Config['http']['trust_proxy'])
   };
 }
 
+function anonymousMember(session: Session): PresenceMember {
+  return { session_id: session.id, user_id: session.auth.userId, account_id: session.auth.accountId, display_name: null, avatar_url: null };
+}
+
 export function createRealtimeServer(options: RealtimeOptions) {
   const limits = {
     maxFrameBytes: wsLimits.max_frame_bytes,
     silenceTimeoutMs: options.limits?.silenceTimeoutMs ?? wsLimits.silence_timeout_ms,
     heartbeatTickMs: options.limits?.heartbeatTickMs ?? wsLimits.heartbeat_tick_ms,
     outboundQueue: options.limits?.outboundQueue ?? wsLimits.outbound_queue_messages,
+    /** Messages one channel may hold in the outbound queue before it is dropped (half the session's queue). */
+    channelQueue: options.limits?.channelQueue ?? Math.max(1, Math.floor((options.limits?.outboundQueue ?? wsLimits.outbound_queue_messages) / 2)),
     outboundQueueBytes: options.caps.outbound_queue_bytes,
     revalidateMs: options.limits?.revalidateMs ?? wsLimits.overlay_revalidate_ms,
   };
@@ -166,7 +179,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
     };
   }
 
-  function send(session: Session, message: WsServerMessage): void {
+  function send(session: Session, message: WsServerMessage, channel?: string): void {
     if (session.socket.readyState !== session.socket.OPEN) return;
     const text = JSON.stringify(message);
     const bytes = Buffer.byteLength(text);
@@ -179,10 +192,38 @@ export function createRealtimeServer(options: RealtimeOptions) {
     }
     session.pending += 1;
     session.pendingBytes += bytes;
+    const perChannel = channel === undefined ? undefined : session.behind.get(channel);
+    if (perChannel) perChannel.pending += 1;
     session.socket.send(text, () => {
       session.pending -= 1;
       session.pendingBytes -= bytes;
+      if (perChannel) perChannel.pending -= 1;
     });
+  }
+
+  /**
+   * A message for one subscribed channel. A client that fell behind on that channel (more than
+   * `channelQueue` of its messages unwritten) loses the channel with CHANNEL_DROPPED and keeps
+   * the session; one that stays behind overall overflows the session's queue and is closed.
+   */
+  function deliverOn(session: Session, channel: string, message: WsServerMessage): void {
+    const state = session.behind.get(channel);
+    if (!state || !session.channels.has(channel)) return;
+    if (state.pending >= limits.channelQueue) return dropChannel(session, channel);
+    send(session, message, channel);
+  }
+
+  function leaveChannel(session: Session, channel: string): Promise<void> {
+    session.channels.delete(channel);
+    session.behind.delete(channel);
+    const left = isPresenceChannel(channel) && options.presence ? options.presence.leave(channel, session.id) : Promise.resolve();
+    return Promise.all([hub.remove(channel, session.subscriber), left]).then(() => undefined);
+  }
+
+  function dropChannel(session: Session, channel: string): void {
+    log.warn({ session_id: session.id, channel }, 'dropping a channel the client fell behind on');
+    void leaveChannel(session, channel).catch((cause: unknown) => log.warn({ err: cause, channel }, 'dropping a channel failed'));
+    error(session, 'CHANNEL_DROPPED', `Fell behind on ${channel}; resubscribe`, channel);
   }
 
   const error = (session: Session, code: WsErrorCode, message: string, channel?: string) =>
@@ -253,11 +294,17 @@ export function createRealtimeServer(options: RealtimeOptions) {
         }
         if (session.socket.readyState !== session.socket.OPEN) return hub.remove(message.channel, session.subscriber);
         session.channels.add(message.channel);
-        return send(session, { type: 'subscribed', channel: message.channel });
+        session.behind.set(message.channel, { pending: 0 });
+        send(session, { type: 'subscribed', channel: message.channel });
+        if (isPresenceChannel(message.channel) && options.presence) {
+          const channel = message.channel;
+          const member = options.presenceMember ? await options.presenceMember(session.id, session.auth) : anonymousMember(session);
+          await options.presence.join(channel, member, (m) => deliverOn(session, channel, m));
+        }
+        return;
       }
       case 'unsubscribe': {
-        session.channels.delete(message.channel);
-        await hub.remove(message.channel, session.subscriber);
+        if (session.channels.has(message.channel)) await leaveChannel(session, message.channel);
         return send(session, { type: 'unsubscribed', channel: message.channel });
       }
       case 'broadcast': {
@@ -284,7 +331,8 @@ export function createRealtimeServer(options: RealtimeOptions) {
       lastSeen: Date.now(),
       pending: 0,
       pendingBytes: 0,
-      subscriber: { id, deliver: (m) => send(session, m) },
+      subscriber: { id, deliver: (m, channel) => deliverOn(session, channel, m) },
+      behind: new Map(),
     };
     sessions.set(id, session);
     // One message at a time per session: replies keep the client's order, and an unsubscribe
@@ -300,7 +348,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
     });
     socket.on('close', () => {
       sessions.delete(id);
-      for (const channel of session.channels) void hub.remove(channel, session.subscriber);
+      for (const channel of [...session.channels]) void leaveChannel(session, channel).catch(() => undefined);
       session.channels.clear();
     });
     socket.on('error', (cause) => log.debug({ err: cause, session_id: id }, 'websocket error'));

@@ -3,9 +3,9 @@
  * envelope, event type default, delivered socket channel): the table holds exactly the spec's
  * rows; every family's envelope is checked against the server message schemas; and the families
  * a test credential can subscribe to are relayed end to end over real WebSocket connections and
- * the real bus (embedded, or Redis when REDIS_URL is set). Overlay, widget and install channels
- * have no binding module yet (their gates fail closed), so their rows are checked on the relay
- * functions the hub calls.
+ * the real bus (embedded, or Redis when REDIS_URL is set). Overlay and widget channels need a
+ * bound token (test/realtime/protocol.test.ts relays them over sockets) and install channels have
+ * no binding module yet, so their rows are checked here on the relay functions the hub calls.
  */
 import { randomUUID } from 'node:crypto';
 import { channels, relays, type WsServerMessage } from '../../generated/ws';

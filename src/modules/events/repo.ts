@@ -1,0 +1,111 @@
+/** Event storage (knex). Each query carries a short name comment for slow-query logs. */
+import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
+
+export interface EventRow {
+  id: string;
+  account_id: string;
+  type: string;
+  platform: string;
+  external_id: string | null;
+  raw: Record<string, unknown>;
+  hidden: boolean;
+  created_at: Date;
+}
+
+export interface EventQuery {
+  types?: readonly string[];
+  platforms?: readonly string[];
+  userId?: string;
+  search?: string;
+  from?: Date;
+  to?: Date;
+}
+
+const parse = (row: EventRow): EventRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
+
+/** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export function createEventsRepo(knex: Knex) {
+  function filtered(accountId: string, q: EventQuery) {
+    const query = knex('events').where({ account_id: accountId, hidden: false });
+    if (q.types?.length) query.whereIn('type', [...q.types]);
+    if (q.platforms?.length) query.whereIn('platform', [...q.platforms]);
+    if (q.userId !== undefined) query.whereRaw("(raw ->> 'user_id') = ?", [q.userId]);
+    if (q.search) query.whereRaw("(raw::text) ilike ? escape '\\'", [`%${likeLiteral(q.search)}%`]);
+    if (q.from) query.where('created_at', '>', q.from);
+    if (q.to) query.where('created_at', '<', q.to);
+    return query;
+  }
+
+  return {
+    /** events.page: newest first, hidden community gift rows left out */
+    async page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ rows: EventRow[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        filtered(accountId, q).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: (rows as EventRow[]).map(parse), total: Number(count?.count ?? 0) };
+    },
+    /** events.byId */
+    async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
+      const row = await db('events').where({ id, account_id: accountId }).first();
+      return row ? parse(row) : undefined;
+    },
+    /** events.byExternalId */
+    async byExternalId(accountId: string, externalId: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
+      const row = await db('events').where({ account_id: accountId, external_id: externalId }).first();
+      return row ? parse(row) : undefined;
+    },
+    /** events.insert: answers undefined when the (account, external id) pair exists already */
+    async insert(row: Omit<EventRow, 'created_at'> & { created_at?: Date }, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
+      const [inserted] = await db('events')
+        .insert({ ...row, raw: JSON.stringify(row.raw) })
+        .onConflict(['account_id', 'external_id'])
+        .ignore()
+        .returning('*');
+      return inserted ? parse(inserted) : undefined;
+    },
+    /** events.giftRows: the rows of one community gift (header and individual notices), oldest first */
+    async giftRows(accountId: string, communityGiftId: string, db: Knex | Knex.Transaction = knex): Promise<EventRow[]> {
+      const rows = await db('events')
+        .where({ account_id: accountId })
+        .whereRaw("(raw ->> 'community_gift_id') = ?", [communityGiftId])
+        .orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]);
+      return (rows as EventRow[]).map(parse);
+    },
+    /** events.updateRaw */
+    async updateRaw(id: string, raw: Record<string, unknown>, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
+      const [row] = await db('events').where({ id }).update({ raw: JSON.stringify(raw) }).returning('*');
+      return row ? parse(row) : undefined;
+    },
+    /**
+     * events.retentionSweep: deletes every account's events older than its plan's
+     * `chat_retention_days` (the default plan for an account without one); 0 keeps forever.
+     */
+    async deleteExpired(): Promise<number> {
+      const result = await knex.raw(`
+        with windows as (
+          select a.id as account_id, coalesce(p.chat_retention_days, d.chat_retention_days) as days
+          from accounts a
+          left join plans p on p.id = a.plan_id
+          left join lateral (select chat_retention_days from plans where is_default order by created_at limit 1) d on true
+        ),
+        deleted as (
+          delete from events e using windows w
+          where e.account_id = w.account_id and w.days > 0 and e.created_at < now() - (w.days * interval '1 day')
+          returning 1
+        )
+        select count(*)::int as n from deleted`);
+      const rows = (result.rows ?? result) as { n: number }[];
+      return Number(rows[0]?.n ?? 0);
+    },
+    /** events.accountExists */
+    async accountExists(accountId: string): Promise<boolean> {
+      return Boolean(await knex('accounts').where({ id: accountId }).first('id'));
+    },
+  };
+}
+
+export type EventsRepo = ReturnType<typeof createEventsRepo>;

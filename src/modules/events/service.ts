@@ -1,0 +1,235 @@
+/**
+ * Stream events (Part 2, "Events"): the stored history per account with its filters, emitting
+ * (idempotent per account and external id), test and bot events that are only broadcast, and the
+ * broadcast on the internal bus channel `events:{account_id}` that the realtime relay delivers to
+ * subscribed sockets. A stored event is published only after its transaction committed, so a
+ * socket never sees an event the API cannot read yet. Community gift bundling lives in gifts.ts.
+ * Gates (events:read, events:create, feature:events, system key) are enforced by the bindings'
+ * shared code; this service checks only data (the active account, input shapes).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import type { Bus } from '../../infra/bus';
+import { isoTime } from '../../infra/db/database';
+import type { Logger } from '../../infra/logger';
+import { pageOf, type Page, type PageRequest } from '../../paging';
+import { eventMessages } from './errors';
+import type { EventQuery, EventRow, EventsRepo } from './repo';
+
+/** The domain shape: REST names `type`, GraphQL `eventType`; each transport keeps its own. */
+export interface StreamEvent {
+  id: string;
+  accountId: string;
+  type: string;
+  eventType: string;
+  platform: string;
+  externalId: string | null;
+  raw: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface EventFilter {
+  /** Exact types: a list (GraphQL) or a comma-separated string (REST). */
+  types?: readonly string[] | string | null;
+  platform?: string | null;
+  userId?: string | null;
+  search?: string | null;
+  from?: string | null;
+  to?: string | null;
+}
+
+export interface EmitInput {
+  type: string;
+  platform: string;
+  raw: unknown;
+  externalId?: string | null;
+}
+
+export interface EmitResult {
+  id: string;
+  duplicate: boolean;
+  event: StreamEvent;
+}
+
+/** Hooks around a stored event (community gift bundling); run inside the emit's transaction or after the commit. */
+export interface EmitHooks {
+  /** Whether the new row is hidden from the history (individual community gift notices). */
+  hidden?(input: { type: string; platform: string; raw: Record<string, unknown> }): boolean;
+  /** After the commit and the broadcast of a new row (bundles complete here). */
+  settle?(row: EventRow): Promise<void>;
+}
+
+const TYPE_RE = /^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Strict RFC 3339 (date, time, optional fraction, zone). */
+const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+export const toStreamEvent = (r: EventRow): StreamEvent => ({
+  id: r.id,
+  accountId: r.account_id,
+  type: r.type,
+  eventType: r.type,
+  platform: r.platform,
+  externalId: r.external_id,
+  raw: r.raw,
+  createdAt: isoTime(r.created_at),
+});
+
+/** The wire form published on `events:{account_id}` (Part 2: the relay forwards it as `data`). */
+export function eventWire(e: StreamEvent): Record<string, unknown> {
+  return { id: e.id, account_id: e.accountId, type: e.type, platform: e.platform, external_id: e.externalId, raw: e.raw, created_at: e.createdAt };
+}
+
+export const eventsBusChannel = (accountId: string) => `events:${accountId}`;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkType(type: unknown): string {
+  if (typeof type !== 'string' || type.length < 3 || type.length > 100 || !TYPE_RE.test(type)) throw AppError.validation(eventMessages.invalidType, { fields: [{ field: 'type', message: eventMessages.invalidType }] });
+  return type;
+}
+
+function checkPlatform(platform: unknown): string {
+  if (typeof platform !== 'string' || platform.length < 1 || platform.length > 50) throw AppError.validation(eventMessages.invalidPlatform, { fields: [{ field: 'platform', message: eventMessages.invalidPlatform }] });
+  return platform;
+}
+
+function checkRaw(raw: unknown): Record<string, unknown> {
+  if (!isObject(raw)) throw AppError.validation(eventMessages.invalidRaw, { fields: [{ field: 'raw', message: eventMessages.invalidRaw }] });
+  return raw;
+}
+
+function time(field: 'from' | 'to', value: string | null | undefined): Date | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const parsed = RFC3339_RE.test(value) ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(parsed.getTime())) throw AppError.validation(eventMessages.invalidTime(field), { fields: [{ field, message: eventMessages.invalidTime(field) }] });
+  return parsed;
+}
+
+const list = (value: readonly string[] | string | null | undefined): string[] | undefined => {
+  if (value === undefined || value === null) return undefined;
+  const items = (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter(Boolean);
+  return items.length ? items : undefined;
+};
+
+export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: Bus; log: Logger }) {
+  const { repo, knex, bus, log } = deps;
+
+  /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
+  function accountOf(auth: AuthContext): string {
+    if (!auth.accountId) throw AppError.unauthorized('No active account');
+    return auth.accountId;
+  }
+
+  async function publish(event: StreamEvent): Promise<void> {
+    await bus.publish(eventsBusChannel(event.accountId), JSON.stringify(eventWire(event)));
+  }
+
+  const service = {
+    /** Set once by the module (community gift bundling). */
+    hooks: {} as EmitHooks,
+    /** The retention sweep (Part 2, "Retention"): answers how many rows it deleted. */
+    sweepRetention: (): Promise<number> => repo.deleteExpired(),
+    /** Closes aged-out community gift bundles now (the module's timer calls it; set by the module). */
+    sweepGifts: (): Promise<number> => Promise.resolve(0),
+    async list(auth: AuthContext, filter: EventFilter, request: PageRequest): Promise<Page<StreamEvent>> {
+      const types = list(filter.types);
+      if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
+      const query: EventQuery = {
+        types,
+        platforms: list(filter.platform),
+        userId: filter.userId ?? undefined,
+        search: filter.search ? filter.search : undefined,
+        from: time('from', filter.from),
+        to: time('to', filter.to),
+      };
+      const { rows, total } = await repo.page(accountOf(auth), query, request.limit, request.offset);
+      return pageOf(rows.map(toStreamEvent), total, request);
+    },
+    async get(auth: AuthContext, id: string): Promise<StreamEvent> {
+      const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;
+      if (!row) throw AppError.notFound(eventMessages.eventNotFound);
+      return toStreamEvent(row);
+    },
+    /**
+     * Stores and broadcasts. With an external id, a redelivery (also one racing the first
+     * delivery) answers the stored row with `duplicate: true` and is not broadcast again: the
+     * unique (account, external id) key decides, not a read before the write.
+     */
+    async emit(auth: AuthContext, input: EmitInput): Promise<EmitResult> {
+      const accountId = accountOf(auth);
+      return service.emitFor(accountId, input);
+    },
+    /** emit for an account the caller already proved access to (webhooks and workers use it too). */
+    async emitFor(accountId: string, input: EmitInput): Promise<EmitResult> {
+      const type = checkType(input.type);
+      const platform = checkPlatform(input.platform);
+      const raw = checkRaw(input.raw);
+      const externalId = input.externalId ?? null;
+      if (externalId !== null && (typeof externalId !== 'string' || externalId.length < 1 || externalId.length > 255)) {
+        throw AppError.validation(eventMessages.invalidExternalId, { fields: [{ field: 'external_id', message: eventMessages.invalidExternalId }] });
+      }
+      const hidden = service.hooks.hidden?.({ type, platform, raw }) ?? false;
+      const inserted = await knex.transaction((trx) =>
+        repo.insert({ id: randomUUID(), account_id: accountId, type, platform, external_id: externalId, raw, hidden }, trx),
+      );
+      if (!inserted) {
+        const stored = await repo.byExternalId(accountId, externalId!);
+        if (!stored) throw new Error('event insert conflicted but no stored row was found');
+        return { id: stored.id, duplicate: true, event: toStreamEvent(stored) };
+      }
+      // Committed: only now may a socket see it.
+      const event = toStreamEvent(inserted);
+      if (!hidden) await publish(event);
+      await service.hooks.settle?.(inserted);
+      return { id: event.id, duplicate: false, event };
+    },
+    /** A test event: broadcast on the account's events channel, never stored. */
+    async test(auth: AuthContext, input: { type?: string; platform?: string; raw?: unknown }): Promise<StreamEvent> {
+      const event: StreamEvent = {
+        id: randomUUID(),
+        accountId: accountOf(auth),
+        type: checkType(input.type ?? 'test:event'),
+        eventType: input.type ?? 'test:event',
+        platform: checkPlatform(input.platform ?? 'test'),
+        externalId: null,
+        raw: checkRaw(input.raw ?? {}),
+        createdAt: new Date().toISOString(),
+      };
+      await publish(event);
+      return event;
+    },
+    /** A bot's event (system keys only, by gate): broadcast on `events:{accountId}`, never stored. */
+    async emitBot(input: { accountId: string; eventType: string; platform: string; username: string; raw: unknown }): Promise<StreamEvent> {
+      if (!UUID_RE.test(input.accountId)) throw AppError.validation(eventMessages.invalidAccountId, { fields: [{ field: 'accountId', message: eventMessages.invalidAccountId }] });
+      const type = checkType(input.eventType);
+      const platform = checkPlatform(input.platform);
+      const raw = checkRaw(input.raw);
+      if (typeof input.username !== 'string' || input.username.length < 1 || input.username.length > 100) throw AppError.validation(eventMessages.invalidUsername);
+      if (!(await repo.accountExists(input.accountId))) throw AppError.notFound(eventMessages.accountNotFound);
+      const event: StreamEvent = {
+        id: randomUUID(),
+        accountId: input.accountId.toLowerCase(),
+        type,
+        eventType: type,
+        platform,
+        externalId: null,
+        raw: { username: input.username, ...raw },
+        createdAt: new Date().toISOString(),
+      };
+      await publish(event);
+      return event;
+    },
+    /** Re-broadcasts a stored row as it is now (the patched community gift header keeps its id and created_at). */
+    async rebroadcast(row: EventRow): Promise<void> {
+      await publish(toStreamEvent(row)).catch((error: unknown) => log.warn({ err: error }, 'event re-broadcast failed'));
+    },
+  };
+  return service;
+}
+
+export type EventsService = ReturnType<typeof createEventsService>;

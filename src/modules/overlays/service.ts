@@ -1,0 +1,169 @@
+/**
+ * Overlays and widget instances (Part 1, "Overlay, shared overlay, extension, widget tokens";
+ * Part 2, channel map and "Widget access management"): the resources browser sources connect
+ * to, the tokens bound to them (minted by the credential store, only their SHA-256 kept), token
+ * rotation and revocation (open sockets end with TOKEN_REVOKED through the revocation notice),
+ * and widget access entries. Gates are enforced by shared code; this service checks ownership.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import type { Revocations } from '../../auth/revocations';
+import type { CredentialStore } from '../../auth/store';
+import { AppError } from '../../errors';
+import { isoTime } from '../../infra/db/database';
+import type { ModuleApis } from '../contract';
+import { overlayMessages } from './errors';
+import type { OverlaysRepo, ResourceRow, ResourceTable } from './repo';
+
+export interface Resource {
+  id: string;
+  accountId: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface IssuedToken {
+  id: string;
+  kind: 'overlay' | 'shared_overlay' | 'widget';
+  token: string;
+  subjectId: string;
+  expiresAt: string | null;
+  createdAt: string;
+}
+
+export interface AccessEntry {
+  id: string;
+  widgetId: string;
+  userId: string;
+  userName: string;
+  userAvatar: string | null;
+  role: 'viewer' | 'editor';
+  grantedBy: string | null;
+  createdAt: string;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const toResource = (r: ResourceRow): Resource => ({ id: r.id, accountId: r.account_id, name: r.name, createdAt: isoTime(r.created_at) });
+const OVERLAY_KINDS = ['overlay', 'shared_overlay'] as const;
+
+export function createOverlaysService(deps: {
+  repo: OverlaysRepo;
+  knex: Knex;
+  credentials: CredentialStore;
+  revocations: Revocations;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  accounts: Pick<ModuleApis['accounts'], 'isMember'>;
+}) {
+  const { repo, knex, credentials, revocations, audit } = deps;
+  const accountOf = (auth: AuthContext) => {
+    if (!auth.accountId) throw AppError.unauthorized('No active account');
+    return auth.accountId;
+  };
+  const notFound = (table: ResourceTable) => AppError.notFound(table === 'overlays' ? overlayMessages.overlayNotFound : overlayMessages.widgetNotFound);
+
+  async function owned(table: ResourceTable, auth: AuthContext, id: string, db?: Knex.Transaction): Promise<ResourceRow> {
+    const row = UUID_RE.test(id) ? await repo.byId(table, accountOf(auth), id, db) : undefined;
+    if (!row) throw notFound(table);
+    return row;
+  }
+
+  const announce = (hashes: string[]) => Promise.all(hashes.map((hash) => revocations.announce({ credential_id: hash, kind: 'token' })));
+
+  /** Revokes the live tokens of `kinds` bound to a resource, in `trx`; answers their hashes to announce after the commit. */
+  async function revokeBound(trx: Knex.Transaction, accountId: string, subjectId: string, kinds: readonly string[]): Promise<string[]> {
+    const live = await repo.liveTokens(accountId, subjectId, kinds, trx);
+    for (const token of live) await credentials.revoke(token.id, trx);
+    return live.map((t) => t.token_hash);
+  }
+
+  async function issue(auth: AuthContext, table: ResourceTable, id: string, kind: IssuedToken['kind'], expiresAt: Date | null): Promise<IssuedToken> {
+    const accountId = accountOf(auth);
+    const { minted, revoked } = await knex.transaction(async (trx) => {
+      const resource = await owned(table, auth, id, trx);
+      // The overlay token and the widget token rotate; shared overlay links add up.
+      const revokedHashes = kind === 'shared_overlay' ? [] : await revokeBound(trx, accountId, resource.id, [kind]);
+      const result = await credentials.mint({ kind, accountId, subjectId: resource.id, createdBy: auth.userId, label: resource.name, expiresAt }, trx);
+      await audit.record({ scope: 'account', type: `account:${kind}_token_issued`, accountId, actorId: auth.userId, metadata: { subject_id: resource.id, token_id: result.row.id, rotated: revokedHashes.length } }, trx);
+      return { minted: result, revoked: revokedHashes };
+    });
+    await announce(revoked);
+    return { id: minted.row.id, kind, token: minted.token, subjectId: id, expiresAt: isoTime(minted.row.expires_at), createdAt: isoTime(minted.row.created_at) };
+  }
+
+  async function remove(auth: AuthContext, table: ResourceTable, id: string, kinds: readonly string[]): Promise<void> {
+    const accountId = accountOf(auth);
+    const revoked = await knex.transaction(async (trx) => {
+      const resource = await owned(table, auth, id, trx);
+      const hashes = await revokeBound(trx, accountId, resource.id, kinds);
+      await repo.delete(table, resource.id, trx);
+      await audit.record({ scope: 'account', type: `account:${table === 'overlays' ? 'overlay' : 'widget'}_deleted`, accountId, actorId: auth.userId, metadata: { id: resource.id, name: resource.name } }, trx);
+      return hashes;
+    });
+    await announce(revoked);
+  }
+
+  return {
+    async list(auth: AuthContext, table: ResourceTable): Promise<Resource[]> {
+      return (await repo.list(table, accountOf(auth))).map(toResource);
+    },
+    async create(auth: AuthContext, table: ResourceTable, name: string): Promise<Resource> {
+      return toResource(await repo.insert(table, { id: randomUUID(), account_id: accountOf(auth), name }));
+    },
+    deleteOverlay: (auth: AuthContext, id: string) => remove(auth, 'overlays', id, OVERLAY_KINDS),
+    deleteWidget: (auth: AuthContext, id: string) => remove(auth, 'widgets', id, ['widget']),
+    rotateOverlayToken: (auth: AuthContext, id: string) => issue(auth, 'overlays', id, 'overlay', null),
+    createSharedOverlayToken(auth: AuthContext, id: string, expiresAt: string): Promise<IssuedToken> {
+      const at = new Date(expiresAt);
+      if (Number.isNaN(at.getTime()) || at.getTime() <= Date.now()) throw AppError.validation(overlayMessages.expiresInPast, { fields: [{ field: 'expires_at', message: overlayMessages.expiresInPast }] });
+      return issue(auth, 'overlays', id, 'shared_overlay', at);
+    },
+    rotateWidgetToken: (auth: AuthContext, id: string) => issue(auth, 'widgets', id, 'widget', null),
+    async revokeOverlayToken(auth: AuthContext, id: string, tokenId: string): Promise<void> {
+      const accountId = accountOf(auth);
+      const revoked = await knex.transaction(async (trx) => {
+        const overlay = await owned('overlays', auth, id, trx);
+        const live = (await repo.liveTokens(accountId, overlay.id, OVERLAY_KINDS, trx)).find((t) => t.id === tokenId);
+        if (!live) throw AppError.notFound(overlayMessages.tokenNotFound);
+        await credentials.revoke(live.id, trx);
+        await audit.record({ scope: 'account', type: `account:${live.kind}_token_revoked`, accountId, actorId: auth.userId, metadata: { subject_id: overlay.id, token_id: live.id } }, trx);
+        return [live.token_hash];
+      });
+      await announce(revoked);
+    },
+    async revokeWidgetToken(auth: AuthContext, id: string): Promise<void> {
+      const accountId = accountOf(auth);
+      const revoked = await knex.transaction(async (trx) => {
+        const widget = await owned('widgets', auth, id, trx);
+        const hashes = await revokeBound(trx, accountId, widget.id, ['widget']);
+        if (hashes.length === 0) throw AppError.notFound(overlayMessages.tokenNotFound);
+        await audit.record({ scope: 'account', type: 'account:widget_token_revoked', accountId, actorId: auth.userId, metadata: { subject_id: widget.id } }, trx);
+        return hashes;
+      });
+      await announce(revoked);
+    },
+    async access(auth: AuthContext, widgetId: string): Promise<AccessEntry[]> {
+      const widget = await owned('widgets', auth, widgetId);
+      return (await repo.access(widget.id)).map((r) => ({ id: r.id, widgetId: r.widget_id, userId: r.user_id, userName: r.user_name, userAvatar: r.user_avatar, role: r.role, grantedBy: r.granted_by, createdAt: isoTime(r.created_at) }));
+    },
+    async grantAccess(auth: AuthContext, widgetId: string, input: { userId: string; role: 'viewer' | 'editor' }): Promise<AccessEntry> {
+      const widget = await owned('widgets', auth, widgetId);
+      if (!(await deps.accounts.isMember(input.userId, widget.account_id))) throw AppError.validation(overlayMessages.notMember);
+      const id = randomUUID();
+      if (!(await repo.grant({ id, widget_id: widget.id, user_id: input.userId, role: input.role, granted_by: auth.userId }))) throw new AppError('CONFLICT', overlayMessages.accessExists);
+      const entry = (await repo.access(widget.id)).find((r) => r.id === id)!;
+      return { id, widgetId: widget.id, userId: entry.user_id, userName: entry.user_name, userAvatar: entry.user_avatar, role: entry.role, grantedBy: entry.granted_by, createdAt: isoTime(entry.created_at) };
+    },
+    async revokeAccess(auth: AuthContext, widgetId: string, accessId: string): Promise<void> {
+      const widget = await owned('widgets', auth, widgetId);
+      if (!UUID_RE.test(accessId) || !(await repo.revokeAccess(widget.id, accessId))) throw AppError.notFound(overlayMessages.accessNotFound);
+    },
+    /** Channel-account resolvers: the owning account of `overlay:{key}` and `widget:{widget_instance_id}` (presence on them). */
+    channelAccounts: {
+      key: ({ key }: Record<string, string>) => (key && UUID_RE.test(key) ? repo.accountOf('overlays', key) : Promise.resolve(null)),
+      widget_instance_id: ({ widget_instance_id: id }: Record<string, string>) => (id && UUID_RE.test(id) ? repo.accountOf('widgets', id) : Promise.resolve(null)),
+    },
+  };
+}
+
+export type OverlaysService = ReturnType<typeof createOverlaysService>;
