@@ -108,7 +108,7 @@ describe('paging bounds', () => {
       expect(inline.body.errors?.[0]?.extensions?.code).toBe(rest.body.error);
     });
 
-    test('limit defaults and clamps to the declared bounds, with the same numbers on both protocols', async () => {
+    test('limit defaults and clamps (or is refused) within the declared bounds, with the same numbers on both protocols', async () => {
       const { defaultLimit, minLimit, maxLimit } = route.paging;
       const cases: [string | undefined, number][] = [
         [undefined, defaultLimit],
@@ -119,6 +119,17 @@ describe('paging bounds', () => {
       ];
       for (const [limit, expected] of cases) {
         const res = await get(route, limit === undefined ? { page: '0' } : { page: '0', limit });
+        if (!route.paging.clampLimit && limit !== undefined) {
+          // Operations whose spec does not say "clamped" refuse a limit outside the served range.
+          expect(res.status).toBe(400);
+          expect(res.body.error).toBe('VALIDATION_ERROR');
+          if (route.graphql) {
+            const twin = twinQuery(route);
+            const g = await gql(t.url, twin.query, twin.variables(0, Number(limit)), { authorization: `Bearer ${operator.accessToken}` });
+            expect(g.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+          }
+          continue;
+        }
         expect(res.status).toBe(200);
         expect(restPage(route, res.body)).toMatchObject({ page: 1, limit: expected });
         if (route.graphql) {
