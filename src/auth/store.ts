@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
-import { fromJson, type Migration } from '../infra/db/database';
+import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 
 /**
@@ -205,14 +205,7 @@ export function createCredentialStore(knex: Knex) {
       return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
     },
     /** credentials.revokedAmong: which token hashes are revoked or deleted (the periodic WebSocket re-check) */
-    async revokedCredentials(hashes: readonly string[]): Promise<Set<string>> {
-      const live = new Set<string>();
-      for (let i = 0; i < hashes.length; i += 1000) {
-        const rows: { token_hash: string }[] = await knex('credentials').whereIn('token_hash', hashes.slice(i, i + 1000)).whereNull('revoked_at').select('token_hash');
-        for (const row of rows) live.add(row.token_hash);
-      }
-      return new Set(hashes.filter((hash) => !live.has(hash)));
-    },
+    revokedCredentials: (hashes: readonly string[]): Promise<Set<string>> => revokedAmong(knex, 'credentials', 'token_hash', hashes),
     /** credentials.ofAccount */
     async ofAccount(accountId: string, kind: CredentialKind): Promise<CredentialRow[]> {
       const rows = await knex('credentials').where({ account_id: accountId, kind }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);

@@ -118,3 +118,16 @@ export function isoTime(value: Date | string | null): string | null;
 export function isoTime(value: Date | string | null): string | null {
   return value === null ? null : new Date(value).toISOString();
 }
+
+/**
+ * Which of `keys` have no unrevoked row in `table` (revoked or deleted): the periodic re-check of
+ * open sockets, one query per 1000 keys however many sockets there are.
+ */
+export async function revokedAmong(knex: Knex, table: string, column: string, keys: readonly string[]): Promise<Set<string>> {
+  const live = new Set<string>();
+  for (let i = 0; i < keys.length; i += 1000) {
+    const rows: Record<string, string>[] = await knex(table).whereIn(column, keys.slice(i, i + 1000)).whereNull('revoked_at').select(column);
+    for (const row of rows) live.add(row[column]!);
+  }
+  return new Set(keys.filter((key) => !live.has(key)));
+}

@@ -1,6 +1,7 @@
 /** Session rows (knex). Returns rows as stored; the service decides what they mean. */
 import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
+import { revokedAmong } from '../../infra/db/database';
 
 export interface SessionRow {
   id: string;
@@ -47,14 +48,7 @@ export function createSessionsRepo(knex: Knex) {
       return (await query.update({ revoked_at: knex.fn.now() })) > 0;
     },
     /** sessions.revokedAmong: which of `ids` are revoked or gone (the periodic WebSocket re-check) */
-    async revokedAmong(ids: readonly string[]): Promise<Set<string>> {
-      const open = new Set<string>();
-      for (let i = 0; i < ids.length; i += 1000) {
-        const rows: { id: string }[] = await knex('sessions').whereIn('id', ids.slice(i, i + 1000)).whereNull('revoked_at').select('id');
-        for (const row of rows) open.add(row.id);
-      }
-      return new Set(ids.filter((id) => !open.has(id)));
-    },
+    revokedAmong: (ids: readonly string[]): Promise<Set<string>> => revokedAmong(knex, 'sessions', 'id', ids),
     /** sessions.openOfUser: open sessions, newest first */
     openOfUser(userId: string): Promise<SessionRow[]> {
       return knex('sessions')
