@@ -31,15 +31,22 @@ import { apiKeysModule } from './modules/apikeys';
 import { auditModule } from './modules/audit';
 import { connectionsModule } from './modules/connections';
 import type { BuildContext, ModuleApis, ModuleBindings, ModuleDefinition, ModuleName } from './modules/contract';
+import { chatModule } from './modules/chat';
+import { developerModule } from './modules/developer';
 import { eventsModule } from './modules/events';
+import { extensionsModule } from './modules/extensions';
 import { featuresModule } from './modules/features';
+import { ideasModule } from './modules/ideas';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { sessionsModule } from './modules/sessions';
+import { soundsModule } from './modules/sounds';
+import { statsModule } from './modules/stats';
 import { systemModule } from './modules/system';
 import { tokensModule } from './modules/tokens';
+import { webhooksModule } from './modules/webhooks';
 import { createRealtimeModule } from './realtime/module';
 import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
@@ -61,6 +68,13 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     apiKeysModule,
     eventsModule,
     overlaysModule,
+    chatModule,
+    soundsModule,
+    developerModule,
+    extensionsModule,
+    webhooksModule,
+    ideasModule,
+    statsModule,
     authModule,
     createRealtimeModule(realtimeLimits),
     systemModule,
