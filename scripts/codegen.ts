@@ -98,6 +98,24 @@ function readSpec(file: string): string {
   return readFileSync(path.join(root, file), 'utf8');
 }
 
+/**
+ * An unquoted comma in a YAML flow mapping (`{ description: a, b }`) silently makes a key `b`
+ * with no value, which the OpenAPI validator refuses only when the service starts. In an OpenAPI
+ * document only `default`, `example` and vendor extensions may be null, so any other null is that
+ * mistake.
+ */
+function checkFlowCommas(node: unknown, where: string): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => checkFlowCommas(item, `${where}[${i}]`));
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node)) {
+    if (value === null && !['default', 'example'].includes(key) && !key.startsWith('x-')) fail(`${where}: key "${key}" has no value (an unquoted comma in a flow mapping? quote the text before it)`);
+    checkFlowCommas(value, `${where}/${key}`);
+  }
+}
+
 function normaliseGate(
   where: string,
   auth: unknown,
@@ -906,7 +924,9 @@ function withSharedParameters(doc: OpenApiDoc): OpenApiDoc {
 
 async function build(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
-  const openapi = withSharedParameters(parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc);
+  const openapiSource = parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc;
+  checkFlowCommas(openapiSource, 'spec/openapi.yaml');
+  const openapi = withSharedParameters(openapiSource);
   const routes = readRoutes(openapi);
   const sdl = readSpec('spec/schema.graphql');
   const schema = buildSchema(sdl);

@@ -60,16 +60,54 @@ export function createMemoryBus(): Bus {
   };
 }
 
+export interface BusProbeOptions {
+  /** Silence on the subscriber connection after which it is PINGed (default 30 s). */
+  silenceMs?: number;
+  /** How long the PING may go unanswered before the connection counts as dead (default 5 s). */
+  timeoutMs?: number;
+}
+
 /**
  * Redis pub/sub. Redis is optional at run time: while it is down a subscription is kept locally
  * and a publish reaches this node's own handlers (other nodes miss it), both at once; every
  * (re)connection subscribes the current channel set afresh, so channels added during the outage
  * go live and removed ones stay gone (ioredis's own autoResubscribe only knows the old set).
+ *
+ * Liveness: a subscriber connection can die silently (a half-open TCP connection: no error, no
+ * message, ever). After `silenceMs` without a message or reply it is PINGed; a PING unanswered
+ * within `timeoutMs` counts it dead, and it is dropped and reconnected, which resubscribes the set.
  */
-export function createRedisBus(url: string, prefix: string, options: { log?: Logger } = {}): Bus {
+export function createRedisBus(url: string, prefix: string, options: { log?: Logger; probe?: BusProbeOptions } = {}): Bus {
   const { log } = options;
+  const silenceMs = options.probe?.silenceMs ?? 30_000;
+  const probeTimeoutMs = options.probe?.timeoutMs ?? 5_000;
   const publisher = createRedisLink(url, { name: 'bus publisher', log });
   const subscriber = createRedisLink(url, { name: 'bus subscriber', log, redis: { autoResubscribe: false } });
+  let lastHeard = Date.now();
+  let probing = false;
+  const heard = () => {
+    lastHeard = Date.now();
+  };
+  subscriber.client.on('message', heard);
+  subscriber.client.on('pmessage', heard);
+  subscriber.client.on('ready', heard);
+  const liveness = setInterval(() => {
+    if (probing || subscriber.client.status !== 'ready' || Date.now() - lastHeard < silenceMs) return;
+    probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('PING unanswered')), probeTimeoutMs)));
+    Promise.race([subscriber.client.ping(), deadline])
+      .then(heard, (error: unknown) => {
+        log?.warn({ err: error, timeoutMs: probeTimeoutMs }, 'bus subscriber did not answer PING; reconnecting');
+        // Drop the dead socket; ioredis reconnects and the 'ready' transition resubscribes every channel.
+        subscriber.client.disconnect(true);
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        probing = false;
+      });
+  }, Math.min(1000, silenceMs));
+  liveness.unref();
   // One Redis subscription per channel or pattern, shared by every local handler on it.
   const handlers = { channel: new Map<string, Set<BusHandler>>(), pattern: new Map<string, Set<BusHandler>>() };
   const patterns = new Map<string, RegExp>();
@@ -145,6 +183,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     subscribe: (channel, handler) => add('channel', channel, handler),
     subscribePattern: (pattern, handler) => add('pattern', pattern, handler),
     async close() {
+      clearInterval(liveness);
       await Promise.allSettled([publisher.close(), subscriber.close()]);
     },
   };

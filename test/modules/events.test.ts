@@ -10,7 +10,8 @@ import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
 const bot = systemKey('events-bot', ['events:read']);
-const t = useTestApp({ auth: { system_keys: [bot.config] } });
+const operatorEmail = `ops-${randomUUID()}@example.test`;
+const t = useTestApp({ auth: { system_keys: [bot.config], bootstrap_admins: [operatorEmail] } });
 const opened = closeSocketsAfterEach();
 
 let owner: LoggedIn;
@@ -300,6 +301,53 @@ describe('community gift bundling (platform_a)', () => {
     expect(patched.data.id).toBe(event.id);
     expect(patched.data.raw.giftRecipients).toEqual(recipients(1));
   });
+
+  const standalone = (gifter: string, total: number) => ({ type: 'platform_a:gift', platform: 'platform_a', raw: { user_name: gifter, total } });
+  const age = (id: string) => t.app.db.knex('events').where({ id }).update({ created_at: new Date(Date.now() - 120_000) });
+  const listed = async (user: LoggedIn) => ((await api(t, 'GET', '/events', { token: user.accessToken })).body.data as { id: string }[]).map((e) => e.id);
+
+  test('a standalone gift record is held: superseded by a canonical header of the same gifter and total, before or after it', async () => {
+    const user = await devLogin(t);
+    const s = await subscribed(user);
+    // Standalone first, then the header.
+    const first = (await emit(user, standalone('gifter-a', 3))).body.data as { id: string };
+    const head = (await emit(user, { ...header(randomUUID(), 3), raw: { ...header('x', 3).raw, community_gift_id: randomUUID(), user_name: 'gifter-a' } })).body.data as { event: { id: string } };
+    expect(((await s.next()) as { data: { id: string } }).data.id).toBe(head.event.id);
+    // Header first, then the standalone.
+    const head2 = (await emit(user, { ...header('y', 4), raw: { community_gift_id: randomUUID(), total: 4, user_name: 'gifter-b' } })).body.data as { event: { id: string } };
+    expect(((await s.next()) as { data: { id: string } }).data.id).toBe(head2.event.id);
+    const second = (await emit(user, standalone('gifter-b', 4))).body.data as { id: string };
+    // Neither standalone record is ever shown or broadcast, even once the hold has passed.
+    await age(first.id);
+    await age(second.id);
+    await t.app.modules.events.sweepGifts();
+    const ids = await listed(user);
+    expect(ids).not.toContain(first.id);
+    expect(ids).not.toContain(second.id);
+    const rows = await t.app.db.knex('events').whereIn('id', [first.id, second.id]).select('id', 'raw', 'hidden');
+    const superseded = Object.fromEntries(rows.map((r: { id: string; raw: unknown; hidden: boolean }) => [r.id, (typeof r.raw === 'string' ? JSON.parse(r.raw) : r.raw).superseded_by]));
+    expect(superseded).toEqual({ [first.id]: head.event.id, [second.id]: head2.event.id });
+    await expect(s.next(300)).rejects.toThrow();
+  });
+
+  test('a standalone gift record with no header (or a header of another total) is released by the sweep with its own id and created_at', async () => {
+    const user = await devLogin(t);
+    const s = await subscribed(user);
+    const held = (await emit(user, standalone('gifter-c', 2))).body.data as { id: string; event: { created_at: string } };
+    await emit(user, { ...header('z', 5), raw: { community_gift_id: randomUUID(), total: 5, user_name: 'gifter-c' } });
+    expect(((await s.next()) as { data: { raw: { total: number } } }).data.raw.total).toBe(5);
+    expect(await listed(user)).not.toContain(held.id);
+    await age(held.id);
+    expect(await t.app.modules.events.sweepGifts()).toBeGreaterThanOrEqual(1);
+    const released = (await s.next()) as { type: string; data: { id: string; created_at: string; raw: Record<string, unknown> } };
+    expect(released.type).toBe('event');
+    expect(released.data.id).toBe(held.id);
+    expect(released.data.raw).toEqual({ user_name: 'gifter-c', total: 2 });
+    expect(await listed(user)).toContain(held.id);
+    // Released once: another sweep broadcasts nothing more for it.
+    await t.app.modules.events.sweepGifts();
+    expect(await listed(user)).toContain(held.id);
+  });
 });
 
 describe('retention', () => {
@@ -323,5 +371,51 @@ describe('retention', () => {
     await t.app.db.knex('events').where({ id: ids[1] }).update({ created_at: new Date(Date.now() - 10_000 * day) });
     await t.app.modules.events.sweepRetention();
     expect((await api(t, 'GET', `/events/${ids[1]}`, { token: user.accessToken })).status).toBe(200);
+  });
+
+  test("an account's own chat_retention_days wins over its plan's; null gives the plan's back; other modules' sweeps run too", async () => {
+    const user = await devLogin(t);
+    const operator = await devLogin(t, operatorEmail, 'Operator');
+    const day = 86_400_000;
+    const emitAged = async (ageDays: number) => {
+      const id = ((await emit(user, { type: 'platform_a:follower', platform: 'platform_a', raw: { ageDays } })).body.data as { id: string }).id;
+      await t.app.db.knex('events').where({ id }).update({ created_at: new Date(Date.now() - ageDays * day) });
+      return id;
+    };
+    const setRetention = (days: number | null, token = operator.accessToken) =>
+      api(t, 'PUT', `/admin/accounts/${user.accountId}/retention`, { token, body: { chat_retention_days: days } });
+
+    // Gate, validation and unknown account.
+    expect((await setRetention(2, user.accessToken)).status).toBe(403);
+    expect((await setRetention(-1)).body).toMatchObject({ error: 'VALIDATION_ERROR' });
+    expect((await api(t, 'PUT', `/admin/accounts/${randomUUID()}/retention`, { token: operator.accessToken, body: { chat_retention_days: 1 } })).body).toEqual({ error: 'NOT_FOUND', message: 'Account not found' });
+
+    const set = await setRetention(2);
+    expect(set.status).toBe(200);
+    expect(set.body.data).toEqual({ account_id: user.accountId, chat_retention_days: 2, effective_chat_retention_days: 2 });
+    let swept = 0;
+    t.app.modules.events.retention.register(() => {
+      swept += 1;
+      return Promise.resolve(0);
+    });
+    const old = await emitAged(3);
+    const young = await emitAged(1);
+    await t.app.modules.events.sweepRetention();
+    expect(swept).toBe(1);
+    expect((await api(t, 'GET', `/events/${old}`, { token: user.accessToken })).status).toBe(404);
+    expect((await api(t, 'GET', `/events/${young}`, { token: user.accessToken })).status).toBe(200);
+
+    // 0 on the account keeps forever whatever the plan says.
+    expect((await setRetention(0)).body.data).toMatchObject({ chat_retention_days: 0, effective_chat_retention_days: 0 });
+    const ancient = await emitAged(5000);
+    await t.app.modules.events.sweepRetention();
+    expect((await api(t, 'GET', `/events/${ancient}`, { token: user.accessToken })).status).toBe(200);
+
+    // null removes the override: the plan's window applies again.
+    const cleared = await setRetention(null);
+    const plan = await t.app.db.knex('accounts').join('plans', 'plans.id', 'accounts.plan_id').where('accounts.id', user.accountId).first('plans.chat_retention_days as days');
+    expect(cleared.body.data).toEqual({ account_id: user.accountId, chat_retention_days: null, effective_chat_retention_days: Number(plan!.days) });
+    const audit = await t.app.db.knex('audit_log').where({ account_id: user.accountId, type: 'system:account_retention_set' }).count<{ n: string }[]>('* as n');
+    expect(Number(audit[0]!.n)).toBe(3);
   });
 });

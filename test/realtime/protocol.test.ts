@@ -199,4 +199,37 @@ describe('two nodes on one Redis', () => {
       await b.stop();
     }
   });
+
+  (shared ? test : test.skip)('presence spans nodes: bootstrap lists both, join and leave cross, a stopped node takes its sessions with it', async () => {
+    const b = await startTestApp({ database_url: t.app.config.database_url, redis_prefix: t.app.config.redis_prefix, rate_limits: { enabled: false } });
+    try {
+      const owner = await devLogin(t, `presence2-${randomUUID()}@example.test`, 'Two Nodes');
+      const channel = `presence:events:${owner.accountId}`;
+      const onA = await open(t, { bearer: owner.accessToken });
+      expect(await subscribe(onA, channel)).toEqual({ type: 'subscribed', channel });
+      expect(await onA.next()).toMatchObject({ event_type: 'bootstrap', data: { connections: [expect.objectContaining({ user_id: owner.userId })] } });
+
+      const onB = await open(b, { bearer: owner.accessToken });
+      expect(await subscribe(onB, channel)).toEqual({ type: 'subscribed', channel });
+      const boot = (await onB.next()) as { event_type: string; data: { connections: { session_id: string }[] } };
+      expect(boot.event_type).toBe('bootstrap');
+      expect(boot.data.connections).toHaveLength(2);
+      const joined = (await onA.next()) as { event_type: string; data: { session_id: string; display_name: string } };
+      expect(joined).toMatchObject({ event_type: 'presence:join', data: { user_id: owner.userId, display_name: 'Two Nodes' } });
+
+      onB.send({ type: 'unsubscribe', channel });
+      expect(await onB.next()).toEqual({ type: 'unsubscribed', channel });
+      expect(await onA.next()).toMatchObject({ event_type: 'presence:leave', data: { session_id: joined.data.session_id } });
+
+      // Back again, then node B stops: its session leaves A's list.
+      expect(await subscribe(onB, channel)).toEqual({ type: 'subscribed', channel });
+      const rejoined = (await onA.next()) as { event_type: string; data: { session_id: string } };
+      expect(rejoined.event_type).toBe('presence:join');
+      await b.stop();
+      expect(await onA.nextMatching((m) => (m as { event_type?: string }).event_type === 'presence:leave', 10_000)).toMatchObject({ data: { session_id: rejoined.data.session_id } });
+    } finally {
+      for (const s of opened.splice(0)) s.socket.terminate();
+      await b.stop().catch(() => undefined);
+    }
+  });
 });

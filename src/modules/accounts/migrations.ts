@@ -152,4 +152,18 @@ export const accountMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    // Part 2 "Retention": an account-level chat_retention_days wins over the plan's (null: the plan's applies).
+    name: '20261123100000_account_retention_override',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('accounts', (t) => {
+        t.integer('chat_retention_days').nullable();
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('accounts', (t) => {
+        t.dropColumn('chat_retention_days');
+      });
+    },
+  },
 ];

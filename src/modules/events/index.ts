@@ -18,13 +18,13 @@ declare module '../contract' {
 }
 
 /** Periods: the gift sweep every 5 s (bundles age out after 30 s), the retention sweep hourly. */
-export function createEventsModule(options: { bundleTimeoutMs?: number; sweepMs?: number; retentionMs?: number } = {}) {
+export function createEventsModule(options: { bundleTimeoutMs?: number; giftHoldMs?: number; sweepMs?: number; retentionMs?: number } = {}) {
   return defineModule({
     name: 'events',
     migrations: eventMigrations,
     build: ({ db, bus, log }) => {
       const service = createEventsService({ repo: createEventsRepo(db.knex), knex: db.knex, bus, log });
-      const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs });
+      const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs, holdMs: options.giftHoldMs });
       service.hooks = gifts.hooks;
       service.sweepGifts = () => gifts.sweep();
       let timer: NodeJS.Timeout | undefined;

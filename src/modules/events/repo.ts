@@ -27,6 +27,17 @@ const parse = (row: EventRow): EventRow => ({ ...row, raw: fromJson<Record<strin
 /** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/**
+ * One row per account, `(account_id, days)`: the effective `chat_retention_days` (Part 2,
+ * "Retention"): the account's own override wins, else its plan's, else the default plan's.
+ * Shared with every module whose rows follow the same window (chat), through the events API.
+ */
+export const RETENTION_WINDOWS_SQL = `
+  select a.id as account_id, coalesce(a.chat_retention_days, p.chat_retention_days, d.chat_retention_days, 0) as days
+  from accounts a
+  left join plans p on p.id = a.plan_id
+  left join lateral (select chat_retention_days from plans where is_default order by created_at limit 1) d on true`;
+
 export function createEventsRepo(knex: Knex) {
   function filtered(accountId: string, q: EventQuery) {
     const query = knex('events').where({ account_id: accountId, hidden: false });
@@ -81,17 +92,12 @@ export function createEventsRepo(knex: Knex) {
       return row ? parse(row) : undefined;
     },
     /**
-     * events.retentionSweep: deletes every account's events older than its plan's
-     * `chat_retention_days` (the default plan for an account without one); 0 keeps forever.
+     * events.retentionSweep: deletes every account's events older than its effective
+     * `chat_retention_days` (RETENTION_WINDOWS_SQL); 0 keeps forever.
      */
     async deleteExpired(): Promise<number> {
       const result = await knex.raw(`
-        with windows as (
-          select a.id as account_id, coalesce(p.chat_retention_days, d.chat_retention_days) as days
-          from accounts a
-          left join plans p on p.id = a.plan_id
-          left join lateral (select chat_retention_days from plans where is_default order by created_at limit 1) d on true
-        ),
+        with windows as (${RETENTION_WINDOWS_SQL}),
         deleted as (
           delete from events e using windows w
           where e.account_id = w.account_id and w.days > 0 and e.created_at < now() - (w.days * interval '1 day')

@@ -16,7 +16,7 @@ import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
-import type { EventQuery, EventRow, EventsRepo } from './repo';
+import { RETENTION_WINDOWS_SQL, type EventQuery, type EventRow, type EventsRepo } from './repo';
 
 /** The domain shape: REST names `type`, GraphQL `eventType`; each transport keeps its own. */
 export interface StreamEvent {
@@ -118,6 +118,7 @@ const list = (value: readonly string[] | string | null | undefined): string[] | 
 
 export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: Bus; log: Logger }) {
   const { repo, knex, bus, log } = deps;
+  const retentionSweeps: (() => Promise<number>)[] = [];
 
   /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
   function accountOf(auth: AuthContext): string {
@@ -132,8 +133,29 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
   const service = {
     /** Set once by the module (community gift bundling). */
     hooks: {} as EmitHooks,
-    /** The retention sweep (Part 2, "Retention"): answers how many rows it deleted. */
-    sweepRetention: (): Promise<number> => repo.deleteExpired(),
+    /**
+     * The retention windows shared with other modules' rows (chat): `windowsSql` selects
+     * `(account_id, days)` per account; `register` adds a sweep the retention run calls after
+     * deleting events.
+     */
+    retention: {
+      windowsSql: RETENTION_WINDOWS_SQL,
+      register(sweep: () => Promise<number>): void {
+        retentionSweeps.push(sweep);
+      },
+    },
+    /** The retention sweep (Part 2, "Retention"): events, then every registered sweep; answers the rows deleted. */
+    async sweepRetention(): Promise<number> {
+      let deleted = await repo.deleteExpired();
+      for (const sweep of retentionSweeps) {
+        try {
+          deleted += await sweep();
+        } catch (error) {
+          log.warn({ err: error }, 'retention sweep failed');
+        }
+      }
+      return deleted;
+    },
     /** Closes aged-out community gift bundles now (the module's timer calls it; set by the module). */
     sweepGifts: (): Promise<number> => Promise.resolve(0),
     async list(auth: AuthContext, filter: EventFilter, request: PageRequest): Promise<Page<StreamEvent>> {

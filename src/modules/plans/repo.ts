@@ -88,9 +88,35 @@ export function createPlansRepo(knex: Knex) {
     account(id: string, db: Db = knex): Promise<{ id: string; plan_id: string | null } | undefined> {
       return db('accounts').where({ id }).first('id', 'plan_id');
     },
+    /** plans.byPriceId (payment webhooks): the plan whose monthly or yearly payment price id it is */
+    byPriceId(priceId: string, db: Db = knex): Promise<{ id: string; slug: string } | undefined> {
+      return db('plans')
+        .where((q) => q.where({ stripe_monthly_price_id: priceId }).orWhere({ stripe_yearly_price_id: priceId }))
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .first('id', 'slug');
+    },
+    /** plans.freePlan (payment webhooks): the default plan, else the one with slug `free` */
+    freePlan(db: Db = knex): Promise<{ id: string; slug: string } | undefined> {
+      return db('plans')
+        .where((q) => q.where({ is_default: true }).orWhere({ slug: 'free' }))
+        .orderBy([{ column: 'is_default', order: 'desc' }, { column: 'created_at' }, { column: 'id' }])
+        .first('id', 'slug');
+    },
     /** plans.setAccountPlan */
     async setAccountPlan(db: Db, accountId: string, planId: string): Promise<void> {
       await db('accounts').where({ id: accountId }).update({ plan_id: planId, updated_at: db.fn.now() });
+    },
+    /** plans.setAccountRetention: null removes the override */
+    async setAccountRetention(db: Db, accountId: string, days: number | null): Promise<void> {
+      await db('accounts').where({ id: accountId }).update({ chat_retention_days: days, updated_at: db.fn.now() });
+    },
+    /** plans.effectiveRetention: the account's override, else its plan's, else the default plan's */
+    async effectiveRetention(accountId: string, db: Db = knex): Promise<number> {
+      const row = (await db('accounts as a')
+        .leftJoin('plans as p', 'p.id', 'a.plan_id')
+        .where('a.id', accountId)
+        .first(db.raw('coalesce(a.chat_retention_days, p.chat_retention_days, (select chat_retention_days from plans where is_default order by created_at limit 1), 0) as days'))) as { days: number } | undefined;
+      return Number(row?.days ?? 0);
     },
     /** plans.setOverride: null removes it */
     async setOverride(db: Db, accountId: string, key: string, enabled: boolean | null): Promise<void> {

@@ -17,6 +17,7 @@ export function createPlansRest(service: PlansService) {
       return { ...flag, category: flag.category as 'feature' | 'widget' | 'integration' | 'bot_module' | 'system' };
     },
     adminSetAccountPlan: ({ params, body }, context) => service.setAccountPlan(context.auth, params.id, body.planId),
+    adminSetAccountRetention: ({ params, body }, context) => service.setAccountRetention(context.auth, params.id, body.chatRetentionDays ?? null),
     adminSetAccountFeatureOverride: ({ params, body }, context) => service.setAccountOverride(context.auth, params.id, params.key, body.enabled ?? null),
   });
 }

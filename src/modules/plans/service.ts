@@ -15,6 +15,7 @@ import { planMessages } from './errors';
 import type { PlanRow, PlansRepo, PlanWrite } from './repo';
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Flag categories a public plan shows (Part 1 "Plan rules"). */
 const PUBLIC_CATEGORIES = new Set(['feature', 'widget', 'integration', 'bot_module']);
 
@@ -301,6 +302,42 @@ export function createPlansService(deps: PlansDeps) {
       return { accountId, planId, plan: plan.slug };
     },
 
+    /**
+     * The plan a payment names, for the payment webhooks: by id, slug or payment price id (the
+     * first that matches); null when none does.
+     */
+    async billingPlan(ref: { planId?: string | null; slug?: string | null; priceId?: string | null }): Promise<{ id: string; slug: string } | null> {
+      if (ref.planId && UUID_RE.test(ref.planId)) {
+        const plan = await repo.byId(ref.planId);
+        if (plan) return { id: plan.id, slug: plan.slug };
+      }
+      if (ref.slug) {
+        const plan = await repo.bySlug(ref.slug);
+        if (plan) return { id: plan.id, slug: ref.slug };
+      }
+      if (ref.priceId) return (await repo.byPriceId(ref.priceId)) ?? null;
+      return null;
+    },
+
+    /** The free plan (the default one), where a cancelled subscription lands. */
+    async freePlan(): Promise<{ id: string; slug: string } | null> {
+      return (await repo.freePlan()) ?? null;
+    },
+
+    /**
+     * Moves an account to a plan inside the caller's transaction (the payment webhooks, with no
+     * caller identity): the plan and its `system:account_plan_changed` row. The caller invalidates
+     * the feature caches after its commit (`features.invalidate({ accountId })`). Answers the
+     * previous plan id; a missing account gives 404.
+     */
+    async applyBillingPlan(trx: Knex.Transaction, accountId: string, planId: string, metadata: Record<string, unknown> = {}): Promise<{ previousPlanId: string | null }> {
+      const account = await repo.account(accountId, trx);
+      if (!account) throw AppError.notFound(planMessages.accountNotFound);
+      if (account.plan_id !== planId) await repo.setAccountPlan(trx, accountId, planId);
+      await audit.record({ scope: 'system', type: 'system:account_plan_changed', accountId, metadata: { ...metadata, plan_id: planId, previous_plan_id: account.plan_id } }, trx);
+      return { previousPlanId: account.plan_id };
+    },
+
     async setAccountOverride(ctx: AuthContext, accountId: string, key: string, enabled: boolean | null) {
       if (!(await repo.account(accountId))) throw AppError.notFound(planMessages.accountNotFound);
       await accountFlag(key);
@@ -310,6 +347,15 @@ export function createPlansService(deps: PlansDeps) {
       });
       await features.invalidate({ accountId });
       return { accountId, featureKey: key, enabled };
+    },
+
+    async setAccountRetention(ctx: AuthContext, accountId: string, days: number | null) {
+      if (!(await repo.account(accountId))) throw AppError.notFound(planMessages.accountNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.setAccountRetention(trx, accountId, days);
+        await record(ctx, 'system:account_retention_set', { chat_retention_days: days }, trx, accountId);
+      });
+      return { accountId, chatRetentionDays: days, effectiveChatRetentionDays: await repo.effectiveRetention(accountId) };
     },
 
     async setUserCreationOverride(ctx: AuthContext, userId: string, value: AccountCreationOverride): Promise<AdminUser> {

@@ -1,0 +1,101 @@
+/**
+ * The bus subscriber's liveness probe (Part 2, "WebSocket" relay): a subscriber connection that
+ * dies silently (a half-open TCP connection: no error, no message) is PINGed after its silence
+ * window, counted dead when the PING goes unanswered, dropped and reconnected, and every
+ * subscription comes back. The silent death is made with a TCP relay of this file's own between
+ * the bus and Redis that stops forwarding without closing anything. Needs REDIS_URL.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { createRedisBus, type Bus } from '../../src/infra/bus';
+
+const redisUrl = process.env.REDIS_URL;
+const describeWithRedis = redisUrl ? describe : describe.skip;
+
+/** A TCP relay to Redis; `blackhole()` keeps every open connection open but forwards nothing on them. */
+async function startRelay(target: URL) {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  let blackholed = new WeakSet<net.Socket>();
+  const server = net.createServer((client) => {
+    connections += 1;
+    const upstream = net.connect(Number(target.port || 6379), target.hostname);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on('data', (chunk) => {
+        if (!blackholed.has(client)) to.write(chunk);
+      });
+      from.on('error', () => to.destroy());
+      from.on('close', () => {
+        sockets.delete(from);
+        to.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    /** Every connection open now stops carrying bytes, in both directions; new ones work. */
+    blackhole() {
+      for (const s of sockets) blackholed.add(s);
+    },
+    async close() {
+      blackholed = new WeakSet();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const waitFor = async (check: () => boolean, ms: number, what: string) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+describeWithRedis('bus subscriber liveness', () => {
+  let relay: Awaited<ReturnType<typeof startRelay>>;
+  let bus: Bus;
+  let publisher: Bus;
+  afterEach(async () => {
+    await bus?.close();
+    await publisher?.close();
+    await relay?.close();
+  });
+
+  test('a silently dead subscriber connection is PINGed, dropped and reconnected with its subscriptions', async () => {
+    const prefix = `liveness-${randomUUID()}:`;
+    relay = await startRelay(new URL(redisUrl!));
+    // The subscribing bus goes through the relay; the publisher talks to Redis directly.
+    bus = createRedisBus(relay.url, prefix, { probe: { silenceMs: 300, timeoutMs: 300 } });
+    publisher = createRedisBus(redisUrl!, prefix);
+    const received: string[] = [];
+    await bus.subscribe('events:a', (_channel, message) => received.push(message));
+    await publisher.publish('events:a', 'before');
+    await waitFor(() => received.includes('before'), 5000, 'the first message');
+    const before = relay.connections;
+
+    // Quiet but alive: PINGs are answered, nothing reconnects.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(relay.connections).toBe(before);
+
+    // Silent death: nothing arrives any more, and no error says so.
+    relay.blackhole();
+    await publisher.publish('events:a', 'lost');
+    // The probe finds it dead and the bus reconnects through a new connection, resubscribed.
+    await waitFor(() => relay.connections > before, 10_000, 'a reconnection');
+    const deadline = Date.now() + 10_000;
+    while (!received.includes('after')) {
+      if (Date.now() > deadline) throw new Error('the subscription did not come back');
+      await publisher.publish('events:a', 'after');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(received).not.toContain('lost');
+  });
+});
