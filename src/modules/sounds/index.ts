@@ -1,19 +1,29 @@
 /**
- * The sounds module: the sound library, uploads, streaming, play and stop (scaffold).
+ * The sounds module (Part 2, "Sounds"): the sound library, multipart uploads streamed into the
+ * blob store (src/infra/blobs.ts, backend by config `sounds.blob_store`), ranged streaming, play
+ * and stop on `sounds:{account_id}`, the plan's and per-extension limits. Owns the `sounds` and
+ * `sound_extension_limits` tables and the blob store; uses overlays for play targets. Must not
+ * touch extensions: it keys overrides by extension id, and the extensions module tells it names.
  */
+import path from 'node:path';
+import { createDatabaseBlobStore, createFsBlobStore, type BlobStore } from '../../infra/blobs';
+import type { Config } from '../../config/config';
+import type { Database } from '../../infra/db/database';
 import { defineModule } from '../contract';
+import { createSoundsResolvers } from './graphql';
+import { soundMigrations } from './migrations';
+import { createSoundsRepo } from './repo';
+import { createSoundsRest } from './rest';
+import { createSoundsService, type ExtensionNameResolver, type ExtensionSoundLimits } from './service';
 
-/** Per-extension overrides of the plan's sound limits; null clears one (the plan's value applies). */
-export interface ExtensionSoundLimits {
-  maxSounds: number | null;
-  maxSoundFileSize: number | null;
-  maxSoundStorageBytes: number | null;
-}
+export type { ExtensionSoundLimits } from './service';
 
 export interface SoundsApi {
   /** Sets the overrides present in `limits` (absent keys stay as they are); used by the admin limits routes. */
   setExtensionLimits(extensionId: string, limits: Partial<ExtensionSoundLimits>): Promise<void>;
   extensionLimits(extensionId: string): Promise<ExtensionSoundLimits>;
+  /** How an extension's display name is found for `source_extension_name` (the extensions module registers it). */
+  useExtensionNames(resolver: ExtensionNameResolver): void;
 }
 
 declare module '../contract' {
@@ -22,7 +32,40 @@ declare module '../contract' {
   }
 }
 
-export const soundsModule = defineModule({
-  name: 'sounds',
-  build: () => ({ api: { setExtensionLimits: () => Promise.reject(new Error('not built')), extensionLimits: () => Promise.reject(new Error('not built')) } as SoundsApi }),
-});
+/** The configured blob store: files under the data folder (default) or chunks in the database. */
+export function openBlobStore(config: Readonly<Config>, db: Database): BlobStore {
+  if (config.sounds.blob_store === 'database') return createDatabaseBlobStore(db.knex);
+  const dir = config.sounds.blob_dir ?? (config.data_dir.startsWith('memory://') ? null : path.join(config.data_dir, 'sounds'));
+  return createFsBlobStore({ dir });
+}
+
+/** Orphan sweep period and age: blobs no sound points at (crashed uploads, dissolved accounts). */
+export function createSoundsModule(options: { sweepMs?: number } = {}) {
+  return defineModule({
+    name: 'sounds',
+    migrations: soundMigrations,
+    build: ({ db, bus, log, config, use }) => {
+      const blobs = openBlobStore(config, db);
+      const service = createSoundsService({ repo: createSoundsRepo(db.knex), knex: db.knex, blobs, bus, log, overlays: use('overlays') });
+      let timer: NodeJS.Timeout | undefined;
+      return {
+        api: service,
+        rest: createSoundsRest(service),
+        resolvers: createSoundsResolvers(service),
+        start() {
+          timer = setInterval(() => {
+            service.sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'sound blob sweep failed'));
+          }, options.sweepMs ?? 3_600_000);
+          timer.unref();
+          return Promise.resolve();
+        },
+        async close() {
+          clearInterval(timer);
+          await blobs.close();
+        },
+      };
+    },
+  });
+}
+
+export const soundsModule = createSoundsModule();

@@ -1,0 +1,25 @@
+/** The chat module's error messages (Part 2, "Chat"; clients may show them). */
+export const chatMessages = {
+  invalidPlatform: 'platform must be one of platform_a, platform_b, platform_c',
+  invalidTime: (field: string) => `${field} must be an RFC 3339 timestamp`,
+  tooManyKeywords: 'search may hold at most 20 keywords',
+  keywordTooLong: 'search keywords may be at most 100 characters',
+  invalidMessage: 'message must be 1 to 500 characters',
+  invalidField: (field: string, max: number) => `${field} must be 1 to ${max} characters`,
+  invalidAction: 'action must be one of ban, timeout, delete',
+  userIdRequired: 'user_id is required for ban and timeout',
+  messageIdRequired: 'message_id is required for delete',
+  invalidDuration: 'duration_secs must be between 1 and 86400',
+  invalidReason: 'reason must be at most 500 characters',
+  liveChatIdPlatformB: 'live_chat_id applies to platform_b only',
+  noChannelConnection: (platform: string) => `No channel connection for ${platform}`,
+  platformUserNotFound: 'Platform user not found',
+  refreshCooldown: (seconds: number) => `Profile was refreshed recently; retry in ${seconds} seconds`,
+  noLoginGrant: (platform: string) => `Connect your ${platform} login to send chat as yourself`,
+  loginReconnect: (platform: string) => `Your ${platform} login needs to be reconnected`,
+  sendFailed: 'The platform refused the message',
+  moderationFailed: 'The platform refused the moderation action',
+  platformUnreachable: 'The platform could not be reached',
+  // ingest (the pipeline's callers: webhooks, workers)
+  invalidIngest: (field: string) => `chat ingest: ${field} is missing or invalid`,
+} as const;

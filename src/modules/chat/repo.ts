@@ -1,0 +1,263 @@
+/**
+ * Chat storage (knex): messages, the moderation log and platform user profiles. Each query
+ * carries a short name comment for slow-query logs. The two reads of the connections module's
+ * tables (`account_connections`, the login grant) are read-only look-ups of what send and
+ * moderate need (the channel id, the acting user's login connection); its API reports states only.
+ */
+import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
+
+export interface MessageRow {
+  id: string;
+  account_id: string;
+  platform: string;
+  platform_message_id: string;
+  platform_user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  message: string;
+  emotes: unknown;
+  badges: unknown;
+  reply_to_message_id: string | null;
+  reply_to_username: string | null;
+  reply_to_message: string | null;
+  live_chat_id: string | null;
+  is_shared_chat: boolean;
+  source_channel: Record<string, unknown> | null;
+  is_deleted: boolean;
+  deleted_at: Date | null;
+  deleted_by: string | null;
+  raw: Record<string, unknown>;
+  sent_at: Date;
+  created_at: Date;
+}
+
+export interface ModerationRow {
+  id: string;
+  account_id: string;
+  platform: string;
+  action: string;
+  platform_action_id: string | null;
+  target_user_id: string | null;
+  target_username: string | null;
+  platform_message_id: string | null;
+  moderator_user_id: string | null;
+  moderator_name: string | null;
+  duration_secs: number | null;
+  reason: string | null;
+  source: string;
+  raw: Record<string, unknown>;
+  created_at: Date;
+}
+
+export interface ProfileRow {
+  account_id: string;
+  platform: string;
+  platform_user_id: string;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  last_seen_at: Date | null;
+  message_count: number;
+  user_treatment: string;
+  refreshed_at: Date | null;
+}
+
+export interface HistoryQuery {
+  platform?: string;
+  platformUserId?: string;
+  liveChatId?: string;
+  keywords?: readonly string[];
+  from?: Date;
+  to?: Date;
+}
+
+type Db = Knex | Knex.Transaction;
+
+const jsonOrNull = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
+
+const parseMessage = (row: MessageRow): MessageRow => ({
+  ...row,
+  emotes: fromJson<unknown>(row.emotes, null),
+  badges: fromJson<unknown>(row.badges, null),
+  source_channel: fromJson<Record<string, unknown> | null>(row.source_channel, null),
+  raw: fromJson<Record<string, unknown>>(row.raw, {}),
+});
+const parseModeration = (row: ModerationRow): ModerationRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
+const parseProfile = (row: ProfileRow): ProfileRow => ({ ...row, message_count: Number(row.message_count) });
+
+/** `%`, `_` and the escape character match literally inside a LIKE pattern. */
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+
+export function createChatRepo(knex: Knex) {
+  /** The history filter; the service guarantees a lower time bound whenever keywords are given. */
+  function filtered(accountId: string, q: HistoryQuery) {
+    const query = knex('chat_messages').where({ account_id: accountId });
+    if (q.platform) query.where('platform', q.platform);
+    if (q.platformUserId) query.where('platform_user_id', q.platformUserId);
+    if (q.liveChatId) query.where('live_chat_id', q.liveChatId);
+    if (q.from) query.where('sent_at', '>=', q.from);
+    if (q.to) query.where('sent_at', '<=', q.to);
+    if (q.keywords?.length) {
+      const keywords = q.keywords;
+      query.where((any) => {
+        for (const keyword of keywords) any.orWhereRaw("message ilike ? escape '\\'", [`%${likeLiteral(keyword)}%`]);
+      });
+    }
+    return query;
+  }
+
+  return {
+    /** chat.history: newest first (sent_at, then id) */
+    async history(accountId: string, q: HistoryQuery, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        filtered(accountId, q).orderBy([{ column: 'sent_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        filtered(accountId, q).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: (rows as MessageRow[]).map(parseMessage), total: Number(count?.count ?? 0) };
+    },
+    /** chat.historySql: the history page query as SQL text with its bindings (the benchmark's EXPLAIN) */
+    historySql(accountId: string, q: HistoryQuery, limit: number, offset: number): { page: Knex.Sql; count: Knex.Sql } {
+      return {
+        page: filtered(accountId, q).orderBy([{ column: 'sent_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset).toSQL(),
+        count: filtered(accountId, q).count({ count: '*' }).toSQL(),
+      };
+    },
+    /** chat.insertMessage: undefined when (account, platform, platform message id) is stored already */
+    async insertMessage(db: Db, row: Omit<MessageRow, 'created_at' | 'is_deleted' | 'deleted_at' | 'deleted_by'>): Promise<MessageRow | undefined> {
+      const [inserted] = await db('chat_messages')
+        .insert({
+          ...row,
+          emotes: jsonOrNull(row.emotes),
+          badges: jsonOrNull(row.badges),
+          source_channel: jsonOrNull(row.source_channel),
+          raw: JSON.stringify(row.raw),
+        })
+        .onConflict(['account_id', 'platform', 'platform_message_id'])
+        .ignore()
+        .returning('*');
+      return inserted ? parseMessage(inserted as MessageRow) : undefined;
+    },
+    /** chat.seen: the sender's profile, created or updated (last seen, count, names) */
+    async seen(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null; at: Date }): Promise<void> {
+      await db.raw(
+        `insert into chat_platform_users (account_id, platform, platform_user_id, username, display_name, avatar_url, last_seen_at, message_count)
+         values (?, ?, ?, ?, ?, ?, ?, 1)
+         on conflict (account_id, platform, platform_user_id) do update set
+           username = excluded.username,
+           display_name = coalesce(excluded.display_name, chat_platform_users.display_name),
+           avatar_url = coalesce(excluded.avatar_url, chat_platform_users.avatar_url),
+           last_seen_at = greatest(chat_platform_users.last_seen_at, excluded.last_seen_at),
+           message_count = chat_platform_users.message_count + 1,
+           updated_at = now()`,
+        [p.accountId, p.platform, p.platformUserId, p.username, p.displayName, p.avatarUrl, p.at],
+      );
+    },
+    /** chat.softDelete: marks a stored message deleted; undefined when there is none */
+    async softDelete(db: Db, accountId: string, platform: string, platformMessageId: string, deletedBy: string | null): Promise<MessageRow | undefined> {
+      const [row] = await db('chat_messages')
+        .where({ account_id: accountId, platform, platform_message_id: platformMessageId })
+        .update({ is_deleted: true, deleted_at: db.fn.now(), deleted_by: deletedBy })
+        .returning('*');
+      return row ? parseMessage(row as MessageRow) : undefined;
+    },
+    /** chat.insertModeration: undefined when the platform action id is logged already */
+    async insertModeration(db: Db, row: Omit<ModerationRow, 'created_at'>): Promise<ModerationRow | undefined> {
+      const [inserted] = await db('chat_moderation_log')
+        .insert({ ...row, raw: JSON.stringify(row.raw) })
+        .onConflict(['account_id', 'platform', 'platform_action_id'])
+        .ignore()
+        .returning('*');
+      return inserted ? parseModeration(inserted as ModerationRow) : undefined;
+    },
+    /** chat.moderationLog: newest first */
+    async moderationLog(accountId: string, limit: number): Promise<ModerationRow[]> {
+      const rows = await knex('chat_moderation_log').where({ account_id: accountId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit);
+      return (rows as ModerationRow[]).map(parseModeration);
+    },
+    /** chat.searchUsers: case-insensitive prefix over username and display name */
+    async searchUsers(accountId: string, prefix: string, platforms: readonly string[] | undefined, limit: number): Promise<ProfileRow[]> {
+      const pattern = `${likeLiteral(prefix.toLowerCase())}%`;
+      const query = knex('chat_platform_users')
+        .where({ account_id: accountId })
+        .where((q) => q.whereRaw("lower(username) like ? escape '\\'", [pattern]).orWhereRaw("lower(display_name) like ? escape '\\'", [pattern]));
+      if (platforms?.length) query.whereIn('platform', [...platforms]);
+      const rows = await query
+        .orderByRaw('last_seen_at desc nulls last, message_count desc, platform asc, platform_user_id asc')
+        .limit(limit);
+      return (rows as ProfileRow[]).map(parseProfile);
+    },
+    /** chat.profile */
+    async profile(accountId: string, platform: string, platformUserId: string, db: Db = knex): Promise<ProfileRow | undefined> {
+      const row = await db('chat_platform_users').where({ account_id: accountId, platform, platform_user_id: platformUserId }).first();
+      return row ? parseProfile(row as ProfileRow) : undefined;
+    },
+    /** chat.refreshed: stores what the platform answered (created with no messages when unknown) */
+    async refreshed(p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null }): Promise<ProfileRow> {
+      const [row] = rowsOf<ProfileRow>(
+        await knex.raw(
+          `insert into chat_platform_users (account_id, platform, platform_user_id, username, display_name, avatar_url, refreshed_at)
+           values (?, ?, ?, ?, ?, ?, now())
+           on conflict (account_id, platform, platform_user_id) do update set
+             username = excluded.username, display_name = excluded.display_name, avatar_url = excluded.avatar_url,
+             refreshed_at = excluded.refreshed_at, updated_at = now()
+           returning *`,
+          [p.accountId, p.platform, p.platformUserId, p.username, p.displayName, p.avatarUrl],
+        ),
+      );
+      return parseProfile(row!);
+    },
+    /** chat.setTreatment: the platform's treatment of a chatter (profile created when unknown) */
+    async setTreatment(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; treatment: string }): Promise<void> {
+      await db.raw(
+        `insert into chat_platform_users (account_id, platform, platform_user_id, username, user_treatment)
+         values (?, ?, ?, ?, ?)
+         on conflict (account_id, platform, platform_user_id) do update set user_treatment = excluded.user_treatment, updated_at = now()`,
+        [p.accountId, p.platform, p.platformUserId, p.username, p.treatment],
+      );
+    },
+    /**
+     * chat.retentionSweep: deletes messages and moderation log rows older than each account's
+     * window (`windowsSql` selects `(account_id, days)`; 0 keeps forever); answers rows deleted.
+     */
+    async deleteExpired(windowsSql: string): Promise<number> {
+      const result = await knex.raw(`
+        with windows as (${windowsSql}),
+        messages as (
+          delete from chat_messages m using windows w
+          where m.account_id = w.account_id and w.days > 0 and m.sent_at < now() - (w.days * interval '1 day')
+          returning 1
+        ),
+        moderation as (
+          delete from chat_moderation_log l using windows w
+          where l.account_id = w.account_id and w.days > 0 and l.created_at < now() - (w.days * interval '1 day')
+          returning 1
+        )
+        select (select count(*) from messages)::int + (select count(*) from moderation)::int as n`);
+      return Number(rowsOf<{ n: number }>(result)[0]?.n ?? 0);
+    },
+    /** chat.channelOf: the account's channel connection on a platform (connections module's table, read-only) */
+    async channelOf(accountId: string, platform: string): Promise<{ platformChannelId: string; reconnectRequired: boolean } | undefined> {
+      const row = await knex('account_connections').where({ account_id: accountId, platform }).first('platform_channel_id', 'reconnect_required');
+      return row ? { platformChannelId: row.platform_channel_id as string, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+    },
+    /** chat.loginGrant: the acting user's login connection assigned in the account (connections module's tables, read-only) */
+    async loginGrant(accountId: string, userId: string, provider: string): Promise<{ platformUserId: string; displayName: string | null; reconnectRequired: boolean } | undefined> {
+      const row = await knex('login_assignments as a')
+        .join('login_connections as c', 'c.id', 'a.login_connection_id')
+        .where({ 'a.account_id': accountId, 'a.user_id': userId, 'a.provider': provider })
+        .first('c.platform_user_id', 'c.display_name', 'c.reconnect_required');
+      return row ? { platformUserId: row.platform_user_id as string, displayName: (row.display_name as string | null) ?? null, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+    },
+    /** chat.accountsConnectedTo: accounts with a usable channel connection on a platform (the ingest workers) */
+    async accountsConnectedTo(platform: string): Promise<{ accountId: string; platformChannelId: string }[]> {
+      const rows = await knex('account_connections').where({ platform, reconnect_required: false }).select('account_id', 'platform_channel_id');
+      return rows.map((r: { account_id: string; platform_channel_id: string }) => ({ accountId: r.account_id, platformChannelId: r.platform_channel_id }));
+    },
+  };
+}
+
+export type ChatRepo = ReturnType<typeof createChatRepo>;

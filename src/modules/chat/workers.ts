@@ -1,0 +1,249 @@
+/**
+ * Ingest workers for the platforms that do not push webhooks: platform_a's persistent outbound
+ * chat socket (one per connected channel, reconnected after a drop) and platform_b's live chat
+ * polling. Both only translate the platform's messages into the pipeline (`ingestMessage`,
+ * `recordModeration`, `updateUserTreatment`), which is idempotent on the platform's ids, so a
+ * replay after a reconnect or several nodes running the same worker store nothing twice.
+ *
+ * platform_a socket (`{socket_url}?channel_id=<id>`), JSON text frames:
+ * - `{ type: 'chat.message', id, user_id, login, display_name?, avatar_url?, message, emotes?, badges?,
+ *     reply?: { message_id, login?, message? }, shared_chat?: { channel_id, login, display_name?, avatar_url? }, sent_at? }`
+ * - `{ type: 'moderation', id?, action: ban | unban | timeout | delete | clear, target_user_id?, target_login?,
+ *     moderator_id?, moderator_login?, duration_secs?, reason?, message_id? }`
+ * - `{ type: 'user.treatment', user_id, login?, treatment: active_monitoring | restricted | none }`
+ * Other frames are ignored.
+ */
+import WebSocket from 'ws';
+import type { Logger } from '../../infra/logger';
+import type { ChatPlatformAdapter } from './adapters';
+import type { ChatService, UserTreatment } from './service';
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const str = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
+const date = (value: unknown): Date | undefined => {
+  const parsed = typeof value === 'string' ? new Date(value) : undefined;
+  return parsed && !Number.isNaN(parsed.getTime()) ? parsed : undefined;
+};
+
+export interface Connected {
+  accountId: string;
+  platformChannelId: string;
+}
+
+export interface Worker {
+  start(): void;
+  /** One pass now (tests): platform_a reconciles its sockets, platform_b polls every live chat once. */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+type Pipeline = Pick<ChatService, 'ingestMessage' | 'recordModeration' | 'updateUserTreatment'>;
+
+/** Translates one platform_a socket frame into the pipeline. */
+export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string, frame: unknown): Promise<void> {
+  if (!isObject(frame)) return;
+  switch (frame.type) {
+    case 'chat.message': {
+      const id = str(frame.id);
+      const userId = str(frame.user_id);
+      const login = str(frame.login);
+      if (!id || !userId || !login || typeof frame.message !== 'string') return;
+      const reply = isObject(frame.reply) && str(frame.reply.message_id) ? { messageId: str(frame.reply.message_id)!, username: str(frame.reply.login), message: str(frame.reply.message) } : null;
+      const shared = isObject(frame.shared_chat) && str(frame.shared_chat.channel_id) ? frame.shared_chat : null;
+      await pipeline.ingestMessage({
+        accountId,
+        platform: 'platform_a',
+        platformMessageId: id,
+        platformUserId: userId,
+        username: login,
+        displayName: str(frame.display_name),
+        avatarUrl: str(frame.avatar_url),
+        message: frame.message,
+        emotes: frame.emotes ?? null,
+        badges: frame.badges ?? null,
+        isSharedChat: Boolean(shared),
+        sourceChannel: shared ? { platformChannelId: str(shared.channel_id)!, login: str(shared.login) ?? str(shared.channel_id)!, displayName: str(shared.display_name), avatarUrl: str(shared.avatar_url) } : null,
+        raw: frame,
+        sentAt: date(frame.sent_at),
+        reply,
+      });
+      return;
+    }
+    case 'moderation': {
+      const action = frame.action;
+      if (action !== 'ban' && action !== 'unban' && action !== 'timeout' && action !== 'delete' && action !== 'clear') return;
+      await pipeline.recordModeration({
+        accountId,
+        platform: 'platform_a',
+        action,
+        platformActionId: str(frame.id),
+        targetUserId: str(frame.target_user_id),
+        targetUsername: str(frame.target_login),
+        moderatorUserId: str(frame.moderator_id),
+        moderatorName: str(frame.moderator_login),
+        durationSecs: typeof frame.duration_secs === 'number' ? frame.duration_secs : null,
+        reason: str(frame.reason),
+        raw: frame,
+      });
+      return;
+    }
+    case 'user.treatment': {
+      const userId = str(frame.user_id);
+      const treatment = frame.treatment;
+      if (!userId || (treatment !== 'active_monitoring' && treatment !== 'restricted' && treatment !== 'none')) return;
+      await pipeline.updateUserTreatment({ accountId, platform: 'platform_a', platformUserId: userId, username: str(frame.login), treatment: treatment as UserTreatment });
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/**
+ * platform_a: one socket per connected channel. Every `reconnectMs` the worker re-reads the
+ * connected channels, opens sockets for new ones (and ones that dropped) and closes sockets of
+ * channels no longer connected.
+ */
+export function createPlatformASocketWorker(deps: { socketUrl: string; reconnectMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
+  const sockets = new Map<string, { socket: WebSocket; accountId: string; channelId: string }>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let running: Promise<void> | null = null;
+  const keyOf = (c: Connected) => `${c.accountId}:${c.platformChannelId}`;
+
+  function open(c: Connected): void {
+    const url = new URL(deps.socketUrl);
+    url.searchParams.set('channel_id', c.platformChannelId);
+    const socket = new WebSocket(url);
+    const key = keyOf(c);
+    sockets.set(key, { socket, accountId: c.accountId, channelId: c.platformChannelId });
+    // Frames of one socket are handled in order.
+    let chain = Promise.resolve();
+    socket.on('message', (data) => {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(data.toString());
+      } catch {
+        return;
+      }
+      chain = chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed'));
+    });
+    socket.on('error', (error) => deps.log.debug({ err: error }, 'platform_a chat socket error'));
+    socket.on('close', () => {
+      if (sockets.get(key)?.socket === socket) sockets.delete(key);
+    });
+  }
+
+  async function reconcile(): Promise<void> {
+    if (stopped) return;
+    const wanted = await deps.connected();
+    const keys = new Set(wanted.map(keyOf));
+    for (const [key, entry] of sockets) {
+      if (!keys.has(key)) {
+        sockets.delete(key);
+        entry.socket.close();
+      }
+    }
+    for (const c of wanted) if (!sockets.has(keyOf(c))) open(c);
+  }
+
+  const tick = (): Promise<void> => {
+    running ??= reconcile()
+      .catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat worker failed'))
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+
+  return {
+    start() {
+      void tick();
+      timer = setInterval(() => void tick(), deps.reconnectMs);
+      timer.unref();
+    },
+    tick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      for (const { socket } of sockets.values()) socket.terminate();
+      sockets.clear();
+    },
+  };
+}
+
+/**
+ * platform_b: polls the live chat of every connected channel. The live chat id is resolved once
+ * per broadcast (again after the platform stops answering for it); the page token carries on
+ * between polls so each message is read once.
+ */
+export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; intervalMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
+  const state = new Map<string, { liveChatId: string; pageToken: string | null }>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+
+  async function pollOne(c: Connected): Promise<void> {
+    const key = `${c.accountId}:${c.platformChannelId}`;
+    let current = state.get(key);
+    if (!current) {
+      const resolved = await deps.adapter.resolveLiveChatId(c.platformChannelId);
+      if (!resolved.ok || !resolved.value) return;
+      current = { liveChatId: resolved.value, pageToken: null };
+      state.set(key, current);
+    }
+    const page = await deps.adapter.pollLiveChat(current.liveChatId, current.pageToken);
+    if (!page.ok) {
+      if (page.kind === 'refused') state.delete(key); // the broadcast ended: resolve again next time
+      return;
+    }
+    for (const item of page.value.items) {
+      await deps.pipeline.ingestMessage({
+        accountId: c.accountId,
+        platform: 'platform_b',
+        platformMessageId: item.id,
+        platformUserId: item.authorId,
+        username: item.authorName,
+        displayName: item.authorDisplayName,
+        avatarUrl: item.authorAvatarUrl,
+        message: item.message,
+        liveChatId: current.liveChatId,
+        raw: item.raw,
+        sentAt: date(item.publishedAt),
+      });
+    }
+    if (page.value.nextPageToken) current.pageToken = page.value.nextPageToken;
+  }
+
+  async function pass(): Promise<void> {
+    if (stopped) return;
+    for (const c of await deps.connected()) {
+      if (stopped) return;
+      await pollOne(c).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_b live chat poll failed'));
+    }
+  }
+
+  const tick = (): Promise<void> => {
+    running ??= pass()
+      .catch((error: unknown) => deps.log.warn({ err: error }, 'platform_b chat poller failed'))
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+
+  return {
+    start() {
+      timer = setInterval(() => void tick(), deps.intervalMs);
+      timer.unref();
+    },
+    tick,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

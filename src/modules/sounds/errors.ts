@@ -1,0 +1,29 @@
+/** The sounds module's error messages (Part 2, "Sounds"; PLAN_LIMIT_REACHED worded as Part 1's other quotas). */
+
+/** Who sets the limit an upload ran into: the account's plan, or an extension's own limits. */
+export type LimitHolder = 'plan' | 'extension';
+
+export const soundMessages = {
+  soundNotFound: 'Sound not found',
+  widgetNotFound: 'Widget not found',
+  overlayNotFound: 'Overlay not found',
+  fileRequired: 'file is required',
+  oneFile: 'Only one file may be uploaded',
+  unexpectedField: (field: string) => `Unexpected form field: ${field}`,
+  malformedMultipart: 'Malformed multipart body',
+  unsupportedType: 'Unsupported audio type: upload an MP3, WAV, OGG or FLAC file',
+  fileTooLarge: (max: number, holder: LimitHolder) =>
+    holder === 'plan' ? `Sound file too large: your plan allows ${max} bytes per file` : `Sound file too large: this extension allows ${max} bytes per file`,
+  countReached: (max: number, holder: LimitHolder) =>
+    holder === 'plan' ? `Sound limit reached: your plan allows ${max} sound(s)` : `Sound limit reached: this extension may store ${max} sound(s)`,
+  storageReached: (max: number, holder: LimitHolder) =>
+    holder === 'plan' ? `Sound storage limit reached: your plan allows ${max} bytes` : `Sound storage limit reached: this extension may store ${max} bytes`,
+  invalidName: 'name must be 1 to 100 characters',
+  invalidDuration: 'duration_ms must be an integer from 0 to 2147483647',
+  invalidVolume: 'volume must be a number from 0.0 to 1.0',
+  invalidTargetType: 'target.type must be widget or overlay',
+  invalidTargetId: 'target.id must be a UUID',
+  invalidLimit: 'limit must be >= 1 and <= 100',
+  invalidOffset: 'offset must be >= 0 and <= 2147483647',
+  invalidLimitOverride: (field: string) => `${field} must be a non-negative integer or null`,
+} as const;

@@ -1,0 +1,497 @@
+/**
+ * The sound library (Part 2, "Sounds"): uploads streamed from a multipart body into the blob store
+ * (src/infra/blobs.ts) with the type detected from the bytes and the duration measured
+ * (music-metadata), the plan's and per-extension limits, ranged streaming, and play and stop
+ * published on `sounds:{account_id}`. Gates are enforced by shared code; this service checks
+ * ownership, input and quotas. Owns the `sounds` and `sound_extension_limits` tables; the blobs
+ * of its sounds are its own too, so a refused upload and a deleted sound leave no bytes behind.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import busboy from 'busboy';
+import type { Knex } from 'knex';
+import type * as MusicMetadataModule from 'music-metadata';
+import { requireAccountId, type AuthContext } from '../../auth/context';
+import { AppError, messages } from '../../errors';
+import type { RawRequest } from '../../http/context';
+import { hasInvalidCharacters } from '../../http/input-guard';
+import { newBlobKey, type BlobStore } from '../../infra/blobs';
+import type { Bus } from '../../infra/bus';
+import { isoTime } from '../../infra/db/database';
+import type { Logger } from '../../infra/logger';
+import type { ModuleApis } from '../contract';
+import { soundMessages, type LimitHolder } from './errors';
+import type { SoundRow, SoundsRepo } from './repo';
+
+export type SoundContentType = 'audio/mpeg' | 'audio/wav' | 'audio/ogg' | 'audio/flac';
+
+export interface Sound {
+  id: string;
+  accountId: string;
+  name: string;
+  filename: string;
+  contentType: SoundContentType;
+  sizeBytes: number;
+  durationMs: number;
+  waveform: unknown;
+  createdAt: string;
+  sourceExtensionName: string | null;
+}
+
+export interface SoundLibrary {
+  sounds: Sound[];
+  totalCount: number;
+  userSoundCount: number;
+  maxSounds: number;
+  maxSoundFileSize: number;
+  maxSoundStorageBytes: number;
+  usedStorageBytes: number;
+}
+
+export interface SoundTarget {
+  type: string;
+  id: string;
+}
+
+/** A ranged or whole read of a sound's audio, ready for the REST binding. */
+export interface SoundStream {
+  status: 200 | 206 | 416;
+  headers: Record<string, string>;
+  body: Readable | undefined;
+}
+
+/** Per-extension overrides of the plan's sound limits; null: the plan's value applies. */
+export interface ExtensionSoundLimits {
+  maxSounds: number | null;
+  maxSoundFileSize: number | null;
+  maxSoundStorageBytes: number | null;
+}
+
+/** The name an extension is shown by (the extensions module registers the resolver). */
+export type ExtensionNameResolver = (extensionId: string) => Promise<string | null>;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INT32_MAX = 2147483647;
+const CACHE_CONTROL = 'private, max-age=86400, immutable';
+
+type MusicMetadata = typeof MusicMetadataModule;
+// music-metadata 11 is ESM-only and the build is CommonJS, where TypeScript would turn `import()`
+// into `require()`; a Function keeps the native dynamic import (Node, tsx and jest's vm modules).
+const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<MusicMetadata>;
+let musicMetadata: Promise<MusicMetadata> | undefined;
+const loadMusicMetadata = () => (musicMetadata ??= importEsm('music-metadata'));
+
+/** The content type of a supported format, from what music-metadata found in the bytes; null otherwise. */
+function contentTypeOf(format: { container?: string; codec?: string }): SoundContentType | null {
+  const container = (format.container ?? '').toUpperCase();
+  const codec = format.codec ?? '';
+  if (container === 'WAVE') return 'audio/wav';
+  if (container === 'FLAC') return 'audio/flac';
+  if (container === 'OGG' && /vorbis|opus|speex|flac/i.test(codec)) return 'audio/ogg';
+  if (container === 'MPEG' && /layer 3/i.test(codec)) return 'audio/mpeg';
+  return null;
+}
+
+const toSound = (r: SoundRow): Sound => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  filename: r.filename,
+  contentType: r.content_type as SoundContentType,
+  sizeBytes: r.size_bytes,
+  durationMs: r.duration_ms,
+  waveform: r.waveform ?? null,
+  createdAt: isoTime(r.created_at),
+  sourceExtensionName: r.source_extension_name,
+});
+
+/** A limit and who set it (the message names the holder). */
+interface Limit {
+  value: number;
+  holder: LimitHolder;
+}
+
+interface EffectiveLimits {
+  maxSounds: Limit;
+  maxSoundFileSize: Limit;
+  maxSoundStorageBytes: Limit;
+}
+
+/** The single byte range of a `Range` header against `size`: null = serve the whole file, 'unsatisfiable' = 416. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!header) return null;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return null;
+  const [, from, to] = match as unknown as [string, string, string];
+  if (from === '') {
+    const suffix = Number(to);
+    if (!Number.isSafeInteger(suffix)) return null;
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(from);
+  const end = to === '' ? Math.max(start, size - 1) : Number(to);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return null;
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: Math.min(end, size - 1) };
+}
+
+function cleanText(value: string, field: string): string {
+  if (hasInvalidCharacters(value)) throw AppError.validation(messages.invalidCharacters(field), { fields: [{ field, message: messages.invalidCharactersDetail }] });
+  return value;
+}
+
+function validName(value: string): string {
+  const name = value.trim();
+  if (name.length < 1 || name.length > 100) throw AppError.validation(soundMessages.invalidName, { fields: [{ field: 'name', message: soundMessages.invalidName }] });
+  return name;
+}
+
+export function createSoundsService(deps: {
+  repo: SoundsRepo;
+  knex: Knex;
+  blobs: BlobStore;
+  bus: Bus;
+  log: Logger;
+  overlays: Pick<ModuleApis['overlays'], 'channelAccounts'>;
+}) {
+  const { repo, knex, blobs, bus, log } = deps;
+  let extensionNames: ExtensionNameResolver | null = null;
+
+  async function owned(auth: AuthContext, id: string): Promise<SoundRow> {
+    const row = UUID_RE.test(id) ? await repo.byId(requireAccountId(auth), id) : undefined;
+    if (!row) throw AppError.notFound(soundMessages.soundNotFound);
+    return row;
+  }
+
+  /** The extension an upload comes from (an extension token's context), or null for the account's own. */
+  const extensionOf = (auth: AuthContext): string | null => (auth.kind === 'extension' ? (auth.binding?.extensionId ?? null) : null);
+
+  async function limitsFor(accountId: string, extensionId: string | null, db: Knex | Knex.Transaction = knex): Promise<EffectiveLimits> {
+    const plan = await repo.planLimits(accountId, db);
+    const overrides = extensionId ? await repo.overrides(extensionId, db) : { maxSounds: null, maxSoundFileSize: null, maxSoundStorageBytes: null };
+    const pick = (own: number | null, planned: number): Limit => (own === null ? { value: planned, holder: 'plan' } : { value: own, holder: 'extension' });
+    return {
+      maxSounds: pick(overrides.maxSounds, plan.maxSounds),
+      maxSoundFileSize: pick(overrides.maxSoundFileSize, plan.maxSoundFileSize),
+      maxSoundStorageBytes: pick(overrides.maxSoundStorageBytes, plan.maxSoundStorageBytes),
+    };
+  }
+
+  const countReached = (limit: Limit) => new AppError('PLAN_LIMIT_REACHED', soundMessages.countReached(limit.value, limit.holder));
+  const storageReached = (limit: Limit) => new AppError('PLAN_LIMIT_REACHED', soundMessages.storageReached(limit.value, limit.holder));
+  const tooLarge = (limit: Limit) => AppError.validation(soundMessages.fileTooLarge(limit.value, limit.holder), { fields: [{ field: 'file', message: soundMessages.fileTooLarge(limit.value, limit.holder) }] });
+
+  /**
+   * Streams the multipart body's one `file` part into the blob store under `key`. Settles only once
+   * the stored bytes are final: on any refusal (limits, bad form, aborted or malformed body) the
+   * blob is gone before the promise rejects.
+   */
+  function receive(raw: RawRequest, key: string, limits: EffectiveLimits, storageLeft: number): Promise<{ size: number; filename: string; name: string | undefined }> {
+    return new Promise((resolve, reject) => {
+      let parser: busboy.Busboy;
+      try {
+        parser = busboy({
+          headers: { 'content-type': raw.header('content-type') ?? '' },
+          // One byte over the file limit is what marks a file too large (busboy stops at its limit).
+          limits: { files: 1, fileSize: limits.maxSoundFileSize.value + 1, fields: 5, fieldSize: 4096, fieldNameSize: 100, parts: 10 },
+        });
+      } catch {
+        reject(new AppError('BAD_REQUEST', soundMessages.malformedMultipart));
+        return;
+      }
+      let failure: Error | null = null;
+      let stored: Promise<{ size: number }> | null = null;
+      let meter: Transform | null = null;
+      let filename = '';
+      let name: string | undefined;
+      let received = 0;
+      let overStorage = false;
+      let settled = false;
+
+      const finish = async () => {
+        if (settled) return;
+        settled = true;
+        raw.body.off('close', onClose);
+        raw.body.off('error', onClose);
+        const outcome = stored ? await stored.then((s) => s, (error: unknown) => error as Error) : null;
+        if (!failure && outcome instanceof Error) failure = outcome;
+        if (!failure && !stored) failure = AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
+        if (!failure && overStorage) failure = storageReached(limits.maxSoundStorageBytes);
+        if (failure) {
+          await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
+          reject(failure);
+          return;
+        }
+        resolve({ size: (outcome as { size: number }).size, filename, name });
+      };
+      /** Stops at the first refusal: the rest of the body is drained unread, the partial blob dropped. */
+      const fail = (error: Error) => {
+        failure ??= error;
+        meter?.destroy(failure);
+        raw.body.unpipe(parser);
+        raw.body.resume();
+        void finish();
+      };
+      // A client that goes away mid-upload: the body closes without having ended (maybe before we got here).
+      const onClose = () => {
+        if (!raw.body.readableEnded) fail(new AppError('BAD_REQUEST', soundMessages.malformedMultipart));
+      };
+      if (raw.body.destroyed) {
+        onClose();
+        return;
+      }
+      raw.body.on('close', onClose);
+      raw.body.on('error', onClose);
+
+      parser.on('file', (field, stream, info) => {
+        if (field !== 'file') {
+          stream.resume();
+          fail(AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))));
+          return;
+        }
+        filename = path.basename(String(info.filename ?? '').replace(/\\/g, '/')).slice(0, 255);
+        meter = new Transform({
+          transform(chunk: Buffer, _encoding, callback) {
+            received += chunk.length;
+            // Past the storage left, bytes are counted but not kept: the file may still prove too large.
+            if (received > storageLeft) {
+              overStorage = true;
+              callback();
+              return;
+            }
+            callback(null, chunk);
+          },
+        });
+        stream.on('limit', () => fail(tooLarge(limits.maxSoundFileSize)));
+        stream.on('error', (error: Error) => fail(error instanceof AppError ? error : new AppError('BAD_REQUEST', soundMessages.malformedMultipart)));
+        stream.pipe(meter);
+        stored = blobs.put(key, meter);
+        stored.catch(() => undefined);
+      });
+      parser.on('field', (field, value) => {
+        if (field !== 'name') {
+          fail(AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))));
+          return;
+        }
+        name = value;
+      });
+      parser.on('filesLimit', () => fail(AppError.validation(soundMessages.oneFile)));
+      parser.on('fieldsLimit', () => fail(AppError.validation(soundMessages.malformedMultipart)));
+      parser.on('partsLimit', () => fail(AppError.validation(soundMessages.malformedMultipart)));
+      parser.on('error', () => fail(new AppError('BAD_REQUEST', soundMessages.malformedMultipart)));
+      parser.on('close', () => void finish());
+      raw.body.pipe(parser);
+    });
+  }
+
+  /** What the bytes are: a supported content type and the duration, or 400. */
+  async function detect(key: string): Promise<{ contentType: SoundContentType; durationMs: number }> {
+    const mm = await loadMusicMetadata();
+    const stream = blobs.read(key);
+    try {
+      const metadata = await mm.parseStream(stream, undefined, { duration: true, skipCovers: true });
+      const contentType = contentTypeOf(metadata.format);
+      const duration = metadata.format.duration;
+      if (contentType && typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) {
+        return { contentType, durationMs: Math.min(INT32_MAX, Math.round(duration * 1000)) };
+      }
+    } catch {
+      // Not a file music-metadata recognises: refused below like any other unsupported type.
+    } finally {
+      stream.destroy();
+    }
+    throw AppError.validation(soundMessages.unsupportedType, { fields: [{ field: 'file', message: soundMessages.unsupportedType }] });
+  }
+
+  function validTarget(target: SoundTarget | null | undefined): SoundTarget | null {
+    if (target === undefined || target === null) return null;
+    if (target.type !== 'widget' && target.type !== 'overlay') throw AppError.validation(soundMessages.invalidTargetType, { fields: [{ field: 'target.type', message: soundMessages.invalidTargetType }] });
+    if (typeof target.id !== 'string' || !UUID_RE.test(target.id)) throw AppError.validation(soundMessages.invalidTargetId, { fields: [{ field: 'target.id', message: soundMessages.invalidTargetId }] });
+    return { type: target.type, id: target.id.toLowerCase() };
+  }
+
+  /** The target must be one of the account's own widgets or overlays (404 otherwise, as reading it would). */
+  async function checkTarget(accountId: string, target: SoundTarget | null): Promise<void> {
+    if (!target) return;
+    const resolvers = deps.overlays.channelAccounts;
+    const owner = target.type === 'overlay' ? await resolvers.key!({ key: target.id }) : await resolvers.widget_instance_id!({ widget_instance_id: target.id });
+    if (owner !== accountId) throw AppError.notFound(target.type === 'overlay' ? soundMessages.overlayNotFound : soundMessages.widgetNotFound);
+  }
+
+  const publish = (accountId: string, eventType: 'sound:play' | 'sound:stop', data: Record<string, unknown>) =>
+    bus.publish(`sounds:${accountId}`, JSON.stringify({ event_type: eventType, data }));
+
+  return {
+    async list(auth: AuthContext, query: { limit?: number | null; offset?: number | null; search?: string | null }): Promise<SoundLibrary> {
+      const accountId = requireAccountId(auth);
+      const limit = query.limit ?? 20;
+      const offset = query.offset ?? 0;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw AppError.validation(soundMessages.invalidLimit, { fields: [{ field: 'limit', message: soundMessages.invalidLimit }] });
+      if (!Number.isInteger(offset) || offset < 0 || offset > INT32_MAX) throw AppError.validation(soundMessages.invalidOffset, { fields: [{ field: 'offset', message: soundMessages.invalidOffset }] });
+      const search = query.search?.trim() ? query.search.trim().slice(0, 100) : undefined;
+      const [page, usage, limits] = await Promise.all([repo.page(accountId, search, limit, offset), repo.usage(accountId, null), repo.planLimits(accountId)]);
+      return {
+        sounds: page.rows.map(toSound),
+        totalCount: page.total,
+        userSoundCount: usage.count,
+        maxSounds: limits.maxSounds,
+        maxSoundFileSize: limits.maxSoundFileSize,
+        maxSoundStorageBytes: limits.maxSoundStorageBytes,
+        usedStorageBytes: usage.bytes,
+      };
+    },
+
+    async get(auth: AuthContext, id: string): Promise<Sound> {
+      return toSound(await owned(auth, id));
+    },
+
+    /**
+     * POST /v1/sounds: the count limit is checked before a byte is read; the size and storage
+     * limits while the file streams; the type and duration from the stored bytes; every limit
+     * again under the account's row lock when the row is written, so concurrent uploads cannot
+     * pass a quota together. Any refusal removes the stored bytes.
+     */
+    async upload(auth: AuthContext, raw: RawRequest | undefined): Promise<Sound> {
+      const accountId = requireAccountId(auth);
+      if (!raw) throw new AppError('BAD_REQUEST', soundMessages.malformedMultipart);
+      const extensionId = extensionOf(auth);
+      const limits = await limitsFor(accountId, extensionId);
+      const usage = await repo.usage(accountId, extensionId);
+      if (usage.count >= limits.maxSounds.value) throw countReached(limits.maxSounds);
+      const key = newBlobKey();
+      const upload = await receive(raw, key, limits, Math.max(0, limits.maxSoundStorageBytes.value - usage.bytes));
+      try {
+        const filename = cleanText(upload.filename, 'filename');
+        const fallback = filename.replace(/\.[^.]*$/, '').trim().slice(0, 100) || 'sound';
+        const name = upload.name === undefined ? fallback : validName(cleanText(upload.name, 'name'));
+        const { contentType, durationMs } = await detect(key);
+        const extensionName = extensionId ? ((await extensionNames?.(extensionId).catch(() => null)) ?? extensionId) : null;
+        const row = await knex.transaction(async (trx) => {
+          if (!(await repo.lockAccount(trx, accountId))) throw AppError.unauthorized(messages.noActiveAccount);
+          const current = await limitsFor(accountId, extensionId, trx);
+          const now = await repo.usage(accountId, extensionId, trx);
+          if (now.count >= current.maxSounds.value) throw countReached(current.maxSounds);
+          if (upload.size > current.maxSoundFileSize.value) throw tooLarge(current.maxSoundFileSize);
+          if (now.bytes + upload.size > current.maxSoundStorageBytes.value) throw storageReached(current.maxSoundStorageBytes);
+          return repo.insert(trx, {
+            id: randomUUID(),
+            account_id: accountId,
+            name,
+            filename,
+            content_type: contentType,
+            size_bytes: upload.size,
+            duration_ms: durationMs,
+            waveform: null,
+            blob_key: key,
+            source_extension_id: extensionId,
+            source_extension_name: extensionName ? extensionName.slice(0, 200) : null,
+          });
+        });
+        return toSound(row);
+      } catch (error) {
+        await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
+        throw error;
+      }
+    },
+
+    async update(auth: AuthContext, id: string, input: { name?: string | null; durationMs?: number | null; waveform?: unknown }): Promise<Sound> {
+      const patch: { name?: string; duration_ms?: number; waveform?: unknown } = {};
+      if (input.name !== undefined && input.name !== null) patch.name = validName(input.name);
+      else if (input.name === null) throw AppError.validation(soundMessages.invalidName, { fields: [{ field: 'name', message: soundMessages.invalidName }] });
+      if (input.durationMs !== undefined) {
+        const d = input.durationMs;
+        if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > INT32_MAX) throw AppError.validation(soundMessages.invalidDuration, { fields: [{ field: 'duration_ms', message: soundMessages.invalidDuration }] });
+        patch.duration_ms = d;
+      }
+      if (input.waveform !== undefined) patch.waveform = input.waveform;
+      const sound = await owned(auth, id);
+      const row = await repo.update(sound.account_id, sound.id, patch);
+      if (!row) throw AppError.notFound(soundMessages.soundNotFound);
+      return toSound(row);
+    },
+
+    async remove(auth: AuthContext, id: string): Promise<void> {
+      const sound = await owned(auth, id);
+      const key = await repo.delete(sound.account_id, sound.id);
+      if (!key) throw AppError.notFound(soundMessages.soundNotFound);
+      await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob delete failed; the orphan sweep retries'));
+    },
+
+    /** GET /v1/sounds/{id}/stream: the whole file (200), one range (206) or 416, with the documented headers. */
+    async stream(auth: AuthContext, id: string, rangeHeader: string | undefined): Promise<SoundStream> {
+      const sound = await owned(auth, id);
+      const size = sound.size_bytes;
+      const base = { 'Content-Type': sound.content_type, 'Cache-Control': CACHE_CONTROL, 'Accept-Ranges': 'bytes', ETag: `"${sound.id}"` };
+      const range = parseRange(rangeHeader, size);
+      if (range === 'unsatisfiable') return { status: 416, headers: { 'Content-Range': `bytes */${size}`, 'Cache-Control': CACHE_CONTROL }, body: undefined };
+      if (range === null) return { status: 200, headers: { ...base, 'Content-Length': String(size) }, body: blobs.read(sound.blob_key) };
+      return {
+        status: 206,
+        headers: { ...base, 'Content-Length': String(range.end - range.start + 1), 'Content-Range': `bytes ${range.start}-${range.end}/${size}` },
+        body: blobs.read(sound.blob_key, range),
+      };
+    },
+
+    async play(auth: AuthContext, id: string, input: { volume?: number | null; target?: SoundTarget | null }): Promise<void> {
+      const volume = input.volume ?? 1;
+      if (typeof volume !== 'number' || !Number.isFinite(volume) || volume < 0 || volume > 1) throw AppError.validation(soundMessages.invalidVolume, { fields: [{ field: 'volume', message: soundMessages.invalidVolume }] });
+      const target = validTarget(input.target);
+      const sound = await owned(auth, id);
+      await checkTarget(sound.account_id, target);
+      await publish(sound.account_id, 'sound:play', {
+        sound_id: sound.id,
+        name: sound.name,
+        content_type: sound.content_type,
+        duration_ms: sound.duration_ms,
+        volume,
+        target,
+        stream_url: `/v1/sounds/${sound.id}/stream`,
+      });
+    },
+
+    async stop(auth: AuthContext, id: string, input: { target?: SoundTarget | null }): Promise<void> {
+      const target = validTarget(input.target);
+      const sound = await owned(auth, id);
+      await checkTarget(sound.account_id, target);
+      await publish(sound.account_id, 'sound:stop', { sound_id: sound.id, target });
+    },
+
+    /** Sets the overrides present in `limits` (absent keys stay as they are; null clears one). */
+    async setExtensionLimits(extensionId: string, limits: Partial<ExtensionSoundLimits>): Promise<void> {
+      if (!UUID_RE.test(extensionId)) throw AppError.notFound();
+      const columns = { maxSounds: 'max_sounds', maxSoundFileSize: 'max_sound_file_size', maxSoundStorageBytes: 'max_sound_storage_bytes' } as const;
+      const values: Partial<Record<(typeof columns)[keyof typeof columns], number | null>> = {};
+      for (const [field, column] of Object.entries(columns) as [keyof ExtensionSoundLimits, (typeof columns)[keyof typeof columns]][]) {
+        const value = limits[field];
+        if (value === undefined) continue;
+        const max = field === 'maxSounds' ? INT32_MAX : Number.MAX_SAFE_INTEGER;
+        if (value !== null && (!Number.isInteger(value) || value < 0 || value > max)) throw AppError.validation(soundMessages.invalidLimitOverride(column), { fields: [{ field: column, message: soundMessages.invalidLimitOverride(column) }] });
+        values[column] = value;
+      }
+      if (Object.keys(values).length > 0) await repo.setOverrides(extensionId, values);
+    },
+
+    async extensionLimits(extensionId: string): Promise<ExtensionSoundLimits> {
+      if (!UUID_RE.test(extensionId)) return { maxSounds: null, maxSoundFileSize: null, maxSoundStorageBytes: null };
+      return repo.overrides(extensionId);
+    },
+
+    /** Registers how an extension's display name is found (the extensions module, built later). */
+    useExtensionNames(resolver: ExtensionNameResolver): void {
+      extensionNames = resolver;
+    },
+
+    /** Removes blobs older than `olderThanMs` that no sound points at (crashed uploads, dissolved accounts). */
+    async sweepOrphans(olderThanMs = 3_600_000): Promise<number> {
+      const keys = await blobs.keysBefore(new Date(Date.now() - olderThanMs));
+      const referenced = await repo.referencedKeys(keys);
+      const orphans = keys.filter((k) => !referenced.has(k));
+      for (const key of orphans) await blobs.delete(key);
+      return orphans.length;
+    },
+  };
+}
+
+export type SoundsService = ReturnType<typeof createSoundsService>;
