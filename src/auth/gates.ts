@@ -72,6 +72,16 @@ export type AccountResolver = (params: Record<string, string>) => Promise<string
 /** Resolvers by placeholder name (`install_id`, `resource_channel`, ...); `account_id` is built in. */
 export type AccountResolvers = Partial<Record<string, AccountResolver>>;
 
+/**
+ * Answers whether the caller owns a channel's resource (the `ExtensionOwner` gate kind: the
+ * developer profile or team behind `ext-logs:{extension_id}`), from one placeholder; a module
+ * supplies it, and a channel without one fails closed.
+ */
+export type OwnerCheck = (params: Record<string, string>, ctx: AuthContext) => Promise<boolean>;
+
+/** Owner checks by placeholder name (`extension_id`, ...). */
+export type OwnerChecks = Partial<Record<string, OwnerCheck>>;
+
 /** A channel as the engine sees it: the name the client sent, its declared gate and its placeholders. */
 export interface ChannelTarget {
   name: string;
@@ -83,6 +93,7 @@ export interface ChannelCheck {
   /** A subscribe passes the gate kind and the feature flag; a broadcast also needs the write permission. */
   action: 'subscribe' | 'broadcast';
   accountResolvers?: AccountResolvers;
+  ownerChecks?: OwnerChecks;
 }
 
 export interface GateEnforcer {
@@ -118,7 +129,7 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
   }
 
   /** Whether the channel's gate kind lets the caller in; PublicWhenFeature answers with its own refusal. */
-  async function channelKind(target: ChannelTarget, ctx: AuthContext, resolvers: AccountResolvers | undefined): Promise<boolean | ChannelRefusal> {
+  async function channelKind(target: ChannelTarget, ctx: AuthContext, resolvers: AccountResolvers | undefined, owners?: OwnerChecks): Promise<boolean | ChannelRefusal> {
     const gate = target.spec.gate;
     const kind: ChannelGateKind = gate.kind;
     switch (kind) {
@@ -140,9 +151,12 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
         return (ctx.kind === 'overlay' || ctx.kind === 'shared_overlay') && Boolean(ctx.binding?.overlayId) && ctx.binding?.overlayId === target.params.key;
       case 'WidgetToken':
         return ctx.kind === 'widget' && Boolean(ctx.binding?.widgetInstanceId) && ctx.binding?.widgetInstanceId === target.params.widget_instance_id;
-      case 'ExtensionOwner':
-        // Bound to developer rows a later module owns: fail closed until that module supplies the binding.
-        return false;
+      case 'ExtensionOwner': {
+        // Bound to developer rows a later module owns: its owner check decides; none fails closed.
+        if (ctx.kind === 'anonymous') return false;
+        const placeholder = Object.keys(target.params).find((name) => owners?.[name]);
+        return placeholder ? owners![placeholder]!({ [placeholder]: target.params[placeholder]! }, ctx) : false;
+      }
       case 'Unknown':
         return false;
       default: {
@@ -161,7 +175,7 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
       if (refusal) throw refusalError(refusal);
     },
     async evaluateChannel(target, ctx, check) {
-      const admitted = await channelKind(target, ctx, check.accountResolvers);
+      const admitted = await channelKind(target, ctx, check.accountResolvers, check.ownerChecks);
       if (admitted === false) return { code: 'UNAUTHORIZED', message: messages.notAuthorizedToSubscribe(target.name) };
       if (admitted !== true) return admitted;
       const featureOff = await featureRefusal(target.spec.feature, ctx);

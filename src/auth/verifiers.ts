@@ -195,7 +195,8 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
           kind: 'developer_api_key',
           permissions: set(row.permissions.filter((p) => p.startsWith('extension-dev:'))),
           ...base,
-          binding: row.account_id === null && row.subject_id ? { developerId: row.subject_id } : {},
+          // A developer profile's key records its developer's user; a team's key has none (it outlives its creator).
+          binding: row.account_id === null && row.subject_id ? (row.user_id ? { developerId: row.subject_id } : { teamId: row.subject_id }) : {},
         });
       case 'popout': {
         const grant = await popoutGrant(row);

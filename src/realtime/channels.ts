@@ -9,9 +9,9 @@
  */
 import { channels, relays, type ChannelSpec, type WsServerMessage } from '../../generated/ws';
 import type { AuthContext } from '../auth/context';
-import type { AccountResolver, ChannelRefusal, GateEnforcer } from '../auth/gates';
+import type { AccountResolver, ChannelRefusal, GateEnforcer, OwnerCheck } from '../auth/gates';
 
-export type { AccountResolver, ChannelRefusal };
+export type { AccountResolver, ChannelRefusal, OwnerCheck };
 
 export interface MatchedChannel {
   name: string;
@@ -52,6 +52,8 @@ export interface ChannelGateDeps {
   gates: GateEnforcer;
   /** Resolvers by placeholder name (`install_id`, `resource_channel`, ...); `account_id` is built in. */
   accountResolvers?: Readonly<Partial<Record<string, AccountResolver>>>;
+  /** Owner checks by placeholder name (`extension_id`: the ExtensionOwner gate kind), supplied by modules. */
+  ownerChecks?: Readonly<Partial<Record<string, OwnerCheck>>>;
 }
 
 type CheckResult = Promise<{ channel: MatchedChannel } | { refusal: ChannelRefusal }>;
@@ -79,7 +81,7 @@ export function createChannelGate(deps: ChannelGateDeps) {
     const channel = matchChannel(name) ?? unknownChannel(name);
     // Read at check time: the fold completes the module resolvers after this gate is built.
     const accountResolvers = { ...deps.accountResolvers, resource_channel: resourceChannel };
-    const refusal = await gates.evaluateChannel(channel, ctx, { action, accountResolvers });
+    const refusal = await gates.evaluateChannel(channel, ctx, { action, accountResolvers, ownerChecks: deps.ownerChecks });
     return refusal ? { refusal } : { channel };
   }
 

@@ -155,6 +155,7 @@ export function createAccountsService(deps: AccountsDeps) {
   const { repo, knex, audit, notifications, features } = deps;
   const memberLeavingHooks: MemberLeavingHook[] = [];
   let loginConnectionsOf: (userId: string) => Promise<LoginConnectionView[]> = async () => [];
+  let hasDeveloperProfile: (userId: string) => Promise<boolean> = async () => false;
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();
@@ -220,6 +221,17 @@ export function createAccountsService(deps: AccountsDeps) {
       }
     },
 
+    /**
+     * A new account owned by an existing user, inside the caller's transaction (a completed
+     * payment checkout creates it: a purchase is not held to the plan's account limit). Answers
+     * its id; it starts on the default plan.
+     */
+    async createAccountFor(trx: Knex.Transaction, userId: string, name: string): Promise<string> {
+      const accountId = await createAccountRows(trx, userId, name);
+      await audit.record({ scope: 'user', type: 'user:account_created', userId, actorId: null, metadata: { account_id: accountId } }, trx);
+      return accountId;
+    },
+
     async isMember(userId: string, accountId: string): Promise<boolean> {
       return (await repo.memberPermissions(userId, accountId)) !== null;
     },
@@ -233,7 +245,7 @@ export function createAccountsService(deps: AccountsDeps) {
         repo.maxAccounts(userId),
         features ? features.statuses(ctx) : Promise.resolve([]),
       ]);
-      const loginConnections = await loginConnectionsOf(userId);
+      const [loginConnections, developerProfile] = await Promise.all([loginConnectionsOf(userId), hasDeveloperProfile(userId)]);
       if (!user || !settings) throw AppError.unauthorized();
       return {
         ...toUser(user),
@@ -241,8 +253,8 @@ export function createAccountsService(deps: AccountsDeps) {
         activeAccountId: ctx.accountId,
         ownedAccountCount: owned,
         maxAccounts,
-        // No developer-profile table exists yet: the operator override is the only source so far.
-        isDeveloper: Boolean(settings.developer_override),
+        // A developer profile row (the developer module tells, `provideDeveloperStatus`) or the operator override.
+        isDeveloper: developerProfile || Boolean(settings.developer_override),
         extensionDevMode: Boolean(settings.extension_dev_mode),
         featureStatuses,
         loginConnections,
@@ -477,6 +489,10 @@ export function createAccountsService(deps: AccountsDeps) {
     /** The connections module supplies the user's login connections for `me`. */
     provideLoginConnections(source: (userId: string) => Promise<LoginConnectionView[]>): void {
       loginConnectionsOf = source;
+    },
+    /** The developer module answers whether a user has a developer profile (`me.isDeveloper`). */
+    provideDeveloperStatus(source: (userId: string) => Promise<boolean>): void {
+      hasDeveloperProfile = source;
     },
     /** Registers a reaction to a member leaving or being removed, run in the same transaction. */
     onMemberLeaving(hook: MemberLeavingHook): void {

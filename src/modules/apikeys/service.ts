@@ -184,7 +184,7 @@ export function createApiKeysService(deps: ApiKeysDeps) {
    * Key rules 5: each scope against the kind's registry first (400), then what the creator holds
    * (403). A wildcard is never offered but passes when the caller legitimately holds it.
    */
-  function checkScopes(ctx: AuthContext, kind: 'personal' | 'service', permissions: readonly string[]): string[] {
+  function checkScopes(ctx: AuthContext, kind: AssignableKind, permissions: readonly string[]): string[] {
     for (const p of permissions) {
       const heldWildcard = isResourceWildcard(p) && (ctx.permissions.has(p) || (kind === 'personal' && ctx.userPermissions.has(p)));
       if (!isAssignable(kind, p) && !heldWildcard) throw AppError.validation(apiKeyMessages.invalidPermission(p));
@@ -241,6 +241,19 @@ export function createApiKeysService(deps: ApiKeysDeps) {
   const rotationMetadata = (old: CredentialRow, fresh: CredentialRow) => ({ key_id: fresh.id, old_key_prefix: old.key_prefix, new_key_prefix: fresh.key_prefix });
 
   return {
+    // ------------------------------------------------------------------ shared key rules (the developer module's keys use them too)
+    /** Key rules 5 for any registry kind: the registry first (400), then the creator-subset rule (403); answers the scopes in registry order. */
+    validateKeyScopes(ctx: AuthContext, kind: AssignableKind, permissions: readonly string[]): string[] {
+      checkScopes(ctx, kind, permissions);
+      return checkSubset(ctx, permissions);
+    },
+    /** The label rule of every key kind (400 `Label is required`); answers the trimmed label. */
+    keyLabel: requireLabel,
+    /** The expiry rule of every key kind (400 when malformed or in the past); null means no expiry. */
+    keyExpiry: parseExpiry,
+    /** After a delete, revoke or rotation: the key's cached look-up goes and its sockets close on every node. */
+    retireKey: retire,
+
     // ------------------------------------------------------------------ registry
     assignablePermissions(kind: string): ApiKeyPermission[] {
       return [...assignableScopes[assignableKind(kind)]];

@@ -1,0 +1,124 @@
+/**
+ * The extensions module's tables: extensions (owned by a developer profile or a team of the
+ * developer module, referenced by id only), their versions with the uploaded bundle, screenshots,
+ * testers, purchases (written by the payment-connect receiver through the module API), account
+ * installs, and limit requests with their event timeline.
+ */
+import type { Knex } from 'knex';
+import type { Migration } from '../../infra/db/database';
+
+export const extensionMigrations: readonly Migration[] = [
+  {
+    name: '20261123105117_extensions_create_tables',
+    async up(knex: Knex) {
+      await knex.schema.createTable('extensions', (t) => {
+        t.uuid('id').primary();
+        t.string('short_id', 10).notNullable().unique();
+        t.string('slug', 50).notNullable().unique();
+        t.string('name', 100).notNullable();
+        t.text('description').nullable();
+        t.string('category', 50).nullable();
+        t.string('icon_key', 500).nullable();
+        /** Exactly one of developer_id (a developer profile) and team_id (a developer team) is set. */
+        t.uuid('developer_id').nullable().index();
+        t.uuid('team_id').nullable().index();
+        t.uuid('created_by').nullable().references('users.id').onDelete('SET NULL');
+        t.string('pricing_type', 20).notNullable().defaultTo('free');
+        t.integer('pricing_amount').nullable();
+        t.string('pricing_currency', 3).nullable();
+        t.string('status', 20).notNullable().defaultTo('draft');
+        t.integer('rating_count').notNullable().defaultTo(0);
+        t.integer('rating_sum').notNullable().defaultTo(0);
+        t.timestamp('published_at', { useTz: true }).nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+      await knex.raw('alter table extensions add constraint extensions_one_owner check ((developer_id is null) <> (team_id is null))');
+      await knex.schema.createTable('extension_versions', (t) => {
+        t.uuid('id').primary();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.string('version', 50).notNullable();
+        t.string('status', 20).notNullable().defaultTo('draft');
+        t.text('changelog').nullable();
+        t.jsonb('manifest').nullable();
+        t.text('handler_code').nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('uploaded_at', { useTz: true }).nullable();
+        t.timestamp('published_at', { useTz: true }).nullable();
+        t.unique(['extension_id', 'version']);
+      });
+      await knex.schema.createTable('extension_screenshots', (t) => {
+        t.uuid('id').primary();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE').index();
+        t.string('key', 500).nullable();
+        t.string('url', 2000).nullable();
+        t.string('caption', 500).nullable();
+        t.integer('position').notNullable().defaultTo(0);
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+      await knex.schema.createTable('extension_testers', (t) => {
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('added_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['extension_id', 'user_id']);
+      });
+      await knex.schema.createTable('extension_purchases', (t) => {
+        t.uuid('id').primary();
+        t.string('external_id', 255).notNullable().unique();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.uuid('account_id').nullable().references('accounts.id').onDelete('SET NULL');
+        t.uuid('buyer_user_id').nullable().references('users.id').onDelete('SET NULL');
+        t.bigInteger('amount_cents').notNullable();
+        t.string('currency', 10).notNullable();
+        t.string('status', 20).notNullable().defaultTo('completed');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('refunded_at', { useTz: true }).nullable();
+        t.index(['extension_id', 'created_at']);
+      });
+      await knex.schema.createTable('extension_installs', (t) => {
+        t.uuid('id').primary();
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE').index();
+        t.uuid('version_id').nullable().references('extension_versions.id').onDelete('SET NULL');
+        t.boolean('enabled').notNullable().defaultTo(true);
+        t.jsonb('config').notNullable().defaultTo('{}');
+        t.uuid('installed_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.unique(['account_id', 'extension_id']);
+      });
+      await knex.schema.createTable('extension_limit_requests', (t) => {
+        t.uuid('id').primary();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE').index();
+        t.uuid('developer_id').nullable().index();
+        t.uuid('team_id').nullable();
+        t.uuid('requested_by').nullable().references('users.id').onDelete('SET NULL');
+        t.jsonb('requested_limits').notNullable();
+        t.text('reason').nullable();
+        t.string('status', 20).notNullable().defaultTo('open');
+        t.text('review_notes').nullable();
+        t.uuid('reviewed_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('reviewed_at', { useTz: true }).nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.index(['status', 'created_at']);
+      });
+      await knex.schema.createTable('extension_limit_request_events', (t) => {
+        t.uuid('id').primary();
+        t.uuid('request_id').notNullable().references('extension_limit_requests.id').onDelete('CASCADE').index();
+        /** Position in the request's timeline (events are written under the request's row lock). */
+        t.integer('seq').notNullable();
+        t.string('event_type', 30).notNullable();
+        t.uuid('actor_id').nullable();
+        t.jsonb('details').notNullable().defaultTo('{}');
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+    },
+    async down(knex: Knex) {
+      for (const table of ['extension_limit_request_events', 'extension_limit_requests', 'extension_installs', 'extension_purchases', 'extension_testers', 'extension_screenshots', 'extension_versions', 'extensions']) {
+        await knex.schema.dropTableIfExists(table);
+      }
+    },
+  },
+];

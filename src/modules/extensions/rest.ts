@@ -1,0 +1,58 @@
+/** REST bindings of the extensions surface, in domain form (the router maps names, pages and applies the declared envelopes). */
+import { SUCCESS, reply } from '../../http/envelope';
+import { bindRest } from '../../http/rest';
+import type { ExtensionsService } from './service';
+
+export function createExtensionsRest(service: ExtensionsService) {
+  return bindRest({
+    developerExtensions: (_r, context) => service.list(context.auth),
+    createDeveloperExtension: async ({ body }, context) => reply(201, await service.create(context.auth, body)),
+    developerExtension: ({ params }, context) => service.get(context.auth, params.id),
+    updateDeveloperExtension: ({ params, body }, context) => service.update(context.auth, params.id, body),
+    async deleteDeveloperExtension({ params }, context) {
+      await service.remove(context.auth, params.id);
+      return SUCCESS;
+    },
+    extensionVersions: ({ params }, context) => service.versions(context.auth, params.id),
+    createExtensionVersion: async ({ params, body }, context) => reply(201, await service.createVersion(context.auth, params.id, body)),
+    uploadExtensionVersion: ({ params, body }, context) => service.uploadVersion(context.auth, params.id, params.versionId, body),
+    publishExtensionVersion: ({ params }, context) => service.publishVersion(context.auth, params.id, params.versionId),
+    extensionAnalytics: ({ params }, context) => service.analytics(context.auth, params.id),
+    developerExtensionLimits: ({ params }, context) => service.limits(context.auth, params.id),
+    extensionPurchases: ({ params, paging }, context) => service.purchases(context.auth, params.id, paging),
+    extensionTesters: ({ params }, context) => service.testers(context.auth, params.id),
+    addExtensionTester: async ({ params, body }, context) => reply(201, await service.addTester(context.auth, params.id, body.userId)),
+    async removeExtensionTester({ params }, context) {
+      await service.removeTester(context.auth, params.id, params.userId);
+      return SUCCESS;
+    },
+    extensionScreenshots: ({ params }, context) => service.screenshots(context.auth, params.id),
+    addExtensionScreenshot: async ({ params, body }, context) => reply(201, await service.addScreenshot(context.auth, params.id, body)),
+    async removeExtensionScreenshot({ params }, context) {
+      await service.removeScreenshot(context.auth, params.id, params.screenshotId);
+      return SUCCESS;
+    },
+    developerLimits: ({ query }, context) => service.developerLimits(context.auth, query.extensionId),
+    developerLimitRequests: ({ query }, context) => service.limitRequests(context.auth, query.status),
+    createLimitRequest: async ({ body }, context) => reply(201, await service.createLimitRequest(context.auth, body)),
+    developerLimitRequestEvents: ({ params }, context) => service.limitRequestEvents(context.auth, params.id),
+    developerPublicProfile: ({ params }) => service.developerProfile(params.slug),
+    teamPublicProfile: ({ params }) => service.teamProfile(params.slug),
+    adminLimitRequests: ({ query }) => service.adminLimitRequests(query.status),
+    reviewLimitRequest: ({ params, body }, context) => service.review(context.auth, params.id, body),
+    startLimitRequestReview: ({ params }, context) => service.startReview(context.auth, params.id),
+    adminLimitRequestEvents: ({ params }) => service.adminLimitRequestEvents(params.id),
+    adminDeveloperLimitRequests: ({ params }) => service.adminDeveloperLimitRequests(params.id),
+    adminSetExtensionLimits: ({ params, body }) => service.adminSetLimits(params.id, body),
+    extensionInstalls: (_r, context) => service.installs(context.auth),
+    installExtension: async ({ body }, context) => reply(201, await service.install(context.auth, body)),
+    updateExtensionInstall: ({ params, body }, context) => service.updateInstall(context.auth, params.id, body),
+    async uninstallExtension({ params }, context) {
+      await service.uninstall(context.auth, params.id);
+      return SUCCESS;
+    },
+    botModuleTriggers: ({ params }) => service.botTriggers(params.accountId),
+    botModuleHandlers: ({ query }) => service.botHandlers(query),
+    automationNodeHandlers: ({ query }) => service.automationHandlers(query),
+  });
+}
