@@ -1,0 +1,109 @@
+/** Storage of the webhooks module (knex): receipts, shops, billing state; one read of connections. */
+import type { Knex } from 'knex';
+
+type Db = Knex | Knex.Transaction;
+
+export interface ReceiptRow {
+  id: string;
+  provider: string;
+  external_id: string;
+  type: string;
+  account_id: string | null;
+  payload: Record<string, unknown>;
+  outcome: string;
+  received_at: Date;
+}
+
+export interface ShopRow {
+  shop_domain: string;
+  account_id: string;
+  secret: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface BillingRow {
+  account_id: string;
+  customer_id: string | null;
+  subscription_id: string | null;
+  plan_id: string | null;
+  status: string;
+  current_period_end: Date | null;
+}
+
+export function createWebhooksRepo(knex: Knex) {
+  return {
+    /**
+     * webhooks.accountsByChannel: the accounts connected to a platform channel. Reads the
+     * connections module's `account_connections` (read-only; its API has no lookup by channel id).
+     */
+    async accountsByChannel(platform: string, channelId: string): Promise<string[]> {
+      const rows: { account_id: string }[] = await knex('account_connections').where({ platform, platform_channel_id: channelId }).select('account_id').orderBy('account_id');
+      return rows.map((r) => r.account_id);
+    },
+    /** webhooks.accountExists */
+    async accountExists(id: string, db: Db = knex): Promise<boolean> {
+      return Boolean(await db('accounts').where({ id }).first('id'));
+    },
+    /** webhooks.claimReceipt: false when this provider's event id was received before */
+    async claimReceipt(row: Omit<ReceiptRow, 'received_at'>): Promise<boolean> {
+      const inserted: unknown[] = await knex('webhook_receipts').insert(row).onConflict(['provider', 'external_id']).ignore().returning('id');
+      return inserted.length > 0;
+    },
+    /** webhooks.settleReceipt */
+    async settleReceipt(id: string, outcome: string, accountId: string | null): Promise<void> {
+      await knex('webhook_receipts').where({ id }).update({ outcome, account_id: accountId });
+    },
+    /** webhooks.releaseReceipt: a delivery that failed inside is forgotten, so the redelivery runs */
+    async releaseReceipt(id: string): Promise<void> {
+      await knex('webhook_receipts').where({ id }).delete();
+    },
+    /** webhooks.receipts: of one provider, newest first (tests and operators) */
+    receipts(provider: string): Promise<ReceiptRow[]> {
+      return knex('webhook_receipts').where({ provider }).select('*').orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }]);
+    },
+    /** webhooks.shop */
+    shop(domain: string, db: Db = knex): Promise<ShopRow | undefined> {
+      return db('webhook_shops').where({ shop_domain: domain }).first('*');
+    },
+    /** webhooks.insertShop */
+    async insertShop(db: Knex.Transaction, row: { shop_domain: string; account_id: string; secret: string | null }): Promise<void> {
+      await db('webhook_shops').insert(row);
+    },
+    /** webhooks.updateShopSecret */
+    async updateShopSecret(db: Knex.Transaction, domain: string, secret: string | null): Promise<void> {
+      await db('webhook_shops').where({ shop_domain: domain }).update({ secret, updated_at: db.fn.now() });
+    },
+    /** webhooks.touchShop */
+    async touchShop(db: Knex.Transaction, domain: string): Promise<void> {
+      await db('webhook_shops').where({ shop_domain: domain }).update({ updated_at: db.fn.now() });
+    },
+    /** webhooks.removeShop: true when one was removed */
+    async removeShop(db: Knex.Transaction, accountId: string, domain: string): Promise<boolean> {
+      const removed: unknown[] = await db('webhook_shops').where({ shop_domain: domain, account_id: accountId }).delete().returning('shop_domain');
+      return removed.length > 0;
+    },
+    /** webhooks.billingBySubscription */
+    billingBySubscription(subscriptionId: string): Promise<BillingRow | undefined> {
+      return knex('billing_subscriptions').where({ subscription_id: subscriptionId }).first('*');
+    },
+    /** webhooks.billingByCustomer: the most recently updated row of a customer */
+    billingByCustomer(customerId: string): Promise<BillingRow | undefined> {
+      return knex('billing_subscriptions').where({ customer_id: customerId }).orderBy('updated_at', 'desc').first('*');
+    },
+    /** webhooks.billing */
+    billing(accountId: string): Promise<BillingRow | undefined> {
+      return knex('billing_subscriptions').where({ account_id: accountId }).first('*');
+    },
+    /** webhooks.saveBilling: one row per account; a subscription id moves with its latest account */
+    async saveBilling(db: Knex.Transaction, row: BillingRow): Promise<void> {
+      if (row.subscription_id) await db('billing_subscriptions').where({ subscription_id: row.subscription_id }).whereNot({ account_id: row.account_id }).update({ subscription_id: null });
+      await db('billing_subscriptions')
+        .insert({ ...row, updated_at: db.fn.now() })
+        .onConflict(['account_id'])
+        .merge({ customer_id: row.customer_id, subscription_id: row.subscription_id, plan_id: row.plan_id, status: row.status, current_period_end: row.current_period_end, updated_at: db.fn.now() });
+    },
+  };
+}
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
