@@ -1,10 +1,16 @@
 /**
- * The ideas module: the ideas board (scaffold).
+ * The ideas module (Part 2, "Ideas board"): ideas, categories, tags, votes, the status timeline and
+ * nested comments, with live updates on the socket channels `ideas:list` and `ideas:{idea_id}`
+ * (bus channels `ideas:list` and `idea:{idea_id}`). Owns the `idea*` tables only; reads `users`
+ * for names and avatars, and the features module for `system:ideas_hub_public`. REST only.
  */
 import { defineModule } from '../contract';
+import { ideasMigrations } from './migrations';
+import { createIdeasRepo } from './repo';
+import { createIdeasRest } from './rest';
+import { createIdeasService, type IdeasService } from './service';
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface IdeasApi {}
+export type IdeasApi = IdeasService;
 
 declare module '../contract' {
   interface ModuleApis {
@@ -14,5 +20,9 @@ declare module '../contract' {
 
 export const ideasModule = defineModule({
   name: 'ideas',
-  build: () => ({ api: {} as IdeasApi }),
+  migrations: ideasMigrations,
+  build: ({ db, bus, log, use }) => {
+    const service = createIdeasService({ repo: createIdeasRepo(db.knex), knex: db.knex, bus, log, features: use('features') });
+    return { api: service, rest: createIdeasRest(service) };
+  },
 });

@@ -1,10 +1,27 @@
 /**
- * The stats module: public statistics, the watchlist and the emote directory (scaffold).
+ * The stats module (Part 2, "Public statistics", "Watchlist", "Emote (directory)"): the public
+ * channel and stream statistics computed from time-series samples, the crawler's ingestion path,
+ * the emote directory, the watchlist, and the `bootstrap` snapshot of the
+ * `public-stats:{platform}:{broadcast_id}` socket channel. Owns its `ps_*` relational tables,
+ * `stats_watchlist`, and the partitioned sample tables on the time-series store; touches no other
+ * module's tables.
  */
+import { shapeOf, toWire } from '../../http/mapping';
 import { defineModule } from '../contract';
+import { createStatsResolvers } from './graphql';
+import { createIngestion, type Ingest } from './ingest';
+import { statsMigrations, statsTimeseriesMigrations } from './migrations';
+import { createStatsRepo } from './repo';
+import { createStatsRest } from './rest';
+import { createSeriesRepo } from './series';
+import { createPublicStatsService, type PublicStatsService } from './service';
+import { createWatchlistService, type WatchlistService } from './watchlist';
 
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface StatsApi {}
+export interface StatsApi {
+  readonly stats: PublicStatsService;
+  readonly watchlist: WatchlistService;
+  readonly ingest: Ingest;
+}
 
 declare module '../contract' {
   interface ModuleApis {
@@ -12,7 +29,45 @@ declare module '../contract' {
   }
 }
 
-export const statsModule = defineModule({
-  name: 'stats',
-  build: () => ({ api: {} as StatsApi }),
-});
+const summaryShape = shapeOf({ $ref: '#/components/schemas/PublicStreamSummary' });
+
+/** The sweep (GIF erasure, sample partitions) runs daily; tests call `stats.sweep()` directly. */
+export function createStatsModule(options: { sweepMs?: number; now?: () => Date } = {}) {
+  return defineModule({
+    name: 'stats',
+    migrations: statsMigrations,
+    timeseriesMigrations: statsTimeseriesMigrations,
+    build: ({ db, timeseries, log }) => {
+      const repo = createStatsRepo(db.knex);
+      const series = createSeriesRepo(timeseries.knex);
+      const stats = createPublicStatsService({ repo, series, now: options.now });
+      const watchlist = createWatchlistService({ repo });
+      const ingest = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
+      let timer: NodeJS.Timeout | undefined;
+      const sweep = () => stats.sweep().catch((error: unknown) => log.warn({ err: error }, 'public stats sweep failed'));
+      return {
+        api: { stats, watchlist, ingest },
+        rest: createStatsRest({ stats, watchlist, ingest }),
+        resolvers: createStatsResolvers({ stats, watchlist }),
+        // The socket snapshot is the REST summary's wire form (snake_case).
+        channelBootstraps: {
+          'public-stats:{platform}:{broadcast_id}': async (params: Record<string, string>) => {
+            const summary = await stats.bootstrap(params);
+            return summary ? toWire(summary, summaryShape) : null;
+          },
+        },
+        async start() {
+          await sweep();
+          timer = setInterval(() => void sweep(), options.sweepMs ?? 86_400_000);
+          timer.unref();
+        },
+        close() {
+          clearInterval(timer);
+          return Promise.resolve();
+        },
+      };
+    },
+  });
+}
+
+export const statsModule = createStatsModule();

@@ -1,0 +1,23 @@
+/** The ideas module's error messages (Part 2, "Ideas board"; clients may show them). */
+export const ideaMessages = {
+  ideaNotFound: 'Idea not found',
+  commentNotFound: 'Comment not found',
+  categoryNotFound: 'Category not found',
+  tagNotFound: 'Tag not found',
+  parentNotFound: 'Parent comment not found',
+  unknownCategory: 'Unknown category',
+  unknownTag: (id: string) => `Unknown tag: ${id}`,
+  invalidTitle: 'Title must be between 3 and 200 characters',
+  invalidDescription: 'Description must be at most 10000 characters',
+  invalidTagIds: 'tag_ids must be comma-separated UUIDs',
+  tooManyTags: 'An idea may carry at most 10 tags',
+  invalidStatus: 'Status must be a slug of lowercase letters, digits and underscores (1 to 40 characters)',
+  commentBodyRequired: 'Comment body is required',
+  invalidCategoryName: 'Category name must be between 1 and 100 characters',
+  categoryNameTaken: 'Category name already in use',
+  invalidTagName: 'Tag name must be between 1 and 50 characters',
+  notOwnIdeaEdit: 'You can only edit your own ideas',
+  notOwnIdeaDelete: 'You can only delete your own ideas',
+  notOwnCommentEdit: 'You can only edit your own comments',
+  notOwnCommentDelete: 'You can only delete your own comments',
+} as const;

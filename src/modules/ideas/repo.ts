@@ -1,0 +1,388 @@
+/**
+ * Ideas board storage (knex). Each query carries a short name comment for slow-query logs. Writes
+ * that change a count take the parent row's lock first (`lockIdea`, `lockComment`) and recount
+ * from the vote or comment rows, so concurrent votes never lose an update.
+ */
+import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
+
+type Db = Knex | Knex.Transaction;
+
+export type VoteType = 'up' | 'down';
+export type IdeaSort = 'newest' | 'most_voted' | 'most_commented' | 'recently_updated';
+
+export interface CategoryRow {
+  id: string;
+  name: string;
+  description: string | null;
+  sort_order: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TagRow {
+  id: string;
+  name: string;
+  created_at: Date;
+}
+
+export interface IdeaRow {
+  id: string;
+  author_id: string | null;
+  title: string;
+  description: string;
+  status: string;
+  category_id: string | null;
+  category_name: string | null;
+  vote_count_up: number;
+  vote_count_down: number;
+  comment_count: number;
+  created_at: Date;
+  updated_at: Date;
+  author_display_name: string | null;
+  author_avatar_url: string | null;
+  my_vote: VoteType | null;
+}
+
+export interface TimelineRow {
+  id: string;
+  idea_id: string;
+  event_type: 'created' | 'status_changed';
+  actor_id: string | null;
+  from_status: string | null;
+  to_status: string;
+  created_at: Date;
+}
+
+export interface CommentRow {
+  id: string;
+  idea_id: string;
+  parent_id: string | null;
+  author_id: string | null;
+  body: string;
+  mentions: string[];
+  vote_count_up: number;
+  vote_count_down: number;
+  deleted_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  author_display_name: string | null;
+  author_avatar_url: string | null;
+  my_vote: VoteType | null;
+}
+
+export interface IdeaQuery {
+  status?: string;
+  categoryId?: string;
+  tagIds?: readonly string[];
+  authorId?: string;
+  search?: string;
+  sort: IdeaSort;
+}
+
+export interface ParticipantRow {
+  id: string;
+  display_name: string;
+  avatar_url: string | null;
+  roles: string;
+}
+
+export interface VoterRow {
+  id: string;
+  display_name: string;
+  avatar_url: string | null;
+  vote_type: VoteType;
+  voted_at: Date;
+}
+
+/** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+const ORDER: Record<IdeaSort, string> = {
+  newest: 'i.created_at desc, i.id desc',
+  most_voted: '(i.vote_count_up - i.vote_count_down) desc, i.created_at desc, i.id desc',
+  most_commented: 'i.comment_count desc, i.created_at desc, i.id desc',
+  recently_updated: 'i.updated_at desc, i.id desc',
+};
+
+/** Never a user id: anonymous viewers join no vote. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** A unique index refused the row (SQLSTATE 23505). */
+export const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
+
+const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+
+export function createIdeasRepo(knex: Knex) {
+  /** The idea columns with category name, author and the viewer's vote. */
+  function ideaColumns(db: Db, viewerId: string | null) {
+    return db('ideas as i')
+      .leftJoin('idea_categories as c', 'c.id', 'i.category_id')
+      .leftJoin('users as u', 'u.id', 'i.author_id')
+      .leftJoin('idea_votes as v', (j) => {
+        j.on('v.idea_id', '=', 'i.id').andOnVal('v.user_id', '=', viewerId ?? NIL_UUID);
+      })
+      .select(
+        'i.id', 'i.author_id', 'i.title', 'i.description', 'i.status', 'i.category_id', 'i.vote_count_up', 'i.vote_count_down', 'i.comment_count', 'i.created_at', 'i.updated_at',
+        'c.name as category_name', 'u.display_name as author_display_name', 'u.avatar_url as author_avatar_url', 'v.vote_type as my_vote',
+      );
+  }
+
+  function filtered(db: Db, q: IdeaQuery) {
+    const query = db('ideas as i');
+    if (q.status !== undefined) query.where('i.status', q.status);
+    if (q.categoryId !== undefined) query.where('i.category_id', q.categoryId);
+    if (q.authorId !== undefined) query.where('i.author_id', q.authorId);
+    if (q.tagIds?.length) query.whereExists(db('idea_tag_links as l').select(db.raw('1')).whereRaw('l.idea_id = i.id').whereIn('l.tag_id', [...q.tagIds]));
+    if (q.search) query.whereRaw("i.search @@ websearch_to_tsquery('english', ?)", [q.search]);
+    return query;
+  }
+
+  function commentColumns(db: Db, viewerId: string | null) {
+    return db('idea_comments as m')
+      .leftJoin('users as u', 'u.id', 'm.author_id')
+      .leftJoin('idea_comment_votes as v', (j) => {
+        j.on('v.comment_id', '=', 'm.id').andOnVal('v.user_id', '=', viewerId ?? NIL_UUID);
+      })
+      .select('m.*', 'u.display_name as author_display_name', 'u.avatar_url as author_avatar_url', 'v.vote_type as my_vote');
+  }
+
+  const parseComment = (row: CommentRow): CommentRow => ({ ...row, mentions: fromJson<string[]>(row.mentions, []) });
+
+  return {
+    // ------------------------------------------------------------------ ideas
+    /** ideas.page: filtered, sorted, one page; the total of the filter */
+    async page(q: IdeaQuery, viewerId: string | null, limit: number, offset: number): Promise<{ rows: IdeaRow[]; total: number }> {
+      const ids = filtered(knex, q).select('i.id');
+      const [rows, count] = await Promise.all([
+        ideaColumns(knex, viewerId).whereIn('i.id', ids).orderByRaw(ORDER[q.sort]).limit(limit).offset(offset),
+        filtered(knex, q).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: rows as IdeaRow[], total: Number(count?.count ?? 0) };
+    },
+    /** ideas.byId */
+    async idea(id: string, viewerId: string | null, db: Db = knex): Promise<IdeaRow | undefined> {
+      return (await ideaColumns(db, viewerId).where('i.id', id).first()) as IdeaRow | undefined;
+    },
+    /** ideas.lock: the idea's author, under a row lock (undefined when absent) */
+    async lockIdea(id: string, db: Db): Promise<{ id: string; author_id: string | null; status: string } | undefined> {
+      return db('ideas').where({ id }).forUpdate().first('id', 'author_id', 'status');
+    },
+    /** ideas.insert */
+    async insertIdea(row: { id: string; author_id: string | null; title: string; description: string; category_id: string | null }, db: Db): Promise<void> {
+      await db('ideas').insert(row);
+    },
+    /** ideas.update */
+    async updateIdea(id: string, patch: Partial<{ title: string; description: string; category_id: string | null; status: string }>, db: Db): Promise<void> {
+      await db('ideas').where({ id }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /** ideas.touch: updated_at only (a new comment) */
+    async touchIdea(id: string, db: Db): Promise<void> {
+      await db('ideas').where({ id }).update({ updated_at: db.fn.now() });
+    },
+    /** ideas.delete */
+    async deleteIdea(id: string, db: Db): Promise<number> {
+      return (await db('ideas').where({ id }).delete().returning('id')).length;
+    },
+    /** ideas.tags: the tags of several ideas, by name */
+    async tagsOf(ideaIds: readonly string[], db: Db = knex): Promise<(TagRow & { idea_id: string })[]> {
+      if (ideaIds.length === 0) return [];
+      return db('idea_tag_links as l')
+        .join('idea_tags as t', 't.id', 'l.tag_id')
+        .whereIn('l.idea_id', [...ideaIds])
+        .orderByRaw('lower(t.name), t.id')
+        .select('l.idea_id', 't.id', 't.name', 't.created_at');
+    },
+    /** ideas.setTags: replaces the idea's tag set */
+    async setTags(ideaId: string, tagIds: readonly string[], db: Db): Promise<void> {
+      await db('idea_tag_links').where({ idea_id: ideaId }).delete();
+      if (tagIds.length) await db('idea_tag_links').insert(tagIds.map((tag_id) => ({ idea_id: ideaId, tag_id })));
+    },
+    /** ideas.timeline: oldest first */
+    async timeline(ideaId: string, db: Db = knex): Promise<TimelineRow[]> {
+      return db('idea_timeline').where({ idea_id: ideaId }).orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]);
+    },
+    /** ideas.timelineInsert */
+    async insertTimeline(row: Omit<TimelineRow, 'created_at'>, db: Db): Promise<void> {
+      await db('idea_timeline').insert(row);
+    },
+
+    // ------------------------------------------------------------------ idea votes
+    /** ideas.vote: sets the user's vote (one per user and idea) */
+    async upsertIdeaVote(ideaId: string, userId: string, voteType: VoteType, db: Db): Promise<void> {
+      await db('idea_votes')
+        .insert({ idea_id: ideaId, user_id: userId, vote_type: voteType })
+        .onConflict(['idea_id', 'user_id'])
+        .merge({ vote_type: voteType, updated_at: db.fn.now() });
+    },
+    /** ideas.unvote */
+    async deleteIdeaVote(ideaId: string, userId: string, db: Db): Promise<void> {
+      await db('idea_votes').where({ idea_id: ideaId, user_id: userId }).delete();
+    },
+    /** ideas.recountVotes: from the vote rows (the caller holds the idea's lock) */
+    async recountIdeaVotes(ideaId: string, db: Db): Promise<void> {
+      await db.raw(
+        `update ideas set
+           vote_count_up = (select count(*) from idea_votes where idea_id = ? and vote_type = 'up'),
+           vote_count_down = (select count(*) from idea_votes where idea_id = ? and vote_type = 'down')
+         where id = ?`,
+        [ideaId, ideaId, ideaId],
+      );
+    },
+    /** ideas.voters: newest vote first */
+    async voters(ideaId: string, limit: number, offset: number): Promise<{ rows: VoterRow[]; total: number }> {
+      const [rows, count] = await Promise.all([
+        knex('idea_votes as v')
+          .join('users as u', 'u.id', 'v.user_id')
+          .where('v.idea_id', ideaId)
+          .orderBy([{ column: 'v.updated_at', order: 'desc' }, { column: 'u.id', order: 'asc' }])
+          .limit(limit)
+          .offset(offset)
+          .select('u.id', 'u.display_name', 'u.avatar_url', 'v.vote_type', 'v.updated_at as voted_at'),
+        knex('idea_votes').where({ idea_id: ideaId }).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: rows as VoterRow[], total: Number(count?.count ?? 0) };
+    },
+    /** ideas.participants: author, voters and commenters, each once with their roles */
+    async participants(ideaId: string, search: string | undefined, limit: number): Promise<ParticipantRow[]> {
+      const pattern = search ? `%${likeLiteral(search)}%` : null;
+      const result = await knex.raw(
+        `select u.id, u.display_name, u.avatar_url, string_agg(distinct p.role, ',') as roles
+           from (
+             select author_id as user_id, 'author' as role from ideas where id = ? and author_id is not null
+             union select user_id, 'voter' from idea_votes where idea_id = ?
+             union select author_id, 'commenter' from idea_comments where idea_id = ? and author_id is not null and deleted_at is null
+           ) p
+           join users u on u.id = p.user_id
+          where (?::text is null or u.display_name ilike ? escape '\\')
+          group by u.id, u.display_name, u.avatar_url
+          order by lower(u.display_name), u.id
+          limit ?`,
+        [ideaId, ideaId, ideaId, pattern, pattern ?? '', limit],
+      );
+      return rowsOf<ParticipantRow>(result);
+    },
+
+    // ------------------------------------------------------------------ comments
+    /** comments.ofIdea: every comment of the idea, oldest first */
+    async comments(ideaId: string, viewerId: string | null): Promise<CommentRow[]> {
+      const rows = await commentColumns(knex, viewerId).where('m.idea_id', ideaId).orderBy([{ column: 'm.created_at', order: 'asc' }, { column: 'm.id', order: 'asc' }]);
+      return (rows as CommentRow[]).map(parseComment);
+    },
+    /** comments.byId */
+    async comment(id: string, viewerId: string | null, db: Db = knex): Promise<CommentRow | undefined> {
+      const row = (await commentColumns(db, viewerId).where('m.id', id).first()) as CommentRow | undefined;
+      return row ? parseComment(row) : undefined;
+    },
+    /** comments.lock */
+    async lockComment(id: string, db: Db): Promise<{ id: string; idea_id: string; author_id: string | null; deleted_at: Date | null } | undefined> {
+      return db('idea_comments').where({ id }).forUpdate().first('id', 'idea_id', 'author_id', 'deleted_at');
+    },
+    /** comments.insert */
+    async insertComment(row: { id: string; idea_id: string; parent_id: string | null; author_id: string; body: string; mentions: string[] }, db: Db): Promise<void> {
+      await db('idea_comments').insert({ ...row, mentions: JSON.stringify(row.mentions) });
+    },
+    /** comments.updateBody */
+    async updateComment(id: string, body: string, mentions: string[], db: Db): Promise<void> {
+      await db('idea_comments').where({ id }).update({ body, mentions: JSON.stringify(mentions), updated_at: db.fn.now() });
+    },
+    /** comments.hasReplies */
+    async hasReplies(id: string, db: Db): Promise<boolean> {
+      return Boolean(await db('idea_comments').where({ parent_id: id }).first('id'));
+    },
+    /** comments.tombstone: keeps the row (it has replies), drops its content and votes */
+    async tombstoneComment(id: string, db: Db): Promise<void> {
+      await db('idea_comment_votes').where({ comment_id: id }).delete();
+      await db('idea_comments').where({ id }).update({ body: '', mentions: '[]', author_id: null, vote_count_up: 0, vote_count_down: 0, deleted_at: db.fn.now(), updated_at: db.fn.now() });
+    },
+    /** comments.delete */
+    async deleteComment(id: string, db: Db): Promise<void> {
+      await db('idea_comments').where({ id }).delete();
+    },
+    /** ideas.recountComments: comments not deleted (the caller holds the idea's lock) */
+    async recountComments(ideaId: string, db: Db): Promise<void> {
+      await db.raw('update ideas set comment_count = (select count(*) from idea_comments where idea_id = ? and deleted_at is null) where id = ?', [ideaId, ideaId]);
+    },
+    /** comments.myVote */
+    async commentVote(commentId: string, userId: string, db: Db): Promise<VoteType | undefined> {
+      const row = await db('idea_comment_votes').where({ comment_id: commentId, user_id: userId }).first('vote_type');
+      return row?.vote_type as VoteType | undefined;
+    },
+    /** comments.vote */
+    async upsertCommentVote(commentId: string, userId: string, voteType: VoteType, db: Db): Promise<void> {
+      await db('idea_comment_votes').insert({ comment_id: commentId, user_id: userId, vote_type: voteType }).onConflict(['comment_id', 'user_id']).merge({ vote_type: voteType });
+    },
+    /** comments.unvote */
+    async deleteCommentVote(commentId: string, userId: string, db: Db): Promise<void> {
+      await db('idea_comment_votes').where({ comment_id: commentId, user_id: userId }).delete();
+    },
+    /** comments.recountVotes (the caller holds the comment's lock) */
+    async recountCommentVotes(commentId: string, db: Db): Promise<void> {
+      await db.raw(
+        `update idea_comments set
+           vote_count_up = (select count(*) from idea_comment_votes where comment_id = ? and vote_type = 'up'),
+           vote_count_down = (select count(*) from idea_comment_votes where comment_id = ? and vote_type = 'down')
+         where id = ?`,
+        [commentId, commentId, commentId],
+      );
+    },
+
+    // ------------------------------------------------------------------ categories and tags
+    /** categories.all */
+    async categories(): Promise<CategoryRow[]> {
+      return knex('idea_categories').orderByRaw('sort_order, lower(name), id');
+    },
+    /** categories.byId */
+    async category(id: string, db: Db = knex): Promise<CategoryRow | undefined> {
+      return db('idea_categories').where({ id }).first();
+    },
+    /** categories.byName (case-insensitive) */
+    async categoryByName(name: string, db: Db = knex): Promise<CategoryRow | undefined> {
+      return db('idea_categories').whereRaw('lower(name) = lower(?)', [name]).first();
+    },
+    /** categories.insert (a taken name throws a unique violation) */
+    async insertCategory(row: { id: string; name: string; description: string | null; sort_order: number }, db: Db = knex): Promise<CategoryRow> {
+      const [inserted] = await db('idea_categories').insert(row).returning('*');
+      return inserted as CategoryRow;
+    },
+    /** categories.update */
+    async updateCategory(id: string, patch: Partial<{ name: string; description: string | null; sort_order: number }>, db: Db): Promise<CategoryRow | undefined> {
+      const [row] = await db('idea_categories').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning('*');
+      return row as CategoryRow | undefined;
+    },
+    /** categories.delete */
+    async deleteCategory(id: string): Promise<number> {
+      return (await knex('idea_categories').where({ id }).delete().returning('id')).length;
+    },
+    /** tags.search: by name, at most `limit` */
+    async tags(search: string | undefined, limit: number): Promise<TagRow[]> {
+      const query = knex('idea_tags').select('id', 'name', 'created_at').orderByRaw('lower(name), id').limit(limit);
+      if (search) query.whereRaw("name ilike ? escape '\\'", [`%${likeLiteral(search)}%`]);
+      return query;
+    },
+    /** tags.existing: which of `ids` exist */
+    async existingTags(ids: readonly string[], db: Db = knex): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = (await db('idea_tags').whereIn('id', [...ids]).select('id')) as { id: string }[];
+      return new Set(rows.map((r) => r.id));
+    },
+    /** tags.insertOrGet: the new tag (created true) or the existing one of that name */
+    async insertTag(row: { id: string; name: string; created_by: string | null }): Promise<{ tag: TagRow; created: boolean }> {
+      try {
+        const [inserted] = await knex('idea_tags').insert(row).returning(['id', 'name', 'created_at']);
+        return { tag: inserted as TagRow, created: true };
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+      const existing = (await knex('idea_tags').whereRaw('lower(name) = lower(?)', [row.name]).first('id', 'name', 'created_at')) as TagRow | undefined;
+      if (!existing) throw new Error('tag insert conflicted but no stored tag was found');
+      return { tag: existing, created: false };
+    },
+    /** tags.delete */
+    async deleteTag(id: string): Promise<number> {
+      return (await knex('idea_tags').where({ id }).delete().returning('id')).length;
+    },
+  };
+}
+
+export type IdeasRepo = ReturnType<typeof createIdeasRepo>;

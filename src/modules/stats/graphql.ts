@@ -1,0 +1,33 @@
+/** GraphQL bindings of public statistics and the watchlist: the domain shape is already camelCase; paging uses the REST twins' declared bounds. */
+import { paging } from '../../../generated/rest';
+import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
+import type { GraphQLContext } from '../../http/graphql/context';
+import { pageRequest } from '../../paging';
+import type { PublicStatsService } from './service';
+import type { WatchlistService } from './watchlist';
+
+export function createStatsResolvers(deps: { stats: PublicStatsService; watchlist: WatchlistService }): {
+  Query: Pick<
+    QueryResolvers<GraphQLContext>,
+    'publicChannelTrends' | 'publicChannelPanelHistory' | 'publicStreamSummary' | 'publicStreamMetadataHistory' | 'publicChannelBrowse' | 'publicGames' | 'publicEmotes' | 'myWatchlist'
+  >;
+  Mutation: Pick<MutationResolvers<GraphQLContext>, 'addToWatchlist' | 'removeFromWatchlist'>;
+} {
+  const { stats, watchlist } = deps;
+  return {
+    Query: {
+      publicChannelTrends: (_p, args) => stats.trends(args),
+      publicChannelPanelHistory: (_p, args) => stats.panelHistory(args),
+      publicStreamSummary: (_p, args) => stats.streamSummary(args),
+      publicStreamMetadataHistory: (_p, args) => stats.metadataHistory(args),
+      publicChannelBrowse: (_p, { filter }) => stats.browse(filter ?? {}, pageRequest(paging.publicChannelBrowse, filter ?? {})),
+      publicGames: (_p, { filter }) => stats.games(filter ?? {}, pageRequest(paging.publicGames, filter ?? {})),
+      publicEmotes: (_p, { filter }) => stats.emotes(filter ?? {}, pageRequest(paging.publicEmotes, filter ?? {})),
+      myWatchlist: async (_p, _args, context) => ({ items: await watchlist.list(context.auth) }),
+    },
+    Mutation: {
+      addToWatchlist: (_p, args, context) => watchlist.add(context.auth, args),
+      removeFromWatchlist: async (_p, args, context) => (await watchlist.remove(context.auth, args)).success,
+    },
+  };
+}

@@ -1,0 +1,523 @@
+/**
+ * Relational storage of public statistics (knex): the channel directory with rollups, broadcasts
+ * and their observations, metadata changes, ad panels, the emote directory and the watchlist.
+ * Each query carries a short name comment for slow-query logs. Counters add up in SQL
+ * (`count = count + excluded.count`), so concurrent batches never lose an increment.
+ */
+import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
+
+type Db = Knex | Knex.Transaction;
+
+export interface ChannelRow {
+  platform: string;
+  platform_channel_id: string;
+  login: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  broadcaster_type: string | null;
+  source: string;
+  opted_out: boolean;
+  show_top_chatters: boolean;
+  stream_count: number;
+  watch_seconds: number;
+  avg_viewers: number;
+  peak_viewers: number;
+  total_messages: number;
+  follower_gain: number;
+  last_started_at: Date | null;
+  last_category: string | null;
+  is_live: boolean;
+}
+
+export interface StreamRow {
+  platform: string;
+  broadcast_id: string;
+  platform_channel_id: string;
+  title: string | null;
+  category: string | null;
+  tags: string[] | null;
+  started_at: Date;
+  ended_at: Date | null;
+  last_sample_at: Date | null;
+  sample_count: number;
+  peak_viewers: number;
+  avg_viewers: number;
+  watch_seconds: number;
+  total_messages: number;
+  new_paid_subs: number;
+  gifted_subs: number;
+  new_followers: number;
+  emote_count: number;
+  gif_count: number;
+}
+
+export interface EmoteRow {
+  provider: string;
+  emote_id: string;
+  set_key: string;
+  platform: string;
+  channel_id: string | null;
+  name: string;
+  url: string | null;
+  animated: boolean;
+  owner_id: string | null;
+  source: 'api_fetch' | 'observed';
+  first_seen_at: Date;
+  last_seen_at: Date;
+}
+
+export interface BrowseQuery {
+  platform?: string;
+  category?: string;
+  live?: boolean;
+  search?: string;
+  order: string;
+}
+
+const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+/** `%`, `_` and the escape character match literally inside a LIKE pattern. */
+export const likeLiteral = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const channelOf = (r: Record<string, unknown>): ChannelRow => ({
+  ...(r as unknown as ChannelRow),
+  stream_count: n(r.stream_count),
+  watch_seconds: n(r.watch_seconds),
+  avg_viewers: n(r.avg_viewers),
+  peak_viewers: n(r.peak_viewers),
+  total_messages: n(r.total_messages),
+  follower_gain: n(r.follower_gain),
+});
+
+const streamOf = (r: Record<string, unknown>): StreamRow => ({
+  ...(r as unknown as StreamRow),
+  tags: fromJson<string[] | null>(r.tags, null),
+  sample_count: n(r.sample_count),
+  peak_viewers: n(r.peak_viewers),
+  avg_viewers: n(r.avg_viewers),
+  watch_seconds: n(r.watch_seconds),
+  total_messages: n(r.total_messages),
+  new_paid_subs: n(r.new_paid_subs),
+  gifted_subs: n(r.gifted_subs),
+  new_followers: n(r.new_followers),
+  emote_count: n(r.emote_count),
+  gif_count: n(r.gif_count),
+});
+
+export function createStatsRepo(knex: Knex) {
+  return {
+    knex,
+
+    // ------------------------------------------------------------------ channel directory
+    /** stats.channelByHandle: by URL handle (case-insensitive) or stable id. */
+    async channelByHandle(platform: string, handle: string, db: Db = knex): Promise<ChannelRow | undefined> {
+      const row = await db('ps_channels')
+        .where({ platform })
+        .andWhere((q) => q.where('login_lower', handle.toLowerCase()).orWhere('platform_channel_id', handle))
+        .orderByRaw('(login_lower = ?) desc', [handle.toLowerCase()])
+        .first();
+      return row ? channelOf(row) : undefined;
+    },
+    /** stats.channelByLogin: by URL handle only (watchlist). */
+    async channelByLogin(platform: string, login: string, db: Db = knex): Promise<ChannelRow | undefined> {
+      const row = await db('ps_channels').where({ platform, login_lower: login.toLowerCase() }).first();
+      return row ? channelOf(row) : undefined;
+    },
+    /** stats.channel */
+    async channel(platform: string, channelId: string, db: Db = knex): Promise<ChannelRow | undefined> {
+      const row = await db('ps_channels').where({ platform, platform_channel_id: channelId }).first();
+      return row ? channelOf(row) : undefined;
+    },
+    /** stats.existingChannels: which of these keys are in the directory. */
+    async existingChannels(keys: readonly [string, string][], db: Db = knex): Promise<Set<string>> {
+      if (!keys.length) return new Set();
+      const rows = (await db('ps_channels').whereIn(['platform', 'platform_channel_id'], keys.map((k) => [...k])).select('platform', 'platform_channel_id')) as { platform: string; platform_channel_id: string }[];
+      return new Set(rows.map((r) => `${r.platform}\u0000${r.platform_channel_id}`));
+    },
+    /** stats.upsertChannel: preferences are kept unless given. */
+    async upsertChannel(
+      db: Db,
+      row: { platform: string; platform_channel_id: string; login: string; display_name?: string | null; avatar_url?: string | null; broadcaster_type?: string | null; source?: string; opted_out?: boolean; show_top_chatters?: boolean },
+    ): Promise<void> {
+      const insert = {
+        platform: row.platform,
+        platform_channel_id: row.platform_channel_id,
+        login: row.login,
+        login_lower: row.login.toLowerCase(),
+        display_name: row.display_name ?? null,
+        avatar_url: row.avatar_url ?? null,
+        broadcaster_type: row.broadcaster_type ?? null,
+        source: row.source ?? 'crawler',
+        opted_out: row.opted_out ?? false,
+        show_top_chatters: row.show_top_chatters ?? false,
+      };
+      const merge: string[] = ['login', 'login_lower'];
+      if (row.display_name !== undefined) merge.push('display_name');
+      if (row.avatar_url !== undefined) merge.push('avatar_url');
+      if (row.broadcaster_type !== undefined) merge.push('broadcaster_type');
+      if (row.source !== undefined) merge.push('source');
+      if (row.opted_out !== undefined) merge.push('opted_out');
+      if (row.show_top_chatters !== undefined) merge.push('show_top_chatters');
+      await db('ps_channels')
+        .insert(insert)
+        .onConflict(['platform', 'platform_channel_id'])
+        .merge([...merge, 'updated_at'].reduce<Record<string, unknown>>((acc, c) => ({ ...acc, [c]: c === 'updated_at' ? knex.fn.now() : db.raw('excluded.??', [c]) }), {}));
+    },
+    /** stats.rollupChannels: the channel figures recomputed from its broadcasts. */
+    async rollupChannels(db: Db, keys: readonly [string, string][]): Promise<void> {
+      for (const [platform, channelId] of keys) {
+        await db.raw(
+          `update ps_channels c set
+             stream_count = coalesce(s.stream_count, 0), watch_seconds = coalesce(s.watch_seconds, 0),
+             avg_viewers = coalesce(s.avg_viewers, 0), peak_viewers = coalesce(s.peak_viewers, 0),
+             total_messages = coalesce(s.total_messages, 0), follower_gain = coalesce(s.follower_gain, 0),
+             last_started_at = s.last_started_at, is_live = coalesce(s.is_live, false),
+             last_category = (select category from ps_streams l where l.platform = c.platform and l.platform_channel_id = c.platform_channel_id order by started_at desc limit 1),
+             updated_at = now()
+           from (select count(*)::int as stream_count, sum(watch_seconds) as watch_seconds,
+                   coalesce(avg(avg_viewers) filter (where sample_count > 0), 0) as avg_viewers, max(peak_viewers) as peak_viewers,
+                   sum(total_messages) as total_messages, sum(new_followers) as follower_gain,
+                   max(started_at) as last_started_at, bool_or(ended_at is null) as is_live
+                 from ps_streams where platform = ? and platform_channel_id = ?) s
+           where c.platform = ? and c.platform_channel_id = ?`,
+          [platform, channelId, platform, channelId],
+        );
+      }
+    },
+
+    // ------------------------------------------------------------------ panels
+    /** stats.panelsOf */
+    async panelsOf(db: Db, platform: string, channelId: string): Promise<Record<string, unknown>[]> {
+      return db('ps_panels').where({ platform, platform_channel_id: channelId });
+    },
+    /** stats.upsertPanel */
+    async upsertPanel(db: Db, row: { platform: string; platform_channel_id: string; panel_id: string; title: string | null; description: string | null; image_url: string | null; link_url: string | null }, at: Date): Promise<void> {
+      await db('ps_panels')
+        .insert({ ...row, first_seen_at: at, last_seen_at: at, removed_at: null })
+        .onConflict(['platform', 'platform_channel_id', 'panel_id'])
+        .merge({ title: row.title, description: row.description, image_url: row.image_url, link_url: row.link_url, last_seen_at: at, removed_at: null });
+      if (row.image_url) {
+        await db('ps_panel_images')
+          .insert({ platform: row.platform, platform_channel_id: row.platform_channel_id, panel_id: row.panel_id, image_url: row.image_url, first_seen_at: at, last_seen_at: at })
+          .onConflict(['platform', 'platform_channel_id', 'panel_id', 'image_url'])
+          .merge({ last_seen_at: at });
+      }
+    },
+    /** stats.removePanelsExcept: panels the crawl no longer saw are marked removed. */
+    async removePanelsExcept(db: Db, platform: string, channelId: string, keep: readonly string[], at: Date): Promise<void> {
+      const q = db('ps_panels').where({ platform, platform_channel_id: channelId }).whereNull('removed_at');
+      if (keep.length) q.whereNotIn('panel_id', [...keep]);
+      await q.update({ removed_at: at });
+    },
+    /** stats.panelHistory: most recently active first, images oldest first. */
+    async panelHistory(platform: string, channelId: string) {
+      const panels = (await knex('ps_panels').where({ platform, platform_channel_id: channelId }).orderBy([{ column: 'last_seen_at', order: 'desc' }, { column: 'panel_id' }])) as Record<string, unknown>[];
+      const images = (await knex('ps_panel_images').where({ platform, platform_channel_id: channelId }).orderBy([{ column: 'first_seen_at' }, { column: 'image_url' }])) as Record<string, unknown>[];
+      return { panels, images };
+    },
+
+    // ------------------------------------------------------------------ streams
+    /** stats.stream */
+    async stream(platform: string, broadcastId: string, db: Db = knex): Promise<StreamRow | undefined> {
+      const row = await db('ps_streams').where({ platform, broadcast_id: broadcastId }).first();
+      return row ? streamOf(row) : undefined;
+    },
+    /** stats.insertStream */
+    async insertStream(db: Db, row: Pick<StreamRow, 'platform' | 'broadcast_id' | 'platform_channel_id' | 'title' | 'category' | 'tags' | 'started_at' | 'ended_at'>): Promise<void> {
+      await db('ps_streams').insert({ ...row, tags: row.tags === null ? null : JSON.stringify(row.tags) });
+    },
+    /** stats.updateStream */
+    async updateStream(db: Db, platform: string, broadcastId: string, patch: Record<string, unknown>): Promise<void> {
+      if (!Object.keys(patch).length) return;
+      if ('tags' in patch && patch.tags !== null) patch = { ...patch, tags: JSON.stringify(patch.tags) };
+      await db('ps_streams').where({ platform, broadcast_id: broadcastId }).update(patch);
+    },
+    /** stats.insertMetadataChanges */
+    async insertMetadataChanges(db: Db, rows: { platform: string; broadcast_id: string; change_type: string; old_value: unknown; new_value: unknown; changed_at: Date }[]): Promise<void> {
+      if (!rows.length) return;
+      await db('ps_metadata_changes').insert(
+        rows.map((r) => ({ ...r, old_value: r.old_value === null ? null : JSON.stringify(r.old_value), new_value: r.new_value === null ? null : JSON.stringify(r.new_value) })),
+      );
+    },
+    /** stats.metadataHistory: most recent first. */
+    async metadataHistory(platform: string, broadcastId: string, limit: number, offset: number) {
+      const base = () => knex('ps_metadata_changes').where({ platform, broadcast_id: broadcastId });
+      const [rows, count] = await Promise.all([
+        base().orderBy([{ column: 'changed_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        base().count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return {
+        // jsonb arrives parsed from both drivers; a stored JSON string is a plain string here.
+        rows: rows as { change_type: string; old_value: unknown; changed_at: Date; new_value: unknown }[],
+        total: n(count?.count),
+      };
+    },
+
+    /** stats.addChatters */
+    async addChatters(db: Db, platform: string, broadcastId: string, rows: readonly { login: string; display_name?: string | null; messages: number }[]): Promise<void> {
+      if (!rows.length) return;
+      await db.raw(
+        `insert into ps_stream_chatters (platform, broadcast_id, login, display_name, message_count)
+         select ?, ?, x.login, x.display_name, x.messages from jsonb_to_recordset(?::jsonb) as x(login text, display_name text, messages int)
+         on conflict (platform, broadcast_id, login) do update set message_count = ps_stream_chatters.message_count + excluded.message_count,
+           display_name = coalesce(excluded.display_name, ps_stream_chatters.display_name)`,
+        [platform, broadcastId, JSON.stringify(mergeBy(rows.map((r) => ({ login: r.login.toLowerCase(), display_name: r.display_name ?? null, messages: r.messages })), (r) => r.login, (a, b) => ({ ...a, display_name: b.display_name ?? a.display_name, messages: a.messages + b.messages })))],
+      );
+    },
+    /** stats.addSharedChat */
+    async addSharedChat(db: Db, platform: string, broadcastId: string, rows: readonly { platform_channel_id: string; messages: number; display_name?: string | null; avatar_url?: string | null }[]): Promise<void> {
+      if (!rows.length) return;
+      await db.raw(
+        `insert into ps_stream_shared_chat (platform, broadcast_id, source_channel_id, message_count, display_name, avatar_url)
+         select ?, ?, x.id, x.messages, x.display_name, x.avatar_url from jsonb_to_recordset(?::jsonb) as x(id text, messages int, display_name text, avatar_url text)
+         on conflict (platform, broadcast_id, source_channel_id) do update set message_count = ps_stream_shared_chat.message_count + excluded.message_count,
+           display_name = coalesce(excluded.display_name, ps_stream_shared_chat.display_name), avatar_url = coalesce(excluded.avatar_url, ps_stream_shared_chat.avatar_url)`,
+        [
+          platform,
+          broadcastId,
+          JSON.stringify(
+            mergeBy(
+              rows.map((r) => ({ id: r.platform_channel_id, messages: r.messages, display_name: r.display_name ?? null, avatar_url: r.avatar_url ?? null })),
+              (r) => r.id,
+              (a, b) => ({ ...a, messages: a.messages + b.messages, display_name: b.display_name ?? a.display_name, avatar_url: b.avatar_url ?? a.avatar_url }),
+            ),
+          ),
+        ],
+      );
+    },
+    /** stats.addStreamEmotes: answers the uses added. */
+    async addStreamEmotes(db: Db, platform: string, broadcastId: string, rows: readonly { id: string; name: string; provider: string; url?: string | null; count: number }[]): Promise<void> {
+      if (!rows.length) return;
+      await db.raw(
+        `insert into ps_stream_emotes (platform, broadcast_id, provider, emote_id, name, url, count)
+         select ?, ?, x.provider, x.id, x.name, x.url, x.count from jsonb_to_recordset(?::jsonb) as x(provider text, id text, name text, url text, count int)
+         on conflict (platform, broadcast_id, provider, emote_id) do update set count = ps_stream_emotes.count + excluded.count,
+           name = excluded.name, url = coalesce(excluded.url, ps_stream_emotes.url)`,
+        [
+          platform,
+          broadcastId,
+          JSON.stringify(
+            mergeBy(
+              rows.map((r) => ({ provider: r.provider, id: r.id, name: r.name, url: r.url ?? null, count: r.count })),
+              (r) => `${r.provider}\u0000${r.id}`,
+              (a, b) => ({ ...b, url: b.url ?? a.url, count: a.count + b.count }),
+            ),
+          ),
+        ],
+      );
+    },
+    /** stats.addStreamGifs */
+    async addStreamGifs(db: Db, platform: string, broadcastId: string, rows: readonly { id: string; url: string; count: number }[]): Promise<void> {
+      if (!rows.length) return;
+      await db.raw(
+        `insert into ps_stream_gifs (platform, broadcast_id, gif_id, url, count)
+         select ?, ?, x.id, x.url, x.count from jsonb_to_recordset(?::jsonb) as x(id text, url text, count int)
+         on conflict (platform, broadcast_id, gif_id) do update set count = ps_stream_gifs.count + excluded.count, url = excluded.url`,
+        [platform, broadcastId, JSON.stringify(mergeBy([...rows], (r) => r.id, (a, b) => ({ ...b, count: a.count + b.count })))],
+      );
+    },
+    /** stats.addStreamCounts: emote and GIF uses. */
+    async addStreamCounts(db: Db, platform: string, broadcastId: string, emotes: number, gifs: number): Promise<void> {
+      if (!emotes && !gifs) return;
+      await db('ps_streams')
+        .where({ platform, broadcast_id: broadcastId })
+        .update({ emote_count: db.raw('emote_count + ?', [emotes]), gif_count: db.raw('gif_count + ?', [gifs]) });
+    },
+    /** stats.topEmotes */
+    async topEmotes(platform: string, broadcastId: string, limit = 10) {
+      return (await knex('ps_stream_emotes').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'count', order: 'desc' }, { column: 'name' }]).limit(limit)) as {
+        emote_id: string;
+        name: string;
+        provider: string;
+        url: string | null;
+        count: number;
+      }[];
+    },
+    /** stats.topGifs: content first seen within the retention only (erased after it). */
+    async topGifs(platform: string, broadcastId: string, since: Date, limit = 10) {
+      return (await knex('ps_stream_gifs').where({ platform, broadcast_id: broadcastId }).where('first_seen_at', '>=', since).orderBy([{ column: 'count', order: 'desc' }, { column: 'gif_id' }]).limit(limit)) as {
+        gif_id: string;
+        url: string;
+        count: number;
+      }[];
+    },
+    /** stats.eraseGifs: the 90-day erasure of GIF content. */
+    async eraseGifs(before: Date): Promise<number> {
+      const deleted = (await knex('ps_stream_gifs').where('first_seen_at', '<', before).del()) as number | { rowCount?: number };
+      return typeof deleted === 'number' ? deleted : Number(deleted.rowCount ?? 0);
+    },
+    /** stats.topChatters */
+    async topChatters(platform: string, broadcastId: string, limit = 10) {
+      return (await knex('ps_stream_chatters').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'login' }]).limit(limit)) as {
+        login: string;
+        display_name: string | null;
+        message_count: number;
+      }[];
+    },
+    /** stats.sharedChat */
+    async sharedChat(platform: string, broadcastId: string) {
+      return (await knex('ps_stream_shared_chat').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'source_channel_id' }])) as {
+        source_channel_id: string;
+        message_count: number;
+        display_name: string | null;
+        avatar_url: string | null;
+      }[];
+    },
+
+    // ------------------------------------------------------------------ browse and games
+    /** stats.browse */
+    async browse(q: BrowseQuery, limit: number, offset: number): Promise<{ rows: ChannelRow[]; total: number }> {
+      const filtered = () => {
+        const query = knex('ps_channels').where('opted_out', false).where('stream_count', '>', 0);
+        if (q.platform) query.where('platform', q.platform);
+        if (q.category) query.whereRaw('lower(last_category) = ?', [q.category.toLowerCase()]);
+        if (q.live !== undefined) query.where('is_live', q.live);
+        if (q.search) query.whereRaw("(login_lower || ' ' || lower(coalesce(display_name, ''))) like ? escape '\\'", [likeLiteral(q.search)]);
+        return query;
+      };
+      const [rows, count] = await Promise.all([
+        filtered().orderByRaw(`${q.order}, platform, platform_channel_id`).limit(limit).offset(offset),
+        filtered().count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: (rows as Record<string, unknown>[]).map(channelOf), total: n(count?.count) };
+    },
+    /** stats.games */
+    async games(q: { platform?: string; search?: string }, limit: number, offset: number) {
+      const grouped = () => {
+        const query = knex('ps_streams as s')
+          .join('ps_channels as c', (j) => j.on('c.platform', 's.platform').andOn('c.platform_channel_id', 's.platform_channel_id'))
+          .where('c.opted_out', false)
+          .whereNotNull('s.category');
+        if (q.platform) query.where('s.platform', q.platform);
+        if (q.search) query.whereRaw("lower(s.category) like ? escape '\\'", [likeLiteral(q.search)]);
+        return query.groupBy('s.category');
+      };
+      const [rows, count] = await Promise.all([
+        grouped()
+          .select('s.category')
+          .select(
+            knex.raw("count(distinct s.platform || ':' || s.platform_channel_id)::int as channel_count"),
+            knex.raw('count(*)::int as stream_count'),
+            knex.raw('count(*) filter (where s.ended_at is null)::int as live_stream_count'),
+            knex.raw('max(s.peak_viewers) as peak_viewers'),
+            knex.raw('sum(s.watch_seconds) as watch_seconds'),
+            knex.raw('max(s.started_at) as last_started_at'),
+          )
+          .orderByRaw('sum(s.watch_seconds) desc, s.category')
+          .limit(limit)
+          .offset(offset),
+        knex.from(grouped().select('s.category').as('g')).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return {
+        rows: (rows as Record<string, unknown>[]).map((r) => ({
+          category: String(r.category),
+          channel_count: n(r.channel_count),
+          stream_count: n(r.stream_count),
+          live_stream_count: n(r.live_stream_count),
+          peak_viewers: n(r.peak_viewers),
+          watch_seconds: n(r.watch_seconds),
+          last_started_at: (r.last_started_at as Date | null) ?? null,
+        })),
+        total: n(count?.count),
+      };
+    },
+
+    // ------------------------------------------------------------------ emote directory
+    /** stats.upsertApiEmotes: an API fetch makes (or keeps) the entry `api_fetch`. */
+    async upsertApiEmotes(db: Db, rows: readonly Omit<EmoteRow, 'source' | 'first_seen_at' | 'last_seen_at'>[]): Promise<number> {
+      let written = 0;
+      const unique = mergeBy([...rows], (r) => `${r.provider}\u0000${r.emote_id}\u0000${r.set_key}`, (_a, b) => b);
+      for (let i = 0; i < unique.length; i += 500) {
+        const chunk = unique.slice(i, i + 500).map((r) => ({ ...r, source: 'api_fetch' }));
+        await db('ps_emotes')
+          .insert(chunk)
+          .onConflict(['provider', 'emote_id', 'set_key'])
+          .merge({ name: db.raw('excluded.name'), url: db.raw('excluded.url'), animated: db.raw('excluded.animated'), owner_id: db.raw('excluded.owner_id'), source: 'api_fetch', last_seen_at: knex.fn.now() });
+        written += chunk.length;
+      }
+      return written;
+    },
+    /** stats.upsertObservedEmotes: seen in chat; an `api_fetch` entry keeps its source and fields. */
+    async upsertObservedEmotes(db: Db, rows: readonly Omit<EmoteRow, 'source' | 'first_seen_at' | 'last_seen_at'>[]): Promise<number> {
+      if (!rows.length) return 0;
+      const unique = mergeBy([...rows], (r) => `${r.provider}\u0000${r.emote_id}\u0000${r.set_key}`, (_a, b) => b);
+      await db('ps_emotes')
+        .insert(unique.map((r) => ({ ...r, source: 'observed' })))
+        .onConflict(['provider', 'emote_id', 'set_key'])
+        .merge({
+          last_seen_at: knex.fn.now(),
+          url: db.raw("case when ps_emotes.source = 'api_fetch' then ps_emotes.url else coalesce(excluded.url, ps_emotes.url) end"),
+          name: db.raw("case when ps_emotes.source = 'api_fetch' then ps_emotes.name else excluded.name end"),
+        });
+      return unique.length;
+    },
+    /** stats.emotes */
+    async emotes(q: { platform?: string; provider?: string; channelId?: string; animated?: boolean; search?: string }, limit: number, offset: number): Promise<{ rows: EmoteRow[]; total: number }> {
+      const filtered = () => {
+        const query = knex('ps_emotes');
+        if (q.platform) query.where('platform', q.platform);
+        if (q.provider) query.where('provider', q.provider);
+        if (q.channelId) query.where('channel_id', q.channelId);
+        if (q.animated !== undefined) query.where('animated', q.animated);
+        if (q.search) query.whereRaw("lower(name) like ? escape '\\'", [likeLiteral(q.search)]);
+        return query;
+      };
+      const [rows, count] = await Promise.all([
+        filtered().orderByRaw('lower(name), name, provider, emote_id, set_key').limit(limit).offset(offset),
+        filtered().count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return { rows: rows as EmoteRow[], total: n(count?.count) };
+    },
+
+    // ------------------------------------------------------------------ watchlist
+    /** stats.watchlist: newest first. */
+    async watchlist(userId: string, db: Db = knex) {
+      return (await db('stats_watchlist as w')
+        .leftJoin('ps_channels as c', (j) => j.on('c.platform', 'w.platform').andOn('c.platform_channel_id', 'w.platform_channel_id'))
+        .where('w.user_id', userId)
+        .orderBy([{ column: 'w.added_at', order: 'desc' }, { column: 'w.platform' }, { column: 'w.platform_channel_id' }])
+        .select('w.platform', 'w.platform_channel_id', 'w.added_at', 'c.login', 'c.display_name')) as {
+        platform: string;
+        platform_channel_id: string;
+        added_at: Date;
+        login: string | null;
+        display_name: string | null;
+      }[];
+    },
+    /** stats.watchlistEntry */
+    async watchlistEntry(db: Db, userId: string, platform: string, channelId: string): Promise<{ added_at: Date } | undefined> {
+      return db('stats_watchlist').where({ user_id: userId, platform, platform_channel_id: channelId }).first('added_at');
+    },
+    /** stats.watchlistCount */
+    async watchlistCount(db: Db, userId: string): Promise<number> {
+      const row = await db('stats_watchlist').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
+      return n(row?.count);
+    },
+    /** stats.lockWatchlist: serialises one user's adds, so the cap holds under concurrency. */
+    async lockWatchlist(db: Knex.Transaction, userId: string): Promise<void> {
+      await db.raw('select pg_advisory_xact_lock(hashtext(?))', [`stats_watchlist:${userId}`]);
+    },
+    /** stats.addWatchlist */
+    async addWatchlist(db: Db, userId: string, platform: string, channelId: string): Promise<Date> {
+      const [row] = (await db('stats_watchlist').insert({ user_id: userId, platform, platform_channel_id: channelId }).returning('added_at')) as { added_at: Date }[];
+      return row!.added_at;
+    },
+    /** stats.removeWatchlist */
+    async removeWatchlist(userId: string, platform: string, channelId: string): Promise<void> {
+      await knex('stats_watchlist').where({ user_id: userId, platform, platform_channel_id: channelId }).del();
+    },
+  };
+}
+
+/** Merges rows with the same key (a batch may repeat one), in order. */
+function mergeBy<T>(rows: T[] | readonly T[], key: (row: T) => string, merge: (a: T, b: T) => T): T[] {
+  const out = new Map<string, T>();
+  for (const row of rows) {
+    const k = key(row);
+    const prev = out.get(k);
+    out.set(k, prev ? merge(prev, row) : row);
+  }
+  return [...out.values()];
+}
+
+export type StatsRepo = ReturnType<typeof createStatsRepo>;
