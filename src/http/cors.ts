@@ -46,14 +46,22 @@ export function corsMiddleware(config: Pick<Config, 'http'>): RequestHandler {
     preflightContinue: false,
     optionsSuccessStatus: 204,
   };
-  return cors((req, callback) => {
+  // Built once: the per-request work is one Set look-up, never an options object.
+  const granted = new Map([...allowed].map((origin) => [origin, { ...common, origin, credentials: true } satisfies CorsOptions]));
+  // Empty lists (rather than `origin: false`) keep cors answering the preflight and adding
+  // `Vary: Origin` while granting nothing: no origin, method, header or credentials.
+  const refused: CorsOptions = { ...common, origin: [], methods: [], allowedHeaders: [], exposedHeaders: [], maxAge: undefined, credentials: false };
+  const handle = cors((req, callback) => {
     const origin = req.headers.origin;
-    if (origin !== undefined && allowed.has(origin)) {
-      callback(null, { ...common, origin, credentials: true });
-      return;
-    }
-    // Empty lists (rather than `origin: false`) keep cors answering the preflight and adding
-    // `Vary: Origin` while granting nothing: no origin, method, header or credentials.
-    callback(null, { ...common, origin: [], methods: [], allowedHeaders: [], exposedHeaders: [], maxAge: undefined, credentials: false });
+    callback(null, (origin !== undefined && granted.get(origin)) || refused);
   });
+  return (req, res, next) => {
+    // No Origin (server-to-server calls, probes) and not a preflight: all cors would do is add
+    // `Vary: Origin`, so that is done here without building its headers.
+    if (req.headers.origin === undefined && req.method !== 'OPTIONS') {
+      res.vary('Origin');
+      return next();
+    }
+    return handle(req, res, next);
+  };
 }

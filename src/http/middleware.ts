@@ -23,21 +23,25 @@ export function requestContextMiddleware(deps: { log: Logger; credentials: Crede
     const incoming = req.get('x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', requestId);
-    const log = deps.log.child({ request_id: requestId });
     const started = performance.now();
+    // The access log line carries the request id itself; the per-request child logger handlers
+    // log through is only built when one of them logs (most requests never do).
     res.on('finish', () => {
-      log.info(
-        { method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
+      deps.log.info(
+        { request_id: requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
         'request',
       );
     });
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     const popoutCookie = parseCookies(req.get('cookie') ?? '')[POPOUT_COOKIE];
     const { context } = await deps.credentials.resolve({ authorization: req.get('authorization'), queryToken: token, popoutCookie, transport: 'http' });
+    let log: Logger | undefined;
     req.context = {
       auth: context,
       requestId,
-      log,
+      get log() {
+        return (log ??= deps.log.child({ request_id: requestId }));
+      },
       selfUrl: withoutCredential(req.originalUrl),
       client: { ip: req.ip ?? null, userAgent: req.get('user-agent')?.slice(0, 1000) ?? null },
       setCookie: (name, value, options) => {

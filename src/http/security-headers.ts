@@ -5,7 +5,7 @@
  * documentation pages replace this CSP with their own (docs.ts), which is the one place where
  * inline styles are allowed.
  */
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import type { Config } from '../config/config';
 
@@ -21,6 +21,36 @@ export function productionOnlyDirectives(config: Pick<Config, 'env'>): Record<st
 }
 
 export function securityHeadersMiddleware(config: Pick<Config, 'env'>): RequestHandler {
+  return precomputed(helmetFor(config));
+}
+
+/**
+ * Every header helmet writes here is static (no nonce, no directive computed from the request), so
+ * helmet runs once at start-up against a recorder and each request replays what it did: the same
+ * headers, without a dozen middleware calls per request. Should helmet ever not answer at once,
+ * it runs per request as before.
+ */
+function precomputed(middleware: RequestHandler): RequestHandler {
+  const ops: ({ set: string; value: string | number | readonly string[] } | { remove: string })[] = [];
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => void ops.push({ set: name, value }),
+    removeHeader: (name: string) => void ops.push({ remove: name }),
+  };
+  let answered = false;
+  void middleware({ headers: {} } as Request, recorder as unknown as Response, (error?: unknown) => {
+    answered = error === undefined;
+  });
+  if (!answered) return middleware;
+  return (_req, res, next) => {
+    for (const op of ops) {
+      if ('set' in op) res.setHeader(op.set, op.value);
+      else res.removeHeader(op.remove);
+    }
+    next();
+  };
+}
+
+function helmetFor(config: Pick<Config, 'env'>): RequestHandler {
   return helmet({
     contentSecurityPolicy: {
       useDefaults: false,

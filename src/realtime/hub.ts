@@ -10,8 +10,11 @@ import { busChannelFor, relayEnvelope } from './channels';
 
 export interface Subscriber {
   readonly id: string;
-  /** `channel` is the socket channel the message was relayed to. */
-  deliver(message: WsServerMessage, channel: string): void;
+  /**
+   * `channel` is the socket channel the message was relayed to; `text` is the message already
+   * serialised, once for every subscriber of one fan-out.
+   */
+  deliver(message: WsServerMessage, channel: string, text?: string): void;
 }
 
 export function createHub(deps: { bus: Bus; log: Logger }) {
@@ -24,7 +27,8 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
       deps.log.warn({ channel: busChannel }, 'dropped a bus message that is not JSON');
       return;
     }
-    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope, socketChannel);
+    const text = JSON.stringify(envelope);
+    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope, socketChannel, text);
   }
 
   return {

@@ -3,7 +3,8 @@
  * Every Query and Mutation resolver is wrapped with its generated gate, and every error leaves
  * with `extensions.code` equal to the REST code and the same message.
  *
- * Before anything executes, this endpoint parses within the document limits (limits.ts), validates,
+ * Before anything executes, this endpoint parses within the document limits (limits.ts), validates
+ * (both once per distinct query text: a repeated query is served from a document cache),
  * refuses an operation over `graphql.max_cost` (cost.ts) or with an argument PostgreSQL cannot
  * store (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one
  * point the middleware took. Limit and input refusals are HTTP 400 whatever the Accept header;
@@ -22,6 +23,7 @@ import {
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { createHandler } from 'graphql-http/lib/use/express';
 import type { Request, RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GateEnforcer } from '../../auth/gates';
@@ -105,15 +107,19 @@ type Prepared =
   /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
   | { readonly kind: 'invalid'; readonly errors: readonly GraphQLError[] };
 
-/** Parse, limits, validation, cost and the input guard, cheapest refusals first. */
-function prepareOperation(
-  schema: GraphQLSchema,
-  limits: GraphQLLimits,
-  params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
-): Prepared {
+/** What parsing and validating a query text gave: it depends on the text alone (the schema is fixed). */
+type Checked = { readonly kind: 'parsed'; readonly document: DocumentNode } | { readonly kind: 'refused' | 'invalid'; readonly errors: readonly GraphQLError[] };
+
+/** Query texts whose parse and validation are kept, so that a repeated query skips both. */
+const DOCUMENT_CACHE_SIZE = 1000;
+/** Longer texts are checked every time rather than held in memory. */
+const DOCUMENT_CACHE_MAX_CHARS = 20_000;
+
+/** Parse within the limits, then the limit rules, then graphql-js's validation rules. */
+function checkDocument(schema: GraphQLSchema, limits: GraphQLLimits, query: string): Checked {
   let document: DocumentNode;
   try {
-    document = parseWithinLimits(params.query, limits);
+    document = parseWithinLimits(query, limits);
   } catch (error) {
     if (error instanceof GraphQLLimitError) return { kind: 'refused', errors: [error] };
     if (error instanceof GraphQLError) return { kind: 'invalid', errors: [error] };
@@ -126,6 +132,28 @@ function prepareOperation(
   if (overLimits.length > 0) return { kind: 'refused', errors: overLimits };
   const invalid = validate(schema, document, specifiedRules);
   if (invalid.length > 0) return { kind: 'invalid', errors: invalid };
+  return { kind: 'parsed', document };
+}
+
+/**
+ * Parse, limits, validation, cost and the input guard, cheapest refusals first. Parse and
+ * validation depend only on the query text and are served from `documents` when it was seen
+ * before; the operation's cost and the argument guard depend on the variables, so they run on
+ * every request.
+ */
+function prepareOperation(
+  schema: GraphQLSchema,
+  limits: GraphQLLimits,
+  documents: LRUCache<string, Checked>,
+  params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+): Prepared {
+  let checked = documents.get(params.query);
+  if (!checked) {
+    checked = checkDocument(schema, limits, params.query);
+    if (params.query.length <= DOCUMENT_CACHE_MAX_CHARS) documents.set(params.query, checked);
+  }
+  if (checked.kind !== 'parsed') return checked;
+  const document = checked.document;
 
   const operation = getOperationAST(document, params.operationName ?? undefined);
   if (!operation) return { kind: 'ready', document, cost: 0 };
@@ -148,13 +176,14 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): RequestHandler {
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
   const limits = graphqlLimits(deps.config);
   const format = (error: GraphQLError) => formatGraphQLError(error, deps.log, { suggestions: limits.introspection });
+  const documents = new LRUCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE });
   return createHandler<GraphQLContext>({
     schema,
     onSubscribe: async (req, params) => {
       const raw = req.raw as Request;
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
-      const prepared = prepareOperation(schema, limits, params);
+      const prepared = prepareOperation(schema, limits, documents, params);
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });

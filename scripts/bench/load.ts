@@ -1,0 +1,63 @@
+/**
+ * One load run of the bench, in its own process: autocannon against one URL on 127.0.0.1,
+ * bounded in count (`maxRequests`) and in time (`seconds`), whichever comes first. Input is one
+ * JSON argument; the result is one JSON line on stdout. A run that sees any non-2xx answer or
+ * socket error reports it, and the bench counts the case as failed.
+ */
+import autocannon from 'autocannon';
+
+export interface LoadInput {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  seconds: number;
+  maxRequests: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  /** Filled in by the bench: CPU the measured server spent per request. */
+  cpuMsPerRequest?: number;
+}
+
+const input = JSON.parse(process.argv[2] ?? '{}') as LoadInput;
+const started = performance.now();
+const instance = autocannon(
+  {
+    url: input.url,
+    method: input.method ?? 'GET',
+    headers: input.headers ?? {},
+    ...(input.body !== undefined ? { body: input.body } : {}),
+    connections: input.connections,
+    amount: input.maxRequests,
+    timeout: 10,
+  },
+  (error, result) => {
+    clearTimeout(timer);
+    if (error) {
+      console.error(error);
+      process.exit(1);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const out: LoadResult = {
+      requests: result.requests.total,
+      seconds,
+      rps: result.requests.total / seconds,
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors + result.timeouts,
+    };
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  },
+);
+const timer = setTimeout(() => instance.stop(), input.seconds * 1000);
