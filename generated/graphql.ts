@@ -291,6 +291,200 @@ export type EmitEventResult = {
   event: Event;
 };
 
+/** The room a shared-chat message was sent in. */
+export type ChatSourceChannel = {
+  __typename?: 'ChatSourceChannel';
+  platformChannelId: Scalars['String']['output'];
+  login: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+};
+
+/** A stored chat message (Part 2, "Chat message row"); isSharedChat and sourceChannel mark a shared-chat message from another room. */
+export type ChatMessage = {
+  __typename?: 'ChatMessage';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  platform: Scalars['String']['output'];
+  platformMessageId: Scalars['String']['output'];
+  platformUserId: Scalars['String']['output'];
+  username: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  message: Scalars['String']['output'];
+  emotes: Maybe<Scalars['JSON']['output']>;
+  badges: Maybe<Scalars['JSON']['output']>;
+  replyToMessageId: Maybe<Scalars['String']['output']>;
+  replyToUsername: Maybe<Scalars['String']['output']>;
+  replyToMessage: Maybe<Scalars['String']['output']>;
+  liveChatId: Maybe<Scalars['String']['output']>;
+  isSharedChat: Scalars['Boolean']['output'];
+  sourceChannel: Maybe<ChatSourceChannel>;
+  /** A moderator deleted it; it stays listed (clients grey it out). */
+  isDeleted: Scalars['Boolean']['output'];
+  deletedAt: Maybe<Scalars['String']['output']>;
+  deletedBy: Maybe<Scalars['String']['output']>;
+  raw: Scalars['JSON']['output'];
+  sentAt: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+export type PaginatedChatResult = {
+  __typename?: 'PaginatedChatResult';
+  items: Array<ChatMessage>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** Filters of the chat history; limit defaults to 50, at most 100 (REST GET /v1/chat/history). */
+export type ChatFilterInput = {
+  /** platform_a, platform_b or platform_c. */
+  platform?: InputMaybe<Scalars['String']['input']>;
+  platformUserId?: InputMaybe<Scalars['String']['input']>;
+  /** The video platform's live chat. */
+  liveChatId?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339; inclusive. */
+  from?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339; inclusive. */
+  to?: InputMaybe<Scalars['String']['input']>;
+  /** Case-insensitive keywords (any matches): at most 20 of at most 100 characters after trimming; without from, the last 12 hours. */
+  search?: InputMaybe<Array<Scalars['String']['input']>>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A chatter of the account (Part 2, "Chat user search item"). */
+export type ChatUserSearchItem = {
+  __typename?: 'ChatUserSearchItem';
+  platform: Scalars['String']['output'];
+  platformUserId: Scalars['String']['output'];
+  username: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  lastSeenAt: Maybe<Scalars['String']['output']>;
+  messageCount: Scalars['Int']['output'];
+};
+
+/** A chatter's stored profile: the search item plus its treatment and last refresh. */
+export type ChatUserProfile = {
+  __typename?: 'ChatUserProfile';
+  platform: Scalars['String']['output'];
+  platformUserId: Scalars['String']['output'];
+  username: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  lastSeenAt: Maybe<Scalars['String']['output']>;
+  messageCount: Scalars['Int']['output'];
+  /** active_monitoring, restricted or none. */
+  userTreatment: Scalars['String']['output'];
+  refreshedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** REST body of POST /v1/chat/send. */
+export type SendChatInput = {
+  platform: Scalars['String']['input'];
+  /** 1 to 500 characters. */
+  message: Scalars['String']['input'];
+  /** platform_b only; resolved when omitted. */
+  liveChatId?: InputMaybe<Scalars['String']['input']>;
+  replyToMessageId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A send outcome: sent with messageId, or not sent with errorCode (login_reconnect_required, send_failed, internal_error). */
+export type GqlSendResult = {
+  __typename?: 'GqlSendResult';
+  sent: Scalars['Boolean']['output'];
+  messageId: Maybe<Scalars['String']['output']>;
+  platform: Scalars['String']['output'];
+  errorCode: Maybe<Scalars['String']['output']>;
+  error: Maybe<Scalars['String']['output']>;
+};
+
+/** REST body of POST /v1/chat/moderate. */
+export type ModerationInput = {
+  /** ban, timeout or delete. */
+  action: Scalars['String']['input'];
+  platform: Scalars['String']['input'];
+  /** The target's platform user id (ban, timeout). */
+  userId?: InputMaybe<Scalars['String']['input']>;
+  /** The platform message id (delete). */
+  messageId?: InputMaybe<Scalars['String']['input']>;
+  /** Timeout length (default 300; platform_b 1 to 86400). */
+  durationSecs?: InputMaybe<Scalars['Int']['input']>;
+  reason?: InputMaybe<Scalars['String']['input']>;
+  /** platform_b only. */
+  liveChatId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** success false: the platform refused or failed; details says why ({ error_code, message }). */
+export type ChatModerationResult = {
+  __typename?: 'ChatModerationResult';
+  success: Scalars['Boolean']['output'];
+  action: Scalars['String']['output'];
+  platform: Scalars['String']['output'];
+  details: Maybe<Scalars['JSON']['output']>;
+};
+
+/**
+ * A sound of the account's library (REST Sound). Byte sizes are integral Floats (they may exceed 32
+ * bits). Upload is REST only (POST /v1/sounds, multipart/form-data), as is the audio itself
+ * (GET /v1/sounds/{id}/stream).
+ */
+export type Sound = {
+  __typename?: 'Sound';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  filename: Scalars['String']['output'];
+  /** audio/mpeg, audio/wav, audio/ogg or audio/flac, detected from the bytes. */
+  contentType: Scalars['String']['output'];
+  sizeBytes: Scalars['Float']['output'];
+  durationMs: Scalars['Int']['output'];
+  /** Opaque JSON set through updateSound; null until then. */
+  waveform: Maybe<Scalars['JSON']['output']>;
+  createdAt: Scalars['String']['output'];
+  /** The extension that uploaded it; null for the account's own uploads. */
+  sourceExtensionName: Maybe<Scalars['String']['output']>;
+};
+
+/** A page of the library and the plan's sound limits (REST GET /v1/sounds data). */
+export type SoundLibrary = {
+  __typename?: 'SoundLibrary';
+  sounds: Array<Sound>;
+  /** Sounds matching search (all without it). */
+  totalCount: Scalars['Int']['output'];
+  /** The account's own uploads, held against maxSounds. */
+  userSoundCount: Scalars['Int']['output'];
+  maxSounds: Scalars['Int']['output'];
+  maxSoundFileSize: Scalars['Float']['output'];
+  maxSoundStorageBytes: Scalars['Float']['output'];
+  /** Bytes of the account's own uploads, held against maxSoundStorageBytes. */
+  usedStorageBytes: Scalars['Float']['output'];
+};
+
+/** Absent members stay as they are; waveform null clears it. */
+export type UpdateSoundInput = {
+  /** 1 to 100 characters after trimming. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** 0 to 2147483647. */
+  durationMs?: InputMaybe<Scalars['Int']['input']>;
+  waveform?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+/** One browser source: type widget or overlay (anything else is refused), id its UUID. */
+export type SoundTargetInput = {
+  type: Scalars['String']['input'];
+  id: Scalars['String']['input'];
+};
+
+/** The result of play and stop (REST { success: true }). */
+export type SoundActionResult = {
+  __typename?: 'SoundActionResult';
+  success: Scalars['Boolean']['output'];
+};
+
 export type AdminRole = {
   __typename?: 'AdminRole';
   id: Scalars['UUID']['output'];
@@ -750,8 +944,123 @@ export type CreateAccountServiceKeyInput = {
   expiresAt?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A developer key (lm_dev_): exactly one of developerId (profile key) and teamId (team key) is set; never the secret. */
+export type DeveloperApiKey = {
+  __typename?: 'DeveloperApiKey';
+  id: Scalars['UUID']['output'];
+  developerId: Maybe<Scalars['UUID']['output']>;
+  teamId: Maybe<Scalars['UUID']['output']>;
+  /** The creator; null once they leave the team. */
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  /** extension-dev:* scopes only. */
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** key is the full lm_dev_ secret, shown only here. */
+export type CreateDeveloperApiKeyResult = {
+  __typename?: 'CreateDeveloperApiKeyResult';
+  key: Scalars['String']['output'];
+  developerApiKey: DeveloperApiKey;
+};
+
+export type CreateDeveloperApiKeyInput = {
+  label: Scalars['String']['input'];
+  /** A subset of the extension-dev:* family the creator holds. */
+  permissions: Array<Scalars['String']['input']>;
+  /** The owning team (needs team-secrets:edit); null = the caller's own developer profile. */
+  teamId?: InputMaybe<Scalars['UUID']['input']>;
+  /** RFC 3339; null means no expiry. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A developer application; status pending, approved or rejected. */
+export type DeveloperApplication = {
+  __typename?: 'DeveloperApplication';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  /** solo or team. */
+  applicationType: Scalars['String']['output'];
+  displayName: Scalars['String']['output'];
+  slug: Scalars['String']['output'];
+  description: Scalars['String']['output'];
+  motivation: Scalars['String']['output'];
+  whatToBuild: Scalars['String']['output'];
+  githubUrl: Maybe<Scalars['String']['output']>;
+  websiteUrl: Maybe<Scalars['String']['output']>;
+  experience: Maybe<Scalars['String']['output']>;
+  avatarKey: Maybe<Scalars['String']['output']>;
+  status: Scalars['String']['output'];
+  reviewNotes: Maybe<Scalars['String']['output']>;
+  reviewedBy: Maybe<Scalars['UUID']['output']>;
+  reviewedAt: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** applicationType and slug are checked by the service with the specification's messages. */
+export type SubmitDeveloperApplicationInput = {
+  applicationType: Scalars['String']['input'];
+  displayName: Scalars['String']['input'];
+  slug: Scalars['String']['input'];
+  description: Scalars['String']['input'];
+  motivation: Scalars['String']['input'];
+  whatToBuild: Scalars['String']['input'];
+  githubUrl?: InputMaybe<Scalars['String']['input']>;
+  websiteUrl?: InputMaybe<Scalars['String']['input']>;
+  experience?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A developer's verification; status pending, verified or rejected. */
+export type DeveloperVerification = {
+  __typename?: 'DeveloperVerification';
+  id: Scalars['UUID']['output'];
+  developerId: Scalars['UUID']['output'];
+  legalName: Scalars['String']['output'];
+  /** Presence implies a company developer. */
+  companyName: Maybe<Scalars['String']['output']>;
+  addressLine1: Scalars['String']['output'];
+  addressLine2: Maybe<Scalars['String']['output']>;
+  postalCode: Scalars['String']['output'];
+  city: Scalars['String']['output'];
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: Scalars['String']['output'];
+  taxId: Maybe<Scalars['String']['output']>;
+  tradeRegisterId: Maybe<Scalars['String']['output']>;
+  documentKey: Maybe<Scalars['String']['output']>;
+  status: Scalars['String']['output'];
+  reviewNotes: Maybe<Scalars['String']['output']>;
+  reviewedBy: Maybe<Scalars['UUID']['output']>;
+  reviewedAt: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** Required fields are checked by the service with the specification's messages (Legal name is required, ...). */
+export type SubmitDeveloperVerificationInput = {
+  legalName?: InputMaybe<Scalars['String']['input']>;
+  companyName?: InputMaybe<Scalars['String']['input']>;
+  addressLine1?: InputMaybe<Scalars['String']['input']>;
+  addressLine2?: InputMaybe<Scalars['String']['input']>;
+  postalCode?: InputMaybe<Scalars['String']['input']>;
+  city?: InputMaybe<Scalars['String']['input']>;
+  country?: InputMaybe<Scalars['String']['input']>;
+  taxId?: InputMaybe<Scalars['String']['input']>;
+  tradeRegisterId?: InputMaybe<Scalars['String']['input']>;
+  documentKey?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type Query = {
   __typename?: 'Query';
+  /** The sound library with its limits (limit default 20, at most 100; offset; search a partial name); REST GET /v1/sounds. */
+  sounds: SoundLibrary;
+  /** One sound of the active account (Sound not found); REST GET /v1/sounds/{id}. */
+  sound: Sound;
   /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
   myPermissions: TokenPermissions;
   /** The caller's open sessions; REST GET /v1/auth/sessions. */
@@ -782,6 +1091,10 @@ export type Query = {
   events: PaginatedEventResult;
   /** One stored event of the active account; REST GET /v1/events/{id}. */
   event: Event;
+  /** Stored chat messages of the active account, newest first; REST GET /v1/chat/history. */
+  chatHistory: PaginatedChatResult;
+  /** Chatters by name prefix (limit default 10, clamped 1 to 25); REST GET /v1/chat/users/search. */
+  searchPlatformUsers: Array<ChatUserSearchItem>;
   /** Every admin role; REST GET /v1/admin/admin-roles. */
   adminRoles: Array<AdminRole>;
   /** One admin role (Admin role not found); REST GET /v1/admin/admin-roles/{id}. */
@@ -824,8 +1137,42 @@ export type Query = {
   adminUserApiKeys: Array<AdminApiKey>;
   /** Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions. */
   adminSystemKeyPermissions: Array<AdminPermissionInfo>;
+  /** Daily follower and average-viewer series; range DAYS_30, DAYS_90, DAYS_180 or DAYS_365; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
+  publicChannelTrends: PublicChannelTrends;
+  /** Ad-marked panels, most recently active first; REST GET /v1/public-stats/channels/{platform}/{channel}/panel-history. */
+  publicChannelPanelHistory: Array<PublicPanel>;
+  /** One broadcast's summary; REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
+  publicStreamSummary: PublicStreamSummary;
+  /** Title, category and tag changes, most recent first (limit default 50, 1 to 200); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
+  publicStreamMetadataHistory: PublicMetadataHistory;
+  /** Tracked channels ranked by a metric; REST GET /v1/public-stats/browse. */
+  publicChannelBrowse: PublicChannelBrowse;
+  /** Categories of the tracked streams; REST GET /v1/public-stats/games. */
+  publicGames: PublicGames;
+  /** The emote directory; REST GET /v1/public-stats/emotes. */
+  publicEmotes: PublicEmotes;
+  /** The caller's watchlist, newest first; REST GET /v1/watchlist. */
+  myWatchlist: Watchlist;
   /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
   adminAuditLog: AuditLogPage;
+  /** The caller's developer keys: own profile keys plus keys of teams where they hold team-secrets:read; REST GET /v1/developer/api-keys. */
+  developerApiKeys: Array<DeveloperApiKey>;
+  /** The caller's latest developer application (No developer application found); REST GET /v1/developer/application. */
+  myDeveloperApplication: DeveloperApplication;
+  /** The caller's developer verification or null; REST GET /v1/developer/verification. */
+  developerVerificationStatus: Maybe<DeveloperVerification>;
+};
+
+
+export type QuerySoundsArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySoundArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -852,6 +1199,18 @@ export type QueryEventsArgs = {
 
 export type QueryEventArgs = {
   id: Scalars['UUID']['input'];
+};
+
+
+export type QueryChatHistoryArgs = {
+  filter?: InputMaybe<ChatFilterInput>;
+};
+
+
+export type QuerySearchPlatformUsersArgs = {
+  query?: InputMaybe<Scalars['String']['input']>;
+  platforms?: InputMaybe<Array<Scalars['String']['input']>>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -895,12 +1254,72 @@ export type QueryAdminUserApiKeysArgs = {
 };
 
 
+export type QueryPublicChannelTrendsArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+  range: Scalars['String']['input'];
+};
+
+
+export type QueryPublicChannelPanelHistoryArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+};
+
+
+export type QueryPublicStreamSummaryArgs = {
+  platform: Scalars['String']['input'];
+  broadcastId: Scalars['String']['input'];
+};
+
+
+export type QueryPublicStreamMetadataHistoryArgs = {
+  platform: Scalars['String']['input'];
+  broadcastId: Scalars['String']['input'];
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryPublicChannelBrowseArgs = {
+  filter?: InputMaybe<PublicBrowseFilter>;
+};
+
+
+export type QueryPublicGamesArgs = {
+  filter?: InputMaybe<PublicGamesFilter>;
+};
+
+
+export type QueryPublicEmotesArgs = {
+  filter?: InputMaybe<PublicEmotesFilter>;
+};
+
+
 export type QueryAdminAuditLogArgs = {
   filter?: InputMaybe<AdminAuditLogFilter>;
 };
 
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
+  createDeveloperApiKey: CreateDeveloperApiKeyResult;
+  /** Rename a developer key (label only); REST PATCH /v1/developer/api-keys/{id}. */
+  updateDeveloperApiKey: DeveloperApiKey;
+  /** Revoke a developer key (soft revoke); REST DELETE /v1/developer/api-keys/{id}. */
+  revokeDeveloperApiKey: DeleteTokenResult;
+  /** Apply to become a developer; REST POST /v1/developer/application. */
+  submitDeveloperApplication: DeveloperApplication;
+  /** Submit or resubmit the caller's verification; REST POST /v1/developer/verification. */
+  submitDeveloperVerification: DeveloperVerification;
+  /** Rename a sound or set its duration or waveform; REST PATCH /v1/sounds/{id}. */
+  updateSound: Sound;
+  /** Delete a sound and its audio; REST DELETE /v1/sounds/{id}. */
+  deleteSound: Scalars['Boolean']['output'];
+  /** Publish sound:play on sounds:{accountId} (volume 0.0 to 1.0, default 1.0; target omitted: every browser source); REST POST /v1/sounds/{id}/play. */
+  playSound: SoundActionResult;
+  /** Publish sound:stop on sounds:{accountId}; REST POST /v1/sounds/{id}/stop. */
+  stopSound: SoundActionResult;
   /** Make another account the session's active account; REST POST /v1/auth/switch-account. */
   switchAccount: SessionTokens;
   /** Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}. */
@@ -941,6 +1360,12 @@ export type Mutation = {
   emitEvent: EmitEventResult;
   /** A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin. */
   emitBotEvent: Event;
+  /** Send chat as the acting user; every outcome is a result, not an error; REST POST /v1/chat/send. */
+  sendChatToPlatform: GqlSendResult;
+  /** Ban, time out or delete (the action's own permission is required); REST POST /v1/chat/moderate. */
+  moderateChat: ChatModerationResult;
+  /** Re-fetch a chatter's profile (10-minute cooldown: REFRESH_COOLDOWN); REST POST /v1/chat/users/{platform}/{platform_user_id}/refresh. */
+  refreshPlatformUserProfile: ChatUserProfile;
   /** Create an admin role; REST POST /v1/admin/admin-roles. */
   adminCreateRole: AdminRole;
   /** Update an admin role (permissions as a diff); REST PATCH /v1/admin/admin-roles/{id}. */
@@ -997,10 +1422,64 @@ export type Mutation = {
   adminRotateApiKey: AdminApiKeyRotated;
   /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
   adminDeleteApiKey: Scalars['Boolean']['output'];
+  /** Add a channel by its URL handle (idempotent; at most 500); REST POST /v1/watchlist. */
+  addToWatchlist: WatchlistItem;
+  /** Remove a channel by its stable id (idempotent); REST DELETE /v1/watchlist. */
+  removeFromWatchlist: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
   updateNotificationPreference: NotificationPreference;
+};
+
+
+export type MutationCreateDeveloperApiKeyArgs = {
+  input: CreateDeveloperApiKeyInput;
+};
+
+
+export type MutationUpdateDeveloperApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRevokeDeveloperApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationSubmitDeveloperApplicationArgs = {
+  input: SubmitDeveloperApplicationInput;
+};
+
+
+export type MutationSubmitDeveloperVerificationArgs = {
+  input: SubmitDeveloperVerificationInput;
+};
+
+
+export type MutationUpdateSoundArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateSoundInput;
+};
+
+
+export type MutationDeleteSoundArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationPlaySoundArgs = {
+  id: Scalars['UUID']['input'];
+  volume?: InputMaybe<Scalars['Float']['input']>;
+  target?: InputMaybe<SoundTargetInput>;
+};
+
+
+export type MutationStopSoundArgs = {
+  id: Scalars['UUID']['input'];
+  target?: InputMaybe<SoundTargetInput>;
 };
 
 
@@ -1087,6 +1566,22 @@ export type MutationEmitBotEventArgs = {
   platform: Scalars['String']['input'];
   username: Scalars['String']['input'];
   raw: Scalars['JSON']['input'];
+};
+
+
+export type MutationSendChatToPlatformArgs = {
+  input: SendChatInput;
+};
+
+
+export type MutationModerateChatArgs = {
+  input: ModerationInput;
+};
+
+
+export type MutationRefreshPlatformUserProfileArgs = {
+  platform: Scalars['String']['input'];
+  platformUserId: Scalars['String']['input'];
 };
 
 
@@ -1246,6 +1741,18 @@ export type MutationAdminDeleteApiKeyArgs = {
 };
 
 
+export type MutationAddToWatchlistArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+};
+
+
+export type MutationRemoveFromWatchlistArgs = {
+  platform: Scalars['String']['input'];
+  platformChannelId: Scalars['String']['input'];
+};
+
+
 export type MutationNotificationActionArgs = {
   id: Scalars['UUID']['input'];
   action: Scalars['String']['input'];
@@ -1255,6 +1762,275 @@ export type MutationNotificationActionArgs = {
 export type MutationUpdateNotificationPreferenceArgs = {
   type: Scalars['String']['input'];
   channel: Scalars['String']['input'];
+};
+
+/** Paging of the public lists (REST `pagination`). */
+export type PublicStatsPagination = {
+  __typename?: 'PublicStatsPagination';
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  total: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
+};
+
+export type PublicFollowerPoint = {
+  __typename?: 'PublicFollowerPoint';
+  /** YYYY-MM-DD (UTC). */
+  date: Scalars['String']['output'];
+  followerCount: Scalars['Int']['output'];
+};
+
+export type PublicViewerAveragePoint = {
+  __typename?: 'PublicViewerAveragePoint';
+  /** YYYY-MM-DD (UTC). */
+  date: Scalars['String']['output'];
+  avgViewers: Scalars['Float']['output'];
+};
+
+/** Daily series of a channel, oldest first; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
+export type PublicChannelTrends = {
+  __typename?: 'PublicChannelTrends';
+  platform: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  channelLogin: Scalars['String']['output'];
+  range: Scalars['String']['output'];
+  followerSeries: Array<PublicFollowerPoint>;
+  avgViewerSeries: Array<PublicViewerAveragePoint>;
+};
+
+export type PublicPanelImage = {
+  __typename?: 'PublicPanelImage';
+  imageUrl: Scalars['String']['output'];
+  firstSeenAt: Scalars['String']['output'];
+  lastSeenAt: Scalars['String']['output'];
+};
+
+/** An ad-marked channel panel with its image history. */
+export type PublicPanel = {
+  __typename?: 'PublicPanel';
+  panelId: Scalars['String']['output'];
+  title: Maybe<Scalars['String']['output']>;
+  description: Maybe<Scalars['String']['output']>;
+  imageUrl: Maybe<Scalars['String']['output']>;
+  linkUrl: Maybe<Scalars['String']['output']>;
+  firstSeenAt: Scalars['String']['output'];
+  lastSeenAt: Scalars['String']['output'];
+  /** active or removed. */
+  status: Scalars['String']['output'];
+  removedAt: Maybe<Scalars['String']['output']>;
+  images: Array<PublicPanelImage>;
+};
+
+export type PublicTopEmote = {
+  __typename?: 'PublicTopEmote';
+  id: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  provider: Scalars['String']['output'];
+  url: Maybe<Scalars['String']['output']>;
+  count: Scalars['Int']['output'];
+};
+
+export type PublicTopGif = {
+  __typename?: 'PublicTopGif';
+  id: Scalars['String']['output'];
+  url: Scalars['String']['output'];
+  /** Null on the crawler path. */
+  provider: Maybe<Scalars['String']['output']>;
+  /** Null on the crawler path. */
+  alt: Maybe<Scalars['String']['output']>;
+  count: Scalars['Int']['output'];
+};
+
+export type PublicViewerPoint = {
+  __typename?: 'PublicViewerPoint';
+  at: Scalars['String']['output'];
+  viewers: Scalars['Int']['output'];
+};
+
+export type PublicTopChatter = {
+  __typename?: 'PublicTopChatter';
+  login: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  messageCount: Scalars['Int']['output'];
+};
+
+export type PublicSharedChatSource = {
+  __typename?: 'PublicSharedChatSource';
+  platformChannelId: Scalars['String']['output'];
+  messageCount: Scalars['Int']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+};
+
+/** Summary of a tracked broadcast; REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
+export type PublicStreamSummary = {
+  __typename?: 'PublicStreamSummary';
+  platform: Scalars['String']['output'];
+  broadcastId: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  channelLogin: Scalars['String']['output'];
+  channelDisplayName: Maybe<Scalars['String']['output']>;
+  title: Maybe<Scalars['String']['output']>;
+  category: Maybe<Scalars['String']['output']>;
+  tags: Array<Scalars['String']['output']>;
+  isLive: Scalars['Boolean']['output'];
+  startedAt: Scalars['String']['output'];
+  endedAt: Maybe<Scalars['String']['output']>;
+  durationSeconds: Scalars['Int']['output'];
+  peakViewers: Scalars['Int']['output'];
+  avgViewers: Scalars['Float']['output'];
+  /** Viewer-seconds (may exceed 32 bits, hence Float). */
+  watchSeconds: Scalars['Float']['output'];
+  totalMessages: Scalars['Int']['output'];
+  emoteCount: Scalars['Int']['output'];
+  topEmotes: Array<PublicTopEmote>;
+  gifCount: Scalars['Int']['output'];
+  /** Erased 90 days after first seen. */
+  topGifs: Array<PublicTopGif>;
+  newPaidSubs: Scalars['Int']['output'];
+  /** A count only; gifters are not identified. */
+  giftedSubs: Scalars['Int']['output'];
+  newFollowers: Scalars['Int']['output'];
+  viewerCurve: Array<PublicViewerPoint>;
+  /** Only when the channel opted in with show_top_chatters; else null. */
+  topChatters: Maybe<Array<PublicTopChatter>>;
+  sharedChatSources: Array<PublicSharedChatSource>;
+};
+
+export type PublicMetadataChange = {
+  __typename?: 'PublicMetadataChange';
+  /** title, category or tags. */
+  changeType: Scalars['String']['output'];
+  /** A string (title, category), a list of strings (tags), or null for the initial capture. */
+  oldValue: Maybe<Scalars['JSON']['output']>;
+  /** A string, a list of strings, or null when emptied. */
+  newValue: Maybe<Scalars['JSON']['output']>;
+  changedAt: Scalars['String']['output'];
+};
+
+/** REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
+export type PublicMetadataHistory = {
+  __typename?: 'PublicMetadataHistory';
+  entries: Array<PublicMetadataChange>;
+  total: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  offset: Scalars['Int']['output'];
+};
+
+export type PublicBrowseChannel = {
+  __typename?: 'PublicBrowseChannel';
+  platform: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  channelLogin: Scalars['String']['output'];
+  channelDisplayName: Maybe<Scalars['String']['output']>;
+  source: Scalars['String']['output'];
+  lastCategory: Maybe<Scalars['String']['output']>;
+  isLive: Scalars['Boolean']['output'];
+  streamCount: Scalars['Int']['output'];
+  /** Viewer-seconds (may exceed 32 bits, hence Float). */
+  watchSeconds: Scalars['Float']['output'];
+  avgViewers: Scalars['Float']['output'];
+  peakViewers: Scalars['Int']['output'];
+  totalMessages: Scalars['Float']['output'];
+  followerGain: Scalars['Int']['output'];
+  lastStartedAt: Maybe<Scalars['String']['output']>;
+  /** partner, affiliate or null. */
+  broadcasterType: Maybe<Scalars['String']['output']>;
+};
+
+/** REST GET /v1/public-stats/browse. */
+export type PublicChannelBrowse = {
+  __typename?: 'PublicChannelBrowse';
+  channels: Array<PublicBrowseChannel>;
+  pagination: PublicStatsPagination;
+};
+
+/** Browse filters: metric watchtime (default), viewers, peak, follower_gain, messages or recent; limit clamped 1 to 100 (default 50). */
+export type PublicBrowseFilter = {
+  platform?: InputMaybe<Scalars['String']['input']>;
+  category?: InputMaybe<Scalars['String']['input']>;
+  metric?: InputMaybe<Scalars['String']['input']>;
+  live?: InputMaybe<Scalars['Boolean']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type PublicGame = {
+  __typename?: 'PublicGame';
+  category: Scalars['String']['output'];
+  channelCount: Scalars['Int']['output'];
+  streamCount: Scalars['Int']['output'];
+  liveStreamCount: Scalars['Int']['output'];
+  peakViewers: Scalars['Int']['output'];
+  watchSeconds: Scalars['Float']['output'];
+  lastStartedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** REST GET /v1/public-stats/games. */
+export type PublicGames = {
+  __typename?: 'PublicGames';
+  games: Array<PublicGame>;
+  pagination: PublicStatsPagination;
+};
+
+export type PublicGamesFilter = {
+  platform?: InputMaybe<Scalars['String']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** An emote of the directory. */
+export type Emote = {
+  __typename?: 'Emote';
+  id: Scalars['String']['output'];
+  platform: Scalars['String']['output'];
+  provider: Scalars['String']['output'];
+  /** Null for a global set. */
+  channelId: Maybe<Scalars['String']['output']>;
+  name: Scalars['String']['output'];
+  url: Maybe<Scalars['String']['output']>;
+  animated: Scalars['Boolean']['output'];
+  ownerId: Maybe<Scalars['String']['output']>;
+  /** api_fetch or observed. */
+  source: Scalars['String']['output'];
+  firstSeenAt: Scalars['String']['output'];
+  lastSeenAt: Scalars['String']['output'];
+};
+
+/** REST GET /v1/public-stats/emotes. */
+export type PublicEmotes = {
+  __typename?: 'PublicEmotes';
+  emotes: Array<Emote>;
+  pagination: PublicStatsPagination;
+};
+
+/** Emote filters; empty strings count as absent; limit clamped 1 to 100 (default 50). */
+export type PublicEmotesFilter = {
+  platform?: InputMaybe<Scalars['String']['input']>;
+  provider?: InputMaybe<Scalars['String']['input']>;
+  channelId?: InputMaybe<Scalars['String']['input']>;
+  animated?: InputMaybe<Scalars['Boolean']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A channel on the caller's watchlist. */
+export type WatchlistItem = {
+  __typename?: 'WatchlistItem';
+  platform: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  channelLogin: Scalars['String']['output'];
+  channelDisplayName: Maybe<Scalars['String']['output']>;
+  addedAt: Scalars['String']['output'];
+};
+
+/** REST GET /v1/watchlist (`data`). */
+export type Watchlist = {
+  __typename?: 'Watchlist';
+  items: Array<WatchlistItem>;
 };
 
 
@@ -1361,6 +2137,22 @@ export type ResolversTypes = {
   EventFilterInput: EventFilterInput;
   EmitEventInput: EmitEventInput;
   EmitEventResult: ResolverTypeWrapper<EmitEventResult>;
+  ChatSourceChannel: ResolverTypeWrapper<ChatSourceChannel>;
+  ChatMessage: ResolverTypeWrapper<ChatMessage>;
+  PaginatedChatResult: ResolverTypeWrapper<PaginatedChatResult>;
+  ChatFilterInput: ChatFilterInput;
+  ChatUserSearchItem: ResolverTypeWrapper<ChatUserSearchItem>;
+  ChatUserProfile: ResolverTypeWrapper<ChatUserProfile>;
+  SendChatInput: SendChatInput;
+  GqlSendResult: ResolverTypeWrapper<GqlSendResult>;
+  ModerationInput: ModerationInput;
+  ChatModerationResult: ResolverTypeWrapper<ChatModerationResult>;
+  Sound: ResolverTypeWrapper<Sound>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  SoundLibrary: ResolverTypeWrapper<SoundLibrary>;
+  UpdateSoundInput: UpdateSoundInput;
+  SoundTargetInput: SoundTargetInput;
+  SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
   AdminRole: ResolverTypeWrapper<AdminRole>;
   AdminRoleMember: ResolverTypeWrapper<AdminRoleMember>;
   AdminPermissionInfo: ResolverTypeWrapper<AdminPermissionInfo>;
@@ -1368,7 +2160,6 @@ export type ResolversTypes = {
   UpdateAdminRoleInput: UpdateAdminRoleInput;
   AdminPlanFeature: ResolverTypeWrapper<AdminPlanFeature>;
   AdminPlan: ResolverTypeWrapper<AdminPlan>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   AdminCreatePlanInput: AdminCreatePlanInput;
   AdminUpdatePlanInput: AdminUpdatePlanInput;
   PlanFeature: ResolverTypeWrapper<PlanFeature>;
@@ -1406,9 +2197,41 @@ export type ResolversTypes = {
   AdminApiKeyRotated: ResolverTypeWrapper<AdminApiKeyRotated>;
   CreateUserApiKeyInput: CreateUserApiKeyInput;
   CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  DeveloperApiKey: ResolverTypeWrapper<DeveloperApiKey>;
+  CreateDeveloperApiKeyResult: ResolverTypeWrapper<CreateDeveloperApiKeyResult>;
+  CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
+  DeveloperApplication: ResolverTypeWrapper<DeveloperApplication>;
+  SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
+  DeveloperVerification: ResolverTypeWrapper<DeveloperVerification>;
+  SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  PublicStatsPagination: ResolverTypeWrapper<PublicStatsPagination>;
+  PublicFollowerPoint: ResolverTypeWrapper<PublicFollowerPoint>;
+  PublicViewerAveragePoint: ResolverTypeWrapper<PublicViewerAveragePoint>;
+  PublicChannelTrends: ResolverTypeWrapper<PublicChannelTrends>;
+  PublicPanelImage: ResolverTypeWrapper<PublicPanelImage>;
+  PublicPanel: ResolverTypeWrapper<PublicPanel>;
+  PublicTopEmote: ResolverTypeWrapper<PublicTopEmote>;
+  PublicTopGif: ResolverTypeWrapper<PublicTopGif>;
+  PublicViewerPoint: ResolverTypeWrapper<PublicViewerPoint>;
+  PublicTopChatter: ResolverTypeWrapper<PublicTopChatter>;
+  PublicSharedChatSource: ResolverTypeWrapper<PublicSharedChatSource>;
+  PublicStreamSummary: ResolverTypeWrapper<PublicStreamSummary>;
+  PublicMetadataChange: ResolverTypeWrapper<PublicMetadataChange>;
+  PublicMetadataHistory: ResolverTypeWrapper<PublicMetadataHistory>;
+  PublicBrowseChannel: ResolverTypeWrapper<PublicBrowseChannel>;
+  PublicChannelBrowse: ResolverTypeWrapper<PublicChannelBrowse>;
+  PublicBrowseFilter: PublicBrowseFilter;
+  PublicGame: ResolverTypeWrapper<PublicGame>;
+  PublicGames: ResolverTypeWrapper<PublicGames>;
+  PublicGamesFilter: PublicGamesFilter;
+  Emote: ResolverTypeWrapper<Emote>;
+  PublicEmotes: ResolverTypeWrapper<PublicEmotes>;
+  PublicEmotesFilter: PublicEmotesFilter;
+  WatchlistItem: ResolverTypeWrapper<WatchlistItem>;
+  Watchlist: ResolverTypeWrapper<Watchlist>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -1444,6 +2267,22 @@ export type ResolversParentTypes = {
   EventFilterInput: EventFilterInput;
   EmitEventInput: EmitEventInput;
   EmitEventResult: EmitEventResult;
+  ChatSourceChannel: ChatSourceChannel;
+  ChatMessage: ChatMessage;
+  PaginatedChatResult: PaginatedChatResult;
+  ChatFilterInput: ChatFilterInput;
+  ChatUserSearchItem: ChatUserSearchItem;
+  ChatUserProfile: ChatUserProfile;
+  SendChatInput: SendChatInput;
+  GqlSendResult: GqlSendResult;
+  ModerationInput: ModerationInput;
+  ChatModerationResult: ChatModerationResult;
+  Sound: Sound;
+  Float: Scalars['Float']['output'];
+  SoundLibrary: SoundLibrary;
+  UpdateSoundInput: UpdateSoundInput;
+  SoundTargetInput: SoundTargetInput;
+  SoundActionResult: SoundActionResult;
   AdminRole: AdminRole;
   AdminRoleMember: AdminRoleMember;
   AdminPermissionInfo: AdminPermissionInfo;
@@ -1451,7 +2290,6 @@ export type ResolversParentTypes = {
   UpdateAdminRoleInput: UpdateAdminRoleInput;
   AdminPlanFeature: AdminPlanFeature;
   AdminPlan: AdminPlan;
-  Float: Scalars['Float']['output'];
   AdminCreatePlanInput: AdminCreatePlanInput;
   AdminUpdatePlanInput: AdminUpdatePlanInput;
   PlanFeature: PlanFeature;
@@ -1483,9 +2321,41 @@ export type ResolversParentTypes = {
   AdminApiKeyRotated: AdminApiKeyRotated;
   CreateUserApiKeyInput: CreateUserApiKeyInput;
   CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  DeveloperApiKey: DeveloperApiKey;
+  CreateDeveloperApiKeyResult: CreateDeveloperApiKeyResult;
+  CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
+  DeveloperApplication: DeveloperApplication;
+  SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
+  DeveloperVerification: DeveloperVerification;
+  SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
   ID: Scalars['ID']['output'];
+  PublicStatsPagination: PublicStatsPagination;
+  PublicFollowerPoint: PublicFollowerPoint;
+  PublicViewerAveragePoint: PublicViewerAveragePoint;
+  PublicChannelTrends: PublicChannelTrends;
+  PublicPanelImage: PublicPanelImage;
+  PublicPanel: PublicPanel;
+  PublicTopEmote: PublicTopEmote;
+  PublicTopGif: PublicTopGif;
+  PublicViewerPoint: PublicViewerPoint;
+  PublicTopChatter: PublicTopChatter;
+  PublicSharedChatSource: PublicSharedChatSource;
+  PublicStreamSummary: PublicStreamSummary;
+  PublicMetadataChange: PublicMetadataChange;
+  PublicMetadataHistory: PublicMetadataHistory;
+  PublicBrowseChannel: PublicBrowseChannel;
+  PublicChannelBrowse: PublicChannelBrowse;
+  PublicBrowseFilter: PublicBrowseFilter;
+  PublicGame: PublicGame;
+  PublicGames: PublicGames;
+  PublicGamesFilter: PublicGamesFilter;
+  Emote: Emote;
+  PublicEmotes: PublicEmotes;
+  PublicEmotesFilter: PublicEmotesFilter;
+  WatchlistItem: WatchlistItem;
+  Watchlist: Watchlist;
 };
 
 export type GateDirectiveArgs = {
@@ -1666,6 +2536,111 @@ export type EmitEventResultResolvers<ContextType = GraphQLContext, ParentType ex
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   duplicate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   event?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+};
+
+export type ChatSourceChannelResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatSourceChannel'] = ResolversParentTypes['ChatSourceChannel']> = {
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  login?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ChatMessageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatMessage'] = ResolversParentTypes['ChatMessage']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformMessageId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  emotes?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  badges?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  replyToMessageId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  replyToUsername?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  replyToMessage?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  liveChatId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  isSharedChat?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sourceChannel?: Resolver<Maybe<ResolversTypes['ChatSourceChannel']>, ParentType, ContextType>;
+  isDeleted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  deletedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  deletedBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  raw?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  sentAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PaginatedChatResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PaginatedChatResult'] = ResolversParentTypes['PaginatedChatResult']> = {
+  items?: Resolver<Array<ResolversTypes['ChatMessage']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type ChatUserSearchItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatUserSearchItem'] = ResolversParentTypes['ChatUserSearchItem']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastSeenAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  messageCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type ChatUserProfileResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatUserProfile'] = ResolversParentTypes['ChatUserProfile']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  username?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastSeenAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  messageCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  userTreatment?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  refreshedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type GqlSendResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['GqlSendResult'] = ResolversParentTypes['GqlSendResult']> = {
+  sent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  messageId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  errorCode?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ChatModerationResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatModerationResult'] = ResolversParentTypes['ChatModerationResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  action?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  details?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+};
+
+export type SoundResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Sound'] = ResolversParentTypes['Sound']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  filename?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  waveform?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sourceExtensionName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SoundLibraryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundLibrary'] = ResolversParentTypes['SoundLibrary']> = {
+  sounds?: Resolver<Array<ResolversTypes['Sound']>, ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  userSoundCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSounds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSoundFileSize?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxSoundStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  usedStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundActionResult'] = ResolversParentTypes['SoundActionResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type AdminRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
@@ -1919,7 +2894,70 @@ export type AdminApiKeyRotatedResolvers<ContextType = GraphQLContext, ParentType
   apiKey?: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType>;
 };
 
+export type DeveloperApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeveloperApiKey'] = ResolversParentTypes['DeveloperApiKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  developerId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  teamId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type CreateDeveloperApiKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateDeveloperApiKeyResult'] = ResolversParentTypes['CreateDeveloperApiKeyResult']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  developerApiKey?: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType>;
+};
+
+export type DeveloperApplicationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeveloperApplication'] = ResolversParentTypes['DeveloperApplication']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  applicationType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  motivation?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  whatToBuild?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  githubUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  websiteUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  experience?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarKey?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reviewNotes?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reviewedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  reviewedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type DeveloperVerificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeveloperVerification'] = ResolversParentTypes['DeveloperVerification']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  developerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  legalName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  companyName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  addressLine1?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  addressLine2?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  postalCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  city?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  country?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  taxId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  tradeRegisterId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  documentKey?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  reviewNotes?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reviewedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  reviewedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  sounds: Resolver<ResolversTypes['SoundLibrary'], ParentType, ContextType, Partial<QuerySoundsArgs>>;
+  sound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<QuerySoundArgs, 'id'>>;
   myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
   sessions: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType>;
   popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
@@ -1935,6 +2973,8 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   accountAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAccountAuditLogArgs>>;
   events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
+  chatHistory: Resolver<ResolversTypes['PaginatedChatResult'], ParentType, ContextType, Partial<QueryChatHistoryArgs>>;
+  searchPlatformUsers: Resolver<Array<ResolversTypes['ChatUserSearchItem']>, ParentType, ContextType, Partial<QuerySearchPlatformUsersArgs>>;
   adminRoles: Resolver<Array<ResolversTypes['AdminRole']>, ParentType, ContextType>;
   adminRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<QueryAdminRoleArgs, 'id'>>;
   adminRoleMembers: Resolver<Array<ResolversTypes['AdminRoleMember']>, ParentType, ContextType, RequireFields<QueryAdminRoleMembersArgs, 'roleId'>>;
@@ -1956,10 +2996,30 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   adminAccountApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminAccountApiKeysArgs, 'accountId'>>;
   adminUserApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminUserApiKeysArgs, 'userId'>>;
   adminSystemKeyPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
+  publicChannelTrends: Resolver<ResolversTypes['PublicChannelTrends'], ParentType, ContextType, RequireFields<QueryPublicChannelTrendsArgs, 'platform' | 'channel' | 'range'>>;
+  publicChannelPanelHistory: Resolver<Array<ResolversTypes['PublicPanel']>, ParentType, ContextType, RequireFields<QueryPublicChannelPanelHistoryArgs, 'platform' | 'channel'>>;
+  publicStreamSummary: Resolver<ResolversTypes['PublicStreamSummary'], ParentType, ContextType, RequireFields<QueryPublicStreamSummaryArgs, 'platform' | 'broadcastId'>>;
+  publicStreamMetadataHistory: Resolver<ResolversTypes['PublicMetadataHistory'], ParentType, ContextType, RequireFields<QueryPublicStreamMetadataHistoryArgs, 'platform' | 'broadcastId'>>;
+  publicChannelBrowse: Resolver<ResolversTypes['PublicChannelBrowse'], ParentType, ContextType, Partial<QueryPublicChannelBrowseArgs>>;
+  publicGames: Resolver<ResolversTypes['PublicGames'], ParentType, ContextType, Partial<QueryPublicGamesArgs>>;
+  publicEmotes: Resolver<ResolversTypes['PublicEmotes'], ParentType, ContextType, Partial<QueryPublicEmotesArgs>>;
+  myWatchlist: Resolver<ResolversTypes['Watchlist'], ParentType, ContextType>;
   adminAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAdminAuditLogArgs>>;
+  developerApiKeys: Resolver<Array<ResolversTypes['DeveloperApiKey']>, ParentType, ContextType>;
+  myDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType>;
+  developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  createDeveloperApiKey: Resolver<ResolversTypes['CreateDeveloperApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateDeveloperApiKeyArgs, 'input'>>;
+  updateDeveloperApiKey: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType, RequireFields<MutationUpdateDeveloperApiKeyArgs, 'id' | 'label'>>;
+  revokeDeveloperApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationRevokeDeveloperApiKeyArgs, 'id'>>;
+  submitDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperApplicationArgs, 'input'>>;
+  submitDeveloperVerification: Resolver<ResolversTypes['DeveloperVerification'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperVerificationArgs, 'input'>>;
+  updateSound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<MutationUpdateSoundArgs, 'id' | 'input'>>;
+  deleteSound: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSoundArgs, 'id'>>;
+  playSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationPlaySoundArgs, 'id'>>;
+  stopSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationStopSoundArgs, 'id'>>;
   switchAccount: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationSwitchAccountArgs, 'accountId'>>;
   revokeSession: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeSessionArgs, 'id'>>;
   issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
@@ -1980,6 +3040,9 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   deleteAccountRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountRoleArgs, 'id'>>;
   emitEvent: Resolver<ResolversTypes['EmitEventResult'], ParentType, ContextType, RequireFields<MutationEmitEventArgs, 'input'>>;
   emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
+  sendChatToPlatform: Resolver<ResolversTypes['GqlSendResult'], ParentType, ContextType, RequireFields<MutationSendChatToPlatformArgs, 'input'>>;
+  moderateChat: Resolver<ResolversTypes['ChatModerationResult'], ParentType, ContextType, RequireFields<MutationModerateChatArgs, 'input'>>;
+  refreshPlatformUserProfile: Resolver<ResolversTypes['ChatUserProfile'], ParentType, ContextType, RequireFields<MutationRefreshPlatformUserProfileArgs, 'platform' | 'platformUserId'>>;
   adminCreateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminCreateRoleArgs, 'input'>>;
   adminUpdateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminUpdateRoleArgs, 'id' | 'input'>>;
   adminDeleteRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteRoleArgs, 'id'>>;
@@ -2008,8 +3071,201 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   adminUpdateApiKey: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType, RequireFields<MutationAdminUpdateApiKeyArgs, 'kind' | 'id' | 'label' | 'permissions'>>;
   adminRotateApiKey: Resolver<ResolversTypes['AdminApiKeyRotated'], ParentType, ContextType, RequireFields<MutationAdminRotateApiKeyArgs, 'kind' | 'id'>>;
   adminDeleteApiKey: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteApiKeyArgs, 'kind' | 'id'>>;
+  addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
+  removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
+};
+
+export type PublicStatsPaginationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicStatsPagination'] = ResolversParentTypes['PublicStatsPagination']> = {
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicFollowerPointResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicFollowerPoint'] = ResolversParentTypes['PublicFollowerPoint']> = {
+  date?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  followerCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicViewerAveragePointResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicViewerAveragePoint'] = ResolversParentTypes['PublicViewerAveragePoint']> = {
+  date?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avgViewers?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type PublicChannelTrendsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicChannelTrends'] = ResolversParentTypes['PublicChannelTrends']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  range?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  followerSeries?: Resolver<Array<ResolversTypes['PublicFollowerPoint']>, ParentType, ContextType>;
+  avgViewerSeries?: Resolver<Array<ResolversTypes['PublicViewerAveragePoint']>, ParentType, ContextType>;
+};
+
+export type PublicPanelImageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicPanelImage'] = ResolversParentTypes['PublicPanelImage']> = {
+  imageUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  firstSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PublicPanelResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicPanel'] = ResolversParentTypes['PublicPanel']> = {
+  panelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  title?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  imageUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  linkUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  firstSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  removedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  images?: Resolver<Array<ResolversTypes['PublicPanelImage']>, ParentType, ContextType>;
+};
+
+export type PublicTopEmoteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicTopEmote'] = ResolversParentTypes['PublicTopEmote']> = {
+  id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicTopGifResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicTopGif'] = ResolversParentTypes['PublicTopGif']> = {
+  id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  provider?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  alt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicViewerPointResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicViewerPoint'] = ResolversParentTypes['PublicViewerPoint']> = {
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  viewers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicTopChatterResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicTopChatter'] = ResolversParentTypes['PublicTopChatter']> = {
+  login?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  messageCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicSharedChatSourceResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicSharedChatSource'] = ResolversParentTypes['PublicSharedChatSource']> = {
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  messageCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type PublicStreamSummaryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicStreamSummary'] = ResolversParentTypes['PublicStreamSummary']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  broadcastId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelDisplayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  title?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  category?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  tags?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  isLive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  startedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  endedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  durationSeconds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  peakViewers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  avgViewers?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  watchSeconds?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  totalMessages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  emoteCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  topEmotes?: Resolver<Array<ResolversTypes['PublicTopEmote']>, ParentType, ContextType>;
+  gifCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  topGifs?: Resolver<Array<ResolversTypes['PublicTopGif']>, ParentType, ContextType>;
+  newPaidSubs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  giftedSubs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  newFollowers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  viewerCurve?: Resolver<Array<ResolversTypes['PublicViewerPoint']>, ParentType, ContextType>;
+  topChatters?: Resolver<Maybe<Array<ResolversTypes['PublicTopChatter']>>, ParentType, ContextType>;
+  sharedChatSources?: Resolver<Array<ResolversTypes['PublicSharedChatSource']>, ParentType, ContextType>;
+};
+
+export type PublicMetadataChangeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicMetadataChange'] = ResolversParentTypes['PublicMetadataChange']> = {
+  changeType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  oldValue?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  newValue?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  changedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PublicMetadataHistoryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicMetadataHistory'] = ResolversParentTypes['PublicMetadataHistory']> = {
+  entries?: Resolver<Array<ResolversTypes['PublicMetadataChange']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  offset?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicBrowseChannelResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicBrowseChannel'] = ResolversParentTypes['PublicBrowseChannel']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelDisplayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  source?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastCategory?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  isLive?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  streamCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  watchSeconds?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  avgViewers?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  peakViewers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalMessages?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  followerGain?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  lastStartedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  broadcasterType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type PublicChannelBrowseResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicChannelBrowse'] = ResolversParentTypes['PublicChannelBrowse']> = {
+  channels?: Resolver<Array<ResolversTypes['PublicBrowseChannel']>, ParentType, ContextType>;
+  pagination?: Resolver<ResolversTypes['PublicStatsPagination'], ParentType, ContextType>;
+};
+
+export type PublicGameResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicGame'] = ResolversParentTypes['PublicGame']> = {
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  streamCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  liveStreamCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  peakViewers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  watchSeconds?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  lastStartedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type PublicGamesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicGames'] = ResolversParentTypes['PublicGames']> = {
+  games?: Resolver<Array<ResolversTypes['PublicGame']>, ParentType, ContextType>;
+  pagination?: Resolver<ResolversTypes['PublicStatsPagination'], ParentType, ContextType>;
+};
+
+export type EmoteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Emote'] = ResolversParentTypes['Emote']> = {
+  id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  url?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  animated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  ownerId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  source?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  firstSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastSeenAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PublicEmotesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicEmotes'] = ResolversParentTypes['PublicEmotes']> = {
+  emotes?: Resolver<Array<ResolversTypes['Emote']>, ParentType, ContextType>;
+  pagination?: Resolver<ResolversTypes['PublicStatsPagination'], ParentType, ContextType>;
+};
+
+export type WatchlistItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['WatchlistItem'] = ResolversParentTypes['WatchlistItem']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channelDisplayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  addedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type WatchlistResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Watchlist'] = ResolversParentTypes['Watchlist']> = {
+  items?: Resolver<Array<ResolversTypes['WatchlistItem']>, ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {
@@ -2033,6 +3289,16 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Event?: EventResolvers<ContextType>;
   PaginatedEventResult?: PaginatedEventResultResolvers<ContextType>;
   EmitEventResult?: EmitEventResultResolvers<ContextType>;
+  ChatSourceChannel?: ChatSourceChannelResolvers<ContextType>;
+  ChatMessage?: ChatMessageResolvers<ContextType>;
+  PaginatedChatResult?: PaginatedChatResultResolvers<ContextType>;
+  ChatUserSearchItem?: ChatUserSearchItemResolvers<ContextType>;
+  ChatUserProfile?: ChatUserProfileResolvers<ContextType>;
+  GqlSendResult?: GqlSendResultResolvers<ContextType>;
+  ChatModerationResult?: ChatModerationResultResolvers<ContextType>;
+  Sound?: SoundResolvers<ContextType>;
+  SoundLibrary?: SoundLibraryResolvers<ContextType>;
+  SoundActionResult?: SoundActionResultResolvers<ContextType>;
   AdminRole?: AdminRoleResolvers<ContextType>;
   AdminRoleMember?: AdminRoleMemberResolvers<ContextType>;
   AdminPermissionInfo?: AdminPermissionInfoResolvers<ContextType>;
@@ -2061,8 +3327,34 @@ export type Resolvers<ContextType = GraphQLContext> = {
   DeleteTokenResult?: DeleteTokenResultResolvers<ContextType>;
   AdminApiKey?: AdminApiKeyResolvers<ContextType>;
   AdminApiKeyRotated?: AdminApiKeyRotatedResolvers<ContextType>;
+  DeveloperApiKey?: DeveloperApiKeyResolvers<ContextType>;
+  CreateDeveloperApiKeyResult?: CreateDeveloperApiKeyResultResolvers<ContextType>;
+  DeveloperApplication?: DeveloperApplicationResolvers<ContextType>;
+  DeveloperVerification?: DeveloperVerificationResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  PublicStatsPagination?: PublicStatsPaginationResolvers<ContextType>;
+  PublicFollowerPoint?: PublicFollowerPointResolvers<ContextType>;
+  PublicViewerAveragePoint?: PublicViewerAveragePointResolvers<ContextType>;
+  PublicChannelTrends?: PublicChannelTrendsResolvers<ContextType>;
+  PublicPanelImage?: PublicPanelImageResolvers<ContextType>;
+  PublicPanel?: PublicPanelResolvers<ContextType>;
+  PublicTopEmote?: PublicTopEmoteResolvers<ContextType>;
+  PublicTopGif?: PublicTopGifResolvers<ContextType>;
+  PublicViewerPoint?: PublicViewerPointResolvers<ContextType>;
+  PublicTopChatter?: PublicTopChatterResolvers<ContextType>;
+  PublicSharedChatSource?: PublicSharedChatSourceResolvers<ContextType>;
+  PublicStreamSummary?: PublicStreamSummaryResolvers<ContextType>;
+  PublicMetadataChange?: PublicMetadataChangeResolvers<ContextType>;
+  PublicMetadataHistory?: PublicMetadataHistoryResolvers<ContextType>;
+  PublicBrowseChannel?: PublicBrowseChannelResolvers<ContextType>;
+  PublicChannelBrowse?: PublicChannelBrowseResolvers<ContextType>;
+  PublicGame?: PublicGameResolvers<ContextType>;
+  PublicGames?: PublicGamesResolvers<ContextType>;
+  Emote?: EmoteResolvers<ContextType>;
+  PublicEmotes?: PublicEmotesResolvers<ContextType>;
+  WatchlistItem?: WatchlistItemResolvers<ContextType>;
+  Watchlist?: WatchlistResolvers<ContextType>;
 };
 
 export type DirectiveResolvers<ContextType = GraphQLContext> = {

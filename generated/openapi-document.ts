@@ -55,8 +55,24 @@ export const openapiDocument = {
       "description": "Streaming platform connections of the active account."
     },
     {
+      "name": "extensions",
+      "description": "Extensions, versions, limit requests, public developer profiles, installs and the internal bot and automation feeds."
+    },
+    {
       "name": "admin",
       "description": "Operator surfaces (admin roles, plans, feature flags, user presets); admin-scope permissions."
+    },
+    {
+      "name": "ideas",
+      "description": "The community ideas board (issue 15, point 1)."
+    },
+    {
+      "name": "developer",
+      "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams (issue 14, developer module)."
+    },
+    {
+      "name": "webhooks",
+      "description": "Inbound webhook receivers of the platforms and the payment provider (signature-verified, unauthenticated)."
     }
   ],
   "paths": {
@@ -3866,7 +3882,7 @@ export const openapiDocument = {
           "events"
         ],
         "summary": "Store an event and broadcast it on `events:{account_id}` after the commit.",
-        "description": "Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100\ncharacters; `raw` any JSON object). With `external_id`, redelivery is idempotent per\naccount: the stored event is answered with `duplicate: true` (status 200) and nothing is\nbroadcast again; a new event answers 201.\n\nCommunity gift bundling (platform `platform_a`): an event whose `raw` holds\n`community_gift_id` and a positive integer `total` is a bundle header, stored and\nbroadcast at once; one with `community_gift_id` and no `total` is an individual gift\nnotice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices\nreach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's\n`raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the\nnotices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is\nre-broadcast with the same `id` and `created_at`.\n",
+        "description": "Body `{ type, platform, raw, external_id? }` (`type` is `platform:action`, up to 100\ncharacters; `raw` any JSON object). With `external_id`, redelivery is idempotent per\naccount: the stored event is answered with `duplicate: true` (status 200) and nothing is\nbroadcast again; a new event answers 201.\n\nCommunity gift bundling (platform `platform_a`): an event whose `raw` holds\n`community_gift_id` and a positive integer `total` is a bundle header, stored and\nbroadcast at once; one with `community_gift_id` and no `total` is an individual gift\nnotice, stored but hidden from `GET /v1/events` and not broadcast. When the stored notices\nreach the header's `total` (or the bundle is 30 s old, by a periodic sweep), the header's\n`raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the\nnotices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is\nre-broadcast with the same `id` and `created_at`.\n\nA standalone gift record (type `platform_a:gift` or `platform_a:gift_sub`, a gifter in\n`user_id` or `user_name`, a positive integer `total`, no `community_gift_id` and no\nrecipient) is held: stored (the answer names it) but hidden and not broadcast. A header of\nthe same gifter and `total` within 10 s of it supersedes it for good (its `raw` gains\n`superseded_by`, the header's id); otherwise the periodic sweep releases it after 10 s:\nit joins `GET /v1/events` and is broadcast with its own `id` and `created_at`.\n",
         "x-permission": "events:create",
         "x-feature": "feature:events",
         "x-graphql": "Mutation.emitEvent",
@@ -4057,6 +4073,1090 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/chat/history": {
+      "get": {
+        "operationId": "chatHistory",
+        "tags": [
+          "chat"
+        ],
+        "summary": "Stored chat messages of the active account, newest first (Part 2, \"Chat\").",
+        "description": "`chat:read`. Filters: `platform` (`platform_a`, `platform_b` or `platform_c`),\n`platform_user_id`, `live_chat_id` (the video platform's live chat), `from` / `to`\n(RFC 3339, both inclusive; an unparseable value gives 400 VALIDATION_ERROR `from must be\nan RFC 3339 timestamp`), `search` (comma-separated keywords, case-insensitive, a message\nmatches when it contains any of them; blanks are dropped after trimming; more than 20\nkeywords gives 400 `search may hold at most 20 keywords`, a keyword over 100 characters\n400 `search keywords may be at most 100 characters`; a keyword search without `from`\ncovers the last 12 hours; a keyword containing a comma needs GraphQL). Soft-deleted\nmessages stay listed with `is_deleted: true`. Page size default 50, at most 100.\n",
+        "x-permission": "chat:read",
+        "x-graphql": "Query.chatHistory",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/ChatLimit"
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "description": "One chat platform: platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "platform_user_id",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "The sender's id on the platform.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "live_chat_id",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "The video platform's live chat id.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "from",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "RFC 3339; messages sent at or after it.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "to",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "RFC 3339; messages sent at or before it.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Comma-separated keywords (at most 20 of at most 100 characters).",
+            "schema": {
+              "type": "string",
+              "maxLength": 10000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of chat messages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChatMessage"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/chat/users/search": {
+      "get": {
+        "operationId": "searchPlatformUsers",
+        "tags": [
+          "chat"
+        ],
+        "summary": "Chatters of the active account by name prefix (Part 2, \"Chat user search item\").",
+        "description": "`chat:userinfo` and `feature:multichat`. `q`: case-insensitive prefix over `username`\nand `display_name` (`%`, `_` and backslash match literally); under 2 characters after\ntrimming answers an empty list. `platform`: comma-separated platforms (optional).\n`limit`: default 10, clamped 1 to 25. Ordered by `last_seen_at` descending (never seen\nlast), then `message_count` descending.\n",
+        "x-permission": "chat:userinfo",
+        "x-feature": "feature:multichat",
+        "x-graphql": "Query.searchPlatformUsers",
+        "parameters": [
+          {
+            "name": "q",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Name prefix (at least 2 characters after trimming).",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Comma-separated platforms.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Result size (default 10, clamped 1 to 25; beyond a 32-bit integer 400 VALIDATION_ERROR).",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "default": 10,
+              "minimum": -2147483648,
+              "maximum": 2147483647
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The matching chatters.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChatUserSearchItem"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/chat/send": {
+      "post": {
+        "operationId": "sendChatToPlatform",
+        "tags": [
+          "chat"
+        ],
+        "summary": "Send a chat message to a platform as the acting user (Part 1, \"chat/send\").",
+        "description": "`chat:write` and `feature:multichat`. Body `{ platform, message, live_chat_id?,\nreply_to_message_id? }` (`message` 1 to 500 characters). `platform_a` and `platform_c`\nsend with the acting user's login grant in the active account; `platform_b` sends\nthrough the account's channel connection (`live_chat_id` resolved when omitted).\nEvery send outcome is HTTP 200: `{ sent: true, message_id, platform }`, or\n`{ sent: false, error_code, error, platform }` with `error_code` one of\n`login_reconnect_required` (no login grant, or one flagged for reconnection),\n`send_failed` (the platform refused the message) or `internal_error` (the platform could\nnot be reached). Only hard validation errors are non-200: an unsupported platform\n(400 VALIDATION_ERROR) and no channel connection (404 `No channel connection for\n<platform>`).\n",
+        "x-permission": "chat:write",
+        "x-feature": "feature:multichat",
+        "x-graphql": "Mutation.sendChatToPlatform",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SendChatBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The send outcome.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChatSendResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/chat/moderate": {
+      "post": {
+        "operationId": "moderateChat",
+        "tags": [
+          "chat"
+        ],
+        "summary": "Ban, time out or delete on a platform (Part 2, \"Chat\").",
+        "description": "The gate admits any of `chat:ban`, `chat:timeout`, `chat:delete`; the action then needs\nits own (`ban` → `chat:ban`, `timeout` → `chat:timeout`, `delete` → `chat:delete`; 403\n`Missing permission: chat:ban` otherwise). Body: `action`, `platform`, `user_id`\n(required for ban and timeout), `message_id` (the platform message id; required for\ndelete), `duration_secs` (timeout only; default 300; `platform_b` accepts 1 to 86400, the\nother platforms 1 to 1209600),\n`reason` (written to the moderation log), `live_chat_id` (`platform_b` only; resolved\nwhen omitted). Missing or invalid fields give 400 VALIDATION_ERROR; no channel connection\n404. A platform failure answers 200 with `success: false` and `details` `{ error_code,\nmessage }`. On success the action is written to the moderation log and broadcast on\n`chat:{account_id}`: ban and timeout as `chat:clear_user`, delete as `chat:delete`\n(the stored message is soft-deleted), each followed by `chat:moderation_log`.\n",
+        "x-permission": {
+          "any": [
+            "chat:ban",
+            "chat:timeout",
+            "chat:delete"
+          ]
+        },
+        "x-graphql": "Mutation.moderateChat",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ModerateChatBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The moderation outcome.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChatModerationResult"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/chat/users/{platform}/{platform_user_id}/refresh": {
+      "post": {
+        "operationId": "refreshPlatformUserProfile",
+        "tags": [
+          "chat"
+        ],
+        "summary": "Re-fetch a chatter's profile from the platform (Part 2, \"Chat\").",
+        "description": "`chat:refresh_user`. Fetches the user from the platform and stores the profile\n(username, display name, avatar); answers `{ data: <profile> }`. One refresh per\naccount, platform and user every 10 minutes (shared through Redis when configured):\na refresh within the cooldown answers 429 `{ error: REFRESH_COOLDOWN, message,\nretry_after_seconds }` (at most 600) with `Retry-After`. A user the platform does not\nknow gives 404 `Platform user not found`; an unsupported platform 400.\n",
+        "x-permission": "chat:refresh_user",
+        "x-graphql": "Mutation.refreshPlatformUserProfile",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "description": "platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "platform_user_id",
+            "in": "path",
+            "required": true,
+            "description": "The user's id on the platform (1 to 200 characters).",
+            "schema": {
+              "type": "string",
+              "maxLength": 1000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The refreshed profile.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChatUserProfile"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "description": "REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`\nuntil the next refresh is accepted), or RATE_LIMIT_EXCEEDED (the per-context budget).\n",
+            "headers": {
+              "Retry-After": {
+                "description": "Whole seconds until a refresh is accepted again.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "error",
+                    "message"
+                  ],
+                  "properties": {
+                    "error": {
+                      "type": "string",
+                      "enum": [
+                        "REFRESH_COOLDOWN",
+                        "RATE_LIMIT_EXCEEDED"
+                      ]
+                    },
+                    "message": {
+                      "type": "string"
+                    },
+                    "retry_after_seconds": {
+                      "type": "integer",
+                      "minimum": 1,
+                      "maximum": 600
+                    },
+                    "details": {
+                      "type": "object",
+                      "additionalProperties": true
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/sounds": {
+      "get": {
+        "operationId": "sounds",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "The active account's sound library with its limits (Part 2, \"Sounds\").",
+        "description": "`sounds:read` and `feature:sounds`. Query `limit` (default 20, at most 100), `offset`\n(default 0), `search` (case-insensitive partial name). Newest first. `data.sounds` is the\npage; `total_count` counts the sounds matching `search`; `user_sound_count` and\n`used_storage_bytes` are what the account's own uploads (those without\n`source_extension_name`) hold against the plan's `max_sounds` and\n`max_sound_storage_bytes`; `max_sound_file_size` is the plan's per-file limit. Sounds an\nextension uploaded count against that extension's limits instead (its overrides from\n`PATCH /v1/admin/extensions/{id}/limits` where set, else the plan's).\n",
+        "x-permission": "sounds:read",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Query.sounds",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/SoundsLimit"
+          },
+          {
+            "$ref": "#/components/parameters/Offset"
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "description": "Case-insensitive partial name.",
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of the library and the limits.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/SoundLibrary"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "uploadSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "Upload a sound (multipart/form-data; REST only).",
+        "description": "`sounds:create` and `feature:sounds`. A `multipart/form-data` body with one `file` part\n(required) and an optional `name` text part (1 to 100 characters after trimming;\ndefaults to the file name without its extension). The body streams to storage as it\narrives; the type is detected from the bytes (the part's declared content type and the\nfile name's extension are ignored) and must be MP3, WAV, OGG or FLAC; the duration is\nmeasured. Refusals leave nothing behind (no row, no stored bytes), also when the upload\nis cut off or passes the size limit mid-stream:\n- 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;\n  `Sound file too large: your plan allows N bytes per file` (the plan's\n  `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;\n  `Only one file may be uploaded`; `Unexpected form field: <field>`.\n- 400 BAD_REQUEST `Malformed multipart body`; a body that is not `multipart/form-data`\n  gets `Unsupported content type`.\n- 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the\n  account already holds `max_sounds`) or `Sound storage limit reached: your plan allows\n  N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;\n  reaching it exactly is accepted).\nAn upload by an extension (an extension token's context) is recorded with\n`source_extension_name` and is held against that extension's limits in the account:\nits overrides where set, else the plan's; the messages then say `this extension may\nstore N sound(s)`, `this extension may store N bytes` and `this extension allows N bytes\nper file`. GraphQL has no upload (graphql-http takes JSON bodies only).\n",
+        "x-permission": "sounds:create",
+        "x-feature": "feature:sounds",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "multipart/form-data": {
+              "schema": {
+                "type": "object",
+                "required": [
+                  "file"
+                ],
+                "properties": {
+                  "file": {
+                    "type": "string",
+                    "format": "binary",
+                    "description": "The audio file: MP3, WAV, OGG or FLAC."
+                  },
+                  "name": {
+                    "type": "string",
+                    "description": "Display name; defaults to the file name without its extension."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/sounds/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The stored sound.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Sound"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/sounds/{id}": {
+      "get": {
+        "operationId": "sound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "One sound of the active account (404 `Sound not found` otherwise).",
+        "x-permission": "sounds:read",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Query.sound",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/sounds/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SoundResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "Rename a sound or set its duration or waveform.",
+        "description": "`sounds:edit`. Optional `name` (1 to 100 characters after trimming, else 400\nVALIDATION_ERROR `name must be 1 to 100 characters`), `duration_ms` (integer 0 to\n2147483647, else `duration_ms must be an integer from 0 to 2147483647`), `waveform` (any\nJSON, passed through untouched; null clears it). Absent members stay as they are.\n",
+        "x-permission": "sounds:edit",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Mutation.updateSound",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateSoundBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/sounds/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SoundResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "Delete a sound and its stored audio.",
+        "x-permission": "sounds:delete",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Mutation.deleteSound",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "204": {
+            "description": "Deleted."
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/sounds/{id}/play": {
+      "post": {
+        "operationId": "playSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "Play a sound on the account's browser sources.",
+        "description": "`sounds:play`. Body `volume` (0.0 to 1.0, default 1.0; else 400 VALIDATION_ERROR\n`volume must be a number from 0.0 to 1.0`) and `target` (optional `{ type, id }` with\n`type` `widget` or `overlay` and `id` one of the account's widgets or overlays; omitted:\nevery browser source). Another `type` gives 400 VALIDATION_ERROR `target.type must be\nwidget or overlay`; an `id` that is not a UUID gives `target.id must be a UUID`; a\nwidget or overlay of another account (or none) gives 404 `Widget not found` / `Overlay\nnot found`. Publishes `sound:play` on `sounds:{account_id}`, whose sockets get\n`{ type: event, channel, event_type: sound:play, data: { sound_id, name, content_type,\nduration_ms, volume, target, stream_url } }` (`target` null for every browser source).\nAnswers `{ success: true }`.\n",
+        "x-permission": "sounds:play",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Mutation.playSound",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PlaySoundBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/sounds/{id}/stop": {
+      "post": {
+        "operationId": "stopSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "Stop a sound on the account's browser sources.",
+        "description": "`sounds:play`. Body `target` with the rules of play. Publishes `sound:stop` on\n`sounds:{account_id}` with `data: { sound_id, target }`. Answers `{ success: true }`.\n",
+        "x-permission": "sounds:play",
+        "x-feature": "feature:sounds",
+        "x-graphql": "Mutation.stopSound",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/StopSoundBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/sounds/{id}/stream": {
+      "get": {
+        "operationId": "streamSound",
+        "tags": [
+          "sounds"
+        ],
+        "summary": "The stored audio bytes (REST only).",
+        "description": "`sounds:read`. The sound's bytes with its `Content-Type` (`audio/mpeg`, `audio/wav`,\n`audio/ogg` or `audio/flac`), `Content-Length`, `Accept-Ranges: bytes`, `ETag` and\n`Cache-Control: private, max-age=86400, immutable`. A `Range: bytes=a-b` header (one\nrange; `a-`, `-n` forms too) answers 206 with `Content-Range: bytes a-b/size`; a range\nthat starts past the end answers 416 with `Content-Range: bytes */size`; a malformed or\nmulti-range header is ignored (200 with the whole file).\n",
+        "x-permission": "sounds:read",
+        "x-feature": "feature:sounds",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "Range",
+            "in": "header",
+            "required": false,
+            "description": "One byte range, e.g. `bytes=0-1023`.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "raw"
+        },
+        "responses": {
+          "200": {
+            "description": "The whole file.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`private, max-age=86400, immutable`."
+              },
+              "Accept-Ranges": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Content-Length": {
+                "schema": {
+                  "type": "integer"
+                }
+              },
+              "ETag": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "audio/mpeg": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/wav": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/ogg": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/flac": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "206": {
+            "description": "One byte range of the file.",
+            "headers": {
+              "Content-Range": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`bytes a-b/size`."
+              },
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Content-Length": {
+                "schema": {
+                  "type": "integer"
+                }
+              }
+            },
+            "content": {
+              "audio/mpeg": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/wav": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/ogg": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              },
+              "audio/flac": {
+                "schema": {
+                  "type": "string",
+                  "format": "binary"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "416": {
+            "description": "The range starts past the end; no body.",
+            "headers": {
+              "Content-Range": {
+                "schema": {
+                  "type": "string"
+                },
+                "description": "`bytes */size`."
+              }
+            }
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6442,6 +7542,118 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/accounts/{id}/retention": {
+      "put": {
+        "operationId": "adminSetAccountRetention",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Set or clear an account's own chat_retention_days (REST only; Part 2 \"Retention\").",
+        "description": "The retention sweep deletes an account's events and chat rows older than its effective\n`chat_retention_days`: this account-level override when set, else its plan's (the\ndefault plan's for an account without one). `0` keeps them forever; `null` removes the\noverride. 404 `Account not found`. Gate: the admin `accounts:overrides-edit`. Records\n`system:account_retention_set`.\n",
+        "x-permission": "accounts:overrides-edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "chat_retention_days"
+                ],
+                "properties": {
+                  "chat_retention_days": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 36500,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The override and the window now in effect.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "account_id",
+                        "chat_retention_days",
+                        "effective_chat_retention_days"
+                      ],
+                      "properties": {
+                        "account_id": {
+                          "type": "string",
+                          "format": "uuid"
+                        },
+                        "chat_retention_days": {
+                          "type": "integer",
+                          "nullable": true,
+                          "description": "The override; null when the plan's value applies."
+                        },
+                        "effective_chat_retention_days": {
+                          "type": "integer",
+                          "description": "The window the sweep uses; 0 keeps forever."
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
     "/me/setting-presets": {
       "get": {
         "operationId": "mySettingPresets",
@@ -7389,6 +8601,520 @@ export const openapiDocument = {
         }
       }
     },
+    "/webhooks/platform_b": {
+      "get": {
+        "operationId": "platformBWebhookChallenge",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "WebSub challenge echo of platform_b (the hub verifies the subscription).",
+        "description": "Replies 200 `text/plain` with `hub.challenge`. No verification: the service receives\nonly and never subscribes itself. Not rate limited (server-to-server).\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "hub.mode",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "name": "hub.topic",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "hub.challenge",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "hub.lease_seconds",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 20
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "raw"
+        },
+        "responses": {
+          "200": {
+            "description": "The challenge, as sent.",
+            "content": {
+              "text/plain": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          }
+        }
+      },
+      "post": {
+        "operationId": "platformBWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "platform_b WebSub notification (Atom XML).",
+        "description": "Verified over the raw body before it is parsed: `X-Hub-Signature-256: sha256=<hex>`\n(HMAC-SHA256 with config `webhooks.platform_b_secret`), or the fallback\n`X-Hub-Signature: sha1=<hex>` (HMAC-SHA1). A missing or mismatched signature gives 401\nUNAUTHORIZED; an unset secret gives 401 unless `webhooks.require_signatures` is false.\nThe Atom entry's channel id and video id are read; each account connected to that\nplatform_b channel gets one `platform_b:subscribe` event whose `raw` holds `channel_id`,\n`video_id`, `title`, `published` and `updated` (external id `platform_b:video:<video id>`,\nso a redelivery stores nothing twice). Malformed XML or no channel id gives 400\nBAD_REQUEST; no connected account answers 200 as well. Not rate limited.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "Atom XML (`application/atom+xml`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/platform_c": {
+      "post": {
+        "operationId": "platformCWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "platform_c event webhook.",
+        "description": "With config `webhooks.platform_c_public_key` (PEM): `Platform-C-Event-Signature` is the\nbase64 RSA-SHA256 (PKCS#1 v1.5) signature over `{message_id}.{timestamp}.{raw body}` from\n`Platform-C-Event-Message-Id` and `Platform-C-Event-Message-Timestamp` (unix seconds or\nRFC 3339), which must lie within ±300 s of the server clock. Otherwise, with\n`webhooks.platform_c_secret`: `Platform-C-Signature` is the hex HMAC-SHA256 of the raw\nbody. A missing, stale or mismatched signature gives 401 UNAUTHORIZED; neither key set\ngives 403 FORBIDDEN while `webhooks.require_signatures` is true. `Platform-C-Event-Type`\nmaps `channel.subscription.new` → `platform_c:subscribe`, `channel.subscription.gifts` →\n`platform_c:gift`, `channel.followed` → `platform_c:follower`, `livestream.status.updated`\n→ `platform_c:stream_online` / `platform_c:stream_offline` (by `is_live`);\n`chat.message.sent` goes to the chat pipeline and `moderation.banned` to the moderation\nlog. The account resolves by the broadcaster's channel id (`broadcaster.user_id`) among\nplatform_c connections; the message id is the idempotency key. Other types, or no\nconnected account, answer 200. A body that is not JSON gives 400. Not rate limited.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/shop_platform": {
+      "post": {
+        "operationId": "shopPlatformWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "shop_platform webhook.",
+        "description": "`X-Shop-Platform-Shop-Domain` names the shop (normalised: lower case, no scheme, path,\nport or trailing dot; resolved by exact equality); `X-Shop-Platform-Hmac-Sha256` is the\nbase64 HMAC-SHA256 of the raw body with the shop's secret (the one recorded with the\nshop connection, else config `webhooks.shop_platform_secrets[<domain>]`). No secret gives\n401 while `webhooks.require_signatures` is true; a missing or mismatched signature gives\n401. `X-Shop-Platform-Topic`: `orders/create` → `shop_platform:order`, `orders/paid` →\n`shop_platform:order_paid`, `products/create` → `shop_platform:product` (raw: the\npayload); other topics, or a shop with no connected account, answer 200 and are dropped.\nIdempotent on `X-Shop-Platform-Webhook-Id` (else topic and the payload's `id`). A body\nthat is not JSON gives 400. Not rate limited.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/payment_provider": {
+      "post": {
+        "operationId": "paymentProviderWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "payment_provider billing webhook (plans and subscriptions).",
+        "description": "`Payment-Provider-Signature: t=<unix>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` with\nconfig `payments.webhook_secret`, compared in constant time; `t` within ±300 s. Stale,\nforged or unsigned gives 401 UNAUTHORIZED; an unset secret fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. Body `{ id, type, created, data: { object } }`.\n`checkout.session.completed`: the account in `client_reference_id` or\n`metadata.account_id` moves to the plan named by `metadata.plan_id`, `metadata.plan`\n(slug) or `metadata.price_id` (a plan's monthly or yearly price id); without one, the\nuser of `metadata.user_id` or of the customer's e-mail (created when new) gets a new\naccount on that plan. `customer.subscription.updated` sets the plan (by the item's price\nid or `metadata`) and the period end; `customer.subscription.deleted` moves the account\nto the free (default) plan; `invoice.payment_failed` is logged. Feature caches are\ninvalidated on every plan change. Each event id is processed once (redeliveries answer\n200); other types answer 200. A body that is not JSON gives 400. Not rate limited.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/payment-connect": {
+      "post": {
+        "operationId": "paymentConnectWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "payment_provider connect webhook (extension purchases, transfers, connected accounts).",
+        "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent); `transfer.paid`,\n`customer.subscription.created` and `.deleted`, `invoice.payment_succeeded` and\n`.payment_failed` and `account.updated` are recorded in the webhook receipt log. Each\nevent id is processed once; other types answer 200. Not rate limited.\n",
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/webhooks/payout-provider": {
+      "post": {
+        "operationId": "payoutProviderWebhook",
+        "tags": [
+          "webhooks"
+        ],
+        "summary": "Payout provider webhook (internal; left out of the published document).",
+        "description": "The `Payout-Provider-Transmission-Id`, `-Transmission-Time`, `-Transmission-Sig`,\n`-Cert-Url` and `-Auth-Algo` headers, the configured `payments.payout_webhook_id` and the\nraw event go to the provider's verification API (`payments.payout_api_url`); the\ncertificate URL must be https on the provider's domain (`payments.payout_cert_domain`)\nor a subdomain. Missing headers, a foreign certificate host or a verdict other than\n`SUCCESS` give 401; an unset webhook id fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`,\n`.FAILED`, `.UNCLAIMED` and `PAYMENT.PAYOUTSBATCH.SUCCESS` are recorded in the webhook\nreceipt log once per event id; other types answer 200. Not rate limited.\n",
+        "x-internal": true,
+        "x-auth": "public",
+        "requestBody": {
+          "required": false,
+          "content": {
+            "*/*": {
+              "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "JSON (`application/json`)."
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/WebhookReceived"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/accounts/{id}/shops/{shop_domain}": {
+      "put": {
+        "operationId": "adminRecordShopConnection",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Record an account's shop_platform shop and its webhook secret (operator path; REST only).",
+        "description": "The shop an installation would have stored: its domain (normalised: lower case, no\ntrailing dot) and the HMAC secret its webhooks are signed with (stored as given, since\nan HMAC cannot be checked against a hash; never returned). Omitting `secret` keeps the\nstored one; `null` clears it (config `webhooks.shop_platform_secrets` then applies). A\ndomain belongs to one account: 409 `Shop already connected to another account`.\n404 `Account not found`. Gate: the admin `system-connections:edit`. Records\n`system:shop_connection_recorded`.\n",
+        "x-permission": "system-connections:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "shop_domain",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255,
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9.-]*$"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "secret": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The shop connection.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "account_id",
+                        "shop_domain",
+                        "has_secret",
+                        "created_at",
+                        "updated_at"
+                      ],
+                      "properties": {
+                        "account_id": {
+                          "type": "string",
+                          "format": "uuid"
+                        },
+                        "shop_domain": {
+                          "type": "string"
+                        },
+                        "has_secret": {
+                          "type": "boolean",
+                          "description": "A secret is stored with the shop."
+                        },
+                        "created_at": {
+                          "type": "string",
+                          "format": "date-time"
+                        },
+                        "updated_at": {
+                          "type": "string",
+                          "format": "date-time"
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "adminRemoveShopConnection",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Remove an account's shop_platform shop (operator path; REST only).",
+        "description": "Idempotent (a domain of another account is left alone); 404 `Account not found`. Gate:\nthe admin `system-connections:delete`. Records `system:shop_connection_removed` when one\nwas removed.\n",
+        "x-permission": "system-connections:delete",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "shop_domain",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 255,
+              "pattern": "^[A-Za-z0-9][A-Za-z0-9.-]*$"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
     "/admin/audit-log": {
       "get": {
         "operationId": "adminAuditLog",
@@ -7588,6 +9314,7356 @@ export const openapiDocument = {
           }
         ]
       }
+    },
+    "/public-stats/channels/{platform}/{channel}/trends": {
+      "get": {
+        "operationId": "publicChannelTrends",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Daily follower and average-viewer series of a public channel (Part 2, \"Public statistics\").",
+        "description": "Public; gated by the `system:public_stats` kill-switch (403 FEATURE_DISABLED `Feature\n'system:public_stats' is not available`). `{platform}` is `platform_a`, `platform_b` or\n`platform_c` (anything else gives 400 VALIDATION_ERROR `Unsupported platform: <platform>`);\n`{channel}` is the channel's URL handle (case-insensitive) or its stable platform channel\nid. `range` is required: `DAYS_30`, `DAYS_90`, `DAYS_180` or `DAYS_365` (anything else gives\n400 `range must be one of DAYS_30, DAYS_90, DAYS_180, DAYS_365`). Both series are computed\nfrom the stored time-series samples, one point per UTC day with samples, oldest first:\n`follower_count` is the day's last follower sample, `avg_viewers` the mean of the day's\nviewer samples. An unknown or opted-out channel, or one without tracked streams, gives\n404 `Channel not found`.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicChannelTrends",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "channel",
+            "in": "path",
+            "required": true,
+            "description": "URL handle or stable channel id.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "range",
+            "in": "query",
+            "required": true,
+            "description": "DAYS_30, DAYS_90, DAYS_180 or DAYS_365.",
+            "schema": {
+              "type": "string",
+              "maxLength": 20
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The two series.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicChannelTrends"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/channels/{platform}/{channel}/panel-history": {
+      "get": {
+        "operationId": "publicChannelPanelHistory",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Ad-marked channel panels with their image history (Part 2, \"Public statistics\").",
+        "description": "Public; `system:public_stats`. Panels the crawler marked as ads, grouped by panel, most\nrecently active first; each carries its latest `title`, `description`, `image_url` and\n`link_url`, `status` (`active` while the last crawl still saw it, else `removed` with\n`removed_at`) and `images` (every image the panel showed, oldest first). No panels gives\nan empty list. 400 and 404 as for trends.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicChannelPanelHistory",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "channel",
+            "in": "path",
+            "required": true,
+            "description": "URL handle or stable channel id.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The panels.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/PublicPanel"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/streams/{platform}/{broadcast_id}": {
+      "get": {
+        "operationId": "publicStreamSummary",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Summary of one tracked broadcast (Part 2, \"Public statistics\").",
+        "description": "Public; `system:public_stats`. Every figure comes from the stored samples: viewer figures\nand `viewer_curve` from the viewer samples, message, follower and subscription counts\nfrom the per-sample deltas, emote and GIF counts from the observations (`top_emotes` and\n`top_gifs` hold the 10 most used; GIF content is erased 90 days after it was first seen,\nso `top_gifs` is then empty while `gif_count` stays; `provider` and `alt` are null on the\ncrawler path). `gifted_subs` is a count only (no gifter is identified). `top_chatters`\n(the 10 most active) only when the channel opted in with `show_top_chatters = true`, else\nnull. `shared_chat_sources` lists the rooms of a shared chat with their message counts\n(names and avatars null when never captured; empty for a normal broadcast). The\nWebSocket channel `public-stats:{platform}:{broadcast_id}` sends this summary as its\n`bootstrap` event on subscribe. Unknown broadcast or opted-out channel gives 404 `Stream\nnot found`; an unsupported platform 400.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicStreamSummary",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "broadcast_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The stream summary.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicStreamSummary"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/streams/{platform}/{broadcast_id}/metadata-history": {
+      "get": {
+        "operationId": "publicStreamMetadataHistory",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Title, category and tag changes of a broadcast, most recent first (Part 2, \"Public statistics\").",
+        "description": "Public; `system:public_stats`. `limit` default 50, 1 to 200 (outside gives 400\nVALIDATION_ERROR `limit must be >= 1 and <= 200`), `offset` default 0. `old_value` and\n`new_value` are strings for `title` and `category` and arrays of strings for `tags`; a null\n`old_value` is the initial capture, a null `new_value` an emptied value. 404 `Stream not\nfound` and 400 as for the summary.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicStreamMetadataHistory",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "broadcast_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Entries per page (default 50, 1 to 200).",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "default": 50,
+              "minimum": -2147483648,
+              "maximum": 2147483647
+            }
+          },
+          {
+            "$ref": "#/components/parameters/Offset"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The changes.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicMetadataHistory"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/browse": {
+      "get": {
+        "operationId": "publicChannelBrowse",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Tracked channels ranked by a metric (Part 2, \"Public statistics\").",
+        "description": "Public; `system:public_stats`. Filters (all optional; empty strings count as absent):\n`platform` (400 `Unsupported platform: <platform>` for another), `category` (the\nchannel's last category, case-insensitive), `live`, `search` (case-insensitive substring\nof the handle or the display name). `metric` orders the list, descending: `watchtime`\n(default; `watch_seconds`), `viewers` (`avg_viewers`), `peak` (`peak_viewers`),\n`follower_gain`, `messages` (`total_messages`), `recent` (`last_started_at`); anything\nelse gives 400 `metric must be one of watchtime, viewers, peak, follower_gain, messages,\nrecent`. Opted-out channels and channels without tracked streams are left out. `limit`\nis clamped 1 to 100 (default 50). The figures are the channel's rollups over its tracked\nstreams (`follower_gain`: the followers gained during them). Edge-cacheable: 200 carries\n`Cache-Control: public, max-age=30, s-maxage=60, stale-while-revalidate=300`.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicChannelBrowse",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/BrowseLimit"
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "category",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "metric",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "live",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "boolean"
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of channels.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicChannelBrowse"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/games": {
+      "get": {
+        "operationId": "publicGames",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Categories of the tracked streams with their figures (Part 2, \"Public statistics\").",
+        "description": "Public; `system:public_stats`. `platform` (as for browse), `search` (case-insensitive\nsubstring of the category), `page`, `limit` (clamped 1 to 100, default 50). Ordered by\n`watch_seconds` descending, then category. Streams of opted-out channels are left out.\n200 carries `Cache-Control: public, max-age=30, s-maxage=60, stale-while-revalidate=300`.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicGames",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/BrowseLimit"
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of categories.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicGames"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/public-stats/emotes": {
+      "get": {
+        "operationId": "publicEmotes",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "The emote directory (Part 2, \"Public statistics\", \"Emote (directory)\").",
+        "description": "Public; `system:public_stats`. Filters (all optional; empty strings count as absent):\n`platform` (`platform_a`, `platform_b`, `platform_c`), `provider` (the platforms plus\n`7tv`, `bttv`, `ffz`), `channel_id` (a channel's set; global sets have none), `animated`\n(`true` or `false`), `search` (case-insensitive substring of the name), `page`, `limit`\n(clamped 1 to 100, default 50). Another value gives 400 VALIDATION_ERROR\n(`Unsupported platform: <platform>`, `Unsupported provider: <provider>`, `animated must\nbe true or false`). Ordered by name (case-insensitive), then provider and id. `source` is `api_fetch` for\nemotes of a set fetched from the provider's API and `observed` for emotes only seen in\nchat. 200 carries `Cache-Control: public, max-age=60, s-maxage=300,\nstale-while-revalidate=600`.\n",
+        "x-auth": "public",
+        "x-feature": "system:public_stats",
+        "x-graphql": "Query.publicEmotes",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/BrowseLimit"
+          },
+          {
+            "name": "platform",
+            "in": "query",
+            "required": false,
+            "allowEmptyValue": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "provider",
+            "in": "query",
+            "required": false,
+            "allowEmptyValue": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "name": "channel_id",
+            "in": "query",
+            "required": false,
+            "allowEmptyValue": true,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "animated",
+            "in": "query",
+            "required": false,
+            "allowEmptyValue": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 10
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowEmptyValue": true,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of emotes.",
+            "headers": {
+              "Cache-Control": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicEmotes"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/internal/public-stats/samples": {
+      "post": {
+        "operationId": "ingestPublicStats",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "The crawler's ingestion path for public statistics (system key only).",
+        "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
+        "x-internal": true,
+        "x-auth": "system-key",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/PublicStatsIngest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "What was written.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "channels",
+                    "streams",
+                    "samples",
+                    "emotes"
+                  ],
+                  "properties": {
+                    "channels": {
+                      "type": "integer"
+                    },
+                    "streams": {
+                      "type": "integer"
+                    },
+                    "samples": {
+                      "type": "integer",
+                      "description": "Viewer and follower samples stored."
+                    },
+                    "emotes": {
+                      "type": "integer",
+                      "description": "Emote directory entries written."
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/watchlist": {
+      "get": {
+        "operationId": "myWatchlist",
+        "tags": [
+          "watchlist"
+        ],
+        "summary": "The caller's watchlist, newest first (Part 2, \"Watchlist\").",
+        "description": "A user session or the user's own API key (401 otherwise); no account permission, no plan gate. `[]` when empty.",
+        "x-auth": "user",
+        "x-graphql": "Query.myWatchlist",
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The items.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "items"
+                      ],
+                      "properties": {
+                        "items": {
+                          "type": "array",
+                          "items": {
+                            "$ref": "#/components/schemas/WatchlistItem"
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "addToWatchlist",
+        "tags": [
+          "watchlist"
+        ],
+        "summary": "Add a channel by its URL handle (idempotent).",
+        "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id (404 `Channel not found` when it names no known channel). Adding a\nchannel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
+        "x-auth": "user",
+        "x-graphql": "Mutation.addToWatchlist",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "platform",
+                  "channel"
+                ],
+                "properties": {
+                  "platform": {
+                    "type": "string",
+                    "maxLength": 50
+                  },
+                  "channel": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The stored item.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/WatchlistItem"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "delete": {
+        "operationId": "removeFromWatchlist",
+        "tags": [
+          "watchlist"
+        ],
+        "summary": "Remove a channel by its stable id (idempotent).",
+        "description": "Removing a channel that is not on the list also answers `{ success: true }`.",
+        "x-auth": "user",
+        "x-graphql": "Mutation.removeFromWatchlist",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "platform",
+                  "platform_channel_id"
+                ],
+                "properties": {
+                  "platform": {
+                    "type": "string",
+                    "maxLength": 50
+                  },
+                  "platform_channel_id": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/extensions": {
+      "get": {
+        "operationId": "developerExtensions",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The caller's own extensions (publishing route; a developer key with `extension-dev:read` reaches it).",
+        "description": "A first-party user sees the extensions of their developer profile and of every team they\nbelong to; a developer key those of the profile or team it is bound to. Oldest first.\n`x-auth: developer` admits first-party users and developer keys; the `extension-dev:*`\nscope is checked against a key's scopes and a user's role in the active account.\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The extensions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Extension"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createDeveloperExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Create an extension (draft) owned by the caller's developer profile or by one of their teams.",
+        "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). Without\n`team_id` the caller needs a developer profile (403 `You must be an approved developer to\ncreate extensions`); with it the caller needs the team permission `team-extensions:create`\n(403 `Missing team permission: team-extensions:create`; an unknown team gives 404 `Team\nnot found`). 409 `Extension slug is already taken`. A paid extension (`one_time` or\n`subscription`) needs `pricing_amount` and `pricing_currency` (400 `A paid extension needs\npricing_amount and pricing_currency`).\n",
+        "x-auth": "first-party",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateExtensionBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{id}"
+        },
+        "responses": {
+          "201": {
+            "$ref": "#/components/responses/ExtensionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/extensions/{id}": {
+      "get": {
+        "operationId": "developerExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "One of the caller's own extensions (404 `Extension not found` for any other).",
+        "description": "A team extension needs team membership for a user. A developer key reaches only the\nextensions of its profile or team.\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateDeveloperExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Update name, description, category, icon and pricing of an own extension.",
+        "description": "A team extension needs the team permission `team-extensions:edit` (403 `Missing team\npermission: team-extensions:edit`).\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:edit",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateExtensionBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteDeveloperExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Delete an own extension with its versions, screenshots, testers and installs.",
+        "description": "A team extension needs the team permission `team-extensions:delete`.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:delete",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/versions": {
+      "get": {
+        "operationId": "extensionVersions",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Versions of an own extension, newest first (manifests included, handler code not).",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The versions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionVersion"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createExtensionVersion",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Create a draft version (`draft`); its bundle is uploaded next.",
+        "description": "`version` is a semantic version (`1.2.3`, optional pre-release). 409 `Version already\nexists`. A team extension needs the team permission `team-versions:create`.\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:create",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "version"
+                ],
+                "properties": {
+                  "version": {
+                    "type": "string",
+                    "minLength": 5,
+                    "maxLength": 50,
+                    "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$"
+                  },
+                  "changelog": {
+                    "type": "string",
+                    "maxLength": 5000,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+        },
+        "responses": {
+          "201": {
+            "$ref": "#/components/responses/ExtensionVersionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/versions/{version_id}/bundle": {
+      "put": {
+        "operationId": "uploadExtensionVersion",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Upload a version's bundle (JSON manifest and handler code); the version becomes `uploaded`.",
+        "description": "Replaces an earlier upload of the same version; a published version is immutable (409\n`A published version cannot be changed`). Every trigger's `handler` and `node_handler`\nmust be one of the manifest's `handlers` (400 `Unknown handler: <name>`). A team extension\nneeds the team permission `team-versions:edit`.\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:edit",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "version_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "manifest",
+                  "handler_code"
+                ],
+                "properties": {
+                  "manifest": {
+                    "$ref": "#/components/schemas/ExtensionManifest"
+                  },
+                  "handler_code": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500000
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionVersionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/versions/{version_id}/publish": {
+      "post": {
+        "operationId": "publishExtensionVersion",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Submit an uploaded version; it becomes `published` and the extension public (no review queue is modelled).",
+        "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). 409\n`Upload the version's bundle before publishing` for a draft. A team extension needs the\nteam permission `team-extensions:publish`. The extension's `published_at` is set on its\nfirst published version.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "version_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionVersionResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/analytics": {
+      "get": {
+        "operationId": "extensionAnalytics",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Install and purchase counts of an own extension, computed from the stored rows.",
+        "description": "A team extension needs the team permission `team-extensions:analytics`.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:analytics",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The counts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionAnalytics"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/limits": {
+      "get": {
+        "operationId": "developerExtensionLimits",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The per-extension sound limit overrides of an own extension (null = the plan's value applies).",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionLimitsResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/purchases": {
+      "get": {
+        "operationId": "extensionPurchases",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Purchases of an own extension (recorded by the payment-connect webhook), newest first.",
+        "description": "A team extension needs the team permission `team-payouts:read`.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:payouts",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of purchases.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionPurchase"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/testers": {
+      "get": {
+        "operationId": "extensionTesters",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Users allowed to install the extension before it is published.",
+        "description": "A team extension needs the team permission `team-testers:read`.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The testers.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionTester"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "addExtensionTester",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Invite a tester (first-party only; Part 1 refuses developer keys on \"invite tester\").",
+        "description": "404 `User not found`; 409 `User is already a tester`. A team extension needs the team\npermission `team-testers:invite`.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "user_id"
+                ],
+                "properties": {
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The tester.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionTester"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/testers/{user_id}": {
+      "delete": {
+        "operationId": "removeExtensionTester",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Remove a tester (404 `Tester not found`).",
+        "description": "A team extension needs the team permission `team-testers:remove`.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:edit",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "user_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/screenshots": {
+      "get": {
+        "operationId": "extensionScreenshots",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Screenshot records of an own extension, by position.",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:read",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The screenshots.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionScreenshot"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "addExtensionScreenshot",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Add a screenshot record (an upload `key` or a `url`, caption, position).",
+        "description": "At least one of `key` and `url` (400 `A screenshot needs a key or a url`). A team\nextension needs the team permission `team-extensions:edit`.\n",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:edit",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "key": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 500,
+                    "nullable": true
+                  },
+                  "url": {
+                    "type": "string",
+                    "format": "uri",
+                    "pattern": "^https?://",
+                    "maxLength": 2000,
+                    "nullable": true
+                  },
+                  "caption": {
+                    "type": "string",
+                    "maxLength": 500,
+                    "nullable": true
+                  },
+                  "position": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 1000,
+                    "default": 0
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The screenshot.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionScreenshot"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/screenshots/{screenshot_id}": {
+      "delete": {
+        "operationId": "removeExtensionScreenshot",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Remove a screenshot record (404 `Screenshot not found`).",
+        "x-auth": "developer",
+        "x-permission": "extension-dev:edit",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "screenshot_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/limits": {
+      "get": {
+        "operationId": "developerLimits",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The sound limit overrides of one of the caller's extensions (first-party developer surface).",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "extension_id",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionLimitsResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/limits/requests": {
+      "get": {
+        "operationId": "developerLimitRequests",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Limit-increase requests on the caller's extensions, newest first (first-party only).",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "open",
+                "in_review",
+                "approved",
+                "rejected"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createLimitRequest",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Request higher sound limits for an own extension (status `open`; first-party only).",
+        "description": "`requested_limits` holds at least one of `max_sounds`, `max_sound_file_size`,\n`max_sound_storage_bytes`. 409 `This extension already has an open limit request` while\none is `open` or `in_review`. A team extension needs the team permission\n`team-extensions:edit`. The timeline starts with a `created` event.\n",
+        "x-auth": "first-party",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "extension_id",
+                  "requested_limits"
+                ],
+                "properties": {
+                  "extension_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "requested_limits": {
+                    "$ref": "#/components/schemas/RequestedLimits"
+                  },
+                  "reason": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "$ref": "#/components/responses/LimitRequestResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/limits/requests/{id}/events": {
+      "get": {
+        "operationId": "developerLimitRequestEvents",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The event timeline of one of the caller's limit requests, oldest first (404 `Limit request not found`).",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestEventList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/profiles/{slug}": {
+      "get": {
+        "operationId": "developerPublicProfile",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "A developer's public profile with stats and published extensions (404 `Developer not found`).",
+        "description": "`stats.extension_count` counts published extensions, `total_installs` their installs,\n`avg_rating` the mean rating over rated extensions (null when none is rated).\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "slug",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The profile.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicDeveloperProfile"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{slug}/profile": {
+      "get": {
+        "operationId": "teamPublicProfile",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "A team's public profile with stats, members and published extensions (404 `Team not found`).",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "slug",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The profile.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PublicTeamProfile"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/limit-requests": {
+      "get": {
+        "operationId": "adminLimitRequests",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Every limit request, newest first, optionally by status (admin `developer-limits:read`).",
+        "x-permission": "developer-limits:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "open",
+                "in_review",
+                "approved",
+                "rejected"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/limit-requests/{id}": {
+      "put": {
+        "operationId": "reviewLimitRequest",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Approve (the requested limits are applied to the extension at once) or reject a limit request.",
+        "description": "Only an `open` or `in_review` request moves (409 `Limit request is already <status>`).\n`reject` needs `notes` (400 `Notes are required to reject a limit request`). 404 `Limit\nrequest not found`. Each move adds a timeline event (`approved`, `rejected`) with the\nnotes.\n",
+        "x-permission": "developer-limits:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "action"
+                ],
+                "properties": {
+                  "action": {
+                    "type": "string",
+                    "enum": [
+                      "approve",
+                      "reject"
+                    ]
+                  },
+                  "notes": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/limit-requests/{id}/start-review": {
+      "post": {
+        "operationId": "startLimitRequestReview",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Move an `open` limit request to `in_review` (the trigger Part 2 leaves unshown).",
+        "description": "409 `Limit request is already <status>` for any other state; adds an `in_review` timeline event.",
+        "x-permission": "developer-limits:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/limit-requests/{id}/events": {
+      "get": {
+        "operationId": "adminLimitRequestEvents",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The event timeline of a limit request, oldest first.",
+        "x-permission": "developer-limits:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestEventList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developers/{id}/limit-requests": {
+      "get": {
+        "operationId": "adminDeveloperLimitRequests",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Limit requests filed by one developer profile (or on its extensions), newest first.",
+        "x-permission": "developer-limits:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "description": "Developer profile id.",
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/LimitRequestList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/extensions/{id}/limits": {
+      "patch": {
+        "operationId": "adminSetExtensionLimits",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Set or clear (null) an extension's sound limit overrides; absent members stay as they are.",
+        "description": "404 `Extension not found`.",
+        "x-permission": "developer-limits:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "max_sounds": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 2147483647,
+                    "nullable": true
+                  },
+                  "max_sound_file_size": {
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 0,
+                    "maximum": 9007199254740991,
+                    "nullable": true
+                  },
+                  "max_sound_storage_bytes": {
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 0,
+                    "maximum": 9007199254740991,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "Applied.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "success"
+                      ],
+                      "properties": {
+                        "success": {
+                          "type": "boolean",
+                          "enum": [
+                            true
+                          ]
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/extension-installs": {
+      "get": {
+        "operationId": "extensionInstalls",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Extension installs of the active account, oldest first.",
+        "x-permission": "extension-store:read",
+        "x-feature": "feature:extensions",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The installs.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionInstall"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "installExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Install an extension into the active account (enabled, empty config).",
+        "description": "Without `version` the latest published version is installed. An unpublished extension\n(or an unpublished `version`) installs only for its testers and owners, with their\nlatest uploaded version. 404 `Extension not found` (also for an unpublished extension the\ncaller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409\n`Extension has no installable version`.\n",
+        "x-permission": "extension-store:install",
+        "x-feature": "feature:extensions",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "extension_id"
+                ],
+                "properties": {
+                  "extension_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "version": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/extension-installs/{id}"
+        },
+        "responses": {
+          "201": {
+            "$ref": "#/components/responses/ExtensionInstallResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/extension-installs/{id}": {
+      "patch": {
+        "operationId": "updateExtensionInstall",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Enable, disable or configure an install (404 `Extension install not found`).",
+        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\n",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "minProperties": 1,
+                "properties": {
+                  "enabled": {
+                    "type": "boolean"
+                  },
+                  "config": {
+                    "$ref": "#/components/schemas/ExtensionInstallConfig"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/extension-installs/{id}"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionInstallResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "uninstallExtension",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Uninstall (404 `Extension install not found`).",
+        "x-permission": "extension-store:uninstall",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/internal/bot-modules/{account_id}/triggers": {
+      "get": {
+        "operationId": "botModuleTriggers",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The bot triggers of an account's enabled installs (raw body, no envelope; system key only).",
+        "description": "Per-install config triggers override manifest triggers (see `PATCH\n/v1/extension-installs/{id}`). Only installs whose version declares triggers or handlers\nare listed; disabled installs are left out. `killed` is always false here.\n",
+        "x-internal": true,
+        "x-auth": "system-key",
+        "parameters": [
+          {
+            "name": "account_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The triggers.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BotModuleTriggers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/internal/bot-modules/handlers": {
+      "get": {
+        "operationId": "botModuleHandlers",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Bot-module handler snapshot (raw body; system key only); disabled installs included with `enabled` false.",
+        "x-internal": true,
+        "x-auth": "system-key",
+        "parameters": [
+          {
+            "name": "account_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "install_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The handlers.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BotModuleHandlers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/internal/automation-nodes/handlers": {
+      "get": {
+        "operationId": "automationNodeHandlers",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Automation-node handler snapshot of installs whose version declares a `node_type` (raw body; system key only).",
+        "x-internal": true,
+        "x-auth": "system-key",
+        "parameters": [
+          {
+            "name": "account_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "install_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "The handlers.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AutomationNodeHandlers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/api-keys": {
+      "get": {
+        "operationId": "developerApiKeys",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.",
+        "description": "The keys of the caller's own developer profile plus the keys of every team they belong\nto whose team role grants `team-secrets:read`. Eligibility is approved-developer status\n(a developer profile; not the plan, not `feature:apikeys`): without a profile 403\nFORBIDDEN `This operation requires an approved developer`. A developer key is refused\nhere (first-party gate: 403).\n",
+        "x-auth": "first-party",
+        "x-graphql": "Query.developerApiKeys",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Developer keys.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperApiKey"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createDeveloperApiKey",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Create a developer key (`lm_dev_`) for the caller's profile or one of their teams; the full key is returned once.",
+        "description": "Needs an approved developer (403 `This operation requires an approved developer`);\nnot gated on `feature:apikeys`. `team_id` null or absent: the key belongs to the\ncaller's developer profile; otherwise to that team, which needs the caller's team role\nto grant `team-secrets:edit` (403 `Missing permission: team-secrets:edit`; a team the\ncaller is not a member of gives 404 `Team not found`). Exactly one of `developer_id` and\n`team_id` is set on the key. Every permission must be in the `extension-dev:*` family\n(400 VALIDATION_ERROR `Invalid permission: <perm>`) and held by the caller in the active\naccount (403 `Cannot grant permissions you do not hold: <perm>`). Blank label: 400\n`Label is required`; a past `expires_at`: 400 `expires_at cannot be in the past`. The key\nsurvives its creator leaving the team (`created_by` becomes null). Scopes are immutable.\nRecords `user:developer_api_key_created`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.createDeveloperApiKey",
+        "x-graphql-shape": "own",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateDeveloperApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "201": {
+            "description": "The key record plus `key`, shown only here.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperApiKeyCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/KeySelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/api-keys/{id}": {
+      "patch": {
+        "operationId": "updateDeveloperApiKey",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Rename a developer key (label only; scopes are immutable). Records `user:developer_api_key_updated`.",
+        "description": "A profile key belongs to its developer; a team key needs team `team-secrets:edit`. An\nunknown, revoked or invisible key gives 404 `Developer key not found`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.updateDeveloperApiKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RenameApiKeyRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/api-keys/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The renamed key.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperApiKey"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "revokeDeveloperApiKey",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Revoke a developer key (soft revoke; authentication with it fails closed from the next request). Records `user:developer_api_key_revoked`.",
+        "description": "Same ownership rules as rename. A key already revoked gives 404 `Developer key not found`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.revokeDeveloperApiKey",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/DeleteTokenResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/application": {
+      "get": {
+        "operationId": "myDeveloperApplication",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The caller's latest developer application; 404 `No developer application found`.",
+        "x-auth": "first-party",
+        "x-graphql": "Query.myDeveloperApplication",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The latest application.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperApplication"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "submitDeveloperApplication",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Apply to become a developer (solo or team); the application starts `pending`.",
+        "description": "Checked in this order. 400 VALIDATION_ERROR: `application_type must be 'solo' or 'team'`;\n`Slug must be between 3 and 50 characters`; `Slug must start with a lowercase letter`;\n`Slug must contain only lowercase letters, digits, and hyphens`; a blank\n`display_name`, `description`, `motivation` or `what_to_build` gives `<field> is\nrequired`. 409 CONFLICT: `You already have a developer profile`, `You already have a\npending application`, `Slug is already taken` (a slug is taken by any developer\nprofile, any team, or another pending application). A rejected applicant may apply\nagain.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.submitDeveloperApplication",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SubmitDeveloperApplicationRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/application"
+        },
+        "responses": {
+          "201": {
+            "description": "The application.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperApplication"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/verification": {
+      "get": {
+        "operationId": "developerVerificationStatus",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The caller's developer verification, or `data` null when none was submitted (never 404).",
+        "description": "Needs an approved developer: without a developer profile 403 FORBIDDEN `You must be an\napproved developer to submit verification`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Query.developerVerificationStatus",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The verification record or null.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperVerificationOrNull"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "submitDeveloperVerification",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Submit or resubmit the caller's verification (upsert while none, pending or rejected); it becomes `pending`.",
+        "description": "Needs a developer profile (403 `You must be an approved developer to submit\nverification`); not gated on `feature:extension_development`. 400 VALIDATION_ERROR, in\nthis order: `Legal name is required`, `Address line 1 is required`, `Postal code is\nrequired`, `City is required`, `Country is required`, `Country must be a 2-letter ISO\ncode` (exactly two letters; stored upper-case). A verified record is terminal through\nself-service: 409 `Your developer verification is already approved`. A resubmission\nclears the review verdict (`review_notes`, `reviewed_by`, `reviewed_at`). Records\n`developer:verification_submitted` with the record's id and status only (no personal\ndata).\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.submitDeveloperVerification",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SubmitDeveloperVerificationRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/verification"
+        },
+        "responses": {
+          "201": {
+            "description": "The verification record.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperVerification"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/developer-applications": {
+      "get": {
+        "operationId": "adminDeveloperApplications",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Developer applications, newest first, optionally by status.",
+        "x-permission": "developer-verifications:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "pending",
+                "approved",
+                "rejected"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ items, total }`; `total` counts every match, `items` is the requested page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "items",
+                    "total"
+                  ],
+                  "properties": {
+                    "items": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminDeveloperApplicationItem"
+                      }
+                    },
+                    "total": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-applications/{id}": {
+      "get": {
+        "operationId": "adminDeveloperApplication",
+        "tags": [
+          "developer"
+        ],
+        "summary": "One developer application (full record); 404 `Developer application not found`.",
+        "x-permission": "developer-verifications:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/developer-applications/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The application.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperApplication"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-applications/{id}/approve": {
+      "post": {
+        "operationId": "adminApproveDeveloperApplication",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Approve a pending application.",
+        "description": "Creates the applicant's developer profile (the application's display name, slug,\ndescription and URLs); a team application also creates a team with that name and slug,\nowned by the applicant, with the default team roles (`team-owner`, `team-admin`,\n`team-member`). The applicant gets an in-app notification (type `developer_application`)\nand an e-mail. Not pending: 409 `Developer application is not pending`; the slug taken\nmeanwhile: 409 `Slug is already taken`; the applicant already a developer: 409 `You\nalready have a developer profile`. Records `system:developer_application_approved`.\n",
+        "x-permission": "developer-verifications:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeveloperReviewRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ success: true, new_status: approved }`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeveloperReviewResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-applications/{id}/reject": {
+      "post": {
+        "operationId": "adminRejectDeveloperApplication",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Reject a pending application; `notes` are required (400 `Review notes are required`).",
+        "description": "The applicant gets an in-app notification and an e-mail with the notes. Not pending: 409\n`Developer application is not pending`. Records `system:developer_application_rejected`.\n",
+        "x-permission": "developer-verifications:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeveloperReviewRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ success: true, new_status: rejected }`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeveloperReviewResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-verifications": {
+      "get": {
+        "operationId": "adminDeveloperVerifications",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Developer verifications, newest first, optionally by status (the review queue; not shown in the specification).",
+        "x-permission": "developer-verifications:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "pending",
+                "verified",
+                "rejected"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ items, total }` as the applications list.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "items",
+                    "total"
+                  ],
+                  "properties": {
+                    "items": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperVerification"
+                      }
+                    },
+                    "total": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-verifications/{id}": {
+      "get": {
+        "operationId": "adminDeveloperVerification",
+        "tags": [
+          "developer"
+        ],
+        "summary": "One developer verification; 404 `Developer verification not found`.",
+        "x-permission": "developer-verifications:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/admin/developer-verifications/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The verification record.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperVerification"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-verifications/{id}/approve": {
+      "post": {
+        "operationId": "adminApproveDeveloperVerification",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Mark a pending verification verified (terminal through self-service).",
+        "description": "Not pending: 409 `Developer verification is not pending`. `notes` optional. The developer\ngets an in-app notification (type `developer_verification`) and an e-mail. Records\n`system:developer_verification_approved` (ids only).\n",
+        "x-permission": "developer-verifications:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeveloperReviewRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ success: true, new_status: verified }`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeveloperReviewResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/admin/developer-verifications/{id}/reject": {
+      "post": {
+        "operationId": "adminRejectDeveloperVerification",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Reject a pending verification; `notes` are required (400 `Review notes are required`). The developer may resubmit.",
+        "description": "Not pending: 409 `Developer verification is not pending`. The developer gets an in-app\nnotification and an e-mail with the notes. Records\n`system:developer_verification_rejected` (ids only).\n",
+        "x-permission": "developer-verifications:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/DeveloperReviewRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "`{ success: true, new_status: rejected }`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/DeveloperReviewResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/permissions": {
+      "get": {
+        "operationId": "allTeamPermissions",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The 20 team-scope permissions a team role may hold, in registry order.",
+        "description": "(The operation id sorts before `developerTeam`, so this static path is routed ahead of\n`/developer/teams/{id}`.)\n",
+        "x-auth": "authenticated",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Team permissions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperTeamPermission"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/teams": {
+      "post": {
+        "operationId": "createDeveloperTeam",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Create a team owned by the caller, with the default team roles; the caller joins as `team-owner`.",
+        "description": "Needs an approved developer (403 `This operation requires an approved developer`). Slug\nrules and messages as for applications (400), `Slug is already taken` (409); a blank\nname gives 400 `name is required`. Team-scope gates of the routes below are checked\nagainst the caller's team role (cached per team and user, dropped on every role or\nmember change): a team the caller is not a member of gives 404 `Team not found`, a\nrole without the permission 403 `Missing permission: <perm>`.\n",
+        "x-auth": "first-party",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateDeveloperTeamRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/teams/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeam"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "get": {
+        "operationId": "myDeveloperTeams",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The teams the caller belongs to, with the caller's role in each.",
+        "x-auth": "first-party",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Teams.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperTeam"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/teams/{id}": {
+      "get": {
+        "operationId": "developerTeam",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Team details; team `team-settings:read`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/teams/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeam"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateDeveloperTeam",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Update name, description and URLs (omitted fields unchanged, null clears); team `team-settings:edit`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateDeveloperTeamRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/teams/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The team.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeam"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteDeveloperTeam",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Delete a team (the team owner only, else 403 `Only the team owner can delete the team`); its developer keys are revoked.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/members": {
+      "get": {
+        "operationId": "developerTeamMembers",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Team members with their role; team `team-members:read`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Members, the owner first, then by join time.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperTeamMember"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/members/{member_id}/role": {
+      "patch": {
+        "operationId": "updateDeveloperTeamMemberRole",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Change a member's team role; team `team-members:edit`.",
+        "description": "`member_id` is the member's user id. Unknown member: 404 `Team member not found`;\nunknown role: 404 `Team role not found`. The owner's role is fixed and `team-owner` is\nnever assigned: 409 `The team owner's role cannot be changed`, 409 `The team-owner role\ncannot be assigned`. A role granting a team permission the caller does not hold: 403\n`Cannot grant team permissions you do not hold: <perm>`.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "member_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateDeveloperTeamMemberRoleRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The member.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeamMember"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/members/{member_id}": {
+      "delete": {
+        "operationId": "removeDeveloperTeamMember",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Remove a member; team `team-members:remove`. The owner cannot be removed (409 `The team owner cannot be removed`).",
+        "description": "Developer keys the member created stay valid (`created_by` becomes null). Unknown member:\n404 `Team member not found`.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "member_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/invites": {
+      "post": {
+        "operationId": "createDeveloperTeamInvite",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Create an invite code for a role (default `team-member`); team `team-members:invite`. The code is returned only here.",
+        "description": "The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). The\n`team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a\nrole granting a team permission the caller does not hold (403).\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateDeveloperTeamInviteRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "201": {
+            "description": "The invite with its `code`.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeamInviteCreated"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "get": {
+        "operationId": "developerTeamInvites",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Open invites (neither accepted, revoked nor expired); team `team-members:invite`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Invites, newest first (never the code).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperTeamInvite"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/invites/{invite_id}": {
+      "delete": {
+        "operationId": "revokeDeveloperTeamInvite",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Revoke an open invite; team `team-members:invite`. Unknown or closed invite 404 `Team invite not found`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "invite_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/team-invites/{code}": {
+      "get": {
+        "operationId": "developerTeamInvite",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Look up an open invite by its code (team name and slug, role, expiry).",
+        "description": "Unknown, revoked or already accepted codes give 404 `Team invite not found`; an expired\none 409 `Team invite has expired`.\n",
+        "x-auth": "authenticated",
+        "parameters": [
+          {
+            "name": "code",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The invite.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeamInviteLookup"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/team-invites/{code}/accept": {
+      "post": {
+        "operationId": "acceptDeveloperTeamInvite",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Join the invite's team with its role (single use).",
+        "description": "Joining needs the user themself (a session or their own API key; other credentials 403).\nSame 404 and 409 as the look-up; already a member: 409 `You are already a member of this\nteam`.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "code",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/teams/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The team joined.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeam"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/roles": {
+      "get": {
+        "operationId": "developerTeamRoles",
+        "tags": [
+          "developer"
+        ],
+        "summary": "The team's roles in order (defaults first); team `team-members:read`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Roles.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/DeveloperTeamRole"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createDeveloperTeamRole",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Create a custom team role; team `team-settings:edit`.",
+        "description": "Every permission must be a team permission (400 `Invalid permission: <perm>`); a blank\nname gives 400 `name is required`; a name in use in the team 409 `Role name already in\nuse`.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateDeveloperTeamRoleRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "201": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeamRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/developer/teams/{id}/roles/{rid}": {
+      "patch": {
+        "operationId": "updateDeveloperTeamRole",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Rename a team role or replace its permissions; team `team-settings:edit`. `team-owner` is fixed (409 `The team-owner role cannot be changed`).",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "rid",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateDeveloperTeamRoleRequest"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The role.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/DeveloperTeamRole"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteDeveloperTeamRole",
+        "tags": [
+          "developer"
+        ],
+        "summary": "Delete a custom team role; team `team-settings:edit`.",
+        "description": "`team-owner` cannot be deleted (409 `Cannot delete system team role`); a role still held\nby members gives 409 `Role is assigned to <n> member(s)`. Open invites for the role go\nwith it.\n",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "rid",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas": {
+      "get": {
+        "operationId": "listIdeas",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Ideas of the board (Part 2, \"Ideas board\").",
+        "description": "Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in\nusers only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller\nwithout the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing\npermission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag\n(403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`\n(comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives\n400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`\n(PostgreSQL full-text search over title and description, English stemming, web-search\nsyntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at\ndescending), `most_voted` (up minus down votes, then newest), `most_commented` (comment\ncount, then newest), `recently_updated` (updated_at descending: edits, status changes and\nnew comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,\nwhen given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).\n",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Page size (default 20, at most 100).",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "default": 20,
+              "minimum": 1,
+              "maximum": 100
+            }
+          },
+          {
+            "name": "offset",
+            "in": "query",
+            "required": false,
+            "description": "Rows to skip; when given it wins over page.",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "minimum": 0,
+              "maximum": 2147483647
+            }
+          },
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "description": "A status slug (open, in_progress, done, declined, ...).",
+            "schema": {
+              "type": "string",
+              "maxLength": 40
+            }
+          },
+          {
+            "name": "category_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "tag_ids",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Comma-separated tag ids (any of them).",
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "author_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "description": "Full-text search on title and description.",
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "sort",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "newest",
+                "most_voted",
+                "most_commented",
+                "recently_updated"
+              ],
+              "default": "newest"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of ideas.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Idea"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Submits an idea (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:create` (a user session or the user's own API key). `title` 3 to 200\ncharacters, `description` up to 10000 characters (plain text; both trimmed; a title under\n3 characters after trimming gives 400 VALIDATION_ERROR `Title must be between 3 and 200\ncharacters`), optional `category_id` (unknown gives 400 `Unknown category`) and `tag_ids`\n(at most 10; an unknown id gives 400 `Unknown tag: <id>`). The idea starts in status\n`open` with a `created` timeline entry and is announced on `ideas:list` (`idea:created`).\n",
+        "x-auth": "user",
+        "x-permission": "ideas:create",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateIdeaBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/ideas/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The new idea with its timeline.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/ideas/categories": {
+      "get": {
+        "operationId": "listIdeaCategories",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Idea categories, by sort_order then name (Part 2, \"Ideas board\").",
+        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "Every category.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/IdeaCategory"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
+      "post": {
+        "operationId": "createIdeaCategory",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Creates a category (Part 2, \"Ideas board\"; admin).",
+        "description": "Admin scope. Part 2 writes \"admin `ideas:edit`\", but `ideas:edit` is a user-scope\npermission (own ideas) that every user holds through the `Member` role; the admin-scope\nedit permission of the ideas family is `ideas:moderate_edit`, which this gate checks.\n`name` 1 to 100 characters (trimmed), unique case-insensitively (409 CONFLICT `Category\nname already in use`); optional `description` (up to 500) and `sort_order`.\n",
+        "x-permission": "ideas:moderate_edit",
+        "x-permission-scope": "admin",
+        "x-feature": "system:ideas_hub",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateIdeaCategoryBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/ideas/categories/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The new category.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaCategory"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/ideas/categories/{id}": {
+      "patch": {
+        "operationId": "updateIdeaCategory",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Updates a category (admin `ideas:moderate_edit`; see createIdeaCategory).",
+        "description": "Any of `name`, `description` (null clears), `sort_order`. 404 `Category not found`; 409 as on create.",
+        "x-permission": "ideas:moderate_edit",
+        "x-permission-scope": "admin",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateIdeaCategoryBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/ideas/categories/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The updated category.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaCategory"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteIdeaCategory",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Deletes a category; its ideas keep existing without one (Part 2, \"Ideas board\").",
+        "description": "Admin scope. Part 2 writes \"admin `ideas:delete`\"; the admin-scope delete permission of\nthe ideas family is `ideas:moderate_delete` (see createIdeaCategory). 404 `Category not found`.\n",
+        "x-permission": "ideas:moderate_delete",
+        "x-permission-scope": "admin",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/tags": {
+      "get": {
+        "operationId": "listIdeaTags",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Idea tags by name; optional `search` (case-insensitive substring), at most 100.",
+        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 50
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The matching tags.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/IdeaTag"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createIdeaTag",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Creates a tag, or answers the existing one of that name (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:create`. `name` 1 to 50 characters after trimming, unique\ncase-insensitively: 201 with a new tag, 200 with the existing tag of that name.\n",
+        "x-auth": "user",
+        "x-permission": "ideas:create",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateIdeaTagBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The existing tag of that name.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaTag"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The new tag.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaTag"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/ideas/tags/{id}": {
+      "delete": {
+        "operationId": "deleteIdeaTag",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Deletes a tag and removes it from every idea (admin `ideas:moderate_delete`; see deleteIdeaCategory).",
+        "description": "404 `Tag not found`.",
+        "x-permission": "ideas:moderate_delete",
+        "x-permission-scope": "admin",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/comments/{id}": {
+      "patch": {
+        "operationId": "updateIdeaComment",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Edits one's own comment (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:comment_edit`, own comments only (another's gives 403 FORBIDDEN `You\ncan only edit your own comments`). `body` is sanitized HTML as on create. A deleted\ncomment gives 404 `Comment not found`. Announced on `ideas:{idea_id}` (`comment:updated`).\n",
+        "x-auth": "user",
+        "x-permission": "ideas:comment_edit",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateIdeaCommentBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The comment.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaComment"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteIdeaComment",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Deletes a comment (Part 2, \"Ideas board\").",
+        "description": "A user session or the user's own API key holding `ideas:comment_delete` (user scope, own\ncomments) or admin `ideas:moderate_comment` (any comment); checked against the comment's\nauthor: 403 FORBIDDEN `Missing permission: ideas:comment_delete` without either, 403 `You\ncan only delete your own comments` for another's comment without the moderation grant. A\ncomment with replies stays as a tombstone (`is_deleted: true`, empty body, no author) so\nthe thread keeps its shape; one without replies is removed. Announced on `ideas:{idea_id}`\n(`comment:deleted`).\n",
+        "x-auth": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/comments/{id}/vote": {
+      "post": {
+        "operationId": "voteIdeaComment",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Votes on a comment; repeating the active direction removes the vote (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:comment_vote`. One vote per user and comment: `up` on no vote adds it,\n`up` again removes it, `down` after `up` switches it. Answers the comment with\n`vote_count_up`, `vote_count_down` and the caller's `my_vote` (`up`, `down` or null).\nAnnounced on `ideas:{idea_id}` (`comment:voted`, without `my_vote`).\n",
+        "x-auth": "user",
+        "x-permission": "ideas:comment_vote",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/IdeaVoteBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The comment with its counts and the caller's vote.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaComment"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "unvoteIdeaComment",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Removes the caller's vote on a comment (idempotent).",
+        "description": "User-scope `ideas:comment_vote`. The optional body `{ vote_type }` removes the vote only\nwhen it has that direction. Answers the comment as `voteIdeaComment` does.\n",
+        "x-auth": "user",
+        "x-permission": "ideas:comment_vote",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/IdeaUnvoteBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The comment with its counts and the caller's vote.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaComment"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}": {
+      "get": {
+        "operationId": "getIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "One idea with its timeline (Part 2, \"Ideas board\").",
+        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the\n`created` entry and every status change, oldest first. 404 `Idea not found`.\n",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The idea.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Edits an idea (Part 2, \"Ideas board\").",
+        "description": "A user session or the user's own API key holding `ideas:edit` (user scope, own ideas) or\nadmin `ideas:moderate_edit` (any idea); the grant needed depends on the idea's author, so\nit is checked against the row: 403 FORBIDDEN `Missing permission: ideas:edit` without\neither, 403 `You can only edit your own ideas` for another's idea without the moderation\ngrant. Any of `title`, `description`, `category_id` (null clears), `tag_ids` (replaces\nthe set), validated as on create. Announced on `ideas:list` and `ideas:{idea_id}`\n(`idea:updated`).\n",
+        "x-auth": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateIdeaBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The idea.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Deletes an idea with its votes, comments and timeline (Part 2, \"Ideas board\").",
+        "description": "`ideas:delete` (user scope, own ideas) or admin `ideas:moderate_delete` (any idea),\nchecked against the idea's author as for `updateIdea` (403 `Missing permission:\nideas:delete`, 403 `You can only delete your own ideas`). Announced on `ideas:list` and\n`ideas:{idea_id}` (`idea:deleted`).\n",
+        "x-auth": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}/status": {
+      "patch": {
+        "operationId": "setIdeaStatus",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Moves an idea to a status (Part 2, \"States and transitions\").",
+        "description": "Admin `ideas:moderate_status`. `status` is a slug (`open`, `in_progress`, `done`,\n`declined`, or any other: the set is open-ended; 1 to 40 characters, a lowercase letter\nfirst, then lowercase letters, digits and underscores; anything else gives 400\nVALIDATION_ERROR `Status must be a slug of lowercase letters, digits and underscores (1 to\n40 characters)`). Any move is allowed; a move adds a `status_changed` timeline entry\n(`from_status`, `to_status`, `actor_id`) and is announced on `ideas:list` and\n`ideas:{idea_id}` (`idea:status_changed`); setting the current status changes nothing.\n",
+        "x-permission": "ideas:moderate_status",
+        "x-permission-scope": "admin",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/IdeaStatusBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The idea with its timeline.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}/vote": {
+      "post": {
+        "operationId": "voteIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Sets the caller's vote on an idea (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:vote`. `vote_type` `up` or `down`; one vote per user and idea, a new\ndirection replaces the old one (repeating it changes nothing). Answers the idea with its\ncounts and `my_vote`; announced on `ideas:list` and `ideas:{idea_id}` (`idea:voted`).\n",
+        "x-auth": "user",
+        "x-permission": "ideas:vote",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/IdeaVoteBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The idea.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "unvoteIdea",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Removes the caller's vote on an idea (idempotent).",
+        "description": "User-scope `ideas:vote`. Answers the idea as `voteIdea` does.",
+        "x-auth": "user",
+        "x-permission": "ideas:vote",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The idea.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Idea"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}/comments": {
+      "get": {
+        "operationId": "listIdeaComments",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "The idea's comments as a tree (Part 2, \"Ideas board\").",
+        "description": "Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is\n`ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest\nfirst, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.\n",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The top-level comments with their replies.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/IdeaComment"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createIdeaComment",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Comments on an idea or replies to a comment (Part 2, \"Ideas board\").",
+        "description": "User-scope `ideas:comment_create`. `body` is HTML (up to 10000 characters), sanitized on\nwrite: paragraphs, line breaks, emphasis, code, quotes, lists and links (http, https,\nmailto; `rel=\"nofollow noopener noreferrer\"` added) are kept; scripts, styles, event\nhandlers, other attributes and tags are stripped (their text stays). Mentions are kept\nonly as `<span class=\"mention\" data-mention-id=\"<user uuid>\">`; any other span loses its\ntag. Their ids are listed in `mentions`. A body with no text left after sanitizing gives\n400 VALIDATION_ERROR `Comment body is required`. `parent_id` replies to a comment of the\nsame idea (400 `Parent comment not found` otherwise). Announced on `ideas:{idea_id}`\n(`comment:created`).\n",
+        "x-auth": "user",
+        "x-permission": "ideas:comment_create",
+        "x-permission-scope": "user",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateIdeaCommentBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "201": {
+            "description": "The new comment.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/IdeaComment"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}/participants": {
+      "get": {
+        "operationId": "listIdeaParticipants",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Author, voters and commenters of an idea (Part 2, \"Ideas board\"), for mentions.",
+        "description": "Authenticated callers only. The union of the author, the voters and the commenters, each\nonce with the `roles` they have (`author`, `voter`, `commenter`), by display name; at\nmost 50. `search`: case-insensitive substring of the display name. 404 `Idea not found`.\n",
+        "x-auth": "authenticated",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "search",
+            "in": "query",
+            "required": false,
+            "allowReserved": true,
+            "schema": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "The participants.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/IdeaParticipant"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
+    "/ideas/{id}/voters": {
+      "get": {
+        "operationId": "listIdeaVoters",
+        "tags": [
+          "ideas"
+        ],
+        "summary": "Who voted on an idea and how, newest first (Part 2, \"Ideas board\").",
+        "description": "Public read (see `listIdeas`). Page size default 50, at most 100. 404 `Idea not found`.",
+        "x-auth": "public",
+        "x-feature": "system:ideas_hub",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Page size (default 50, at most 100).",
+            "schema": {
+              "type": "integer",
+              "format": "int32",
+              "default": 50,
+              "minimum": 1,
+              "maximum": 100
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of voters.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/IdeaVoter"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
     }
   },
   "components": {
@@ -7721,6 +16797,202 @@ export const openapiDocument = {
       }
     },
     "responses": {
+      "ExtensionResult": {
+        "description": "The extension.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/Extension"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionVersionResult": {
+        "description": "The version.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionVersion"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionLimitsResult": {
+        "description": "The extension's sound limit overrides.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionLimits"
+                }
+              }
+            }
+          }
+        }
+      },
+      "LimitRequestResult": {
+        "description": "The limit request.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/LimitRequest"
+                }
+              }
+            }
+          }
+        }
+      },
+      "LimitRequestList": {
+        "description": "Limit requests, newest first.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/LimitRequest"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "LimitRequestEventList": {
+        "description": "The timeline, oldest first.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/LimitRequestEvent"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionInstallResult": {
+        "description": "The install.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionInstall"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
+                }
+              }
+            }
+          }
+        }
+      },
+      "WebhookReceived": {
+        "description": "Acknowledged (issue 12): a valid payload, including one with no matching connection or an unhandled type.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "received"
+              ],
+              "properties": {
+                "received": {
+                  "type": "boolean",
+                  "enum": [
+                    true
+                  ]
+                }
+              }
+            }
+          }
+        }
+      },
+      "SoundResult": {
+        "description": "The sound (issue 13 point 6).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data",
+                "_links"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/Sound"
+                },
+                "_links": {
+                  "$ref": "#/components/schemas/SelfLinks"
+                }
+              }
+            }
+          }
+        }
+      },
       "Conflict": {
         "description": "Conflicts with the current state (CONFLICT).",
         "content": {
@@ -8038,6 +17310,4043 @@ export const openapiDocument = {
       }
     },
     "schemas": {
+      "Extension": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "An extension record (Part 2 leaves its fields unshown beyond the public profile's list).\nOwned by exactly one of a developer profile (`developer_id`) or a team (`team_id`).\n`install_count` counts current installs; `rating_avg` is null until rated.\n",
+        "required": [
+          "id",
+          "short_id",
+          "slug",
+          "name",
+          "description",
+          "category",
+          "icon_key",
+          "developer_id",
+          "team_id",
+          "pricing_type",
+          "pricing_amount",
+          "pricing_currency",
+          "status",
+          "install_count",
+          "rating_avg",
+          "rating_count",
+          "published_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "short_id": {
+            "type": "string",
+            "description": "Short public identifier (10 characters)."
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "category": {
+            "type": "string",
+            "nullable": true
+          },
+          "icon_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "pricing_type": {
+            "type": "string",
+            "enum": [
+              "free",
+              "one_time",
+              "subscription"
+            ]
+          },
+          "pricing_amount": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Minor currency unit."
+          },
+          "pricing_currency": {
+            "type": "string",
+            "nullable": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft",
+              "published"
+            ]
+          },
+          "install_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "rating_avg": {
+            "type": "number",
+            "nullable": true
+          },
+          "rating_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "published_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "CreateExtensionBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "slug"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "slug": {
+            "type": "string",
+            "minLength": 3,
+            "maxLength": 50,
+            "pattern": "^[a-z][a-z0-9-]*$",
+            "description": "Unique; starts with a lowercase letter; lowercase letters, digits, hyphens."
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true
+          },
+          "category": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 50,
+            "nullable": true
+          },
+          "icon_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "Owning team; null or absent = the caller's developer profile."
+          },
+          "pricing_type": {
+            "type": "string",
+            "enum": [
+              "free",
+              "one_time",
+              "subscription"
+            ],
+            "default": "free"
+          },
+          "pricing_amount": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 100000000,
+            "nullable": true
+          },
+          "pricing_currency": {
+            "type": "string",
+            "pattern": "^[A-Z]{3}$",
+            "nullable": true
+          }
+        }
+      },
+      "UpdateExtensionBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true
+          },
+          "category": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 50,
+            "nullable": true
+          },
+          "icon_key": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
+            "nullable": true
+          },
+          "pricing_type": {
+            "type": "string",
+            "enum": [
+              "free",
+              "one_time",
+              "subscription"
+            ]
+          },
+          "pricing_amount": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 100000000,
+            "nullable": true
+          },
+          "pricing_currency": {
+            "type": "string",
+            "pattern": "^[A-Z]{3}$",
+            "nullable": true
+          }
+        }
+      },
+      "ExtensionVersion": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A version; `manifest` is present once the bundle is uploaded (the handler code is served only by the internal feeds).",
+        "required": [
+          "id",
+          "extension_id",
+          "version",
+          "status",
+          "changelog",
+          "has_bundle",
+          "created_at",
+          "uploaded_at",
+          "published_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "version": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft",
+              "uploaded",
+              "published"
+            ]
+          },
+          "changelog": {
+            "type": "string",
+            "nullable": true
+          },
+          "has_bundle": {
+            "type": "boolean"
+          },
+          "manifest": {
+            "$ref": "#/components/schemas/ExtensionManifest"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "uploaded_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "published_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "ExtensionManifest": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "What a version declares: bot triggers (`commands`, `keywords`, `patterns`), the names of\nits `handlers` (functions in the handler code), an automation `node_type` for automation\nnode extensions, the chat `platforms` it serves and whether it moderates (`has_moderate`).\n",
+        "properties": {
+          "commands": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "$ref": "#/components/schemas/ManifestCommand"
+            }
+          },
+          "keywords": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "$ref": "#/components/schemas/ManifestKeyword"
+            }
+          },
+          "patterns": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "$ref": "#/components/schemas/ManifestPattern"
+            }
+          },
+          "handlers": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 100
+            }
+          },
+          "node_type": {
+            "type": "string",
+            "enum": [
+              "trigger",
+              "action",
+              "logic"
+            ]
+          },
+          "node_handler": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "The handler the automation node runs (one of `handlers`)."
+          },
+          "platforms": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            }
+          },
+          "has_moderate": {
+            "type": "boolean"
+          }
+        }
+      },
+      "ManifestCommand": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "handler"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          },
+          "alias": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
+            "nullable": true
+          },
+          "cooldown_global": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 86400,
+            "description": "Seconds; default 0."
+          },
+          "cooldown_user": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 86400,
+            "description": "Seconds; default 0."
+          },
+          "min_role": {
+            "type": "string",
+            "enum": [
+              "everyone",
+              "follower",
+              "subscriber",
+              "vip",
+              "moderator",
+              "broadcaster"
+            ],
+            "description": "Default `everyone`."
+          },
+          "enabled": {
+            "type": "boolean",
+            "description": "Default true."
+          },
+          "handler": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          }
+        }
+      },
+      "ManifestKeyword": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "value",
+          "handler"
+        ],
+        "properties": {
+          "value": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "handler": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          }
+        }
+      },
+      "ManifestPattern": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "regex",
+          "handler"
+        ],
+        "properties": {
+          "regex": {
+            "type": "string",
+            "format": "regex",
+            "minLength": 1,
+            "maxLength": 500
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "handler": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 100
+          }
+        }
+      },
+      "ExtensionInstallConfig": {
+        "type": "object",
+        "additionalProperties": true,
+        "description": "An install's configuration. `commands`, `keywords` and `patterns` override the manifest's\ntriggers (matched on `name`, `value`, `regex`); every other member is opaque.\n",
+        "properties": {
+          "commands": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "name"
+              ],
+              "properties": {
+                "name": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 100
+                },
+                "alias": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 100,
+                  "nullable": true
+                },
+                "cooldown_global": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 86400
+                },
+                "cooldown_user": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 86400
+                },
+                "min_role": {
+                  "type": "string",
+                  "enum": [
+                    "everyone",
+                    "follower",
+                    "subscriber",
+                    "vip",
+                    "moderator",
+                    "broadcaster"
+                  ]
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "handler": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 100
+                }
+              }
+            }
+          },
+          "keywords": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "value"
+              ],
+              "properties": {
+                "value": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 200
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "handler": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 100
+                }
+              }
+            }
+          },
+          "patterns": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "regex"
+              ],
+              "properties": {
+                "regex": {
+                  "type": "string",
+                  "format": "regex",
+                  "minLength": 1,
+                  "maxLength": 500
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "handler": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 100
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionInstall": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "extension_id",
+          "extension_name",
+          "version_id",
+          "version",
+          "enabled",
+          "config",
+          "installed_by",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_name": {
+            "type": "string"
+          },
+          "version_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "version": {
+            "type": "string",
+            "nullable": true
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "config": {
+            "$ref": "#/components/schemas/ExtensionInstallConfig"
+          },
+          "installed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionLimits": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "extension_id",
+          "max_sounds",
+          "max_sound_file_size",
+          "max_sound_storage_bytes"
+        ],
+        "properties": {
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "max_sounds": {
+            "type": "integer",
+            "nullable": true
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64",
+            "nullable": true
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "nullable": true
+          }
+        }
+      },
+      "RequestedLimits": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "max_sounds": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 2147483647
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0,
+            "maximum": 9007199254740991
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 0,
+            "maximum": 9007199254740991
+          }
+        }
+      },
+      "LimitRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A request for higher per-extension sound limits (Part 2, \"Limit request\"; states `open`, `in_review`, `approved`, `rejected`).",
+        "required": [
+          "id",
+          "extension_id",
+          "extension_name",
+          "developer_id",
+          "team_id",
+          "requested_by",
+          "requested_limits",
+          "reason",
+          "status",
+          "review_notes",
+          "reviewed_by",
+          "reviewed_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_name": {
+            "type": "string"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "requested_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "requested_limits": {
+            "$ref": "#/components/schemas/RequestedLimits"
+          },
+          "reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "open",
+              "in_review",
+              "approved",
+              "rejected"
+            ]
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "LimitRequestEvent": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A timeline item: `created`, `in_review`, `approved` (details carry the applied limits) or `rejected` (details carry the notes).",
+        "required": [
+          "event_type",
+          "actor_id",
+          "details",
+          "created_at"
+        ],
+        "properties": {
+          "event_type": {
+            "type": "string",
+            "enum": [
+              "created",
+              "in_review",
+              "approved",
+              "rejected"
+            ]
+          },
+          "actor_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "details": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionAnalytics": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "extension_id",
+          "install_count",
+          "enabled_install_count",
+          "purchase_count",
+          "refunded_purchase_count",
+          "revenue"
+        ],
+        "properties": {
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "install_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "enabled_install_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "purchase_count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Completed (not refunded) purchases."
+          },
+          "refunded_purchase_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "revenue": {
+            "type": "array",
+            "description": "Sum of completed purchases per currency (minor unit).",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "currency",
+                "amount_cents"
+              ],
+              "properties": {
+                "currency": {
+                  "type": "string"
+                },
+                "amount_cents": {
+                  "type": "integer",
+                  "format": "int64"
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionPurchase": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "external_id",
+          "extension_id",
+          "account_id",
+          "buyer_user_id",
+          "amount_cents",
+          "currency",
+          "status",
+          "created_at",
+          "refunded_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "external_id": {
+            "type": "string"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "buyer_user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "amount_cents": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "currency": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "completed",
+              "refunded"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "refunded_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "ExtensionTester": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "avatar_url",
+          "added_by",
+          "created_at"
+        ],
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "added_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionScreenshot": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "extension_id",
+          "key",
+          "url",
+          "caption",
+          "position",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "key": {
+            "type": "string",
+            "nullable": true
+          },
+          "url": {
+            "type": "string",
+            "nullable": true
+          },
+          "caption": {
+            "type": "string",
+            "nullable": true
+          },
+          "position": {
+            "type": "integer"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "PublicExtension": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "short_id",
+          "slug",
+          "name",
+          "description",
+          "category",
+          "icon_key",
+          "pricing_type",
+          "pricing_amount",
+          "pricing_currency",
+          "install_count",
+          "rating_avg",
+          "rating_count",
+          "published_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "short_id": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "category": {
+            "type": "string",
+            "nullable": true
+          },
+          "icon_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "pricing_type": {
+            "type": "string",
+            "enum": [
+              "free",
+              "one_time",
+              "subscription"
+            ]
+          },
+          "pricing_amount": {
+            "type": "integer",
+            "nullable": true
+          },
+          "pricing_currency": {
+            "type": "string",
+            "nullable": true
+          },
+          "install_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "rating_avg": {
+            "type": "number",
+            "nullable": true
+          },
+          "rating_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "published_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "PublicProfileStats": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "extension_count",
+          "total_installs",
+          "avg_rating"
+        ],
+        "properties": {
+          "extension_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "total_installs": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "avg_rating": {
+            "type": "number",
+            "nullable": true
+          }
+        }
+      },
+      "PublicDeveloperProfile": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "display_name",
+          "slug",
+          "description",
+          "github_url",
+          "website_url",
+          "avatar_key",
+          "created_at",
+          "stats",
+          "extensions"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "github_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "stats": {
+            "$ref": "#/components/schemas/PublicProfileStats"
+          },
+          "extensions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PublicExtension"
+            }
+          }
+        }
+      },
+      "PublicTeamProfile": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "slug",
+          "description",
+          "github_url",
+          "website_url",
+          "avatar_key",
+          "created_at",
+          "stats",
+          "members",
+          "extensions"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "github_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "stats": {
+            "$ref": "#/components/schemas/PublicProfileStats"
+          },
+          "members": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "user_id",
+                "display_name",
+                "avatar_url",
+                "role"
+              ],
+              "properties": {
+                "user_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "display_name": {
+                  "type": "string"
+                },
+                "avatar_url": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "role": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "extensions": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PublicExtension"
+            }
+          }
+        }
+      },
+      "FeedCommand": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "alias",
+          "cooldown_global",
+          "cooldown_user",
+          "min_role",
+          "enabled",
+          "handler"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "alias": {
+            "type": "string",
+            "nullable": true
+          },
+          "cooldown_global": {
+            "type": "integer"
+          },
+          "cooldown_user": {
+            "type": "integer"
+          },
+          "min_role": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "handler": {
+            "type": "string"
+          }
+        }
+      },
+      "FeedKeyword": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "value",
+          "enabled",
+          "handler"
+        ],
+        "properties": {
+          "value": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "handler": {
+            "type": "string"
+          }
+        }
+      },
+      "FeedPattern": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "regex",
+          "enabled",
+          "handler"
+        ],
+        "properties": {
+          "regex": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "handler": {
+            "type": "string"
+          }
+        }
+      },
+      "BotModuleTriggers": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "installs",
+          "killed"
+        ],
+        "properties": {
+          "installs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "install_id",
+                "extension_id",
+                "extension_name",
+                "commands",
+                "keywords",
+                "patterns",
+                "has_moderate",
+                "platforms"
+              ],
+              "properties": {
+                "install_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_name": {
+                  "type": "string"
+                },
+                "commands": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/FeedCommand"
+                  }
+                },
+                "keywords": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/FeedKeyword"
+                  }
+                },
+                "patterns": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/FeedPattern"
+                  }
+                },
+                "has_moderate": {
+                  "type": "boolean"
+                },
+                "platforms": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                }
+              }
+            }
+          },
+          "killed": {
+            "type": "boolean"
+          }
+        }
+      },
+      "BotModuleHandlers": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "installs"
+        ],
+        "properties": {
+          "installs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "install_id",
+                "extension_id",
+                "account_id",
+                "extension_name",
+                "version",
+                "install_config",
+                "enabled",
+                "platforms",
+                "has_moderate",
+                "handlers",
+                "handler_code"
+              ],
+              "properties": {
+                "install_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "account_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_name": {
+                  "type": "string"
+                },
+                "version": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "install_config": {
+                  "$ref": "#/components/schemas/ExtensionInstallConfig"
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "platforms": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                },
+                "has_moderate": {
+                  "type": "boolean"
+                },
+                "handlers": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                },
+                "handler_code": {
+                  "type": "string",
+                  "nullable": true
+                }
+              }
+            }
+          }
+        }
+      },
+      "AutomationNodeHandlers": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "installs"
+        ],
+        "properties": {
+          "installs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "install_id",
+                "extension_id",
+                "account_id",
+                "extension_name",
+                "version",
+                "install_config",
+                "enabled",
+                "node_type",
+                "node_handler",
+                "handlers",
+                "handler_code"
+              ],
+              "properties": {
+                "install_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "account_id": {
+                  "type": "string",
+                  "format": "uuid"
+                },
+                "extension_name": {
+                  "type": "string"
+                },
+                "version": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "install_config": {
+                  "$ref": "#/components/schemas/ExtensionInstallConfig"
+                },
+                "enabled": {
+                  "type": "boolean"
+                },
+                "node_type": {
+                  "type": "string",
+                  "enum": [
+                    "trigger",
+                    "action",
+                    "logic"
+                  ]
+                },
+                "node_handler": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "handlers": {
+                  "type": "array",
+                  "items": {
+                    "type": "string"
+                  }
+                },
+                "handler_code": {
+                  "type": "string",
+                  "nullable": true
+                }
+              }
+            }
+          }
+        }
+      },
+      "PublicStatsPagination": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "page",
+          "limit",
+          "total",
+          "total_pages"
+        ],
+        "properties": {
+          "page": {
+            "type": "integer"
+          },
+          "limit": {
+            "type": "integer"
+          },
+          "total": {
+            "type": "integer"
+          },
+          "total_pages": {
+            "type": "integer"
+          }
+        }
+      },
+      "PublicChannelTrends": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "platform_channel_id",
+          "channel_login",
+          "range",
+          "follower_series",
+          "avg_viewer_series"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "channel_login": {
+            "type": "string"
+          },
+          "range": {
+            "type": "string"
+          },
+          "follower_series": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "date",
+                "follower_count"
+              ],
+              "properties": {
+                "date": {
+                  "type": "string",
+                  "description": "YYYY-MM-DD (UTC)."
+                },
+                "follower_count": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "avg_viewer_series": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "date",
+                "avg_viewers"
+              ],
+              "properties": {
+                "date": {
+                  "type": "string",
+                  "description": "YYYY-MM-DD (UTC)."
+                },
+                "avg_viewers": {
+                  "type": "number"
+                }
+              }
+            }
+          }
+        }
+      },
+      "PublicPanel": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "panel_id",
+          "title",
+          "description",
+          "image_url",
+          "link_url",
+          "first_seen_at",
+          "last_seen_at",
+          "status",
+          "removed_at",
+          "images"
+        ],
+        "properties": {
+          "panel_id": {
+            "type": "string"
+          },
+          "title": {
+            "type": "string",
+            "nullable": true
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "image_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "link_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "first_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "active",
+              "removed"
+            ]
+          },
+          "removed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "images": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "image_url",
+                "first_seen_at",
+                "last_seen_at"
+              ],
+              "properties": {
+                "image_url": {
+                  "type": "string"
+                },
+                "first_seen_at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "last_seen_at": {
+                  "type": "string",
+                  "format": "date-time"
+                }
+              }
+            }
+          }
+        }
+      },
+      "PublicStreamSummary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "broadcast_id",
+          "platform_channel_id",
+          "channel_login",
+          "channel_display_name",
+          "title",
+          "category",
+          "tags",
+          "is_live",
+          "started_at",
+          "ended_at",
+          "duration_seconds",
+          "peak_viewers",
+          "avg_viewers",
+          "watch_seconds",
+          "total_messages",
+          "emote_count",
+          "top_emotes",
+          "gif_count",
+          "top_gifs",
+          "new_paid_subs",
+          "gifted_subs",
+          "new_followers",
+          "viewer_curve",
+          "top_chatters",
+          "shared_chat_sources"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "broadcast_id": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "channel_login": {
+            "type": "string"
+          },
+          "channel_display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "title": {
+            "type": "string",
+            "nullable": true
+          },
+          "category": {
+            "type": "string",
+            "nullable": true
+          },
+          "tags": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "is_live": {
+            "type": "boolean"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "ended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "duration_seconds": {
+            "type": "integer",
+            "description": "From the start to the end (or the last sample while live)."
+          },
+          "peak_viewers": {
+            "type": "integer"
+          },
+          "avg_viewers": {
+            "type": "number"
+          },
+          "watch_seconds": {
+            "type": "integer",
+            "description": "Viewer-seconds (each sample's viewers times the time to the next sample)."
+          },
+          "total_messages": {
+            "type": "integer"
+          },
+          "emote_count": {
+            "type": "integer",
+            "description": "Emote uses observed in chat."
+          },
+          "top_emotes": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "name",
+                "provider",
+                "url",
+                "count"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string"
+                },
+                "name": {
+                  "type": "string"
+                },
+                "provider": {
+                  "type": "string"
+                },
+                "url": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "count": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "gif_count": {
+            "type": "integer",
+            "description": "GIFs posted in chat (kept after the content is erased)."
+          },
+          "top_gifs": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "id",
+                "url",
+                "provider",
+                "alt",
+                "count"
+              ],
+              "properties": {
+                "id": {
+                  "type": "string"
+                },
+                "url": {
+                  "type": "string"
+                },
+                "provider": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "alt": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "count": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "new_paid_subs": {
+            "type": "integer"
+          },
+          "gifted_subs": {
+            "type": "integer",
+            "description": "Gifted subscriptions (a count; gifters are not identified)."
+          },
+          "new_followers": {
+            "type": "integer"
+          },
+          "viewer_curve": {
+            "type": "array",
+            "description": "The viewer samples, oldest first.",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "at",
+                "viewers"
+              ],
+              "properties": {
+                "at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "viewers": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "top_chatters": {
+            "type": "array",
+            "nullable": true,
+            "description": "Only when the channel opted in with show_top_chatters; else null.",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "login",
+                "display_name",
+                "message_count"
+              ],
+              "properties": {
+                "login": {
+                  "type": "string"
+                },
+                "display_name": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "message_count": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "shared_chat_sources": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "platform_channel_id",
+                "message_count",
+                "display_name",
+                "avatar_url"
+              ],
+              "properties": {
+                "platform_channel_id": {
+                  "type": "string"
+                },
+                "message_count": {
+                  "type": "integer"
+                },
+                "display_name": {
+                  "type": "string",
+                  "nullable": true
+                },
+                "avatar_url": {
+                  "type": "string",
+                  "nullable": true
+                }
+              }
+            }
+          }
+        }
+      },
+      "PublicMetadataValue": {
+        "description": "A string (title, category), an array of strings (tags) or null.",
+        "anyOf": [
+          {
+            "type": "string",
+            "nullable": true
+          },
+          {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        ]
+      },
+      "PublicMetadataHistory": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "entries",
+          "total",
+          "limit",
+          "offset"
+        ],
+        "properties": {
+          "entries": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "change_type",
+                "old_value",
+                "new_value",
+                "changed_at"
+              ],
+              "properties": {
+                "change_type": {
+                  "type": "string",
+                  "enum": [
+                    "title",
+                    "category",
+                    "tags"
+                  ]
+                },
+                "old_value": {
+                  "$ref": "#/components/schemas/PublicMetadataValue"
+                },
+                "new_value": {
+                  "$ref": "#/components/schemas/PublicMetadataValue"
+                },
+                "changed_at": {
+                  "type": "string",
+                  "format": "date-time"
+                }
+              }
+            }
+          },
+          "total": {
+            "type": "integer"
+          },
+          "limit": {
+            "type": "integer"
+          },
+          "offset": {
+            "type": "integer"
+          }
+        }
+      },
+      "PublicBrowseChannel": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "platform_channel_id",
+          "channel_login",
+          "channel_display_name",
+          "source",
+          "last_category",
+          "is_live",
+          "stream_count",
+          "watch_seconds",
+          "avg_viewers",
+          "peak_viewers",
+          "total_messages",
+          "follower_gain",
+          "last_started_at",
+          "broadcaster_type"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "channel_login": {
+            "type": "string"
+          },
+          "channel_display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "source": {
+            "type": "string",
+            "description": "How the channel entered the directory (`crawler`, or what the crawler reports)."
+          },
+          "last_category": {
+            "type": "string",
+            "nullable": true
+          },
+          "is_live": {
+            "type": "boolean"
+          },
+          "stream_count": {
+            "type": "integer"
+          },
+          "watch_seconds": {
+            "type": "integer"
+          },
+          "avg_viewers": {
+            "type": "number"
+          },
+          "peak_viewers": {
+            "type": "integer"
+          },
+          "total_messages": {
+            "type": "integer"
+          },
+          "follower_gain": {
+            "type": "integer"
+          },
+          "last_started_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "broadcaster_type": {
+            "type": "string",
+            "enum": [
+              "partner",
+              "affiliate",
+              null
+            ],
+            "nullable": true
+          }
+        }
+      },
+      "PublicChannelBrowse": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "channels",
+          "pagination"
+        ],
+        "properties": {
+          "channels": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PublicBrowseChannel"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/PublicStatsPagination"
+          }
+        }
+      },
+      "PublicGame": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "category",
+          "channel_count",
+          "stream_count",
+          "live_stream_count",
+          "peak_viewers",
+          "watch_seconds",
+          "last_started_at"
+        ],
+        "properties": {
+          "category": {
+            "type": "string"
+          },
+          "channel_count": {
+            "type": "integer"
+          },
+          "stream_count": {
+            "type": "integer"
+          },
+          "live_stream_count": {
+            "type": "integer"
+          },
+          "peak_viewers": {
+            "type": "integer"
+          },
+          "watch_seconds": {
+            "type": "integer"
+          },
+          "last_started_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "PublicGames": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "games",
+          "pagination"
+        ],
+        "properties": {
+          "games": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PublicGame"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/PublicStatsPagination"
+          }
+        }
+      },
+      "Emote": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "platform",
+          "provider",
+          "channel_id",
+          "name",
+          "url",
+          "animated",
+          "owner_id",
+          "source",
+          "first_seen_at",
+          "last_seen_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "platform": {
+            "type": "string"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "channel_id": {
+            "type": "string",
+            "nullable": true,
+            "description": "Null for a global set."
+          },
+          "name": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string",
+            "nullable": true
+          },
+          "animated": {
+            "type": "boolean"
+          },
+          "owner_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "source": {
+            "type": "string",
+            "enum": [
+              "api_fetch",
+              "observed"
+            ]
+          },
+          "first_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "PublicEmotes": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "emotes",
+          "pagination"
+        ],
+        "properties": {
+          "emotes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Emote"
+            }
+          },
+          "pagination": {
+            "$ref": "#/components/schemas/PublicStatsPagination"
+          }
+        }
+      },
+      "WatchlistItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "platform_channel_id",
+          "channel_login",
+          "channel_display_name",
+          "added_at"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "channel_login": {
+            "type": "string"
+          },
+          "channel_display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "added_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "PublicStatsIngest": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "One crawler batch (see POST /v1/internal/public-stats/samples).",
+        "properties": {
+          "channels": {
+            "type": "array",
+            "maxItems": 500,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "platform",
+                "platform_channel_id",
+                "login"
+              ],
+              "properties": {
+                "platform": {
+                  "type": "string",
+                  "maxLength": 50
+                },
+                "platform_channel_id": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 200
+                },
+                "login": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 200,
+                  "description": "The URL handle."
+                },
+                "display_name": {
+                  "type": "string",
+                  "maxLength": 200,
+                  "nullable": true
+                },
+                "avatar_url": {
+                  "type": "string",
+                  "maxLength": 2000,
+                  "nullable": true
+                },
+                "broadcaster_type": {
+                  "type": "string",
+                  "enum": [
+                    "partner",
+                    "affiliate",
+                    null
+                  ],
+                  "nullable": true
+                },
+                "source": {
+                  "type": "string",
+                  "maxLength": 50,
+                  "description": "How the crawler found the channel (default `crawler`)."
+                },
+                "opted_out": {
+                  "type": "boolean",
+                  "description": "The channel opted out of public statistics (kept until changed)."
+                },
+                "show_top_chatters": {
+                  "type": "boolean",
+                  "description": "The channel opted in to public top chatters (kept until changed)."
+                },
+                "follower_count": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 2147483647
+                },
+                "sampled_at": {
+                  "type": "string",
+                  "format": "date-time",
+                  "description": "Time of the follower sample (default now)."
+                },
+                "panels": {
+                  "type": "array",
+                  "maxItems": 100,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "panel_id"
+                    ],
+                    "properties": {
+                      "panel_id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "ad": {
+                        "type": "boolean",
+                        "description": "Marked as an advertisement (only those are published)."
+                      },
+                      "title": {
+                        "type": "string",
+                        "maxLength": 500,
+                        "nullable": true
+                      },
+                      "description": {
+                        "type": "string",
+                        "maxLength": 5000,
+                        "nullable": true
+                      },
+                      "image_url": {
+                        "type": "string",
+                        "maxLength": 2000,
+                        "nullable": true
+                      },
+                      "link_url": {
+                        "type": "string",
+                        "maxLength": 2000,
+                        "nullable": true
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "streams": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "platform",
+                "broadcast_id",
+                "platform_channel_id",
+                "started_at"
+              ],
+              "properties": {
+                "platform": {
+                  "type": "string",
+                  "maxLength": 50
+                },
+                "broadcast_id": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 200
+                },
+                "platform_channel_id": {
+                  "type": "string",
+                  "minLength": 1,
+                  "maxLength": 200
+                },
+                "started_at": {
+                  "type": "string",
+                  "format": "date-time"
+                },
+                "ended_at": {
+                  "type": "string",
+                  "format": "date-time",
+                  "nullable": true,
+                  "description": "Set when the broadcast ended."
+                },
+                "title": {
+                  "type": "string",
+                  "maxLength": 500,
+                  "nullable": true
+                },
+                "category": {
+                  "type": "string",
+                  "maxLength": 200,
+                  "nullable": true
+                },
+                "tags": {
+                  "type": "array",
+                  "maxItems": 50,
+                  "nullable": true,
+                  "items": {
+                    "type": "string",
+                    "maxLength": 100
+                  }
+                },
+                "samples": {
+                  "type": "array",
+                  "maxItems": 1000,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "at",
+                      "viewers"
+                    ],
+                    "properties": {
+                      "at": {
+                        "type": "string",
+                        "format": "date-time"
+                      },
+                      "viewers": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      },
+                      "messages": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      },
+                      "new_followers": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      },
+                      "new_paid_subs": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      },
+                      "gifted_subs": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      }
+                    }
+                  }
+                },
+                "chatters": {
+                  "type": "array",
+                  "maxItems": 5000,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "login",
+                      "messages"
+                    ],
+                    "properties": {
+                      "login": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "display_name": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "nullable": true
+                      },
+                      "messages": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      }
+                    }
+                  }
+                },
+                "shared_chat": {
+                  "type": "array",
+                  "maxItems": 100,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "platform_channel_id",
+                      "messages"
+                    ],
+                    "properties": {
+                      "platform_channel_id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "messages": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      },
+                      "display_name": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "nullable": true
+                      },
+                      "avatar_url": {
+                        "type": "string",
+                        "maxLength": 2000,
+                        "nullable": true
+                      }
+                    }
+                  }
+                },
+                "emotes": {
+                  "type": "array",
+                  "maxItems": 2000,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "id",
+                      "name",
+                      "provider",
+                      "count"
+                    ],
+                    "properties": {
+                      "id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "name": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "provider": {
+                        "type": "string",
+                        "maxLength": 50
+                      },
+                      "url": {
+                        "type": "string",
+                        "maxLength": 2000,
+                        "nullable": true
+                      },
+                      "animated": {
+                        "type": "boolean"
+                      },
+                      "owner_id": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "nullable": true
+                      },
+                      "channel_id": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "nullable": true,
+                        "description": "The set's channel; null for a global emote."
+                      },
+                      "count": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      }
+                    }
+                  }
+                },
+                "gifs": {
+                  "type": "array",
+                  "maxItems": 500,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "id",
+                      "url",
+                      "count"
+                    ],
+                    "properties": {
+                      "id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "url": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 2000
+                      },
+                      "count": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 2147483647
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "emote_sets": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "platform",
+                "provider",
+                "emotes"
+              ],
+              "properties": {
+                "platform": {
+                  "type": "string",
+                  "maxLength": 50
+                },
+                "provider": {
+                  "type": "string",
+                  "maxLength": 50
+                },
+                "channel_id": {
+                  "type": "string",
+                  "maxLength": 200,
+                  "nullable": true,
+                  "description": "Null for a global set."
+                },
+                "emotes": {
+                  "type": "array",
+                  "maxItems": 5000,
+                  "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": [
+                      "id",
+                      "name"
+                    ],
+                    "properties": {
+                      "id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "name": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 200
+                      },
+                      "url": {
+                        "type": "string",
+                        "maxLength": 2000,
+                        "nullable": true
+                      },
+                      "animated": {
+                        "type": "boolean"
+                      },
+                      "owner_id": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "nullable": true
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "Sound": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "name",
+          "filename",
+          "content_type",
+          "size_bytes",
+          "duration_ms",
+          "waveform",
+          "created_at",
+          "source_extension_name"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "filename": {
+            "type": "string",
+            "description": "The uploaded file's name (its base name, at most 255 characters)."
+          },
+          "content_type": {
+            "type": "string",
+            "enum": [
+              "audio/mpeg",
+              "audio/wav",
+              "audio/ogg",
+              "audio/flac"
+            ],
+            "description": "Detected from the bytes."
+          },
+          "size_bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "duration_ms": {
+            "type": "integer",
+            "description": "Measured at upload; PATCH may correct it."
+          },
+          "waveform": {
+            "description": "Opaque JSON (any value) set through PATCH; null until then."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "source_extension_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "The extension that uploaded it; null for the account's own uploads."
+          }
+        }
+      },
+      "SoundLibrary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "sounds",
+          "total_count",
+          "user_sound_count",
+          "max_sounds",
+          "max_sound_file_size",
+          "max_sound_storage_bytes",
+          "used_storage_bytes"
+        ],
+        "properties": {
+          "sounds": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Sound"
+            }
+          },
+          "total_count": {
+            "type": "integer",
+            "description": "Sounds matching `search` (all of the account's without it)."
+          },
+          "user_sound_count": {
+            "type": "integer",
+            "description": "The account's own uploads (held against `max_sounds`)."
+          },
+          "max_sounds": {
+            "type": "integer"
+          },
+          "max_sound_file_size": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "max_sound_storage_bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "used_storage_bytes": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Bytes of the account's own uploads (held against `max_sound_storage_bytes`)."
+          }
+        }
+      },
+      "UpdateSoundBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "description": "1 to 100 characters after trimming."
+          },
+          "duration_ms": {
+            "type": "integer",
+            "description": "0 to 2147483647."
+          },
+          "waveform": {
+            "description": "Any JSON; null clears it."
+          }
+        }
+      },
+      "SoundTarget": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "type",
+          "id"
+        ],
+        "description": "One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).",
+        "properties": {
+          "type": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "id": {
+            "type": "string",
+            "maxLength": 100
+          }
+        }
+      },
+      "PlaySoundBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "volume": {
+            "type": "number",
+            "description": "0.0 to 1.0; default 1.0."
+          },
+          "target": {
+            "$ref": "#/components/schemas/SoundTarget"
+          }
+        }
+      },
+      "StopSoundBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "target": {
+            "$ref": "#/components/schemas/SoundTarget"
+          }
+        }
+      },
+      "DeveloperApiKey": {
+        "description": "A developer key (`lm_dev_`); exactly one of `developer_id` and `team_id` is set. Never the secret.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "developer_id",
+          "team_id",
+          "created_by",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "updated_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "Owning developer profile; null for a team key."
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "Owning team; null for a profile key."
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The creator; null once they leave the team."
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "`extension-dev:*` scopes only."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "DeveloperApiKeyCreated": {
+        "description": "The developer key record plus the full `key`, shown only once.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "id",
+          "developer_id",
+          "team_id",
+          "created_by",
+          "key_prefix",
+          "label",
+          "permissions",
+          "created_at",
+          "updated_at",
+          "expires_at",
+          "last_used_at"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "key_prefix": {
+            "type": "string"
+          },
+          "label": {
+            "type": "string"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "last_used_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "CreateDeveloperApiKeyRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "label",
+          "permissions"
+        ],
+        "properties": {
+          "label": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            },
+            "description": "`extension-dev:*` scopes the creator holds."
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The owning team; null or absent = the caller's own developer profile."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "RFC 3339; null or absent = no expiry."
+          }
+        }
+      },
+      "DeveloperApplication": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user_id",
+          "application_type",
+          "display_name",
+          "slug",
+          "description",
+          "motivation",
+          "what_to_build",
+          "github_url",
+          "website_url",
+          "experience",
+          "avatar_key",
+          "status",
+          "review_notes",
+          "reviewed_by",
+          "reviewed_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "application_type": {
+            "type": "string",
+            "enum": [
+              "solo",
+              "team"
+            ]
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string"
+          },
+          "motivation": {
+            "type": "string"
+          },
+          "what_to_build": {
+            "type": "string"
+          },
+          "github_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "experience": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "approved",
+              "rejected"
+            ]
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SubmitDeveloperApplicationRequest": {
+        "description": "`application_type` and the slug are checked by the service with the specification's\nmessages, so the schema only bounds lengths.\n",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "application_type",
+          "display_name",
+          "slug",
+          "description",
+          "motivation",
+          "what_to_build"
+        ],
+        "properties": {
+          "application_type": {
+            "type": "string",
+            "maxLength": 20,
+            "example": "solo",
+            "description": "`solo` or `team`."
+          },
+          "display_name": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "slug": {
+            "type": "string",
+            "maxLength": 100,
+            "example": "my-studio",
+            "description": "3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens."
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 5000
+          },
+          "motivation": {
+            "type": "string",
+            "maxLength": 5000
+          },
+          "what_to_build": {
+            "type": "string",
+            "maxLength": 5000
+          },
+          "github_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "experience": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true
+          }
+        }
+      },
+      "AdminDeveloperApplicationItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "user_id",
+          "application_type",
+          "display_name",
+          "slug",
+          "status",
+          "created_at",
+          "user_display_name",
+          "user_avatar_url"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "application_type": {
+            "type": "string",
+            "enum": [
+              "solo",
+              "team"
+            ]
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "approved",
+              "rejected"
+            ]
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "user_display_name": {
+            "type": "string"
+          },
+          "user_avatar_url": {
+            "type": "string",
+            "nullable": true
+          }
+        }
+      },
+      "DeveloperVerification": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "developer_id",
+          "legal_name",
+          "company_name",
+          "address_line1",
+          "address_line2",
+          "postal_code",
+          "city",
+          "country",
+          "tax_id",
+          "trade_register_id",
+          "document_key",
+          "status",
+          "review_notes",
+          "reviewed_by",
+          "reviewed_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "legal_name": {
+            "type": "string"
+          },
+          "company_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "Presence implies a company developer."
+          },
+          "address_line1": {
+            "type": "string"
+          },
+          "address_line2": {
+            "type": "string",
+            "nullable": true
+          },
+          "postal_code": {
+            "type": "string"
+          },
+          "city": {
+            "type": "string"
+          },
+          "country": {
+            "type": "string",
+            "description": "ISO 3166-1 alpha-2, upper-case."
+          },
+          "tax_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "trade_register_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "document_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "verified",
+              "rejected"
+            ]
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeveloperVerificationOrNull": {
+        "description": "A developer verification, or null when none was submitted (the `developerVerificationStatus` read).",
+        "type": "object",
+        "nullable": true,
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "developer_id",
+          "legal_name",
+          "company_name",
+          "address_line1",
+          "address_line2",
+          "postal_code",
+          "city",
+          "country",
+          "tax_id",
+          "trade_register_id",
+          "document_key",
+          "status",
+          "review_notes",
+          "reviewed_by",
+          "reviewed_at",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "legal_name": {
+            "type": "string"
+          },
+          "company_name": {
+            "type": "string",
+            "nullable": true,
+            "description": "Presence implies a company developer."
+          },
+          "address_line1": {
+            "type": "string"
+          },
+          "address_line2": {
+            "type": "string",
+            "nullable": true
+          },
+          "postal_code": {
+            "type": "string"
+          },
+          "city": {
+            "type": "string"
+          },
+          "country": {
+            "type": "string",
+            "description": "ISO 3166-1 alpha-2, upper-case."
+          },
+          "tax_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "trade_register_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "document_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "verified",
+              "rejected"
+            ]
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "SubmitDeveloperVerificationRequest": {
+        "description": "The required fields are checked by the service with the specification's messages\n(`Legal name is required`, ...), so the schema marks none required and only bounds lengths.\n",
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "legal_name": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "company_name": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "address_line1": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "address_line2": {
+            "type": "string",
+            "maxLength": 200,
+            "nullable": true
+          },
+          "postal_code": {
+            "type": "string",
+            "maxLength": 20,
+            "nullable": true
+          },
+          "city": {
+            "type": "string",
+            "maxLength": 100,
+            "nullable": true
+          },
+          "country": {
+            "type": "string",
+            "maxLength": 10,
+            "nullable": true,
+            "description": "ISO 3166-1 alpha-2 (exactly two letters)."
+          },
+          "tax_id": {
+            "type": "string",
+            "maxLength": 100,
+            "nullable": true
+          },
+          "trade_register_id": {
+            "type": "string",
+            "maxLength": 100,
+            "nullable": true
+          },
+          "document_key": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          }
+        }
+      },
+      "DeveloperReviewRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "notes": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true,
+            "description": "Optional to approve; required (non-blank) to reject."
+          }
+        }
+      },
+      "DeveloperReviewResult": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "success",
+          "new_status"
+        ],
+        "properties": {
+          "success": {
+            "type": "boolean",
+            "enum": [
+              true
+            ]
+          },
+          "new_status": {
+            "type": "string",
+            "enum": [
+              "approved",
+              "rejected",
+              "verified"
+            ]
+          }
+        }
+      },
+      "DeveloperTeamPermission": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "permission",
+          "category"
+        ],
+        "properties": {
+          "permission": {
+            "type": "string",
+            "description": "`team-extensions:create`, ..."
+          },
+          "category": {
+            "type": "string",
+            "description": "`team-extensions`, ..."
+          }
+        }
+      },
+      "DeveloperTeam": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "slug",
+          "description",
+          "github_url",
+          "website_url",
+          "avatar_key",
+          "owner_user_id",
+          "role",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "github_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "owner_user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string",
+            "nullable": true,
+            "description": "The caller's team role name (null when the caller is not a member)."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "CreateDeveloperTeamRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "slug"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "slug": {
+            "type": "string",
+            "maxLength": 100,
+            "example": "my-team"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true
+          },
+          "github_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          }
+        }
+      },
+      "UpdateDeveloperTeamRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 5000,
+            "nullable": true
+          },
+          "github_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "website_url": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          }
+        }
+      },
+      "DeveloperTeamMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "avatar_url",
+          "role_id",
+          "role",
+          "is_owner",
+          "joined_at"
+        ],
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "joined_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "UpdateDeveloperTeamMemberRoleRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "role_id"
+        ],
+        "properties": {
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          }
+        }
+      },
+      "CreateDeveloperTeamInviteRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "role_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The offered role; null or absent = `team-member`."
+          },
+          "expires_in_days": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 30,
+            "default": 7
+          }
+        }
+      },
+      "DeveloperTeamInvite": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "team_id",
+          "code_prefix",
+          "role_id",
+          "role",
+          "invited_by",
+          "created_at",
+          "expires_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "code_prefix": {
+            "type": "string",
+            "description": "The first characters of the code, to tell invites apart."
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "invited_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeveloperTeamInviteCreated": {
+        "description": "The invite plus its full `code`, shown only once.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "code",
+          "id",
+          "team_id",
+          "code_prefix",
+          "role_id",
+          "role",
+          "invited_by",
+          "created_at",
+          "expires_at"
+        ],
+        "properties": {
+          "code": {
+            "type": "string"
+          },
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "code_prefix": {
+            "type": "string"
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "invited_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeveloperTeamInviteLookup": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "team_id",
+          "team_name",
+          "team_slug",
+          "team_avatar_key",
+          "role",
+          "expires_at"
+        ],
+        "properties": {
+          "team_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "team_name": {
+            "type": "string"
+          },
+          "team_slug": {
+            "type": "string"
+          },
+          "team_avatar_key": {
+            "type": "string",
+            "nullable": true
+          },
+          "role": {
+            "type": "string"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "DeveloperTeamRole": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "team_id",
+          "name",
+          "is_system",
+          "permissions",
+          "member_count",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "is_system": {
+            "type": "boolean",
+            "description": "`team-owner`: never deleted or changed."
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Team permissions in registry order."
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "CreateDeveloperTeamRoleRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "permissions"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 50
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            }
+          }
+        }
+      },
+      "UpdateDeveloperTeamRoleRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 50
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 50,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            }
+          }
+        }
+      },
       "Error": {
         "type": "object",
         "additionalProperties": false,
@@ -10154,6 +23463,402 @@ export const openapiDocument = {
           }
         }
       },
+      "ChatMessage": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A stored chat message (Part 2, \"Chat message row\"). `is_shared_chat` is true and\n`source_channel` names the other channel's room for a shared-chat message; false and null\notherwise. `emotes`, `badges` and `raw` are the platform's JSON as received. A message\ndeleted by a moderator stays with `is_deleted: true` (clients grey it out).\n",
+        "required": [
+          "id",
+          "account_id",
+          "platform",
+          "platform_message_id",
+          "platform_user_id",
+          "username",
+          "display_name",
+          "avatar_url",
+          "message",
+          "emotes",
+          "badges",
+          "reply_to_message_id",
+          "reply_to_username",
+          "reply_to_message",
+          "live_chat_id",
+          "is_shared_chat",
+          "source_channel",
+          "is_deleted",
+          "deleted_at",
+          "deleted_by",
+          "raw",
+          "sent_at",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "platform_message_id": {
+            "type": "string"
+          },
+          "platform_user_id": {
+            "type": "string"
+          },
+          "username": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "message": {
+            "type": "string"
+          },
+          "emotes": {
+            "description": "The platform's emote data (opaque JSON; null when absent)."
+          },
+          "badges": {
+            "description": "The platform's badge data (opaque JSON; null when absent)."
+          },
+          "reply_to_message_id": {
+            "type": "string",
+            "nullable": true,
+            "description": "The platform id of the message this one replies to."
+          },
+          "reply_to_username": {
+            "type": "string",
+            "nullable": true
+          },
+          "reply_to_message": {
+            "type": "string",
+            "nullable": true
+          },
+          "live_chat_id": {
+            "type": "string",
+            "nullable": true,
+            "description": "The video platform's live chat."
+          },
+          "is_shared_chat": {
+            "type": "boolean"
+          },
+          "source_channel": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": false,
+            "description": "The room of a shared-chat message (null otherwise).",
+            "required": [
+              "platform_channel_id",
+              "login",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "platform_channel_id": {
+                "type": "string"
+              },
+              "login": {
+                "type": "string"
+              },
+              "display_name": {
+                "type": "string",
+                "nullable": true
+              },
+              "avatar_url": {
+                "type": "string",
+                "nullable": true
+              }
+            }
+          },
+          "is_deleted": {
+            "type": "boolean"
+          },
+          "deleted_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "deleted_by": {
+            "type": "string",
+            "nullable": true,
+            "description": "The moderator's name."
+          },
+          "raw": {
+            "type": "object",
+            "additionalProperties": true
+          },
+          "sent_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ChatUserSearchItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A chatter of the account (Part 2, \"Chat user search item\").",
+        "required": [
+          "platform",
+          "platform_user_id",
+          "username",
+          "display_name",
+          "avatar_url",
+          "last_seen_at",
+          "message_count"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "platform_user_id": {
+            "type": "string"
+          },
+          "username": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Null for a user refreshed but never seen chatting."
+          },
+          "message_count": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
+      "ChatUserProfile": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A chatter's stored profile (the search item plus its treatment and last refresh).",
+        "required": [
+          "platform",
+          "platform_user_id",
+          "username",
+          "display_name",
+          "avatar_url",
+          "last_seen_at",
+          "message_count",
+          "user_treatment",
+          "refreshed_at"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "platform_user_id": {
+            "type": "string"
+          },
+          "username": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "message_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "user_treatment": {
+            "type": "string",
+            "enum": [
+              "active_monitoring",
+              "restricted",
+              "none"
+            ]
+          },
+          "refreshed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "SendChatBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "message"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "description": "platform_a, platform_b or platform_c."
+          },
+          "message": {
+            "type": "string",
+            "description": "1 to 500 characters after trimming."
+          },
+          "live_chat_id": {
+            "type": "string",
+            "description": "platform_b only (1 to 200 characters); resolved from the channel when omitted."
+          },
+          "reply_to_message_id": {
+            "type": "string",
+            "description": "The platform id of the message to reply to (1 to 200 characters)."
+          }
+        }
+      },
+      "ChatSendResult": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A send outcome (always HTTP 200): `sent: true` with the platform's `message_id`, or\n`sent: false` with `error_code` (`login_reconnect_required`, `send_failed`,\n`internal_error`) and a readable `error`.\n",
+        "required": [
+          "sent",
+          "platform"
+        ],
+        "properties": {
+          "sent": {
+            "type": "boolean"
+          },
+          "message_id": {
+            "type": "string"
+          },
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "error_code": {
+            "type": "string",
+            "enum": [
+              "login_reconnect_required",
+              "send_failed",
+              "internal_error"
+            ]
+          },
+          "error": {
+            "type": "string"
+          }
+        }
+      },
+      "ModerateChatBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "action",
+          "platform"
+        ],
+        "properties": {
+          "action": {
+            "type": "string",
+            "description": "ban, timeout or delete."
+          },
+          "platform": {
+            "type": "string",
+            "description": "platform_a, platform_b or platform_c."
+          },
+          "user_id": {
+            "type": "string",
+            "description": "The target's platform user id (ban, timeout; 1 to 200 characters)."
+          },
+          "message_id": {
+            "type": "string",
+            "description": "The platform message id (delete; 1 to 200 characters)."
+          },
+          "duration_secs": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": -2147483648,
+            "maximum": 2147483647,
+            "description": "Timeout length (default 300; platform_b 1 to 86400, other platforms 1 to 1209600)."
+          },
+          "reason": {
+            "type": "string",
+            "description": "At most 500 characters; written to the moderation log."
+          },
+          "live_chat_id": {
+            "type": "string",
+            "description": "platform_b only (1 to 200 characters)."
+          }
+        }
+      },
+      "ChatModerationResult": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "`success: false` when the platform refused or failed; `details` then says why (`{ error_code, message }`).",
+        "required": [
+          "success",
+          "action",
+          "platform"
+        ],
+        "properties": {
+          "success": {
+            "type": "boolean"
+          },
+          "action": {
+            "type": "string",
+            "enum": [
+              "ban",
+              "timeout",
+              "delete"
+            ]
+          },
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "details": {
+            "type": "object",
+            "additionalProperties": true
+          }
+        }
+      },
       "Overlay": {
         "type": "object",
         "additionalProperties": false,
@@ -10300,6 +24005,618 @@ export const openapiDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "IdeaCategory": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "description",
+          "sort_order",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string",
+            "nullable": true
+          },
+          "sort_order": {
+            "type": "integer"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "IdeaTag": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "IdeaTimelineItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "`created` (to_status `open`) or `status_changed` (from_status to to_status).",
+        "required": [
+          "id",
+          "event_type",
+          "actor_id",
+          "from_status",
+          "to_status",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "event_type": {
+            "type": "string",
+            "enum": [
+              "created",
+              "status_changed"
+            ]
+          },
+          "actor_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "Who acted; null for a system key or a deleted user."
+          },
+          "from_status": {
+            "type": "string",
+            "nullable": true
+          },
+          "to_status": {
+            "type": "string"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "Idea": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "title",
+          "description",
+          "status",
+          "category_id",
+          "category",
+          "tags",
+          "author_id",
+          "author",
+          "vote_count_up",
+          "vote_count_down",
+          "vote_score",
+          "comment_count",
+          "my_vote",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "title": {
+            "type": "string"
+          },
+          "description": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "description": "A status slug: open, in_progress, done, declined or another."
+          },
+          "category_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "category": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": false,
+            "required": [
+              "id",
+              "name"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "name": {
+                "type": "string"
+              }
+            }
+          },
+          "tags": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/IdeaTag"
+            }
+          },
+          "author_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "Null once the author's user is deleted."
+          },
+          "author": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": "string",
+                "nullable": true
+              }
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
+          "vote_score": {
+            "type": "integer",
+            "description": "vote_count_up minus vote_count_down (the most_voted order)."
+          },
+          "comment_count": {
+            "type": "integer",
+            "description": "Comments not deleted."
+          },
+          "my_vote": {
+            "type": "string",
+            "enum": [
+              "up",
+              "down",
+              null
+            ],
+            "nullable": true,
+            "description": "The caller's vote; null without one, for anonymous callers and in live updates."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "timeline": {
+            "type": "array",
+            "description": "Single-idea answers only (GET /v1/ideas/{id}, create, status).",
+            "items": {
+              "$ref": "#/components/schemas/IdeaTimelineItem"
+            }
+          }
+        }
+      },
+      "IdeaComment": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "idea_id",
+          "parent_id",
+          "author_id",
+          "author",
+          "body",
+          "mentions",
+          "vote_count_up",
+          "vote_count_down",
+          "my_vote",
+          "is_deleted",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "idea_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "parent_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "author_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "author": {
+            "type": "object",
+            "nullable": true,
+            "additionalProperties": false,
+            "description": "Null once the user is deleted (and on a deleted comment).",
+            "required": [
+              "id",
+              "display_name",
+              "avatar_url"
+            ],
+            "properties": {
+              "id": {
+                "type": "string",
+                "format": "uuid"
+              },
+              "display_name": {
+                "type": "string"
+              },
+              "avatar_url": {
+                "type": "string",
+                "nullable": true
+              }
+            }
+          },
+          "body": {
+            "type": "string",
+            "description": "Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted."
+          },
+          "mentions": {
+            "type": "array",
+            "description": "The user ids mentioned in the body.",
+            "items": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          "vote_count_up": {
+            "type": "integer"
+          },
+          "vote_count_down": {
+            "type": "integer"
+          },
+          "my_vote": {
+            "type": "string",
+            "enum": [
+              "up",
+              "down",
+              null
+            ],
+            "nullable": true
+          },
+          "is_deleted": {
+            "type": "boolean",
+            "description": "A deleted comment kept as a tombstone because it has replies."
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "replies": {
+            "type": "array",
+            "description": "In the comment tree only.",
+            "items": {
+              "$ref": "#/components/schemas/IdeaComment"
+            }
+          }
+        }
+      },
+      "IdeaParticipant": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "display_name",
+          "avatar_url",
+          "roles"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "roles": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "author",
+                "voter",
+                "commenter"
+              ]
+            }
+          }
+        }
+      },
+      "IdeaVoter": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "display_name",
+          "avatar_url",
+          "vote_type",
+          "voted_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "vote_type": {
+            "type": "string",
+            "enum": [
+              "up",
+              "down"
+            ]
+          },
+          "voted_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "CreateIdeaBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "title",
+          "description"
+        ],
+        "properties": {
+          "title": {
+            "type": "string",
+            "maxLength": 200,
+            "example": "A dark theme for overlays"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 10000,
+            "example": "Overlays are hard to read at night."
+          },
+          "category_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "tag_ids": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+              "type": "string",
+              "format": "uuid"
+            }
+          }
+        }
+      },
+      "UpdateIdeaBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "title": {
+            "type": "string",
+            "maxLength": 200
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 10000
+          },
+          "category_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "tag_ids": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+              "type": "string",
+              "format": "uuid"
+            }
+          }
+        }
+      },
+      "IdeaStatusBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "status"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "maxLength": 100,
+            "example": "in_progress"
+          }
+        }
+      },
+      "IdeaVoteBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "vote_type"
+        ],
+        "properties": {
+          "vote_type": {
+            "type": "string",
+            "enum": [
+              "up",
+              "down"
+            ]
+          }
+        }
+      },
+      "IdeaUnvoteBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "vote_type": {
+            "type": "string",
+            "enum": [
+              "up",
+              "down"
+            ]
+          }
+        }
+      },
+      "CreateIdeaCommentBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "body"
+        ],
+        "properties": {
+          "body": {
+            "type": "string",
+            "maxLength": 10000,
+            "example": "<p>Yes, please!</p>"
+          },
+          "parent_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          }
+        }
+      },
+      "UpdateIdeaCommentBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "body"
+        ],
+        "properties": {
+          "body": {
+            "type": "string",
+            "maxLength": 10000
+          }
+        }
+      },
+      "CreateIdeaCategoryBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 100,
+            "example": "Overlays"
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "sort_order": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": -1000000,
+            "maximum": 1000000
+          }
+        }
+      },
+      "UpdateIdeaCategoryBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "description": {
+            "type": "string",
+            "maxLength": 500,
+            "nullable": true
+          },
+          "sort_order": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": -1000000,
+            "maximum": 1000000
+          }
+        }
+      },
+      "CreateIdeaTagBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "maxLength": 50,
+            "example": "accessibility"
           }
         }
       },

@@ -328,6 +328,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or clear an account's own chat_retention_days (REST only; Part 2 "Retention").
+         * @description The retention sweep deletes an account's events and chat rows older than its effective
+         *     `chat_retention_days`: this account-level override when set, else its plan's (the
+         *     default plan's for an account without one). `0` keeps them forever; `null` removes the
+         *     override. 404 `Account not found`. Gate: the admin `accounts:overrides-edit`. Records
+         *     `system:account_retention_set`.
+         */
+        put: operations["adminSetAccountRetention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/shops/{shop_domain}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record an account's shop_platform shop and its webhook secret (operator path; REST only).
+         * @description The shop an installation would have stored: its domain (normalised: lower case, no
+         *     trailing dot) and the HMAC secret its webhooks are signed with (stored as given, since
+         *     an HMAC cannot be checked against a hash; never returned). Omitting `secret` keeps the
+         *     stored one; `null` clears it (config `webhooks.shop_platform_secrets` then applies). A
+         *     domain belongs to one account: 409 `Shop already connected to another account`.
+         *     404 `Account not found`. Gate: the admin `system-connections:edit`. Records
+         *     `system:shop_connection_recorded`.
+         */
+        put: operations["adminRecordShopConnection"];
+        post?: never;
+        /**
+         * Remove an account's shop_platform shop (operator path; REST only).
+         * @description Idempotent (a domain of another account is left alone); 404 `Account not found`. Gate:
+         *     the admin `system-connections:delete`. Records `system:shop_connection_removed` when one
+         *     was removed.
+         */
+        delete: operations["adminRemoveShopConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/admin-permissions": {
         parameters: {
             query?: never;
@@ -515,6 +571,202 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/developer-applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Developer applications, newest first, optionally by status. */
+        get: operations["adminDeveloperApplications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-applications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One developer application (full record); 404 `Developer application not found`. */
+        get: operations["adminDeveloperApplication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-applications/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a pending application.
+         * @description Creates the applicant's developer profile (the application's display name, slug,
+         *     description and URLs); a team application also creates a team with that name and slug,
+         *     owned by the applicant, with the default team roles (`team-owner`, `team-admin`,
+         *     `team-member`). The applicant gets an in-app notification (type `developer_application`)
+         *     and an e-mail. Not pending: 409 `Developer application is not pending`; the slug taken
+         *     meanwhile: 409 `Slug is already taken`; the applicant already a developer: 409 `You
+         *     already have a developer profile`. Records `system:developer_application_approved`.
+         */
+        post: operations["adminApproveDeveloperApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-applications/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a pending application; `notes` are required (400 `Review notes are required`).
+         * @description The applicant gets an in-app notification and an e-mail with the notes. Not pending: 409
+         *     `Developer application is not pending`. Records `system:developer_application_rejected`.
+         */
+        post: operations["adminRejectDeveloperApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-verifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Developer verifications, newest first, optionally by status (the review queue; not shown in the specification). */
+        get: operations["adminDeveloperVerifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-verifications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One developer verification; 404 `Developer verification not found`. */
+        get: operations["adminDeveloperVerification"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-verifications/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a pending verification verified (terminal through self-service).
+         * @description Not pending: 409 `Developer verification is not pending`. `notes` optional. The developer
+         *     gets an in-app notification (type `developer_verification`) and an e-mail. Records
+         *     `system:developer_verification_approved` (ids only).
+         */
+        post: operations["adminApproveDeveloperVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developer-verifications/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a pending verification; `notes` are required (400 `Review notes are required`). The developer may resubmit.
+         * @description Not pending: 409 `Developer verification is not pending`. The developer gets an in-app
+         *     notification and an e-mail with the notes. Records
+         *     `system:developer_verification_rejected` (ids only).
+         */
+        post: operations["adminRejectDeveloperVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/developers/{id}/limit-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Limit requests filed by one developer profile (or on its extensions), newest first. */
+        get: operations["adminDeveloperLimitRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/extensions/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set or clear (null) an extension's sound limit overrides; absent members stay as they are.
+         * @description 404 `Extension not found`.
+         */
+        patch: operations["adminSetExtensionLimits"];
+        trace?: never;
+    };
     "/admin/feature-flags/{key}": {
         parameters: {
             query?: never;
@@ -531,6 +783,83 @@ export interface paths {
          */
         put: operations["adminSetFeatureFlag"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/limit-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every limit request, newest first, optionally by status (admin `developer-limits:read`). */
+        get: operations["adminLimitRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/limit-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Approve (the requested limits are applied to the extension at once) or reject a limit request.
+         * @description Only an `open` or `in_review` request moves (409 `Limit request is already <status>`).
+         *     `reject` needs `notes` (400 `Notes are required to reject a limit request`). 404 `Limit
+         *     request not found`. Each move adds a timeline event (`approved`, `rejected`) with the
+         *     notes.
+         */
+        put: operations["reviewLimitRequest"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/limit-requests/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The event timeline of a limit request, oldest first. */
+        get: operations["adminLimitRequestEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/limit-requests/{id}/start-review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move an `open` limit request to `in_review` (the trigger Part 2 leaves unshown).
+         * @description 409 `Limit request is already <status>` for any other state; adds an `in_review` timeline event.
+         */
+        post: operations["startLimitRequestReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1063,6 +1392,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chat/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stored chat messages of the active account, newest first (Part 2, "Chat").
+         * @description `chat:read`. Filters: `platform` (`platform_a`, `platform_b` or `platform_c`),
+         *     `platform_user_id`, `live_chat_id` (the video platform's live chat), `from` / `to`
+         *     (RFC 3339, both inclusive; an unparseable value gives 400 VALIDATION_ERROR `from must be
+         *     an RFC 3339 timestamp`), `search` (comma-separated keywords, case-insensitive, a message
+         *     matches when it contains any of them; blanks are dropped after trimming; more than 20
+         *     keywords gives 400 `search may hold at most 20 keywords`, a keyword over 100 characters
+         *     400 `search keywords may be at most 100 characters`; a keyword search without `from`
+         *     covers the last 12 hours; a keyword containing a comma needs GraphQL). Soft-deleted
+         *     messages stay listed with `is_deleted: true`. Page size default 50, at most 100.
+         */
+        get: operations["chatHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/moderate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ban, time out or delete on a platform (Part 2, "Chat").
+         * @description The gate admits any of `chat:ban`, `chat:timeout`, `chat:delete`; the action then needs
+         *     its own (`ban` → `chat:ban`, `timeout` → `chat:timeout`, `delete` → `chat:delete`; 403
+         *     `Missing permission: chat:ban` otherwise). Body: `action`, `platform`, `user_id`
+         *     (required for ban and timeout), `message_id` (the platform message id; required for
+         *     delete), `duration_secs` (timeout only; default 300; `platform_b` accepts 1 to 86400, the
+         *     other platforms 1 to 1209600),
+         *     `reason` (written to the moderation log), `live_chat_id` (`platform_b` only; resolved
+         *     when omitted). Missing or invalid fields give 400 VALIDATION_ERROR; no channel connection
+         *     404. A platform failure answers 200 with `success: false` and `details` `{ error_code,
+         *     message }`. On success the action is written to the moderation log and broadcast on
+         *     `chat:{account_id}`: ban and timeout as `chat:clear_user`, delete as `chat:delete`
+         *     (the stored message is soft-deleted), each followed by `chat:moderation_log`.
+         */
+        post: operations["moderateChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a chat message to a platform as the acting user (Part 1, "chat/send").
+         * @description `chat:write` and `feature:multichat`. Body `{ platform, message, live_chat_id?,
+         *     reply_to_message_id? }` (`message` 1 to 500 characters). `platform_a` and `platform_c`
+         *     send with the acting user's login grant in the active account; `platform_b` sends
+         *     through the account's channel connection (`live_chat_id` resolved when omitted).
+         *     Every send outcome is HTTP 200: `{ sent: true, message_id, platform }`, or
+         *     `{ sent: false, error_code, error, platform }` with `error_code` one of
+         *     `login_reconnect_required` (no login grant, or one flagged for reconnection),
+         *     `send_failed` (the platform refused the message) or `internal_error` (the platform could
+         *     not be reached). Only hard validation errors are non-200: an unsupported platform
+         *     (400 VALIDATION_ERROR) and no channel connection (404 `No channel connection for
+         *     <platform>`).
+         */
+        post: operations["sendChatToPlatform"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/users/{platform}/{platform_user_id}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-fetch a chatter's profile from the platform (Part 2, "Chat").
+         * @description `chat:refresh_user`. Fetches the user from the platform and stores the profile
+         *     (username, display name, avatar); answers `{ data: <profile> }`. One refresh per
+         *     account, platform and user every 10 minutes (shared through Redis when configured):
+         *     a refresh within the cooldown answers 429 `{ error: REFRESH_COOLDOWN, message,
+         *     retry_after_seconds }` (at most 600) with `Retry-After`. A user the platform does not
+         *     know gives 404 `Platform user not found`; an unsupported platform 400.
+         */
+        post: operations["refreshPlatformUserProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/users/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Chatters of the active account by name prefix (Part 2, "Chat user search item").
+         * @description `chat:userinfo` and `feature:multichat`. `q`: case-insensitive prefix over `username`
+         *     and `display_name` (`%`, `_` and backslash match literally); under 2 characters after
+         *     trimming answers an empty list. `platform`: comma-separated platforms (optional).
+         *     `limit`: default 10, clamped 1 to 25. Ordered by `last_seen_at` descending (never seen
+         *     last), then `message_count` descending.
+         */
+        get: operations["searchPlatformUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connections/credential-modes": {
         parameters: {
             query?: never;
@@ -1104,6 +1571,755 @@ export interface paths {
         get: operations["connectionStatuses"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.
+         * @description The keys of the caller's own developer profile plus the keys of every team they belong
+         *     to whose team role grants `team-secrets:read`. Eligibility is approved-developer status
+         *     (a developer profile; not the plan, not `feature:apikeys`): without a profile 403
+         *     FORBIDDEN `This operation requires an approved developer`. A developer key is refused
+         *     here (first-party gate: 403).
+         */
+        get: operations["developerApiKeys"];
+        put?: never;
+        /**
+         * Create a developer key (`lm_dev_`) for the caller's profile or one of their teams; the full key is returned once.
+         * @description Needs an approved developer (403 `This operation requires an approved developer`);
+         *     not gated on `feature:apikeys`. `team_id` null or absent: the key belongs to the
+         *     caller's developer profile; otherwise to that team, which needs the caller's team role
+         *     to grant `team-secrets:edit` (403 `Missing permission: team-secrets:edit`; a team the
+         *     caller is not a member of gives 404 `Team not found`). Exactly one of `developer_id` and
+         *     `team_id` is set on the key. Every permission must be in the `extension-dev:*` family
+         *     (400 VALIDATION_ERROR `Invalid permission: <perm>`) and held by the caller in the active
+         *     account (403 `Cannot grant permissions you do not hold: <perm>`). Blank label: 400
+         *     `Label is required`; a past `expires_at`: 400 `expires_at cannot be in the past`. The key
+         *     survives its creator leaving the team (`created_by` becomes null). Scopes are immutable.
+         *     Records `user:developer_api_key_created`.
+         */
+        post: operations["createDeveloperApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a developer key (soft revoke; authentication with it fails closed from the next request). Records `user:developer_api_key_revoked`.
+         * @description Same ownership rules as rename. A key already revoked gives 404 `Developer key not found`.
+         */
+        delete: operations["revokeDeveloperApiKey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a developer key (label only; scopes are immutable). Records `user:developer_api_key_updated`.
+         * @description A profile key belongs to its developer; a team key needs team `team-secrets:edit`. An
+         *     unknown, revoked or invisible key gives 404 `Developer key not found`.
+         */
+        patch: operations["updateDeveloperApiKey"];
+        trace?: never;
+    };
+    "/developer/application": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's latest developer application; 404 `No developer application found`. */
+        get: operations["myDeveloperApplication"];
+        put?: never;
+        /**
+         * Apply to become a developer (solo or team); the application starts `pending`.
+         * @description Checked in this order. 400 VALIDATION_ERROR: `application_type must be 'solo' or 'team'`;
+         *     `Slug must be between 3 and 50 characters`; `Slug must start with a lowercase letter`;
+         *     `Slug must contain only lowercase letters, digits, and hyphens`; a blank
+         *     `display_name`, `description`, `motivation` or `what_to_build` gives `<field> is
+         *     required`. 409 CONFLICT: `You already have a developer profile`, `You already have a
+         *     pending application`, `Slug is already taken` (a slug is taken by any developer
+         *     profile, any team, or another pending application). A rejected applicant may apply
+         *     again.
+         */
+        post: operations["submitDeveloperApplication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own extensions (publishing route; a developer key with `extension-dev:read` reaches it).
+         * @description A first-party user sees the extensions of their developer profile and of every team they
+         *     belong to; a developer key those of the profile or team it is bound to. Oldest first.
+         *     `x-auth: developer` admits first-party users and developer keys; the `extension-dev:*`
+         *     scope is checked against a key's scopes and a user's role in the active account.
+         */
+        get: operations["developerExtensions"];
+        put?: never;
+        /**
+         * Create an extension (draft) owned by the caller's developer profile or by one of their teams.
+         * @description First-party only (Part 1: "create or submit extension" refuses developer keys). Without
+         *     `team_id` the caller needs a developer profile (403 `You must be an approved developer to
+         *     create extensions`); with it the caller needs the team permission `team-extensions:create`
+         *     (403 `Missing team permission: team-extensions:create`; an unknown team gives 404 `Team
+         *     not found`). 409 `Extension slug is already taken`. A paid extension (`one_time` or
+         *     `subscription`) needs `pricing_amount` and `pricing_currency` (400 `A paid extension needs
+         *     pricing_amount and pricing_currency`).
+         */
+        post: operations["createDeveloperExtension"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's own extensions (404 `Extension not found` for any other).
+         * @description A team extension needs team membership for a user. A developer key reaches only the
+         *     extensions of its profile or team.
+         */
+        get: operations["developerExtension"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an own extension with its versions, screenshots, testers and installs.
+         * @description A team extension needs the team permission `team-extensions:delete`.
+         */
+        delete: operations["deleteDeveloperExtension"];
+        options?: never;
+        head?: never;
+        /**
+         * Update name, description, category, icon and pricing of an own extension.
+         * @description A team extension needs the team permission `team-extensions:edit` (403 `Missing team
+         *     permission: team-extensions:edit`).
+         */
+        patch: operations["updateDeveloperExtension"];
+        trace?: never;
+    };
+    "/developer/extensions/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Install and purchase counts of an own extension, computed from the stored rows.
+         * @description A team extension needs the team permission `team-extensions:analytics`.
+         */
+        get: operations["extensionAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The per-extension sound limit overrides of an own extension (null = the plan's value applies). */
+        get: operations["developerExtensionLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/purchases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Purchases of an own extension (recorded by the payment-connect webhook), newest first.
+         * @description A team extension needs the team permission `team-payouts:read`.
+         */
+        get: operations["extensionPurchases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/screenshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Screenshot records of an own extension, by position. */
+        get: operations["extensionScreenshots"];
+        put?: never;
+        /**
+         * Add a screenshot record (an upload `key` or a `url`, caption, position).
+         * @description At least one of `key` and `url` (400 `A screenshot needs a key or a url`). A team
+         *     extension needs the team permission `team-extensions:edit`.
+         */
+        post: operations["addExtensionScreenshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/screenshots/{screenshot_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a screenshot record (404 `Screenshot not found`). */
+        delete: operations["removeExtensionScreenshot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/testers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Users allowed to install the extension before it is published.
+         * @description A team extension needs the team permission `team-testers:read`.
+         */
+        get: operations["extensionTesters"];
+        put?: never;
+        /**
+         * Invite a tester (first-party only; Part 1 refuses developer keys on "invite tester").
+         * @description 404 `User not found`; 409 `User is already a tester`. A team extension needs the team
+         *     permission `team-testers:invite`.
+         */
+        post: operations["addExtensionTester"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/testers/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a tester (404 `Tester not found`).
+         * @description A team extension needs the team permission `team-testers:remove`.
+         */
+        delete: operations["removeExtensionTester"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Versions of an own extension, newest first (manifests included, handler code not). */
+        get: operations["extensionVersions"];
+        put?: never;
+        /**
+         * Create a draft version (`draft`); its bundle is uploaded next.
+         * @description `version` is a semantic version (`1.2.3`, optional pre-release). 409 `Version already
+         *     exists`. A team extension needs the team permission `team-versions:create`.
+         */
+        post: operations["createExtensionVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/versions/{version_id}/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a version's bundle (JSON manifest and handler code); the version becomes `uploaded`.
+         * @description Replaces an earlier upload of the same version; a published version is immutable (409
+         *     `A published version cannot be changed`). Every trigger's `handler` and `node_handler`
+         *     must be one of the manifest's `handlers` (400 `Unknown handler: <name>`). A team extension
+         *     needs the team permission `team-versions:edit`.
+         */
+        put: operations["uploadExtensionVersion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/versions/{version_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit an uploaded version; it becomes `published` and the extension public (no review queue is modelled).
+         * @description First-party only (Part 1: "create or submit extension" refuses developer keys). 409
+         *     `Upload the version's bundle before publishing` for a draft. A team extension needs the
+         *     team permission `team-extensions:publish`. The extension's `published_at` is set on its
+         *     first published version.
+         */
+        post: operations["publishExtensionVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sound limit overrides of one of the caller's extensions (first-party developer surface). */
+        get: operations["developerLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/limits/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Limit-increase requests on the caller's extensions, newest first (first-party only). */
+        get: operations["developerLimitRequests"];
+        put?: never;
+        /**
+         * Request higher sound limits for an own extension (status `open`; first-party only).
+         * @description `requested_limits` holds at least one of `max_sounds`, `max_sound_file_size`,
+         *     `max_sound_storage_bytes`. 409 `This extension already has an open limit request` while
+         *     one is `open` or `in_review`. A team extension needs the team permission
+         *     `team-extensions:edit`. The timeline starts with a `created` event.
+         */
+        post: operations["createLimitRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/limits/requests/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The event timeline of one of the caller's limit requests, oldest first (404 `Limit request not found`). */
+        get: operations["developerLimitRequestEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/profiles/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A developer's public profile with stats and published extensions (404 `Developer not found`).
+         * @description `stats.extension_count` counts published extensions, `total_installs` their installs,
+         *     `avg_rating` the mean rating over rated extensions (null when none is rated).
+         */
+        get: operations["developerPublicProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/team-invites/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Look up an open invite by its code (team name and slug, role, expiry).
+         * @description Unknown, revoked or already accepted codes give 404 `Team invite not found`; an expired
+         *     one 409 `Team invite has expired`.
+         */
+        get: operations["developerTeamInvite"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/team-invites/{code}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Join the invite's team with its role (single use).
+         * @description Joining needs the user themself (a session or their own API key; other credentials 403).
+         *     Same 404 and 409 as the look-up; already a member: 409 `You are already a member of this
+         *     team`.
+         */
+        post: operations["acceptDeveloperTeamInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The teams the caller belongs to, with the caller's role in each. */
+        get: operations["myDeveloperTeams"];
+        put?: never;
+        /**
+         * Create a team owned by the caller, with the default team roles; the caller joins as `team-owner`.
+         * @description Needs an approved developer (403 `This operation requires an approved developer`). Slug
+         *     rules and messages as for applications (400), `Slug is already taken` (409); a blank
+         *     name gives 400 `name is required`. Team-scope gates of the routes below are checked
+         *     against the caller's team role (cached per team and user, dropped on every role or
+         *     member change): a team the caller is not a member of gives 404 `Team not found`, a
+         *     role without the permission 403 `Missing permission: <perm>`.
+         */
+        post: operations["createDeveloperTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Team details; team `team-settings:read`. */
+        get: operations["developerTeam"];
+        put?: never;
+        post?: never;
+        /** Delete a team (the team owner only, else 403 `Only the team owner can delete the team`); its developer keys are revoked. */
+        delete: operations["deleteDeveloperTeam"];
+        options?: never;
+        head?: never;
+        /** Update name, description and URLs (omitted fields unchanged, null clears); team `team-settings:edit`. */
+        patch: operations["updateDeveloperTeam"];
+        trace?: never;
+    };
+    "/developer/teams/{id}/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Open invites (neither accepted, revoked nor expired); team `team-members:invite`. */
+        get: operations["developerTeamInvites"];
+        put?: never;
+        /**
+         * Create an invite code for a role (default `team-member`); team `team-members:invite`. The code is returned only here.
+         * @description The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). The
+         *     `team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a
+         *     role granting a team permission the caller does not hold (403).
+         */
+        post: operations["createDeveloperTeamInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}/invites/{invite_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an open invite; team `team-members:invite`. Unknown or closed invite 404 `Team invite not found`. */
+        delete: operations["revokeDeveloperTeamInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Team members with their role; team `team-members:read`. */
+        get: operations["developerTeamMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}/members/{member_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member; team `team-members:remove`. The owner cannot be removed (409 `The team owner cannot be removed`).
+         * @description Developer keys the member created stay valid (`created_by` becomes null). Unknown member:
+         *     404 `Team member not found`.
+         */
+        delete: operations["removeDeveloperTeamMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}/members/{member_id}/role": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's team role; team `team-members:edit`.
+         * @description `member_id` is the member's user id. Unknown member: 404 `Team member not found`;
+         *     unknown role: 404 `Team role not found`. The owner's role is fixed and `team-owner` is
+         *     never assigned: 409 `The team owner's role cannot be changed`, 409 `The team-owner role
+         *     cannot be assigned`. A role granting a team permission the caller does not hold: 403
+         *     `Cannot grant team permissions you do not hold: <perm>`.
+         */
+        patch: operations["updateDeveloperTeamMemberRole"];
+        trace?: never;
+    };
+    "/developer/teams/{id}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's roles in order (defaults first); team `team-members:read`. */
+        get: operations["developerTeamRoles"];
+        put?: never;
+        /**
+         * Create a custom team role; team `team-settings:edit`.
+         * @description Every permission must be a team permission (400 `Invalid permission: <perm>`); a blank
+         *     name gives 400 `name is required`; a name in use in the team 409 `Role name already in
+         *     use`.
+         */
+        post: operations["createDeveloperTeamRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/{id}/roles/{rid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom team role; team `team-settings:edit`.
+         * @description `team-owner` cannot be deleted (409 `Cannot delete system team role`); a role still held
+         *     by members gives 409 `Role is assigned to <n> member(s)`. Open invites for the role go
+         *     with it.
+         */
+        delete: operations["deleteDeveloperTeamRole"];
+        options?: never;
+        head?: never;
+        /** Rename a team role or replace its permissions; team `team-settings:edit`. `team-owner` is fixed (409 `The team-owner role cannot be changed`). */
+        patch: operations["updateDeveloperTeamRole"];
+        trace?: never;
+    };
+    "/developer/teams/{slug}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team's public profile with stats, members and published extensions (404 `Team not found`). */
+        get: operations["teamPublicProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/teams/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The 20 team-scope permissions a team role may hold, in registry order.
+         * @description (The operation id sorts before `developerTeam`, so this static path is routed ahead of
+         *     `/developer/teams/{id}`.)
+         */
+        get: operations["allTeamPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's developer verification, or `data` null when none was submitted (never 404).
+         * @description Needs an approved developer: without a developer profile 403 FORBIDDEN `You must be an
+         *     approved developer to submit verification`.
+         */
+        get: operations["developerVerificationStatus"];
+        put?: never;
+        /**
+         * Submit or resubmit the caller's verification (upsert while none, pending or rejected); it becomes `pending`.
+         * @description Needs a developer profile (403 `You must be an approved developer to submit
+         *     verification`); not gated on `feature:extension_development`. 400 VALIDATION_ERROR, in
+         *     this order: `Legal name is required`, `Address line 1 is required`, `Postal code is
+         *     required`, `City is required`, `Country is required`, `Country must be a 2-letter ISO
+         *     code` (exactly two letters; stored upper-case). A verified record is terminal through
+         *     self-service: 409 `Your developer verification is already approved`. A resubmission
+         *     clears the review verdict (`review_notes`, `reviewed_by`, `reviewed_at`). Records
+         *     `developer:verification_submitted` with the record's id and status only (no personal
+         *     data).
+         */
+        post: operations["submitDeveloperVerification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1176,6 +2392,13 @@ export interface paths {
          *     `raw` gains `giftRecipients` (`[{ user_id, user_name, display_name }]` read from the
          *     notices' `recipient_user_id`, `recipient_user_name`, `recipient_display_name`) and is
          *     re-broadcast with the same `id` and `created_at`.
+         *
+         *     A standalone gift record (type `platform_a:gift` or `platform_a:gift_sub`, a gifter in
+         *     `user_id` or `user_name`, a positive integer `total`, no `community_gift_id` and no
+         *     recipient) is held: stored (the answer names it) but hidden and not broadcast. A header of
+         *     the same gifter and `total` within 10 s of it supersedes it for good (its `raw` gains
+         *     `superseded_by`, the header's id); otherwise the periodic sweep releases it after 10 s:
+         *     it joins `GET /v1/events` and is broadcast with its own `id` and `created_at`.
          */
         post: operations["emitEvent"];
         delete?: never;
@@ -1205,6 +2428,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extension-installs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension installs of the active account, oldest first. */
+        get: operations["extensionInstalls"];
+        put?: never;
+        /**
+         * Install an extension into the active account (enabled, empty config).
+         * @description Without `version` the latest published version is installed. An unpublished extension
+         *     (or an unpublished `version`) installs only for its testers and owners, with their
+         *     latest uploaded version. 404 `Extension not found` (also for an unpublished extension the
+         *     caller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409
+         *     `Extension has no installable version`.
+         */
+        post: operations["installExtension"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension-installs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Uninstall (404 `Extension install not found`). */
+        delete: operations["uninstallExtension"];
+        options?: never;
+        head?: never;
+        /**
+         * Enable, disable or configure an install (404 `Extension install not found`).
+         * @description `config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`
+         *     override the manifest's triggers of the same `name`, `value` or `regex` member by member
+         *     in the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one
+         *     of the manifest's handlers); other members are opaque and pass through untouched.
+         */
+        patch: operations["updateExtensionInstall"];
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -1226,6 +2498,371 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ideas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ideas of the board (Part 2, "Ideas board").
+         * @description Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in
+         *     users only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller
+         *     without the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing
+         *     permission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag
+         *     (403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`
+         *     (comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives
+         *     400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`
+         *     (PostgreSQL full-text search over title and description, English stemming, web-search
+         *     syntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at
+         *     descending), `most_voted` (up minus down votes, then newest), `most_commented` (comment
+         *     count, then newest), `recently_updated` (updated_at descending: edits, status changes and
+         *     new comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,
+         *     when given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).
+         */
+        get: operations["listIdeas"];
+        put?: never;
+        /**
+         * Submits an idea (Part 2, "Ideas board").
+         * @description User-scope `ideas:create` (a user session or the user's own API key). `title` 3 to 200
+         *     characters, `description` up to 10000 characters (plain text; both trimmed; a title under
+         *     3 characters after trimming gives 400 VALIDATION_ERROR `Title must be between 3 and 200
+         *     characters`), optional `category_id` (unknown gives 400 `Unknown category`) and `tag_ids`
+         *     (at most 10; an unknown id gives 400 `Unknown tag: <id>`). The idea starts in status
+         *     `open` with a `created` timeline entry and is announced on `ideas:list` (`idea:created`).
+         */
+        post: operations["createIdea"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One idea with its timeline (Part 2, "Ideas board").
+         * @description Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the
+         *     `created` entry and every status change, oldest first. 404 `Idea not found`.
+         */
+        get: operations["getIdea"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes an idea with its votes, comments and timeline (Part 2, "Ideas board").
+         * @description `ideas:delete` (user scope, own ideas) or admin `ideas:moderate_delete` (any idea),
+         *     checked against the idea's author as for `updateIdea` (403 `Missing permission:
+         *     ideas:delete`, 403 `You can only delete your own ideas`). Announced on `ideas:list` and
+         *     `ideas:{idea_id}` (`idea:deleted`).
+         */
+        delete: operations["deleteIdea"];
+        options?: never;
+        head?: never;
+        /**
+         * Edits an idea (Part 2, "Ideas board").
+         * @description A user session or the user's own API key holding `ideas:edit` (user scope, own ideas) or
+         *     admin `ideas:moderate_edit` (any idea); the grant needed depends on the idea's author, so
+         *     it is checked against the row: 403 FORBIDDEN `Missing permission: ideas:edit` without
+         *     either, 403 `You can only edit your own ideas` for another's idea without the moderation
+         *     grant. Any of `title`, `description`, `category_id` (null clears), `tag_ids` (replaces
+         *     the set), validated as on create. Announced on `ideas:list` and `ideas:{idea_id}`
+         *     (`idea:updated`).
+         */
+        patch: operations["updateIdea"];
+        trace?: never;
+    };
+    "/ideas/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The idea's comments as a tree (Part 2, "Ideas board").
+         * @description Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is
+         *     `ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest
+         *     first, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.
+         */
+        get: operations["listIdeaComments"];
+        put?: never;
+        /**
+         * Comments on an idea or replies to a comment (Part 2, "Ideas board").
+         * @description User-scope `ideas:comment_create`. `body` is HTML (up to 10000 characters), sanitized on
+         *     write: paragraphs, line breaks, emphasis, code, quotes, lists and links (http, https,
+         *     mailto; `rel="nofollow noopener noreferrer"` added) are kept; scripts, styles, event
+         *     handlers, other attributes and tags are stripped (their text stays). Mentions are kept
+         *     only as `<span class="mention" data-mention-id="<user uuid>">`; any other span loses its
+         *     tag. Their ids are listed in `mentions`. A body with no text left after sanitizing gives
+         *     400 VALIDATION_ERROR `Comment body is required`. `parent_id` replies to a comment of the
+         *     same idea (400 `Parent comment not found` otherwise). Announced on `ideas:{idea_id}`
+         *     (`comment:created`).
+         */
+        post: operations["createIdeaComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/{id}/participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Author, voters and commenters of an idea (Part 2, "Ideas board"), for mentions.
+         * @description Authenticated callers only. The union of the author, the voters and the commenters, each
+         *     once with the `roles` they have (`author`, `voter`, `commenter`), by display name; at
+         *     most 50. `search`: case-insensitive substring of the display name. 404 `Idea not found`.
+         */
+        get: operations["listIdeaParticipants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Moves an idea to a status (Part 2, "States and transitions").
+         * @description Admin `ideas:moderate_status`. `status` is a slug (`open`, `in_progress`, `done`,
+         *     `declined`, or any other: the set is open-ended; 1 to 40 characters, a lowercase letter
+         *     first, then lowercase letters, digits and underscores; anything else gives 400
+         *     VALIDATION_ERROR `Status must be a slug of lowercase letters, digits and underscores (1 to
+         *     40 characters)`). Any move is allowed; a move adds a `status_changed` timeline entry
+         *     (`from_status`, `to_status`, `actor_id`) and is announced on `ideas:list` and
+         *     `ideas:{idea_id}` (`idea:status_changed`); setting the current status changes nothing.
+         */
+        patch: operations["setIdeaStatus"];
+        trace?: never;
+    };
+    "/ideas/{id}/vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sets the caller's vote on an idea (Part 2, "Ideas board").
+         * @description User-scope `ideas:vote`. `vote_type` `up` or `down`; one vote per user and idea, a new
+         *     direction replaces the old one (repeating it changes nothing). Answers the idea with its
+         *     counts and `my_vote`; announced on `ideas:list` and `ideas:{idea_id}` (`idea:voted`).
+         */
+        post: operations["voteIdea"];
+        /**
+         * Removes the caller's vote on an idea (idempotent).
+         * @description User-scope `ideas:vote`. Answers the idea as `voteIdea` does.
+         */
+        delete: operations["unvoteIdea"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/{id}/voters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who voted on an idea and how, newest first (Part 2, "Ideas board").
+         * @description Public read (see `listIdeas`). Page size default 50, at most 100. 404 `Idea not found`.
+         */
+        get: operations["listIdeaVoters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Idea categories, by sort_order then name (Part 2, "Ideas board").
+         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         */
+        get: operations["listIdeaCategories"];
+        put?: never;
+        /**
+         * Creates a category (Part 2, "Ideas board"; admin).
+         * @description Admin scope. Part 2 writes "admin `ideas:edit`", but `ideas:edit` is a user-scope
+         *     permission (own ideas) that every user holds through the `Member` role; the admin-scope
+         *     edit permission of the ideas family is `ideas:moderate_edit`, which this gate checks.
+         *     `name` 1 to 100 characters (trimmed), unique case-insensitively (409 CONFLICT `Category
+         *     name already in use`); optional `description` (up to 500) and `sort_order`.
+         */
+        post: operations["createIdeaCategory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/categories/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a category; its ideas keep existing without one (Part 2, "Ideas board").
+         * @description Admin scope. Part 2 writes "admin `ideas:delete`"; the admin-scope delete permission of
+         *     the ideas family is `ideas:moderate_delete` (see createIdeaCategory). 404 `Category not found`.
+         */
+        delete: operations["deleteIdeaCategory"];
+        options?: never;
+        head?: never;
+        /**
+         * Updates a category (admin `ideas:moderate_edit`; see createIdeaCategory).
+         * @description Any of `name`, `description` (null clears), `sort_order`. 404 `Category not found`; 409 as on create.
+         */
+        patch: operations["updateIdeaCategory"];
+        trace?: never;
+    };
+    "/ideas/comments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a comment (Part 2, "Ideas board").
+         * @description A user session or the user's own API key holding `ideas:comment_delete` (user scope, own
+         *     comments) or admin `ideas:moderate_comment` (any comment); checked against the comment's
+         *     author: 403 FORBIDDEN `Missing permission: ideas:comment_delete` without either, 403 `You
+         *     can only delete your own comments` for another's comment without the moderation grant. A
+         *     comment with replies stays as a tombstone (`is_deleted: true`, empty body, no author) so
+         *     the thread keeps its shape; one without replies is removed. Announced on `ideas:{idea_id}`
+         *     (`comment:deleted`).
+         */
+        delete: operations["deleteIdeaComment"];
+        options?: never;
+        head?: never;
+        /**
+         * Edits one's own comment (Part 2, "Ideas board").
+         * @description User-scope `ideas:comment_edit`, own comments only (another's gives 403 FORBIDDEN `You
+         *     can only edit your own comments`). `body` is sanitized HTML as on create. A deleted
+         *     comment gives 404 `Comment not found`. Announced on `ideas:{idea_id}` (`comment:updated`).
+         */
+        patch: operations["updateIdeaComment"];
+        trace?: never;
+    };
+    "/ideas/comments/{id}/vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Votes on a comment; repeating the active direction removes the vote (Part 2, "Ideas board").
+         * @description User-scope `ideas:comment_vote`. One vote per user and comment: `up` on no vote adds it,
+         *     `up` again removes it, `down` after `up` switches it. Answers the comment with
+         *     `vote_count_up`, `vote_count_down` and the caller's `my_vote` (`up`, `down` or null).
+         *     Announced on `ideas:{idea_id}` (`comment:voted`, without `my_vote`).
+         */
+        post: operations["voteIdeaComment"];
+        /**
+         * Removes the caller's vote on a comment (idempotent).
+         * @description User-scope `ideas:comment_vote`. The optional body `{ vote_type }` removes the vote only
+         *     when it has that direction. Answers the comment as `voteIdeaComment` does.
+         */
+        delete: operations["unvoteIdeaComment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Idea tags by name; optional `search` (case-insensitive substring), at most 100.
+         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         */
+        get: operations["listIdeaTags"];
+        put?: never;
+        /**
+         * Creates a tag, or answers the existing one of that name (Part 2, "Ideas board").
+         * @description User-scope `ideas:create`. `name` 1 to 50 characters after trimming, unique
+         *     case-insensitively: 201 with a new tag, 200 with the existing tag of that name.
+         */
+        post: operations["createIdeaTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ideas/tags/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a tag and removes it from every idea (admin `ideas:moderate_delete`; see deleteIdeaCategory).
+         * @description 404 `Tag not found`.
+         */
+        delete: operations["deleteIdeaTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/internal/audit-ingest": {
         parameters: {
             query?: never;
@@ -1242,6 +2879,101 @@ export interface paths {
          *     no account.
          */
         post: operations["ingestAuditEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/automation-nodes/handlers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Automation-node handler snapshot of installs whose version declares a `node_type` (raw body; system key only). */
+        get: operations["automationNodeHandlers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/bot-modules/{account_id}/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot triggers of an account's enabled installs (raw body, no envelope; system key only).
+         * @description Per-install config triggers override manifest triggers (see `PATCH
+         *     /v1/extension-installs/{id}`). Only installs whose version declares triggers or handlers
+         *     are listed; disabled installs are left out. `killed` is always false here.
+         */
+        get: operations["botModuleTriggers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/bot-modules/handlers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bot-module handler snapshot (raw body; system key only); disabled installs included with `enabled` false. */
+        get: operations["botModuleHandlers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/public-stats/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The crawler's ingestion path for public statistics (system key only).
+         * @description A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,
+         *     so collection continues while the public surface is off. One batch, written in one
+         *     transaction per store (all or nothing), at most 500 channels, 200 streams and 200
+         *     emote sets:
+         *     - `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster
+         *       type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,
+         *       a `follower_count` sample at `sampled_at`, and, when given, the full set of
+         *       `panels` seen by this crawl: a panel absent from the set is marked removed).
+         *     - `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`
+         *       is recorded in the metadata history), `samples` (viewer count and the deltas since the
+         *       previous sample: messages, new followers, new paid subs, gifted subs), chatter message
+         *       counts, shared-chat source counts, emote observations (also recorded in the emote
+         *       directory as `observed` unless the emote is known from an API fetch) and GIF
+         *       observations. Counts add up across batches; a sample repeated at the same time for
+         *       the same broadcast is ignored.
+         *     - `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).
+         *     A stream's channel must be in the directory (this batch or an earlier one), else 400
+         *     `Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400
+         *     `Unsupported platform: <platform>`; a sample more than 400 days old or more than one
+         *     day ahead 400 `Sample time out of range: <time>`.
+         */
+        post: operations["ingestPublicStats"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1514,6 +3246,196 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-stats/browse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tracked channels ranked by a metric (Part 2, "Public statistics").
+         * @description Public; `system:public_stats`. Filters (all optional; empty strings count as absent):
+         *     `platform` (400 `Unsupported platform: <platform>` for another), `category` (the
+         *     channel's last category, case-insensitive), `live`, `search` (case-insensitive substring
+         *     of the handle or the display name). `metric` orders the list, descending: `watchtime`
+         *     (default; `watch_seconds`), `viewers` (`avg_viewers`), `peak` (`peak_viewers`),
+         *     `follower_gain`, `messages` (`total_messages`), `recent` (`last_started_at`); anything
+         *     else gives 400 `metric must be one of watchtime, viewers, peak, follower_gain, messages,
+         *     recent`. Opted-out channels and channels without tracked streams are left out. `limit`
+         *     is clamped 1 to 100 (default 50). The figures are the channel's rollups over its tracked
+         *     streams (`follower_gain`: the followers gained during them). Edge-cacheable: 200 carries
+         *     `Cache-Control: public, max-age=30, s-maxage=60, stale-while-revalidate=300`.
+         */
+        get: operations["publicChannelBrowse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/channels/{platform}/{channel}/panel-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ad-marked channel panels with their image history (Part 2, "Public statistics").
+         * @description Public; `system:public_stats`. Panels the crawler marked as ads, grouped by panel, most
+         *     recently active first; each carries its latest `title`, `description`, `image_url` and
+         *     `link_url`, `status` (`active` while the last crawl still saw it, else `removed` with
+         *     `removed_at`) and `images` (every image the panel showed, oldest first). No panels gives
+         *     an empty list. 400 and 404 as for trends.
+         */
+        get: operations["publicChannelPanelHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/channels/{platform}/{channel}/trends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Daily follower and average-viewer series of a public channel (Part 2, "Public statistics").
+         * @description Public; gated by the `system:public_stats` kill-switch (403 FEATURE_DISABLED `Feature
+         *     'system:public_stats' is not available`). `{platform}` is `platform_a`, `platform_b` or
+         *     `platform_c` (anything else gives 400 VALIDATION_ERROR `Unsupported platform: <platform>`);
+         *     `{channel}` is the channel's URL handle (case-insensitive) or its stable platform channel
+         *     id. `range` is required: `DAYS_30`, `DAYS_90`, `DAYS_180` or `DAYS_365` (anything else gives
+         *     400 `range must be one of DAYS_30, DAYS_90, DAYS_180, DAYS_365`). Both series are computed
+         *     from the stored time-series samples, one point per UTC day with samples, oldest first:
+         *     `follower_count` is the day's last follower sample, `avg_viewers` the mean of the day's
+         *     viewer samples. An unknown or opted-out channel, or one without tracked streams, gives
+         *     404 `Channel not found`.
+         */
+        get: operations["publicChannelTrends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/emotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The emote directory (Part 2, "Public statistics", "Emote (directory)").
+         * @description Public; `system:public_stats`. Filters (all optional; empty strings count as absent):
+         *     `platform` (`platform_a`, `platform_b`, `platform_c`), `provider` (the platforms plus
+         *     `7tv`, `bttv`, `ffz`), `channel_id` (a channel's set; global sets have none), `animated`
+         *     (`true` or `false`), `search` (case-insensitive substring of the name), `page`, `limit`
+         *     (clamped 1 to 100, default 50). Another value gives 400 VALIDATION_ERROR
+         *     (`Unsupported platform: <platform>`, `Unsupported provider: <provider>`, `animated must
+         *     be true or false`). Ordered by name (case-insensitive), then provider and id. `source` is `api_fetch` for
+         *     emotes of a set fetched from the provider's API and `observed` for emotes only seen in
+         *     chat. 200 carries `Cache-Control: public, max-age=60, s-maxage=300,
+         *     stale-while-revalidate=600`.
+         */
+        get: operations["publicEmotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/games": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Categories of the tracked streams with their figures (Part 2, "Public statistics").
+         * @description Public; `system:public_stats`. `platform` (as for browse), `search` (case-insensitive
+         *     substring of the category), `page`, `limit` (clamped 1 to 100, default 50). Ordered by
+         *     `watch_seconds` descending, then category. Streams of opted-out channels are left out.
+         *     200 carries `Cache-Control: public, max-age=30, s-maxage=60, stale-while-revalidate=300`.
+         */
+        get: operations["publicGames"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/streams/{platform}/{broadcast_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summary of one tracked broadcast (Part 2, "Public statistics").
+         * @description Public; `system:public_stats`. Every figure comes from the stored samples: viewer figures
+         *     and `viewer_curve` from the viewer samples, message, follower and subscription counts
+         *     from the per-sample deltas, emote and GIF counts from the observations (`top_emotes` and
+         *     `top_gifs` hold the 10 most used; GIF content is erased 90 days after it was first seen,
+         *     so `top_gifs` is then empty while `gif_count` stays; `provider` and `alt` are null on the
+         *     crawler path). `gifted_subs` is a count only (no gifter is identified). `top_chatters`
+         *     (the 10 most active) only when the channel opted in with `show_top_chatters = true`, else
+         *     null. `shared_chat_sources` lists the rooms of a shared chat with their message counts
+         *     (names and avatars null when never captured; empty for a normal broadcast). The
+         *     WebSocket channel `public-stats:{platform}:{broadcast_id}` sends this summary as its
+         *     `bootstrap` event on subscribe. Unknown broadcast or opted-out channel gives 404 `Stream
+         *     not found`; an unsupported platform 400.
+         */
+        get: operations["publicStreamSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-stats/streams/{platform}/{broadcast_id}/metadata-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Title, category and tag changes of a broadcast, most recent first (Part 2, "Public statistics").
+         * @description Public; `system:public_stats`. `limit` default 50, 1 to 200 (outside gives 400
+         *     VALIDATION_ERROR `limit must be >= 1 and <= 200`), `offset` default 0. `old_value` and
+         *     `new_value` are strings for `title` and `category` and arrays of strings for `tags`; a null
+         *     `old_value` is the initial capture, a null `new_value` an emptied value. 404 `Stream not
+         *     found` and 400 as for the summary.
+         */
+        get: operations["publicStreamMetadataHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/schema": {
         parameters: {
             query?: never;
@@ -1589,6 +3511,158 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active account's sound library with its limits (Part 2, "Sounds").
+         * @description `sounds:read` and `feature:sounds`. Query `limit` (default 20, at most 100), `offset`
+         *     (default 0), `search` (case-insensitive partial name). Newest first. `data.sounds` is the
+         *     page; `total_count` counts the sounds matching `search`; `user_sound_count` and
+         *     `used_storage_bytes` are what the account's own uploads (those without
+         *     `source_extension_name`) hold against the plan's `max_sounds` and
+         *     `max_sound_storage_bytes`; `max_sound_file_size` is the plan's per-file limit. Sounds an
+         *     extension uploaded count against that extension's limits instead (its overrides from
+         *     `PATCH /v1/admin/extensions/{id}/limits` where set, else the plan's).
+         */
+        get: operations["sounds"];
+        put?: never;
+        /**
+         * Upload a sound (multipart/form-data; REST only).
+         * @description `sounds:create` and `feature:sounds`. A `multipart/form-data` body with one `file` part
+         *     (required) and an optional `name` text part (1 to 100 characters after trimming;
+         *     defaults to the file name without its extension). The body streams to storage as it
+         *     arrives; the type is detected from the bytes (the part's declared content type and the
+         *     file name's extension are ignored) and must be MP3, WAV, OGG or FLAC; the duration is
+         *     measured. Refusals leave nothing behind (no row, no stored bytes), also when the upload
+         *     is cut off or passes the size limit mid-stream:
+         *     - 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;
+         *       `Sound file too large: your plan allows N bytes per file` (the plan's
+         *       `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;
+         *       `Only one file may be uploaded`; `Unexpected form field: <field>`.
+         *     - 400 BAD_REQUEST `Malformed multipart body`; a body that is not `multipart/form-data`
+         *       gets `Unsupported content type`.
+         *     - 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the
+         *       account already holds `max_sounds`) or `Sound storage limit reached: your plan allows
+         *       N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;
+         *       reaching it exactly is accepted).
+         *     An upload by an extension (an extension token's context) is recorded with
+         *     `source_extension_name` and is held against that extension's limits in the account:
+         *     its overrides where set, else the plan's; the messages then say `this extension may
+         *     store N sound(s)`, `this extension may store N bytes` and `this extension allows N bytes
+         *     per file`. GraphQL has no upload (graphql-http takes JSON bodies only).
+         */
+        post: operations["uploadSound"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sounds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sound of the active account (404 `Sound not found` otherwise). */
+        get: operations["sound"];
+        put?: never;
+        post?: never;
+        /** Delete a sound and its stored audio. */
+        delete: operations["deleteSound"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a sound or set its duration or waveform.
+         * @description `sounds:edit`. Optional `name` (1 to 100 characters after trimming, else 400
+         *     VALIDATION_ERROR `name must be 1 to 100 characters`), `duration_ms` (integer 0 to
+         *     2147483647, else `duration_ms must be an integer from 0 to 2147483647`), `waveform` (any
+         *     JSON, passed through untouched; null clears it). Absent members stay as they are.
+         */
+        patch: operations["updateSound"];
+        trace?: never;
+    };
+    "/sounds/{id}/play": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play a sound on the account's browser sources.
+         * @description `sounds:play`. Body `volume` (0.0 to 1.0, default 1.0; else 400 VALIDATION_ERROR
+         *     `volume must be a number from 0.0 to 1.0`) and `target` (optional `{ type, id }` with
+         *     `type` `widget` or `overlay` and `id` one of the account's widgets or overlays; omitted:
+         *     every browser source). Another `type` gives 400 VALIDATION_ERROR `target.type must be
+         *     widget or overlay`; an `id` that is not a UUID gives `target.id must be a UUID`; a
+         *     widget or overlay of another account (or none) gives 404 `Widget not found` / `Overlay
+         *     not found`. Publishes `sound:play` on `sounds:{account_id}`, whose sockets get
+         *     `{ type: event, channel, event_type: sound:play, data: { sound_id, name, content_type,
+         *     duration_ms, volume, target, stream_url } }` (`target` null for every browser source).
+         *     Answers `{ success: true }`.
+         */
+        post: operations["playSound"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sounds/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a sound on the account's browser sources.
+         * @description `sounds:play`. Body `target` with the rules of play. Publishes `sound:stop` on
+         *     `sounds:{account_id}` with `data: { sound_id, target }`. Answers `{ success: true }`.
+         */
+        post: operations["stopSound"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sounds/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stored audio bytes (REST only).
+         * @description `sounds:read`. The sound's bytes with its `Content-Type` (`audio/mpeg`, `audio/wav`,
+         *     `audio/ogg` or `audio/flac`), `Content-Length`, `Accept-Ranges: bytes`, `ETag` and
+         *     `Cache-Control: private, max-age=86400, immutable`. A `Range: bytes=a-b` header (one
+         *     range; `a-`, `-n` forms too) answers 206 with `Content-Range: bytes a-b/size`; a range
+         *     that starts past the end answers 416 with `Content-Range: bytes *\/size`; a malformed or
+         *     multi-range header is ignored (200 with the whole file).
+         */
+        get: operations["streamSound"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens": {
         parameters: {
             query?: never;
@@ -1656,6 +3730,220 @@ export interface paths {
         get: operations["myPermissions"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/watchlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's watchlist, newest first (Part 2, "Watchlist").
+         * @description A user session or the user's own API key (401 otherwise); no account permission, no plan gate. `[]` when empty.
+         */
+        get: operations["myWatchlist"];
+        put?: never;
+        /**
+         * Add a channel by its URL handle (idempotent).
+         * @description `channel` is the URL handle, resolved case-insensitively through the channel directory to
+         *     the stable channel id (404 `Channel not found` when it names no known channel). Adding a
+         *     channel already on the list answers the stored item unchanged. At most 500 channels per
+         *     user: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels
+         *     reached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.
+         */
+        post: operations["addToWatchlist"];
+        /**
+         * Remove a channel by its stable id (idempotent).
+         * @description Removing a channel that is not on the list also answers `{ success: true }`.
+         */
+        delete: operations["removeFromWatchlist"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/payment_provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_provider billing webhook (plans and subscriptions).
+         * @description `Payment-Provider-Signature: t=<unix>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` with
+         *     config `payments.webhook_secret`, compared in constant time; `t` within ±300 s. Stale,
+         *     forged or unsigned gives 401 UNAUTHORIZED; an unset secret fails closed (401) unless
+         *     `payments.allow_unsigned_webhooks` is true. Body `{ id, type, created, data: { object } }`.
+         *     `checkout.session.completed`: the account in `client_reference_id` or
+         *     `metadata.account_id` moves to the plan named by `metadata.plan_id`, `metadata.plan`
+         *     (slug) or `metadata.price_id` (a plan's monthly or yearly price id); without one, the
+         *     user of `metadata.user_id` or of the customer's e-mail (created when new) gets a new
+         *     account on that plan. `customer.subscription.updated` sets the plan (by the item's price
+         *     id or `metadata`) and the period end; `customer.subscription.deleted` moves the account
+         *     to the free (default) plan; `invoice.payment_failed` is logged. Feature caches are
+         *     invalidated on every plan change. Each event id is processed once (redeliveries answer
+         *     200); other types answer 200. A body that is not JSON gives 400. Not rate limited.
+         */
+        post: operations["paymentProviderWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/payment-connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_provider connect webhook (extension purchases, transfers, connected accounts).
+         * @description The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config
+         *     `payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset
+         *     secret fails closed unless `payments.allow_unsigned_webhooks` is true.
+         *     `checkout.session.completed` with `metadata.extension_id` records an extension purchase;
+         *     `charge.refunded` marks it refunded (by payment intent); `transfer.paid`,
+         *     `customer.subscription.created` and `.deleted`, `invoice.payment_succeeded` and
+         *     `.payment_failed` and `account.updated` are recorded in the webhook receipt log. Each
+         *     event id is processed once; other types answer 200. Not rate limited.
+         */
+        post: operations["paymentConnectWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/payout-provider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Payout provider webhook (internal; left out of the published document).
+         * @description The `Payout-Provider-Transmission-Id`, `-Transmission-Time`, `-Transmission-Sig`,
+         *     `-Cert-Url` and `-Auth-Algo` headers, the configured `payments.payout_webhook_id` and the
+         *     raw event go to the provider's verification API (`payments.payout_api_url`); the
+         *     certificate URL must be https on the provider's domain (`payments.payout_cert_domain`)
+         *     or a subdomain. Missing headers, a foreign certificate host or a verdict other than
+         *     `SUCCESS` give 401; an unset webhook id fails closed (401) unless
+         *     `payments.allow_unsigned_webhooks` is true. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`,
+         *     `.FAILED`, `.UNCLAIMED` and `PAYMENT.PAYOUTSBATCH.SUCCESS` are recorded in the webhook
+         *     receipt log once per event id; other types answer 200. Not rate limited.
+         */
+        post: operations["payoutProviderWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform_b": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSub challenge echo of platform_b (the hub verifies the subscription).
+         * @description Replies 200 `text/plain` with `hub.challenge`. No verification: the service receives
+         *     only and never subscribes itself. Not rate limited (server-to-server).
+         */
+        get: operations["platformBWebhookChallenge"];
+        put?: never;
+        /**
+         * platform_b WebSub notification (Atom XML).
+         * @description Verified over the raw body before it is parsed: `X-Hub-Signature-256: sha256=<hex>`
+         *     (HMAC-SHA256 with config `webhooks.platform_b_secret`), or the fallback
+         *     `X-Hub-Signature: sha1=<hex>` (HMAC-SHA1). A missing or mismatched signature gives 401
+         *     UNAUTHORIZED; an unset secret gives 401 unless `webhooks.require_signatures` is false.
+         *     The Atom entry's channel id and video id are read; each account connected to that
+         *     platform_b channel gets one `platform_b:subscribe` event whose `raw` holds `channel_id`,
+         *     `video_id`, `title`, `published` and `updated` (external id `platform_b:video:<video id>`,
+         *     so a redelivery stores nothing twice). Malformed XML or no channel id gives 400
+         *     BAD_REQUEST; no connected account answers 200 as well. Not rate limited.
+         */
+        post: operations["platformBWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/platform_c": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * platform_c event webhook.
+         * @description With config `webhooks.platform_c_public_key` (PEM): `Platform-C-Event-Signature` is the
+         *     base64 RSA-SHA256 (PKCS#1 v1.5) signature over `{message_id}.{timestamp}.{raw body}` from
+         *     `Platform-C-Event-Message-Id` and `Platform-C-Event-Message-Timestamp` (unix seconds or
+         *     RFC 3339), which must lie within ±300 s of the server clock. Otherwise, with
+         *     `webhooks.platform_c_secret`: `Platform-C-Signature` is the hex HMAC-SHA256 of the raw
+         *     body. A missing, stale or mismatched signature gives 401 UNAUTHORIZED; neither key set
+         *     gives 403 FORBIDDEN while `webhooks.require_signatures` is true. `Platform-C-Event-Type`
+         *     maps `channel.subscription.new` → `platform_c:subscribe`, `channel.subscription.gifts` →
+         *     `platform_c:gift`, `channel.followed` → `platform_c:follower`, `livestream.status.updated`
+         *     → `platform_c:stream_online` / `platform_c:stream_offline` (by `is_live`);
+         *     `chat.message.sent` goes to the chat pipeline and `moderation.banned` to the moderation
+         *     log. The account resolves by the broadcaster's channel id (`broadcaster.user_id`) among
+         *     platform_c connections; the message id is the idempotency key. Other types, or no
+         *     connected account, answer 200. A body that is not JSON gives 400. Not rate limited.
+         */
+        post: operations["platformCWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/shop_platform": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * shop_platform webhook.
+         * @description `X-Shop-Platform-Shop-Domain` names the shop (normalised: lower case, no scheme, path,
+         *     port or trailing dot; resolved by exact equality); `X-Shop-Platform-Hmac-Sha256` is the
+         *     base64 HMAC-SHA256 of the raw body with the shop's secret (the one recorded with the
+         *     shop connection, else config `webhooks.shop_platform_secrets[<domain>]`). No secret gives
+         *     401 while `webhooks.require_signatures` is true; a missing or mismatched signature gives
+         *     401. `X-Shop-Platform-Topic`: `orders/create` → `shop_platform:order`, `orders/paid` →
+         *     `shop_platform:order_paid`, `products/create` → `shop_platform:product` (raw: the
+         *     payload); other topics, or a shop with no connected account, answer 200 and are dropped.
+         *     Idempotent on `X-Shop-Platform-Webhook-Id` (else topic and the payload's `id`). A body
+         *     that is not JSON gives 400. Not rate limited.
+         */
+        post: operations["shopPlatformWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1873,6 +4161,22 @@ export interface components {
             /** Format: uuid */
             user_id: string | null;
         };
+        AdminDeveloperApplicationItem: {
+            /** @enum {string} */
+            application_type: "solo" | "team";
+            /** Format: date-time */
+            created_at: string;
+            display_name: string;
+            /** Format: uuid */
+            id: string;
+            slug: string;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected";
+            user_avatar_url: string | null;
+            user_display_name: string;
+            /** Format: uuid */
+            user_id: string;
+        };
         AdminPermissionInfo: {
             category: string;
             permission: string;
@@ -1988,6 +4292,164 @@ export interface components {
              */
             user_id: string | null;
         };
+        AutomationNodeHandlers: {
+            installs: {
+                /** Format: uuid */
+                account_id: string;
+                enabled: boolean;
+                /** Format: uuid */
+                extension_id: string;
+                extension_name: string;
+                handler_code: string | null;
+                handlers: string[];
+                install_config: components["schemas"]["ExtensionInstallConfig"];
+                /** Format: uuid */
+                install_id: string;
+                node_handler: string | null;
+                /** @enum {string} */
+                node_type: "trigger" | "action" | "logic";
+                version: string | null;
+            }[];
+        };
+        BotModuleHandlers: {
+            installs: {
+                /** Format: uuid */
+                account_id: string;
+                enabled: boolean;
+                /** Format: uuid */
+                extension_id: string;
+                extension_name: string;
+                handler_code: string | null;
+                handlers: string[];
+                has_moderate: boolean;
+                install_config: components["schemas"]["ExtensionInstallConfig"];
+                /** Format: uuid */
+                install_id: string;
+                platforms: string[];
+                version: string | null;
+            }[];
+        };
+        BotModuleTriggers: {
+            installs: {
+                commands: components["schemas"]["FeedCommand"][];
+                /** Format: uuid */
+                extension_id: string;
+                extension_name: string;
+                has_moderate: boolean;
+                /** Format: uuid */
+                install_id: string;
+                keywords: components["schemas"]["FeedKeyword"][];
+                patterns: components["schemas"]["FeedPattern"][];
+                platforms: string[];
+            }[];
+            killed: boolean;
+        };
+        /**
+         * @description A stored chat message (Part 2, "Chat message row"). `is_shared_chat` is true and
+         *     `source_channel` names the other channel's room for a shared-chat message; false and null
+         *     otherwise. `emotes`, `badges` and `raw` are the platform's JSON as received. A message
+         *     deleted by a moderator stays with `is_deleted: true` (clients grey it out).
+         */
+        ChatMessage: {
+            /** Format: uuid */
+            account_id: string;
+            avatar_url: string | null;
+            /** @description The platform's badge data (opaque JSON; null when absent). */
+            badges: unknown;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            deleted_at: string | null;
+            /** @description The moderator's name. */
+            deleted_by: string | null;
+            display_name: string | null;
+            /** @description The platform's emote data (opaque JSON; null when absent). */
+            emotes: unknown;
+            /** Format: uuid */
+            id: string;
+            is_deleted: boolean;
+            is_shared_chat: boolean;
+            /** @description The video platform's live chat. */
+            live_chat_id: string | null;
+            message: string;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            platform_message_id: string;
+            platform_user_id: string;
+            raw: {
+                [key: string]: unknown;
+            };
+            reply_to_message: string | null;
+            /** @description The platform id of the message this one replies to. */
+            reply_to_message_id: string | null;
+            reply_to_username: string | null;
+            /** Format: date-time */
+            sent_at: string;
+            /** @description The room of a shared-chat message (null otherwise). */
+            source_channel: {
+                avatar_url: string | null;
+                display_name: string | null;
+                login: string;
+                platform_channel_id: string;
+            } | null;
+            username: string;
+        };
+        /** @description `success: false` when the platform refused or failed; `details` then says why (`{ error_code, message }`). */
+        ChatModerationResult: {
+            /** @enum {string} */
+            action: "ban" | "timeout" | "delete";
+            details?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            success: boolean;
+        };
+        /**
+         * @description A send outcome (always HTTP 200): `sent: true` with the platform's `message_id`, or
+         *     `sent: false` with `error_code` (`login_reconnect_required`, `send_failed`,
+         *     `internal_error`) and a readable `error`.
+         */
+        ChatSendResult: {
+            error?: string;
+            /** @enum {string} */
+            error_code?: "login_reconnect_required" | "send_failed" | "internal_error";
+            message_id?: string;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            sent: boolean;
+        };
+        /** @description A chatter's stored profile (the search item plus its treatment and last refresh). */
+        ChatUserProfile: {
+            avatar_url: string | null;
+            display_name: string | null;
+            /** Format: date-time */
+            last_seen_at: string | null;
+            message_count: number;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            platform_user_id: string;
+            /** Format: date-time */
+            refreshed_at: string | null;
+            /** @enum {string} */
+            user_treatment: "active_monitoring" | "restricted" | "none";
+            username: string;
+        };
+        /** @description A chatter of the account (Part 2, "Chat user search item"). */
+        ChatUserSearchItem: {
+            avatar_url: string | null;
+            display_name: string | null;
+            /**
+             * Format: date-time
+             * @description Null for a user refreshed but never seen chatting.
+             */
+            last_seen_at: string | null;
+            message_count: number;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            platform_user_id: string;
+            username: string;
+        };
         CollectionLinks: {
             first: string;
             last: string;
@@ -2020,6 +4482,88 @@ export interface components {
             expires_at?: string | null;
             label: string;
             permissions: string[];
+        };
+        CreateDeveloperApiKeyRequest: {
+            /**
+             * Format: date-time
+             * @description RFC 3339; null or absent = no expiry.
+             */
+            expires_at?: string | null;
+            label: string;
+            /** @description `extension-dev:*` scopes the creator holds. */
+            permissions: string[];
+            /**
+             * Format: uuid
+             * @description The owning team; null or absent = the caller's own developer profile.
+             */
+            team_id?: string | null;
+        };
+        CreateDeveloperTeamInviteRequest: {
+            /** @default 7 */
+            expires_in_days: number;
+            /**
+             * Format: uuid
+             * @description The offered role; null or absent = `team-member`.
+             */
+            role_id?: string | null;
+        };
+        CreateDeveloperTeamRequest: {
+            description?: string | null;
+            github_url?: string | null;
+            name: string;
+            /** @example my-team */
+            slug: string;
+            website_url?: string | null;
+        };
+        CreateDeveloperTeamRoleRequest: {
+            name: string;
+            permissions: string[];
+        };
+        CreateExtensionBody: {
+            category?: string | null;
+            description?: string | null;
+            icon_key?: string | null;
+            name: string;
+            pricing_amount?: number | null;
+            pricing_currency?: string | null;
+            /**
+             * @default free
+             * @enum {string}
+             */
+            pricing_type: "free" | "one_time" | "subscription";
+            /** @description Unique; starts with a lowercase letter; lowercase letters, digits, hyphens. */
+            slug: string;
+            /**
+             * Format: uuid
+             * @description Owning team; null or absent = the caller's developer profile.
+             */
+            team_id?: string | null;
+        };
+        CreateIdeaBody: {
+            /** Format: uuid */
+            category_id?: string | null;
+            /** @example Overlays are hard to read at night. */
+            description: string;
+            tag_ids?: string[];
+            /** @example A dark theme for overlays */
+            title: string;
+        };
+        CreateIdeaCategoryBody: {
+            description?: string | null;
+            /** @example Overlays */
+            name: string;
+            /** Format: int32 */
+            sort_order?: number;
+        };
+        CreateIdeaCommentBody: {
+            /** @example <p>Yes, please!</p> */
+            body: string;
+            /** Format: uuid */
+            parent_id?: string | null;
+        };
+        CreateIdeaTagBody: {
+            /** @example accessibility */
+            name: string;
         };
         /**
          * @description Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`
@@ -2064,6 +4608,255 @@ export interface components {
             /** @enum {string} */
             status: "healthy" | "unhealthy";
         };
+        /** @description A developer key (`lm_dev_`); exactly one of `developer_id` and `team_id` is set. Never the secret. */
+        DeveloperApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The creator; null once they leave the team.
+             */
+            created_by: string | null;
+            /**
+             * Format: uuid
+             * @description Owning developer profile; null for a team key.
+             */
+            developer_id: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** @description `extension-dev:*` scopes only. */
+            permissions: string[];
+            /**
+             * Format: uuid
+             * @description Owning team; null for a profile key.
+             */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The developer key record plus the full `key`, shown only once. */
+        DeveloperApiKeyCreated: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            created_by: string | null;
+            /** Format: uuid */
+            developer_id: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            id: string;
+            key: string;
+            key_prefix: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            permissions: string[];
+            /** Format: uuid */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeveloperApplication: {
+            /** @enum {string} */
+            application_type: "solo" | "team";
+            avatar_key: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            display_name: string;
+            experience: string | null;
+            github_url: string | null;
+            /** Format: uuid */
+            id: string;
+            motivation: string;
+            review_notes: string | null;
+            /** Format: date-time */
+            reviewed_at: string | null;
+            /** Format: uuid */
+            reviewed_by: string | null;
+            slug: string;
+            /** @enum {string} */
+            status: "pending" | "approved" | "rejected";
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            user_id: string;
+            website_url: string | null;
+            what_to_build: string;
+        };
+        DeveloperReviewRequest: {
+            /** @description Optional to approve; required (non-blank) to reject. */
+            notes?: string | null;
+        };
+        DeveloperReviewResult: {
+            /** @enum {string} */
+            new_status: "approved" | "rejected" | "verified";
+            /** @enum {boolean} */
+            success: true;
+        };
+        DeveloperTeam: {
+            avatar_key: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            github_url: string | null;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: uuid */
+            owner_user_id: string;
+            /** @description The caller's team role name (null when the caller is not a member). */
+            role: string | null;
+            slug: string;
+            /** Format: date-time */
+            updated_at: string;
+            website_url: string | null;
+        };
+        DeveloperTeamInvite: {
+            /** @description The first characters of the code, to tell invites apart. */
+            code_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            invited_by: string | null;
+            role: string;
+            /** Format: uuid */
+            role_id: string;
+            /** Format: uuid */
+            team_id: string;
+        };
+        /** @description The invite plus its full `code`, shown only once. */
+        DeveloperTeamInviteCreated: {
+            code: string;
+            code_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            invited_by: string | null;
+            role: string;
+            /** Format: uuid */
+            role_id: string;
+            /** Format: uuid */
+            team_id: string;
+        };
+        DeveloperTeamInviteLookup: {
+            /** Format: date-time */
+            expires_at: string;
+            role: string;
+            team_avatar_key: string | null;
+            /** Format: uuid */
+            team_id: string;
+            team_name: string;
+            team_slug: string;
+        };
+        DeveloperTeamMember: {
+            avatar_url: string | null;
+            display_name: string;
+            is_owner: boolean;
+            /** Format: date-time */
+            joined_at: string;
+            role: string;
+            /** Format: uuid */
+            role_id: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        DeveloperTeamPermission: {
+            /** @description `team-extensions`, ... */
+            category: string;
+            /** @description `team-extensions:create`, ... */
+            permission: string;
+        };
+        DeveloperTeamRole: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description `team-owner`: never deleted or changed. */
+            is_system: boolean;
+            member_count: number;
+            name: string;
+            /** @description Team permissions in registry order. */
+            permissions: string[];
+            /** Format: uuid */
+            team_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeveloperVerification: {
+            address_line1: string;
+            address_line2: string | null;
+            city: string;
+            /** @description Presence implies a company developer. */
+            company_name: string | null;
+            /** @description ISO 3166-1 alpha-2, upper-case. */
+            country: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            developer_id: string;
+            document_key: string | null;
+            /** Format: uuid */
+            id: string;
+            legal_name: string;
+            postal_code: string;
+            review_notes: string | null;
+            /** Format: date-time */
+            reviewed_at: string | null;
+            /** Format: uuid */
+            reviewed_by: string | null;
+            /** @enum {string} */
+            status: "pending" | "verified" | "rejected";
+            tax_id: string | null;
+            trade_register_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A developer verification, or null when none was submitted (the `developerVerificationStatus` read). */
+        DeveloperVerificationOrNull: {
+            address_line1: string;
+            address_line2: string | null;
+            city: string;
+            /** @description Presence implies a company developer. */
+            company_name: string | null;
+            /** @description ISO 3166-1 alpha-2, upper-case. */
+            country: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            developer_id: string;
+            document_key: string | null;
+            /** Format: uuid */
+            id: string;
+            legal_name: string;
+            postal_code: string;
+            review_notes: string | null;
+            /** Format: date-time */
+            reviewed_at: string | null;
+            /** Format: uuid */
+            reviewed_by: string | null;
+            /** @enum {string} */
+            status: "pending" | "verified" | "rejected";
+            tax_id: string | null;
+            trade_register_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        } | null;
         EmitEventBody: {
             /** @description Redelivery of the same id for the account answers the stored event. */
             external_id?: string | null;
@@ -2080,6 +4873,23 @@ export interface components {
             event: components["schemas"]["Event"];
             /** Format: uuid */
             id: string;
+        };
+        Emote: {
+            animated: boolean;
+            /** @description Null for a global set. */
+            channel_id: string | null;
+            /** Format: date-time */
+            first_seen_at: string;
+            id: string;
+            /** Format: date-time */
+            last_seen_at: string;
+            name: string;
+            owner_id: string | null;
+            platform: string;
+            provider: string;
+            /** @enum {string} */
+            source: "api_fetch" | "observed";
+            url: string | null;
         };
         Error: {
             details?: {
@@ -2105,6 +4915,193 @@ export interface components {
             /** @description `platform:action`, up to 100 characters. */
             type: string;
         };
+        /**
+         * @description An extension record (Part 2 leaves its fields unshown beyond the public profile's list).
+         *     Owned by exactly one of a developer profile (`developer_id`) or a team (`team_id`).
+         *     `install_count` counts current installs; `rating_avg` is null until rated.
+         */
+        Extension: {
+            category: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            developer_id: string | null;
+            icon_key: string | null;
+            /** Format: uuid */
+            id: string;
+            install_count: number;
+            name: string;
+            /** @description Minor currency unit. */
+            pricing_amount: number | null;
+            pricing_currency: string | null;
+            /** @enum {string} */
+            pricing_type: "free" | "one_time" | "subscription";
+            /** Format: date-time */
+            published_at: string | null;
+            rating_avg: number | null;
+            rating_count: number;
+            /** @description Short public identifier (10 characters). */
+            short_id: string;
+            slug: string;
+            /** @enum {string} */
+            status: "draft" | "published";
+            /** Format: uuid */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ExtensionAnalytics: {
+            enabled_install_count: number;
+            /** Format: uuid */
+            extension_id: string;
+            install_count: number;
+            /** @description Completed (not refunded) purchases. */
+            purchase_count: number;
+            refunded_purchase_count: number;
+            /** @description Sum of completed purchases per currency (minor unit). */
+            revenue: {
+                /** Format: int64 */
+                amount_cents: number;
+                currency: string;
+            }[];
+        };
+        ExtensionInstall: {
+            /** Format: uuid */
+            account_id: string;
+            config: components["schemas"]["ExtensionInstallConfig"];
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            /** Format: uuid */
+            extension_id: string;
+            extension_name: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            installed_by: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            version: string | null;
+            /** Format: uuid */
+            version_id: string | null;
+        };
+        /**
+         * @description An install's configuration. `commands`, `keywords` and `patterns` override the manifest's
+         *     triggers (matched on `name`, `value`, `regex`); every other member is opaque.
+         */
+        ExtensionInstallConfig: {
+            commands?: {
+                alias?: string | null;
+                cooldown_global?: number;
+                cooldown_user?: number;
+                enabled?: boolean;
+                handler?: string;
+                /** @enum {string} */
+                min_role?: "everyone" | "follower" | "subscriber" | "vip" | "moderator" | "broadcaster";
+                name: string;
+            }[];
+            keywords?: {
+                enabled?: boolean;
+                handler?: string;
+                value: string;
+            }[];
+            patterns?: {
+                enabled?: boolean;
+                handler?: string;
+                /** Format: regex */
+                regex: string;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        ExtensionLimits: {
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: int64 */
+            max_sound_file_size: number | null;
+            /** Format: int64 */
+            max_sound_storage_bytes: number | null;
+            max_sounds: number | null;
+        };
+        /**
+         * @description What a version declares: bot triggers (`commands`, `keywords`, `patterns`), the names of
+         *     its `handlers` (functions in the handler code), an automation `node_type` for automation
+         *     node extensions, the chat `platforms` it serves and whether it moderates (`has_moderate`).
+         */
+        ExtensionManifest: {
+            commands?: components["schemas"]["ManifestCommand"][];
+            handlers?: string[];
+            has_moderate?: boolean;
+            keywords?: components["schemas"]["ManifestKeyword"][];
+            /** @description The handler the automation node runs (one of `handlers`). */
+            node_handler?: string;
+            /** @enum {string} */
+            node_type?: "trigger" | "action" | "logic";
+            patterns?: components["schemas"]["ManifestPattern"][];
+            platforms?: ("platform_a" | "platform_b" | "platform_c")[];
+        };
+        ExtensionPurchase: {
+            /** Format: uuid */
+            account_id: string | null;
+            /** Format: int64 */
+            amount_cents: number;
+            /** Format: uuid */
+            buyer_user_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            /** Format: uuid */
+            extension_id: string;
+            external_id: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            refunded_at: string | null;
+            /** @enum {string} */
+            status: "completed" | "refunded";
+        };
+        ExtensionScreenshot: {
+            caption: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            id: string;
+            key: string | null;
+            position: number;
+            url: string | null;
+        };
+        ExtensionTester: {
+            /** Format: uuid */
+            added_by: string | null;
+            avatar_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            display_name: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        /** @description A version; `manifest` is present once the bundle is uploaded (the handler code is served only by the internal feeds). */
+        ExtensionVersion: {
+            changelog: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            has_bundle: boolean;
+            /** Format: uuid */
+            id: string;
+            manifest?: components["schemas"]["ExtensionManifest"];
+            /** Format: date-time */
+            published_at: string | null;
+            /** @enum {string} */
+            status: "draft" | "uploaded" | "published";
+            /** Format: date-time */
+            uploaded_at: string | null;
+            version: string;
+        };
         FeatureFlag: {
             /** @enum {string} */
             category: "feature" | "widget" | "integration" | "bot_module" | "system";
@@ -2114,6 +5111,25 @@ export interface components {
             id: string;
             key: string;
             label: string;
+        };
+        FeedCommand: {
+            alias: string | null;
+            cooldown_global: number;
+            cooldown_user: number;
+            enabled: boolean;
+            handler: string;
+            min_role: string;
+            name: string;
+        };
+        FeedKeyword: {
+            enabled: boolean;
+            handler: string;
+            value: string;
+        };
+        FeedPattern: {
+            enabled: boolean;
+            handler: string;
+            regex: string;
         };
         HealthResponse: {
             _links: components["schemas"]["SelfLinks"];
@@ -2132,6 +5148,147 @@ export interface components {
                     sessions: number;
                 };
             };
+        };
+        Idea: {
+            /** @description Null once the user is deleted (and on a deleted comment). */
+            author: {
+                avatar_url: string | null;
+                display_name: string;
+                /** Format: uuid */
+                id: string;
+            } | null;
+            /**
+             * Format: uuid
+             * @description Null once the author's user is deleted.
+             */
+            author_id: string | null;
+            category: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: uuid */
+            category_id: string | null;
+            /** @description Comments not deleted. */
+            comment_count: number;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The caller's vote; null without one, for anonymous callers and in live updates.
+             * @enum {string|null}
+             */
+            my_vote: "up" | "down" | null;
+            /** @description A status slug: open, in_progress, done, declined or another. */
+            status: string;
+            tags: components["schemas"]["IdeaTag"][];
+            /** @description Single-idea answers only (GET /v1/ideas/{id}, create, status). */
+            timeline?: components["schemas"]["IdeaTimelineItem"][];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            vote_count_down: number;
+            vote_count_up: number;
+            /** @description vote_count_up minus vote_count_down (the most_voted order). */
+            vote_score: number;
+        };
+        IdeaCategory: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            sort_order: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        IdeaComment: {
+            /** @description Null once the user is deleted (and on a deleted comment). */
+            author: {
+                avatar_url: string | null;
+                display_name: string;
+                /** Format: uuid */
+                id: string;
+            } | null;
+            /** Format: uuid */
+            author_id: string | null;
+            /** @description Sanitized HTML; mentions are span.mention[data-mention-id]. Empty when deleted. */
+            body: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            idea_id: string;
+            /** @description A deleted comment kept as a tombstone because it has replies. */
+            is_deleted: boolean;
+            /** @description The user ids mentioned in the body. */
+            mentions: string[];
+            /** @enum {string|null} */
+            my_vote: "up" | "down" | null;
+            /** Format: uuid */
+            parent_id: string | null;
+            /** @description In the comment tree only. */
+            replies?: components["schemas"]["IdeaComment"][];
+            /** Format: date-time */
+            updated_at: string;
+            vote_count_down: number;
+            vote_count_up: number;
+        };
+        IdeaParticipant: {
+            avatar_url: string | null;
+            display_name: string;
+            /** Format: uuid */
+            id: string;
+            roles: ("author" | "voter" | "commenter")[];
+        };
+        IdeaStatusBody: {
+            /** @example in_progress */
+            status: string;
+        };
+        IdeaTag: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        /** @description `created` (to_status `open`) or `status_changed` (from_status to to_status). */
+        IdeaTimelineItem: {
+            /**
+             * Format: uuid
+             * @description Who acted; null for a system key or a deleted user.
+             */
+            actor_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            event_type: "created" | "status_changed";
+            from_status: string | null;
+            /** Format: uuid */
+            id: string;
+            to_status: string;
+        };
+        IdeaUnvoteBody: {
+            /** @enum {string} */
+            vote_type?: "up" | "down";
+        };
+        IdeaVoteBody: {
+            /** @enum {string} */
+            vote_type: "up" | "down";
+        };
+        IdeaVoter: {
+            avatar_url: string | null;
+            display_name: string;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            vote_type: "up" | "down";
+            /** Format: date-time */
+            voted_at: string;
         };
         /** @description An overlay, shared overlay or widget token; `token` is shown only here (only its SHA-256 is stored). */
         IssuedToken: {
@@ -2156,6 +5313,45 @@ export interface components {
                 href: string;
             };
         };
+        /** @description A request for higher per-extension sound limits (Part 2, "Limit request"; states `open`, `in_review`, `approved`, `rejected`). */
+        LimitRequest: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            developer_id: string | null;
+            /** Format: uuid */
+            extension_id: string;
+            extension_name: string;
+            /** Format: uuid */
+            id: string;
+            reason: string | null;
+            /** Format: uuid */
+            requested_by: string | null;
+            requested_limits: components["schemas"]["RequestedLimits"];
+            review_notes: string | null;
+            /** Format: date-time */
+            reviewed_at: string | null;
+            /** Format: uuid */
+            reviewed_by: string | null;
+            /** @enum {string} */
+            status: "open" | "in_review" | "approved" | "rejected";
+            /** Format: uuid */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A timeline item: `created`, `in_review`, `approved` (details carry the applied limits) or `rejected` (details carry the notes). */
+        LimitRequestEvent: {
+            /** Format: uuid */
+            actor_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            details: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            event_type: "created" | "in_review" | "approved" | "rejected";
+        };
         LoginConnection: {
             /** Format: date-time */
             created_at: string;
@@ -2166,6 +5362,33 @@ export interface components {
             platform_user_id: string;
             provider: string;
             reconnect_required: boolean;
+        };
+        ManifestCommand: {
+            alias?: string | null;
+            /** @description Seconds; default 0. */
+            cooldown_global?: number;
+            /** @description Seconds; default 0. */
+            cooldown_user?: number;
+            /** @description Default true. */
+            enabled?: boolean;
+            handler: string;
+            /**
+             * @description Default `everyone`.
+             * @enum {string}
+             */
+            min_role?: "everyone" | "follower" | "subscriber" | "vip" | "moderator" | "broadcaster";
+            name: string;
+        };
+        ManifestKeyword: {
+            enabled?: boolean;
+            handler: string;
+            value: string;
+        };
+        ManifestPattern: {
+            enabled?: boolean;
+            handler: string;
+            /** Format: regex */
+            regex: string;
         };
         Me: {
             /** Format: uuid */
@@ -2191,6 +5414,25 @@ export interface components {
             /** @description From the plans of the owned accounts and the admin override. */
             max_accounts: number;
             owned_account_count: number;
+        };
+        ModerateChatBody: {
+            /** @description ban, timeout or delete. */
+            action: string;
+            /**
+             * Format: int32
+             * @description Timeout length (default 300; platform_b 1 to 86400, other platforms 1 to 1209600).
+             */
+            duration_secs?: number;
+            /** @description platform_b only (1 to 200 characters). */
+            live_chat_id?: string;
+            /** @description The platform message id (delete; 1 to 200 characters). */
+            message_id?: string;
+            /** @description platform_a, platform_b or platform_c. */
+            platform: string;
+            /** @description At most 500 characters; written to the moderation log. */
+            reason?: string;
+            /** @description The target's platform user id (ban, timeout; 1 to 200 characters). */
+            user_id?: string;
         };
         Notification: {
             /** Format: date-time */
@@ -2230,6 +5472,11 @@ export interface components {
             mode: "system" | "account";
             platform: string;
             system_configured: boolean;
+        };
+        PlaySoundBody: {
+            target?: components["schemas"]["SoundTarget"];
+            /** @description 0.0 to 1.0; default 1.0. */
+            volume?: number;
         };
         PopoutSession: {
             /** Format: uuid */
@@ -2285,11 +5532,348 @@ export interface components {
             /** Format: uuid */
             user_id: string | null;
         };
+        PublicBrowseChannel: {
+            avg_viewers: number;
+            /** @enum {string|null} */
+            broadcaster_type: "partner" | "affiliate" | null;
+            channel_display_name: string | null;
+            channel_login: string;
+            follower_gain: number;
+            is_live: boolean;
+            last_category: string | null;
+            /** Format: date-time */
+            last_started_at: string | null;
+            peak_viewers: number;
+            platform: string;
+            platform_channel_id: string;
+            /** @description How the channel entered the directory (`crawler`, or what the crawler reports). */
+            source: string;
+            stream_count: number;
+            total_messages: number;
+            watch_seconds: number;
+        };
+        PublicChannelBrowse: {
+            channels: components["schemas"]["PublicBrowseChannel"][];
+            pagination: components["schemas"]["PublicStatsPagination"];
+        };
+        PublicChannelTrends: {
+            avg_viewer_series: {
+                avg_viewers: number;
+                /** @description YYYY-MM-DD (UTC). */
+                date: string;
+            }[];
+            channel_login: string;
+            follower_series: {
+                /** @description YYYY-MM-DD (UTC). */
+                date: string;
+                follower_count: number;
+            }[];
+            platform: string;
+            platform_channel_id: string;
+            range: string;
+        };
+        PublicDeveloperProfile: {
+            avatar_key: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            display_name: string;
+            extensions: components["schemas"]["PublicExtension"][];
+            github_url: string | null;
+            /** Format: uuid */
+            id: string;
+            slug: string;
+            stats: components["schemas"]["PublicProfileStats"];
+            website_url: string | null;
+        };
+        PublicEmotes: {
+            emotes: components["schemas"]["Emote"][];
+            pagination: components["schemas"]["PublicStatsPagination"];
+        };
+        PublicExtension: {
+            category: string | null;
+            description: string | null;
+            icon_key: string | null;
+            /** Format: uuid */
+            id: string;
+            install_count: number;
+            name: string;
+            pricing_amount: number | null;
+            pricing_currency: string | null;
+            /** @enum {string} */
+            pricing_type: "free" | "one_time" | "subscription";
+            /** Format: date-time */
+            published_at: string | null;
+            rating_avg: number | null;
+            rating_count: number;
+            short_id: string;
+            slug: string;
+        };
+        PublicGame: {
+            category: string;
+            channel_count: number;
+            /** Format: date-time */
+            last_started_at: string | null;
+            live_stream_count: number;
+            peak_viewers: number;
+            stream_count: number;
+            watch_seconds: number;
+        };
+        PublicGames: {
+            games: components["schemas"]["PublicGame"][];
+            pagination: components["schemas"]["PublicStatsPagination"];
+        };
+        PublicMetadataHistory: {
+            entries: {
+                /** @enum {string} */
+                change_type: "title" | "category" | "tags";
+                /** Format: date-time */
+                changed_at: string;
+                new_value: components["schemas"]["PublicMetadataValue"];
+                old_value: components["schemas"]["PublicMetadataValue"];
+            }[];
+            limit: number;
+            offset: number;
+            total: number;
+        };
+        /** @description A string (title, category), an array of strings (tags) or null. */
+        PublicMetadataValue: (string | null) | string[];
+        PublicPanel: {
+            description: string | null;
+            /** Format: date-time */
+            first_seen_at: string;
+            image_url: string | null;
+            images: {
+                /** Format: date-time */
+                first_seen_at: string;
+                image_url: string;
+                /** Format: date-time */
+                last_seen_at: string;
+            }[];
+            /** Format: date-time */
+            last_seen_at: string;
+            link_url: string | null;
+            panel_id: string;
+            /** Format: date-time */
+            removed_at: string | null;
+            /** @enum {string} */
+            status: "active" | "removed";
+            title: string | null;
+        };
+        PublicProfileStats: {
+            avg_rating: number | null;
+            extension_count: number;
+            total_installs: number;
+        };
+        /** @description One crawler batch (see POST /v1/internal/public-stats/samples). */
+        PublicStatsIngest: {
+            channels?: {
+                avatar_url?: string | null;
+                /** @enum {string|null} */
+                broadcaster_type?: "partner" | "affiliate" | null;
+                display_name?: string | null;
+                follower_count?: number;
+                /** @description The URL handle. */
+                login: string;
+                /** @description The channel opted out of public statistics (kept until changed). */
+                opted_out?: boolean;
+                panels?: {
+                    /** @description Marked as an advertisement (only those are published). */
+                    ad?: boolean;
+                    description?: string | null;
+                    image_url?: string | null;
+                    link_url?: string | null;
+                    panel_id: string;
+                    title?: string | null;
+                }[];
+                platform: string;
+                platform_channel_id: string;
+                /**
+                 * Format: date-time
+                 * @description Time of the follower sample (default now).
+                 */
+                sampled_at?: string;
+                /** @description The channel opted in to public top chatters (kept until changed). */
+                show_top_chatters?: boolean;
+                /** @description How the crawler found the channel (default `crawler`). */
+                source?: string;
+            }[];
+            emote_sets?: {
+                /** @description Null for a global set. */
+                channel_id?: string | null;
+                emotes: {
+                    animated?: boolean;
+                    id: string;
+                    name: string;
+                    owner_id?: string | null;
+                    url?: string | null;
+                }[];
+                platform: string;
+                provider: string;
+            }[];
+            streams?: {
+                broadcast_id: string;
+                category?: string | null;
+                chatters?: {
+                    display_name?: string | null;
+                    login: string;
+                    messages: number;
+                }[];
+                emotes?: {
+                    animated?: boolean;
+                    /** @description The set's channel; null for a global emote. */
+                    channel_id?: string | null;
+                    count: number;
+                    id: string;
+                    name: string;
+                    owner_id?: string | null;
+                    provider: string;
+                    url?: string | null;
+                }[];
+                /**
+                 * Format: date-time
+                 * @description Set when the broadcast ended.
+                 */
+                ended_at?: string | null;
+                gifs?: {
+                    count: number;
+                    id: string;
+                    url: string;
+                }[];
+                platform: string;
+                platform_channel_id: string;
+                samples?: {
+                    /** Format: date-time */
+                    at: string;
+                    gifted_subs?: number;
+                    messages?: number;
+                    new_followers?: number;
+                    new_paid_subs?: number;
+                    viewers: number;
+                }[];
+                shared_chat?: {
+                    avatar_url?: string | null;
+                    display_name?: string | null;
+                    messages: number;
+                    platform_channel_id: string;
+                }[];
+                /** Format: date-time */
+                started_at: string;
+                tags?: string[] | null;
+                title?: string | null;
+            }[];
+        };
+        PublicStatsPagination: {
+            limit: number;
+            page: number;
+            total: number;
+            total_pages: number;
+        };
+        PublicStreamSummary: {
+            avg_viewers: number;
+            broadcast_id: string;
+            category: string | null;
+            channel_display_name: string | null;
+            channel_login: string;
+            /** @description From the start to the end (or the last sample while live). */
+            duration_seconds: number;
+            /** @description Emote uses observed in chat. */
+            emote_count: number;
+            /** Format: date-time */
+            ended_at: string | null;
+            /** @description GIFs posted in chat (kept after the content is erased). */
+            gif_count: number;
+            /** @description Gifted subscriptions (a count; gifters are not identified). */
+            gifted_subs: number;
+            is_live: boolean;
+            new_followers: number;
+            new_paid_subs: number;
+            peak_viewers: number;
+            platform: string;
+            platform_channel_id: string;
+            shared_chat_sources: {
+                avatar_url: string | null;
+                display_name: string | null;
+                message_count: number;
+                platform_channel_id: string;
+            }[];
+            /** Format: date-time */
+            started_at: string;
+            tags: string[];
+            title: string | null;
+            /** @description Only when the channel opted in with show_top_chatters; else null. */
+            top_chatters: {
+                display_name: string | null;
+                login: string;
+                message_count: number;
+            }[] | null;
+            top_emotes: {
+                count: number;
+                id: string;
+                name: string;
+                provider: string;
+                url: string | null;
+            }[];
+            top_gifs: {
+                alt: string | null;
+                count: number;
+                id: string;
+                provider: string | null;
+                url: string;
+            }[];
+            total_messages: number;
+            /** @description The viewer samples, oldest first. */
+            viewer_curve: {
+                /** Format: date-time */
+                at: string;
+                viewers: number;
+            }[];
+            /** @description Viewer-seconds (each sample's viewers times the time to the next sample). */
+            watch_seconds: number;
+        };
+        PublicTeamProfile: {
+            avatar_key: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            extensions: components["schemas"]["PublicExtension"][];
+            github_url: string | null;
+            /** Format: uuid */
+            id: string;
+            members: {
+                avatar_url: string | null;
+                display_name: string;
+                role: string;
+                /** Format: uuid */
+                user_id: string;
+            }[];
+            name: string;
+            slug: string;
+            stats: components["schemas"]["PublicProfileStats"];
+            website_url: string | null;
+        };
         RenameApiKeyRequest: {
             label: string;
         };
+        RequestedLimits: {
+            /** Format: int64 */
+            max_sound_file_size?: number;
+            /** Format: int64 */
+            max_sound_storage_bytes?: number;
+            max_sounds?: number;
+        };
         SelfLinks: {
             self: string;
+        };
+        SendChatBody: {
+            /** @description platform_b only (1 to 200 characters); resolved from the channel when omitted. */
+            live_chat_id?: string;
+            /** @description 1 to 500 characters after trimming. */
+            message: string;
+            /** @description platform_a, platform_b or platform_c. */
+            platform: string;
+            /** @description The platform id of the message to reply to (1 to 200 characters). */
+            reply_to_message_id?: string;
         };
         Session: {
             /** Format: date-time */
@@ -2319,6 +5903,95 @@ export interface components {
             updated_at: string;
             /** Format: uuid */
             user_id: string;
+        };
+        Sound: {
+            /** Format: uuid */
+            account_id: string;
+            /**
+             * @description Detected from the bytes.
+             * @enum {string}
+             */
+            content_type: "audio/mpeg" | "audio/wav" | "audio/ogg" | "audio/flac";
+            /** Format: date-time */
+            created_at: string;
+            /** @description Measured at upload; PATCH may correct it. */
+            duration_ms: number;
+            /** @description The uploaded file's name (its base name, at most 255 characters). */
+            filename: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** Format: int64 */
+            size_bytes: number;
+            /** @description The extension that uploaded it; null for the account's own uploads. */
+            source_extension_name: string | null;
+            /** @description Opaque JSON (any value) set through PATCH; null until then. */
+            waveform: unknown;
+        };
+        SoundLibrary: {
+            /** Format: int64 */
+            max_sound_file_size: number;
+            /** Format: int64 */
+            max_sound_storage_bytes: number;
+            max_sounds: number;
+            sounds: components["schemas"]["Sound"][];
+            /** @description Sounds matching `search` (all of the account's without it). */
+            total_count: number;
+            /**
+             * Format: int64
+             * @description Bytes of the account's own uploads (held against `max_sound_storage_bytes`).
+             */
+            used_storage_bytes: number;
+            /** @description The account's own uploads (held against `max_sounds`). */
+            user_sound_count: number;
+        };
+        /** @description One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`). */
+        SoundTarget: {
+            id: string;
+            type: string;
+        };
+        StopSoundBody: {
+            target?: components["schemas"]["SoundTarget"];
+        };
+        /**
+         * @description `application_type` and the slug are checked by the service with the specification's
+         *     messages, so the schema only bounds lengths.
+         */
+        SubmitDeveloperApplicationRequest: {
+            /**
+             * @description `solo` or `team`.
+             * @example solo
+             */
+            application_type: string;
+            description: string;
+            display_name: string;
+            experience?: string | null;
+            github_url?: string | null;
+            motivation: string;
+            /**
+             * @description 3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens.
+             * @example my-studio
+             */
+            slug: string;
+            website_url?: string | null;
+            what_to_build: string;
+        };
+        /**
+         * @description The required fields are checked by the service with the specification's messages
+         *     (`Legal name is required`, ...), so the schema marks none required and only bounds lengths.
+         */
+        SubmitDeveloperVerificationRequest: {
+            address_line1?: string | null;
+            address_line2?: string | null;
+            city?: string | null;
+            company_name?: string | null;
+            /** @description ISO 3166-1 alpha-2 (exactly two letters). */
+            country?: string | null;
+            document_key?: string | null;
+            legal_name?: string | null;
+            postal_code?: string | null;
+            tax_id?: string | null;
+            trade_register_id?: string | null;
         };
         SystemKey: {
             /** Format: date-time */
@@ -2362,6 +6035,46 @@ export interface components {
             /** @description User-scope grants (`ideas:*`). Sorted. */
             user_permissions: string[];
         };
+        UpdateDeveloperTeamMemberRoleRequest: {
+            /** Format: uuid */
+            role_id: string;
+        };
+        UpdateDeveloperTeamRequest: {
+            description?: string | null;
+            github_url?: string | null;
+            name?: string;
+            website_url?: string | null;
+        };
+        UpdateDeveloperTeamRoleRequest: {
+            name?: string;
+            permissions?: string[];
+        };
+        UpdateExtensionBody: {
+            category?: string | null;
+            description?: string | null;
+            icon_key?: string | null;
+            name?: string;
+            pricing_amount?: number | null;
+            pricing_currency?: string | null;
+            /** @enum {string} */
+            pricing_type?: "free" | "one_time" | "subscription";
+        };
+        UpdateIdeaBody: {
+            /** Format: uuid */
+            category_id?: string | null;
+            description?: string;
+            tag_ids?: string[];
+            title?: string;
+        };
+        UpdateIdeaCategoryBody: {
+            description?: string | null;
+            name?: string;
+            /** Format: int32 */
+            sort_order?: number;
+        };
+        UpdateIdeaCommentBody: {
+            body: string;
+        };
         /**
          * @description Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`
          *     0 keeps forever, `max_setting_presets` 0 is unlimited). Slug format and signs are checked by
@@ -2398,6 +6111,14 @@ export interface components {
             stripe_product_id?: string | null;
             stripe_yearly_price_id?: string | null;
         };
+        UpdateSoundBody: {
+            /** @description 0 to 2147483647. */
+            duration_ms?: number;
+            /** @description 1 to 100 characters after trimming. */
+            name?: string;
+            /** @description Any JSON; null clears it. */
+            waveform?: unknown;
+        };
         UserApiKey: {
             /** Format: uuid */
             account_id: string;
@@ -2433,6 +6154,14 @@ export interface components {
             permissions: string[];
             /** Format: uuid */
             user_id: string;
+        };
+        WatchlistItem: {
+            /** Format: date-time */
+            added_at: string;
+            channel_display_name: string | null;
+            channel_login: string;
+            platform: string;
+            platform_channel_id: string;
         };
         Widget: {
             /** Format: uuid */
@@ -2537,6 +6266,53 @@ export interface components {
                 };
             };
         };
+        /** @description The install. */
+        ExtensionInstallResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    _links: components["schemas"]["SelfLinks"];
+                    data: components["schemas"]["ExtensionInstall"];
+                };
+            };
+        };
+        /** @description The extension's sound limit overrides. */
+        ExtensionLimitsResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionLimits"];
+                };
+            };
+        };
+        /** @description The extension. */
+        ExtensionResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    _links: components["schemas"]["SelfLinks"];
+                    data: components["schemas"]["Extension"];
+                };
+            };
+        };
+        /** @description The version. */
+        ExtensionVersionResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    _links: components["schemas"]["SelfLinks"];
+                    data: components["schemas"]["ExtensionVersion"];
+                };
+            };
+        };
         /** @description FORBIDDEN, FEATURE_DISABLED or PLAN_LIMIT_REACHED. */
         Forbidden: {
             headers: {
@@ -2544,6 +6320,39 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The timeline, oldest first. */
+        LimitRequestEventList: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["LimitRequestEvent"][];
+                };
+            };
+        };
+        /** @description Limit requests, newest first. */
+        LimitRequestList: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["LimitRequest"][];
+                };
+            };
+        };
+        /** @description The limit request. */
+        LimitRequestResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["LimitRequest"];
+                };
             };
         };
         /** @description Absent or invisible (NOT_FOUND). */
@@ -2601,6 +6410,18 @@ export interface components {
                 };
             };
         };
+        /** @description The sound (issue 13 point 6). */
+        SoundResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    _links: components["schemas"]["SelfLinks"];
+                    data: components["schemas"]["Sound"];
+                };
+            };
+        };
         /** @description Done. */
         Success: {
             headers: {
@@ -2620,6 +6441,18 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Acknowledged (issue 12): a valid payload, including one with no matching connection or an unhandled type. */
+        WebhookReceived: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {boolean} */
+                    received: true;
+                };
             };
         };
         /** @description A WebSocket-only token for `?token=` on the /v1/ws upgrade. */
@@ -3446,6 +7279,141 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    adminSetAccountRetention: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    chat_retention_days: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The override and the window now in effect. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            /** Format: uuid */
+                            account_id: string;
+                            /** @description The override; null when the plan's value applies. */
+                            chat_retention_days: number | null;
+                            /** @description The window the sweep uses; 0 keeps forever. */
+                            effective_chat_retention_days: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRecordShopConnection: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                shop_domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    secret?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The shop connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            /** Format: uuid */
+                            account_id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description A secret is stored with the shop. */
+                            has_secret: boolean;
+                            shop_domain: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRemoveShopConnection: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                shop_domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     allAdminPermissions: {
         parameters: {
             query?: {
@@ -3951,6 +7919,405 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    adminDeveloperApplications: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                status?: "pending" | "approved" | "rejected";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{ items, total }`; `total` counts every match, `items` is the requested page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["AdminDeveloperApplicationItem"][];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeveloperApplication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The application. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperApplication"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminApproveDeveloperApplication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeveloperReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ success: true, new_status: approved }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperReviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRejectDeveloperApplication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeveloperReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ success: true, new_status: rejected }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperReviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeveloperVerifications: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                status?: "pending" | "verified" | "rejected";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{ items, total }` as the applications list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["DeveloperVerification"][];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeveloperVerification: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verification record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperVerification"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminApproveDeveloperVerification: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeveloperReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ success: true, new_status: verified }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperReviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminRejectDeveloperVerification: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeveloperReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description `{ success: true, new_status: rejected }`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeveloperReviewResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminDeveloperLimitRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description Developer profile id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminSetExtensionLimits: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: int64 */
+                    max_sound_file_size?: number | null;
+                    /** Format: int64 */
+                    max_sound_storage_bytes?: number | null;
+                    max_sounds?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Applied. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     adminSetFeatureFlag: {
         parameters: {
             query?: {
@@ -3992,6 +8359,122 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminLimitRequests: {
+        parameters: {
+            query?: {
+                status?: "open" | "in_review" | "approved" | "rejected";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    reviewLimitRequest: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "approve" | "reject";
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["LimitRequestResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    adminLimitRequestEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestEventList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    startLimitRequestReview: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -5009,6 +9492,240 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    chatHistory: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339; messages sent at or after it. */
+                from?: string;
+                /** @description Page size of the chat history (Part 2, "Chat history page size"; default 50, at most 100). */
+                limit?: components["parameters"]["ChatLimit"];
+                /** @description The video platform's live chat id. */
+                live_chat_id?: string;
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description One chat platform: platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
+                platform?: string;
+                /** @description The sender's id on the platform. */
+                platform_user_id?: string;
+                /** @description Comma-separated keywords (at most 20 of at most 100 characters). */
+                search?: string;
+                /** @description RFC 3339; messages sent at or before it. */
+                to?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of chat messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ChatMessage"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    moderateChat: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModerateChatBody"];
+            };
+        };
+        responses: {
+            /** @description The moderation outcome. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChatModerationResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    sendChatToPlatform: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendChatBody"];
+            };
+        };
+        responses: {
+            /** @description The send outcome. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChatSendResult"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    refreshPlatformUserProfile: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
+                platform: string;
+                /** @description The user's id on the platform (1 to 200 characters). */
+                platform_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refreshed profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChatUserProfile"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`
+             *     until the next refresh is accepted), or RATE_LIMIT_EXCEEDED (the per-context budget).
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds until a refresh is accepted again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        details?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        error: "REFRESH_COOLDOWN" | "RATE_LIMIT_EXCEEDED";
+                        message: string;
+                        retry_after_seconds?: number;
+                    };
+                };
+            };
+        };
+    };
+    searchPlatformUsers: {
+        parameters: {
+            query?: {
+                /** @description Result size (default 10, clamped 1 to 25; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: number;
+                /** @description Comma-separated platforms. */
+                platform?: string;
+                /** @description Name prefix (at least 2 characters after trimming). */
+                q?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching chatters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ChatUserSearchItem"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     platformCredentialModes: {
         parameters: {
             query?: {
@@ -5078,6 +9795,1786 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Developer keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperApiKey"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createDeveloperApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeveloperApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key record plus `key`, shown only here. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["KeySelfLinks"];
+                        data: components["schemas"]["DeveloperApiKeyCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeDeveloperApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeleteTokenResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateDeveloperApiKey: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperApiKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    myDeveloperApplication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The latest application. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperApplication"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    submitDeveloperApplication: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitDeveloperApplicationRequest"];
+            };
+        };
+        responses: {
+            /** @description The application. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperApplication"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerExtensions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The extensions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Extension"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createDeveloperExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateExtensionBody"];
+            };
+        };
+        responses: {
+            201: components["responses"]["ExtensionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteDeveloperExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateDeveloperExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateExtensionBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    extensionAnalytics: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionAnalytics"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerExtensionLimits: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionLimitsResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    extensionPurchases: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of purchases. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ExtensionPurchase"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    extensionScreenshots: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The screenshots. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ExtensionScreenshot"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    addExtensionScreenshot: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    caption?: string | null;
+                    key?: string | null;
+                    /** @default 0 */
+                    position?: number;
+                    /** Format: uri */
+                    url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The screenshot. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionScreenshot"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeExtensionScreenshot: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                screenshot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    extensionTesters: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The testers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ExtensionTester"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    addExtensionTester: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The tester. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionTester"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeExtensionTester: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    extensionVersions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ExtensionVersion"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createExtensionVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    changelog?: string | null;
+                    version: string;
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["ExtensionVersionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    uploadExtensionVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    handler_code: string;
+                    manifest: components["schemas"]["ExtensionManifest"];
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionVersionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publishExtensionVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionVersionResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerLimits: {
+        parameters: {
+            query: {
+                extension_id: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionLimitsResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerLimitRequests: {
+        parameters: {
+            query?: {
+                status?: "open" | "in_review" | "approved" | "rejected";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createLimitRequest: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    extension_id: string;
+                    reason?: string | null;
+                    requested_limits: components["schemas"]["RequestedLimits"];
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["LimitRequestResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerLimitRequestEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LimitRequestEventList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerPublicProfile: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["PublicDeveloperProfile"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerTeamInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invite. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeamInviteLookup"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    acceptDeveloperTeamInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team joined. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeam"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    myDeveloperTeams: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Teams. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperTeam"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createDeveloperTeam: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeveloperTeamRequest"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeam"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerTeam: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeam"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteDeveloperTeam: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateDeveloperTeam: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDeveloperTeamRequest"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeam"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerTeamInvites: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Invites, newest first (never the code). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperTeamInvite"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createDeveloperTeamInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeveloperTeamInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The invite with its `code`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeamInviteCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    revokeDeveloperTeamInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerTeamMembers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Members, the owner first, then by join time. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperTeamMember"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeDeveloperTeamMember: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                member_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateDeveloperTeamMemberRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                member_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDeveloperTeamMemberRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeamMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerTeamRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Roles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperTeamRole"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createDeveloperTeamRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDeveloperTeamRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The role. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeamRole"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteDeveloperTeamRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateDeveloperTeamRole: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                rid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateDeveloperTeamRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The role. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperTeamRole"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    teamPublicProfile: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["PublicTeamProfile"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    allTeamPermissions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Team permissions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["DeveloperTeamPermission"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    developerVerificationStatus: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verification record or null. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperVerificationOrNull"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    submitDeveloperVerification: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitDeveloperVerificationRequest"];
+            };
+        };
+        responses: {
+            /** @description The verification record. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["DeveloperVerification"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
         };
     };
@@ -5248,6 +11745,137 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    extensionInstalls: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The installs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["ExtensionInstall"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    installExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    extension_id: string;
+                    version?: string;
+                };
+            };
+        };
+        responses: {
+            201: components["responses"]["ExtensionInstallResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    uninstallExtension: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateExtensionInstall: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    config?: components["schemas"]["ExtensionInstallConfig"];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionInstallResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: {
@@ -5284,6 +11912,909 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+        };
+    };
+    listIdeas: {
+        parameters: {
+            query?: {
+                author_id?: string;
+                category_id?: string;
+                /** @description Page size (default 20, at most 100). */
+                limit?: number;
+                /** @description Rows to skip; when given it wins over page. */
+                offset?: number;
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Full-text search on title and description. */
+                search?: string;
+                sort?: "newest" | "most_voted" | "most_commented" | "recently_updated";
+                /** @description A status slug (open, in_progress, done, declined, ...). */
+                status?: string;
+                /** @description Comma-separated tag ids (any of them). */
+                tag_ids?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of ideas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Idea"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdeaBody"];
+            };
+        };
+        responses: {
+            /** @description The new idea with its timeline. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    getIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The idea. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIdeaBody"];
+            };
+        };
+        responses: {
+            /** @description The idea. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listIdeaComments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The top-level comments with their replies. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["IdeaComment"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createIdeaComment: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdeaCommentBody"];
+            };
+        };
+        responses: {
+            /** @description The new comment. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listIdeaParticipants: {
+        parameters: {
+            query?: {
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The participants. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["IdeaParticipant"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    setIdeaStatus: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdeaStatusBody"];
+            };
+        };
+        responses: {
+            /** @description The idea with its timeline. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    voteIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdeaVoteBody"];
+            };
+        };
+        responses: {
+            /** @description The idea. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    unvoteIdea: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The idea. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Idea"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listIdeaVoters: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 50, at most 100). */
+                limit?: number;
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of voters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["IdeaVoter"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listIdeaCategories: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every category. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["IdeaCategory"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createIdeaCategory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdeaCategoryBody"];
+            };
+        };
+        responses: {
+            /** @description The new category. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaCategory"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteIdeaCategory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateIdeaCategory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIdeaCategoryBody"];
+            };
+        };
+        responses: {
+            /** @description The updated category. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaCategory"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteIdeaComment: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateIdeaComment: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateIdeaCommentBody"];
+            };
+        };
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    voteIdeaComment: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdeaVoteBody"];
+            };
+        };
+        responses: {
+            /** @description The comment with its counts and the caller's vote. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    unvoteIdeaComment: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["IdeaUnvoteBody"];
+            };
+        };
+        responses: {
+            /** @description The comment with its counts and the caller's vote. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaComment"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    listIdeaTags: {
+        parameters: {
+            query?: {
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The matching tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["IdeaTag"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    createIdeaTag: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIdeaTagBody"];
+            };
+        };
+        responses: {
+            /** @description The existing tag of that name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaTag"];
+                    };
+                };
+            };
+            /** @description The new tag. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["IdeaTag"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteIdeaTag: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
         };
     };
     ingestAuditEvent: {
@@ -5326,6 +12857,151 @@ export interface operations {
                     "application/json": {
                         /** Format: uuid */
                         id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    automationNodeHandlers: {
+        parameters: {
+            query?: {
+                account_id?: string;
+                install_id?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handlers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationNodeHandlers"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    botModuleTriggers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The triggers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotModuleTriggers"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    botModuleHandlers: {
+        parameters: {
+            query?: {
+                account_id?: string;
+                install_id?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The handlers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BotModuleHandlers"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    ingestPublicStats: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublicStatsIngest"];
+            };
+        };
+        responses: {
+            /** @description What was written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channels: number;
+                        /** @description Emote directory entries written. */
+                        emotes: number;
+                        /** @description Viewer and follower samples stored. */
+                        samples: number;
+                        streams: number;
                     };
                 };
             };
@@ -5992,6 +13668,297 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    publicChannelBrowse: {
+        parameters: {
+            query?: {
+                category?: string;
+                /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
+                limit?: components["parameters"]["BrowseLimit"];
+                live?: boolean;
+                metric?: string;
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                platform?: string;
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of channels. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicChannelBrowse"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicChannelPanelHistory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description URL handle or stable channel id. */
+                channel: string;
+                platform: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The panels. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicPanel"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicChannelTrends: {
+        parameters: {
+            query: {
+                /** @description DAYS_30, DAYS_90, DAYS_180 or DAYS_365. */
+                range: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                /** @description URL handle or stable channel id. */
+                channel: string;
+                platform: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The two series. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicChannelTrends"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicEmotes: {
+        parameters: {
+            query?: {
+                animated?: string;
+                channel_id?: string;
+                /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
+                limit?: components["parameters"]["BrowseLimit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                platform?: string;
+                provider?: string;
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emotes. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicEmotes"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicGames: {
+        parameters: {
+            query?: {
+                /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
+                limit?: components["parameters"]["BrowseLimit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                platform?: string;
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of categories. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicGames"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicStreamSummary: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                broadcast_id: string;
+                platform: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicStreamSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    publicStreamMetadataHistory: {
+        parameters: {
+            query?: {
+                /** @description Entries per page (default 50, 1 to 200). */
+                limit?: number;
+                /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
+                offset?: components["parameters"]["Offset"];
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                broadcast_id: string;
+                platform: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicMetadataHistory"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
     getSchema: {
         parameters: {
             query?: {
@@ -6203,6 +14170,318 @@ export interface operations {
             429: components["responses"]["RateLimited"];
         };
     };
+    sounds: {
+        parameters: {
+            query?: {
+                /** @description Page size of the sound library (Part 2, "Sounds list"; default 20, at most 100). */
+                limit?: components["parameters"]["SoundsLimit"];
+                /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
+                offset?: components["parameters"]["Offset"];
+                /** @description Case-insensitive partial name. */
+                search?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the library and the limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["SoundLibrary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    uploadSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The audio file: MP3, WAV, OGG or FLAC.
+                     */
+                    file: string;
+                    /** @description Display name; defaults to the file name without its extension. */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The stored sound. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Sound"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    sound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["SoundResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    deleteSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    updateSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSoundBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SoundResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    playSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PlaySoundBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    stopSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["StopSoundBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    streamSound: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /** @description One byte range, e.g. `bytes=0-1023`. */
+                Range?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole file. */
+            200: {
+                headers: {
+                    "Accept-Ranges"?: string;
+                    /** @description `private, max-age=86400, immutable`. */
+                    "Cache-Control"?: string;
+                    "Content-Length"?: number;
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/flac": string;
+                    "audio/mpeg": string;
+                    "audio/ogg": string;
+                    "audio/wav": string;
+                };
+            };
+            /** @description One byte range of the file. */
+            206: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "Content-Length"?: number;
+                    /** @description `bytes a-b/size`. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/flac": string;
+                    "audio/mpeg": string;
+                    "audio/ogg": string;
+                    "audio/wav": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The range starts past the end; no body. */
+            416: {
+                headers: {
+                    /** @description `bytes *\/size`. */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            429: components["responses"]["RateLimited"];
+        };
+    };
     popoutTokens: {
         parameters: {
             query?: {
@@ -6345,6 +14624,302 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    myWatchlist: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            items: components["schemas"]["WatchlistItem"][];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    addToWatchlist: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    channel: string;
+                    platform: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The stored item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WatchlistItem"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    removeFromWatchlist: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    platform: string;
+                    platform_channel_id: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    paymentProviderWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    paymentConnectWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    payoutProviderWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    platformBWebhookChallenge: {
+        parameters: {
+            query: {
+                "hub.challenge": string;
+                "hub.lease_seconds"?: string;
+                "hub.mode"?: string;
+                "hub.topic"?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge, as sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
+    platformBWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+        };
+    };
+    platformCWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    shopPlatformWebhook: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            200: components["responses"]["WebhookReceived"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
         };
     };
     widgets: {

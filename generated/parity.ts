@@ -117,6 +117,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "addToWatchlist",
+    "method": "post",
+    "path": "/v1/watchlist",
+    "graphql": "Mutation.addToWatchlist",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -508,6 +519,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "chatHistory",
+    "method": "get",
+    "path": "/v1/chat/history",
+    "graphql": "Query.chatHistory",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "connectionStatuses",
     "method": "get",
     "path": "/v1/connections/status",
@@ -584,6 +612,17 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "createDeveloperApiKey",
+    "method": "post",
+    "path": "/v1/developer/api-keys",
+    "graphql": "Mutation.createDeveloperApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
     }
   },
   {
@@ -677,6 +716,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "deleteSound",
+    "method": "delete",
+    "path": "/v1/sounds/{id}",
+    "graphql": "Mutation.deleteSound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:delete"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
     "operationId": "deleteUserApiKey",
     "method": "delete",
     "path": "/v1/api-keys/{id}",
@@ -691,6 +747,28 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "developerApiKeys",
+    "method": "get",
+    "path": "/v1/developer/api-keys",
+    "graphql": "Query.developerApiKeys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "developerVerificationStatus",
+    "method": "get",
+    "path": "/v1/developer/verification",
+    "graphql": "Query.developerVerificationStatus",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
     }
   },
   {
@@ -811,6 +889,25 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "moderateChat",
+    "method": "post",
+    "path": "/v1/chat/moderate",
+    "graphql": "Mutation.moderateChat",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "any",
+        "scope": "account",
+        "list": [
+          "chat:ban",
+          "chat:delete",
+          "chat:timeout"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "myAccounts",
     "method": "get",
     "path": "/v1/accounts",
@@ -833,6 +930,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "myDeveloperApplication",
+    "method": "get",
+    "path": "/v1/developer/application",
+    "graphql": "Query.myDeveloperApplication",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -850,6 +958,17 @@ export const twins: readonly Twin[] = [
     "graphql": "Query.mySettingPresets",
     "gate": {
       "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "myWatchlist",
+    "method": "get",
+    "path": "/v1/watchlist",
+    "graphql": "Query.myWatchlist",
+    "gate": {
+      "auth": "user",
       "permissions": null,
       "feature": null
     }
@@ -905,6 +1024,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "playSound",
+    "method": "post",
+    "path": "/v1/sounds/{id}/play",
+    "graphql": "Mutation.playSound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:play"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
     "operationId": "popoutTokens",
     "method": "get",
     "path": "/v1/tokens",
@@ -916,6 +1052,100 @@ export const twins: readonly Twin[] = [
         "scope": "account",
         "list": [
           "tokens:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "publicChannelBrowse",
+    "method": "get",
+    "path": "/v1/public-stats/browse",
+    "graphql": "Query.publicChannelBrowse",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicChannelPanelHistory",
+    "method": "get",
+    "path": "/v1/public-stats/channels/{platform}/{channel}/panel-history",
+    "graphql": "Query.publicChannelPanelHistory",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicChannelTrends",
+    "method": "get",
+    "path": "/v1/public-stats/channels/{platform}/{channel}/trends",
+    "graphql": "Query.publicChannelTrends",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicEmotes",
+    "method": "get",
+    "path": "/v1/public-stats/emotes",
+    "graphql": "Query.publicEmotes",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicGames",
+    "method": "get",
+    "path": "/v1/public-stats/games",
+    "graphql": "Query.publicGames",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicStreamMetadataHistory",
+    "method": "get",
+    "path": "/v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history",
+    "graphql": "Query.publicStreamMetadataHistory",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "publicStreamSummary",
+    "method": "get",
+    "path": "/v1/public-stats/streams/{platform}/{broadcast_id}",
+    "graphql": "Query.publicStreamSummary",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    }
+  },
+  {
+    "operationId": "refreshPlatformUserProfile",
+    "method": "post",
+    "path": "/v1/chat/users/{platform}/{platform_user_id}/refresh",
+    "graphql": "Mutation.refreshPlatformUserProfile",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:refresh_user"
         ]
       },
       "feature": null
@@ -935,6 +1165,28 @@ export const twins: readonly Twin[] = [
           "members:delete"
         ]
       },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "removeFromWatchlist",
+    "method": "delete",
+    "path": "/v1/watchlist",
+    "graphql": "Mutation.removeFromWatchlist",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "revokeDeveloperApiKey",
+    "method": "delete",
+    "path": "/v1/developer/api-keys/{id}",
+    "graphql": "Mutation.revokeDeveloperApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
       "feature": null
     }
   },
@@ -1001,10 +1253,117 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "searchPlatformUsers",
+    "method": "get",
+    "path": "/v1/chat/users/search",
+    "graphql": "Query.searchPlatformUsers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:userinfo"
+        ]
+      },
+      "feature": "feature:multichat"
+    }
+  },
+  {
+    "operationId": "sendChatToPlatform",
+    "method": "post",
+    "path": "/v1/chat/send",
+    "graphql": "Mutation.sendChatToPlatform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:write"
+        ]
+      },
+      "feature": "feature:multichat"
+    }
+  },
+  {
     "operationId": "sessions",
     "method": "get",
     "path": "/v1/auth/sessions",
     "graphql": "Query.sessions",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "sound",
+    "method": "get",
+    "path": "/v1/sounds/{id}",
+    "graphql": "Query.sound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:read"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
+    "operationId": "sounds",
+    "method": "get",
+    "path": "/v1/sounds",
+    "graphql": "Query.sounds",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:read"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
+    "operationId": "stopSound",
+    "method": "post",
+    "path": "/v1/sounds/{id}/stop",
+    "graphql": "Mutation.stopSound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:play"
+        ]
+      },
+      "feature": "feature:sounds"
+    }
+  },
+  {
+    "operationId": "submitDeveloperApplication",
+    "method": "post",
+    "path": "/v1/developer/application",
+    "graphql": "Mutation.submitDeveloperApplication",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "submitDeveloperVerification",
+    "method": "post",
+    "path": "/v1/developer/verification",
+    "graphql": "Mutation.submitDeveloperVerification",
     "gate": {
       "auth": "first-party",
       "permissions": null,
@@ -1074,6 +1433,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateDeveloperApiKey",
+    "method": "patch",
+    "path": "/v1/developer/api-keys/{id}",
+    "graphql": "Mutation.updateDeveloperApiKey",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "updateMe",
     "method": "patch",
     "path": "/v1/me",
@@ -1104,6 +1474,23 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "updateSound",
+    "method": "patch",
+    "path": "/v1/sounds/{id}",
+    "graphql": "Mutation.updateSound",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:edit"
+        ]
+      },
+      "feature": "feature:sounds"
     }
   },
   {
@@ -1154,6 +1541,7 @@ export type TwinShapes = [
   Serves<Query['accountMembers'], DomainResults['accountMembers'][DefaultStatus['accountMembers']]>,
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
   Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
+  Serves<Mutation['addToWatchlist'], DomainResults['addToWatchlist'][DefaultStatus['addToWatchlist']]>,
   Serves<Query['adminAccountApiKeys'], DomainResults['adminAccountApiKeys'][DefaultStatus['adminAccountApiKeys']]>,
   Serves<Query['adminAuditLog'], DomainResults['adminAuditLog'][DefaultStatus['adminAuditLog']]>,
   Serves<Mutation['adminCreatePlan'], DomainResults['adminCreatePlan'][DefaultStatus['adminCreatePlan']]>,
@@ -1176,26 +1564,47 @@ export type TwinShapes = [
   Serves<Mutation['createSettingPreset'], DomainResults['createSettingPreset'][DefaultStatus['createSettingPreset']]>,
   Serves<Mutation['deleteAccountServiceKey'], DomainResults['deleteAccountServiceKey'][DefaultStatus['deleteAccountServiceKey']]>,
   Serves<Mutation['deleteUserApiKey'], DomainResults['deleteUserApiKey'][DefaultStatus['deleteUserApiKey']]>,
+  Serves<Query['developerApiKeys'], DomainResults['developerApiKeys'][DefaultStatus['developerApiKeys']]>,
+  Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
   Serves<Query['me'], DomainResults['me'][DefaultStatus['me']]>,
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,
+  Serves<Query['myDeveloperApplication'], DomainResults['myDeveloperApplication'][DefaultStatus['myDeveloperApplication']]>,
   Serves<Query['myPermissions'], DomainResults['myPermissions'][DefaultStatus['myPermissions']]>,
   Serves<Query['mySettingPresets'], DomainResults['mySettingPresets'][DefaultStatus['mySettingPresets']]>,
+  Serves<Query['myWatchlist'], DomainResults['myWatchlist'][DefaultStatus['myWatchlist']]>,
   Serves<Mutation['notificationAction'], DomainResults['notificationAction'][DefaultStatus['notificationAction']]>,
   Serves<Query['notificationPreferences'], DomainResults['notificationPreferences'][DefaultStatus['notificationPreferences']]>,
   Serves<Query['notifications'], DomainResults['notifications'][DefaultStatus['notifications']]>,
+  Serves<Mutation['playSound'], DomainResults['playSound'][DefaultStatus['playSound']]>,
   Serves<Query['popoutTokens'], DomainResults['popoutTokens'][DefaultStatus['popoutTokens']]>,
+  Serves<Query['publicChannelBrowse'], DomainResults['publicChannelBrowse'][DefaultStatus['publicChannelBrowse']]>,
+  Serves<Query['publicChannelPanelHistory'], DomainResults['publicChannelPanelHistory'][DefaultStatus['publicChannelPanelHistory']]>,
+  Serves<Query['publicChannelTrends'], DomainResults['publicChannelTrends'][DefaultStatus['publicChannelTrends']]>,
+  Serves<Query['publicEmotes'], DomainResults['publicEmotes'][DefaultStatus['publicEmotes']]>,
+  Serves<Query['publicGames'], DomainResults['publicGames'][DefaultStatus['publicGames']]>,
+  Serves<Query['publicStreamMetadataHistory'], DomainResults['publicStreamMetadataHistory'][DefaultStatus['publicStreamMetadataHistory']]>,
+  Serves<Query['publicStreamSummary'], DomainResults['publicStreamSummary'][DefaultStatus['publicStreamSummary']]>,
+  Serves<Mutation['revokeDeveloperApiKey'], DomainResults['revokeDeveloperApiKey'][DefaultStatus['revokeDeveloperApiKey']]>,
+  Serves<Query['searchPlatformUsers'], DomainResults['searchPlatformUsers'][DefaultStatus['searchPlatformUsers']]>,
   Serves<Query['sessions'], DomainResults['sessions'][DefaultStatus['sessions']]>,
+  Serves<Query['sound'], DomainResults['sound'][DefaultStatus['sound']]>,
+  Serves<Query['sounds'], DomainResults['sounds'][DefaultStatus['sounds']]>,
+  Serves<Mutation['stopSound'], DomainResults['stopSound'][DefaultStatus['stopSound']]>,
+  Serves<Mutation['submitDeveloperApplication'], DomainResults['submitDeveloperApplication'][DefaultStatus['submitDeveloperApplication']]>,
+  Serves<Mutation['submitDeveloperVerification'], DomainResults['submitDeveloperVerification'][DefaultStatus['submitDeveloperVerification']]>,
   Serves<Mutation['switchAccount'], DomainResults['switchAccount'][DefaultStatus['switchAccount']]>,
   Serves<Mutation['updateAccountMember'], DomainResults['updateAccountMember'][DefaultStatus['updateAccountMember']]>,
   Serves<Mutation['updateAccountRole'], DomainResults['updateAccountRole'][DefaultStatus['updateAccountRole']]>,
   Serves<Mutation['updateAccountServiceKey'], DomainResults['updateAccountServiceKey'][DefaultStatus['updateAccountServiceKey']]>,
+  Serves<Mutation['updateDeveloperApiKey'], DomainResults['updateDeveloperApiKey'][DefaultStatus['updateDeveloperApiKey']]>,
   Serves<Mutation['updateMe'], DomainResults['updateMe'][DefaultStatus['updateMe']]>,
   Serves<Mutation['updateNotificationPreference'], DomainResults['updateNotificationPreference'][DefaultStatus['updateNotificationPreference']]>,
   Serves<Mutation['updateSettingPreset'], DomainResults['updateSettingPreset'][DefaultStatus['updateSettingPreset']]>,
+  Serves<Mutation['updateSound'], DomainResults['updateSound'][DefaultStatus['updateSound']]>,
   Serves<Mutation['updateUserApiKey'], DomainResults['updateUserApiKey'][DefaultStatus['updateUserApiKey']]>,
   Serves<Query['userApiKeys'], DomainResults['userApiKeys'][DefaultStatus['userApiKeys']]>,
 ];

@@ -7,13 +7,19 @@ import type { Camelize } from '../src/http/mapping';
 import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
+  | 'acceptDeveloperTeamInvite'
   | 'account'
   | 'accountAuditLog'
   | 'accountInvites'
   | 'accountMembers'
   | 'accountRoles'
   | 'accountServiceKeys'
+  | 'addExtensionScreenshot'
+  | 'addExtensionTester'
+  | 'addToWatchlist'
   | 'adminAccountApiKeys'
+  | 'adminApproveDeveloperApplication'
+  | 'adminApproveDeveloperVerification'
   | 'adminAssignUserRole'
   | 'adminAuditLog'
   | 'adminCreatePlan'
@@ -24,15 +30,28 @@ export type OperationId =
   | 'adminDeleteRole'
   | 'adminDeleteSystemKey'
   | 'adminDeleteUserSettingPreset'
+  | 'adminDeveloperApplication'
+  | 'adminDeveloperApplications'
+  | 'adminDeveloperLimitRequests'
+  | 'adminDeveloperVerification'
+  | 'adminDeveloperVerifications'
+  | 'adminLimitRequestEvents'
+  | 'adminLimitRequests'
   | 'adminRecordConnection'
   | 'adminRecordLoginConnection'
+  | 'adminRecordShopConnection'
+  | 'adminRejectDeveloperApplication'
+  | 'adminRejectDeveloperVerification'
   | 'adminRemoveConnection'
+  | 'adminRemoveShopConnection'
   | 'adminRole'
   | 'adminRoleMembers'
   | 'adminRoles'
   | 'adminRotateApiKey'
   | 'adminSetAccountFeatureOverride'
   | 'adminSetAccountPlan'
+  | 'adminSetAccountRetention'
+  | 'adminSetExtensionLimits'
   | 'adminSetFeatureFlag'
   | 'adminSetPlanFeatures'
   | 'adminSetPlatformSwitches'
@@ -45,13 +64,29 @@ export type OperationId =
   | 'adminUserApiKeys'
   | 'adminUserSettingPresets'
   | 'allAdminPermissions'
+  | 'allTeamPermissions'
   | 'apiKeyAssignablePermissions'
+  | 'automationNodeHandlers'
+  | 'botModuleHandlers'
+  | 'botModuleTriggers'
   | 'cancelAccountInvite'
+  | 'chatHistory'
   | 'connectionStatuses'
   | 'createAccount'
   | 'createAccountInvite'
   | 'createAccountRole'
   | 'createAccountServiceKey'
+  | 'createDeveloperApiKey'
+  | 'createDeveloperExtension'
+  | 'createDeveloperTeam'
+  | 'createDeveloperTeamInvite'
+  | 'createDeveloperTeamRole'
+  | 'createExtensionVersion'
+  | 'createIdea'
+  | 'createIdeaCategory'
+  | 'createIdeaComment'
+  | 'createIdeaTag'
+  | 'createLimitRequest'
   | 'createOverlay'
   | 'createPopoutToken'
   | 'createSettingPreset'
@@ -60,37 +95,101 @@ export type OperationId =
   | 'createWidget'
   | 'deleteAccountRole'
   | 'deleteAccountServiceKey'
+  | 'deleteDeveloperExtension'
+  | 'deleteDeveloperTeam'
+  | 'deleteDeveloperTeamRole'
+  | 'deleteIdea'
+  | 'deleteIdeaCategory'
+  | 'deleteIdeaComment'
+  | 'deleteIdeaTag'
   | 'deleteOverlay'
   | 'deleteSettingPreset'
+  | 'deleteSound'
   | 'deleteUserApiKey'
   | 'deleteWidget'
+  | 'developerApiKeys'
+  | 'developerExtension'
+  | 'developerExtensionLimits'
+  | 'developerExtensions'
+  | 'developerLimitRequestEvents'
+  | 'developerLimitRequests'
+  | 'developerLimits'
+  | 'developerPublicProfile'
+  | 'developerTeam'
+  | 'developerTeamInvite'
+  | 'developerTeamInvites'
+  | 'developerTeamMembers'
+  | 'developerTeamRoles'
+  | 'developerVerificationStatus'
   | 'devLogin'
   | 'dissolveAccount'
   | 'emitEvent'
   | 'event'
   | 'events'
   | 'exchangePopoutToken'
+  | 'extensionAnalytics'
+  | 'extensionInstalls'
+  | 'extensionPurchases'
+  | 'extensionScreenshots'
+  | 'extensionTesters'
+  | 'extensionVersions'
   | 'getHealth'
+  | 'getIdea'
   | 'getPopoutSession'
   | 'getSchema'
   | 'grantWidgetAccess'
   | 'ingestAuditEvent'
+  | 'ingestPublicStats'
+  | 'installExtension'
   | 'issuePopoutWsToken'
   | 'issueWsToken'
   | 'leaveAccount'
+  | 'listIdeaCategories'
+  | 'listIdeaComments'
+  | 'listIdeaParticipants'
+  | 'listIdeas'
+  | 'listIdeaTags'
+  | 'listIdeaVoters'
   | 'me'
+  | 'moderateChat'
   | 'myAccounts'
   | 'myAuditLog'
+  | 'myDeveloperApplication'
+  | 'myDeveloperTeams'
   | 'myPermissions'
   | 'mySettingPresets'
+  | 'myWatchlist'
   | 'notificationAction'
   | 'notificationPreferences'
   | 'notifications'
   | 'overlays'
+  | 'paymentConnectWebhook'
+  | 'paymentProviderWebhook'
+  | 'payoutProviderWebhook'
+  | 'platformBWebhook'
+  | 'platformBWebhookChallenge'
   | 'platformCredentialModes'
+  | 'platformCWebhook'
+  | 'playSound'
   | 'popoutTokens'
+  | 'publicChannelBrowse'
+  | 'publicChannelPanelHistory'
+  | 'publicChannelTrends'
+  | 'publicEmotes'
+  | 'publicGames'
+  | 'publicStreamMetadataHistory'
+  | 'publicStreamSummary'
+  | 'publishExtensionVersion'
+  | 'refreshPlatformUserProfile'
   | 'refreshSession'
   | 'removeAccountMember'
+  | 'removeDeveloperTeamMember'
+  | 'removeExtensionScreenshot'
+  | 'removeExtensionTester'
+  | 'removeFromWatchlist'
+  | 'reviewLimitRequest'
+  | 'revokeDeveloperApiKey'
+  | 'revokeDeveloperTeamInvite'
   | 'revokeOverlayToken'
   | 'revokePopoutToken'
   | 'revokeSession'
@@ -100,17 +199,46 @@ export type OperationId =
   | 'rotateOverlayToken'
   | 'rotateUserApiKey'
   | 'rotateWidgetToken'
+  | 'searchPlatformUsers'
+  | 'sendChatToPlatform'
   | 'sessions'
+  | 'setIdeaStatus'
+  | 'shopPlatformWebhook'
+  | 'sound'
+  | 'sounds'
+  | 'startLimitRequestReview'
+  | 'stopSound'
+  | 'streamSound'
+  | 'submitDeveloperApplication'
+  | 'submitDeveloperVerification'
   | 'switchAccount'
+  | 'teamPublicProfile'
   | 'testEvent'
+  | 'uninstallExtension'
+  | 'unvoteIdea'
+  | 'unvoteIdeaComment'
   | 'updateAccountMember'
   | 'updateAccountRole'
   | 'updateAccountServiceKey'
+  | 'updateDeveloperApiKey'
+  | 'updateDeveloperExtension'
+  | 'updateDeveloperTeam'
+  | 'updateDeveloperTeamMemberRole'
+  | 'updateDeveloperTeamRole'
+  | 'updateExtensionInstall'
+  | 'updateIdea'
+  | 'updateIdeaCategory'
+  | 'updateIdeaComment'
   | 'updateMe'
   | 'updateNotificationPreference'
   | 'updateSettingPreset'
+  | 'updateSound'
   | 'updateUserApiKey'
+  | 'uploadExtensionVersion'
+  | 'uploadSound'
   | 'userApiKeys'
+  | 'voteIdea'
+  | 'voteIdeaComment'
   | 'widgetAccess'
   | 'widgets';
 
@@ -148,6 +276,8 @@ export type RestResponse<K extends OperationId> = {
 
 /** One typed method per operationId, on the wire: a missing handler is a compile error. */
 export interface RestHandlers<Context> {
+  /** POST /v1/developer/team-invites/{code}/accept */
+  acceptDeveloperTeamInvite(request: RestRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'acceptDeveloperTeamInvite'>>;
   /** GET /v1/account */
   account(request: RestRequest<'account'>, context: Context): Promise<RestResponse<'account'>>;
   /** GET /v1/account/audit-log */
@@ -160,8 +290,18 @@ export interface RestHandlers<Context> {
   accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
   /** GET /v1/service-keys */
   accountServiceKeys(request: RestRequest<'accountServiceKeys'>, context: Context): Promise<RestResponse<'accountServiceKeys'>>;
+  /** POST /v1/developer/extensions/{id}/screenshots */
+  addExtensionScreenshot(request: RestRequest<'addExtensionScreenshot'>, context: Context): Promise<RestResponse<'addExtensionScreenshot'>>;
+  /** POST /v1/developer/extensions/{id}/testers */
+  addExtensionTester(request: RestRequest<'addExtensionTester'>, context: Context): Promise<RestResponse<'addExtensionTester'>>;
+  /** POST /v1/watchlist */
+  addToWatchlist(request: RestRequest<'addToWatchlist'>, context: Context): Promise<RestResponse<'addToWatchlist'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys */
   adminAccountApiKeys(request: RestRequest<'adminAccountApiKeys'>, context: Context): Promise<RestResponse<'adminAccountApiKeys'>>;
+  /** POST /v1/admin/developer-applications/{id}/approve */
+  adminApproveDeveloperApplication(request: RestRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<RestResponse<'adminApproveDeveloperApplication'>>;
+  /** POST /v1/admin/developer-verifications/{id}/approve */
+  adminApproveDeveloperVerification(request: RestRequest<'adminApproveDeveloperVerification'>, context: Context): Promise<RestResponse<'adminApproveDeveloperVerification'>>;
   /** PUT /v1/admin/admin-roles/{id}/members/{user_id} */
   adminAssignUserRole(request: RestRequest<'adminAssignUserRole'>, context: Context): Promise<RestResponse<'adminAssignUserRole'>>;
   /** GET /v1/admin/audit-log */
@@ -182,12 +322,34 @@ export interface RestHandlers<Context> {
   adminDeleteSystemKey(request: RestRequest<'adminDeleteSystemKey'>, context: Context): Promise<RestResponse<'adminDeleteSystemKey'>>;
   /** DELETE /v1/admin/setting-presets/{id} */
   adminDeleteUserSettingPreset(request: RestRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<RestResponse<'adminDeleteUserSettingPreset'>>;
+  /** GET /v1/admin/developer-applications/{id} */
+  adminDeveloperApplication(request: RestRequest<'adminDeveloperApplication'>, context: Context): Promise<RestResponse<'adminDeveloperApplication'>>;
+  /** GET /v1/admin/developer-applications */
+  adminDeveloperApplications(request: RestRequest<'adminDeveloperApplications'>, context: Context): Promise<RestResponse<'adminDeveloperApplications'>>;
+  /** GET /v1/admin/developers/{id}/limit-requests */
+  adminDeveloperLimitRequests(request: RestRequest<'adminDeveloperLimitRequests'>, context: Context): Promise<RestResponse<'adminDeveloperLimitRequests'>>;
+  /** GET /v1/admin/developer-verifications/{id} */
+  adminDeveloperVerification(request: RestRequest<'adminDeveloperVerification'>, context: Context): Promise<RestResponse<'adminDeveloperVerification'>>;
+  /** GET /v1/admin/developer-verifications */
+  adminDeveloperVerifications(request: RestRequest<'adminDeveloperVerifications'>, context: Context): Promise<RestResponse<'adminDeveloperVerifications'>>;
+  /** GET /v1/admin/limit-requests/{id}/events */
+  adminLimitRequestEvents(request: RestRequest<'adminLimitRequestEvents'>, context: Context): Promise<RestResponse<'adminLimitRequestEvents'>>;
+  /** GET /v1/admin/limit-requests */
+  adminLimitRequests(request: RestRequest<'adminLimitRequests'>, context: Context): Promise<RestResponse<'adminLimitRequests'>>;
   /** PUT /v1/admin/accounts/{id}/connections/{platform} */
   adminRecordConnection(request: RestRequest<'adminRecordConnection'>, context: Context): Promise<RestResponse<'adminRecordConnection'>>;
   /** POST /v1/admin/users/{id}/login-connections */
   adminRecordLoginConnection(request: RestRequest<'adminRecordLoginConnection'>, context: Context): Promise<RestResponse<'adminRecordLoginConnection'>>;
+  /** PUT /v1/admin/accounts/{id}/shops/{shop_domain} */
+  adminRecordShopConnection(request: RestRequest<'adminRecordShopConnection'>, context: Context): Promise<RestResponse<'adminRecordShopConnection'>>;
+  /** POST /v1/admin/developer-applications/{id}/reject */
+  adminRejectDeveloperApplication(request: RestRequest<'adminRejectDeveloperApplication'>, context: Context): Promise<RestResponse<'adminRejectDeveloperApplication'>>;
+  /** POST /v1/admin/developer-verifications/{id}/reject */
+  adminRejectDeveloperVerification(request: RestRequest<'adminRejectDeveloperVerification'>, context: Context): Promise<RestResponse<'adminRejectDeveloperVerification'>>;
   /** DELETE /v1/admin/accounts/{id}/connections/{platform} */
   adminRemoveConnection(request: RestRequest<'adminRemoveConnection'>, context: Context): Promise<RestResponse<'adminRemoveConnection'>>;
+  /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} */
+  adminRemoveShopConnection(request: RestRequest<'adminRemoveShopConnection'>, context: Context): Promise<RestResponse<'adminRemoveShopConnection'>>;
   /** GET /v1/admin/admin-roles/{id} */
   adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members */
@@ -200,6 +362,10 @@ export interface RestHandlers<Context> {
   adminSetAccountFeatureOverride(request: RestRequest<'adminSetAccountFeatureOverride'>, context: Context): Promise<RestResponse<'adminSetAccountFeatureOverride'>>;
   /** PUT /v1/admin/accounts/{id}/plan */
   adminSetAccountPlan(request: RestRequest<'adminSetAccountPlan'>, context: Context): Promise<RestResponse<'adminSetAccountPlan'>>;
+  /** PUT /v1/admin/accounts/{id}/retention */
+  adminSetAccountRetention(request: RestRequest<'adminSetAccountRetention'>, context: Context): Promise<RestResponse<'adminSetAccountRetention'>>;
+  /** PATCH /v1/admin/extensions/{id}/limits */
+  adminSetExtensionLimits(request: RestRequest<'adminSetExtensionLimits'>, context: Context): Promise<RestResponse<'adminSetExtensionLimits'>>;
   /** PUT /v1/admin/feature-flags/{key} */
   adminSetFeatureFlag(request: RestRequest<'adminSetFeatureFlag'>, context: Context): Promise<RestResponse<'adminSetFeatureFlag'>>;
   /** PUT /v1/admin/plans/{id}/features */
@@ -224,10 +390,20 @@ export interface RestHandlers<Context> {
   adminUserSettingPresets(request: RestRequest<'adminUserSettingPresets'>, context: Context): Promise<RestResponse<'adminUserSettingPresets'>>;
   /** GET /v1/admin/admin-permissions */
   allAdminPermissions(request: RestRequest<'allAdminPermissions'>, context: Context): Promise<RestResponse<'allAdminPermissions'>>;
+  /** GET /v1/developer/teams/permissions */
+  allTeamPermissions(request: RestRequest<'allTeamPermissions'>, context: Context): Promise<RestResponse<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions */
   apiKeyAssignablePermissions(request: RestRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<RestResponse<'apiKeyAssignablePermissions'>>;
+  /** GET /v1/internal/automation-nodes/handlers */
+  automationNodeHandlers(request: RestRequest<'automationNodeHandlers'>, context: Context): Promise<RestResponse<'automationNodeHandlers'>>;
+  /** GET /v1/internal/bot-modules/handlers */
+  botModuleHandlers(request: RestRequest<'botModuleHandlers'>, context: Context): Promise<RestResponse<'botModuleHandlers'>>;
+  /** GET /v1/internal/bot-modules/{account_id}/triggers */
+  botModuleTriggers(request: RestRequest<'botModuleTriggers'>, context: Context): Promise<RestResponse<'botModuleTriggers'>>;
   /** DELETE /v1/account/invites/{id} */
   cancelAccountInvite(request: RestRequest<'cancelAccountInvite'>, context: Context): Promise<RestResponse<'cancelAccountInvite'>>;
+  /** GET /v1/chat/history */
+  chatHistory(request: RestRequest<'chatHistory'>, context: Context): Promise<RestResponse<'chatHistory'>>;
   /** GET /v1/connections/status */
   connectionStatuses(request: RestRequest<'connectionStatuses'>, context: Context): Promise<RestResponse<'connectionStatuses'>>;
   /** POST /v1/accounts */
@@ -238,6 +414,28 @@ export interface RestHandlers<Context> {
   createAccountRole(request: RestRequest<'createAccountRole'>, context: Context): Promise<RestResponse<'createAccountRole'>>;
   /** POST /v1/service-keys */
   createAccountServiceKey(request: RestRequest<'createAccountServiceKey'>, context: Context): Promise<RestResponse<'createAccountServiceKey'>>;
+  /** POST /v1/developer/api-keys */
+  createDeveloperApiKey(request: RestRequest<'createDeveloperApiKey'>, context: Context): Promise<RestResponse<'createDeveloperApiKey'>>;
+  /** POST /v1/developer/extensions */
+  createDeveloperExtension(request: RestRequest<'createDeveloperExtension'>, context: Context): Promise<RestResponse<'createDeveloperExtension'>>;
+  /** POST /v1/developer/teams */
+  createDeveloperTeam(request: RestRequest<'createDeveloperTeam'>, context: Context): Promise<RestResponse<'createDeveloperTeam'>>;
+  /** POST /v1/developer/teams/{id}/invites */
+  createDeveloperTeamInvite(request: RestRequest<'createDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'createDeveloperTeamInvite'>>;
+  /** POST /v1/developer/teams/{id}/roles */
+  createDeveloperTeamRole(request: RestRequest<'createDeveloperTeamRole'>, context: Context): Promise<RestResponse<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/versions */
+  createExtensionVersion(request: RestRequest<'createExtensionVersion'>, context: Context): Promise<RestResponse<'createExtensionVersion'>>;
+  /** POST /v1/ideas */
+  createIdea(request: RestRequest<'createIdea'>, context: Context): Promise<RestResponse<'createIdea'>>;
+  /** POST /v1/ideas/categories */
+  createIdeaCategory(request: RestRequest<'createIdeaCategory'>, context: Context): Promise<RestResponse<'createIdeaCategory'>>;
+  /** POST /v1/ideas/{id}/comments */
+  createIdeaComment(request: RestRequest<'createIdeaComment'>, context: Context): Promise<RestResponse<'createIdeaComment'>>;
+  /** POST /v1/ideas/tags */
+  createIdeaTag(request: RestRequest<'createIdeaTag'>, context: Context): Promise<RestResponse<'createIdeaTag'>>;
+  /** POST /v1/developer/limits/requests */
+  createLimitRequest(request: RestRequest<'createLimitRequest'>, context: Context): Promise<RestResponse<'createLimitRequest'>>;
   /** POST /v1/overlays */
   createOverlay(request: RestRequest<'createOverlay'>, context: Context): Promise<RestResponse<'createOverlay'>>;
   /** POST /v1/tokens */
@@ -254,14 +452,58 @@ export interface RestHandlers<Context> {
   deleteAccountRole(request: RestRequest<'deleteAccountRole'>, context: Context): Promise<RestResponse<'deleteAccountRole'>>;
   /** DELETE /v1/service-keys/{id} */
   deleteAccountServiceKey(request: RestRequest<'deleteAccountServiceKey'>, context: Context): Promise<RestResponse<'deleteAccountServiceKey'>>;
+  /** DELETE /v1/developer/extensions/{id} */
+  deleteDeveloperExtension(request: RestRequest<'deleteDeveloperExtension'>, context: Context): Promise<RestResponse<'deleteDeveloperExtension'>>;
+  /** DELETE /v1/developer/teams/{id} */
+  deleteDeveloperTeam(request: RestRequest<'deleteDeveloperTeam'>, context: Context): Promise<RestResponse<'deleteDeveloperTeam'>>;
+  /** DELETE /v1/developer/teams/{id}/roles/{rid} */
+  deleteDeveloperTeamRole(request: RestRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<RestResponse<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/ideas/{id} */
+  deleteIdea(request: RestRequest<'deleteIdea'>, context: Context): Promise<RestResponse<'deleteIdea'>>;
+  /** DELETE /v1/ideas/categories/{id} */
+  deleteIdeaCategory(request: RestRequest<'deleteIdeaCategory'>, context: Context): Promise<RestResponse<'deleteIdeaCategory'>>;
+  /** DELETE /v1/ideas/comments/{id} */
+  deleteIdeaComment(request: RestRequest<'deleteIdeaComment'>, context: Context): Promise<RestResponse<'deleteIdeaComment'>>;
+  /** DELETE /v1/ideas/tags/{id} */
+  deleteIdeaTag(request: RestRequest<'deleteIdeaTag'>, context: Context): Promise<RestResponse<'deleteIdeaTag'>>;
   /** DELETE /v1/overlays/{id} */
   deleteOverlay(request: RestRequest<'deleteOverlay'>, context: Context): Promise<RestResponse<'deleteOverlay'>>;
   /** DELETE /v1/me/setting-presets/{id} */
   deleteSettingPreset(request: RestRequest<'deleteSettingPreset'>, context: Context): Promise<RestResponse<'deleteSettingPreset'>>;
+  /** DELETE /v1/sounds/{id} */
+  deleteSound(request: RestRequest<'deleteSound'>, context: Context): Promise<RestResponse<'deleteSound'>>;
   /** DELETE /v1/api-keys/{id} */
   deleteUserApiKey(request: RestRequest<'deleteUserApiKey'>, context: Context): Promise<RestResponse<'deleteUserApiKey'>>;
   /** DELETE /v1/widgets/{id} */
   deleteWidget(request: RestRequest<'deleteWidget'>, context: Context): Promise<RestResponse<'deleteWidget'>>;
+  /** GET /v1/developer/api-keys */
+  developerApiKeys(request: RestRequest<'developerApiKeys'>, context: Context): Promise<RestResponse<'developerApiKeys'>>;
+  /** GET /v1/developer/extensions/{id} */
+  developerExtension(request: RestRequest<'developerExtension'>, context: Context): Promise<RestResponse<'developerExtension'>>;
+  /** GET /v1/developer/extensions/{id}/limits */
+  developerExtensionLimits(request: RestRequest<'developerExtensionLimits'>, context: Context): Promise<RestResponse<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions */
+  developerExtensions(request: RestRequest<'developerExtensions'>, context: Context): Promise<RestResponse<'developerExtensions'>>;
+  /** GET /v1/developer/limits/requests/{id}/events */
+  developerLimitRequestEvents(request: RestRequest<'developerLimitRequestEvents'>, context: Context): Promise<RestResponse<'developerLimitRequestEvents'>>;
+  /** GET /v1/developer/limits/requests */
+  developerLimitRequests(request: RestRequest<'developerLimitRequests'>, context: Context): Promise<RestResponse<'developerLimitRequests'>>;
+  /** GET /v1/developer/limits */
+  developerLimits(request: RestRequest<'developerLimits'>, context: Context): Promise<RestResponse<'developerLimits'>>;
+  /** GET /v1/developer/profiles/{slug} */
+  developerPublicProfile(request: RestRequest<'developerPublicProfile'>, context: Context): Promise<RestResponse<'developerPublicProfile'>>;
+  /** GET /v1/developer/teams/{id} */
+  developerTeam(request: RestRequest<'developerTeam'>, context: Context): Promise<RestResponse<'developerTeam'>>;
+  /** GET /v1/developer/team-invites/{code} */
+  developerTeamInvite(request: RestRequest<'developerTeamInvite'>, context: Context): Promise<RestResponse<'developerTeamInvite'>>;
+  /** GET /v1/developer/teams/{id}/invites */
+  developerTeamInvites(request: RestRequest<'developerTeamInvites'>, context: Context): Promise<RestResponse<'developerTeamInvites'>>;
+  /** GET /v1/developer/teams/{id}/members */
+  developerTeamMembers(request: RestRequest<'developerTeamMembers'>, context: Context): Promise<RestResponse<'developerTeamMembers'>>;
+  /** GET /v1/developer/teams/{id}/roles */
+  developerTeamRoles(request: RestRequest<'developerTeamRoles'>, context: Context): Promise<RestResponse<'developerTeamRoles'>>;
+  /** GET /v1/developer/verification */
+  developerVerificationStatus(request: RestRequest<'developerVerificationStatus'>, context: Context): Promise<RestResponse<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login */
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
   /** DELETE /v1/account */
@@ -274,8 +516,22 @@ export interface RestHandlers<Context> {
   events(request: RestRequest<'events'>, context: Context): Promise<RestResponse<'events'>>;
   /** POST /v1/auth/popout/exchange */
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
+  /** GET /v1/developer/extensions/{id}/analytics */
+  extensionAnalytics(request: RestRequest<'extensionAnalytics'>, context: Context): Promise<RestResponse<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs */
+  extensionInstalls(request: RestRequest<'extensionInstalls'>, context: Context): Promise<RestResponse<'extensionInstalls'>>;
+  /** GET /v1/developer/extensions/{id}/purchases */
+  extensionPurchases(request: RestRequest<'extensionPurchases'>, context: Context): Promise<RestResponse<'extensionPurchases'>>;
+  /** GET /v1/developer/extensions/{id}/screenshots */
+  extensionScreenshots(request: RestRequest<'extensionScreenshots'>, context: Context): Promise<RestResponse<'extensionScreenshots'>>;
+  /** GET /v1/developer/extensions/{id}/testers */
+  extensionTesters(request: RestRequest<'extensionTesters'>, context: Context): Promise<RestResponse<'extensionTesters'>>;
+  /** GET /v1/developer/extensions/{id}/versions */
+  extensionVersions(request: RestRequest<'extensionVersions'>, context: Context): Promise<RestResponse<'extensionVersions'>>;
   /** GET /v1/health */
   getHealth(request: RestRequest<'getHealth'>, context: Context): Promise<RestResponse<'getHealth'>>;
+  /** GET /v1/ideas/{id} */
+  getIdea(request: RestRequest<'getIdea'>, context: Context): Promise<RestResponse<'getIdea'>>;
   /** GET /v1/auth/popout/session */
   getPopoutSession(request: RestRequest<'getPopoutSession'>, context: Context): Promise<RestResponse<'getPopoutSession'>>;
   /** GET /v1/schema */
@@ -284,22 +540,46 @@ export interface RestHandlers<Context> {
   grantWidgetAccess(request: RestRequest<'grantWidgetAccess'>, context: Context): Promise<RestResponse<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest */
   ingestAuditEvent(request: RestRequest<'ingestAuditEvent'>, context: Context): Promise<RestResponse<'ingestAuditEvent'>>;
+  /** POST /v1/internal/public-stats/samples */
+  ingestPublicStats(request: RestRequest<'ingestPublicStats'>, context: Context): Promise<RestResponse<'ingestPublicStats'>>;
+  /** POST /v1/extension-installs */
+  installExtension(request: RestRequest<'installExtension'>, context: Context): Promise<RestResponse<'installExtension'>>;
   /** POST /v1/auth/popout/ws-token */
   issuePopoutWsToken(request: RestRequest<'issuePopoutWsToken'>, context: Context): Promise<RestResponse<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token */
   issueWsToken(request: RestRequest<'issueWsToken'>, context: Context): Promise<RestResponse<'issueWsToken'>>;
   /** POST /v1/account/leave */
   leaveAccount(request: RestRequest<'leaveAccount'>, context: Context): Promise<RestResponse<'leaveAccount'>>;
+  /** GET /v1/ideas/categories */
+  listIdeaCategories(request: RestRequest<'listIdeaCategories'>, context: Context): Promise<RestResponse<'listIdeaCategories'>>;
+  /** GET /v1/ideas/{id}/comments */
+  listIdeaComments(request: RestRequest<'listIdeaComments'>, context: Context): Promise<RestResponse<'listIdeaComments'>>;
+  /** GET /v1/ideas/{id}/participants */
+  listIdeaParticipants(request: RestRequest<'listIdeaParticipants'>, context: Context): Promise<RestResponse<'listIdeaParticipants'>>;
+  /** GET /v1/ideas */
+  listIdeas(request: RestRequest<'listIdeas'>, context: Context): Promise<RestResponse<'listIdeas'>>;
+  /** GET /v1/ideas/tags */
+  listIdeaTags(request: RestRequest<'listIdeaTags'>, context: Context): Promise<RestResponse<'listIdeaTags'>>;
+  /** GET /v1/ideas/{id}/voters */
+  listIdeaVoters(request: RestRequest<'listIdeaVoters'>, context: Context): Promise<RestResponse<'listIdeaVoters'>>;
   /** GET /v1/me */
   me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
+  /** POST /v1/chat/moderate */
+  moderateChat(request: RestRequest<'moderateChat'>, context: Context): Promise<RestResponse<'moderateChat'>>;
   /** GET /v1/accounts */
   myAccounts(request: RestRequest<'myAccounts'>, context: Context): Promise<RestResponse<'myAccounts'>>;
   /** GET /v1/me/audit-log */
   myAuditLog(request: RestRequest<'myAuditLog'>, context: Context): Promise<RestResponse<'myAuditLog'>>;
+  /** GET /v1/developer/application */
+  myDeveloperApplication(request: RestRequest<'myDeveloperApplication'>, context: Context): Promise<RestResponse<'myDeveloperApplication'>>;
+  /** GET /v1/developer/teams */
+  myDeveloperTeams(request: RestRequest<'myDeveloperTeams'>, context: Context): Promise<RestResponse<'myDeveloperTeams'>>;
   /** GET /v1/tokens/me */
   myPermissions(request: RestRequest<'myPermissions'>, context: Context): Promise<RestResponse<'myPermissions'>>;
   /** GET /v1/me/setting-presets */
   mySettingPresets(request: RestRequest<'mySettingPresets'>, context: Context): Promise<RestResponse<'mySettingPresets'>>;
+  /** GET /v1/watchlist */
+  myWatchlist(request: RestRequest<'myWatchlist'>, context: Context): Promise<RestResponse<'myWatchlist'>>;
   /** POST /v1/notifications/{id}/action */
   notificationAction(request: RestRequest<'notificationAction'>, context: Context): Promise<RestResponse<'notificationAction'>>;
   /** GET /v1/notifications/preferences */
@@ -308,14 +588,60 @@ export interface RestHandlers<Context> {
   notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
   /** GET /v1/overlays */
   overlays(request: RestRequest<'overlays'>, context: Context): Promise<RestResponse<'overlays'>>;
+  /** POST /v1/webhooks/payment-connect */
+  paymentConnectWebhook(request: RestRequest<'paymentConnectWebhook'>, context: Context): Promise<RestResponse<'paymentConnectWebhook'>>;
+  /** POST /v1/webhooks/payment_provider */
+  paymentProviderWebhook(request: RestRequest<'paymentProviderWebhook'>, context: Context): Promise<RestResponse<'paymentProviderWebhook'>>;
+  /** POST /v1/webhooks/payout-provider */
+  payoutProviderWebhook(request: RestRequest<'payoutProviderWebhook'>, context: Context): Promise<RestResponse<'payoutProviderWebhook'>>;
+  /** POST /v1/webhooks/platform_b */
+  platformBWebhook(request: RestRequest<'platformBWebhook'>, context: Context): Promise<RestResponse<'platformBWebhook'>>;
+  /** GET /v1/webhooks/platform_b */
+  platformBWebhookChallenge(request: RestRequest<'platformBWebhookChallenge'>, context: Context): Promise<RestResponse<'platformBWebhookChallenge'>>;
   /** GET /v1/connections/credential-modes */
   platformCredentialModes(request: RestRequest<'platformCredentialModes'>, context: Context): Promise<RestResponse<'platformCredentialModes'>>;
+  /** POST /v1/webhooks/platform_c */
+  platformCWebhook(request: RestRequest<'platformCWebhook'>, context: Context): Promise<RestResponse<'platformCWebhook'>>;
+  /** POST /v1/sounds/{id}/play */
+  playSound(request: RestRequest<'playSound'>, context: Context): Promise<RestResponse<'playSound'>>;
   /** GET /v1/tokens */
   popoutTokens(request: RestRequest<'popoutTokens'>, context: Context): Promise<RestResponse<'popoutTokens'>>;
+  /** GET /v1/public-stats/browse */
+  publicChannelBrowse(request: RestRequest<'publicChannelBrowse'>, context: Context): Promise<RestResponse<'publicChannelBrowse'>>;
+  /** GET /v1/public-stats/channels/{platform}/{channel}/panel-history */
+  publicChannelPanelHistory(request: RestRequest<'publicChannelPanelHistory'>, context: Context): Promise<RestResponse<'publicChannelPanelHistory'>>;
+  /** GET /v1/public-stats/channels/{platform}/{channel}/trends */
+  publicChannelTrends(request: RestRequest<'publicChannelTrends'>, context: Context): Promise<RestResponse<'publicChannelTrends'>>;
+  /** GET /v1/public-stats/emotes */
+  publicEmotes(request: RestRequest<'publicEmotes'>, context: Context): Promise<RestResponse<'publicEmotes'>>;
+  /** GET /v1/public-stats/games */
+  publicGames(request: RestRequest<'publicGames'>, context: Context): Promise<RestResponse<'publicGames'>>;
+  /** GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history */
+  publicStreamMetadataHistory(request: RestRequest<'publicStreamMetadataHistory'>, context: Context): Promise<RestResponse<'publicStreamMetadataHistory'>>;
+  /** GET /v1/public-stats/streams/{platform}/{broadcast_id} */
+  publicStreamSummary(request: RestRequest<'publicStreamSummary'>, context: Context): Promise<RestResponse<'publicStreamSummary'>>;
+  /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish */
+  publishExtensionVersion(request: RestRequest<'publishExtensionVersion'>, context: Context): Promise<RestResponse<'publishExtensionVersion'>>;
+  /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh */
+  refreshPlatformUserProfile(request: RestRequest<'refreshPlatformUserProfile'>, context: Context): Promise<RestResponse<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh */
   refreshSession(request: RestRequest<'refreshSession'>, context: Context): Promise<RestResponse<'refreshSession'>>;
   /** DELETE /v1/account/members/{user_id} */
   removeAccountMember(request: RestRequest<'removeAccountMember'>, context: Context): Promise<RestResponse<'removeAccountMember'>>;
+  /** DELETE /v1/developer/teams/{id}/members/{member_id} */
+  removeDeveloperTeamMember(request: RestRequest<'removeDeveloperTeamMember'>, context: Context): Promise<RestResponse<'removeDeveloperTeamMember'>>;
+  /** DELETE /v1/developer/extensions/{id}/screenshots/{screenshot_id} */
+  removeExtensionScreenshot(request: RestRequest<'removeExtensionScreenshot'>, context: Context): Promise<RestResponse<'removeExtensionScreenshot'>>;
+  /** DELETE /v1/developer/extensions/{id}/testers/{user_id} */
+  removeExtensionTester(request: RestRequest<'removeExtensionTester'>, context: Context): Promise<RestResponse<'removeExtensionTester'>>;
+  /** DELETE /v1/watchlist */
+  removeFromWatchlist(request: RestRequest<'removeFromWatchlist'>, context: Context): Promise<RestResponse<'removeFromWatchlist'>>;
+  /** PUT /v1/admin/limit-requests/{id} */
+  reviewLimitRequest(request: RestRequest<'reviewLimitRequest'>, context: Context): Promise<RestResponse<'reviewLimitRequest'>>;
+  /** DELETE /v1/developer/api-keys/{id} */
+  revokeDeveloperApiKey(request: RestRequest<'revokeDeveloperApiKey'>, context: Context): Promise<RestResponse<'revokeDeveloperApiKey'>>;
+  /** DELETE /v1/developer/teams/{id}/invites/{invite_id} */
+  revokeDeveloperTeamInvite(request: RestRequest<'revokeDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'revokeDeveloperTeamInvite'>>;
   /** DELETE /v1/overlays/{id}/tokens/{token_id} */
   revokeOverlayToken(request: RestRequest<'revokeOverlayToken'>, context: Context): Promise<RestResponse<'revokeOverlayToken'>>;
   /** DELETE /v1/tokens/{id} */
@@ -334,28 +660,86 @@ export interface RestHandlers<Context> {
   rotateUserApiKey(request: RestRequest<'rotateUserApiKey'>, context: Context): Promise<RestResponse<'rotateUserApiKey'>>;
   /** POST /v1/widgets/{id}/token */
   rotateWidgetToken(request: RestRequest<'rotateWidgetToken'>, context: Context): Promise<RestResponse<'rotateWidgetToken'>>;
+  /** GET /v1/chat/users/search */
+  searchPlatformUsers(request: RestRequest<'searchPlatformUsers'>, context: Context): Promise<RestResponse<'searchPlatformUsers'>>;
+  /** POST /v1/chat/send */
+  sendChatToPlatform(request: RestRequest<'sendChatToPlatform'>, context: Context): Promise<RestResponse<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions */
   sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
+  /** PATCH /v1/ideas/{id}/status */
+  setIdeaStatus(request: RestRequest<'setIdeaStatus'>, context: Context): Promise<RestResponse<'setIdeaStatus'>>;
+  /** POST /v1/webhooks/shop_platform */
+  shopPlatformWebhook(request: RestRequest<'shopPlatformWebhook'>, context: Context): Promise<RestResponse<'shopPlatformWebhook'>>;
+  /** GET /v1/sounds/{id} */
+  sound(request: RestRequest<'sound'>, context: Context): Promise<RestResponse<'sound'>>;
+  /** GET /v1/sounds */
+  sounds(request: RestRequest<'sounds'>, context: Context): Promise<RestResponse<'sounds'>>;
+  /** POST /v1/admin/limit-requests/{id}/start-review */
+  startLimitRequestReview(request: RestRequest<'startLimitRequestReview'>, context: Context): Promise<RestResponse<'startLimitRequestReview'>>;
+  /** POST /v1/sounds/{id}/stop */
+  stopSound(request: RestRequest<'stopSound'>, context: Context): Promise<RestResponse<'stopSound'>>;
+  /** GET /v1/sounds/{id}/stream */
+  streamSound(request: RestRequest<'streamSound'>, context: Context): Promise<RestResponse<'streamSound'>>;
+  /** POST /v1/developer/application */
+  submitDeveloperApplication(request: RestRequest<'submitDeveloperApplication'>, context: Context): Promise<RestResponse<'submitDeveloperApplication'>>;
+  /** POST /v1/developer/verification */
+  submitDeveloperVerification(request: RestRequest<'submitDeveloperVerification'>, context: Context): Promise<RestResponse<'submitDeveloperVerification'>>;
   /** POST /v1/auth/switch-account */
   switchAccount(request: RestRequest<'switchAccount'>, context: Context): Promise<RestResponse<'switchAccount'>>;
+  /** GET /v1/developer/teams/{slug}/profile */
+  teamPublicProfile(request: RestRequest<'teamPublicProfile'>, context: Context): Promise<RestResponse<'teamPublicProfile'>>;
   /** POST /v1/events/test */
   testEvent(request: RestRequest<'testEvent'>, context: Context): Promise<RestResponse<'testEvent'>>;
+  /** DELETE /v1/extension-installs/{id} */
+  uninstallExtension(request: RestRequest<'uninstallExtension'>, context: Context): Promise<RestResponse<'uninstallExtension'>>;
+  /** DELETE /v1/ideas/{id}/vote */
+  unvoteIdea(request: RestRequest<'unvoteIdea'>, context: Context): Promise<RestResponse<'unvoteIdea'>>;
+  /** DELETE /v1/ideas/comments/{id}/vote */
+  unvoteIdeaComment(request: RestRequest<'unvoteIdeaComment'>, context: Context): Promise<RestResponse<'unvoteIdeaComment'>>;
   /** PATCH /v1/account/members/{user_id} */
   updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} */
   updateAccountRole(request: RestRequest<'updateAccountRole'>, context: Context): Promise<RestResponse<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} */
   updateAccountServiceKey(request: RestRequest<'updateAccountServiceKey'>, context: Context): Promise<RestResponse<'updateAccountServiceKey'>>;
+  /** PATCH /v1/developer/api-keys/{id} */
+  updateDeveloperApiKey(request: RestRequest<'updateDeveloperApiKey'>, context: Context): Promise<RestResponse<'updateDeveloperApiKey'>>;
+  /** PATCH /v1/developer/extensions/{id} */
+  updateDeveloperExtension(request: RestRequest<'updateDeveloperExtension'>, context: Context): Promise<RestResponse<'updateDeveloperExtension'>>;
+  /** PATCH /v1/developer/teams/{id} */
+  updateDeveloperTeam(request: RestRequest<'updateDeveloperTeam'>, context: Context): Promise<RestResponse<'updateDeveloperTeam'>>;
+  /** PATCH /v1/developer/teams/{id}/members/{member_id}/role */
+  updateDeveloperTeamMemberRole(request: RestRequest<'updateDeveloperTeamMemberRole'>, context: Context): Promise<RestResponse<'updateDeveloperTeamMemberRole'>>;
+  /** PATCH /v1/developer/teams/{id}/roles/{rid} */
+  updateDeveloperTeamRole(request: RestRequest<'updateDeveloperTeamRole'>, context: Context): Promise<RestResponse<'updateDeveloperTeamRole'>>;
+  /** PATCH /v1/extension-installs/{id} */
+  updateExtensionInstall(request: RestRequest<'updateExtensionInstall'>, context: Context): Promise<RestResponse<'updateExtensionInstall'>>;
+  /** PATCH /v1/ideas/{id} */
+  updateIdea(request: RestRequest<'updateIdea'>, context: Context): Promise<RestResponse<'updateIdea'>>;
+  /** PATCH /v1/ideas/categories/{id} */
+  updateIdeaCategory(request: RestRequest<'updateIdeaCategory'>, context: Context): Promise<RestResponse<'updateIdeaCategory'>>;
+  /** PATCH /v1/ideas/comments/{id} */
+  updateIdeaComment(request: RestRequest<'updateIdeaComment'>, context: Context): Promise<RestResponse<'updateIdeaComment'>>;
   /** PATCH /v1/me */
   updateMe(request: RestRequest<'updateMe'>, context: Context): Promise<RestResponse<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} */
   updateNotificationPreference(request: RestRequest<'updateNotificationPreference'>, context: Context): Promise<RestResponse<'updateNotificationPreference'>>;
   /** PATCH /v1/me/setting-presets/{id} */
   updateSettingPreset(request: RestRequest<'updateSettingPreset'>, context: Context): Promise<RestResponse<'updateSettingPreset'>>;
+  /** PATCH /v1/sounds/{id} */
+  updateSound(request: RestRequest<'updateSound'>, context: Context): Promise<RestResponse<'updateSound'>>;
   /** PATCH /v1/api-keys/{id} */
   updateUserApiKey(request: RestRequest<'updateUserApiKey'>, context: Context): Promise<RestResponse<'updateUserApiKey'>>;
+  /** PUT /v1/developer/extensions/{id}/versions/{version_id}/bundle */
+  uploadExtensionVersion(request: RestRequest<'uploadExtensionVersion'>, context: Context): Promise<RestResponse<'uploadExtensionVersion'>>;
+  /** POST /v1/sounds */
+  uploadSound(request: RestRequest<'uploadSound'>, context: Context): Promise<RestResponse<'uploadSound'>>;
   /** GET /v1/api-keys */
   userApiKeys(request: RestRequest<'userApiKeys'>, context: Context): Promise<RestResponse<'userApiKeys'>>;
+  /** POST /v1/ideas/{id}/vote */
+  voteIdea(request: RestRequest<'voteIdea'>, context: Context): Promise<RestResponse<'voteIdea'>>;
+  /** POST /v1/ideas/comments/{id}/vote */
+  voteIdeaComment(request: RestRequest<'voteIdeaComment'>, context: Context): Promise<RestResponse<'voteIdeaComment'>>;
   /** GET /v1/widgets/{id}/access */
   widgetAccess(request: RestRequest<'widgetAccess'>, context: Context): Promise<RestResponse<'widgetAccess'>>;
   /** GET /v1/widgets */
@@ -377,13 +761,19 @@ export interface DomainRequest<K extends OperationId> {
 
 /** Per operation and status, the domain value the router maps and wraps (x-envelope). */
 export interface DomainResults {
+  acceptDeveloperTeamInvite: { 200: Camelize<DataOf<Wire<'acceptDeveloperTeamInvite', 200>>> };
   account: { 200: Camelize<DataOf<Wire<'account', 200>>> };
   accountAuditLog: { 200: Camelize<Wire<'accountAuditLog', 200>> };
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
   accountMembers: { 200: Camelize<ItemOf<Wire<'accountMembers', 200>>>[] };
   accountRoles: { 200: Camelize<ItemOf<Wire<'accountRoles', 200>>>[] };
   accountServiceKeys: { 200: Camelize<ItemOf<Wire<'accountServiceKeys', 200>>>[] };
+  addExtensionScreenshot: { 201: Camelize<DataOf<Wire<'addExtensionScreenshot', 201>>> };
+  addExtensionTester: { 201: Camelize<DataOf<Wire<'addExtensionTester', 201>>> };
+  addToWatchlist: { 200: Camelize<DataOf<Wire<'addToWatchlist', 200>>> };
   adminAccountApiKeys: { 200: Camelize<ItemOf<Wire<'adminAccountApiKeys', 200>>>[] };
+  adminApproveDeveloperApplication: { 200: Camelize<Wire<'adminApproveDeveloperApplication', 200>> };
+  adminApproveDeveloperVerification: { 200: Camelize<Wire<'adminApproveDeveloperVerification', 200>> };
   adminAssignUserRole: { 200: Camelize<Wire<'adminAssignUserRole', 200>> };
   adminAuditLog: { 200: Camelize<Wire<'adminAuditLog', 200>> };
   adminCreatePlan: { 201: Camelize<DataOf<Wire<'adminCreatePlan', 201>>> };
@@ -394,15 +784,28 @@ export interface DomainResults {
   adminDeleteRole: { 200: Camelize<Wire<'adminDeleteRole', 200>> };
   adminDeleteSystemKey: { 200: Camelize<Wire<'adminDeleteSystemKey', 200>> };
   adminDeleteUserSettingPreset: { 204: Camelize<Wire<'adminDeleteUserSettingPreset', 204>> };
+  adminDeveloperApplication: { 200: Camelize<DataOf<Wire<'adminDeveloperApplication', 200>>> };
+  adminDeveloperApplications: { 200: Camelize<Wire<'adminDeveloperApplications', 200>> };
+  adminDeveloperLimitRequests: { 200: Camelize<DataOf<Wire<'adminDeveloperLimitRequests', 200>>> };
+  adminDeveloperVerification: { 200: Camelize<DataOf<Wire<'adminDeveloperVerification', 200>>> };
+  adminDeveloperVerifications: { 200: Camelize<Wire<'adminDeveloperVerifications', 200>> };
+  adminLimitRequestEvents: { 200: Camelize<DataOf<Wire<'adminLimitRequestEvents', 200>>> };
+  adminLimitRequests: { 200: Camelize<DataOf<Wire<'adminLimitRequests', 200>>> };
   adminRecordConnection: { 200: Camelize<DataOf<Wire<'adminRecordConnection', 200>>> };
   adminRecordLoginConnection: { 200: Camelize<DataOf<Wire<'adminRecordLoginConnection', 200>>> };
+  adminRecordShopConnection: { 200: Camelize<DataOf<Wire<'adminRecordShopConnection', 200>>> };
+  adminRejectDeveloperApplication: { 200: Camelize<Wire<'adminRejectDeveloperApplication', 200>> };
+  adminRejectDeveloperVerification: { 200: Camelize<Wire<'adminRejectDeveloperVerification', 200>> };
   adminRemoveConnection: { 200: Camelize<Wire<'adminRemoveConnection', 200>> };
+  adminRemoveShopConnection: { 200: Camelize<Wire<'adminRemoveShopConnection', 200>> };
   adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
   adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
   adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
   adminRotateApiKey: { 200: Camelize<DataOf<Wire<'adminRotateApiKey', 200>>> };
   adminSetAccountFeatureOverride: { 200: Camelize<DataOf<Wire<'adminSetAccountFeatureOverride', 200>>> };
   adminSetAccountPlan: { 200: Camelize<DataOf<Wire<'adminSetAccountPlan', 200>>> };
+  adminSetAccountRetention: { 200: Camelize<DataOf<Wire<'adminSetAccountRetention', 200>>> };
+  adminSetExtensionLimits: { 200: Camelize<DataOf<Wire<'adminSetExtensionLimits', 200>>> };
   adminSetFeatureFlag: { 200: Camelize<DataOf<Wire<'adminSetFeatureFlag', 200>>> };
   adminSetPlanFeatures: { 200: Camelize<DataOf<Wire<'adminSetPlanFeatures', 200>>> };
   adminSetPlatformSwitches: { 200: Camelize<DataOf<Wire<'adminSetPlatformSwitches', 200>>> };
@@ -415,13 +818,29 @@ export interface DomainResults {
   adminUserApiKeys: { 200: Camelize<ItemOf<Wire<'adminUserApiKeys', 200>>>[] };
   adminUserSettingPresets: { 200: Camelize<ItemOf<Wire<'adminUserSettingPresets', 200>>>[] };
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
+  allTeamPermissions: { 200: Camelize<ItemOf<Wire<'allTeamPermissions', 200>>>[] };
   apiKeyAssignablePermissions: { 200: Camelize<ItemOf<Wire<'apiKeyAssignablePermissions', 200>>>[] };
+  automationNodeHandlers: { 200: Camelize<Wire<'automationNodeHandlers', 200>> };
+  botModuleHandlers: { 200: Camelize<Wire<'botModuleHandlers', 200>> };
+  botModuleTriggers: { 200: Camelize<Wire<'botModuleTriggers', 200>> };
   cancelAccountInvite: { 200: Camelize<Wire<'cancelAccountInvite', 200>> };
+  chatHistory: { 200: Page<Camelize<ItemOf<Wire<'chatHistory', 200>>>> };
   connectionStatuses: { 200: Camelize<ItemOf<Wire<'connectionStatuses', 200>>>[] };
   createAccount: { 201: Camelize<DataOf<Wire<'createAccount', 201>>> };
   createAccountInvite: { 201: Camelize<DataOf<Wire<'createAccountInvite', 201>>> };
   createAccountRole: { 201: Camelize<DataOf<Wire<'createAccountRole', 201>>> };
   createAccountServiceKey: { 201: Camelize<Wire<'createAccountServiceKey', 201>> };
+  createDeveloperApiKey: { 201: Camelize<Wire<'createDeveloperApiKey', 201>> };
+  createDeveloperExtension: { 201: Camelize<DataOf<Wire<'createDeveloperExtension', 201>>> };
+  createDeveloperTeam: { 201: Camelize<DataOf<Wire<'createDeveloperTeam', 201>>> };
+  createDeveloperTeamInvite: { 201: Camelize<DataOf<Wire<'createDeveloperTeamInvite', 201>>> };
+  createDeveloperTeamRole: { 201: Camelize<DataOf<Wire<'createDeveloperTeamRole', 201>>> };
+  createExtensionVersion: { 201: Camelize<DataOf<Wire<'createExtensionVersion', 201>>> };
+  createIdea: { 201: Camelize<DataOf<Wire<'createIdea', 201>>> };
+  createIdeaCategory: { 201: Camelize<DataOf<Wire<'createIdeaCategory', 201>>> };
+  createIdeaComment: { 201: Camelize<DataOf<Wire<'createIdeaComment', 201>>> };
+  createIdeaTag: { 200: Camelize<DataOf<Wire<'createIdeaTag', 200>>>; 201: Camelize<DataOf<Wire<'createIdeaTag', 201>>> };
+  createLimitRequest: { 201: Camelize<DataOf<Wire<'createLimitRequest', 201>>> };
   createOverlay: { 201: Camelize<DataOf<Wire<'createOverlay', 201>>> };
   createPopoutToken: { 201: Camelize<DataOf<Wire<'createPopoutToken', 201>>> };
   createSettingPreset: { 201: Camelize<DataOf<Wire<'createSettingPreset', 201>>> };
@@ -430,37 +849,101 @@ export interface DomainResults {
   createWidget: { 201: Camelize<DataOf<Wire<'createWidget', 201>>> };
   deleteAccountRole: { 200: Camelize<Wire<'deleteAccountRole', 200>> };
   deleteAccountServiceKey: { 200: Camelize<Wire<'deleteAccountServiceKey', 200>> };
+  deleteDeveloperExtension: { 200: Camelize<Wire<'deleteDeveloperExtension', 200>> };
+  deleteDeveloperTeam: { 200: Camelize<Wire<'deleteDeveloperTeam', 200>> };
+  deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
+  deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
+  deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
+  deleteIdeaComment: { 200: Camelize<Wire<'deleteIdeaComment', 200>> };
+  deleteIdeaTag: { 200: Camelize<Wire<'deleteIdeaTag', 200>> };
   deleteOverlay: { 200: Camelize<Wire<'deleteOverlay', 200>> };
   deleteSettingPreset: { 200: Camelize<Wire<'deleteSettingPreset', 200>> };
+  deleteSound: { 204: Camelize<Wire<'deleteSound', 204>> };
   deleteUserApiKey: { 200: Camelize<Wire<'deleteUserApiKey', 200>> };
   deleteWidget: { 200: Camelize<Wire<'deleteWidget', 200>> };
+  developerApiKeys: { 200: Camelize<ItemOf<Wire<'developerApiKeys', 200>>>[] };
+  developerExtension: { 200: Camelize<DataOf<Wire<'developerExtension', 200>>> };
+  developerExtensionLimits: { 200: Camelize<DataOf<Wire<'developerExtensionLimits', 200>>> };
+  developerExtensions: { 200: Camelize<ItemOf<Wire<'developerExtensions', 200>>>[] };
+  developerLimitRequestEvents: { 200: Camelize<DataOf<Wire<'developerLimitRequestEvents', 200>>> };
+  developerLimitRequests: { 200: Camelize<DataOf<Wire<'developerLimitRequests', 200>>> };
+  developerLimits: { 200: Camelize<DataOf<Wire<'developerLimits', 200>>> };
+  developerPublicProfile: { 200: Camelize<DataOf<Wire<'developerPublicProfile', 200>>> };
+  developerTeam: { 200: Camelize<DataOf<Wire<'developerTeam', 200>>> };
+  developerTeamInvite: { 200: Camelize<DataOf<Wire<'developerTeamInvite', 200>>> };
+  developerTeamInvites: { 200: Camelize<ItemOf<Wire<'developerTeamInvites', 200>>>[] };
+  developerTeamMembers: { 200: Camelize<ItemOf<Wire<'developerTeamMembers', 200>>>[] };
+  developerTeamRoles: { 200: Camelize<ItemOf<Wire<'developerTeamRoles', 200>>>[] };
+  developerVerificationStatus: { 200: Camelize<DataOf<Wire<'developerVerificationStatus', 200>>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
   events: { 200: Page<Camelize<ItemOf<Wire<'events', 200>>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
+  extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
+  extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
+  extensionPurchases: { 200: Page<Camelize<ItemOf<Wire<'extensionPurchases', 200>>>> };
+  extensionScreenshots: { 200: Camelize<ItemOf<Wire<'extensionScreenshots', 200>>>[] };
+  extensionTesters: { 200: Camelize<ItemOf<Wire<'extensionTesters', 200>>>[] };
+  extensionVersions: { 200: Camelize<ItemOf<Wire<'extensionVersions', 200>>>[] };
   getHealth: { 200: Camelize<DataOf<Wire<'getHealth', 200>>>; 503: Camelize<DataOf<Wire<'getHealth', 503>>> };
+  getIdea: { 200: Camelize<DataOf<Wire<'getIdea', 200>>> };
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
   grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
+  ingestPublicStats: { 200: Camelize<Wire<'ingestPublicStats', 200>> };
+  installExtension: { 201: Camelize<DataOf<Wire<'installExtension', 201>>> };
   issuePopoutWsToken: { 200: Camelize<DataOf<Wire<'issuePopoutWsToken', 200>>> };
   issueWsToken: { 200: Camelize<DataOf<Wire<'issueWsToken', 200>>> };
   leaveAccount: { 200: Camelize<Wire<'leaveAccount', 200>> };
+  listIdeaCategories: { 200: Camelize<ItemOf<Wire<'listIdeaCategories', 200>>>[] };
+  listIdeaComments: { 200: Camelize<ItemOf<Wire<'listIdeaComments', 200>>>[] };
+  listIdeaParticipants: { 200: Camelize<ItemOf<Wire<'listIdeaParticipants', 200>>>[] };
+  listIdeas: { 200: Page<Camelize<ItemOf<Wire<'listIdeas', 200>>>> };
+  listIdeaTags: { 200: Camelize<ItemOf<Wire<'listIdeaTags', 200>>>[] };
+  listIdeaVoters: { 200: Page<Camelize<ItemOf<Wire<'listIdeaVoters', 200>>>> };
   me: { 200: Camelize<DataOf<Wire<'me', 200>>> };
+  moderateChat: { 200: Camelize<DataOf<Wire<'moderateChat', 200>>> };
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
   myAuditLog: { 200: Camelize<Wire<'myAuditLog', 200>> };
+  myDeveloperApplication: { 200: Camelize<DataOf<Wire<'myDeveloperApplication', 200>>> };
+  myDeveloperTeams: { 200: Camelize<ItemOf<Wire<'myDeveloperTeams', 200>>>[] };
   myPermissions: { 200: Camelize<DataOf<Wire<'myPermissions', 200>>> };
   mySettingPresets: { 200: Camelize<ItemOf<Wire<'mySettingPresets', 200>>>[] };
+  myWatchlist: { 200: Camelize<DataOf<Wire<'myWatchlist', 200>>> };
   notificationAction: { 200: Camelize<DataOf<Wire<'notificationAction', 200>>> };
   notificationPreferences: { 200: Camelize<DataOf<Wire<'notificationPreferences', 200>>> };
   notifications: { 200: Page<Camelize<ItemOf<Wire<'notifications', 200>>>> };
   overlays: { 200: Camelize<ItemOf<Wire<'overlays', 200>>>[] };
+  paymentConnectWebhook: { 200: Camelize<Wire<'paymentConnectWebhook', 200>> };
+  paymentProviderWebhook: { 200: Camelize<Wire<'paymentProviderWebhook', 200>> };
+  payoutProviderWebhook: { 200: Camelize<Wire<'payoutProviderWebhook', 200>> };
+  platformBWebhook: { 200: Camelize<Wire<'platformBWebhook', 200>> };
+  platformBWebhookChallenge: { 200: Wire<'platformBWebhookChallenge', 200> };
   platformCredentialModes: { 200: Camelize<ItemOf<Wire<'platformCredentialModes', 200>>>[] };
+  platformCWebhook: { 200: Camelize<Wire<'platformCWebhook', 200>> };
+  playSound: { 200: Camelize<Wire<'playSound', 200>> };
   popoutTokens: { 200: Camelize<ItemOf<Wire<'popoutTokens', 200>>>[] };
+  publicChannelBrowse: { 200: Camelize<DataOf<Wire<'publicChannelBrowse', 200>>> };
+  publicChannelPanelHistory: { 200: Camelize<DataOf<Wire<'publicChannelPanelHistory', 200>>> };
+  publicChannelTrends: { 200: Camelize<DataOf<Wire<'publicChannelTrends', 200>>> };
+  publicEmotes: { 200: Camelize<DataOf<Wire<'publicEmotes', 200>>> };
+  publicGames: { 200: Camelize<DataOf<Wire<'publicGames', 200>>> };
+  publicStreamMetadataHistory: { 200: Camelize<DataOf<Wire<'publicStreamMetadataHistory', 200>>> };
+  publicStreamSummary: { 200: Camelize<DataOf<Wire<'publicStreamSummary', 200>>> };
+  publishExtensionVersion: { 200: Camelize<DataOf<Wire<'publishExtensionVersion', 200>>> };
+  refreshPlatformUserProfile: { 200: Camelize<Wire<'refreshPlatformUserProfile', 200>>; 429: Camelize<Wire<'refreshPlatformUserProfile', 429>> };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
   removeAccountMember: { 200: Camelize<Wire<'removeAccountMember', 200>> };
+  removeDeveloperTeamMember: { 200: Camelize<Wire<'removeDeveloperTeamMember', 200>> };
+  removeExtensionScreenshot: { 200: Camelize<Wire<'removeExtensionScreenshot', 200>> };
+  removeExtensionTester: { 200: Camelize<Wire<'removeExtensionTester', 200>> };
+  removeFromWatchlist: { 200: Camelize<Wire<'removeFromWatchlist', 200>> };
+  reviewLimitRequest: { 200: Camelize<DataOf<Wire<'reviewLimitRequest', 200>>> };
+  revokeDeveloperApiKey: { 200: Camelize<Wire<'revokeDeveloperApiKey', 200>> };
+  revokeDeveloperTeamInvite: { 200: Camelize<Wire<'revokeDeveloperTeamInvite', 200>> };
   revokeOverlayToken: { 200: Camelize<Wire<'revokeOverlayToken', 200>> };
   revokePopoutToken: { 200: Camelize<Wire<'revokePopoutToken', 200>> };
   revokeSession: { 200: Camelize<Wire<'revokeSession', 200>> };
@@ -470,30 +953,65 @@ export interface DomainResults {
   rotateOverlayToken: { 201: Camelize<DataOf<Wire<'rotateOverlayToken', 201>>> };
   rotateUserApiKey: { 200: Camelize<Wire<'rotateUserApiKey', 200>> };
   rotateWidgetToken: { 201: Camelize<DataOf<Wire<'rotateWidgetToken', 201>>> };
+  searchPlatformUsers: { 200: Camelize<DataOf<Wire<'searchPlatformUsers', 200>>> };
+  sendChatToPlatform: { 200: Camelize<DataOf<Wire<'sendChatToPlatform', 200>>> };
   sessions: { 200: Camelize<ItemOf<Wire<'sessions', 200>>>[] };
+  setIdeaStatus: { 200: Camelize<DataOf<Wire<'setIdeaStatus', 200>>> };
+  shopPlatformWebhook: { 200: Camelize<Wire<'shopPlatformWebhook', 200>> };
+  sound: { 200: Camelize<DataOf<Wire<'sound', 200>>> };
+  sounds: { 200: Camelize<DataOf<Wire<'sounds', 200>>> };
+  startLimitRequestReview: { 200: Camelize<DataOf<Wire<'startLimitRequestReview', 200>>> };
+  stopSound: { 200: Camelize<Wire<'stopSound', 200>> };
+  streamSound: { 200: Wire<'streamSound', 200>; 206: Wire<'streamSound', 206>; 416: Wire<'streamSound', 416> };
+  submitDeveloperApplication: { 201: Camelize<DataOf<Wire<'submitDeveloperApplication', 201>>> };
+  submitDeveloperVerification: { 201: Camelize<DataOf<Wire<'submitDeveloperVerification', 201>>> };
   switchAccount: { 200: Camelize<DataOf<Wire<'switchAccount', 200>>> };
+  teamPublicProfile: { 200: Camelize<DataOf<Wire<'teamPublicProfile', 200>>> };
   testEvent: { 200: Camelize<DataOf<Wire<'testEvent', 200>>> };
+  uninstallExtension: { 200: Camelize<Wire<'uninstallExtension', 200>> };
+  unvoteIdea: { 200: Camelize<DataOf<Wire<'unvoteIdea', 200>>> };
+  unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
   updateAccountMember: { 200: Camelize<DataOf<Wire<'updateAccountMember', 200>>> };
   updateAccountRole: { 200: Camelize<DataOf<Wire<'updateAccountRole', 200>>> };
   updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
+  updateDeveloperApiKey: { 200: Camelize<DataOf<Wire<'updateDeveloperApiKey', 200>>> };
+  updateDeveloperExtension: { 200: Camelize<DataOf<Wire<'updateDeveloperExtension', 200>>> };
+  updateDeveloperTeam: { 200: Camelize<DataOf<Wire<'updateDeveloperTeam', 200>>> };
+  updateDeveloperTeamMemberRole: { 200: Camelize<DataOf<Wire<'updateDeveloperTeamMemberRole', 200>>> };
+  updateDeveloperTeamRole: { 200: Camelize<DataOf<Wire<'updateDeveloperTeamRole', 200>>> };
+  updateExtensionInstall: { 200: Camelize<DataOf<Wire<'updateExtensionInstall', 200>>> };
+  updateIdea: { 200: Camelize<DataOf<Wire<'updateIdea', 200>>> };
+  updateIdeaCategory: { 200: Camelize<DataOf<Wire<'updateIdeaCategory', 200>>> };
+  updateIdeaComment: { 200: Camelize<DataOf<Wire<'updateIdeaComment', 200>>> };
   updateMe: { 200: Camelize<DataOf<Wire<'updateMe', 200>>> };
   updateNotificationPreference: { 200: Camelize<DataOf<Wire<'updateNotificationPreference', 200>>> };
   updateSettingPreset: { 200: Camelize<DataOf<Wire<'updateSettingPreset', 200>>> };
+  updateSound: { 200: Camelize<DataOf<Wire<'updateSound', 200>>> };
   updateUserApiKey: { 200: Camelize<DataOf<Wire<'updateUserApiKey', 200>>> };
+  uploadExtensionVersion: { 200: Camelize<DataOf<Wire<'uploadExtensionVersion', 200>>> };
+  uploadSound: { 201: Camelize<DataOf<Wire<'uploadSound', 201>>> };
   userApiKeys: { 200: Camelize<ItemOf<Wire<'userApiKeys', 200>>>[] };
+  voteIdea: { 200: Camelize<DataOf<Wire<'voteIdea', 200>>> };
+  voteIdeaComment: { 200: Camelize<DataOf<Wire<'voteIdeaComment', 200>>> };
   widgetAccess: { 200: Camelize<ItemOf<Wire<'widgetAccess', 200>>>[] };
   widgets: { 200: Camelize<ItemOf<Wire<'widgets', 200>>>[] };
 }
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
 export interface DefaultStatus {
+  acceptDeveloperTeamInvite: 200;
   account: 200;
   accountAuditLog: 200;
   accountInvites: 200;
   accountMembers: 200;
   accountRoles: 200;
   accountServiceKeys: 200;
+  addExtensionScreenshot: 201;
+  addExtensionTester: 201;
+  addToWatchlist: 200;
   adminAccountApiKeys: 200;
+  adminApproveDeveloperApplication: 200;
+  adminApproveDeveloperVerification: 200;
   adminAssignUserRole: 200;
   adminAuditLog: 200;
   adminCreatePlan: 201;
@@ -504,15 +1022,28 @@ export interface DefaultStatus {
   adminDeleteRole: 200;
   adminDeleteSystemKey: 200;
   adminDeleteUserSettingPreset: 204;
+  adminDeveloperApplication: 200;
+  adminDeveloperApplications: 200;
+  adminDeveloperLimitRequests: 200;
+  adminDeveloperVerification: 200;
+  adminDeveloperVerifications: 200;
+  adminLimitRequestEvents: 200;
+  adminLimitRequests: 200;
   adminRecordConnection: 200;
   adminRecordLoginConnection: 200;
+  adminRecordShopConnection: 200;
+  adminRejectDeveloperApplication: 200;
+  adminRejectDeveloperVerification: 200;
   adminRemoveConnection: 200;
+  adminRemoveShopConnection: 200;
   adminRole: 200;
   adminRoleMembers: 200;
   adminRoles: 200;
   adminRotateApiKey: 200;
   adminSetAccountFeatureOverride: 200;
   adminSetAccountPlan: 200;
+  adminSetAccountRetention: 200;
+  adminSetExtensionLimits: 200;
   adminSetFeatureFlag: 200;
   adminSetPlanFeatures: 200;
   adminSetPlatformSwitches: 200;
@@ -525,13 +1056,29 @@ export interface DefaultStatus {
   adminUserApiKeys: 200;
   adminUserSettingPresets: 200;
   allAdminPermissions: 200;
+  allTeamPermissions: 200;
   apiKeyAssignablePermissions: 200;
+  automationNodeHandlers: 200;
+  botModuleHandlers: 200;
+  botModuleTriggers: 200;
   cancelAccountInvite: 200;
+  chatHistory: 200;
   connectionStatuses: 200;
   createAccount: 201;
   createAccountInvite: 201;
   createAccountRole: 201;
   createAccountServiceKey: 201;
+  createDeveloperApiKey: 201;
+  createDeveloperExtension: 201;
+  createDeveloperTeam: 201;
+  createDeveloperTeamInvite: 201;
+  createDeveloperTeamRole: 201;
+  createExtensionVersion: 201;
+  createIdea: 201;
+  createIdeaCategory: 201;
+  createIdeaComment: 201;
+  createIdeaTag: 200;
+  createLimitRequest: 201;
   createOverlay: 201;
   createPopoutToken: 201;
   createSettingPreset: 201;
@@ -540,37 +1087,101 @@ export interface DefaultStatus {
   createWidget: 201;
   deleteAccountRole: 200;
   deleteAccountServiceKey: 200;
+  deleteDeveloperExtension: 200;
+  deleteDeveloperTeam: 200;
+  deleteDeveloperTeamRole: 200;
+  deleteIdea: 200;
+  deleteIdeaCategory: 200;
+  deleteIdeaComment: 200;
+  deleteIdeaTag: 200;
   deleteOverlay: 200;
   deleteSettingPreset: 200;
+  deleteSound: 204;
   deleteUserApiKey: 200;
   deleteWidget: 200;
+  developerApiKeys: 200;
+  developerExtension: 200;
+  developerExtensionLimits: 200;
+  developerExtensions: 200;
+  developerLimitRequestEvents: 200;
+  developerLimitRequests: 200;
+  developerLimits: 200;
+  developerPublicProfile: 200;
+  developerTeam: 200;
+  developerTeamInvite: 200;
+  developerTeamInvites: 200;
+  developerTeamMembers: 200;
+  developerTeamRoles: 200;
+  developerVerificationStatus: 200;
   devLogin: 200;
   dissolveAccount: 200;
   emitEvent: 200;
   event: 200;
   events: 200;
   exchangePopoutToken: 200;
+  extensionAnalytics: 200;
+  extensionInstalls: 200;
+  extensionPurchases: 200;
+  extensionScreenshots: 200;
+  extensionTesters: 200;
+  extensionVersions: 200;
   getHealth: 200;
+  getIdea: 200;
   getPopoutSession: 200;
   getSchema: 200;
   grantWidgetAccess: 201;
   ingestAuditEvent: 201;
+  ingestPublicStats: 200;
+  installExtension: 201;
   issuePopoutWsToken: 200;
   issueWsToken: 200;
   leaveAccount: 200;
+  listIdeaCategories: 200;
+  listIdeaComments: 200;
+  listIdeaParticipants: 200;
+  listIdeas: 200;
+  listIdeaTags: 200;
+  listIdeaVoters: 200;
   me: 200;
+  moderateChat: 200;
   myAccounts: 200;
   myAuditLog: 200;
+  myDeveloperApplication: 200;
+  myDeveloperTeams: 200;
   myPermissions: 200;
   mySettingPresets: 200;
+  myWatchlist: 200;
   notificationAction: 200;
   notificationPreferences: 200;
   notifications: 200;
   overlays: 200;
+  paymentConnectWebhook: 200;
+  paymentProviderWebhook: 200;
+  payoutProviderWebhook: 200;
+  platformBWebhook: 200;
+  platformBWebhookChallenge: 200;
   platformCredentialModes: 200;
+  platformCWebhook: 200;
+  playSound: 200;
   popoutTokens: 200;
+  publicChannelBrowse: 200;
+  publicChannelPanelHistory: 200;
+  publicChannelTrends: 200;
+  publicEmotes: 200;
+  publicGames: 200;
+  publicStreamMetadataHistory: 200;
+  publicStreamSummary: 200;
+  publishExtensionVersion: 200;
+  refreshPlatformUserProfile: 200;
   refreshSession: 200;
   removeAccountMember: 200;
+  removeDeveloperTeamMember: 200;
+  removeExtensionScreenshot: 200;
+  removeExtensionTester: 200;
+  removeFromWatchlist: 200;
+  reviewLimitRequest: 200;
+  revokeDeveloperApiKey: 200;
+  revokeDeveloperTeamInvite: 200;
   revokeOverlayToken: 200;
   revokePopoutToken: 200;
   revokeSession: 200;
@@ -580,17 +1191,46 @@ export interface DefaultStatus {
   rotateOverlayToken: 201;
   rotateUserApiKey: 200;
   rotateWidgetToken: 201;
+  searchPlatformUsers: 200;
+  sendChatToPlatform: 200;
   sessions: 200;
+  setIdeaStatus: 200;
+  shopPlatformWebhook: 200;
+  sound: 200;
+  sounds: 200;
+  startLimitRequestReview: 200;
+  stopSound: 200;
+  streamSound: 200;
+  submitDeveloperApplication: 201;
+  submitDeveloperVerification: 201;
   switchAccount: 200;
+  teamPublicProfile: 200;
   testEvent: 200;
+  uninstallExtension: 200;
+  unvoteIdea: 200;
+  unvoteIdeaComment: 200;
   updateAccountMember: 200;
   updateAccountRole: 200;
   updateAccountServiceKey: 200;
+  updateDeveloperApiKey: 200;
+  updateDeveloperExtension: 200;
+  updateDeveloperTeam: 200;
+  updateDeveloperTeamMemberRole: 200;
+  updateDeveloperTeamRole: 200;
+  updateExtensionInstall: 200;
+  updateIdea: 200;
+  updateIdeaCategory: 200;
+  updateIdeaComment: 200;
   updateMe: 200;
   updateNotificationPreference: 200;
   updateSettingPreset: 200;
+  updateSound: 200;
   updateUserApiKey: 200;
+  uploadExtensionVersion: 200;
+  uploadSound: 201;
   userApiKeys: 200;
+  voteIdea: 200;
+  voteIdeaComment: 200;
   widgetAccess: 200;
   widgets: 200;
 }
@@ -605,6 +1245,8 @@ export type DomainResult<K extends OperationId> =
  * declared envelope and self link; paged operations get their `paging` request.
  */
 export interface RestOperations<Context> {
+  /** POST /v1/developer/team-invites/{code}/accept (single) */
+  acceptDeveloperTeamInvite(request: DomainRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'acceptDeveloperTeamInvite'>>;
   /** GET /v1/account (single) */
   account(request: DomainRequest<'account'>, context: Context): Promise<DomainResult<'account'>>;
   /** GET /v1/account/audit-log (bare) */
@@ -617,8 +1259,18 @@ export interface RestOperations<Context> {
   accountRoles(request: DomainRequest<'accountRoles'>, context: Context): Promise<DomainResult<'accountRoles'>>;
   /** GET /v1/service-keys (collection) */
   accountServiceKeys(request: DomainRequest<'accountServiceKeys'>, context: Context): Promise<DomainResult<'accountServiceKeys'>>;
+  /** POST /v1/developer/extensions/{id}/screenshots (data) */
+  addExtensionScreenshot(request: DomainRequest<'addExtensionScreenshot'>, context: Context): Promise<DomainResult<'addExtensionScreenshot'>>;
+  /** POST /v1/developer/extensions/{id}/testers (data) */
+  addExtensionTester(request: DomainRequest<'addExtensionTester'>, context: Context): Promise<DomainResult<'addExtensionTester'>>;
+  /** POST /v1/watchlist (data) */
+  addToWatchlist(request: DomainRequest<'addToWatchlist'>, context: Context): Promise<DomainResult<'addToWatchlist'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys (collection) */
   adminAccountApiKeys(request: DomainRequest<'adminAccountApiKeys'>, context: Context): Promise<DomainResult<'adminAccountApiKeys'>>;
+  /** POST /v1/admin/developer-applications/{id}/approve (bare) */
+  adminApproveDeveloperApplication(request: DomainRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<DomainResult<'adminApproveDeveloperApplication'>>;
+  /** POST /v1/admin/developer-verifications/{id}/approve (bare) */
+  adminApproveDeveloperVerification(request: DomainRequest<'adminApproveDeveloperVerification'>, context: Context): Promise<DomainResult<'adminApproveDeveloperVerification'>>;
   /** PUT /v1/admin/admin-roles/{id}/members/{user_id} (bare) */
   adminAssignUserRole(request: DomainRequest<'adminAssignUserRole'>, context: Context): Promise<DomainResult<'adminAssignUserRole'>>;
   /** GET /v1/admin/audit-log (bare) */
@@ -639,12 +1291,34 @@ export interface RestOperations<Context> {
   adminDeleteSystemKey(request: DomainRequest<'adminDeleteSystemKey'>, context: Context): Promise<DomainResult<'adminDeleteSystemKey'>>;
   /** DELETE /v1/admin/setting-presets/{id} (bare) */
   adminDeleteUserSettingPreset(request: DomainRequest<'adminDeleteUserSettingPreset'>, context: Context): Promise<DomainResult<'adminDeleteUserSettingPreset'>>;
+  /** GET /v1/admin/developer-applications/{id} (single) */
+  adminDeveloperApplication(request: DomainRequest<'adminDeveloperApplication'>, context: Context): Promise<DomainResult<'adminDeveloperApplication'>>;
+  /** GET /v1/admin/developer-applications (bare) */
+  adminDeveloperApplications(request: DomainRequest<'adminDeveloperApplications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminDeveloperApplications'>>;
+  /** GET /v1/admin/developers/{id}/limit-requests (data) */
+  adminDeveloperLimitRequests(request: DomainRequest<'adminDeveloperLimitRequests'>, context: Context): Promise<DomainResult<'adminDeveloperLimitRequests'>>;
+  /** GET /v1/admin/developer-verifications/{id} (single) */
+  adminDeveloperVerification(request: DomainRequest<'adminDeveloperVerification'>, context: Context): Promise<DomainResult<'adminDeveloperVerification'>>;
+  /** GET /v1/admin/developer-verifications (bare) */
+  adminDeveloperVerifications(request: DomainRequest<'adminDeveloperVerifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminDeveloperVerifications'>>;
+  /** GET /v1/admin/limit-requests/{id}/events (data) */
+  adminLimitRequestEvents(request: DomainRequest<'adminLimitRequestEvents'>, context: Context): Promise<DomainResult<'adminLimitRequestEvents'>>;
+  /** GET /v1/admin/limit-requests (data) */
+  adminLimitRequests(request: DomainRequest<'adminLimitRequests'>, context: Context): Promise<DomainResult<'adminLimitRequests'>>;
   /** PUT /v1/admin/accounts/{id}/connections/{platform} (single) */
   adminRecordConnection(request: DomainRequest<'adminRecordConnection'>, context: Context): Promise<DomainResult<'adminRecordConnection'>>;
   /** POST /v1/admin/users/{id}/login-connections (single) */
   adminRecordLoginConnection(request: DomainRequest<'adminRecordLoginConnection'>, context: Context): Promise<DomainResult<'adminRecordLoginConnection'>>;
+  /** PUT /v1/admin/accounts/{id}/shops/{shop_domain} (single) */
+  adminRecordShopConnection(request: DomainRequest<'adminRecordShopConnection'>, context: Context): Promise<DomainResult<'adminRecordShopConnection'>>;
+  /** POST /v1/admin/developer-applications/{id}/reject (bare) */
+  adminRejectDeveloperApplication(request: DomainRequest<'adminRejectDeveloperApplication'>, context: Context): Promise<DomainResult<'adminRejectDeveloperApplication'>>;
+  /** POST /v1/admin/developer-verifications/{id}/reject (bare) */
+  adminRejectDeveloperVerification(request: DomainRequest<'adminRejectDeveloperVerification'>, context: Context): Promise<DomainResult<'adminRejectDeveloperVerification'>>;
   /** DELETE /v1/admin/accounts/{id}/connections/{platform} (bare) */
   adminRemoveConnection(request: DomainRequest<'adminRemoveConnection'>, context: Context): Promise<DomainResult<'adminRemoveConnection'>>;
+  /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} (bare) */
+  adminRemoveShopConnection(request: DomainRequest<'adminRemoveShopConnection'>, context: Context): Promise<DomainResult<'adminRemoveShopConnection'>>;
   /** GET /v1/admin/admin-roles/{id} (single) */
   adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members (collection) */
@@ -657,6 +1331,10 @@ export interface RestOperations<Context> {
   adminSetAccountFeatureOverride(request: DomainRequest<'adminSetAccountFeatureOverride'>, context: Context): Promise<DomainResult<'adminSetAccountFeatureOverride'>>;
   /** PUT /v1/admin/accounts/{id}/plan (single) */
   adminSetAccountPlan(request: DomainRequest<'adminSetAccountPlan'>, context: Context): Promise<DomainResult<'adminSetAccountPlan'>>;
+  /** PUT /v1/admin/accounts/{id}/retention (single) */
+  adminSetAccountRetention(request: DomainRequest<'adminSetAccountRetention'>, context: Context): Promise<DomainResult<'adminSetAccountRetention'>>;
+  /** PATCH /v1/admin/extensions/{id}/limits (data) */
+  adminSetExtensionLimits(request: DomainRequest<'adminSetExtensionLimits'>, context: Context): Promise<DomainResult<'adminSetExtensionLimits'>>;
   /** PUT /v1/admin/feature-flags/{key} (single) */
   adminSetFeatureFlag(request: DomainRequest<'adminSetFeatureFlag'>, context: Context): Promise<DomainResult<'adminSetFeatureFlag'>>;
   /** PUT /v1/admin/plans/{id}/features (single) */
@@ -681,10 +1359,20 @@ export interface RestOperations<Context> {
   adminUserSettingPresets(request: DomainRequest<'adminUserSettingPresets'>, context: Context): Promise<DomainResult<'adminUserSettingPresets'>>;
   /** GET /v1/admin/admin-permissions (collection) */
   allAdminPermissions(request: DomainRequest<'allAdminPermissions'>, context: Context): Promise<DomainResult<'allAdminPermissions'>>;
+  /** GET /v1/developer/teams/permissions (collection) */
+  allTeamPermissions(request: DomainRequest<'allTeamPermissions'>, context: Context): Promise<DomainResult<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions (collection) */
   apiKeyAssignablePermissions(request: DomainRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<DomainResult<'apiKeyAssignablePermissions'>>;
+  /** GET /v1/internal/automation-nodes/handlers (bare) */
+  automationNodeHandlers(request: DomainRequest<'automationNodeHandlers'>, context: Context): Promise<DomainResult<'automationNodeHandlers'>>;
+  /** GET /v1/internal/bot-modules/handlers (bare) */
+  botModuleHandlers(request: DomainRequest<'botModuleHandlers'>, context: Context): Promise<DomainResult<'botModuleHandlers'>>;
+  /** GET /v1/internal/bot-modules/{account_id}/triggers (bare) */
+  botModuleTriggers(request: DomainRequest<'botModuleTriggers'>, context: Context): Promise<DomainResult<'botModuleTriggers'>>;
   /** DELETE /v1/account/invites/{id} (bare) */
   cancelAccountInvite(request: DomainRequest<'cancelAccountInvite'>, context: Context): Promise<DomainResult<'cancelAccountInvite'>>;
+  /** GET /v1/chat/history (collection) */
+  chatHistory(request: DomainRequest<'chatHistory'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'chatHistory'>>;
   /** GET /v1/connections/status (collection) */
   connectionStatuses(request: DomainRequest<'connectionStatuses'>, context: Context): Promise<DomainResult<'connectionStatuses'>>;
   /** POST /v1/accounts (single) */
@@ -695,6 +1383,28 @@ export interface RestOperations<Context> {
   createAccountRole(request: DomainRequest<'createAccountRole'>, context: Context): Promise<DomainResult<'createAccountRole'>>;
   /** POST /v1/service-keys (bare) */
   createAccountServiceKey(request: DomainRequest<'createAccountServiceKey'>, context: Context): Promise<DomainResult<'createAccountServiceKey'>>;
+  /** POST /v1/developer/api-keys (bare) */
+  createDeveloperApiKey(request: DomainRequest<'createDeveloperApiKey'>, context: Context): Promise<DomainResult<'createDeveloperApiKey'>>;
+  /** POST /v1/developer/extensions (single) */
+  createDeveloperExtension(request: DomainRequest<'createDeveloperExtension'>, context: Context): Promise<DomainResult<'createDeveloperExtension'>>;
+  /** POST /v1/developer/teams (single) */
+  createDeveloperTeam(request: DomainRequest<'createDeveloperTeam'>, context: Context): Promise<DomainResult<'createDeveloperTeam'>>;
+  /** POST /v1/developer/teams/{id}/invites (single) */
+  createDeveloperTeamInvite(request: DomainRequest<'createDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'createDeveloperTeamInvite'>>;
+  /** POST /v1/developer/teams/{id}/roles (single) */
+  createDeveloperTeamRole(request: DomainRequest<'createDeveloperTeamRole'>, context: Context): Promise<DomainResult<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/versions (single) */
+  createExtensionVersion(request: DomainRequest<'createExtensionVersion'>, context: Context): Promise<DomainResult<'createExtensionVersion'>>;
+  /** POST /v1/ideas (single) */
+  createIdea(request: DomainRequest<'createIdea'>, context: Context): Promise<DomainResult<'createIdea'>>;
+  /** POST /v1/ideas/categories (single) */
+  createIdeaCategory(request: DomainRequest<'createIdeaCategory'>, context: Context): Promise<DomainResult<'createIdeaCategory'>>;
+  /** POST /v1/ideas/{id}/comments (single) */
+  createIdeaComment(request: DomainRequest<'createIdeaComment'>, context: Context): Promise<DomainResult<'createIdeaComment'>>;
+  /** POST /v1/ideas/tags (single) */
+  createIdeaTag(request: DomainRequest<'createIdeaTag'>, context: Context): Promise<DomainResult<'createIdeaTag'>>;
+  /** POST /v1/developer/limits/requests (data) */
+  createLimitRequest(request: DomainRequest<'createLimitRequest'>, context: Context): Promise<DomainResult<'createLimitRequest'>>;
   /** POST /v1/overlays (single) */
   createOverlay(request: DomainRequest<'createOverlay'>, context: Context): Promise<DomainResult<'createOverlay'>>;
   /** POST /v1/tokens (single) */
@@ -711,14 +1421,58 @@ export interface RestOperations<Context> {
   deleteAccountRole(request: DomainRequest<'deleteAccountRole'>, context: Context): Promise<DomainResult<'deleteAccountRole'>>;
   /** DELETE /v1/service-keys/{id} (bare) */
   deleteAccountServiceKey(request: DomainRequest<'deleteAccountServiceKey'>, context: Context): Promise<DomainResult<'deleteAccountServiceKey'>>;
+  /** DELETE /v1/developer/extensions/{id} (bare) */
+  deleteDeveloperExtension(request: DomainRequest<'deleteDeveloperExtension'>, context: Context): Promise<DomainResult<'deleteDeveloperExtension'>>;
+  /** DELETE /v1/developer/teams/{id} (bare) */
+  deleteDeveloperTeam(request: DomainRequest<'deleteDeveloperTeam'>, context: Context): Promise<DomainResult<'deleteDeveloperTeam'>>;
+  /** DELETE /v1/developer/teams/{id}/roles/{rid} (bare) */
+  deleteDeveloperTeamRole(request: DomainRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<DomainResult<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/ideas/{id} (bare) */
+  deleteIdea(request: DomainRequest<'deleteIdea'>, context: Context): Promise<DomainResult<'deleteIdea'>>;
+  /** DELETE /v1/ideas/categories/{id} (bare) */
+  deleteIdeaCategory(request: DomainRequest<'deleteIdeaCategory'>, context: Context): Promise<DomainResult<'deleteIdeaCategory'>>;
+  /** DELETE /v1/ideas/comments/{id} (bare) */
+  deleteIdeaComment(request: DomainRequest<'deleteIdeaComment'>, context: Context): Promise<DomainResult<'deleteIdeaComment'>>;
+  /** DELETE /v1/ideas/tags/{id} (bare) */
+  deleteIdeaTag(request: DomainRequest<'deleteIdeaTag'>, context: Context): Promise<DomainResult<'deleteIdeaTag'>>;
   /** DELETE /v1/overlays/{id} (bare) */
   deleteOverlay(request: DomainRequest<'deleteOverlay'>, context: Context): Promise<DomainResult<'deleteOverlay'>>;
   /** DELETE /v1/me/setting-presets/{id} (bare) */
   deleteSettingPreset(request: DomainRequest<'deleteSettingPreset'>, context: Context): Promise<DomainResult<'deleteSettingPreset'>>;
+  /** DELETE /v1/sounds/{id} (bare) */
+  deleteSound(request: DomainRequest<'deleteSound'>, context: Context): Promise<DomainResult<'deleteSound'>>;
   /** DELETE /v1/api-keys/{id} (bare) */
   deleteUserApiKey(request: DomainRequest<'deleteUserApiKey'>, context: Context): Promise<DomainResult<'deleteUserApiKey'>>;
   /** DELETE /v1/widgets/{id} (bare) */
   deleteWidget(request: DomainRequest<'deleteWidget'>, context: Context): Promise<DomainResult<'deleteWidget'>>;
+  /** GET /v1/developer/api-keys (collection) */
+  developerApiKeys(request: DomainRequest<'developerApiKeys'>, context: Context): Promise<DomainResult<'developerApiKeys'>>;
+  /** GET /v1/developer/extensions/{id} (single) */
+  developerExtension(request: DomainRequest<'developerExtension'>, context: Context): Promise<DomainResult<'developerExtension'>>;
+  /** GET /v1/developer/extensions/{id}/limits (data) */
+  developerExtensionLimits(request: DomainRequest<'developerExtensionLimits'>, context: Context): Promise<DomainResult<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions (collection) */
+  developerExtensions(request: DomainRequest<'developerExtensions'>, context: Context): Promise<DomainResult<'developerExtensions'>>;
+  /** GET /v1/developer/limits/requests/{id}/events (data) */
+  developerLimitRequestEvents(request: DomainRequest<'developerLimitRequestEvents'>, context: Context): Promise<DomainResult<'developerLimitRequestEvents'>>;
+  /** GET /v1/developer/limits/requests (data) */
+  developerLimitRequests(request: DomainRequest<'developerLimitRequests'>, context: Context): Promise<DomainResult<'developerLimitRequests'>>;
+  /** GET /v1/developer/limits (data) */
+  developerLimits(request: DomainRequest<'developerLimits'>, context: Context): Promise<DomainResult<'developerLimits'>>;
+  /** GET /v1/developer/profiles/{slug} (single) */
+  developerPublicProfile(request: DomainRequest<'developerPublicProfile'>, context: Context): Promise<DomainResult<'developerPublicProfile'>>;
+  /** GET /v1/developer/teams/{id} (single) */
+  developerTeam(request: DomainRequest<'developerTeam'>, context: Context): Promise<DomainResult<'developerTeam'>>;
+  /** GET /v1/developer/team-invites/{code} (single) */
+  developerTeamInvite(request: DomainRequest<'developerTeamInvite'>, context: Context): Promise<DomainResult<'developerTeamInvite'>>;
+  /** GET /v1/developer/teams/{id}/invites (collection) */
+  developerTeamInvites(request: DomainRequest<'developerTeamInvites'>, context: Context): Promise<DomainResult<'developerTeamInvites'>>;
+  /** GET /v1/developer/teams/{id}/members (collection) */
+  developerTeamMembers(request: DomainRequest<'developerTeamMembers'>, context: Context): Promise<DomainResult<'developerTeamMembers'>>;
+  /** GET /v1/developer/teams/{id}/roles (collection) */
+  developerTeamRoles(request: DomainRequest<'developerTeamRoles'>, context: Context): Promise<DomainResult<'developerTeamRoles'>>;
+  /** GET /v1/developer/verification (single) */
+  developerVerificationStatus(request: DomainRequest<'developerVerificationStatus'>, context: Context): Promise<DomainResult<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login (data) */
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
   /** DELETE /v1/account (bare) */
@@ -731,8 +1485,22 @@ export interface RestOperations<Context> {
   events(request: DomainRequest<'events'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'events'>>;
   /** POST /v1/auth/popout/exchange (data) */
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
+  /** GET /v1/developer/extensions/{id}/analytics (data) */
+  extensionAnalytics(request: DomainRequest<'extensionAnalytics'>, context: Context): Promise<DomainResult<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs (collection) */
+  extensionInstalls(request: DomainRequest<'extensionInstalls'>, context: Context): Promise<DomainResult<'extensionInstalls'>>;
+  /** GET /v1/developer/extensions/{id}/purchases (collection) */
+  extensionPurchases(request: DomainRequest<'extensionPurchases'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'extensionPurchases'>>;
+  /** GET /v1/developer/extensions/{id}/screenshots (collection) */
+  extensionScreenshots(request: DomainRequest<'extensionScreenshots'>, context: Context): Promise<DomainResult<'extensionScreenshots'>>;
+  /** GET /v1/developer/extensions/{id}/testers (collection) */
+  extensionTesters(request: DomainRequest<'extensionTesters'>, context: Context): Promise<DomainResult<'extensionTesters'>>;
+  /** GET /v1/developer/extensions/{id}/versions (collection) */
+  extensionVersions(request: DomainRequest<'extensionVersions'>, context: Context): Promise<DomainResult<'extensionVersions'>>;
   /** GET /v1/health (single) */
   getHealth(request: DomainRequest<'getHealth'>, context: Context): Promise<DomainResult<'getHealth'>>;
+  /** GET /v1/ideas/{id} (single) */
+  getIdea(request: DomainRequest<'getIdea'>, context: Context): Promise<DomainResult<'getIdea'>>;
   /** GET /v1/auth/popout/session (data) */
   getPopoutSession(request: DomainRequest<'getPopoutSession'>, context: Context): Promise<DomainResult<'getPopoutSession'>>;
   /** GET /v1/schema (raw) */
@@ -741,22 +1509,46 @@ export interface RestOperations<Context> {
   grantWidgetAccess(request: DomainRequest<'grantWidgetAccess'>, context: Context): Promise<DomainResult<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest (bare) */
   ingestAuditEvent(request: DomainRequest<'ingestAuditEvent'>, context: Context): Promise<DomainResult<'ingestAuditEvent'>>;
+  /** POST /v1/internal/public-stats/samples (bare) */
+  ingestPublicStats(request: DomainRequest<'ingestPublicStats'>, context: Context): Promise<DomainResult<'ingestPublicStats'>>;
+  /** POST /v1/extension-installs (single) */
+  installExtension(request: DomainRequest<'installExtension'>, context: Context): Promise<DomainResult<'installExtension'>>;
   /** POST /v1/auth/popout/ws-token (data) */
   issuePopoutWsToken(request: DomainRequest<'issuePopoutWsToken'>, context: Context): Promise<DomainResult<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token (data) */
   issueWsToken(request: DomainRequest<'issueWsToken'>, context: Context): Promise<DomainResult<'issueWsToken'>>;
   /** POST /v1/account/leave (bare) */
   leaveAccount(request: DomainRequest<'leaveAccount'>, context: Context): Promise<DomainResult<'leaveAccount'>>;
+  /** GET /v1/ideas/categories (collection) */
+  listIdeaCategories(request: DomainRequest<'listIdeaCategories'>, context: Context): Promise<DomainResult<'listIdeaCategories'>>;
+  /** GET /v1/ideas/{id}/comments (collection) */
+  listIdeaComments(request: DomainRequest<'listIdeaComments'>, context: Context): Promise<DomainResult<'listIdeaComments'>>;
+  /** GET /v1/ideas/{id}/participants (collection) */
+  listIdeaParticipants(request: DomainRequest<'listIdeaParticipants'>, context: Context): Promise<DomainResult<'listIdeaParticipants'>>;
+  /** GET /v1/ideas (collection) */
+  listIdeas(request: DomainRequest<'listIdeas'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeas'>>;
+  /** GET /v1/ideas/tags (collection) */
+  listIdeaTags(request: DomainRequest<'listIdeaTags'>, context: Context): Promise<DomainResult<'listIdeaTags'>>;
+  /** GET /v1/ideas/{id}/voters (collection) */
+  listIdeaVoters(request: DomainRequest<'listIdeaVoters'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeaVoters'>>;
   /** GET /v1/me (single) */
   me(request: DomainRequest<'me'>, context: Context): Promise<DomainResult<'me'>>;
+  /** POST /v1/chat/moderate (data) */
+  moderateChat(request: DomainRequest<'moderateChat'>, context: Context): Promise<DomainResult<'moderateChat'>>;
   /** GET /v1/accounts (collection) */
   myAccounts(request: DomainRequest<'myAccounts'>, context: Context): Promise<DomainResult<'myAccounts'>>;
   /** GET /v1/me/audit-log (bare) */
   myAuditLog(request: DomainRequest<'myAuditLog'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'myAuditLog'>>;
+  /** GET /v1/developer/application (single) */
+  myDeveloperApplication(request: DomainRequest<'myDeveloperApplication'>, context: Context): Promise<DomainResult<'myDeveloperApplication'>>;
+  /** GET /v1/developer/teams (collection) */
+  myDeveloperTeams(request: DomainRequest<'myDeveloperTeams'>, context: Context): Promise<DomainResult<'myDeveloperTeams'>>;
   /** GET /v1/tokens/me (single) */
   myPermissions(request: DomainRequest<'myPermissions'>, context: Context): Promise<DomainResult<'myPermissions'>>;
   /** GET /v1/me/setting-presets (collection) */
   mySettingPresets(request: DomainRequest<'mySettingPresets'>, context: Context): Promise<DomainResult<'mySettingPresets'>>;
+  /** GET /v1/watchlist (data) */
+  myWatchlist(request: DomainRequest<'myWatchlist'>, context: Context): Promise<DomainResult<'myWatchlist'>>;
   /** POST /v1/notifications/{id}/action (single) */
   notificationAction(request: DomainRequest<'notificationAction'>, context: Context): Promise<DomainResult<'notificationAction'>>;
   /** GET /v1/notifications/preferences (single) */
@@ -765,14 +1557,60 @@ export interface RestOperations<Context> {
   notifications(request: DomainRequest<'notifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'notifications'>>;
   /** GET /v1/overlays (collection) */
   overlays(request: DomainRequest<'overlays'>, context: Context): Promise<DomainResult<'overlays'>>;
+  /** POST /v1/webhooks/payment-connect (bare) */
+  paymentConnectWebhook(request: DomainRequest<'paymentConnectWebhook'>, context: Context): Promise<DomainResult<'paymentConnectWebhook'>>;
+  /** POST /v1/webhooks/payment_provider (bare) */
+  paymentProviderWebhook(request: DomainRequest<'paymentProviderWebhook'>, context: Context): Promise<DomainResult<'paymentProviderWebhook'>>;
+  /** POST /v1/webhooks/payout-provider (bare) */
+  payoutProviderWebhook(request: DomainRequest<'payoutProviderWebhook'>, context: Context): Promise<DomainResult<'payoutProviderWebhook'>>;
+  /** POST /v1/webhooks/platform_b (bare) */
+  platformBWebhook(request: DomainRequest<'platformBWebhook'>, context: Context): Promise<DomainResult<'platformBWebhook'>>;
+  /** GET /v1/webhooks/platform_b (raw) */
+  platformBWebhookChallenge(request: DomainRequest<'platformBWebhookChallenge'>, context: Context): Promise<DomainResult<'platformBWebhookChallenge'>>;
   /** GET /v1/connections/credential-modes (collection) */
   platformCredentialModes(request: DomainRequest<'platformCredentialModes'>, context: Context): Promise<DomainResult<'platformCredentialModes'>>;
+  /** POST /v1/webhooks/platform_c (bare) */
+  platformCWebhook(request: DomainRequest<'platformCWebhook'>, context: Context): Promise<DomainResult<'platformCWebhook'>>;
+  /** POST /v1/sounds/{id}/play (bare) */
+  playSound(request: DomainRequest<'playSound'>, context: Context): Promise<DomainResult<'playSound'>>;
   /** GET /v1/tokens (collection) */
   popoutTokens(request: DomainRequest<'popoutTokens'>, context: Context): Promise<DomainResult<'popoutTokens'>>;
+  /** GET /v1/public-stats/browse (data) */
+  publicChannelBrowse(request: DomainRequest<'publicChannelBrowse'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'publicChannelBrowse'>>;
+  /** GET /v1/public-stats/channels/{platform}/{channel}/panel-history (data) */
+  publicChannelPanelHistory(request: DomainRequest<'publicChannelPanelHistory'>, context: Context): Promise<DomainResult<'publicChannelPanelHistory'>>;
+  /** GET /v1/public-stats/channels/{platform}/{channel}/trends (data) */
+  publicChannelTrends(request: DomainRequest<'publicChannelTrends'>, context: Context): Promise<DomainResult<'publicChannelTrends'>>;
+  /** GET /v1/public-stats/emotes (data) */
+  publicEmotes(request: DomainRequest<'publicEmotes'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'publicEmotes'>>;
+  /** GET /v1/public-stats/games (data) */
+  publicGames(request: DomainRequest<'publicGames'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'publicGames'>>;
+  /** GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history (data) */
+  publicStreamMetadataHistory(request: DomainRequest<'publicStreamMetadataHistory'>, context: Context): Promise<DomainResult<'publicStreamMetadataHistory'>>;
+  /** GET /v1/public-stats/streams/{platform}/{broadcast_id} (data) */
+  publicStreamSummary(request: DomainRequest<'publicStreamSummary'>, context: Context): Promise<DomainResult<'publicStreamSummary'>>;
+  /** POST /v1/developer/extensions/{id}/versions/{version_id}/publish (single) */
+  publishExtensionVersion(request: DomainRequest<'publishExtensionVersion'>, context: Context): Promise<DomainResult<'publishExtensionVersion'>>;
+  /** POST /v1/chat/users/{platform}/{platform_user_id}/refresh (bare) */
+  refreshPlatformUserProfile(request: DomainRequest<'refreshPlatformUserProfile'>, context: Context): Promise<DomainResult<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh (data) */
   refreshSession(request: DomainRequest<'refreshSession'>, context: Context): Promise<DomainResult<'refreshSession'>>;
   /** DELETE /v1/account/members/{user_id} (bare) */
   removeAccountMember(request: DomainRequest<'removeAccountMember'>, context: Context): Promise<DomainResult<'removeAccountMember'>>;
+  /** DELETE /v1/developer/teams/{id}/members/{member_id} (bare) */
+  removeDeveloperTeamMember(request: DomainRequest<'removeDeveloperTeamMember'>, context: Context): Promise<DomainResult<'removeDeveloperTeamMember'>>;
+  /** DELETE /v1/developer/extensions/{id}/screenshots/{screenshot_id} (bare) */
+  removeExtensionScreenshot(request: DomainRequest<'removeExtensionScreenshot'>, context: Context): Promise<DomainResult<'removeExtensionScreenshot'>>;
+  /** DELETE /v1/developer/extensions/{id}/testers/{user_id} (bare) */
+  removeExtensionTester(request: DomainRequest<'removeExtensionTester'>, context: Context): Promise<DomainResult<'removeExtensionTester'>>;
+  /** DELETE /v1/watchlist (bare) */
+  removeFromWatchlist(request: DomainRequest<'removeFromWatchlist'>, context: Context): Promise<DomainResult<'removeFromWatchlist'>>;
+  /** PUT /v1/admin/limit-requests/{id} (data) */
+  reviewLimitRequest(request: DomainRequest<'reviewLimitRequest'>, context: Context): Promise<DomainResult<'reviewLimitRequest'>>;
+  /** DELETE /v1/developer/api-keys/{id} (bare) */
+  revokeDeveloperApiKey(request: DomainRequest<'revokeDeveloperApiKey'>, context: Context): Promise<DomainResult<'revokeDeveloperApiKey'>>;
+  /** DELETE /v1/developer/teams/{id}/invites/{invite_id} (bare) */
+  revokeDeveloperTeamInvite(request: DomainRequest<'revokeDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'revokeDeveloperTeamInvite'>>;
   /** DELETE /v1/overlays/{id}/tokens/{token_id} (bare) */
   revokeOverlayToken(request: DomainRequest<'revokeOverlayToken'>, context: Context): Promise<DomainResult<'revokeOverlayToken'>>;
   /** DELETE /v1/tokens/{id} (bare) */
@@ -791,28 +1629,86 @@ export interface RestOperations<Context> {
   rotateUserApiKey(request: DomainRequest<'rotateUserApiKey'>, context: Context): Promise<DomainResult<'rotateUserApiKey'>>;
   /** POST /v1/widgets/{id}/token (data) */
   rotateWidgetToken(request: DomainRequest<'rotateWidgetToken'>, context: Context): Promise<DomainResult<'rotateWidgetToken'>>;
+  /** GET /v1/chat/users/search (data) */
+  searchPlatformUsers(request: DomainRequest<'searchPlatformUsers'>, context: Context): Promise<DomainResult<'searchPlatformUsers'>>;
+  /** POST /v1/chat/send (data) */
+  sendChatToPlatform(request: DomainRequest<'sendChatToPlatform'>, context: Context): Promise<DomainResult<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions (collection) */
   sessions(request: DomainRequest<'sessions'>, context: Context): Promise<DomainResult<'sessions'>>;
+  /** PATCH /v1/ideas/{id}/status (single) */
+  setIdeaStatus(request: DomainRequest<'setIdeaStatus'>, context: Context): Promise<DomainResult<'setIdeaStatus'>>;
+  /** POST /v1/webhooks/shop_platform (bare) */
+  shopPlatformWebhook(request: DomainRequest<'shopPlatformWebhook'>, context: Context): Promise<DomainResult<'shopPlatformWebhook'>>;
+  /** GET /v1/sounds/{id} (single) */
+  sound(request: DomainRequest<'sound'>, context: Context): Promise<DomainResult<'sound'>>;
+  /** GET /v1/sounds (single) */
+  sounds(request: DomainRequest<'sounds'>, context: Context): Promise<DomainResult<'sounds'>>;
+  /** POST /v1/admin/limit-requests/{id}/start-review (data) */
+  startLimitRequestReview(request: DomainRequest<'startLimitRequestReview'>, context: Context): Promise<DomainResult<'startLimitRequestReview'>>;
+  /** POST /v1/sounds/{id}/stop (bare) */
+  stopSound(request: DomainRequest<'stopSound'>, context: Context): Promise<DomainResult<'stopSound'>>;
+  /** GET /v1/sounds/{id}/stream (raw) */
+  streamSound(request: DomainRequest<'streamSound'>, context: Context): Promise<DomainResult<'streamSound'>>;
+  /** POST /v1/developer/application (single) */
+  submitDeveloperApplication(request: DomainRequest<'submitDeveloperApplication'>, context: Context): Promise<DomainResult<'submitDeveloperApplication'>>;
+  /** POST /v1/developer/verification (single) */
+  submitDeveloperVerification(request: DomainRequest<'submitDeveloperVerification'>, context: Context): Promise<DomainResult<'submitDeveloperVerification'>>;
   /** POST /v1/auth/switch-account (data) */
   switchAccount(request: DomainRequest<'switchAccount'>, context: Context): Promise<DomainResult<'switchAccount'>>;
+  /** GET /v1/developer/teams/{slug}/profile (single) */
+  teamPublicProfile(request: DomainRequest<'teamPublicProfile'>, context: Context): Promise<DomainResult<'teamPublicProfile'>>;
   /** POST /v1/events/test (data) */
   testEvent(request: DomainRequest<'testEvent'>, context: Context): Promise<DomainResult<'testEvent'>>;
+  /** DELETE /v1/extension-installs/{id} (bare) */
+  uninstallExtension(request: DomainRequest<'uninstallExtension'>, context: Context): Promise<DomainResult<'uninstallExtension'>>;
+  /** DELETE /v1/ideas/{id}/vote (single) */
+  unvoteIdea(request: DomainRequest<'unvoteIdea'>, context: Context): Promise<DomainResult<'unvoteIdea'>>;
+  /** DELETE /v1/ideas/comments/{id}/vote (single) */
+  unvoteIdeaComment(request: DomainRequest<'unvoteIdeaComment'>, context: Context): Promise<DomainResult<'unvoteIdeaComment'>>;
   /** PATCH /v1/account/members/{user_id} (single) */
   updateAccountMember(request: DomainRequest<'updateAccountMember'>, context: Context): Promise<DomainResult<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} (single) */
   updateAccountRole(request: DomainRequest<'updateAccountRole'>, context: Context): Promise<DomainResult<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} (single) */
   updateAccountServiceKey(request: DomainRequest<'updateAccountServiceKey'>, context: Context): Promise<DomainResult<'updateAccountServiceKey'>>;
+  /** PATCH /v1/developer/api-keys/{id} (single) */
+  updateDeveloperApiKey(request: DomainRequest<'updateDeveloperApiKey'>, context: Context): Promise<DomainResult<'updateDeveloperApiKey'>>;
+  /** PATCH /v1/developer/extensions/{id} (single) */
+  updateDeveloperExtension(request: DomainRequest<'updateDeveloperExtension'>, context: Context): Promise<DomainResult<'updateDeveloperExtension'>>;
+  /** PATCH /v1/developer/teams/{id} (single) */
+  updateDeveloperTeam(request: DomainRequest<'updateDeveloperTeam'>, context: Context): Promise<DomainResult<'updateDeveloperTeam'>>;
+  /** PATCH /v1/developer/teams/{id}/members/{member_id}/role (single) */
+  updateDeveloperTeamMemberRole(request: DomainRequest<'updateDeveloperTeamMemberRole'>, context: Context): Promise<DomainResult<'updateDeveloperTeamMemberRole'>>;
+  /** PATCH /v1/developer/teams/{id}/roles/{rid} (single) */
+  updateDeveloperTeamRole(request: DomainRequest<'updateDeveloperTeamRole'>, context: Context): Promise<DomainResult<'updateDeveloperTeamRole'>>;
+  /** PATCH /v1/extension-installs/{id} (single) */
+  updateExtensionInstall(request: DomainRequest<'updateExtensionInstall'>, context: Context): Promise<DomainResult<'updateExtensionInstall'>>;
+  /** PATCH /v1/ideas/{id} (single) */
+  updateIdea(request: DomainRequest<'updateIdea'>, context: Context): Promise<DomainResult<'updateIdea'>>;
+  /** PATCH /v1/ideas/categories/{id} (single) */
+  updateIdeaCategory(request: DomainRequest<'updateIdeaCategory'>, context: Context): Promise<DomainResult<'updateIdeaCategory'>>;
+  /** PATCH /v1/ideas/comments/{id} (single) */
+  updateIdeaComment(request: DomainRequest<'updateIdeaComment'>, context: Context): Promise<DomainResult<'updateIdeaComment'>>;
   /** PATCH /v1/me (single) */
   updateMe(request: DomainRequest<'updateMe'>, context: Context): Promise<DomainResult<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} (single) */
   updateNotificationPreference(request: DomainRequest<'updateNotificationPreference'>, context: Context): Promise<DomainResult<'updateNotificationPreference'>>;
   /** PATCH /v1/me/setting-presets/{id} (single) */
   updateSettingPreset(request: DomainRequest<'updateSettingPreset'>, context: Context): Promise<DomainResult<'updateSettingPreset'>>;
+  /** PATCH /v1/sounds/{id} (single) */
+  updateSound(request: DomainRequest<'updateSound'>, context: Context): Promise<DomainResult<'updateSound'>>;
   /** PATCH /v1/api-keys/{id} (single) */
   updateUserApiKey(request: DomainRequest<'updateUserApiKey'>, context: Context): Promise<DomainResult<'updateUserApiKey'>>;
+  /** PUT /v1/developer/extensions/{id}/versions/{version_id}/bundle (single) */
+  uploadExtensionVersion(request: DomainRequest<'uploadExtensionVersion'>, context: Context): Promise<DomainResult<'uploadExtensionVersion'>>;
+  /** POST /v1/sounds (single) */
+  uploadSound(request: DomainRequest<'uploadSound'>, context: Context): Promise<DomainResult<'uploadSound'>>;
   /** GET /v1/api-keys (collection) */
   userApiKeys(request: DomainRequest<'userApiKeys'>, context: Context): Promise<DomainResult<'userApiKeys'>>;
+  /** POST /v1/ideas/{id}/vote (single) */
+  voteIdea(request: DomainRequest<'voteIdea'>, context: Context): Promise<DomainResult<'voteIdea'>>;
+  /** POST /v1/ideas/comments/{id}/vote (single) */
+  voteIdeaComment(request: DomainRequest<'voteIdeaComment'>, context: Context): Promise<DomainResult<'voteIdeaComment'>>;
   /** GET /v1/widgets/{id}/access (collection) */
   widgetAccess(request: DomainRequest<'widgetAccess'>, context: Context): Promise<DomainResult<'widgetAccess'>>;
   /** GET /v1/widgets (collection) */
@@ -840,6 +1736,34 @@ export interface RouteSpec {
 }
 
 export const routes: readonly RouteSpec[] = [
+  {
+    "operationId": "acceptDeveloperTeamInvite",
+    "method": "post",
+    "path": "/v1/developer/team-invites/{code}/accept",
+    "expressPath": "/v1/developer/team-invites/:code/accept",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
   {
     "operationId": "account",
     "method": "get",
@@ -1039,6 +1963,93 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "addExtensionScreenshot",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/screenshots",
+    "expressPath": "/v1/developer/extensions/:id/screenshots",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "addExtensionTester",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/testers",
+    "expressPath": "/v1/developer/extensions/:id/testers",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "addToWatchlist",
+    "method": "post",
+    "path": "/v1/watchlist",
+    "expressPath": "/v1/watchlist",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.addToWatchlist",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -1065,6 +2076,74 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminApproveDeveloperApplication",
+    "method": "post",
+    "path": "/v1/admin/developer-applications/{id}/approve",
+    "expressPath": "/v1/admin/developer-applications/:id/approve",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminApproveDeveloperVerification",
+    "method": "post",
+    "path": "/v1/admin/developer-verifications/{id}/approve",
+    "expressPath": "/v1/admin/developer-verifications/:id/approve",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
       "self": null
     },
     "paging": null,
@@ -1407,6 +2486,245 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 204
   },
   {
+    "operationId": "adminDeveloperApplication",
+    "method": "get",
+    "path": "/v1/admin/developer-applications/{id}",
+    "expressPath": "/v1/admin/developer-applications/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/developer-applications/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeveloperApplications",
+    "method": "get",
+    "path": "/v1/admin/developer-applications",
+    "expressPath": "/v1/admin/developer-applications",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeveloperLimitRequests",
+    "method": "get",
+    "path": "/v1/admin/developers/{id}/limit-requests",
+    "expressPath": "/v1/admin/developers/:id/limit-requests",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeveloperVerification",
+    "method": "get",
+    "path": "/v1/admin/developer-verifications/{id}",
+    "expressPath": "/v1/admin/developer-verifications/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/admin/developer-verifications/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminDeveloperVerifications",
+    "method": "get",
+    "path": "/v1/admin/developer-verifications",
+    "expressPath": "/v1/admin/developer-verifications",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminLimitRequestEvents",
+    "method": "get",
+    "path": "/v1/admin/limit-requests/{id}/events",
+    "expressPath": "/v1/admin/limit-requests/:id/events",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminLimitRequests",
+    "method": "get",
+    "path": "/v1/admin/limit-requests",
+    "expressPath": "/v1/admin/limit-requests",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminRecordConnection",
     "method": "put",
     "path": "/v1/admin/accounts/{id}/connections/{platform}",
@@ -1473,10 +2791,145 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminRecordShopConnection",
+    "method": "put",
+    "path": "/v1/admin/accounts/{id}/shops/{shop_domain}",
+    "expressPath": "/v1/admin/accounts/:id/shops/:shop_domain",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-connections:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRejectDeveloperApplication",
+    "method": "post",
+    "path": "/v1/admin/developer-applications/{id}/reject",
+    "expressPath": "/v1/admin/developer-applications/:id/reject",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRejectDeveloperVerification",
+    "method": "post",
+    "path": "/v1/admin/developer-verifications/{id}/reject",
+    "expressPath": "/v1/admin/developer-verifications/:id/reject",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-verifications:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminRemoveConnection",
     "method": "delete",
     "path": "/v1/admin/accounts/{id}/connections/{platform}",
     "expressPath": "/v1/admin/accounts/:id/connections/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "system-connections:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRemoveShopConnection",
+    "method": "delete",
+    "path": "/v1/admin/accounts/{id}/shops/{shop_domain}",
+    "expressPath": "/v1/admin/accounts/:id/shops/:shop_domain",
     "gate": {
       "auth": "authenticated",
       "permissions": {
@@ -1697,6 +3150,72 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetAccountRetention",
+    "method": "put",
+    "path": "/v1/admin/accounts/{id}/retention",
+    "expressPath": "/v1/admin/accounts/:id/retention",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSetExtensionLimits",
+    "method": "patch",
+    "path": "/v1/admin/extensions/{id}/limits",
+    "expressPath": "/v1/admin/extensions/:id/limits",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -2094,6 +3613,31 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "allTeamPermissions",
+    "method": "get",
+    "path": "/v1/developer/teams/permissions",
+    "expressPath": "/v1/developer/teams/permissions",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "apiKeyAssignablePermissions",
     "method": "get",
     "path": "/v1/api-keys/permissions",
@@ -2120,6 +3664,84 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "automationNodeHandlers",
+    "method": "get",
+    "path": "/v1/internal/automation-nodes/handlers",
+    "expressPath": "/v1/internal/automation-nodes/handlers",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "botModuleHandlers",
+    "method": "get",
+    "path": "/v1/internal/bot-modules/handlers",
+    "expressPath": "/v1/internal/bot-modules/handlers",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "botModuleTriggers",
+    "method": "get",
+    "path": "/v1/internal/bot-modules/{account_id}/triggers",
+    "expressPath": "/v1/internal/bot-modules/:account_id/triggers",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
       "self": null
     },
     "paging": null,
@@ -2156,6 +3778,44 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "chatHistory",
+    "method": "get",
+    "path": "/v1/chat/history",
+    "expressPath": "/v1/chat/history",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.chatHistory",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 50,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": false,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200
   },
   {
@@ -2310,6 +3970,337 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createDeveloperApiKey",
+    "method": "post",
+    "path": "/v1/developer/api-keys",
+    "expressPath": "/v1/developer/api-keys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.createDeveloperApiKey",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createDeveloperExtension",
+    "method": "post",
+    "path": "/v1/developer/extensions",
+    "expressPath": "/v1/developer/extensions",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createDeveloperTeam",
+    "method": "post",
+    "path": "/v1/developer/teams",
+    "expressPath": "/v1/developer/teams",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createDeveloperTeamInvite",
+    "method": "post",
+    "path": "/v1/developer/teams/{id}/invites",
+    "expressPath": "/v1/developer/teams/:id/invites",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createDeveloperTeamRole",
+    "method": "post",
+    "path": "/v1/developer/teams/{id}/roles",
+    "expressPath": "/v1/developer/teams/:id/roles",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createExtensionVersion",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/versions",
+    "expressPath": "/v1/developer/extensions/:id/versions",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createIdea",
+    "method": "post",
+    "path": "/v1/ideas",
+    "expressPath": "/v1/ideas",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:create"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/ideas/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createIdeaCategory",
+    "method": "post",
+    "path": "/v1/ideas/categories",
+    "expressPath": "/v1/ideas/categories",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "ideas:moderate_edit"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/ideas/categories/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createIdeaComment",
+    "method": "post",
+    "path": "/v1/ideas/{id}/comments",
+    "expressPath": "/v1/ideas/:id/comments",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:comment_create"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createIdeaTag",
+    "method": "post",
+    "path": "/v1/ideas/tags",
+    "expressPath": "/v1/ideas/tags",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:create"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "createLimitRequest",
+    "method": "post",
+    "path": "/v1/developer/limits/requests",
+    "expressPath": "/v1/developer/limits/requests",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -2573,6 +4564,214 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "deleteDeveloperExtension",
+    "method": "delete",
+    "path": "/v1/developer/extensions/{id}",
+    "expressPath": "/v1/developer/extensions/:id",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteDeveloperTeam",
+    "method": "delete",
+    "path": "/v1/developer/teams/{id}",
+    "expressPath": "/v1/developer/teams/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteDeveloperTeamRole",
+    "method": "delete",
+    "path": "/v1/developer/teams/{id}/roles/{rid}",
+    "expressPath": "/v1/developer/teams/:id/roles/:rid",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteIdea",
+    "method": "delete",
+    "path": "/v1/ideas/{id}",
+    "expressPath": "/v1/ideas/:id",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteIdeaCategory",
+    "method": "delete",
+    "path": "/v1/ideas/categories/{id}",
+    "expressPath": "/v1/ideas/categories/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "ideas:moderate_delete"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteIdeaComment",
+    "method": "delete",
+    "path": "/v1/ideas/comments/{id}",
+    "expressPath": "/v1/ideas/comments/:id",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteIdeaTag",
+    "method": "delete",
+    "path": "/v1/ideas/tags/{id}",
+    "expressPath": "/v1/ideas/tags/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "ideas:moderate_delete"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "deleteOverlay",
     "method": "delete",
     "path": "/v1/overlays/{id}",
@@ -2631,6 +4830,39 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "deleteSound",
+    "method": "delete",
+    "path": "/v1/sounds/{id}",
+    "expressPath": "/v1/sounds/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:delete"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Mutation.deleteSound",
+    "internal": false,
+    "responses": {
+      "204": null,
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 204
   },
   {
     "operationId": "deleteUserApiKey",
@@ -2693,6 +4925,396 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerApiKeys",
+    "method": "get",
+    "path": "/v1/developer/api-keys",
+    "expressPath": "/v1/developer/api-keys",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.developerApiKeys",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerExtension",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}",
+    "expressPath": "/v1/developer/extensions/:id",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerExtensionLimits",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/limits",
+    "expressPath": "/v1/developer/extensions/:id/limits",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerExtensions",
+    "method": "get",
+    "path": "/v1/developer/extensions",
+    "expressPath": "/v1/developer/extensions",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerLimitRequestEvents",
+    "method": "get",
+    "path": "/v1/developer/limits/requests/{id}/events",
+    "expressPath": "/v1/developer/limits/requests/:id/events",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerLimitRequests",
+    "method": "get",
+    "path": "/v1/developer/limits/requests",
+    "expressPath": "/v1/developer/limits/requests",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerLimits",
+    "method": "get",
+    "path": "/v1/developer/limits",
+    "expressPath": "/v1/developer/limits",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerPublicProfile",
+    "method": "get",
+    "path": "/v1/developer/profiles/{slug}",
+    "expressPath": "/v1/developer/profiles/:slug",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerTeam",
+    "method": "get",
+    "path": "/v1/developer/teams/{id}",
+    "expressPath": "/v1/developer/teams/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerTeamInvite",
+    "method": "get",
+    "path": "/v1/developer/team-invites/{code}",
+    "expressPath": "/v1/developer/team-invites/:code",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerTeamInvites",
+    "method": "get",
+    "path": "/v1/developer/teams/{id}/invites",
+    "expressPath": "/v1/developer/teams/:id/invites",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerTeamMembers",
+    "method": "get",
+    "path": "/v1/developer/teams/{id}/members",
+    "expressPath": "/v1/developer/teams/:id/members",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerTeamRoles",
+    "method": "get",
+    "path": "/v1/developer/teams/{id}/roles",
+    "expressPath": "/v1/developer/teams/:id/roles",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerVerificationStatus",
+    "method": "get",
+    "path": "/v1/developer/verification",
+    "expressPath": "/v1/developer/verification",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.developerVerificationStatus",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -2879,6 +5501,209 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "extensionAnalytics",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/analytics",
+    "expressPath": "/v1/developer/extensions/:id/analytics",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:analytics"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionInstalls",
+    "method": "get",
+    "path": "/v1/extension-installs",
+    "expressPath": "/v1/extension-installs",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionPurchases",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/purchases",
+    "expressPath": "/v1/developer/extensions/:id/purchases",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionScreenshots",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/screenshots",
+    "expressPath": "/v1/developer/extensions/:id/screenshots",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionTesters",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/testers",
+    "expressPath": "/v1/developer/extensions/:id/testers",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionVersions",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/versions",
+    "expressPath": "/v1/developer/extensions/:id/versions",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "getHealth",
     "method": "get",
     "path": "/v1/health",
@@ -2894,6 +5719,33 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "getIdea",
+    "method": "get",
+    "path": "/v1/ideas/{id}",
+    "expressPath": "/v1/ideas/:id",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3017,6 +5869,66 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 201
   },
   {
+    "operationId": "ingestPublicStats",
+    "method": "post",
+    "path": "/v1/internal/public-stats/samples",
+    "expressPath": "/v1/internal/public-stats/samples",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "installExtension",
+    "method": "post",
+    "path": "/v1/extension-installs",
+    "expressPath": "/v1/extension-installs",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:install"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/extension-installs/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "issuePopoutWsToken",
     "method": "post",
     "path": "/v1/auth/popout/ws-token",
@@ -3096,6 +6008,177 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "listIdeaCategories",
+    "method": "get",
+    "path": "/v1/ideas/categories",
+    "expressPath": "/v1/ideas/categories",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "listIdeaComments",
+    "method": "get",
+    "path": "/v1/ideas/{id}/comments",
+    "expressPath": "/v1/ideas/:id/comments",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "listIdeaParticipants",
+    "method": "get",
+    "path": "/v1/ideas/{id}/participants",
+    "expressPath": "/v1/ideas/:id/participants",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "listIdeas",
+    "method": "get",
+    "path": "/v1/ideas",
+    "expressPath": "/v1/ideas",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 20,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": false,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "listIdeaTags",
+    "method": "get",
+    "path": "/v1/ideas/tags",
+    "expressPath": "/v1/ideas/tags",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "listIdeaVoters",
+    "method": "get",
+    "path": "/v1/ideas/{id}/voters",
+    "expressPath": "/v1/ideas/:id/voters",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 50,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": false,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
     "operationId": "me",
     "method": "get",
     "path": "/v1/me",
@@ -3116,6 +6199,41 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "moderateChat",
+    "method": "post",
+    "path": "/v1/chat/moderate",
+    "expressPath": "/v1/chat/moderate",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "any",
+        "scope": "account",
+        "list": [
+          "chat:ban",
+          "chat:delete",
+          "chat:timeout"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.moderateChat",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -3179,6 +6297,59 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "myDeveloperApplication",
+    "method": "get",
+    "path": "/v1/developer/application",
+    "expressPath": "/v1/developer/application",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.myDeveloperApplication",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "myDeveloperTeams",
+    "method": "get",
+    "path": "/v1/developer/teams",
+    "expressPath": "/v1/developer/teams",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "myPermissions",
     "method": "get",
     "path": "/v1/tokens/me",
@@ -3224,6 +6395,31 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "myWatchlist",
+    "method": "get",
+    "path": "/v1/watchlist",
+    "expressPath": "/v1/watchlist",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.myWatchlist",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -3349,6 +6545,125 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "paymentConnectWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/payment-connect",
+    "expressPath": "/v1/webhooks/payment-connect",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "paymentProviderWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/payment_provider",
+    "expressPath": "/v1/webhooks/payment_provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "payoutProviderWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/payout-provider",
+    "expressPath": "/v1/webhooks/payout-provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "platformBWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/platform_b",
+    "expressPath": "/v1/webhooks/platform_b",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "platformBWebhookChallenge",
+    "method": "get",
+    "path": "/v1/webhooks/platform_b",
+    "expressPath": "/v1/webhooks/platform_b",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "text/plain",
+      "400": "application/json"
+    },
+    "envelope": {
+      "kind": "raw",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "platformCredentialModes",
     "method": "get",
     "path": "/v1/connections/credential-modes",
@@ -3381,6 +6696,64 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "platformCWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/platform_c",
+    "expressPath": "/v1/webhooks/platform_c",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "playSound",
+    "method": "post",
+    "path": "/v1/sounds/{id}/play",
+    "expressPath": "/v1/sounds/:id/play",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:play"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Mutation.playSound",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "popoutTokens",
     "method": "get",
     "path": "/v1/tokens",
@@ -3407,6 +6780,264 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicChannelBrowse",
+    "method": "get",
+    "path": "/v1/public-stats/browse",
+    "expressPath": "/v1/public-stats/browse",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicChannelBrowse",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 50,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicChannelPanelHistory",
+    "method": "get",
+    "path": "/v1/public-stats/channels/{platform}/{channel}/panel-history",
+    "expressPath": "/v1/public-stats/channels/:platform/:channel/panel-history",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicChannelPanelHistory",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicChannelTrends",
+    "method": "get",
+    "path": "/v1/public-stats/channels/{platform}/{channel}/trends",
+    "expressPath": "/v1/public-stats/channels/:platform/:channel/trends",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicChannelTrends",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicEmotes",
+    "method": "get",
+    "path": "/v1/public-stats/emotes",
+    "expressPath": "/v1/public-stats/emotes",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicEmotes",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 50,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicGames",
+    "method": "get",
+    "path": "/v1/public-stats/games",
+    "expressPath": "/v1/public-stats/games",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicGames",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 50,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicStreamMetadataHistory",
+    "method": "get",
+    "path": "/v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history",
+    "expressPath": "/v1/public-stats/streams/:platform/:broadcast_id/metadata-history",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicStreamMetadataHistory",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publicStreamSummary",
+    "method": "get",
+    "path": "/v1/public-stats/streams/{platform}/{broadcast_id}",
+    "expressPath": "/v1/public-stats/streams/:platform/:broadcast_id",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": "system:public_stats"
+    },
+    "graphql": "Query.publicStreamSummary",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "publishExtensionVersion",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/versions/{version_id}/publish",
+    "expressPath": "/v1/developer/extensions/:id/versions/:version_id/publish",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "refreshPlatformUserProfile",
+    "method": "post",
+    "path": "/v1/chat/users/{platform}/{platform_user_id}/refresh",
+    "expressPath": "/v1/chat/users/:platform/:platform_user_id/refresh",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:refresh_user"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.refreshPlatformUserProfile",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
       "self": null
     },
     "paging": null,
@@ -3462,6 +7093,213 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "removeDeveloperTeamMember",
+    "method": "delete",
+    "path": "/v1/developer/teams/{id}/members/{member_id}",
+    "expressPath": "/v1/developer/teams/:id/members/:member_id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "removeExtensionScreenshot",
+    "method": "delete",
+    "path": "/v1/developer/extensions/{id}/screenshots/{screenshot_id}",
+    "expressPath": "/v1/developer/extensions/:id/screenshots/:screenshot_id",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "removeExtensionTester",
+    "method": "delete",
+    "path": "/v1/developer/extensions/{id}/testers/{user_id}",
+    "expressPath": "/v1/developer/extensions/:id/testers/:user_id",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "removeFromWatchlist",
+    "method": "delete",
+    "path": "/v1/watchlist",
+    "expressPath": "/v1/watchlist",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.removeFromWatchlist",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "reviewLimitRequest",
+    "method": "put",
+    "path": "/v1/admin/limit-requests/{id}",
+    "expressPath": "/v1/admin/limit-requests/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "revokeDeveloperApiKey",
+    "method": "delete",
+    "path": "/v1/developer/api-keys/{id}",
+    "expressPath": "/v1/developer/api-keys/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.revokeDeveloperApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "revokeDeveloperTeamInvite",
+    "method": "delete",
+    "path": "/v1/developer/teams/{id}/invites/{invite_id}",
+    "expressPath": "/v1/developer/teams/:id/invites/:invite_id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3763,6 +7601,71 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 201
   },
   {
+    "operationId": "searchPlatformUsers",
+    "method": "get",
+    "path": "/v1/chat/users/search",
+    "expressPath": "/v1/chat/users/search",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:userinfo"
+        ]
+      },
+      "feature": "feature:multichat"
+    },
+    "graphql": "Query.searchPlatformUsers",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "sendChatToPlatform",
+    "method": "post",
+    "path": "/v1/chat/send",
+    "expressPath": "/v1/chat/send",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "chat:write"
+        ]
+      },
+      "feature": "feature:multichat"
+    },
+    "graphql": "Mutation.sendChatToPlatform",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "sessions",
     "method": "get",
     "path": "/v1/auth/sessions",
@@ -3789,6 +7692,284 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "setIdeaStatus",
+    "method": "patch",
+    "path": "/v1/ideas/{id}/status",
+    "expressPath": "/v1/ideas/:id/status",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "ideas:moderate_status"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "shopPlatformWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/shop_platform",
+    "expressPath": "/v1/webhooks/shop_platform",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "sound",
+    "method": "get",
+    "path": "/v1/sounds/{id}",
+    "expressPath": "/v1/sounds/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:read"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Query.sound",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/sounds/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "sounds",
+    "method": "get",
+    "path": "/v1/sounds",
+    "expressPath": "/v1/sounds",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:read"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Query.sounds",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "startLimitRequestReview",
+    "method": "post",
+    "path": "/v1/admin/limit-requests/{id}/start-review",
+    "expressPath": "/v1/admin/limit-requests/:id/start-review",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "developer-limits:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "stopSound",
+    "method": "post",
+    "path": "/v1/sounds/{id}/stop",
+    "expressPath": "/v1/sounds/:id/stop",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:play"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Mutation.stopSound",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "streamSound",
+    "method": "get",
+    "path": "/v1/sounds/{id}/stream",
+    "expressPath": "/v1/sounds/:id/stream",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:read"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "audio/mpeg",
+      "206": "audio/mpeg",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "416": null,
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "raw",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "submitDeveloperApplication",
+    "method": "post",
+    "path": "/v1/developer/application",
+    "expressPath": "/v1/developer/application",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.submitDeveloperApplication",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/application"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "submitDeveloperVerification",
+    "method": "post",
+    "path": "/v1/developer/verification",
+    "expressPath": "/v1/developer/verification",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.submitDeveloperVerification",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/verification"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "switchAccount",
     "method": "post",
     "path": "/v1/auth/switch-account",
@@ -3810,6 +7991,31 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "teamPublicProfile",
+    "method": "get",
+    "path": "/v1/developer/teams/{slug}/profile",
+    "expressPath": "/v1/developer/teams/:slug/profile",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -3842,6 +8048,105 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "uninstallExtension",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}",
+    "expressPath": "/v1/extension-installs/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:uninstall"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "unvoteIdea",
+    "method": "delete",
+    "path": "/v1/ideas/{id}/vote",
+    "expressPath": "/v1/ideas/:id/vote",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:vote"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "unvoteIdeaComment",
+    "method": "delete",
+    "path": "/v1/ideas/comments/{id}/vote",
+    "expressPath": "/v1/ideas/comments/:id/vote",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:comment_vote"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -3949,6 +8254,276 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "updateDeveloperApiKey",
+    "method": "patch",
+    "path": "/v1/developer/api-keys/{id}",
+    "expressPath": "/v1/developer/api-keys/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.updateDeveloperApiKey",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/api-keys/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateDeveloperExtension",
+    "method": "patch",
+    "path": "/v1/developer/extensions/{id}",
+    "expressPath": "/v1/developer/extensions/:id",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateDeveloperTeam",
+    "method": "patch",
+    "path": "/v1/developer/teams/{id}",
+    "expressPath": "/v1/developer/teams/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateDeveloperTeamMemberRole",
+    "method": "patch",
+    "path": "/v1/developer/teams/{id}/members/{member_id}/role",
+    "expressPath": "/v1/developer/teams/:id/members/:member_id/role",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateDeveloperTeamRole",
+    "method": "patch",
+    "path": "/v1/developer/teams/{id}/roles/{rid}",
+    "expressPath": "/v1/developer/teams/:id/roles/:rid",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateExtensionInstall",
+    "method": "patch",
+    "path": "/v1/extension-installs/{id}",
+    "expressPath": "/v1/extension-installs/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/extension-installs/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateIdea",
+    "method": "patch",
+    "path": "/v1/ideas/{id}",
+    "expressPath": "/v1/ideas/:id",
+    "gate": {
+      "auth": "user",
+      "permissions": null,
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateIdeaCategory",
+    "method": "patch",
+    "path": "/v1/ideas/categories/{id}",
+    "expressPath": "/v1/ideas/categories/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "ideas:moderate_edit"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/ideas/categories/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateIdeaComment",
+    "method": "patch",
+    "path": "/v1/ideas/comments/{id}",
+    "expressPath": "/v1/ideas/comments/:id",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:comment_edit"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "updateMe",
     "method": "patch",
     "path": "/v1/me",
@@ -4029,6 +8604,39 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "updateSound",
+    "method": "patch",
+    "path": "/v1/sounds/{id}",
+    "expressPath": "/v1/sounds/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:edit"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": "Mutation.updateSound",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/sounds/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "updateUserApiKey",
     "method": "patch",
     "path": "/v1/api-keys/{id}",
@@ -4062,6 +8670,72 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "uploadExtensionVersion",
+    "method": "put",
+    "path": "/v1/developer/extensions/{id}/versions/{version_id}/bundle",
+    "expressPath": "/v1/developer/extensions/:id/versions/:version_id/bundle",
+    "gate": {
+      "auth": "developer",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "uploadSound",
+    "method": "post",
+    "path": "/v1/sounds",
+    "expressPath": "/v1/sounds",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "sounds:create"
+        ]
+      },
+      "feature": "feature:sounds"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/sounds/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "userApiKeys",
     "method": "get",
     "path": "/v1/api-keys",
@@ -4088,6 +8762,72 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "voteIdea",
+    "method": "post",
+    "path": "/v1/ideas/{id}/vote",
+    "expressPath": "/v1/ideas/:id/vote",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:vote"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "voteIdeaComment",
+    "method": "post",
+    "path": "/v1/ideas/comments/{id}/vote",
+    "expressPath": "/v1/ideas/comments/:id/vote",
+    "gate": {
+      "auth": "user",
+      "permissions": {
+        "mode": "all",
+        "scope": "user",
+        "list": [
+          "ideas:comment_vote"
+        ]
+      },
+      "feature": "system:ideas_hub"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -4161,7 +8901,7 @@ export const routes: readonly RouteSpec[] = [
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'events' | 'myAuditLog' | 'notifications';
+export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'chatHistory' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -4179,8 +8919,50 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "clampLimit": true,
     "maxPage": 2147483647
   },
+  "adminDeveloperApplications": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminDeveloperVerifications": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "chatHistory": {
+    "defaultLimit": 50,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": false,
+    "maxPage": 2147483647
+  },
   "events": {
     "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": false,
+    "maxPage": 2147483647
+  },
+  "extensionPurchases": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "listIdeas": {
+    "defaultLimit": 20,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": false,
+    "maxPage": 2147483647
+  },
+  "listIdeaVoters": {
+    "defaultLimit": 50,
     "minLimit": 1,
     "maxLimit": 100,
     "clampLimit": false,
@@ -4195,6 +8977,27 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
   },
   "notifications": {
     "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "publicChannelBrowse": {
+    "defaultLimit": 50,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "publicEmotes": {
+    "defaultLimit": 50,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "publicGames": {
+    "defaultLimit": 50,
     "minLimit": 1,
     "maxLimit": 100,
     "clampLimit": true,

@@ -285,7 +285,12 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": "system:ideas_hub",
     "broadcastPermission": null,
-    "relay": null
+    "relay": {
+      "bus": "ideas:list",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "ideas:{idea_id}",
@@ -295,7 +300,12 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": "system:ideas_hub",
     "broadcastPermission": null,
-    "relay": null
+    "relay": {
+      "bus": "idea:{idea_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": null
+    }
   },
   {
     "pattern": "public-stats:{platform}:{broadcast_id}",
@@ -385,6 +395,20 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "form": "lifted",
     "eventTypeDefault": null,
     "channel": "sounds:{account_id}"
+  },
+  "ideas": {
+    "bus": "ideas:list",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "channel": "ideas:list"
+  },
+  "idea": {
+    "bus": "idea:{idea_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": null,
+    "channel": "ideas:{idea_id}"
   }
 };
 

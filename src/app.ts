@@ -142,9 +142,11 @@ async function openStores(config: Readonly<Config>): Promise<{ db: Database; tim
 }
 
 /** Builds every module in list order; each sees the APIs of those before it. */
-function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channelAccounts'>) {
+function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channelAccounts' | 'channelBootstraps' | 'channelOwners'>) {
   const apis: Partial<Record<ModuleName, unknown>> = {};
   const channelAccounts: Record<string, NonNullable<ModuleBindings<unknown>['channelAccounts']>[string]> = {};
+  const channelBootstraps: Record<string, NonNullable<ModuleBindings<unknown>['channelBootstraps']>[string]> = {};
+  const channelOwners: Record<string, NonNullable<ModuleBindings<unknown>['channelOwners']>[string]> = {};
   const rest: Record<string, unknown> = {};
   const Query: Record<string, unknown> = {};
   const Mutation: Record<string, unknown> = {};
@@ -152,6 +154,8 @@ function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channe
   const context: BuildContext = {
     ...infra,
     channelAccounts,
+    channelBootstraps,
+    channelOwners,
     use(name) {
       if (!(name in apis)) throw new Error(`module ${name} is used before it is built: list it earlier in src/app.ts`);
       return apis[name] as never;
@@ -165,6 +169,8 @@ function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channe
     Object.assign(Query, bindings.resolvers?.Query);
     Object.assign(Mutation, bindings.resolvers?.Mutation);
     Object.assign(channelAccounts, bindings.channelAccounts);
+    Object.assign(channelBootstraps, bindings.channelBootstraps);
+    Object.assign(channelOwners, bindings.channelOwners);
     built.push({ name: module.name, bindings });
   }
   return {

@@ -13,6 +13,8 @@ export const errorStatus = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   RATE_LIMIT_EXCEEDED: 429,
+  /** Part 2 "Errors": a chatter's profile refresh within its 10-minute cooldown (`retry_after_seconds`). */
+  REFRESH_COOLDOWN: 429,
   DATABASE_ERROR: 500,
   REDIS_ERROR: 500,
   INTERNAL_SERVER_ERROR: 500,
@@ -39,7 +41,8 @@ export const messages = {
   tokenRevoked: 'Token revoked',
   tooManyConnections: 'Too many concurrent WebSocket connections',
   missingPermission: (permission: string) => `Missing permission: ${permission}`,
-  featureDisabled: (feature: string) => `Feature disabled: ${feature}`,
+  /** Part 2 words the public-statistics kill-switch refusal itself (`GET /v1/public-stats/emotes`). */
+  featureDisabled: (feature: string) => (feature === 'system:public_stats' ? `Feature '${feature}' is not available` : `Feature disabled: ${feature}`),
   firstPartyOnly: "This operation requires a user session or the user's own API key",
   systemKeyOnly: 'This operation requires a system key',
   popoutSessionOnly: 'This operation requires a popout session',

@@ -78,9 +78,35 @@ export interface Config {
     webhook_secret: string | null;
     connect_secret: string | null;
     allow_unsigned_webhooks: boolean;
+    /** The payout provider's webhook id, sent with each delivery to its verification API (unset: fail closed). */
+    payout_webhook_id: string | null;
+    /** Base URL of the payout provider's API (the verification call goes to `<url>/v1/notifications/verify-webhook-signature`). */
+    payout_api_url: string;
+    /** The provider's domain a payout certificate URL must be on (or a subdomain of); null: the API host without its first label. */
+    payout_cert_domain: string | null;
   };
   /** Platform OAuth apps: the platforms whose global (SYSTEM) app credentials are configured. */
   connections: { system_apps: string[] };
+  /**
+   * Where uploaded sound audio lives (src/infra/blobs.ts): `fs` (default) keeps files under
+   * `blob_dir` (null: `<data_dir>/sounds`, or a throw-away temporary folder when `data_dir` is
+   * `memory://`); `database` keeps them in the relational store, for several nodes without a
+   * shared disk.
+   */
+  sounds: { blob_store: 'fs' | 'database'; blob_dir: string | null };
+  /**
+   * Chat platforms (Part 2 "Chat"): the base URL of each platform's API for send, moderate,
+   * profile refresh and live chat polling; the platform_a chat socket the ingest worker holds
+   * open per connected channel; the platform_b polling period (0: no polling).
+   */
+  chat: {
+    request_timeout_ms: number;
+    platforms: {
+      platform_a: { api_url: string | null; socket_url: string | null; reconnect_ms: number };
+      platform_b: { api_url: string | null; poll_interval_ms: number };
+      platform_c: { api_url: string | null };
+    };
+  };
   metrics: { host: string; port: number };
   http: {
     trust_proxy: boolean | number | string;
@@ -133,8 +159,24 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     platform_c_public_key: null,
     shop_platform_secrets: {},
   },
-  payments: { webhook_secret: null, connect_secret: null, allow_unsigned_webhooks: false },
+  payments: {
+    webhook_secret: null,
+    connect_secret: null,
+    allow_unsigned_webhooks: false,
+    payout_webhook_id: null,
+    payout_api_url: 'https://api.payout-provider.com',
+    payout_cert_domain: null,
+  },
   connections: { system_apps: [] },
+  sounds: { blob_store: 'fs', blob_dir: null },
+  chat: {
+    request_timeout_ms: 5000,
+    platforms: {
+      platform_a: { api_url: null, socket_url: null, reconnect_ms: 5000 },
+      platform_b: { api_url: null, poll_interval_ms: 5000 },
+      platform_c: { api_url: null },
+    },
+  },
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   metrics: { host: '127.0.0.1', port: 9464 },
@@ -225,6 +267,41 @@ const schema = {
         webhook_secret: nullableString,
         connect_secret: nullableString,
         allow_unsigned_webhooks: { type: 'boolean' },
+        payout_webhook_id: nullableString,
+        payout_api_url: { type: 'string', pattern: '^https?://' },
+        payout_cert_domain: nullableString,
+      },
+    },
+    chat: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        request_timeout_ms: { type: 'integer', minimum: 100, maximum: 60000 },
+        platforms: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            platform_a: {
+              type: 'object',
+              additionalProperties: false,
+              properties: {
+                api_url: { type: ['string', 'null'], pattern: '^https?://' },
+                socket_url: { type: ['string', 'null'], pattern: '^wss?://' },
+                reconnect_ms: { type: 'integer', minimum: 10 },
+              },
+            },
+            platform_b: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { api_url: { type: ['string', 'null'], pattern: '^https?://' }, poll_interval_ms: { type: 'integer', minimum: 0 } },
+            },
+            platform_c: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { api_url: { type: ['string', 'null'], pattern: '^https?://' } },
+            },
+          },
+        },
       },
     },
     connections: {
@@ -233,6 +310,11 @@ const schema = {
       properties: {
         system_apps: { type: 'array', items: { type: 'string', enum: ['platform_a', 'platform_b', 'platform_c', 'music_platform'] } },
       },
+    },
+    sounds: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { blob_store: { enum: ['fs', 'database'] }, blob_dir: { type: ['string', 'null'], minLength: 1 } },
     },
     realtime: {
       type: 'object',

@@ -15,7 +15,9 @@ import { corsMiddleware } from './cors';
 import { createDocsRouter } from './docs';
 import { errorHandler, notFoundHandler } from './errors';
 import { inputGuardMiddleware } from './input-guard';
+import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import { requestContextMiddleware } from './middleware';
+import { memoiseRouteMatchers } from './route-matchers';
 import { securityHeadersMiddleware } from './security-headers';
 
 export interface HttpAppDeps {
@@ -28,6 +30,22 @@ export interface HttpAppDeps {
   rateLimit?: RequestHandler;
 }
 
+/**
+ * The document the request validator sees: a `multipart/form-data` body is checked by its handler
+ * while it streams (busboy), so its schema is opened up here; the media type itself is still
+ * enforced (anything else is 415, answered as BAD_REQUEST), as are path, query and headers.
+ */
+function withStreamedBodies<T>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const multipart = operation?.requestBody?.content?.['multipart/form-data'];
+      if (multipart) multipart.schema = {};
+    }
+  }
+  return document;
+}
+
 export function createHttpApp(deps: HttpAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -38,16 +56,23 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   app.use(securityHeadersMiddleware(deps.config));
   app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
   const rateLimit = deps.rateLimit;
-  if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') ? rateLimit(req, res, next) : next()));
+  // Webhook receivers are server-to-server: the per-context budgets meant for clients do not apply.
+  if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') && !req.path.startsWith(`${WEBHOOK_PREFIX}/`) ? rateLimit(req, res, next) : next()));
+  // Their bodies stay raw (the signature covers the exact bytes); express.json skips a parsed body.
+  app.use(WEBHOOK_PREFIX, ...rawBodyMiddleware());
   app.use(express.json({ limit: '1mb' }));
   app.use(createDocsRouter(deps.config));
   // GraphQL takes JSON bodies only; anything else gets the REST answer (graphql-http's bare 415 has no body).
   app.post('/v1/gql', (req, _res, next) => next(req.is('application/json') ? undefined : new AppError('BAD_REQUEST', messages.unsupportedContentType)), deps.graphql);
   // Strings PostgreSQL cannot store stop here (GraphQL checks its arguments itself, by argument path).
   app.use(inputGuardMiddleware());
+  // The validator finds each request's operation through path-to-regexp: compiled once, not per request.
+  memoiseRouteMatchers();
   app.use(
     OpenApiValidator.middleware({
-      apiSpec: structuredClone(openapiDocument) as never,
+      apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
+      // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
+      fileUploader: false,
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
       validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
       validateSecurity: false,

@@ -1,4 +1,5 @@
 /** What a REST handler gets besides its typed input: who calls, and how to log and link. */
+import type { Readable } from 'node:stream';
 import type { CookieOptions, Request } from 'express';
 import type { AuthContext } from '../auth/context';
 import type { Logger } from '../infra/logger';
@@ -13,6 +14,26 @@ export interface RequestContext {
   client: { ip: string | null; userAgent: string | null };
   /** Sets a cookie on the response (REST and GraphQL alike). */
   setCookie(name: string, value: string, options: CookieOptions): void;
+  /**
+   * The unparsed request of a REST operation (set by the REST router, rest.ts; absent on GraphQL):
+   * a `multipart/form-data` body is left unread for the handler to stream (busboy), and headers
+   * such as `Range` are read here. A handler may answer a `Readable` body, which the router pipes.
+   */
+  raw?: RawRequest;
+  /** The exact request of a signature-verified receiver (set under /v1/webhooks/ only, raw-body.ts). */
+  inbound?: InboundRequest;
+}
+
+/** The raw bytes and headers of an inbound webhook, before anything parses them. */
+export interface InboundRequest {
+  readonly body: Buffer;
+  header(name: string): string | undefined;
+}
+
+/** A REST request as it arrived: the body stream (unread for multipart operations) and its headers. */
+export interface RawRequest {
+  readonly body: Readable;
+  header(name: string): string | undefined;
 }
 
 declare module 'express-serve-static-core' {

@@ -5,7 +5,14 @@
  * bounds, and applies the declared `x-envelope` and self link. The router enforces each
  * operation's declared gate, calls the bound handler with the validated input, and writes the
  * declared content type. Handlers never check gates, build envelopes or compute pages.
+ *
+ * Streaming: every handler's context carries the unparsed request (`context.raw`), so an operation
+ * whose body is `multipart/form-data` (left unread by the JSON parser and the validator, app.ts)
+ * streams it after the gate passed; a raw operation may answer a `Readable`, which is piped, with
+ * the handler's own `Content-Type` when it sets one.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Router, type Request, type Response } from 'express';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
@@ -129,12 +136,21 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
 
 export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }): Router {
   const router = Router();
-  for (const route of routes) {
+  // Express tries routes in registration order: a literal segment (/ideas/categories) goes before a
+  // parameter at the same position (/ideas/{id}), whatever the operation ids' order.
+  const segments = (p: string) => p.split('/').map((s) => (s.startsWith('{') ? 1 : 0));
+  const literalFirst = (a: RouteSpec, b: RouteSpec) => {
+    const [x, y] = [segments(a.path), segments(b.path)];
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return x.length - y.length;
+  };
+  for (const route of [...routes].sort(literalFirst)) {
     const handler = (deps.handlers as unknown as Record<string, AnyHandler>)[route.operationId];
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
     if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
     router[route.method](route.expressPath, async (req: Request, res: Response) => {
       const context = requestContext(req);
+      context.raw = { body: req, header: (name: string) => req.get(name) };
       await deps.gates.enforce(route.gate, context.auth);
       const input = { params: req.params, query: req.query, body: req.body } as unknown as RestRequest<never>;
       const result = await handler(input, context);
@@ -147,7 +163,17 @@ export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>;
       } else if (contentType === 'application/json') {
         res.json(result.body);
       } else {
-        res.type(contentType).send(result.body);
+        // A raw body whose type depends on the content (audio) brings its own Content-Type.
+        if (!res.hasHeader('content-type')) res.type(contentType);
+        if (result.body instanceof Readable) {
+          // Streamed bodies (ranged downloads): a client that goes away mid-stream is not a server error.
+          await pipeline(result.body, res).catch((error: unknown) => {
+            if (!res.writableFinished) context.log.debug({ err: error }, 'streamed response ended early');
+            res.destroy();
+          });
+        } else {
+          res.send(result.body);
+        }
       }
     });
   }

@@ -23,7 +23,7 @@ import type { Logger } from '../infra/logger';
 import type { RequestContext } from '../http/context';
 import type { RateLimiter } from '../http/rate-limit';
 import type { GraphQLContext } from '../http/graphql/context';
-import type { AccountResolver } from '../realtime/channels';
+import type { AccountResolver, OwnerCheck } from '../realtime/channels';
 
 /** What every module may use: storage, cache, bus, config and the auth unit's shared pieces. */
 export interface Infra {
@@ -62,7 +62,17 @@ export interface BuildContext extends Infra {
    * any listener opens), so read it at subscribe time, not during `build`.
    */
   readonly channelAccounts: Readonly<Record<string, AccountResolver>>;
+  /** Every module's `channelBootstraps`, merged by the fold (read at subscribe time, like channelAccounts). */
+  readonly channelBootstraps: Readonly<Record<string, ChannelBootstrap>>;
+  /** Every module's `channelOwners`, merged by the fold (read at subscribe time, like channelAccounts). */
+  readonly channelOwners: Readonly<Record<string, OwnerCheck>>;
 }
+
+/**
+ * The `bootstrap` snapshot of a channel, by channel pattern (`public-stats:{platform}:{broadcast_id}`):
+ * called with the placeholders after `subscribed`; null sends nothing.
+ */
+export type ChannelBootstrap = (params: Record<string, string>) => Promise<unknown>;
 
 /** A bus consumer: a handler for messages on a literal channel or a `*` pattern. */
 export interface BusConsumer {
@@ -79,6 +89,10 @@ export interface ModuleBindings<Api> {
   };
   /** Resolvers of the account that owns a channel, by placeholder name (`install_id`, ...). */
   readonly channelAccounts?: Readonly<Record<string, AccountResolver>>;
+  /** Snapshots sent as a `bootstrap` event after a subscribe, by channel pattern. */
+  readonly channelBootstraps?: Readonly<Record<string, ChannelBootstrap>>;
+  /** Owner checks of the ExtensionOwner channel gate kind, by placeholder name (`extension_id`). */
+  readonly channelOwners?: Readonly<Record<string, OwnerCheck>>;
   readonly consumers?: readonly BusConsumer[];
   /** Runs once every module is built, before any listener opens (first probes, workers). */
   start?(): Promise<void>;

@@ -25,12 +25,12 @@ declare module '../modules/contract' {
 export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
   return defineModule({
     name: 'realtime',
-    build: ({ config, log, bus, limiter, revocations, channelAccounts, use }) => {
+    build: ({ config, log, bus, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
       const auth = use('auth');
       const accounts = use('accounts');
       const server = createRealtimeServer({
         credentials: auth.credentials,
-        channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts }),
+        channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts, ownerChecks: channelOwners }),
         hub: createHub({ bus, log }),
         log,
         version: config.version,
@@ -41,6 +41,7 @@ export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
         caps: config.realtime,
         limits,
         presence: createPresence({ bus, log, nodeId: randomUUID() }),
+        bootstraps: channelBootstraps,
         async presenceMember(sessionId, ctx) {
           const names = ctx.userId ? await accounts.names({ users: [ctx.userId], accounts: [], roles: [] }) : [];
           return { session_id: sessionId, user_id: ctx.userId, account_id: ctx.accountId, display_name: names[0]?.display_name ?? null, avatar_url: null };

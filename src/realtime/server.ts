@@ -72,6 +72,8 @@ export interface RealtimeOptions {
   presence?: Presence;
   /** The presence entry of a session (display name and avatar of its user). */
   presenceMember?(sessionId: string, auth: AuthContext): Promise<PresenceMember>;
+  /** Modules' `bootstrap` snapshots by channel pattern, sent as an `event` after `subscribed` (null sends nothing). */
+  bootstraps?: Readonly<Record<string, (params: Record<string, string>) => Promise<unknown>>>;
 }
 
 interface Session {
@@ -83,7 +85,7 @@ interface Session {
   /** Messages and bytes handed to the socket and not yet written out. */
   pending: number;
   pendingBytes: number;
-  subscriber: { id: string; deliver(message: WsServerMessage, channel: string): void };
+  subscriber: { id: string; deliver(message: WsServerMessage, channel: string, text?: string): void };
   /** Messages not yet written out, per subscribed channel (CHANNEL_DROPPED above `channelQueue`). */
   behind: Map<string, { pending: number }>;
 }
@@ -179,9 +181,10 @@ export function createRealtimeServer(options: RealtimeOptions) {
     };
   }
 
-  function send(session: Session, message: WsServerMessage, channel?: string): void {
+  /** `text` is `message` serialised, when the caller has it already (a fan-out serialises once). */
+  function send(session: Session, message: WsServerMessage, channel?: string, text?: string): void {
     if (session.socket.readyState !== session.socket.OPEN) return;
-    const text = JSON.stringify(message);
+    text ??= JSON.stringify(message);
     const bytes = Buffer.byteLength(text);
     // A client that does not read holds at most 256 messages and outbound_queue_bytes of them
     // (one message alone may exceed the byte cap: it is never split or refused on its own).
@@ -206,11 +209,11 @@ export function createRealtimeServer(options: RealtimeOptions) {
    * `channelQueue` of its messages unwritten) loses the channel with CHANNEL_DROPPED and keeps
    * the session; one that stays behind overall overflows the session's queue and is closed.
    */
-  function deliverOn(session: Session, channel: string, message: WsServerMessage): void {
+  function deliverOn(session: Session, channel: string, message: WsServerMessage, text?: string): void {
     const state = session.behind.get(channel);
     if (!state || !session.channels.has(channel)) return;
     if (state.pending >= limits.channelQueue) return dropChannel(session, channel);
-    send(session, message, channel);
+    send(session, message, channel, text);
   }
 
   function leaveChannel(session: Session, channel: string): Promise<void> {
@@ -285,6 +288,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       case 'subscribe': {
         if (session.channels.has(message.channel)) return send(session, { type: 'subscribed', channel: message.channel });
         const result = await channels.check(message.channel, session.auth);
+        const bootstrap = 'channel' in result ? options.bootstraps?.[result.channel.spec.pattern] : undefined;
         if ('refusal' in result) return error(session, result.refusal.code, result.refusal.message, message.channel);
         try {
           await hub.add(message.channel, session.subscriber);
@@ -300,6 +304,10 @@ export function createRealtimeServer(options: RealtimeOptions) {
           const channel = message.channel;
           const member = options.presenceMember ? await options.presenceMember(session.id, session.auth) : anonymousMember(session);
           await options.presence.join(channel, member, (m) => deliverOn(session, channel, m));
+        }
+        if (bootstrap && 'channel' in result) {
+          const data = await bootstrap(result.channel.params).catch((cause: unknown) => log.warn({ err: cause, channel: message.channel }, 'channel bootstrap failed'));
+          if (data !== null && data !== undefined) deliverOn(session, message.channel, { type: 'event', channel: message.channel, event_type: 'bootstrap', data } as WsServerMessage);
         }
         return;
       }
@@ -331,7 +339,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       lastSeen: Date.now(),
       pending: 0,
       pendingBytes: 0,
-      subscriber: { id, deliver: (m, channel) => deliverOn(session, channel, m) },
+      subscriber: { id, deliver: (m, channel, text) => deliverOn(session, channel, m, text) },
       behind: new Map(),
     };
     sessions.set(id, session);

@@ -266,6 +266,9 @@ export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
         case 'first-party':
         case 'user':
           return { header: grants ? s.owner.accessToken : s.limited.accessToken };
+        case 'public':
+          // A public operation's feature gate holds for everyone: the anonymous caller drives it.
+          return {};
         default:
           throw new Error(`extend test/contract/harness.ts with a credential for auth kind ${auth}`);
       }
@@ -274,7 +277,7 @@ export function useContractFixtures(twins: readonly Twin[]): ContractFixtures {
 }
 
 /** Auth kinds whose permission and feature gates the harness can drive. */
-const SERVED = new Set(['authenticated', 'system-key', 'first-party', 'user']);
+const SERVED = new Set(['authenticated', 'system-key', 'first-party', 'user', 'public']);
 
 export function describeTwinContract(fixtures: ContractFixtures, twin: Twin): void {
   describe(`contract ${twin.operationId} ⇄ ${twin.graphql}`, () => {

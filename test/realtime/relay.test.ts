@@ -24,6 +24,9 @@ const SPEC_TABLE = {
   'ext-storage': { channel: 'ext-storage:{install_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'storage:update' },
   sounds: { channel: 'sounds:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
   history: { channel: 'history:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
+  // The ideas board's live updates (issue 15): the list and one idea, both lifted with the publisher's event type.
+  ideas: { channel: 'ideas:list', envelope: 'event', form: 'lifted', eventTypeDefault: null },
+  idea: { channel: 'ideas:{idea_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
 } as const;
 
 type Family = keyof typeof SPEC_TABLE;
@@ -32,7 +35,7 @@ const families = Object.keys(SPEC_TABLE) as Family[];
 /** A concrete socket channel and its bus channel for a family, with one fresh id. */
 function names(family: Family, id: string): { socket: string; bus: string } {
   const socket = SPEC_TABLE[family].channel.replace(/\{[a-z_]+\}/, id);
-  return { socket, bus: `${family}:${id}` };
+  return { socket, bus: relays[family].bus.replace(/\{[a-z_]+\}/, id) };
 }
 
 /** What a socket of the family receives for a publisher's JSON, per Part 2. */
@@ -75,7 +78,7 @@ describe('the generated relay table', () => {
   });
 
   test('channels without a relay row have no bus channel', () => {
-    for (const name of ['presence:events:1', 'ideas:list', 'ideas:1', 'public-stats:platform_a:1', 'login-assignments:1', 'ext-logs:1', 'ext-install-logs:1', 'nope:1']) {
+    for (const name of ['presence:events:1', 'public-stats:platform_a:1', 'login-assignments:1', 'ext-logs:1', 'ext-install-logs:1', 'nope:1']) {
       expect(busChannelFor(name)).toBeNull();
     }
   });
