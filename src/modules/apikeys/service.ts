@@ -33,9 +33,8 @@ export interface UserApiKey {
   lastUsedAt: string | null;
 }
 
-export interface AccountServiceKey {
-  id: string;
-  accountId: string;
+/** What every key owned by something other than its creator shows (service keys, developer keys). */
+export interface OwnedKeyFields {
   createdBy: string | null;
   keyPrefix: string;
   label: string;
@@ -44,6 +43,11 @@ export interface AccountServiceKey {
   updatedAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
+}
+
+export interface AccountServiceKey extends OwnedKeyFields {
+  id: string;
+  accountId: string;
 }
 
 export type AdminKeyKind = 'PERSONAL' | 'SERVICE';

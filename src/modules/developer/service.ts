@@ -20,6 +20,7 @@ import type { Cache } from '../../infra/cache';
 import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import type { PageRequest } from '../../paging';
+import type { OwnedKeyFields } from '../apikeys/service';
 import type { ModuleApis } from '../contract';
 import { developerMessages as M } from './errors';
 import type { Mailer, MailMessage } from './mail';
@@ -128,18 +129,10 @@ export interface DeveloperVerification {
   updatedAt: string;
 }
 
-export interface DeveloperApiKey {
+export interface DeveloperApiKey extends OwnedKeyFields {
   id: string;
   developerId: string | null;
   teamId: string | null;
-  createdBy: string | null;
-  keyPrefix: string;
-  label: string;
-  permissions: string[];
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
 }
 
 export interface TeamView {
