@@ -18,11 +18,12 @@ const opened = closeSocketsAfterEach();
 
 /** A client address of its own for each test (TEST-NET-3), presented through X-Forwarded-For. */
 const freshAddress = () => `203.0.113.${1 + (randomBytes(1)[0]! % 254)}`;
-let lastAddress = '';
+/** Every address this file used: a budget another test spent must never be drawn again. */
+const usedAddresses = new Set<string>();
 function newAddress(): string {
   let address = freshAddress();
-  while (address === lastAddress) address = freshAddress();
-  lastAddress = address;
+  while (usedAddresses.has(address)) address = freshAddress();
+  usedAddresses.add(address);
   return address;
 }
 const from = (address: string) => ({ 'x-forwarded-for': address });

@@ -80,7 +80,18 @@ type MusicMetadata = typeof MusicMetadataModule;
 // into `require()`; a Function keeps the native dynamic import (Node, tsx and jest's vm modules).
 const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<MusicMetadata>;
 let musicMetadata: Promise<MusicMetadata> | undefined;
-const loadMusicMetadata = () => (musicMetadata ??= importEsm('music-metadata'));
+/**
+ * The loaded module, shared by every upload. A failed load is not kept (it is tried again, once at
+ * once and then at the next upload): a rejected promise cached here would fail every later upload
+ * of the process with a 500.
+ */
+const loadMusicMetadata = (): Promise<MusicMetadata> =>
+  (musicMetadata ??= importEsm('music-metadata')
+    .catch(() => importEsm('music-metadata'))
+    .catch((error: unknown) => {
+      musicMetadata = undefined;
+      throw error;
+    }));
 
 /** The content type of a supported format, from what music-metadata found in the bytes; null otherwise. */
 function contentTypeOf(format: { container?: string; codec?: string }): SoundContentType | null {
