@@ -46,15 +46,7 @@ async function upload(t: Pick<TestApp, 'url'>, user: LoggedIn, file: Buffer | nu
   return { status: res.status, body: (await res.json()) as { data?: Record<string, any>; error?: string; message?: string } };
 }
 
-/**
- * KNOWN FAILURE, issue 13 left open: in the full PostgreSQL run (`.ci/run`, every file in parallel
- * on one database) every upload of this file answers 500, while the file passes alone on
- * PostgreSQL + Redis (52/52) and in the embedded run. Until the interaction is found the
- * PostgreSQL pass runs only with SOUNDS_PG=1 (e.g. `SOUNDS_PG=1 DATABASE_URL=... npm test -- sounds`).
- */
-const describeHere = process.env.DATABASE_URL && process.env.SOUNDS_PG !== '1' ? describe.skip : describe;
-
-describeHere.each(['fs', 'database'] as const)('sounds on the %s blob store', (backend) => {
+describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backend) => {
   const operatorEmail = `ops-${randomUUID()}@example.test`;
   // The fs backend writes into a folder the test lists; the database backend into blob_chunks.
   const blobDir = mkdtempSync(path.join(tmpdir(), 'sounds-test-'));

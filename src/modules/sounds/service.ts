@@ -78,16 +78,21 @@ const CACHE_CONTROL = 'private, max-age=86400, immutable';
 type MusicMetadata = typeof MusicMetadataModule;
 // music-metadata 11 is ESM-only and the build is CommonJS, where TypeScript would turn `import()`
 // into `require()`; a Function keeps the native dynamic import (Node, tsx and jest's vm modules).
-const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<MusicMetadata>;
+// Its source carries a tag unique to this evaluation of the module: V8 caches compiled Function
+// bodies by source text, and a cached body keeps the import hook of the context that first compiled
+// it. Under jest, which evaluates this module again in a fresh context for every test file, a shared
+// body would route a later file's import to an earlier file's torn-down environment.
+const importEsm = new Function(
+  'specifier',
+  `return import(specifier); // ${randomUUID()}`,
+) as (specifier: string) => Promise<MusicMetadata>;
 let musicMetadata: Promise<MusicMetadata> | undefined;
 /**
- * The loaded module, shared by every upload. A failed load is not kept (it is tried again, once at
- * once and then at the next upload): a rejected promise cached here would fail every later upload
- * of the process with a 500.
+ * The loaded module, shared by every upload. A failed load is not kept (the next upload tries
+ * again): a rejected promise cached here would fail every later upload of the process with a 500.
  */
 const loadMusicMetadata = (): Promise<MusicMetadata> =>
   (musicMetadata ??= importEsm('music-metadata')
-    .catch(() => importEsm('music-metadata'))
     .catch((error: unknown) => {
       musicMetadata = undefined;
       throw error;
