@@ -39,7 +39,7 @@ interface Figure {
   case: string;
   measures: string;
   value: number;
-  unit: 'req/s' | 'ms p99' | 'MiB' | 'sockets';
+  unit: 'req/s' | 'ms p99' | 'ms p90' | 'MiB' | 'sockets';
   reference: string | null;
   referenceValue: number | null;
   ratio: number | null;
@@ -139,8 +139,8 @@ async function main(): Promise<void> {
     ];
     const cases = all.filter((c) => c.name === 'express' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
-    const load = (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number) =>
-      runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections: CONNECTIONS, seconds, maxRequests: MAX_REQUESTS }, (seconds + 30) * 1000, `load ${input.url}`);
+    const load = (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number, connections = CONNECTIONS) =>
+      runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections, seconds, maxRequests: MAX_REQUESTS }, (seconds + 30) * 1000, `load ${input.url}`);
     log('warming up');
     for (const c of cases) await load(c.input, 1.5);
     for (let r = 1; r <= ROUNDS; r += 1) {
@@ -282,15 +282,16 @@ async function main(): Promise<void> {
 
 /**
  * One million events of one account, seeded with one INSERT ... SELECT generate_series, then the
- * filters of GET /v1/events: each plan must use an index (no sequential scan of events), and each
- * filtered page is measured (reported, no target).
+ * filters of GET /v1/events, each answered one request at a time (a client waiting on its page):
+ * p90 latency within 100 ms ("tens of milliseconds"), and each page plan on an index (no
+ * sequential scan of events). Totals come from the per-day counts or an indexed count (events repo).
  */
 async function millionEvents(
   url: string,
   base: string,
   key: Record<string, string>,
   accountId: string,
-  load: (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number) => Promise<LoadResult>,
+  load: (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number, connections?: number) => Promise<LoadResult>,
 ): Promise<void> {
   const client = new Client({ connectionString: url });
   await client.connect();
@@ -308,7 +309,7 @@ async function millionEvents(
        from generate_series(1, $2::int) as g`,
       [accountId, MILLION],
     );
-    await client.query('analyze events');
+    await client.query('vacuum analyze events');
     const seeded = (performance.now() - t0) / 1000;
     log(`  seeded ${MILLION} events in ${seeded.toFixed(1)} s`);
     const from = new Date(Date.now() - 3 * 86_400_000).toISOString();
@@ -321,35 +322,25 @@ async function millionEvents(
       { name: 'user_id', query: '&user_id=user-42', where: "and (raw ->> 'user_id') = $2", params: ['user-42'] },
       { name: 'search', query: '&search=NUMBER%20424242', where: "and (raw::text) ilike $2 escape '\\'", params: ['%NUMBER 424242%'] },
       { name: 'time range', query: `&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, where: 'and created_at > $2 and created_at < $3', params: [from, to] },
+      { name: 'page 2,000', query: '&page=2000', where: '', params: [] },
     ];
-    const plans: Record<string, { indexed: boolean; countScans: boolean; page: string; count: string }> = {};
     for (const v of variants) {
-      const where = `where account_id = $1 and hidden = false ${v.where}`;
-      const explain = async (sql: string) => {
-        const res = await client.query<{ 'QUERY PLAN': string }>(`explain ${sql}`, [accountId, ...v.params]);
-        return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-      };
-      const page = await explain(`select * from events ${where} order by created_at desc, id desc limit 25 offset 0`);
-      const count = await explain(`select count(*) from events ${where}`);
-      // The page must come from an index. The exact total counts every matching row, so over a
-      // large share of a million rows PostgreSQL rightly scans in parallel: reported, not refused.
-      plans[v.name] = { indexed: !/Seq Scan on events/.test(page), countScans: /Seq Scan on events/.test(count), page, count };
-    }
-    for (const v of variants) {
-      const result = await load({ url: `${base}/v1/events?limit=25${v.query}`, headers: key }, 3);
-      const plan = plans[v.name]!;
-      log(`  1M events, ${v.name.padEnd(10)} ${result.rps.toFixed(0).padStart(5)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  page ${plan.indexed ? 'index' : 'SEQUENTIAL SCAN'}, total ${plan.countScans ? 'parallel scan' : 'index'}`);
+      const res = await client.query<{ 'QUERY PLAN': string }>(`explain select * from events where account_id = $1 and hidden = false ${v.where} order by created_at desc, id desc limit 25`, [accountId, ...v.params]);
+      const plan = res.rows.map((r) => r['QUERY PLAN']).join('\n');
+      const indexed = !/Seq Scan on events/.test(plan);
+      const result = await load({ url: `${base}/v1/events?limit=25${v.query}`, headers: key }, 3, 1);
+      log(`  1M events, ${v.name.padEnd(10)} p50 ${result.p50Ms} ms  p90 ${result.p90Ms} ms  p99 ${result.p99Ms} ms  (${result.rps.toFixed(0)} req/s one at a time)  page ${indexed ? 'index' : 'SEQUENTIAL SCAN'}`);
       figures.push({
         case: `1M events: GET /v1/events?limit=25 (${v.name})`,
-        measures: 'a filtered page with its exact total over one account holding a million events; the page query must use an index',
-        value: round(result.rps, 0),
-        unit: 'req/s',
+        measures: 'a filtered page with its exact total over one account holding a million events, one request at a time; the page query must use an index',
+        value: result.p90Ms,
+        unit: 'ms p90',
         reference: null,
         referenceValue: null,
         ratio: null,
-        target: 'page served by an index',
-        ok: plan.indexed && result.non2xx === 0 && result.errors === 0,
-        detail: { p50_ms: result.p50Ms, p99_ms: result.p99Ms, requests: result.requests, seed_seconds: round(seeded, 1), plan_page: plan.page, plan_count: plan.count },
+        target: '<= 100 ms, page on an index',
+        ok: indexed && result.p90Ms <= 100 && result.non2xx === 0 && result.errors === 0,
+        detail: { p50_ms: result.p50Ms, p99_ms: result.p99Ms, requests: result.requests, seed_seconds: round(seeded, 1), plan_page: plan },
       });
     }
   } finally {

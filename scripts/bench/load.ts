@@ -21,6 +21,7 @@ export interface LoadResult {
   seconds: number;
   rps: number;
   p50Ms: number;
+  p90Ms: number;
   p99Ms: number;
   non2xx: number;
   errors: number;
@@ -52,6 +53,7 @@ const instance = autocannon(
       seconds,
       rps: result.requests.total / seconds,
       p50Ms: result.latency.p50,
+      p90Ms: result.latency.p90,
       p99Ms: result.latency.p99,
       non2xx: result.non2xx,
       errors: result.errors + result.timeouts,

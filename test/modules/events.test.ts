@@ -5,6 +5,8 @@
  * commit, test and bot events that are broadcast and never stored, and account isolation.
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { eventMigrations } from '../../src/modules/events/migrations';
 import { gql, systemKey, useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
@@ -201,6 +203,96 @@ describe('filters and paging', () => {
     const all = (await list({})).body.data as { created_at: string }[];
     const times = all.map((e) => e.created_at);
     expect([...times].sort().reverse()).toEqual(times);
+  });
+});
+
+describe('exact totals from the per-day counts', () => {
+  const day = 86_400_000;
+  let user: LoggedIn;
+  const start = Date.UTC(2026, 0, 10, 0, 0, 0);
+  const kinds = [
+    { type: 'platform_a:follower', platform: 'platform_a' },
+    { type: 'platform_a:cheer', platform: 'platform_a' },
+    { type: 'platform_b:superchat', platform: 'platform_b' },
+  ];
+  const list = (query: Record<string, string>) => api(t, 'GET', '/events', { token: user.accessToken, query: { limit: '1', ...query } });
+  /** The oracle: the rows themselves, counted in the database. */
+  async function counted(query: { types?: string[]; platform?: string[]; from?: Date; to?: Date }): Promise<number> {
+    const q = t.app.db.knex('events').where({ account_id: user.accountId, hidden: false });
+    if (query.types) q.whereIn('type', query.types);
+    if (query.platform) q.whereIn('platform', query.platform);
+    if (query.from) q.where('created_at', '>', query.from);
+    if (query.to) q.where('created_at', '<', query.to);
+    return Number((await q.count<{ n: string }[]>({ n: '*' }).first())?.n ?? 0);
+  }
+
+  beforeAll(async () => {
+    user = await devLogin(t);
+    // 60 rows over 10 UTC days, some on the stroke of midnight; emitted through the API, then
+    // moved in time in the database (the counts follow updates too).
+    const ids: string[] = [];
+    for (let i = 0; i < 60; i += 1) {
+      const res = await emit(user, { ...kinds[i % 3]!, raw: { i } });
+      ids.push((res.body.data as { id: string }).id);
+    }
+    for (let i = 0; i < ids.length; i += 1) {
+      const at = new Date(start + Math.floor(i / 6) * day + (i % 6 === 0 ? 0 : (i % 6) * 3_700_000 + i));
+      await t.app.db.knex('events').where({ id: ids[i] }).update({ created_at: at });
+    }
+    // A hidden row is never counted; hiding and unhiding move it out of and into the counts.
+    await t.app.db.knex('events').insert({ id: randomUUID(), account_id: user.accountId, type: 'platform_a:gift_sub', platform: 'platform_a', raw: '{}', hidden: true, created_at: new Date(start + 2 * day + 5) });
+    await t.app.db.knex('events').where({ id: ids[7] }).update({ hidden: true });
+    await t.app.db.knex('events').where({ id: ids[8] }).update({ hidden: true });
+    await t.app.db.knex('events').where({ id: ids[8] }).update({ hidden: false });
+  });
+
+  test('types, platform and time ranges (within a day, across days, on midnight) match the rows counted one by one', async () => {
+    const instants = [...Array.from({ length: 12 }, (_, d) => new Date(start + (d - 1) * day)), new Date(start + 3 * day + 3_700_000 * 2 + 20), new Date(start + 4 * day - 1), new Date(start + 5 * day + 1)];
+    const filters = fc.record({
+      types: fc.option(fc.subarray(kinds.map((k) => k.type), { minLength: 1 }), { nil: undefined }),
+      platform: fc.option(fc.subarray(['platform_a', 'platform_b', 'platform_c'], { minLength: 1 }), { nil: undefined }),
+      from: fc.option(fc.oneof(fc.constantFrom(...instants), fc.integer({ min: -day, max: 11 * day }).map((ms) => new Date(start + ms))), { nil: undefined }),
+      to: fc.option(fc.oneof(fc.constantFrom(...instants), fc.integer({ min: -day, max: 11 * day }).map((ms) => new Date(start + ms))), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(filters, async (f) => {
+        const query: Record<string, string> = {};
+        if (f.types) query.types = f.types.join(',');
+        if (f.platform) query.platform = f.platform.join(',');
+        if (f.from) query.from = f.from.toISOString();
+        if (f.to) query.to = f.to.toISOString();
+        const res = await list(query);
+        expect(res.status).toBe(200);
+        expect((res.body._meta as { total: number }).total).toBe(await counted(f));
+      }),
+      { numRuns: 60, seed: 20261124 },
+    );
+    expect((await list({})).body._meta).toMatchObject({ total: 59 });
+  });
+
+  test('the retention sweep and content filters keep the totals exact', async () => {
+    await t.app.db.knex('accounts').where({ id: user.accountId }).update({ chat_retention_days: Math.ceil((Date.now() - start) / day) - 4 });
+    expect(await t.app.modules.events.sweepRetention()).toBeGreaterThan(0);
+    const left = await counted({});
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThan(59);
+    expect((await list({})).body._meta).toMatchObject({ total: left });
+    expect((await list({ types: 'platform_a:cheer', from: new Date(start).toISOString() })).body._meta).toMatchObject({ total: await counted({ types: ['platform_a:cheer'], from: new Date(start) }) });
+    const gql200 = await gql(t.url, 'query($f: EventFilterInput) { events(filter: $f) { total } }', { f: { platform: 'platform_b', search: '"i"' } }, { authorization: `Bearer ${user.accessToken}` });
+    expect(gql200.body.data!.events).toEqual({ total: await counted({ platform: ['platform_b'] }) });
+    await t.app.db.knex('accounts').where({ id: user.accountId }).update({ chat_retention_days: null });
+  });
+
+  test('the migration counts the rows stored before it, once', async () => {
+    const migration = eventMigrations.find((m) => m.name.endsWith('_create_event_counts'))!;
+    const knex = t.app.db.knex;
+    await migration.down(knex);
+    await knex('events').insert({ id: randomUUID(), account_id: user.accountId, type: 'platform_c:follower', platform: 'platform_c', raw: '{}', hidden: false, created_at: new Date(start + 3 * day) });
+    await knex.transaction((trx) => migration.up(trx));
+    for (const f of [{}, { platform: ['platform_c'] }, { from: new Date(start + day), to: new Date(start + 6 * day + 1) }]) {
+      const query = Object.fromEntries(Object.entries(f).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v as Date).toISOString()]));
+      expect((await list(query)).body._meta).toMatchObject({ total: await counted(f) });
+    }
   });
 });
 

@@ -24,6 +24,11 @@ export interface EventQuery {
 
 const parse = (row: EventRow): EventRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
 
+/** The UTC calendar day of an instant, `YYYY-MM-DD` (the `event_counts.day` of a row created then). */
+const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+const utcMidnight = (at: Date): Date => new Date(`${utcDay(at)}T00:00:00.000Z`);
+const nextUtcMidnight = (at: Date): Date => new Date(utcMidnight(at).getTime() + 86_400_000);
+
 /** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -50,12 +55,36 @@ export function createEventsRepo(knex: Knex) {
     return query;
   }
 
+  /**
+   * The exact number of rows a filter matches. Filters on rows' contents (`user_id`, `search`)
+   * count the matching rows through their indexes. Types, platform and time alone are answered
+   * from `event_counts` (visible rows per UTC day, type and platform; migrations.ts): whole days
+   * strictly inside the range are summed, and only the rows of the day `from` falls in and the day
+   * `to` falls in are counted one by one.
+   */
+  function total(accountId: string, q: EventQuery): Knex.QueryBuilder {
+    const counted = (query: Knex.QueryBuilder) => query.clearSelect().count<{ count: string }[]>({ count: '*' });
+    if (q.userId !== undefined || q.search) return counted(filtered(accountId, q));
+    const { from, to } = q;
+    if (from && to && utcDay(from) === utcDay(to)) return counted(filtered(accountId, q));
+    const days = knex('event_counts').where({ account_id: accountId }).sum<{ count: string }[]>({ count: 'n' });
+    if (q.types?.length) days.whereIn('type', [...q.types]);
+    if (q.platforms?.length) days.whereIn('platform', [...q.platforms]);
+    if (from) days.where('day', '>', utcDay(from));
+    if (to) days.where('day', '<', utcDay(to));
+    const parts = [days];
+    if (from) parts.push(counted(filtered(accountId, { ...q, to: nextUtcMidnight(from) })));
+    if (to) parts.push(counted(filtered(accountId, { ...q, from: undefined }).where('created_at', '>=', utcMidnight(to))));
+    return knex.select(knex.raw(parts.map(() => 'coalesce((?), 0)').join(' + ') + ' as count', parts));
+  }
+
   return {
-    /** events.page: newest first, hidden community gift rows left out */
+    /** events.page: newest first, hidden community gift rows left out; `total` is exact (see `total`) */
     async page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ rows: EventRow[]; total: number }> {
+      const empty = q.from !== undefined && q.to !== undefined && q.from >= q.to;
       const [rows, count] = await Promise.all([
         filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
-        filtered(accountId, q).count<{ count: string }[]>({ count: '*' }).first(),
+        empty ? Promise.resolve({ count: 0 }) : total(accountId, q).first(),
       ]);
       return { rows: (rows as EventRow[]).map(parse), total: Number(count?.count ?? 0) };
     },
