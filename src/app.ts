@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { Express } from 'express';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
-import type { OperationId, RestHandlers } from '../generated/rest';
+import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './auth/module';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
@@ -19,6 +19,7 @@ import { createHttpApp } from './http/app';
 import { createGraphQLHandler } from './http/graphql/endpoint';
 import type { GraphQLContext } from './http/graphql/context';
 import { createRateLimiter, rateLimitMiddleware } from './http/rate-limit';
+import { createOperationIndex } from './http/operations';
 import { createRestRouter } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, type Cache } from './infra/cache';
@@ -207,12 +208,14 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const { gates, credentials } = apis.auth;
   const realtime = apis.realtime.server;
+  const operations = createOperationIndex(routes);
   const http = createHttpApp({
     config,
     log,
     credentials,
     graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter }),
-    rest: createRestRouter({ handlers: rest, gates }),
+    rest: createRestRouter({ handlers: rest, gates, index: operations }),
+    operations,
     rateLimit: rateLimitMiddleware(limiter),
   });
   const metrics = createMetrics({

@@ -5,7 +5,6 @@
  * generated REST router, then 404 and the one error mapper.
  */
 import express, { type Express, type RequestHandler } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
@@ -17,8 +16,9 @@ import { errorHandler, notFoundHandler } from './errors';
 import { inputGuardMiddleware } from './input-guard';
 import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import { requestContextMiddleware } from './middleware';
-import { memoiseRouteMatchers } from './route-matchers';
+import type { OperationIndex } from './operations';
 import { securityHeadersMiddleware } from './security-headers';
+import { openApiValidatorMiddleware } from './validator';
 
 export interface HttpAppDeps {
   config: Readonly<Config>;
@@ -26,6 +26,8 @@ export interface HttpAppDeps {
   credentials: CredentialResolver;
   graphql: RequestHandler;
   rest: RequestHandler;
+  /** The route index the validator and the REST dispatcher share (operations.ts). */
+  operations: OperationIndex;
   /** Per-auth-context rate limits (rate-limit.ts); covers REST and GraphQL under /v1/. */
   rateLimit?: RequestHandler;
 }
@@ -46,6 +48,16 @@ function withStreamedBodies<T>(document: T): T {
   return document;
 }
 
+/**
+ * Paths are matched without regard to case (Express's and the validator's default), so `/V1/...`
+ * reaches the same operations as `/v1/...`; what decides whether the rate limits and the validator
+ * apply must not be fooled by the case either.
+ */
+const API_PATH = /^\/v1(\/|$)/i;
+const WEBHOOK_PATH = new RegExp(`^${WEBHOOK_PREFIX}/`, 'i');
+const isApiPath = (path: string) => API_PATH.test(path);
+const isWebhookPath = (path: string) => WEBHOOK_PATH.test(path);
+
 export function createHttpApp(deps: HttpAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -57,7 +69,7 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
   const rateLimit = deps.rateLimit;
   // Webhook receivers are server-to-server: the per-context budgets meant for clients do not apply.
-  if (rateLimit) app.use((req, res, next) => (req.path.startsWith('/v1/') && !req.path.startsWith(`${WEBHOOK_PREFIX}/`) ? rateLimit(req, res, next) : next()));
+  if (rateLimit) app.use((req, res, next) => (isApiPath(req.path) && !isWebhookPath(req.path) ? rateLimit(req, res, next) : next()));
   // Their bodies stay raw (the signature covers the exact bytes); express.json skips a parsed body.
   app.use(WEBHOOK_PREFIX, ...rawBodyMiddleware());
   app.use(express.json({ limit: '1mb' }));
@@ -66,10 +78,8 @@ export function createHttpApp(deps: HttpAppDeps): Express {
   app.post('/v1/gql', (req, _res, next) => next(req.is('application/json') ? undefined : new AppError('BAD_REQUEST', messages.unsupportedContentType)), deps.graphql);
   // Strings PostgreSQL cannot store stop here (GraphQL checks its arguments itself, by argument path).
   app.use(inputGuardMiddleware());
-  // The validator finds each request's operation through path-to-regexp: compiled once, not per request.
-  memoiseRouteMatchers();
   app.use(
-    OpenApiValidator.middleware({
+    openApiValidatorMiddleware({
       apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
       // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
       fileUploader: false,
@@ -77,8 +87,8 @@ export function createHttpApp(deps: HttpAppDeps): Express {
       validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
       validateSecurity: false,
       ignoreUndocumented: false,
-      ignorePaths: (path: string) => !path.startsWith('/v1/') && path !== '/v1',
-    }),
+      ignorePaths: (path: string) => !isApiPath(path),
+    }, deps.operations),
   );
   app.use(deps.rest);
   app.use(notFoundHandler);

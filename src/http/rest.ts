@@ -13,7 +13,7 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
@@ -21,6 +21,7 @@ import { pageRequest, type Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
+import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } from './operations';
 
 type WireResult = { status: string | number; body: unknown; headers?: Record<string, string> };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
@@ -43,7 +44,7 @@ function resolve(node: unknown): Schema | undefined {
 }
 
 /** The operation object of a route in the OpenAPI document. */
-function operationOf(route: RouteSpec): Schema {
+function documentOperation(route: RouteSpec): Schema {
   const base = ((openapiDocument as { servers?: { url: string }[] }).servers?.[0]?.url ?? '').replace(/\/$/, '');
   const paths = openapiDocument.paths as Record<string, Record<string, Schema>>;
   const op = paths[route.path.slice(base.length)]?.[route.method];
@@ -53,7 +54,7 @@ function operationOf(route: RouteSpec): Schema {
 
 /** Shapes of the request body and of each status's domain value (the part the envelope wraps). */
 function shapesOf(route: RouteSpec): { body: Shape | null; results: Map<number, Shape | null> } {
-  const op = operationOf(route);
+  const op = documentOperation(route);
   const json = (node: unknown) => (resolve(node)?.content as Record<string, { schema?: unknown }> | undefined)?.['application/json']?.schema;
   const requestSchema = json(op.requestBody);
   const results = new Map<number, Shape | null>();
@@ -134,48 +135,54 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
   return handlers as unknown as Pick<RestHandlers<RequestContext>, K>;
 }
 
-export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }): Router {
-  const router = Router();
-  // Express tries routes in registration order: a literal segment (/ideas/categories) goes before a
-  // parameter at the same position (/ideas/{id}), whatever the operation ids' order.
-  const segments = (p: string) => p.split('/').map((s) => (s.startsWith('{') ? 1 : 0));
-  const literalFirst = (a: RouteSpec, b: RouteSpec) => {
-    const [x, y] = [segments(a.path), segments(b.path)];
-    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-    return x.length - y.length;
-  };
-  for (const route of [...routes].sort(literalFirst)) {
-    const handler = (deps.handlers as unknown as Record<string, AnyHandler>)[route.operationId];
+/**
+ * One middleware for every operation: the request's operation comes from the route index (the
+ * validator before it has already refused an undocumented route or a malformed path), its declared
+ * gate is enforced, and its bound handler answers with the declared content type.
+ */
+export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer; index: OperationIndex }): RequestHandler {
+  const handlers = deps.handlers as unknown as Record<string, AnyHandler>;
+  for (const route of routes) {
+    const handler = handlers[route.operationId];
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
     if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
-    router[route.method](route.expressPath, async (req: Request, res: Response) => {
-      const context = requestContext(req);
-      context.raw = { body: req, header: (name: string) => req.get(name) };
-      await deps.gates.enforce(route.gate, context.auth);
-      const input = { params: req.params, query: req.query, body: req.body } as unknown as RestRequest<never>;
-      const result = await handler(input, context);
-      const status = Number(result.status);
-      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      res.status(status);
-      const contentType = route.responses[String(result.status)] ?? null;
-      if (contentType === null || result.body === undefined) {
-        res.end();
-      } else if (contentType === 'application/json') {
-        res.json(result.body);
-      } else {
-        // A raw body whose type depends on the content (audio) brings its own Content-Type.
-        if (!res.hasHeader('content-type')) res.type(contentType);
-        if (result.body instanceof Readable) {
-          // Streamed bodies (ranged downloads): a client that goes away mid-stream is not a server error.
-          await pipeline(result.body, res).catch((error: unknown) => {
-            if (!res.writableFinished) context.log.debug({ err: error }, 'streamed response ended early');
-            res.destroy();
-          });
-        } else {
-          res.send(result.body);
-        }
-      }
-    });
   }
-  return router;
+  const dispatch = async (req: Request, res: Response, found: ResolvedOperation): Promise<void> => {
+    const route = found.route;
+    const handler = handlers[route.operationId]!;
+    const context = requestContext(req);
+    context.raw = { body: req, header: (name: string) => req.get(name) };
+    await deps.gates.enforce(route.gate, context.auth);
+    // The validator's copy of the path parameters (coerced to their schemas); Express resets
+    // `req.params` for each middleware it enters, so the request's own copy is not kept.
+    const params = (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams ?? found.params;
+    const input = { params, query: req.query, body: req.body } as unknown as RestRequest<never>;
+    const result = await handler(input, context);
+    const status = Number(result.status);
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    res.status(status);
+    const contentType = route.responses[String(result.status)] ?? null;
+    if (contentType === null || result.body === undefined) {
+      res.end();
+    } else if (contentType === 'application/json') {
+      res.json(result.body);
+    } else {
+      // A raw body whose type depends on the content (audio) brings its own Content-Type.
+      if (!res.hasHeader('content-type')) res.type(contentType);
+      if (result.body instanceof Readable) {
+        // Streamed bodies (ranged downloads): a client that goes away mid-stream is not a server error.
+        await pipeline(result.body, res).catch((error: unknown) => {
+          if (!res.writableFinished) context.log.debug({ err: error }, 'streamed response ended early');
+          res.destroy();
+        });
+      } else {
+        res.send(result.body);
+      }
+    }
+  };
+  return (req, res, next) => {
+    const found = operationOf(deps.index, req);
+    if (found === null || found === MALFORMED) return next();
+    dispatch(req, res, found).catch(next);
+  };
 }
