@@ -5,7 +5,6 @@
  * arguments only (no module-level singletons), so a test can swap any of them.
  */
 import path from 'node:path';
-import type { Express } from 'express';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './auth/module';
@@ -15,12 +14,13 @@ import { createCredentialStore, type CredentialStore } from './auth/store';
 import type { CredentialResolver } from './auth/credentials';
 import type { Config } from './config/config';
 import type { RequestContext } from './http/context';
-import { createHttpApp } from './http/app';
+import { createHttpApp, type HttpHandler } from './http/app';
 import { createGraphQLHandler } from './http/graphql/endpoint';
 import type { GraphQLContext } from './http/graphql/context';
-import { createRateLimiter, rateLimitMiddleware } from './http/rate-limit';
+import { createRateLimiter, rateLimitStep } from './http/rate-limit';
 import { createOperationIndex } from './http/operations';
-import { createRestRouter } from './http/rest';
+import { clientAddressResolver } from './http/request';
+import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
@@ -102,7 +102,7 @@ export const timeseriesMigrations: readonly Migration[] = moduleList().flatMap((
 export interface App {
   readonly config: Readonly<Config>;
   readonly log: Logger;
-  readonly http: Express;
+  readonly http: HttpHandler;
   readonly realtime: RealtimeServer;
   readonly metrics: Metrics;
   readonly db: Database;
@@ -208,15 +208,16 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
 
   const { gates, credentials } = apis.auth;
   const realtime = apis.realtime.server;
-  const operations = createOperationIndex(routes);
+  const clientAddress = clientAddressResolver(config.http.trust_proxy);
   const http = createHttpApp({
     config,
     log,
     credentials,
-    graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter }),
-    rest: createRestRouter({ handlers: rest, gates, index: operations }),
-    operations,
-    rateLimit: rateLimitMiddleware(limiter),
+    clientAddress,
+    graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter, clientAddress }),
+    rest: createRestDispatcher({ handlers: rest, gates }),
+    operations: createOperationIndex(routes),
+    rateLimit: rateLimitStep(limiter, clientAddress),
   });
   const metrics = createMetrics({
     service: SERVICE_NAME,

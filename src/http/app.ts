@@ -1,10 +1,25 @@
 /**
- * The express app. Order matters and is fixed here: CORS (answers every preflight itself), security
- * headers, request id and credentials, rate limits (under /v1/), body parsing, documentation
- * helpers, GraphQL, then the input guard (input-guard.ts), the OpenAPI request validator and the
- * generated REST router, then 404 and the one error mapper.
+ * The HTTP pipeline of the public listener. Order matters and is fixed here:
+ *
+ * 1. CORS (answers every preflight itself), security headers, request id and credentials;
+ * 2. the rate limits, for every path under /v1 except the webhook receivers;
+ * 3. the body: raw bytes for the webhook receivers, JSON for everything else that has one;
+ * 4. then one of three branches:
+ *    - an operation of the route table: the input guard (input-guard.ts), the OpenAPI request
+ *      validator (validator.ts) and the operation's handler (rest.ts);
+ *    - `POST /v1/gql`: the GraphQL endpoint (JSON bodies only);
+ *    - anything else: the documentation pages (docs.ts, on Express), then the input guard and 404;
+ * 5. every failure through one error mapper (errors.ts).
+ *
+ * The first two branches run on Node's request and response (request.ts) rather than through
+ * Express's request entry, whose own cost was four fifths of a bare Express handler (ADR 004); the
+ * middleware they run is the chosen libraries' (cors, helmet's headers, body-parser,
+ * express-openapi-validator, rate-limiter-flexible, graphql-http), called in this fixed order.
  */
-import express, { type Express, type RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import bodyParser from 'body-parser';
+import express, { type Express } from 'express';
+import typeIs from 'type-is';
 import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
@@ -12,25 +27,34 @@ import { AppError, messages } from '../errors';
 import type { Logger } from '../infra/logger';
 import { corsMiddleware } from './cors';
 import { createDocsRouter } from './docs';
-import { errorHandler, notFoundHandler } from './errors';
-import { inputGuardMiddleware } from './input-guard';
+import { answerError, errorHandler, notFoundHandler } from './errors';
+import { checkRestInput, inputGuardMiddleware } from './input-guard';
+import { requestContextStep } from './middleware';
+import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } from './operations';
 import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
-import { requestContextMiddleware } from './middleware';
-import type { OperationIndex } from './operations';
+import type { JsonHook } from './rest';
+import { prepareRequest, sendJson, type ApiRequest } from './request';
 import { securityHeadersMiddleware } from './security-headers';
 import { openApiValidatorMiddleware } from './validator';
+
+/** Express-style middleware, as the libraries above ship it. */
+type Middleware = (req: never, res: never, next: (error?: unknown) => void) => unknown;
 
 export interface HttpAppDeps {
   config: Readonly<Config>;
   log: Logger;
   credentials: CredentialResolver;
-  graphql: RequestHandler;
-  rest: RequestHandler;
+  /** The client address rate budgets and sessions record (request.ts). */
+  clientAddress: (req: IncomingMessage) => string;
+  graphql: (req: ApiRequest, res: ServerResponse) => Promise<void>;
+  rest: (req: ApiRequest, res: ServerResponse, found: ResolvedOperation) => Promise<void>;
   /** The route index the validator and the REST dispatcher share (operations.ts). */
   operations: OperationIndex;
   /** Per-auth-context rate limits (rate-limit.ts); covers REST and GraphQL under /v1/. */
-  rateLimit?: RequestHandler;
+  rateLimit?: (req: ApiRequest, res: ServerResponse) => Promise<void>;
 }
+
+export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
  * The document the request validator sees: a `multipart/form-data` body is checked by its handler
@@ -49,37 +73,51 @@ function withStreamedBodies<T>(document: T): T {
 }
 
 /**
- * Paths are matched without regard to case (Express's and the validator's default), so `/V1/...`
+ * Paths are matched without regard to case (as Express and the validator match them), so `/V1/...`
  * reaches the same operations as `/v1/...`; what decides whether the rate limits and the validator
  * apply must not be fooled by the case either.
  */
 const API_PATH = /^\/v1(\/|$)/i;
-const WEBHOOK_PATH = new RegExp(`^${WEBHOOK_PREFIX}/`, 'i');
+const WEBHOOK_PATH = new RegExp(`^${WEBHOOK_PREFIX}(/|$)`, 'i');
+const GRAPHQL_PATH = /^\/v1\/gql\/?$/i;
 const isApiPath = (path: string) => API_PATH.test(path);
 const isWebhookPath = (path: string) => WEBHOOK_PATH.test(path);
 
-export function createHttpApp(deps: HttpAppDeps): Express {
+/**
+ * Runs one piece of Express-style middleware that always passes the request on (body parsers, the
+ * validator's steps): resolves when it does, rejects with its error.
+ */
+function run(middleware: Middleware, req: ApiRequest, res: ServerResponse): Promise<void> {
+  return new Promise((resolve, reject) => {
+    try {
+      void middleware(req as never, res as never, (error?: unknown) => (error ? reject(error) : resolve()));
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+/** The documentation pages and the 404 of everything else, on Express. */
+function createPagesApp(deps: HttpAppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.http.trust_proxy);
   app.set('query parser', 'extended');
-
-  app.use(corsMiddleware(deps.config));
-  app.use(securityHeadersMiddleware(deps.config));
-  app.use(requestContextMiddleware({ log: deps.log, credentials: deps.credentials }));
-  const rateLimit = deps.rateLimit;
-  // Webhook receivers are server-to-server: the per-context budgets meant for clients do not apply.
-  if (rateLimit) app.use((req, res, next) => (isApiPath(req.path) && !isWebhookPath(req.path) ? rateLimit(req, res, next) : next()));
-  // Their bodies stay raw (the signature covers the exact bytes); express.json skips a parsed body.
-  app.use(WEBHOOK_PREFIX, ...rawBodyMiddleware());
-  app.use(express.json({ limit: '1mb' }));
   app.use(createDocsRouter(deps.config));
-  // GraphQL takes JSON bodies only; anything else gets the REST answer (graphql-http's bare 415 has no body).
-  app.post('/v1/gql', (req, _res, next) => next(req.is('application/json') ? undefined : new AppError('BAD_REQUEST', messages.unsupportedContentType)), deps.graphql);
-  // Strings PostgreSQL cannot store stop here (GraphQL checks its arguments itself, by argument path).
   app.use(inputGuardMiddleware());
-  app.use(
-    openApiValidatorMiddleware({
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.log));
+  return app;
+}
+
+export function createHttpApp(deps: HttpAppDeps): HttpHandler {
+  const cors = corsMiddleware(deps.config);
+  const securityHeaders = securityHeadersMiddleware(deps.config);
+  const context = requestContextStep({ log: deps.log, credentials: deps.credentials, clientAddress: deps.clientAddress });
+  const json = bodyParser.json({ limit: '1mb' });
+  const raw = rawBodyMiddleware();
+  const validator = openApiValidatorMiddleware(
+    {
       apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
       // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
       fileUploader: false,
@@ -88,10 +126,88 @@ export function createHttpApp(deps: HttpAppDeps): Express {
       validateSecurity: false,
       ignoreUndocumented: false,
       ignorePaths: (path: string) => !isApiPath(path),
-    }, deps.operations),
+    },
+    deps.operations,
   );
-  app.use(deps.rest);
-  app.use(notFoundHandler);
-  app.use(errorHandler(deps.log));
-  return app;
+  // The library's steps by name: its path-parameter step only serves Express routes (there are
+  // none here); response validation (on in tests) wraps a `res.json` writer, after the rest.
+  const named = (name: string) => validator.filter((step) => step.name === name) as unknown as Middleware[];
+  const requestSteps = ['metadataMiddleware', 'securityMiddleware', 'requestMiddleware'].flatMap(named);
+  const responseStep = named('responseMiddleware')[0] ?? null;
+  if (requestSteps.length !== 3 || (deps.config.http.validate_responses && !responseStep)) throw new Error('express-openapi-validator: unexpected middleware steps');
+  const pages = createPagesApp(deps);
+
+  const logOf = (req: ApiRequest) => req.context?.log ?? deps.log;
+  const writeJson = (req: ApiRequest, res: ServerResponse & { json?: JsonHook }, value: unknown) => (res.json ? res.json(value) : sendJson(req, res, res.statusCode, value));
+
+  function fail(req: ApiRequest, res: ServerResponse & { json?: JsonHook }, error: unknown): void {
+    if (res.headersSent) {
+      logOf(req).warn({ err: error }, 'request failed after its response started');
+      res.destroy();
+      return;
+    }
+    answerError(error, res, logOf(req), (body) => writeJson(req, res, body));
+  }
+
+  /**
+   * Gives the response a `json` writer for the validator's response step to wrap: every JSON body
+   * the operation then answers (errors below 500 too) is checked against the document, and a body
+   * that does not fit becomes a 500, as the library does on Express.
+   */
+  async function checkResponses(req: ApiRequest, res: ServerResponse & { json?: JsonHook; status?: (code: number) => unknown }): Promise<void> {
+    res.json = (value) => sendJson(req, res, res.statusCode, value);
+    res.status = (code: number) => {
+      res.statusCode = code;
+      return res;
+    };
+    let installed = false;
+    await new Promise<void>((resolve, reject) => {
+      void responseStep!(req as never, res as never, (error?: unknown) => {
+        if (!installed) {
+          installed = true;
+          if (error) reject(error);
+          else resolve();
+        } else if (error) {
+          fail(req, res, error);
+        }
+      });
+    });
+  }
+
+  async function operation(req: ApiRequest, res: ServerResponse, found: ResolvedOperation): Promise<void> {
+    const problem = checkRestInput(req);
+    if (problem) throw problem;
+    for (const step of requestSteps) await run(step, req, res);
+    if (responseStep) await checkResponses(req, res);
+    await deps.rest(req, res, found);
+  }
+
+  async function handle(req: ApiRequest, res: ServerResponse): Promise<void> {
+    try {
+      // CORS decides at once (its origin check is synchronous): a preflight is answered here.
+      let passed = false;
+      cors(req, res, (error?: unknown) => {
+        if (error) throw error;
+        passed = true;
+      });
+      if (!passed) return;
+      securityHeaders(req as never, res as never, () => undefined);
+      await context(req, res);
+      if (deps.rateLimit && isApiPath(req.path) && !isWebhookPath(req.path)) await deps.rateLimit(req, res);
+      if (isWebhookPath(req.path)) await run(raw as Middleware, req, res);
+      else if (typeIs.hasBody(req)) await run(json as Middleware, req, res);
+      const found = operationOf(deps.operations, req);
+      if (found !== null && found !== MALFORMED) return await operation(req, res, found);
+      if (req.method === 'POST' && GRAPHQL_PATH.test(req.path)) {
+        // GraphQL takes JSON bodies only; anything else gets the REST answer (graphql-http's bare 415 has no body).
+        if (!typeIs(req, ['application/json'])) throw new AppError('BAD_REQUEST', messages.unsupportedContentType);
+        return await deps.graphql(req, res);
+      }
+      pages(req as never, res as never);
+    } catch (error) {
+      fail(req, res, error);
+    }
+  }
+
+  return (req, res) => void handle(prepareRequest(req), res);
 }

@@ -1,8 +1,11 @@
 /** What a REST handler gets besides its typed input: who calls, and how to log and link. */
 import type { Readable } from 'node:stream';
-import type { CookieOptions, Request } from 'express';
+import type { CookieSerializeOptions as SerializeOptions } from 'cookie';
 import type { AuthContext } from '../auth/context';
 import type { Logger } from '../infra/logger';
+
+/** Cookie attributes; `maxAge` is in milliseconds and also sets Expires (as Express's `res.cookie`). */
+export type CookieOptions = Omit<SerializeOptions, 'maxAge'> & { maxAge?: number };
 
 export interface RequestContext {
   auth: AuthContext;
@@ -42,7 +45,8 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export function requestContext(req: Request): RequestContext {
+/** The context the pipeline attached to a request (app.ts); every route runs after it. */
+export function requestContext(req: { context?: RequestContext }): RequestContext {
   if (!req.context) throw new Error('request context middleware did not run');
   return req.context;
 }

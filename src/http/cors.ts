@@ -4,8 +4,9 @@
  * exposed response headers; mounted first in app.ts so a preflight is answered before the rate
  * limiter, the credential resolver or the OpenAPI validator see it.
  */
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import cors, { type CorsOptions } from 'cors';
+import vary from 'vary';
 import type { Config } from '../config/config';
 
 /** Request headers a browser may send cross-origin (beyond the CORS-safelisted ones). */
@@ -36,7 +37,7 @@ export function normalizeOrigins(origins: readonly string[]): Set<string> {
  * it. Every OPTIONS request is answered here with 204 either way: a preflight is never charged to
  * the rate limit and never reaches the validator's 404/405.
  */
-export function corsMiddleware(config: Pick<Config, 'http'>): RequestHandler {
+export function corsMiddleware(config: Pick<Config, 'http'>): (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void {
   const allowed = normalizeOrigins(config.http.cors_origins);
   const common: CorsOptions = {
     methods: METHODS,
@@ -59,7 +60,7 @@ export function corsMiddleware(config: Pick<Config, 'http'>): RequestHandler {
     // No Origin (server-to-server calls, probes) and not a preflight: all cors would do is add
     // `Vary: Origin`, so that is done here without building its headers.
     if (req.headers.origin === undefined && req.method !== 'OPTIONS') {
-      res.vary('Origin');
+      vary(res, 'Origin');
       return next();
     }
     return handle(req, res, next);

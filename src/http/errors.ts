@@ -3,6 +3,7 @@
  * and OpenAPI validator failures → BAD_REQUEST, VALIDATION_ERROR or NOT_FOUND; anything else → a
  * scrubbed 5xx whose cause is logged with the request id, never returned.
  */
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, errorBody, messages, toAppError } from '../errors';
 import type { Logger } from '../infra/logger';
@@ -40,20 +41,34 @@ function fromHttpError(error: HttpishError): AppError | null {
   return null;
 }
 
+/** Any failure as the AppError it is answered with. */
+export function httpError(error: unknown): AppError {
+  return error instanceof AppError ? error : (fromHttpError(error as HttpishError) ?? toAppError(error));
+}
+
+/**
+ * Answers a failed request: `{ error, message, details? }` with the code's status; a 5xx is logged
+ * with its cause (and the request id) and leaves with its scrubbed message only. `json` is the
+ * response's JSON writer (the validating one in tests).
+ */
+export function answerError(error: unknown, res: Pick<ServerResponse, 'statusCode' | 'setHeader'>, log: Logger, json: (body: unknown) => void): void {
+  const appError = httpError(error);
+  if (appError.status >= 500) log.error({ err: error, code: appError.code }, 'request failed');
+  if (appError.code === 'RATE_LIMIT_EXCEEDED' && appError.details?.retry_after_seconds !== undefined) {
+    res.setHeader('Retry-After', String(appError.details.retry_after_seconds));
+  }
+  res.statusCode = appError.status;
+  json(errorBody(appError));
+}
+
+/** The documentation pages' error handler (docs.ts runs on Express). */
 export function errorHandler(log: Logger) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
     if (res.headersSent) {
       next(error);
       return;
     }
-    const appError = error instanceof AppError ? error : (fromHttpError(error as HttpishError) ?? toAppError(error));
-    if (appError.status >= 500) {
-      (req.context?.log ?? log).error({ err: error, code: appError.code }, 'request failed');
-    }
-    if (appError.code === 'RATE_LIMIT_EXCEEDED' && appError.details?.retry_after_seconds !== undefined) {
-      res.setHeader('Retry-After', String(appError.details.retry_after_seconds));
-    }
-    res.status(appError.status).json(errorBody(appError));
+    answerError(error, res, req.context?.log ?? log, (body) => void res.json(body));
   };
 }
 

@@ -111,7 +111,7 @@ function pathParameterName(segments: string[], index: number): string {
 }
 
 /** The REST input's first problem, as the error to answer with, or null. */
-export function checkRestInput(req: Pick<Request, 'path' | 'query' | 'body'>): AppError | null {
+export function checkRestInput(req: { path: string; query: unknown; body?: unknown }): AppError | null {
   const segments = req.path.split('/');
   for (let i = 0; i < segments.length; i++) {
     let decoded: string;

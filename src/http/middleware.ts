@@ -4,9 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parse as parseCookies } from 'cookie';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ANONYMOUS } from '../auth/context';
 import { POPOUT_COOKIE, type CredentialResolver } from '../auth/credentials';
 import { redactUrl, type Logger } from '../infra/logger';
+import { appendCookie, header, type ApiRequest } from './request';
 
 /** The request URL for `_links`, without a `?token=` credential (links are never a place for secrets). */
 export function withoutCredential(url: string): string {
@@ -18,23 +20,34 @@ export function withoutCredential(url: string): string {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestContextMiddleware(deps: { log: Logger; credentials: CredentialResolver }) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const incoming = req.get('x-request-id');
+/**
+ * The request id (the client's, when well-formed) and the access log line written when the
+ * response finishes, then the credential (never refused here: an unusable one resolves to
+ * Anonymous, and routes decide through gates), into `req.context`.
+ */
+export function requestContextStep(deps: { log: Logger; credentials: CredentialResolver; clientAddress: (req: IncomingMessage) => string }) {
+  return async (req: ApiRequest, res: ServerResponse): Promise<void> => {
+    const incoming = header(req, 'x-request-id');
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', requestId);
     const started = performance.now();
     // The access log line carries the request id itself; the per-request child logger handlers
     // log through is only built when one of them logs (most requests never do).
-    res.on('finish', () => {
+    res.once('finish', () => {
       deps.log.info(
         { request_id: requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
         'request',
       );
     });
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
-    const popoutCookie = parseCookies(req.get('cookie') ?? '')[POPOUT_COOKIE];
-    const { context } = await deps.credentials.resolve({ authorization: req.get('authorization'), queryToken: token, popoutCookie, transport: 'http' });
+    const cookies = req.headers.cookie;
+    const popoutCookie = cookies ? parseCookies(cookies)[POPOUT_COOKIE] : undefined;
+    const authorization = header(req, 'authorization');
+    // No credential at all (health probes, public pages) needs no look-up.
+    const { context } =
+      authorization === undefined && token === undefined && popoutCookie === undefined
+        ? { context: ANONYMOUS }
+        : await deps.credentials.resolve({ authorization, queryToken: token, popoutCookie, transport: 'http' });
     let log: Logger | undefined;
     req.context = {
       auth: context,
@@ -43,11 +56,8 @@ export function requestContextMiddleware(deps: { log: Logger; credentials: Crede
         return (log ??= deps.log.child({ request_id: requestId }));
       },
       selfUrl: withoutCredential(req.originalUrl),
-      client: { ip: req.ip ?? null, userAgent: req.get('user-agent')?.slice(0, 1000) ?? null },
-      setCookie: (name, value, options) => {
-        res.cookie(name, value, options);
-      },
+      client: { ip: deps.clientAddress(req), userAgent: header(req, 'user-agent')?.slice(0, 1000) ?? null },
+      setCookie: (name, value, options) => appendCookie(res, name, value, options),
     };
-    next();
   };
 }

@@ -12,7 +12,6 @@
  * then mapped to 404), even if a later template would have it; a malformed parameter is refused
  * (400) before the method is looked at.
  */
-import type { Request } from 'express';
 import type { RouteSpec } from '../../generated/rest';
 
 export interface ResolvedOperation {
@@ -105,15 +104,8 @@ export function createOperationIndex(routes: readonly RouteSpec[]): OperationInd
   };
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set once by the operation middleware (app.ts): this request's operation, if any. */
-    operation?: OperationLookup;
-  }
-}
-
 /** The request's operation, resolved on first use and kept on the request. */
-export function operationOf(index: OperationIndex, req: Request): OperationLookup {
-  if (req.operation === undefined) req.operation = index.resolve(req.method, req.path);
+export function operationOf(index: OperationIndex, req: { method?: string | undefined; path: string; operation?: OperationLookup }): OperationLookup {
+  if (req.operation === undefined) req.operation = index.resolve(req.method ?? 'GET', req.path);
   return req.operation;
 }

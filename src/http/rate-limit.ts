@@ -5,12 +5,13 @@
  * budget, else process memory). A request costs one point; the GraphQL endpoint charges the rest of
  * a query's points once it knows its cost. Must not decide anything about permissions or features.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterLike } from 'rate-limiter-flexible';
 import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../auth/context';
 import type { Config } from '../config/config';
 import { AppError, messages } from '../errors';
+import type { RequestContext } from './context';
 
 /** The budgets of `config.rate_limits`, one per tier. */
 export type RateTier = 'api_key' | 'jwt' | 'token' | 'anonymous';
@@ -128,17 +129,12 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
   };
 }
 
-/** The address anonymous budgets key on: the client address Express derives (`http.trust_proxy`). */
-export function clientAddress(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
 /**
  * Writes the X-RateLimit-* headers of a counted decision (and Retry-After when rejected), and
  * returns the error to answer with when over budget. Skipped and unavailable decisions write
  * nothing; an unavailable store is logged and the request goes through.
  */
-export function applyRateDecision(decision: RateDecision, res: Response, log: { warn(obj: object, msg: string): void } | undefined): AppError | null {
+export function applyRateDecision(decision: RateDecision, res: Pick<ServerResponse, 'setHeader'>, log: { warn(obj: object, msg: string): void } | undefined): AppError | null {
   switch (decision.outcome) {
     case 'skipped':
       return null;
@@ -160,11 +156,11 @@ export function applyRateDecision(decision: RateDecision, res: Response, log: { 
  * RATE_LIMIT_EXCEEDED through the one error mapper, with Retry-After; a store failure lets the
  * request through with a warning rather than failing it.
  */
-export function rateLimitMiddleware(limiter: RateLimiter): RequestHandler {
-  if (!limiter.enabled) return (_req: Request, _res: Response, next: NextFunction) => next();
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export function rateLimitStep(limiter: RateLimiter, clientAddress: (req: IncomingMessage) => string) {
+  return async (req: IncomingMessage & { context?: RequestContext }, res: ServerResponse): Promise<void> => {
+    if (!limiter.enabled) return;
     const decision = await limiter.consume(req.context?.auth ?? ANONYMOUS, clientAddress(req));
-    next(applyRateDecision(decision, res, req.context?.log) ?? undefined);
+    const refusal = applyRateDecision(decision, res, req.context?.log);
+    if (refusal) throw refusal;
   };
 }
-

@@ -13,7 +13,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import mime from 'mime-types';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
@@ -21,7 +22,8 @@ import { pageRequest, type Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
-import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } from './operations';
+import type { ResolvedOperation } from './operations';
+import { header, sendBody, sendJson, withCharset, type ApiRequest } from './request';
 
 type WireResult = { status: string | number; body: unknown; headers?: Record<string, string> };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
@@ -135,54 +137,52 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
   return handlers as unknown as Pick<RestHandlers<RequestContext>, K>;
 }
 
+/** A JSON writer the response validation installed (app.ts, tests); absent in production. */
+export type JsonHook = (body: unknown) => void;
+
 /**
- * One middleware for every operation: the request's operation comes from the route index (the
- * validator before it has already refused an undocumented route or a malformed path), its declared
- * gate is enforced, and its bound handler answers with the declared content type.
+ * Answers a request for one operation: its declared gate is enforced, its bound handler called with
+ * the validated input, and the result written with the declared content type. The operation comes
+ * from the route index (operations.ts); the validator has already run.
  */
-export function createRestRouter(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer; index: OperationIndex }): RequestHandler {
+export function createRestDispatcher(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }) {
   const handlers = deps.handlers as unknown as Record<string, AnyHandler>;
   for (const route of routes) {
     const handler = handlers[route.operationId];
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
     if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
   }
-  const dispatch = async (req: Request, res: Response, found: ResolvedOperation): Promise<void> => {
+  return async (req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): Promise<void> => {
     const route = found.route;
     const handler = handlers[route.operationId]!;
     const context = requestContext(req);
-    context.raw = { body: req, header: (name: string) => req.get(name) };
+    context.raw = { body: req, header: (name: string) => header(req, name) };
     await deps.gates.enforce(route.gate, context.auth);
-    // The validator's copy of the path parameters (coerced to their schemas); Express resets
-    // `req.params` for each middleware it enters, so the request's own copy is not kept.
+    // The validator's copy of the path parameters (coerced to their schemas).
     const params = (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams ?? found.params;
     const input = { params, query: req.query, body: req.body } as unknown as RestRequest<never>;
     const result = await handler(input, context);
     const status = Number(result.status);
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-    res.status(status);
+    res.statusCode = status;
     const contentType = route.responses[String(result.status)] ?? null;
     if (contentType === null || result.body === undefined) {
       res.end();
     } else if (contentType === 'application/json') {
-      res.json(result.body);
-    } else {
+      if (res.json) res.json(result.body);
+      else sendJson(req, res, status, result.body);
+    } else if (result.body instanceof Readable) {
       // A raw body whose type depends on the content (audio) brings its own Content-Type.
-      if (!res.hasHeader('content-type')) res.type(contentType);
-      if (result.body instanceof Readable) {
-        // Streamed bodies (ranged downloads): a client that goes away mid-stream is not a server error.
-        await pipeline(result.body, res).catch((error: unknown) => {
-          if (!res.writableFinished) context.log.debug({ err: error }, 'streamed response ended early');
-          res.destroy();
-        });
-      } else {
-        res.send(result.body);
-      }
+      if (!res.hasHeader('content-type')) res.setHeader('Content-Type', mime.contentType(contentType) || contentType);
+      // Streamed bodies (ranged downloads): a client that goes away mid-stream is not a server error.
+      await pipeline(result.body, res).catch((error: unknown) => {
+        if (!res.writableFinished) context.log.debug({ err: error }, 'streamed response ended early');
+        res.destroy();
+      });
+    } else {
+      const body = result.body as string | Buffer;
+      const type = res.hasHeader('content-type') ? String(res.getHeader('content-type')) : mime.contentType(contentType) || contentType;
+      sendBody(req, res, status, body, typeof body === 'string' ? withCharset(type) : type);
     }
-  };
-  return (req, res, next) => {
-    const found = operationOf(deps.index, req);
-    if (found === null || found === MALFORMED) return next();
-    dispatch(req, res, found).catch(next);
   };
 }

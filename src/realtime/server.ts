@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import express, { type Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { clientMessageTypes, wsLimits, type WsClientMessage, type WsErrorCode, type WsServerMessage } from '../../generated/ws';
@@ -23,6 +22,7 @@ import type { Revocations } from '../auth/revocations';
 import type { Config } from '../config/config';
 import { messages, scrubbedMessages } from '../errors';
 import type { RateDecision, RateLimiter } from '../http/rate-limit';
+import { clientAddressResolver } from '../http/request';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub } from './hub';
@@ -115,20 +115,6 @@ function rateHeaders(decision: RateDecision): Headers {
     'X-RateLimit-Remaining': String(decision.remaining),
     'X-RateLimit-Reset': String(decision.resetAt),
     ...(decision.outcome === 'rejected' ? { 'Retry-After': String(decision.retryAfterSeconds) } : {}),
-  };
-}
-
-/**
- * The client address exactly as Express derives `req.ip` under the same `http.trust_proxy` value
- * (its compiled trust function and proxy-addr), so that a socket and an HTTP request from one
- * client share one anonymous budget, and a spoofed X-Forwarded-For counts only from trusted proxies.
- */
-export function clientAddressResolver(trustProxy: Config['http']['trust_proxy']): (req: IncomingMessage) => string {
-  const derive = express();
-  derive.set('trust proxy', trustProxy);
-  return (req) => {
-    const view = Object.create(derive.request, { headers: { value: req.headers }, socket: { value: req.socket } }) as Request;
-    return view.ip ?? req.socket.remoteAddress ?? 'unknown';
   };
 }
 

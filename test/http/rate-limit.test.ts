@@ -19,7 +19,7 @@ import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../../src/aut
 import { loadConfig } from '../../src/config/config';
 import type { RequestContext } from '../../src/http/context';
 import { errorHandler } from '../../src/http/errors';
-import { createRateLimiter, rateLimitMiddleware, type RateDecision } from '../../src/http/rate-limit';
+import { createRateLimiter, rateLimitStep, type RateDecision } from '../../src/http/rate-limit';
 import { services, startTestApp, systemKey, useTestApp, type TestApp } from '../helpers/app';
 import { devLogin } from '../helpers/users';
 
@@ -204,7 +204,8 @@ describe('when Redis fails (the middleware alone over real HTTP)', () => {
       req.context = { auth: ANONYMOUS, requestId: 'r', log, selfUrl: req.originalUrl } as RequestContext;
       next();
     });
-    app.use(rateLimitMiddleware(limiter));
+    const step = rateLimitStep(limiter, (req) => req.socket.remoteAddress ?? 'unknown');
+    app.use((req, res, next) => void step(req, res).then(() => next(), next));
     app.get('/v1/ping', (_req, res) => {
       res.json({ ok: true });
     });

@@ -22,7 +22,7 @@ import {
 } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { createHandler } from 'graphql-http/lib/use/express';
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
@@ -31,7 +31,8 @@ import type { Config } from '../../config/config';
 import { errorBody, messages, toAppError, type AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
-import { applyRateDecision, clientAddress, type RateLimiter } from '../rate-limit';
+import { applyRateDecision, type RateLimiter } from '../rate-limit';
+import { header, type ApiRequest } from '../request';
 import { invalidArgumentError } from './arguments';
 import type { GraphQLContext } from './context';
 import { UUIDScalar } from './scalars';
@@ -97,6 +98,8 @@ export interface GraphQLHandlerDeps {
   config: Readonly<Config>;
   /** The middleware's limiter; the endpoint draws a costly operation's remaining points from it. */
   limiter?: RateLimiter;
+  /** The client address rate budgets key on (request.ts). */
+  clientAddress: (req: IncomingMessage) => string;
 }
 
 type Prepared =
@@ -172,7 +175,7 @@ function responseType(accept: string | undefined): string {
   return /application\/graphql-response\+json/i.test(accept ?? '') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
 }
 
-export function createGraphQLHandler(deps: GraphQLHandlerDeps): RequestHandler {
+export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest, res: ServerResponse) => Promise<void> {
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
   const limits = graphqlLimits(deps.config);
   const format = (error: GraphQLError) => formatGraphQLError(error, deps.log, { suggestions: limits.introspection });
@@ -180,18 +183,18 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): RequestHandler {
   return createHandler<GraphQLContext>({
     schema,
     onSubscribe: async (req, params) => {
-      const raw = req.raw as Request;
+      const raw = req.raw as ApiRequest;
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
       const prepared = prepareOperation(schema, limits, documents, params);
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
-        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': responseType(raw.get('accept')) } }] as const;
+        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': responseType(header(raw, 'accept')) } }] as const;
       }
       const points = ratePoints(prepared.cost);
       if (deps.limiter && points > 1) {
-        const decision = await deps.limiter.consume(context.auth, clientAddress(raw), points - 1);
+        const decision = await deps.limiter.consume(context.auth, deps.clientAddress(raw), points - 1);
         const refusal: AppError | null = applyRateDecision(decision, res, context.log);
         if (refusal) {
           return [JSON.stringify(errorBody(refusal)), { status: refusal.status, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
@@ -206,5 +209,5 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): RequestHandler {
       };
     },
     formatError: (error) => format(error as GraphQLError) as never,
-  }) as unknown as RequestHandler;
+  }) as unknown as (req: ApiRequest, res: ServerResponse) => Promise<void>;
 }
