@@ -10,7 +10,7 @@ import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './auth/module';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
-import { createCredentialStore, type CredentialStore } from './auth/store';
+import { createCredentialStore, KEY_CACHE_PREFIX, type CredentialStore } from './auth/store';
 import type { CredentialResolver } from './auth/credentials';
 import type { Config } from './config/config';
 import type { RequestContext } from './http/context';
@@ -22,7 +22,7 @@ import { createOperationIndex } from './http/operations';
 import { clientAddressResolver } from './http/request';
 import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
-import { createMemoryCache, createRedisCache, type Cache } from './infra/cache';
+import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
@@ -37,6 +37,7 @@ import { developerModule } from './modules/developer';
 import { eventsModule } from './modules/events';
 import { extensionsModule } from './modules/extensions';
 import { featuresModule } from './modules/features';
+import { GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features/service';
 import { ideasModule } from './modules/ideas';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
@@ -182,12 +183,22 @@ function foldModules(modules: Modules, infra: Omit<BuildContext, 'use' | 'channe
   };
 }
 
+/** The longest a node-local copy of a near-cached key lives (a lost invalidation notice is bounded by it). */
+const NEAR_CACHE_TTL_MS = 30_000;
+
+/** Redis, with node-local copies of the keys every request reads (key look-ups, global feature switches). */
+async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): Promise<Cache> {
+  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS });
+  await bus.subscribe(NEAR_INVALIDATIONS_CHANNEL, (_channel, message) => cache.onNearInvalidation(message));
+  return cache;
+}
+
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
   const startedAt = Date.now();
   const { db, timeseries } = await openStores(config);
-  const cache = config.redis_url ? createRedisCache(config.redis_url, config.redis_prefix, { log }) : createMemoryCache();
   const bus = config.redis_url ? createRedisBus(config.redis_url, config.redis_prefix, { log }) : createMemoryBus();
+  const cache = config.redis_url ? await sharedCache(config.redis_url, config.redis_prefix, bus, log) : createMemoryCache();
   const authStore = createCredentialStore(db.knex);
   // One per-context budget for HTTP requests, GraphQL cost and WebSocket upgrades alike.
   const limiter = createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix });

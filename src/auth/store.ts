@@ -10,6 +10,7 @@ import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
+import { hotRead } from '../infra/db/hot-read';
 
 /**
  * The credentials table. Until sessions had their own module one migration
@@ -102,7 +103,9 @@ export const KEY_CACHE_TTL_SECONDS = 30;
 /** Bus channel naming a key hash whose cached look-up every node drops (scope change, delete, rotate). */
 export const KEY_INVALIDATIONS_CHANNEL = 'key-invalidations';
 
-export const keyCacheKey = (hash: string): string => `apikey:${hash}`;
+/** Key look-ups are read on every request: app.ts keeps a node-local copy of this prefix (cache.ts `withNearCache`). */
+export const KEY_CACHE_PREFIX = 'apikey:';
+export const keyCacheKey = (hash: string): string => `${KEY_CACHE_PREFIX}${hash}`;
 
 /**
  * Drops a key's cached look-up: from the shared cache at once (the next request on any node reads
@@ -194,11 +197,15 @@ export function createCredentialStore(knex: Knex) {
       const [inserted] = await db('credentials').insert(row).returning('*');
       return { token, row: { ...inserted, permissions: parsePermissions(inserted.permissions) } };
     },
-    /** credentials.byHash */
-    async byHash(hash: string): Promise<CredentialRow | undefined> {
-      const row = await knex('credentials').where({ token_hash: hash }).first();
-      return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
-    },
+    /** credentials.byHash (a hot read: src/infra/db/hot-read.ts) */
+    byHash: hotRead(
+      knex,
+      async (hash: string): Promise<CredentialRow | undefined> => {
+        const row = await knex('credentials').where({ token_hash: hash }).first();
+        return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
+      },
+      (hash) => hash,
+    ),
     /** credentials.byId */
     async byId(id: string, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {
       const row = await db('credentials').where({ id }).first();

@@ -133,7 +133,7 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
   // none here); response validation (on in tests) wraps a `res.json` writer, after the rest.
   const named = (name: string) => validator.filter((step) => step.name === name) as unknown as Middleware[];
   const requestSteps = ['metadataMiddleware', 'securityMiddleware', 'requestMiddleware'].flatMap(named);
-  const responseStep = named('responseMiddleware')[0] ?? null;
+  const responseStep: Middleware | null = named('responseMiddleware')[0] ?? null;
   if (requestSteps.length !== 3 || (deps.config.http.validate_responses && !responseStep)) throw new Error('express-openapi-validator: unexpected middleware steps');
   const pages = createPagesApp(deps);
 

@@ -78,6 +78,72 @@ export interface RateLimiter {
 
 const SKIPPED: RateDecision = Object.freeze({ outcome: 'skipped' });
 
+/** What one draw left: the window's count after it (this draw's points included) and the time to the window's end. */
+interface Drawn {
+  consumed: number;
+  msBeforeNext: number;
+}
+
+/** One increment of `points`; over budget is an outcome here, only a store failure rejects. */
+async function drawOnce(limiter: RateLimiterLike, identity: string, points: number): Promise<Drawn> {
+  try {
+    const res = await limiter.consume(identity, points);
+    return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
+  } catch (error) {
+    // rate-limiter-flexible rejects with a RateLimiterRes when over budget (the count still grew).
+    if (error instanceof RateLimiterRes) return { consumed: error.consumedPoints, msBeforeNext: error.msBeforeNext };
+    throw error;
+  }
+}
+
+/**
+ * Draws on a shared store, batched per bucket: while one increment of a bucket is on its way to
+ * Redis, the requests of that bucket that arrive queue, and the next increment draws all their
+ * points at once. The count after it is split back in arrival order, so each request gets exactly
+ * the outcome and remaining budget it would have got with an increment of its own; under load a
+ * bucket costs one round trip per batch instead of one per request.
+ */
+function batchedDraw(tiers: Record<RateTier, RateLimiterLike>) {
+  interface Waiting {
+    points: number;
+    resolve(drawn: Drawn): void;
+    reject(error: unknown): void;
+  }
+  const buckets = new Map<string, { queue: Waiting[] }>();
+  const flush = (tier: RateTier, identity: string, id: string, bucket: { queue: Waiting[] }): void => {
+    const batch = bucket.queue;
+    bucket.queue = [];
+    const total = batch.reduce((sum, w) => sum + w.points, 0);
+    drawOnce(tiers[tier], identity, total).then(
+      (drawn) => {
+        let consumed = drawn.consumed - total;
+        for (const w of batch) {
+          consumed += w.points;
+          w.resolve({ consumed, msBeforeNext: drawn.msBeforeNext });
+        }
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    ).finally(() => {
+      if (bucket.queue.length > 0) flush(tier, identity, id, bucket);
+      else buckets.delete(id);
+    });
+  };
+  return (tier: RateTier, identity: string, points: number): Promise<Drawn> =>
+    new Promise<Drawn>((resolve, reject) => {
+      const id = `${tier}:${identity}`;
+      const running = buckets.get(id);
+      if (running) {
+        running.queue.push({ points, resolve, reject });
+        return;
+      }
+      const bucket = { queue: [{ points, resolve, reject }] };
+      buckets.set(id, bucket);
+      flush(tier, identity, id, bucket);
+    });
+}
+
 /**
  * One limiter per tier over a fixed one-minute window. With `redis` the counters live under
  * `<prefix>ratelimit:<tier>:<identity>`, so every node on that Redis draws from one budget.
@@ -95,6 +161,9 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
     token: make('token'),
     anonymous: make('anonymous'),
   };
+  // On Redis, concurrent requests of one bucket share one increment (batched below); in process
+  // there is no round trip to save.
+  const draw = deps.redis ? batchedDraw(tiers) : (tier: RateTier, identity: string, points: number) => drawOnce(tiers[tier], identity, points);
 
   return {
     enabled: limits.enabled,
@@ -103,25 +172,21 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
       const key = rateBucketKey(ctx, clientAddress);
       if (!limits.enabled || !tier || !key) return SKIPPED;
       const identity = key.slice(tier.length + 1);
-      let outcome: 'allowed' | 'rejected';
-      let res: RateLimiterRes;
+      let drawn: Drawn;
       try {
-        res = await tiers[tier].consume(identity, Math.max(1, Math.ceil(points)));
-        outcome = 'allowed';
+        drawn = await draw(tier, identity, Math.max(1, Math.ceil(points)));
       } catch (error) {
-        // rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the
-        // store fails or times out: then fail open rather than turn a cache outage into errors.
-        if (!(error instanceof RateLimiterRes)) return { outcome: 'unavailable', tier, key, error };
-        res = error;
-        outcome = 'rejected';
+        // The store failed or timed out: fail open rather than turn a cache outage into errors.
+        return { outcome: 'unavailable', tier, key, error };
       }
-      const msBeforeNext = Math.max(res.msBeforeNext, 0);
+      const msBeforeNext = Math.max(drawn.msBeforeNext, 0);
       return {
-        outcome,
+        // Over budget once the window's count passes the limit (rate-limiter-flexible's rule).
+        outcome: drawn.consumed > limits[tier] ? 'rejected' : 'allowed',
         tier,
         key,
         limit: limits[tier],
-        remaining: Math.max(res.remainingPoints, 0),
+        remaining: Math.max(limits[tier] - drawn.consumed, 0),
         resetAt: Math.ceil((Date.now() + msBeforeNext) / 1000),
         retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
       };

@@ -77,12 +77,18 @@ export interface BusProbeOptions {
  * message, ever). After `silenceMs` without a message or reply it is PINGed; a PING unanswered
  * within `timeoutMs` counts it dead, and it is dropped and reconnected, which resubscribes the set.
  */
+/** How long a (P)SUBSCRIBE or (P)UNSUBSCRIBE may take before it counts as failed. */
+const SUBSCRIBE_TIMEOUT_MS = 2000;
+
 export function createRedisBus(url: string, prefix: string, options: { log?: Logger; probe?: BusProbeOptions } = {}): Bus {
   const { log } = options;
   const silenceMs = options.probe?.silenceMs ?? 30_000;
   const probeTimeoutMs = options.probe?.timeoutMs ?? 5_000;
   const publisher = createRedisLink(url, { name: 'bus publisher', log });
-  const subscriber = createRedisLink(url, { name: 'bus subscriber', log, redis: { autoResubscribe: false } });
+  // (P)SUBSCRIBE is never on a request's path, and a start-up that keeps the event loop busy for a
+  // few hundred milliseconds (schema and validator compilation) must not time it out: with the
+  // cache's 250 ms, two such timeouts in a row took the subscriber down for a reconnect.
+  const subscriber = createRedisLink(url, { name: 'bus subscriber', log, redis: { autoResubscribe: false, commandTimeout: SUBSCRIBE_TIMEOUT_MS } });
   let lastHeard = Date.now();
   let probing = false;
   const heard = () => {

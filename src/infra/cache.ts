@@ -223,3 +223,64 @@ export function createMemoryCache(): Cache {
     },
   };
 }
+
+/** Bus channel on which a node announces a near-cached key it changed; the others drop their copy. */
+export const NEAR_INVALIDATIONS_CHANNEL = 'cache:near-invalidations';
+
+/**
+ * A node-local copy in front of the shared cache for the keys read on every request (API key
+ * look-ups, the global feature switches), so a hit costs no Redis round trip. A node that sets or
+ * deletes such a key drops its own copy at once and announces the key on the bus; every other node
+ * drops its copy when the notice arrives. A copy lives at most `ttlMs` (and never past the TTL it
+ * was set with), which bounds a lost notice. Other keys go straight to the shared cache.
+ */
+export function withNearCache(shared: Cache, bus: { publish(channel: string, message: string): Promise<void> }, options: { prefixes: readonly string[]; ttlMs: number; max?: number }): Cache & { onNearInvalidation(message: string): void } {
+  const near = new LRUCache<string, string>({ max: options.max ?? 10_000, ttl: options.ttlMs, ttlAutopurge: false });
+  const node = Math.random().toString(36).slice(2);
+  const isNear = (key: string) => options.prefixes.some((prefix) => key.startsWith(prefix));
+  const announce = (key: string) => bus.publish(NEAR_INVALIDATIONS_CHANNEL, JSON.stringify({ node, key })).catch(() => undefined);
+  return {
+    ...shared,
+    get kind() {
+      return shared.kind;
+    },
+    get available() {
+      return shared.available;
+    },
+    async get(key) {
+      // While Redis is down no notice can arrive, so copies are not trusted: the caller's fallback
+      // (the database) answers instead, as it does for the shared cache.
+      if (!isNear(key) || !shared.available) return shared.get(key);
+      const copy = near.get(key);
+      if (copy !== undefined) return copy;
+      const value = await shared.get(key);
+      if (value !== null) near.set(key, value);
+      return value;
+    },
+    async set(key, value, ttlSeconds) {
+      await shared.set(key, value, ttlSeconds);
+      if (!isNear(key)) return;
+      near.set(key, value, ttlSeconds ? { ttl: Math.min(ttlSeconds * 1000, options.ttlMs) } : undefined);
+      await announce(key);
+    },
+    async del(key) {
+      if (!isNear(key)) return shared.del(key);
+      // This node's copy goes at once; the others' after the shared entry is gone, so a node that
+      // re-reads on the notice cannot copy the old value back.
+      near.delete(key);
+      try {
+        await shared.del(key);
+      } finally {
+        await announce(key);
+      }
+    },
+    onNearInvalidation(message) {
+      try {
+        const notice = JSON.parse(message) as { node?: unknown; key?: unknown };
+        if (notice.node !== node && typeof notice.key === 'string') near.delete(notice.key);
+      } catch {
+        near.clear();
+      }
+    },
+  };
+}

@@ -254,22 +254,23 @@ describe('when Redis fails (the middleware alone over real HTTP)', () => {
   });
 });
 
+const context = (kind: AuthContextKind, credentialId: string | null, userId: string | null = null): AuthContext => ({
+  kind,
+  userId,
+  accountId: null,
+  permissions: new Set(),
+  adminPermissions: new Set(),
+  userPermissions: new Set(),
+  credentialId,
+  label: null,
+});
+const counted = (decision: RateDecision) => {
+  if (decision.outcome !== 'allowed' && decision.outcome !== 'rejected') throw new Error(`not counted: ${decision.outcome}`);
+  return decision;
+};
+
 describe('tier and bucket of each context (unit, in-memory)', () => {
-  const context = (kind: AuthContextKind, credentialId: string | null, userId: string | null = null): AuthContext => ({
-    kind,
-    userId,
-    accountId: null,
-    permissions: new Set(),
-    adminPermissions: new Set(),
-    userPermissions: new Set(),
-    credentialId,
-    label: null,
-  });
   const limiter = () => createRateLimiter({ config: loadConfig({ env: {}, overrides: { env: 'test' } }), redis: null, prefix: 'unit:' });
-  const counted = (decision: RateDecision) => {
-    if (decision.outcome !== 'allowed' && decision.outcome !== 'rejected') throw new Error(`not counted: ${decision.outcome}`);
-    return decision;
-  };
 
   test('each popout token hash is its own bucket', async () => {
     const l = limiter();
@@ -403,4 +404,33 @@ describe('two processes on one Redis', () => {
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   }, 30_000);
+});
+
+describe('concurrent requests of one bucket on Redis', () => {
+  (services.redis ? test : test.skip)('are drawn in batches, each with the outcome and remaining budget of its place in line', async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    let increments = 0;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = ((command: { name: string }) => {
+      if (/^eval/i.test(command.name)) increments += 1;
+      return send(command as never);
+    }) as typeof redis.sendCommand;
+    try {
+      const limiter = createRateLimiter({ config: loadConfig({ env: {}, overrides: { env: 'test', rate_limits: { jwt: 7 } } }), redis, prefix: `batch:${randomBytes(4).toString('hex')}:` });
+      const ctx = context('jwt', 's-batched');
+      // A first draw loads the limiter's script into this Redis connection.
+      await limiter.consume(context('jwt', 's-warm-up'), '::1');
+      increments = 0;
+      const decisions = (await Promise.all(Array.from({ length: 12 }, () => limiter.consume(ctx, '::1')))).map(counted);
+      expect(decisions.map((d) => d.outcome)).toEqual([...Array(7).fill('allowed'), ...Array(5).fill('rejected')]);
+      expect(decisions.map((d) => d.remaining)).toEqual([6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 0]);
+      // The first request went alone; the eleven that arrived meanwhile shared one increment.
+      expect(increments).toBe(2);
+      // Sequential requests still draw one at a time.
+      expect(counted(await limiter.consume(ctx, '::1')).outcome).toBe('rejected');
+      expect(increments).toBe(3);
+    } finally {
+      redis.disconnect();
+    }
+  });
 });

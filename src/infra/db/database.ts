@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
+import { trackWrites } from './hot-read';
 
 export interface Migration {
   /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
@@ -71,6 +72,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const dir = options.dataDir.startsWith('memory://') ? options.dataDir : path.resolve(options.dataDir);
     if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
     knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: { filename: dir } as never });
+    trackWrites(knex);
   }
   try {
     await knex.migrate.latest({ migrationSource: new ListMigrationSource(options.migrations), tableName: options.migrationsTable });

@@ -1,6 +1,7 @@
 /** Storage of users, accounts, roles, members and invites (knex). Returns domain rows. */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
+import { hotRead } from '../../infra/db/hot-read';
 
 export interface UserRow {
   id: string;
@@ -182,10 +183,12 @@ export function createAccountsRepo(knex: Knex) {
     member(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<MemberRow | undefined> {
       return memberColumns(db).where({ 'm.account_id': accountId, 'm.user_id': userId }).first();
     },
-    /** accounts.members */
-    members(accountId: string): Promise<MemberRow[]> {
-      return memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]);
-    },
+    /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
+    members: hotRead(
+      knex,
+      (accountId: string): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
+      (accountId) => accountId,
+    ),
     /** accounts.updateMemberRole */
     async updateMemberRole(db: Knex.Transaction, accountId: string, userId: string, roleId: string): Promise<void> {
       await db('account_members').where({ account_id: accountId, user_id: userId }).update({ role_id: roleId });
@@ -194,37 +197,45 @@ export function createAccountsRepo(knex: Knex) {
     async deleteMember(db: Knex.Transaction, accountId: string, userId: string): Promise<number> {
       return db('account_members').where({ account_id: accountId, user_id: userId }).delete();
     },
-    /** accounts.memberPermissions: the role's permissions, or null when not a member */
-    async memberPermissions(userId: string, accountId: string): Promise<string[] | null> {
-      const row = await knex('account_members as m')
-        .join('account_roles as r', 'r.id', 'm.role_id')
-        .where({ 'm.user_id': userId, 'm.account_id': accountId })
-        .first('r.permissions');
-      return row ? jsonArray(row.permissions) : null;
-    },
-    /** accounts.principal: live grants of a user, in one round trip */
-    async principal(userId: string, accountId: string | null): Promise<{ account: string[] | null; admin: string[]; user: string[]; exists: boolean }> {
-      const result = await knex.raw(
-        `select
-           exists(select 1 from users where id = ?) as exists,
-           (select r.permissions from account_members m join account_roles r on r.id = m.role_id
-             where m.user_id = ? and m.account_id = ?) as account,
-           coalesce((select jsonb_agg(p) from admin_role_assignments a join admin_roles ar on ar.id = a.role_id,
-             jsonb_array_elements_text(ar.permissions) p where a.user_id = ?), '[]'::jsonb) as admin,
-           coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
-             jsonb_array_elements_text(ur.permissions) p where a.user_id = ?), '[]'::jsonb) as "user",
-           coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
-             jsonb_array_elements_text(ur.admin_permissions) p where a.user_id = ?), '[]'::jsonb) as user_admin`,
-        [userId, userId, accountId, userId, userId, userId],
-      );
-      const row = (result.rows ?? result)[0] as { exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown };
-      return {
-        exists: Boolean(row.exists),
-        account: row.account === null || row.account === undefined ? null : jsonArray(row.account),
-        admin: [...jsonArray(row.admin), ...jsonArray(row.user_admin)],
-        user: jsonArray(row.user),
-      };
-    },
+    /** accounts.memberPermissions: the role's permissions, or null when not a member (a hot read: src/infra/db/hot-read.ts) */
+    memberPermissions: hotRead(
+      knex,
+      async (userId: string, accountId: string): Promise<string[] | null> => {
+        const row = await knex('account_members as m')
+          .join('account_roles as r', 'r.id', 'm.role_id')
+          .where({ 'm.user_id': userId, 'm.account_id': accountId })
+          .first('r.permissions');
+        return row ? jsonArray(row.permissions) : null;
+      },
+      (userId, accountId) => `${userId}:${accountId}`,
+    ),
+    /** accounts.principal: live grants of a user, in one round trip; read on every authenticated request (a hot read) */
+    principal: hotRead(
+      knex,
+      async (userId: string, accountId: string | null): Promise<{ account: string[] | null; admin: string[]; user: string[]; exists: boolean }> => {
+        const result = await knex.raw(
+          `select
+             exists(select 1 from users where id = ?) as exists,
+             (select r.permissions from account_members m join account_roles r on r.id = m.role_id
+               where m.user_id = ? and m.account_id = ?) as account,
+             coalesce((select jsonb_agg(p) from admin_role_assignments a join admin_roles ar on ar.id = a.role_id,
+               jsonb_array_elements_text(ar.permissions) p where a.user_id = ?), '[]'::jsonb) as admin,
+             coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
+               jsonb_array_elements_text(ur.permissions) p where a.user_id = ?), '[]'::jsonb) as "user",
+             coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
+               jsonb_array_elements_text(ur.admin_permissions) p where a.user_id = ?), '[]'::jsonb) as user_admin`,
+          [userId, userId, accountId, userId, userId, userId],
+        );
+        const row = (result.rows ?? result)[0] as { exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown };
+        return {
+          exists: Boolean(row.exists),
+          account: row.account === null || row.account === undefined ? null : jsonArray(row.account),
+          admin: [...jsonArray(row.admin), ...jsonArray(row.user_admin)],
+          user: jsonArray(row.user),
+        };
+      },
+      (userId, accountId) => `${userId}:${accountId}`,
+    ),
     /** accounts.roles */
     async roles(accountId: string): Promise<RoleRow[]> {
       return (await roleColumns(knex).where('r.account_id', accountId).orderBy('r.position')).map(toRole);

@@ -1,6 +1,7 @@
 /** Event storage (knex). Each query carries a short name comment for slow-query logs. */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
+import { hotRead } from '../../infra/db/hot-read';
 
 export interface EventRow {
   id: string;
@@ -78,16 +79,22 @@ export function createEventsRepo(knex: Knex) {
     return knex.select(knex.raw(parts.map(() => 'coalesce((?), 0)').join(' + ') + ' as count', parts));
   }
 
+  async function page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ rows: EventRow[]; total: number }> {
+    const empty = q.from !== undefined && q.to !== undefined && q.from >= q.to;
+    const [rows, count] = await Promise.all([
+      filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+      empty ? Promise.resolve({ count: 0 }) : total(accountId, q).first(),
+    ]);
+    return { rows: (rows as EventRow[]).map(parse), total: Number(count?.count ?? 0) };
+  }
+
   return {
-    /** events.page: newest first, hidden community gift rows left out; `total` is exact (see `total`) */
-    async page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ rows: EventRow[]; total: number }> {
-      const empty = q.from !== undefined && q.to !== undefined && q.from >= q.to;
-      const [rows, count] = await Promise.all([
-        filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
-        empty ? Promise.resolve({ count: 0 }) : total(accountId, q).first(),
-      ]);
-      return { rows: (rows as EventRow[]).map(parse), total: Number(count?.count ?? 0) };
-    },
+    /**
+     * events.page: newest first, hidden community gift rows left out; `total` is exact (see
+     * `total`). A hot read (src/infra/db/hot-read.ts): the browser sources of one account load the
+     * same page at once.
+     */
+    page: hotRead(knex, page, (accountId, q, limit, offset) => JSON.stringify([accountId, q, limit, offset])),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
       const row = await db('events').where({ id, account_id: accountId }).first();

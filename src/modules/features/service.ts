@@ -19,7 +19,8 @@ import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
 import type { AccountCreationOverride, AccountLayer, FeatureFlag, FeatureRepo } from './repo';
 
-const GLOBAL_KEY = 'feature-flags:global';
+/** Read by every feature check: app.ts keeps a node-local copy of it (cache.ts `withNearCache`). */
+export const GLOBAL_KEY = 'feature-flags:global';
 const GLOBAL_TTL_SECONDS = 30;
 const MEMO_TTL_MS = 30_000;
 export const INVALIDATE_CHANNEL = 'features:invalidate';

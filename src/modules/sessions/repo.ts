@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
+import { hotRead } from '../../infra/db/hot-read';
 
 export interface SessionRow {
   id: string;
@@ -25,10 +26,8 @@ export function createSessionsRepo(knex: Knex) {
     async insert(row: Omit<SessionRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
       await knex('sessions').insert(row);
     },
-    /** sessions.byId */
-    session(id: string): Promise<SessionRow | undefined> {
-      return knex('sessions').where({ id }).first();
-    },
+    /** sessions.byId: read behind every JWT request (a hot read: src/infra/db/hot-read.ts) */
+    session: hotRead(knex, (id: string): PromiseLike<SessionRow | undefined> => knex('sessions').where({ id }).first(), (id) => id),
     /** sessions.touch */
     async touch(id: string): Promise<void> {
       await knex('sessions').where({ id }).whereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`).update({ last_used_at: knex.fn.now() });
