@@ -11,6 +11,7 @@ import { createKeyLookup, credentialMigrations, invalidateKey, KEY_INVALIDATIONS
 import { REVOCATIONS_CHANNEL } from './revocations';
 import { createSystemKeyVerifier } from './system-keys';
 import { createVerifiers } from './verifiers';
+import { accessVersionMigrations } from './access-version';
 
 export interface AuthApi {
   readonly gates: GateEnforcer;
@@ -27,7 +28,7 @@ declare module '../modules/contract' {
 
 export const authModule = defineModule({
   name: 'auth',
-  migrations: credentialMigrations,
+  migrations: [...credentialMigrations, ...accessVersionMigrations],
   build: ({ config, jwt, cache, bus, credentials: store, use }) => {
     // Key look-ups are cached (hash → row); a key's invalidation or revocation notice drops it on every node.
     const keys = createKeyLookup({ store, cache });

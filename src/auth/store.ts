@@ -11,6 +11,7 @@ import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 import { hotRead } from '../infra/db/hot-read';
+import { accessGuard } from './access-version';
 
 /**
  * The credentials table. Until sessions had their own module one migration
@@ -170,6 +171,7 @@ export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) 
 export type KeyLookup = ReturnType<typeof createKeyLookup>;
 
 export function createCredentialStore(knex: Knex) {
+  const access = accessGuard(knex);
   /** Told the hash of every row `revoke` revoked (the auth module drops its cached look-up). */
   const revokedListeners: ((hash: string) => Promise<void>)[] = [];
   return {
@@ -205,6 +207,7 @@ export function createCredentialStore(knex: Knex) {
         return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
       },
       (hash) => hash,
+      () => access,
     ),
     /** credentials.byId */
     async byId(id: string, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {

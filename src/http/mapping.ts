@@ -102,9 +102,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Sets a member without ever touching a prototype (`__proto__` stays an ordinary key). */
+/**
+ * Sets a member without ever touching a prototype (`__proto__` stays an ordinary key). Only that
+ * one name needs a property definition; a plain assignment keeps the object in V8's fast form,
+ * which the JSON serialiser of every response reads.
+ */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** The option of a union whose declared members cover the value's keys (the first otherwise). */

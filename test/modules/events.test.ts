@@ -283,6 +283,17 @@ describe('exact totals from the per-day counts', () => {
     await t.app.db.knex('accounts').where({ id: user.accountId }).update({ chat_retention_days: null });
   });
 
+  test('an account holding events can be dissolved; its counts and versions go with it', async () => {
+    const owner = await devLogin(t);
+    const created = await api(t, 'POST', '/accounts', { token: owner.accessToken, body: { name: 'dissolved with events' } });
+    const accountId = (created.body.data as { id: string }).id;
+    const switched = await api(t, 'POST', '/auth/switch-account', { token: owner.accessToken, body: { account_id: accountId } });
+    const token = (switched.body.data as { access_token: string }).access_token;
+    for (const kind of kinds) expect((await api(t, 'POST', '/events/emit', { token, body: { ...kind, raw: {} } })).status).toBe(201);
+    expect((await api(t, 'DELETE', '/account', { token })).status).toBe(200);
+    for (const table of ['events', 'event_counts', 'event_versions']) expect(await t.app.db.knex(table).where({ account_id: accountId }).first()).toBeUndefined();
+  });
+
   test('the migration counts the rows stored before it, once', async () => {
     const migration = eventMigrations.find((m) => m.name.endsWith('_create_event_counts'))!;
     const knex = t.app.db.knex;

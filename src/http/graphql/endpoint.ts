@@ -149,6 +149,24 @@ function prepareOperation(
   limits: GraphQLLimits,
   documents: LRUCache<string, Checked>,
   params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+  operations: LRUCache<string, Prepared>,
+): Prepared {
+  // The cost and the argument guard depend on the query text, the operation and the variables
+  // alone: a request repeating all three (a dashboard polling its page) reuses the verdict.
+  const variables = params.variables ? JSON.stringify(params.variables) : '';
+  const key = params.query.length + variables.length <= DOCUMENT_CACHE_MAX_CHARS ? `${params.operationName ?? ''}\u0000${variables}\u0000${params.query}` : null;
+  const known = key === null ? undefined : operations.get(key);
+  if (known) return known;
+  const prepared = checkOperation(schema, limits, documents, params);
+  if (key !== null) operations.set(key, prepared);
+  return prepared;
+}
+
+function checkOperation(
+  schema: GraphQLSchema,
+  limits: GraphQLLimits,
+  documents: LRUCache<string, Checked>,
+  params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
 ): Prepared {
   let checked = documents.get(params.query);
   if (!checked) {
@@ -180,13 +198,14 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   const limits = graphqlLimits(deps.config);
   const format = (error: GraphQLError) => formatGraphQLError(error, deps.log, { suggestions: limits.introspection });
   const documents = new LRUCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE });
+  const operations = new LRUCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE });
   return createHandler<GraphQLContext>({
     schema,
     onSubscribe: async (req, params) => {
       const raw = req.raw as ApiRequest;
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
-      const prepared = prepareOperation(schema, limits, documents, params);
+      const prepared = prepareOperation(schema, limits, documents, params, operations);
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });

@@ -118,7 +118,8 @@ export function fromJson<T>(value: unknown, fallback: T): T {
 export function isoTime(value: Date | string): string;
 export function isoTime(value: Date | string | null): string | null;
 export function isoTime(value: Date | string | null): string | null {
-  return value === null ? null : new Date(value).toISOString();
+  if (value === null) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 
 /**

@@ -1,21 +1,33 @@
 /**
  * Reads made on every request (the session behind a JWT, a member's grants, a key's row, a list a
- * dashboard polls), served without a query where that is exact:
+ * dashboard polls), served without loading them again where that is exact:
  *
  * - Embedded PGlite: one process owns the data and one connection runs every statement in turn,
  *   so a result stays true until this process writes anything. Results are kept per key and
  *   dropped by the next statement that is not a plain `select` (insert, update, delete, DDL, a
  *   transaction's begin and end), whoever issued it; a read that overlapped a write is not kept.
- * - PostgreSQL: other nodes write too, so nothing is kept; concurrent reads of one key share one
- *   query that starts after each of them (coalesce.ts).
+ * - PostgreSQL, guarded read: other nodes write too. The read names a version counter that every
+ *   write to its data bumps in the writing transaction (src/auth/access-version.ts, the events
+ *   module's per-account version). Each call reads the counter, in a query that starts after the
+ *   call (coalesced across concurrent calls); a result kept under the same count is still exact,
+ *   any other is loaded again, after the counter was read.
+ * - PostgreSQL, unguarded read: nothing is kept; concurrent reads of one key share one query that
+ *   starts after each of them (coalesce.ts).
  *
  * Either way no caller gets an answer older than its call. Answers are shared: callers must not
  * mutate them. Only reads whose result depends on their arguments and the stored rows alone (no
- * `now()`) belong here.
+ * `now()`) belong here. Misses (`undefined` or `null`) are never kept.
  */
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
+
+/** A version counter: `read` answers a row holding its value in the first column, read fresh. */
+export interface Guard {
+  /** Names the counter (reads of one id share their queries). */
+  readonly id: string;
+  read(): PromiseLike<unknown>;
+}
 
 const READ = /^\s*select\b/i;
 
@@ -31,20 +43,59 @@ export function trackWrites(knex: Knex): void {
   });
 }
 
-/** Distinct keys kept per read on the embedded store. */
+/** Per PostgreSQL handle: fresh reads of each counter, shared by concurrent calls. */
+const counters = new WeakMap<Knex, (guard: Guard) => Promise<string>>();
+
+function counterReader(knex: Knex): (guard: Guard) => Promise<string> {
+  let reader = counters.get(knex);
+  if (!reader) {
+    const read = coalesced(
+      async (guard: Guard): Promise<string> => {
+        const result = (await guard.read()) as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
+        const row = (Array.isArray(result) ? result : (result.rows ?? []))[0];
+        return row ? String(Object.values(row)[0]) : '0';
+      },
+      (guard) => guard.id,
+      { gather: true },
+    );
+    counters.set(knex, (reader = read));
+  }
+  return reader;
+}
+
+/** Distinct keys kept per read. */
 const MAX_KEPT = 10_000;
 
-export function hotRead<A extends unknown[], V>(knex: Knex, load: (...args: A) => PromiseLike<V>, keyOf: (...args: A) => string): (...args: A) => Promise<V> {
-  const state = writes.get(knex);
-  if (!state) return coalesced(load, keyOf);
-  const kept = new LRUCache<string, { writes: number; value: V }>({ max: MAX_KEPT });
+export function hotRead<A extends unknown[], V>(
+  knex: Knex,
+  load: (...args: A) => PromiseLike<V>,
+  keyOf: (...args: A) => string,
+  guard?: (...args: A) => Guard,
+): (...args: A) => Promise<V> {
+  const embedded = writes.get(knex);
+  if (embedded) {
+    const kept = new LRUCache<string, { writes: number; value: V & {} }>({ max: MAX_KEPT });
+    return async (...args: A) => {
+      const key = keyOf(...args);
+      const hit = kept.get(key);
+      if (hit && hit.writes === embedded.count) return hit.value;
+      const before = embedded.count;
+      const value = await load(...args);
+      if (embedded.count === before && value !== undefined && value !== null) kept.set(key, { writes: before, value });
+      return value;
+    };
+  }
+  if (!guard) return coalesced(load, keyOf);
+  const counter = counterReader(knex);
+  const loadShared = coalesced(load, keyOf);
+  const kept = new LRUCache<string, { version: string; value: V & {} }>({ max: MAX_KEPT });
   return async (...args: A) => {
     const key = keyOf(...args);
+    const version = await counter(guard(...args));
     const hit = kept.get(key);
-    if (hit && hit.writes === state.count) return hit.value;
-    const before = state.count;
-    const value = await load(...args);
-    if (state.count === before) kept.set(key, { writes: before, value });
+    if (hit && hit.version === version) return hit.value;
+    const value = await loadShared(...args);
+    if (value !== undefined && value !== null) kept.set(key, { version, value });
     return value;
   };
 }

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { accessGuard } from '../../auth/access-version';
 
 export interface UserRow {
   id: string;
@@ -57,6 +58,7 @@ export interface InviteRow {
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 
 export function createAccountsRepo(knex: Knex) {
+  const access = accessGuard(knex);
   const accountColumns = (db: Knex | Knex.Transaction) =>
     db('accounts as a')
       .leftJoin('plans as p', 'p.id', 'a.plan_id')
@@ -188,6 +190,7 @@ export function createAccountsRepo(knex: Knex) {
       knex,
       (accountId: string): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
       (accountId) => accountId,
+      () => access,
     ),
     /** accounts.updateMemberRole */
     async updateMemberRole(db: Knex.Transaction, accountId: string, userId: string, roleId: string): Promise<void> {
@@ -208,6 +211,7 @@ export function createAccountsRepo(knex: Knex) {
         return row ? jsonArray(row.permissions) : null;
       },
       (userId, accountId) => `${userId}:${accountId}`,
+      () => access,
     ),
     /** accounts.principal: live grants of a user, in one round trip; read on every authenticated request (a hot read) */
     principal: hotRead(
@@ -235,6 +239,7 @@ export function createAccountsRepo(knex: Knex) {
         };
       },
       (userId, accountId) => `${userId}:${accountId}`,
+      () => access,
     ),
     /** accounts.roles */
     async roles(accountId: string): Promise<RoleRow[]> {

@@ -56,6 +56,18 @@ export const eventMigrations: readonly Migration[] = [
         t.bigInteger('n').notNullable();
         t.primary(['account_id', 'day', 'type', 'platform']);
       });
+      // Bumped for an account by every statement that changes its events (a patched gift header
+      // too): the version that guards kept event pages on PostgreSQL (src/infra/db/hot-read.ts).
+      await knex.schema.createTable('event_versions', (t) => {
+        t.uuid('account_id').primary().references('accounts.id').onDelete('CASCADE');
+        t.bigInteger('n').notNullable();
+      });
+      await knex.raw(`
+        create function events_bump_versions(accounts uuid[]) returns void language sql as $$
+          insert into event_versions as v (account_id, n)
+          select a, 1 from unnest(accounts) a where exists (select 1 from accounts where id = a) order by a
+          on conflict (account_id) do update set n = v.n + 1;
+        $$`);
       // `events_count_apply` adds net changes per (account, day, type, platform) in key order (two
       // concurrent statements lock counter rows in the same order) and drops rows that reach 0.
       // Each trigger passes what its statement added (+1) and removed (-1) among visible rows; a
@@ -65,6 +77,8 @@ export const eventMigrations: readonly Migration[] = [
           insert into event_counts as c (account_id, day, type, platform, n)
           select (e ->> 'a')::uuid, (e ->> 'd')::date, e ->> 't', e ->> 'p', sum((e ->> 'n')::bigint)
           from jsonb_array_elements(deltas) e
+          -- An account being deleted takes its events and counts with it (cascade): nothing to count.
+          where exists (select 1 from accounts where id = (e ->> 'a')::uuid)
           group by 1, 2, 3, 4 having sum((e ->> 'n')::bigint) <> 0
           order by 1, 2, 3, 4
           on conflict (account_id, day, type, platform) do update set n = c.n + excluded.n;
@@ -80,10 +94,13 @@ export const eventMigrations: readonly Migration[] = [
         begin
           if tg_op = 'INSERT' then
             perform events_count_apply((${deltas('new_rows', 1)}));
+            perform events_bump_versions(array(select distinct account_id from new_rows));
           elsif tg_op = 'DELETE' then
             perform events_count_apply((${deltas('old_rows', -1)}));
+            perform events_bump_versions(array(select distinct account_id from old_rows));
           else
             perform events_count_apply((${deltas('new_rows', 1)}) || (${deltas('old_rows', -1)}));
+            perform events_bump_versions(array(select account_id from new_rows union select account_id from old_rows));
           end if;
           return null;
         end $$`);
@@ -104,6 +121,8 @@ export const eventMigrations: readonly Migration[] = [
       await knex.raw('drop trigger if exists events_count_delete on events');
       await knex.raw('drop function if exists events_count_rows()');
       await knex.raw('drop function if exists events_count_apply(jsonb)');
+      await knex.raw('drop function if exists events_bump_versions(uuid[])');
+      await knex.schema.dropTableIfExists('event_versions');
       await knex.schema.dropTableIfExists('event_counts');
     },
   },

@@ -94,7 +94,12 @@ export function createEventsRepo(knex: Knex) {
      * `total`). A hot read (src/infra/db/hot-read.ts): the browser sources of one account load the
      * same page at once.
      */
-    page: hotRead(knex, page, (accountId, q, limit, offset) => JSON.stringify([accountId, q, limit, offset])),
+    page: hotRead(
+      knex,
+      page,
+      (accountId, q, limit, offset) => JSON.stringify([accountId, q, limit, offset]),
+      (accountId) => ({ id: `events:${accountId}`, read: () => knex.raw('select n from event_versions where account_id = ?', [accountId]) }),
+    ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
       const row = await db('events').where({ id, account_id: accountId }).first();

@@ -118,6 +118,13 @@ const list = (value: readonly string[] | string | null | undefined): string[] | 
 
 export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: Bus; log: Logger }) {
   const { repo, knex, bus, log } = deps;
+  /** Page rows are shared between the requests a hot read serves (repo.ts): each is mapped once. */
+  const mapped = new WeakMap<EventRow, StreamEvent>();
+  const shared = (row: EventRow): StreamEvent => {
+    let event = mapped.get(row);
+    if (!event) mapped.set(row, (event = toStreamEvent(row)));
+    return event;
+  };
   const retentionSweeps: (() => Promise<number>)[] = [];
 
   /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
@@ -170,7 +177,7 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
         to: time('to', filter.to),
       };
       const { rows, total } = await repo.page(accountOf(auth), query, request.limit, request.offset);
-      return pageOf(rows.map(toStreamEvent), total, request);
+      return pageOf(rows.map(shared), total, request);
     },
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;

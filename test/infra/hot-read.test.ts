@@ -1,0 +1,97 @@
+/**
+ * Hot reads (src/infra/db/hot-read.ts) never answer older than the request, on one node and across
+ * nodes that share only the database: on PostgreSQL a second node with its own cache and bus
+ * namespace (so no invalidation notice can reach it) must see at once a role shrunk, a member
+ * added, a key revoked and an event emitted on the first; on the embedded store the same changes
+ * made straight in the database (no API, no notice) are seen by the next request.
+ */
+import { randomUUID } from 'node:crypto';
+import { startTestApp, services, useTestApp, type TestApp } from '../helpers/app';
+import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+
+const t = useTestApp();
+
+/** Warms the kept results on `node`: the same request twice. */
+async function twice(node: TestApp, path: string, token: string) {
+  await api(node, 'GET', path, { token });
+  return api(node, 'GET', path, { token });
+}
+
+describe('kept reads follow every change at once', () => {
+  let owner: LoggedIn;
+  let member: LoggedIn;
+  let roleId: string;
+  let key: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    owner = await devLogin(t);
+    member = await joinAccount(t, owner, await devLogin(t), { roleName: `readers-${randomUUID().slice(0, 8)}`, permissions: ['events:read', 'members:read', 'apikeys:create'] });
+    const roles = await api(t, 'GET', '/account/roles', { token: owner.accessToken });
+    roleId = (roles.body.data as { id: string; name: string }[]).find((r) => r.name.startsWith('readers-'))!.id;
+    const created = await api(t, 'POST', '/api-keys', { token: member.accessToken, body: { label: 'hot', permissions: ['events:read'] } });
+    ({ key, id: keyId } = created.body.data as { key: string; id: string });
+  });
+
+  async function onEveryNode(check: (node: TestApp) => Promise<void>): Promise<void> {
+    if (!services.postgres) return check(t);
+    // Node B shares node A's database only: its own Redis namespace, so no notice reaches it.
+    const b = await startTestApp({ database_url: t.app.config.database_url, rate_limits: { enabled: false } });
+    try {
+      await check(t);
+      await check(b);
+    } finally {
+      await b.stop();
+    }
+  }
+
+  test('an event emitted, a member added, a role shrunk and a key revoked are seen by the next request', async () => {
+    const nodes: TestApp[] = [t];
+    const b = services.postgres ? await startTestApp({ database_url: t.app.config.database_url, rate_limits: { enabled: false } }) : null;
+    if (b) nodes.push(b);
+    try {
+      for (const node of nodes) {
+        expect((await twice(node, '/events', member.accessToken)).status).toBe(200);
+        expect((await twice(node, '/account/members', owner.accessToken)).status).toBe(200);
+        expect((await twice(node, '/events', key)).status).toBe(200);
+      }
+      // A new event, through the API of node A.
+      const emitted = await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: { n: randomUUID() } } });
+      const eventId = (emitted.body.data as { id: string }).id;
+      for (const node of nodes) expect(((await api(node, 'GET', '/events', { token: member.accessToken })).body.data as { id: string }[])[0]!.id).toBe(eventId);
+      // A renamed member, straight in the database (no API, no notice).
+      const name = `renamed ${randomUUID().slice(0, 8)}`;
+      await t.app.db.knex('users').where({ id: member.userId }).update({ display_name: name });
+      for (const node of nodes) {
+        const members = (await api(node, 'GET', '/account/members', { token: owner.accessToken })).body.data as { user_id: string; display_name: string }[];
+        expect(members.find((m) => m.user_id === member.userId)?.display_name).toBe(name);
+      }
+      // The member's role loses events:read: their session and their key lose it on every node.
+      expect((await api(t, 'PATCH', `/account/roles/${roleId}`, { token: owner.accessToken, body: { permissions: ['members:read', 'apikeys:create'] } })).status).toBe(200);
+      for (const node of nodes) {
+        expect((await api(node, 'GET', '/events', { token: member.accessToken })).status).toBe(403);
+        expect((await api(node, 'GET', '/events', { token: key })).status).toBe(403);
+      }
+      // The key revoked straight in the database.
+      await t.app.db.knex('credentials').where({ id: keyId }).update({ revoked_at: new Date() });
+      for (const node of nodes) {
+        await node.app.cache.del(`apikey:${await keyHash(key)}`);
+        expect((await api(node, 'GET', '/account/members', { token: key })).status).toBe(401);
+      }
+    } finally {
+      await b?.stop();
+    }
+  });
+
+  test('a session revoked straight in the database is refused by the next request on every node', async () => {
+    const user = await devLogin(t);
+    await onEveryNode(async (node) => expect((await twice(node, '/tokens/me', user.accessToken)).status).toBe(200));
+    await t.app.db.knex('sessions').where({ id: user.sessionId }).update({ revoked_at: new Date() });
+    await onEveryNode(async (node) => expect((await api(node, 'GET', '/tokens/me', { token: user.accessToken })).status).toBe(401));
+  });
+});
+
+async function keyHash(key: string): Promise<string> {
+  const { tokenHash } = await import('../../src/auth/credentials');
+  return tokenHash(key);
+}
