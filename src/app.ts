@@ -22,7 +22,7 @@ import { createOperationIndex } from './http/operations';
 import { clientAddressResolver } from './http/request';
 import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
-import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, withNearCache, type Cache } from './infra/cache';
+import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
@@ -190,6 +190,10 @@ const NEAR_CACHE_TTL_MS = 30_000;
 async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): Promise<Cache> {
   const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS });
   await bus.subscribe(NEAR_INVALIDATIONS_CHANNEL, (_channel, message) => cache.onNearInvalidation(message));
+  // The rate limiters send on the raw client, which has no offline queue: a request served before
+  // its first connection would be let through uncounted. Wait for that connection's first outcome
+  // (bounded by the connect timeout; a Redis that is down lets the node start without it).
+  await cache.ping(REDIS_CONNECT_TIMEOUT_MS).catch(() => undefined);
   return cache;
 }
 
