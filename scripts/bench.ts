@@ -312,34 +312,52 @@ async function millionEvents(
     await client.query('vacuum analyze events');
     const seeded = (performance.now() - t0) / 1000;
     log(`  seeded ${MILLION} events in ${seeded.toFixed(1)} s`);
-    const from = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    const to = new Date(Date.now() - 1 * 86_400_000).toISOString();
-    // The SQL of the events repository's page query (events.page) for each filter.
-    const variants: { name: string; query: string; where: string; params: unknown[] }[] = [
-      { name: 'no filter', query: '', where: '', params: [] },
-      { name: 'types', query: '&types=platform_a:cheer', where: 'and type in ($2)', params: ['platform_a:cheer'] },
-      { name: 'platform', query: '&platform=platform_b', where: 'and platform in ($2)', params: ['platform_b'] },
-      { name: 'user_id', query: '&user_id=user-42', where: "and (raw ->> 'user_id') = $2", params: ['user-42'] },
-      { name: 'search', query: '&search=NUMBER%20424242', where: "and (raw::text) ilike $2 escape '\\'", params: ['%NUMBER 424242%'] },
-      { name: 'time range', query: `&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, where: 'and created_at > $2 and created_at < $3', params: [from, to] },
-      { name: 'page 2,000', query: '&page=2000', where: '', params: [] },
+    // Each filter is timed over 50 distinct requests (other values, pages or windows of the same
+    // shape), sent once each and one at a time: none can be answered from a kept page
+    // (src/infra/db/hot-read.ts), so every figure is the page query and its total.
+    const DISTINCT = 50;
+    const types = ['platform_a:follow', 'platform_a:subscription', 'platform_a:cheer', 'platform_b:membership', 'platform_c:follow'];
+    const platforms = ['platform_a', 'platform_b', 'platform_c'];
+    const window = (i: number) => {
+      const to = new Date(Date.now() - (1 + i / 10) * 86_400_000);
+      return { from: new Date(to.getTime() - 2 * 86_400_000).toISOString(), to: to.toISOString() };
+    };
+    const each = (make: (i: number) => string) => Array.from({ length: DISTINCT }, (_, i) => make(i));
+    // The SQL of the events repository's page query (events.page) for each filter, with the
+    // parameters of its first request (for EXPLAIN).
+    // `search, all` matches every row: its exact `_meta.total` counts a million matches, which no
+    // index can shorten; it is reported, not held to the 100 ms target.
+    const variants: { name: string; paths: string[]; where: string; params: unknown[]; reportOnly?: boolean }[] = [
+      { name: 'no filter', paths: each((i) => `&page=${i + 1}`), where: '', params: [] },
+      { name: 'types', paths: each((i) => `&types=${types[i % 5]}&page=${1 + Math.floor(i / 5)}`), where: 'and type in ($2)', params: [types[0]] },
+      { name: 'platform', paths: each((i) => `&platform=${platforms[i % 3]}&page=${1 + Math.floor(i / 3)}`), where: 'and platform in ($2)', params: [platforms[0]] },
+      { name: 'user_id', paths: each((i) => `&user_id=user-${(i * 97) % 5000}`), where: "and (raw ->> 'user_id') = $2", params: ['user-0'] },
+      { name: 'search', paths: each((i) => `&search=NUMBER%20${424242 + i * 1013}`), where: "and (raw::text) ilike $2 escape '\\'", params: ['%NUMBER 424242%'] },
+      { name: 'search, all', paths: each((i) => `&search=FROM%20THE%20BENCH&page=${i + 1}`), where: "and (raw::text) ilike $2 escape '\\'", params: ['%FROM THE BENCH%'], reportOnly: true },
+      {
+        name: 'time range',
+        paths: each((i) => `&from=${encodeURIComponent(window(i).from)}&to=${encodeURIComponent(window(i).to)}`),
+        where: 'and created_at > $2 and created_at < $3',
+        params: [window(0).from, window(0).to],
+      },
+      { name: 'page 2,000', paths: each((i) => `&page=${2000 + i}`), where: '', params: [] },
     ];
     for (const v of variants) {
       const res = await client.query<{ 'QUERY PLAN': string }>(`explain select * from events where account_id = $1 and hidden = false ${v.where} order by created_at desc, id desc limit 25`, [accountId, ...v.params]);
       const plan = res.rows.map((r) => r['QUERY PLAN']).join('\n');
       const indexed = !/Seq Scan on events/.test(plan);
-      const result = await load({ url: `${base}/v1/events?limit=25${v.query}`, headers: key }, 3, 1);
-      log(`  1M events, ${v.name.padEnd(10)} p50 ${result.p50Ms} ms  p90 ${result.p90Ms} ms  p99 ${result.p99Ms} ms  (${result.rps.toFixed(0)} req/s one at a time)  page ${indexed ? 'index' : 'SEQUENTIAL SCAN'}`);
+      const result = await load({ url: `${base}/v1/events`, headers: key, paths: v.paths.map((q) => `/v1/events?limit=25${q}`) }, 60, 1);
+      log(`  1M events, ${v.name.padEnd(10)} p50 ${result.p50Ms} ms  p90 ${result.p90Ms} ms  p99 ${result.p99Ms} ms  (${result.requests} distinct requests, one at a time)  page ${indexed ? 'index' : 'SEQUENTIAL SCAN'}`);
       figures.push({
         case: `1M events: GET /v1/events?limit=25 (${v.name})`,
-        measures: 'a filtered page with its exact total over one account holding a million events, one request at a time; the page query must use an index',
+        measures: 'a filtered page with its exact total over one account holding a million events; 50 distinct requests (none answered from a kept page), one at a time; the page query must use an index',
         value: result.p90Ms,
         unit: 'ms p90',
         reference: null,
         referenceValue: null,
         ratio: null,
-        target: '<= 100 ms, page on an index',
-        ok: indexed && result.p90Ms <= 100 && result.non2xx === 0 && result.errors === 0,
+        target: v.reportOnly ? null : '<= 100 ms, page on an index',
+        ok: indexed && result.requests === DISTINCT && (v.reportOnly || result.p90Ms <= 100) && result.non2xx === 0 && result.errors === 0,
         detail: { p50_ms: result.p50Ms, p99_ms: result.p99Ms, requests: result.requests, seed_seconds: round(seeded, 1), plan_page: plan },
       });
     }

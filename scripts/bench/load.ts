@@ -2,7 +2,9 @@
  * One load run of the bench, in its own process: autocannon against one URL on 127.0.0.1,
  * bounded in count (`maxRequests`) and in time (`seconds`), whichever comes first. Input is one
  * JSON argument; the result is one JSON line on stdout. A run that sees any non-2xx answer or
- * socket error reports it, and the bench counts the case as failed.
+ * socket error reports it, and the bench counts the case as failed. With `paths`, the run sends
+ * each path of `url`'s origin once, in order (one connection makes it one at a time): a case of
+ * distinct requests, none of which a kept result can answer.
  */
 import autocannon from 'autocannon';
 
@@ -14,6 +16,8 @@ export interface LoadInput {
   connections: number;
   seconds: number;
   maxRequests: number;
+  /** Each sent once, in order, instead of `url` over and over. */
+  paths?: string[];
 }
 
 export interface LoadResult {
@@ -38,7 +42,8 @@ const instance = autocannon(
     headers: input.headers ?? {},
     ...(input.body !== undefined ? { body: input.body } : {}),
     connections: input.connections,
-    amount: input.maxRequests,
+    amount: input.paths ? input.paths.length : input.maxRequests,
+    ...(input.paths ? { requests: input.paths.map((p) => ({ path: p })) } : {}),
     timeout: 10,
   },
   (error, result) => {
