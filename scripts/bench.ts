@@ -20,7 +20,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { createScratchDatabase, type ScratchDatabase } from '../src/infra/db/scratch';
 import type { LoadInput, LoadResult } from './bench/load';
-import { cpuMillis, firstJsonLine, freePort, HOST, memorySampler, ROOT, round, runJson, spawnTs, stop } from './bench/lib';
+import { cpuMillis, firstJsonLine, freePort, HOST, memorySampler, residentMemory, ROOT, startNodeArgs, round, runJson, spawnTs, stop } from './bench/lib';
 import type { WsInput, WsResult } from './bench/ws-client';
 
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -50,6 +50,11 @@ interface Figure {
 
 const figures: Figure[] = [];
 const log = (line: string) => console.log(line);
+/** A process's resident memory now and its peak so far, for the progress lines. */
+const rss = (pid: number): string => {
+  const m = residentMemory(pid);
+  return m ? `${m.rssMiB.toFixed(0)} (peak ${m.peakMiB.toFixed(0)})` : '?';
+};
 
 function throughputFigure(name: string, measures: string, runs: LoadResult[], reference: { name: string; runs: LoadResult[] } | null, minRatio: number | null): Figure {
   const best = (rs: LoadResult[]) => Math.max(...rs.map((r) => r.rps));
@@ -102,7 +107,7 @@ async function main(): Promise<void> {
   const service = spawnTs('src/main.ts', [], {
     env: serviceEnv,
     stdout: openSync(serviceLog, 'a'),
-    nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    nodeArgs: [...startNodeArgs(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
   });
   const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0']);
   const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0']);
@@ -149,7 +154,7 @@ async function main(): Promise<void> {
         const result = await load(c.input, SECONDS);
         result.cpuMsPerRequest = (cpuMillis(c.pid) - cpuBefore) / result.requests;
         results[c.name]!.push(result);
-        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
+        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  rss ${rss(c.pid)} MiB${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
       }
     }
     const express = { name: 'bare Express 5 JSON endpoint', runs: results.express! };
@@ -192,7 +197,7 @@ async function main(): Promise<void> {
       const frame = (own.sampleFrame ?? emitBody(0)).replace(/"bench_seq":\d+/, '"bench_seq":0');
       const bare = await reference(1000, 30, frame);
       reference1k.push(bare);
-      log(`  round ${r} fan-out 1000: service p99 ${own.p99Ms.toFixed(2)} ms (p50 ${own.p50Ms.toFixed(2)}), bare ws p99 ${bare.p99Ms.toFixed(2)} ms (p50 ${bare.p50Ms.toFixed(2)})`);
+      log(`  round ${r} fan-out 1000: service p99 ${own.p99Ms.toFixed(2)} ms (p50 ${own.p50Ms.toFixed(2)}), bare ws p99 ${bare.p99Ms.toFixed(2)} ms (p50 ${bare.p50Ms.toFixed(2)})  rss ${rss(service.pid!)} MiB`);
     }
     const bestP99 = (rs: WsResult[]) => Math.min(...rs.map((r) => r.p99Ms));
     const wsClean = (rs: WsResult[]) => rs.every((r) => r.opened === r.sockets && r.dropped === 0 && r.missed === 0);
@@ -213,7 +218,7 @@ async function main(): Promise<void> {
       detail: { service: service1k.map(({ sampleFrame: _f, ...r }) => r), reference: reference1k.map(({ sampleFrame: _f, ...r }) => r) },
     });
     const five = await fanOut(5000, 10);
-    log(`  fan-out 5000: opened ${five.opened}, dropped ${five.dropped}, missed ${five.missed}, p99 ${five.p99Ms.toFixed(2)} ms`);
+    log(`  fan-out 5000: opened ${five.opened}, dropped ${five.dropped}, missed ${five.missed}, p99 ${five.p99Ms.toFixed(2)} ms  rss ${rss(service.pid!)} MiB`);
     figures.push({
       case: 'WebSocket: 5,000 subscribed sockets on one node',
       measures: '5,000 sockets subscribed to one channel, 10 events each; none may be dropped or miss a frame',

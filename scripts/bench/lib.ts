@@ -12,6 +12,17 @@ import readline from 'node:readline';
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const HOST = '127.0.0.1';
 
+/**
+ * The Node options of `npm start` (package.json's start script, the flags before `--import`), so
+ * the bench runs the service with the heap settings a deployment gets.
+ */
+export function startNodeArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/);
+  const end = words.indexOf('--import');
+  return words[0] === 'node' && end > 0 ? words.slice(1, end) : [];
+}
+
 /** A child process running a TypeScript file through tsx, as `npm start` runs src/main.ts. */
 export function spawnTs(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; stdout?: 'pipe' | 'ignore' | number; nodeArgs?: string[] } = {}): ChildProcess {
   return spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', path.join(ROOT, file), ...args], {

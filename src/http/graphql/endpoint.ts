@@ -11,16 +11,20 @@
  * other request errors keep graphql-http's GraphQL-over-HTTP statuses.
  */
 import {
+  execute,
   getOperationAST,
   GraphQLError,
   specifiedRules,
   validate,
   type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
   type GraphQLFieldResolver,
   type GraphQLFormattedError,
   type GraphQLSchema,
 } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createHandler } from 'graphql-http/lib/use/express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
@@ -193,6 +197,36 @@ function responseType(accept: string | undefined): string {
   return /application\/graphql-response\+json/i.test(accept ?? '') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
 }
 
+/**
+ * graphql-js's execute, or the document's compiled executor (graphql-jit) once a document has run
+ * before: a repeated operation (a dashboard polling its page) skips graphql-js's generic walk of
+ * the selection set. Documents come from the checked-document cache, so a document object seen
+ * twice is a cached one; a one-off text never pays for a compilation. A document the compiler
+ * refuses keeps graphql-js's execution.
+ */
+function compilingExecutor(schema: GraphQLSchema): (args: ExecutionArgs) => ReturnType<typeof execute> {
+  const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
+  const seen = new WeakSet<DocumentNode>();
+  return (args) => {
+    const { document } = args;
+    if (!seen.has(document)) {
+      seen.add(document);
+      return execute(args);
+    }
+    let byOperation = compiled.get(document);
+    if (!byOperation) compiled.set(document, (byOperation = new Map()));
+    const name = args.operationName ?? '';
+    let query = byOperation.get(name);
+    if (query === undefined) {
+      const result = compileQuery(schema, document, args.operationName ?? undefined);
+      query = isCompiledQuery(result) ? result : null;
+      byOperation.set(name, query);
+    }
+    if (!query) return execute(args);
+    return query.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as ExecutionResult | Promise<ExecutionResult>;
+  };
+}
+
 export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest, res: ServerResponse) => Promise<void> {
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
   const limits = graphqlLimits(deps.config);
@@ -201,6 +235,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   const operations = new LRUCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE });
   return createHandler<GraphQLContext>({
     schema,
+    execute: compilingExecutor(schema),
     onSubscribe: async (req, params) => {
       const raw = req.raw as ApiRequest;
       const res = req.context.res;

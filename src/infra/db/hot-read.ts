@@ -63,7 +63,10 @@ function counterReader(knex: Knex): (guard: Guard) => Promise<string> {
   return reader;
 }
 
-/** Distinct keys kept per read. */
+/**
+ * Distinct keys kept per read, unless the read names its own bound (a read of large results, such
+ * as event pages, keeps fewer: the service runs with a bounded heap, see package.json's start).
+ */
 const MAX_KEPT = 10_000;
 
 export function hotRead<A extends unknown[], V>(
@@ -71,10 +74,12 @@ export function hotRead<A extends unknown[], V>(
   load: (...args: A) => PromiseLike<V>,
   keyOf: (...args: A) => string,
   guard?: (...args: A) => Guard,
+  options: { max?: number } = {},
 ): (...args: A) => Promise<V> {
+  const max = options.max ?? MAX_KEPT;
   const embedded = writes.get(knex);
   if (embedded) {
-    const kept = new LRUCache<string, { writes: number; value: V & {} }>({ max: MAX_KEPT });
+    const kept = new LRUCache<string, { writes: number; value: V & {} }>({ max });
     return async (...args: A) => {
       const key = keyOf(...args);
       const hit = kept.get(key);
@@ -88,7 +93,7 @@ export function hotRead<A extends unknown[], V>(
   if (!guard) return coalesced(load, keyOf);
   const counter = counterReader(knex);
   const loadShared = coalesced(load, keyOf);
-  const kept = new LRUCache<string, { version: string; value: V & {} }>({ max: MAX_KEPT });
+  const kept = new LRUCache<string, { version: string; value: V & {} }>({ max });
   return async (...args: A) => {
     const key = keyOf(...args);
     const version = await counter(guard(...args));

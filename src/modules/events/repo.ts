@@ -99,6 +99,8 @@ export function createEventsRepo(knex: Knex) {
       page,
       (accountId, q, limit, offset) => JSON.stringify([accountId, q, limit, offset]),
       (accountId) => ({ id: `events:${accountId}`, read: () => knex.raw('select n from event_versions where account_id = ?', [accountId]) }),
+      // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads.
+      { max: 1_000 },
     ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
