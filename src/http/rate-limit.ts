@@ -199,12 +199,17 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
  * returns the error to answer with when over budget. Skipped and unavailable decisions write
  * nothing; an unavailable store is logged and the request goes through.
  */
-export function applyRateDecision(decision: RateDecision, res: Pick<ServerResponse, 'setHeader'>, log: { warn(obj: object, msg: string): void } | undefined): AppError | null {
+export function applyRateDecision(
+  decision: RateDecision,
+  res: Pick<ServerResponse, 'setHeader'>,
+  // The request context, whose `log` (a child logger built on first use) is read only to warn.
+  context: { readonly log: { warn(obj: object, msg: string): void } } | undefined,
+): AppError | null {
   switch (decision.outcome) {
     case 'skipped':
       return null;
     case 'unavailable':
-      log?.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
+      context?.log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
       return null;
     default:
       res.setHeader('X-RateLimit-Limit', String(decision.limit));
@@ -225,7 +230,7 @@ export function rateLimitStep(limiter: RateLimiter, clientAddress: (req: Incomin
   return async (req: IncomingMessage & { context?: RequestContext }, res: ServerResponse): Promise<void> => {
     if (!limiter.enabled) return;
     const decision = await limiter.consume(req.context?.auth ?? ANONYMOUS, clientAddress(req));
-    const refusal = applyRateDecision(decision, res, req.context?.log);
+    const refusal = applyRateDecision(decision, res, req.context);
     if (refusal) throw refusal;
   };
 }

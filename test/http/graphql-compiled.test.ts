@@ -47,7 +47,7 @@ describe('the compiled executor answers as graphql-js does', () => {
     const answer = await thrice(page, { filter: { limit: 2 } }, viewer.accessToken);
     expect(answer.body.data).toBeNull();
     expect(answer.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
-    expect(answer.body.errors?.[0]?.path).toEqual(['events']);
+    expect((answer.body.errors?.[0] as { path?: unknown } | undefined)?.path).toEqual(['events']);
   });
 
   test('a variable of the wrong type: the same VALIDATION_ERROR before execution', async () => {

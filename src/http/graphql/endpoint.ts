@@ -249,7 +249,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const points = ratePoints(prepared.cost);
       if (deps.limiter && points > 1) {
         const decision = await deps.limiter.consume(context.auth, deps.clientAddress(raw), points - 1);
-        const refusal: AppError | null = applyRateDecision(decision, res, context.log);
+        const refusal: AppError | null = applyRateDecision(decision, res, context);
         if (refusal) {
           return [JSON.stringify(errorBody(refusal)), { status: refusal.status, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
         }
