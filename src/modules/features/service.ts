@@ -63,9 +63,15 @@ export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache; bu
   const accounts = new Map<string, { layer: AccountLayer | null; until: number }>();
   const users = new Map<string, { value: AccountCreationOverride; until: number }>();
 
+  /** The last cached text and its parse: read on every gated request, the text rarely changes. Shared: never mutated. */
+  let parsed: { text: string; flags: Record<string, boolean> } | null = null;
+
   async function globalFlags(): Promise<Record<string, boolean>> {
     const cached = await cache.get(GLOBAL_KEY).catch(() => null); // the cache logs its own outages
-    if (cached) return JSON.parse(cached) as Record<string, boolean>;
+    if (cached) {
+      if (parsed?.text !== cached) parsed = { text: cached, flags: JSON.parse(cached) as Record<string, boolean> };
+      return parsed.flags;
+    }
     const flags = Object.fromEntries((await repo.listGlobal()).map((f) => [f.key, f.enabled]));
     // Not awaited: filling the cache is a favour to the next reader, never a wait for this one.
     void cache.set(GLOBAL_KEY, JSON.stringify(flags), GLOBAL_TTL_SECONDS).catch(() => undefined);
