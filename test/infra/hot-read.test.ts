@@ -33,23 +33,23 @@ describe('kept reads follow every change at once', () => {
     ({ key, id: keyId } = created.body.data as { key: string; id: string });
   });
 
-  async function onEveryNode(check: (node: TestApp) => Promise<void>): Promise<void> {
-    if (!services.postgres) return check(t);
-    // Node B shares node A's database only: its own Redis namespace, so no notice reaches it.
+  /**
+   * Runs `check` with node A alone, or on PostgreSQL with A and a node B that shares A's database
+   * only (its own Redis namespace, so no notice reaches it). B lives for the whole check, so what
+   * it kept before a change is what it must not answer after.
+   */
+  async function withNodes(check: (nodes: TestApp[]) => Promise<void>): Promise<void> {
+    if (!services.postgres) return check([t]);
     const b = await startTestApp({ database_url: t.app.config.database_url, rate_limits: { enabled: false } });
     try {
-      await check(t);
-      await check(b);
+      await check([t, b]);
     } finally {
       await b.stop();
     }
   }
 
   test('an event emitted, a member added, a role shrunk and a key revoked are seen by the next request', async () => {
-    const nodes: TestApp[] = [t];
-    const b = services.postgres ? await startTestApp({ database_url: t.app.config.database_url, rate_limits: { enabled: false } }) : null;
-    if (b) nodes.push(b);
-    try {
+    await withNodes(async (nodes) => {
       for (const node of nodes) {
         expect((await twice(node, '/events', member.accessToken)).status).toBe(200);
         expect((await twice(node, '/account/members', owner.accessToken)).status).toBe(200);
@@ -78,16 +78,16 @@ describe('kept reads follow every change at once', () => {
         await node.app.cache.del(`apikey:${await keyHash(key)}`);
         expect((await api(node, 'GET', '/account/members', { token: key })).status).toBe(401);
       }
-    } finally {
-      await b?.stop();
-    }
+    });
   });
 
   test('a session revoked straight in the database is refused by the next request on every node', async () => {
     const user = await devLogin(t);
-    await onEveryNode(async (node) => expect((await twice(node, '/tokens/me', user.accessToken)).status).toBe(200));
-    await t.app.db.knex('sessions').where({ id: user.sessionId }).update({ revoked_at: new Date() });
-    await onEveryNode(async (node) => expect((await api(node, 'GET', '/tokens/me', { token: user.accessToken })).status).toBe(401));
+    await withNodes(async (nodes) => {
+      for (const node of nodes) expect((await twice(node, '/tokens/me', user.accessToken)).status).toBe(200);
+      await t.app.db.knex('sessions').where({ id: user.sessionId }).update({ revoked_at: new Date() });
+      for (const node of nodes) expect((await api(node, 'GET', '/tokens/me', { token: user.accessToken })).status).toBe(401);
+    });
   });
 });
 

@@ -205,20 +205,18 @@ function responseType(accept: string | undefined): string {
  * refuses keeps graphql-js's execution.
  */
 function compilingExecutor(schema: GraphQLSchema): (args: ExecutionArgs) => ReturnType<typeof execute> {
+  /** Per document seen: its compiled executor per operation name (null: the compiler refused it). */
   const compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
-  const seen = new WeakSet<DocumentNode>();
   return (args) => {
-    const { document } = args;
-    if (!seen.has(document)) {
-      seen.add(document);
+    const byOperation = compiled.get(args.document);
+    if (!byOperation) {
+      compiled.set(args.document, new Map());
       return execute(args);
     }
-    let byOperation = compiled.get(document);
-    if (!byOperation) compiled.set(document, (byOperation = new Map()));
     const name = args.operationName ?? '';
     let query = byOperation.get(name);
     if (query === undefined) {
-      const result = compileQuery(schema, document, args.operationName ?? undefined);
+      const result = compileQuery(schema, args.document, args.operationName ?? undefined);
       query = isCompiledQuery(result) ? result : null;
       byOperation.set(name, query);
     }

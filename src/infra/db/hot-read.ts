@@ -22,11 +22,11 @@ import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
 
-/** A version counter: `read` answers a row holding its value in the first column, read fresh. */
+/** A version counter: `read` answers (as `knex.raw` on PostgreSQL does) a row holding its value in the first column, read fresh. */
 export interface Guard {
   /** Names the counter (reads of one id share their queries). */
   readonly id: string;
-  read(): PromiseLike<unknown>;
+  read(): PromiseLike<{ rows: Record<string, unknown>[] }>;
 }
 
 const READ = /^\s*select\b/i;
@@ -51,8 +51,7 @@ function counterReader(knex: Knex): (guard: Guard) => Promise<string> {
   if (!reader) {
     const read = coalesced(
       async (guard: Guard): Promise<string> => {
-        const result = (await guard.read()) as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
-        const row = (Array.isArray(result) ? result : (result.rows ?? []))[0];
+        const row = (await guard.read()).rows[0];
         return row ? String(Object.values(row)[0]) : '0';
       },
       (guard) => guard.id,
@@ -76,30 +75,25 @@ export function hotRead<A extends unknown[], V>(
   guard?: (...args: A) => Guard,
   options: { max?: number } = {},
 ): (...args: A) => Promise<V> {
-  const max = options.max ?? MAX_KEPT;
+  // The version a kept result is checked against: this process's write count on the embedded
+  // store, the guard's counter on PostgreSQL. It is read before the load, so a result that a
+  // concurrent write made older is kept under the older version and loaded again by the next call.
   const embedded = writes.get(knex);
-  if (embedded) {
-    const kept = new LRUCache<string, { writes: number; value: V & {} }>({ max });
-    return async (...args: A) => {
-      const key = keyOf(...args);
-      const hit = kept.get(key);
-      if (hit && hit.writes === embedded.count) return hit.value;
-      const before = embedded.count;
-      const value = await load(...args);
-      if (embedded.count === before && value !== undefined && value !== null) kept.set(key, { writes: before, value });
-      return value;
-    };
-  }
-  if (!guard) return coalesced(load, keyOf);
-  const counter = counterReader(knex);
-  const loadShared = coalesced(load, keyOf);
-  const kept = new LRUCache<string, { version: string; value: V & {} }>({ max });
+  let versionOf: (...args: A) => number | Promise<string>;
+  if (embedded) versionOf = () => embedded.count;
+  else if (guard) {
+    const counter = counterReader(knex);
+    versionOf = (...args) => counter(guard(...args));
+  } else return coalesced(load, keyOf);
+  // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
+  const loadOnce = embedded ? load : coalesced(load, keyOf);
+  const kept = new LRUCache<string, { version: number | string; value: V & {} }>({ max: options.max ?? MAX_KEPT });
   return async (...args: A) => {
     const key = keyOf(...args);
-    const version = await counter(guard(...args));
+    const version = await versionOf(...args);
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;
-    const value = await loadShared(...args);
+    const value = await loadOnce(...args);
     if (value !== undefined && value !== null) kept.set(key, { version, value });
     return value;
   };
