@@ -3,6 +3,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  setupFiles: ['<rootDir>/test/setup-env.ts'],
   transform: {
     // Type checking is `npm run typecheck`; tests only transpile, which keeps them fast.
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],

@@ -18,6 +18,8 @@ export interface LoadInput {
   maxRequests: number;
   /** Each sent once, in order, instead of `url` over and over. */
   paths?: string[];
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -44,6 +46,7 @@ const instance = autocannon(
     connections: input.connections,
     amount: input.paths ? input.paths.length : input.maxRequests,
     ...(input.paths ? { requests: input.paths.map((p) => ({ path: p })) } : {}),
+    ...(input.rate ? { overallRate: input.rate } : {}),
     timeout: 10,
   },
   (error, result) => {

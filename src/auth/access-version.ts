@@ -56,6 +56,4 @@ export const accessVersionMigrations: readonly Migration[] = [
 ];
 
 /** The guard of a read that depends on access: the counter, read fresh (coalesced across requests). */
-export function accessGuard(knex: Knex): Guard {
-  return { id: 'access', read: () => knex.raw("select n from data_versions where name = 'access'") };
-}
+export const ACCESS_GUARD: Guard = Object.freeze({ id: 'access', sql: "select n from data_versions where name = 'access'", bindings: [] });

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { LRUCache } from 'lru-cache';
 
 export type JwtUse = 'access' | 'ws' | 'refresh';
 
@@ -38,6 +39,12 @@ export interface JwtClaims {
 }
 
 export const JWT_PREFIX = 'lm_';
+/**
+ * Tokens verified lately, with their claims, each kept until its own `exp`: a client presents the
+ * same token on every request, and the signature check of identical bytes cannot come out
+ * otherwise. What the token is worth (its session, its grants) is still decided per request.
+ */
+const VERIFIED_KEPT = 10_000;
 const ISSUER = 'creator-backend';
 
 export type JwtVerifyResult = { ok: true; claims: JwtClaims } | { ok: false; expired: boolean };
@@ -48,8 +55,15 @@ export interface JwtService {
   verify(token: string): Promise<JwtVerifyResult>;
 }
 
+/** Kept claims are shared by the requests that present the token: nobody may change them. */
+function deepFreeze<T extends object>(value: T): T {
+  for (const member of Object.values(value)) if (typeof member === 'object' && member !== null) deepFreeze(member as object);
+  return Object.freeze(value);
+}
+
 export function createJwtService(secret: string): JwtService {
   const key = new TextEncoder().encode(secret);
+  const verified = new LRUCache<string, { ok: true; claims: JwtClaims }>({ max: VERIFIED_KEPT, ttlAutopurge: false });
   return {
     async sign(claims, lifetime) {
       const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date(Date.now() + lifetime.ttlSeconds * 1000);
@@ -64,11 +78,17 @@ export function createJwtService(secret: string): JwtService {
     },
     async verify(token) {
       if (!token.startsWith(JWT_PREFIX)) return { ok: false, expired: false };
+      const known = verified.get(token);
+      if (known) return known;
       try {
         const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp'] });
         const claims = payload as unknown as JwtClaims;
         if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
-        return { ok: true, claims };
+        const result = { ok: true as const, claims: deepFreeze(claims) };
+        // Kept until the second jose's own check would first call it expired.
+        const ttl = claims.exp! * 1000 - Date.now();
+        if (ttl > 0) verified.set(token, result, { ttl });
+        return result;
       } catch (error) {
         return { ok: false, expired: error instanceof joseErrors.JWTExpired };
       }

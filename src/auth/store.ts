@@ -6,12 +6,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 import { hotRead } from '../infra/db/hot-read';
-import { accessGuard } from './access-version';
+import { ACCESS_GUARD } from './access-version';
 
 /**
  * The credentials table. Until sessions had their own module one migration
@@ -137,12 +138,19 @@ const reviveRow = (value: Record<string, unknown>): CredentialRow => {
  */
 export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) {
   const touched = new Map<string, number>();
+  // The row last revived from each cached text: a key presented on every request is parsed once
+  // per cached copy (the node-local copy answers the very same string), not once per request.
+  const revived = new LRUCache<string, { text: string; row: CredentialRow }>({ max: 10_000 });
   return {
     async byHash(hash: string): Promise<CredentialRow | undefined> {
       const cached = await deps.cache.get(keyCacheKey(hash)).catch(() => null);
       if (cached) {
+        const known = revived.get(hash);
+        if (known?.text === cached) return known.row;
         try {
-          return reviveRow(JSON.parse(cached) as Record<string, unknown>);
+          const row = reviveRow(JSON.parse(cached) as Record<string, unknown>);
+          revived.set(hash, { text: cached, row });
+          return row;
         } catch {
           // fall through to the database
         }
@@ -171,7 +179,6 @@ export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) 
 export type KeyLookup = ReturnType<typeof createKeyLookup>;
 
 export function createCredentialStore(knex: Knex) {
-  const access = accessGuard(knex);
   /** Told the hash of every row `revoke` revoked (the auth module drops its cached look-up). */
   const revokedListeners: ((hash: string) => Promise<void>)[] = [];
   return {
@@ -207,7 +214,7 @@ export function createCredentialStore(knex: Knex) {
         return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
       },
       (hash) => hash,
-      () => access,
+      () => ACCESS_GUARD,
     ),
     /** credentials.byId */
     async byId(id: string, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {

@@ -52,6 +52,7 @@ export function requestContextStep(deps: { log: Logger; credentials: CredentialR
     req.context = {
       auth: context,
       requestId,
+      arrivedAt: started,
       get log() {
         return (log ??= deps.log.child({ request_id: requestId }));
       },

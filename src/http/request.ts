@@ -76,11 +76,11 @@ function isFresh(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /** Sends a string or bytes with the headers Express's `res.send` would set. */
-export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer, contentType: string): void {
+export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer, contentType: string, etag?: string): void {
   res.statusCode = status;
   const chunk = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', contentType);
-  if (!res.hasHeader('ETag')) res.setHeader('ETag', createETag(chunk, { weak: true }));
+  if (!res.hasHeader('ETag')) res.setHeader('ETag', etag ?? createETag(chunk, { weak: true }));
   if (isFresh(req, res)) res.statusCode = 304;
   if (res.statusCode === 204 || res.statusCode === 304) {
     res.removeHeader('Content-Type');
@@ -97,6 +97,22 @@ export function sendBody(req: IncomingMessage, res: ServerResponse, status: numb
 /** `res.status(status).json(value)`. */
 export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, value: unknown): void {
   sendBody(req, res, status, JSON.stringify(value), JSON_TYPE);
+}
+
+/** A JSON body serialised once, with its ETag, for answers that repeat (rest.ts, kept results). */
+export interface PreparedJson {
+  readonly chunk: Buffer;
+  readonly etag: string;
+}
+
+export function prepareJson(value: unknown): PreparedJson {
+  const chunk = Buffer.from(JSON.stringify(value), 'utf8');
+  return { chunk, etag: createETag(chunk, { weak: true }) };
+}
+
+/** sendJson for a prepared body: the same bytes and headers, without serialising or hashing again. */
+export function sendPreparedJson(req: IncomingMessage, res: ServerResponse, status: number, prepared: PreparedJson): void {
+  sendBody(req, res, status, prepared.chunk, JSON_TYPE, prepared.etag);
 }
 
 /** A text body's Content-Type carries `charset=utf-8`, as Express sets it for strings. */

@@ -11,11 +11,15 @@
  * point performs. The package is pinned to an exact version in package.json for this reason, and
  * test/http/validator.test.ts compares both lookups over every route.
  */
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
+import typeIs from 'type-is';
 import type { OpenApiContext } from 'express-openapi-validator/dist/framework/openapi.context';
 import { OpenApiSpecLoader } from 'express-openapi-validator/dist/framework/openapi.spec.loader';
 import { BadRequest, NotFound, type OpenApiRequest, type OpenApiValidatorOpts, type OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { OpenApiValidator } from 'express-openapi-validator/dist/openapi.validator';
+import type { RouteSpec } from '../../generated/rest';
 import { MALFORMED, operationOf, type OperationIndex } from './operations';
 
 type Operation = OpenAPIV3.OperationObject;
@@ -76,4 +80,77 @@ export function openApiValidatorMiddleware(options: OpenApiValidatorOpts, index:
   (validator as unknown as { metadataMiddleware: MetadataFactory }).metadataMiddleware = indexedMetadata(index);
   const spec = new OpenApiSpecLoader({ apiDoc: structuredClone(options.apiSpec) as never, validateApiSpec: options.validateApiSpec, $refParser: options.$refParser });
   return validator.installMiddleware(spec.load()) as unknown as RequestHandler[];
+}
+
+/** Request inputs whose checked form is kept (distinct method and URL pairs). */
+const PASSED_KEPT = 5_000;
+
+/** What the request steps leave on a request they passed. */
+interface Passed {
+  openapi: unknown;
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+}
+
+/** A private copy of parsed parameters (strings, numbers, booleans, and lists or records of them) for each request. */
+function copied<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(copied) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    // `__proto__` stays an ordinary key, as qs left it.
+    if (k === '__proto__') Object.defineProperty(out, k, { value: copied(v), enumerable: true, writable: true, configurable: true });
+    else out[k] = copied(v);
+  }
+  return out as T;
+}
+
+type CheckedRequest = IncomingMessage & { originalUrl: string; openapi?: unknown; params: Record<string, unknown>; query: Record<string, unknown> };
+
+/**
+ * The request steps' verdict on a request they passed before. A GET or HEAD without a body, to an
+ * operation that declares path and query parameters only, is judged on its method and URL alone
+ * (no header, cookie or body reaches the schemas), so what the steps left on it (the operation,
+ * the coerced path and query parameters) is kept and handed to the next request with the same
+ * method and URL instead of running the steps again. Refusals are never kept: a request the steps
+ * would refuse runs them and is refused as before.
+ */
+export function passedRequests(document: unknown) {
+  const doc = document as { servers?: { url: string }[]; paths: Record<string, Record<string, { parameters?: unknown[] } | undefined> & { parameters?: unknown[] }>; components?: { parameters?: Record<string, unknown> } };
+  const base = (doc.servers?.[0]?.url ?? '').replace(/\/$/, '');
+  const resolve = (node: unknown) => {
+    const ref = (node as { $ref?: string }).$ref;
+    return (ref ? doc.components?.parameters?.[ref.replace('#/components/parameters/', '')] : node) as { in?: string } | undefined;
+  };
+  const judgedOnUrl = new Map<string, boolean>();
+  const onUrlAlone = (route: RouteSpec): boolean => {
+    let known = judgedOnUrl.get(route.operationId);
+    if (known === undefined) {
+      const item = doc.paths[route.path.slice(base.length)];
+      const parameters = [...(item?.parameters ?? []), ...(item?.[route.method]?.parameters ?? [])].map(resolve);
+      known = parameters.every((p) => p?.in === 'path' || p?.in === 'query');
+      judgedOnUrl.set(route.operationId, known);
+    }
+    return known;
+  };
+  const passed = new LRUCache<string, Passed>({ max: PASSED_KEPT });
+  return {
+    /** The key a request's verdict is kept under, or null when more than its URL decides it. */
+    keyOf(req: CheckedRequest, route: RouteSpec): string | null {
+      if ((req.method !== 'GET' && req.method !== 'HEAD') || typeIs.hasBody(req) || !onUrlAlone(route)) return null;
+      return `${req.method} ${req.originalUrl}`;
+    },
+    /** Gives the request what the steps left on an earlier one with its key; false when none passed. */
+    recall(req: CheckedRequest, key: string): boolean {
+      const known = passed.get(key);
+      if (!known) return false;
+      req.openapi = known.openapi;
+      req.params = copied(known.params);
+      req.query = copied(known.query);
+      return true;
+    },
+    remember(req: CheckedRequest, key: string): void {
+      passed.set(key, { openapi: req.openapi, params: copied(req.params), query: copied(req.query) });
+    },
+  };
 }

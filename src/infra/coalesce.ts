@@ -25,15 +25,7 @@ function round<V>(): Round<V> {
   return { promise, resolve, reject };
 }
 
-export interface CoalesceOptions {
-  /**
-   * Start a key's first load on the next turn of the event loop (setImmediate) rather than at
-   * once: requests whose bytes arrived together then share it too. Costs a lone call microseconds.
-   */
-  gather?: boolean;
-}
-
-export function coalesced<A extends unknown[], V>(load: (...args: A) => PromiseLike<V>, keyOf: (...args: A) => string, options: CoalesceOptions = {}): (...args: A) => Promise<V> {
+export function coalesced<A extends unknown[], V>(load: (...args: A) => PromiseLike<V>, keyOf: (...args: A) => string): (...args: A) => Promise<V> {
   /** Per key: whether a load is running, and the round of the calls that wait for the next one. */
   const keys = new Map<string, { next: Round<V> | null }>();
 
@@ -60,8 +52,7 @@ export function coalesced<A extends unknown[], V>(load: (...args: A) => PromiseL
     if (!state) {
       const fresh = { next: null };
       keys.set(key, fresh);
-      if (!options.gather) return run(key, args, fresh);
-      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => run(key, args, fresh));
+      return run(key, args, fresh);
     }
     state.next ??= round<V>();
     return state.next.promise;

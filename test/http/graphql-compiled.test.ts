@@ -82,4 +82,25 @@ describe('the compiled executor answers as graphql-js does', () => {
     expect(Object.keys(first[0]!.body.data!)).toEqual(['myPermissions']);
     expect(first[1]!.body.data).toEqual({ events: { total: 3 } });
   });
+  test('a successful answer has the media type graphql-http picks for each Accept header', async () => {
+    const cases: [string | undefined, string][] = [
+      [undefined, 'application/json; charset=utf-8'],
+      ['*/*', 'application/json; charset=utf-8'],
+      ['application/graphql-response+json', 'application/graphql-response+json; charset=utf-8'],
+      ['application/json, application/graphql-response+json', 'application/json; charset=utf-8'],
+      ['application/graphql-response+json, application/json', 'application/graphql-response+json; charset=utf-8'],
+      ['application/graphql-response+json;charset=latin1, application/*', 'application/json; charset=utf-8'],
+      ['text/html, */*;q=0.8', 'application/json; charset=utf-8'],
+    ];
+    for (const [accept, type] of cases) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${owner.accessToken}` };
+      if (accept) headers.accept = accept;
+      // Twice: the first run on graphql-js, the second on the compiled executor.
+      for (let i = 0; i < 2; i += 1) {
+        const res = await fetch(`${t.url}/v1/gql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ me { id } }' }) });
+        expect({ accept, status: res.status, type: res.headers.get('content-type') }).toEqual({ accept, status: 200, type });
+        expect(((await res.json()) as { data: { me: { id: string } } }).data.me.id).toBe(owner.userId);
+      }
+    }
+  });
 });

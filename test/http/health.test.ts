@@ -126,7 +126,7 @@ describe('health status rules (unit)', () => {
       websocket: () => ({ sessions: 0, channels: 0 }),
     });
     const rest = createSystemRest(service);
-    const result = await rest.getHealth({ params: {}, query: {}, body: undefined } as never, { auth: ANONYMOUS, requestId: 'r1', log, selfUrl: '/v1/health', client: { ip: null, userAgent: null }, setCookie: () => undefined });
+    const result = await rest.getHealth({ params: {}, query: {}, body: undefined } as never, { auth: ANONYMOUS, requestId: 'r1', arrivedAt: performance.now(), log, selfUrl: '/v1/health', client: { ip: null, userAgent: null }, setCookie: () => undefined });
     expect(result.status).toBe(503);
     const body = result.body as HealthBody;
     expect(body._links).toEqual({ self: '/v1/health' });
@@ -144,6 +144,7 @@ describe('health status rules (unit)', () => {
     const result = await createSystemRest(service).getHealth({ params: {}, query: {}, body: undefined } as never, {
       auth: ANONYMOUS,
       requestId: 'r2',
+      arrivedAt: performance.now(),
       log,
       selfUrl: '/v1/health',
       client: { ip: null, userAgent: null },

@@ -192,9 +192,19 @@ function checkOperation(
   return { kind: 'ready', document, cost };
 }
 
-/** The media type graphql-http would answer with for this Accept header. */
-function responseType(accept: string | undefined): string {
-  return /application\/graphql-response\+json/i.test(accept ?? '') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
+/**
+ * The media type graphql-http's handler answers with, by its own rule: the first entry of Accept
+ * that is `application/graphql-response+json` or JSON-compatible, in UTF-8 (an Accept with neither
+ * was already answered 406). Our own answers (limit refusals, written results) use it too.
+ */
+function acceptedResponseType(accept: string | undefined): string {
+  for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
+    const [type, ...params] = entry.split(';');
+    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+    if (type === 'application/graphql-response+json' && charset === 'charset=utf-8') return 'application/graphql-response+json; charset=utf-8';
+    if ((type === 'application/json' || type === 'application/*' || type === '*/*') && (charset === 'charset=utf-8' || charset === 'charset=utf8')) return 'application/json; charset=utf-8';
+  }
+  return 'application/json; charset=utf-8';
 }
 
 /**
@@ -242,7 +252,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
-        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': responseType(header(raw, 'accept')) } }] as const;
+        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': acceptedResponseType(header(raw, 'accept')) } }] as const;
       }
       const points = ratePoints(prepared.cost);
       if (deps.limiter && points > 1) {
@@ -259,6 +269,14 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
         variableValues: params.variables,
         contextValue: context,
       };
+    },
+    // A result without errors holds no Error object, so it is written as graphql-http would write
+    // it, without its serialiser's replacer (a function call per member: a sixth of the CPU of an
+    // events page). Results with errors go through graphql-http's own formatting.
+    onOperation: (req, _args, result) => {
+      if (!('data' in result) || result.errors) return undefined;
+      const type = acceptedResponseType(header(req.raw as ApiRequest, 'accept'));
+      return [JSON.stringify(result), { status: 200, statusText: 'OK', headers: { 'content-type': type } }] as const;
     },
     formatError: (error) => format(error as GraphQLError) as never,
   }) as unknown as (req: ApiRequest, res: ServerResponse) => Promise<void>;

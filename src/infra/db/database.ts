@@ -3,8 +3,10 @@
  * embedded PGlite under SVC_DATA_DIR with the same SQL and migrations. Migrations run at open.
  * Owns connections and pools only; tables belong to the modules that declare migrations.
  */
-import { mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { trackWrites } from './hot-read';
@@ -59,6 +61,8 @@ export interface OpenDatabaseOptions {
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   let knex: Knex;
   let kind: Database['kind'];
+  /** A fresh `memory://` database whose migrated state becomes the template (see memoryTemplate). */
+  let saveTemplate: ((knex: Knex) => Promise<void>) | null = null;
   if (options.url) {
     kind = 'postgresql';
     knex = knexFactory({
@@ -71,16 +75,47 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kind = 'pglite';
     const dir = options.dataDir.startsWith('memory://') ? options.dataDir : path.resolve(options.dataDir);
     if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: { filename: dir } as never });
+    const template = dir.startsWith('memory://') ? memoryTemplate(options) : null;
+    const pglite = template?.exists() ? new PGlite({ loadDataDir: template.load() }) : null;
+    if (template && !pglite) saveTemplate = template.save;
+    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: (pglite ? { pglite } : { filename: dir }) as never });
     trackWrites(knex);
   }
   try {
     await knex.migrate.latest({ migrationSource: new ListMigrationSource(options.migrations), tableName: options.migrationsTable });
+    await saveTemplate?.(knex);
   } catch (error) {
     await knex.destroy().catch(() => undefined);
     throw error;
   }
   return wrap(knex, kind);
+}
+
+/**
+ * Migrated, empty `memory://` databases to start from, under PGLITE_TEMPLATE_DIR when it is set
+ * (the test setup sets it): every migration on a fresh PGlite costs an embedded start about 4 s,
+ * loading their result half of that. A template is named by its migrations (table, names and the
+ * source of each `up`), so adding or editing one makes a new template; it is written once,
+ * atomically, right after the migrations of a fresh database ran, before anything else touched it.
+ */
+function memoryTemplate(options: OpenDatabaseOptions): { exists(): boolean; load(): Blob; save(knex: Knex): Promise<void> } | null {
+  const dir = process.env.PGLITE_TEMPLATE_DIR;
+  if (!dir) return null;
+  const name = createHash('sha256').update([options.migrationsTable, ...options.migrations.map((m) => `${m.name}\n${m.up.toString()}`)].join('\n')).digest('hex').slice(0, 24);
+  const file = path.join(dir, `pglite-${name}.tar.gz`);
+  return {
+    exists: () => existsSync(file),
+    load: () => new Blob([readFileSync(file)], { type: 'application/x-gzip' }),
+    async save(knex) {
+      const pglite = (knex.client as { pglite?: PGlite }).pglite;
+      if (!pglite) return;
+      const dump = await pglite.dumpDataDir('gzip');
+      mkdirSync(dir, { recursive: true });
+      const partial = `${file}.${randomBytes(6).toString('hex')}`;
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      renameSync(partial, file);
+    },
+  };
 }
 
 /** A second handle on an already open database (the time-series store when it shares the relational one). */

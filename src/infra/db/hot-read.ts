@@ -9,24 +9,32 @@
  * - PostgreSQL, guarded read: other nodes write too. The read names a version counter that every
  *   write to its data bumps in the writing transaction (src/auth/access-version.ts, the events
  *   module's per-account version). Each call reads the counter, in a query that starts after the
- *   call (coalesced across concurrent calls); a result kept under the same count is still exact,
+ *   call, or after the request behind it arrived when the call names that instant (one query
+ *   reads every counter asked for meanwhile); a result kept under the same count is still exact,
  *   any other is loaded again, after the counter was read.
  * - PostgreSQL, unguarded read: nothing is kept; concurrent reads of one key share one query that
  *   starts after each of them (coalesce.ts).
  *
  * Either way no caller gets an answer older than its call. Answers are shared: callers must not
- * mutate them. Only reads whose result depends on their arguments and the stored rows alone (no
+ * mutate them, and a kept answer is marked so (src/infra/shared.ts), so what is derived from it
+ * alone is kept beside it. Only reads whose result depends on their arguments and the stored rows alone (no
  * `now()`) belong here. Misses (`undefined` or `null`) are never kept.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
+import { markShared } from '../shared';
 
-/** A version counter: `read` answers (as `knex.raw` on PostgreSQL does) a row holding its value in the first column, read fresh. */
+/**
+ * A version counter: `sql` selects its value (one row, one column; no row reads as 0), with
+ * `bindings` for its placeholders.
+ */
 export interface Guard {
-  /** Names the counter (reads of one id share their queries). */
+  /** Names the counter (calls in one round that name it share its value). */
   readonly id: string;
-  read(): PromiseLike<{ rows: Record<string, unknown>[] }>;
+  readonly sql: string;
+  readonly bindings: readonly Knex.Value[];
 }
 
 const READ = /^\s*select\b/i;
@@ -43,22 +51,102 @@ export function trackWrites(knex: Knex): void {
   });
 }
 
-/** Per PostgreSQL handle: fresh reads of each counter, shared by concurrent calls. */
-const counters = new WeakMap<Knex, (guard: Guard) => Promise<string>>();
+/** Per PostgreSQL handle: fresh reads of every counter, batched (counterReader). */
+const counters = new WeakMap<Knex, CounterReader>();
 
-function counterReader(knex: Knex): (guard: Guard) => Promise<string> {
+/**
+ * Reads a counter. With `since` (a `performance.now()` instant: when the request that asks
+ * arrived), a value read by a round that began at or after it is answered at once; otherwise, or
+ * without `since`, by the next round.
+ */
+type CounterReader = (guard: Guard, since?: number) => Promise<string> | string;
+
+interface Waiting {
+  readonly guard: Guard;
+  readonly value: Promise<string>;
+  resolve(value: string): void;
+  reject(error: unknown): void;
+}
+
+/** Rounds of at most this many counters run as prepared statements (their texts are few). */
+const PREPARED_UP_TO = 3;
+const preparedNames = new Map<string, string>();
+function preparedName(sql: string): string {
+  let name = preparedNames.get(sql);
+  if (!name) preparedNames.set(sql, (name = `versions_${createHash('sha256').update(sql).digest('hex').slice(0, 16)}`));
+  return name;
+}
+
+/** Counters whose last value is remembered, with the instant its round began. */
+const REMEMBERED = 10_000;
+
+/**
+ * Reads counters in rounds of one query each: every counter asked for while a round is on its
+ * way (the access version of requests still authenticating, the event versions of requests
+ * further on) is read by the next round, which starts when the running one ends; a first call
+ * waits one turn of the event loop, so the requests whose bytes arrived together share it. Each
+ * value thus comes from a query that began after the call, as a read of its own would, or, for a
+ * call that names when its request arrived, after that: a request sees every write committed
+ * before it arrived either way.
+ */
+function counterReader(knex: Knex): CounterReader {
+  let next: Map<string, Waiting> | null = null;
+  let running = false;
+  const last = new LRUCache<string, { value: string; since: number }>({ max: REMEMBERED });
+  const start = (): void => {
+    const round = [...next!.values()];
+    next = null;
+    running = true;
+    const began = performance.now();
+    const sql = `select ${round.map((w, i) => `(${w.guard.sql}) as v${i}`).join(', ')}`;
+    const query = knex.raw(sql, round.flatMap((w) => w.guard.bindings));
+    // Rounds of a few counters repeat the same text: each connection prepares it once.
+    if (round.length <= PREPARED_UP_TO) query.options({ name: preparedName(sql) });
+    query
+      .then(
+        (result: { rows: Record<string, unknown>[] }) => {
+          const row = result.rows[0] ?? {};
+          round.forEach((w, i) => {
+            const value = String(row[`v${i}`] ?? '0');
+            last.set(w.guard.id, { value, since: began });
+            w.resolve(value);
+          });
+        },
+        (error: unknown) => {
+          for (const w of round) w.reject(error);
+        },
+      )
+      .finally(() => {
+        running = false;
+        if (next) start();
+      });
+  };
+  return (guard, since) => {
+    if (since !== undefined) {
+      const known = last.get(guard.id);
+      if (known && known.since >= since) return known.value;
+    }
+    if (!next) {
+      next = new Map();
+      if (!running) setImmediate(start);
+    }
+    let waiting = next.get(guard.id);
+    if (!waiting) {
+      let resolve!: (value: string) => void;
+      let reject!: (error: unknown) => void;
+      const value = new Promise<string>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      next.set(guard.id, (waiting = { guard, value, resolve, reject }));
+    }
+    return waiting.value;
+  };
+}
+
+function counterReaderOf(knex: Knex): CounterReader {
   let reader = counters.get(knex);
-  if (!reader) {
-    const read = coalesced(
-      async (guard: Guard): Promise<string> => {
-        const row = (await guard.read()).rows[0];
-        return row ? String(Object.values(row)[0]) : '0';
-      },
-      (guard) => guard.id,
-      { gather: true },
-    );
-    counters.set(knex, (reader = read));
-  }
+  if (!reader) counters.set(knex, (reader = counterReader(knex)));
   return reader;
 }
 
@@ -73,17 +161,22 @@ export function hotRead<A extends unknown[], V>(
   load: (...args: A) => PromiseLike<V>,
   keyOf: (...args: A) => string,
   guard?: (...args: A) => Guard,
-  options: { max?: number } = {},
+  options: {
+    max?: number;
+    /** When the request behind a call arrived (`performance.now()`), if the call names it: see counterReader. */
+    sinceOf?: (...args: A) => number | undefined;
+  } = {},
 ): (...args: A) => Promise<V> {
   // The version a kept result is checked against: this process's write count on the embedded
   // store, the guard's counter on PostgreSQL. It is read before the load, so a result that a
   // concurrent write made older is kept under the older version and loaded again by the next call.
   const embedded = writes.get(knex);
-  let versionOf: (...args: A) => number | Promise<string>;
+  let versionOf: (...args: A) => number | string | Promise<string>;
   if (embedded) versionOf = () => embedded.count;
   else if (guard) {
-    const counter = counterReader(knex);
-    versionOf = (...args) => counter(guard(...args));
+    const counter = counterReaderOf(knex);
+    const sinceOf = options.sinceOf;
+    versionOf = (...args) => counter(guard(...args), sinceOf?.(...args));
   } else return coalesced(load, keyOf);
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
@@ -94,7 +187,7 @@ export function hotRead<A extends unknown[], V>(
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = await loadOnce(...args);
-    if (value !== undefined && value !== null) kept.set(key, { version, value });
+    if (value !== undefined && value !== null) kept.set(key, { version, value: markShared(value) });
     return value;
   };
 }

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { accessGuard } from '../../auth/access-version';
+import { ACCESS_GUARD } from '../../auth/access-version';
 
 export interface UserRow {
   id: string;
@@ -58,7 +58,6 @@ export interface InviteRow {
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 
 export function createAccountsRepo(knex: Knex) {
-  const access = accessGuard(knex);
   const accountColumns = (db: Knex | Knex.Transaction) =>
     db('accounts as a')
       .leftJoin('plans as p', 'p.id', 'a.plan_id')
@@ -188,9 +187,11 @@ export function createAccountsRepo(knex: Knex) {
     /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
     members: hotRead(
       knex,
-      (accountId: string): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
-      (accountId) => accountId,
-      () => access,
+      // `_since`: when the request arrived (performance.now()), for the hot read's version, not the query.
+      (accountId: string, _since?: number): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
+      (accountId: string, _since?: number) => accountId,
+      () => ACCESS_GUARD,
+      { sinceOf: (_accountId, since) => since },
     ),
     /** accounts.updateMemberRole */
     async updateMemberRole(db: Knex.Transaction, accountId: string, userId: string, roleId: string): Promise<void> {
@@ -211,7 +212,7 @@ export function createAccountsRepo(knex: Knex) {
         return row ? jsonArray(row.permissions) : null;
       },
       (userId, accountId) => `${userId}:${accountId}`,
-      () => access,
+      () => ACCESS_GUARD,
     ),
     /** accounts.principal: live grants of a user, in one round trip; read on every authenticated request (a hot read) */
     principal: hotRead(
@@ -239,7 +240,7 @@ export function createAccountsRepo(knex: Knex) {
         };
       },
       (userId, accountId) => `${userId}:${accountId}`,
-      () => access,
+      () => ACCESS_GUARD,
     ),
     /** accounts.roles */
     async roles(accountId: string): Promise<RoleRow[]> {

@@ -79,7 +79,8 @@ export function createEventsRepo(knex: Knex) {
     return knex.select(knex.raw(parts.map(() => 'coalesce((?), 0)').join(' + ') + ' as count', parts));
   }
 
-  async function page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ rows: EventRow[]; total: number }> {
+  /** `_since` is for the hot read below (when the request arrived), not the query. */
+  async function page(accountId: string, q: EventQuery, limit: number, offset: number, _since?: number): Promise<{ rows: EventRow[]; total: number }> {
     const empty = q.from !== undefined && q.to !== undefined && q.from >= q.to;
     const [rows, count] = await Promise.all([
       filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
@@ -97,10 +98,10 @@ export function createEventsRepo(knex: Knex) {
     page: hotRead(
       knex,
       page,
-      (accountId, q, limit, offset) => JSON.stringify([accountId, q, limit, offset]),
-      (accountId) => ({ id: `events:${accountId}`, read: () => knex.raw('select n from event_versions where account_id = ?', [accountId]) }),
+      (accountId: string, q: EventQuery, limit: number, offset: number, _since?: number) => JSON.stringify([accountId, q, limit, offset]),
+      (accountId) => ({ id: `events:${accountId}`, sql: 'select n from event_versions where account_id = ?', bindings: [accountId] }),
       // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads.
-      { max: 1_000 },
+      { max: 1_000, sinceOf: (_accountId, _q, _limit, _offset, since) => since },
     ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {

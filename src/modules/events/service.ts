@@ -14,6 +14,7 @@ import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
+import { keptBeside } from '../../infra/shared';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
 import { RETENTION_WINDOWS_SQL, type EventQuery, type EventRow, type EventsRepo } from './repo';
@@ -125,6 +126,11 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
     if (!event) mapped.set(row, (event = toStreamEvent(row)));
     return event;
   };
+  /** A kept page of rows gives the same page of events to every request it serves (and so the same response bytes, rest.ts). */
+  const pageFrom = keptBeside(
+    (found: { rows: EventRow[]; total: number }, request: PageRequest) => pageOf(found.rows.map(shared), found.total, request),
+    (request) => `${request.page}:${request.limit}`,
+  );
   const retentionSweeps: (() => Promise<number>)[] = [];
 
   /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
@@ -165,7 +171,8 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
     },
     /** Closes aged-out community gift bundles now (the module's timer calls it; set by the module). */
     sweepGifts: (): Promise<number> => Promise.resolve(0),
-    async list(auth: AuthContext, filter: EventFilter, request: PageRequest): Promise<Page<StreamEvent>> {
+    /** `since`: when the request arrived (performance.now()), so the page may use a version read after it. */
+    async list(auth: AuthContext, filter: EventFilter, request: PageRequest, since?: number): Promise<Page<StreamEvent>> {
       const types = list(filter.types);
       if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
       const query: EventQuery = {
@@ -176,8 +183,7 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
         from: time('from', filter.from),
         to: time('to', filter.to),
       };
-      const { rows, total } = await repo.page(accountOf(auth), query, request.limit, request.offset);
-      return pageOf(rows.map(shared), total, request);
+      return pageFrom(await repo.page(accountOf(auth), query, request.limit, request.offset, since), request);
     },
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;

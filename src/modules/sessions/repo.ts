@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { accessGuard } from '../../auth/access-version';
+import { ACCESS_GUARD } from '../../auth/access-version';
 
 export interface SessionRow {
   id: string;
@@ -22,14 +22,13 @@ export interface SessionRow {
 const TOUCH_INTERVAL = "interval '1 minute'";
 
 export function createSessionsRepo(knex: Knex) {
-  const access = accessGuard(knex);
   return {
     /** sessions.insert */
     async insert(row: Omit<SessionRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
       await knex('sessions').insert(row);
     },
     /** sessions.byId: read behind every JWT request (a hot read: src/infra/db/hot-read.ts) */
-    session: hotRead(knex, (id: string): PromiseLike<SessionRow | undefined> => knex('sessions').where({ id }).first(), (id) => id, () => access),
+    session: hotRead(knex, (id: string): PromiseLike<SessionRow | undefined> => knex('sessions').where({ id }).first(), (id) => id, () => ACCESS_GUARD),
     /** sessions.touch */
     async touch(id: string): Promise<void> {
       await knex('sessions').where({ id }).whereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`).update({ last_used_at: knex.fn.now() });

@@ -1,0 +1,44 @@
+/**
+ * JWT verification (src/auth/jwt.ts): a verified token's claims are kept until its `exp`, so a
+ * repeated token is not verified again, yet it expires exactly as before and a forged or altered
+ * token is never answered from what was kept.
+ */
+import { createJwtService } from '../../src/auth/jwt';
+
+describe('JWT verification', () => {
+  test('a token verified twice gives the same claims, and they cannot be changed', async () => {
+    const jwt = createJwtService('a-secret-that-is-long-enough-for-hs256');
+    const { token } = await jwt.sign({ sub: 'u1', use: 'access', account_permissions: ['events:read'] }, { ttlSeconds: 60 });
+    const first = await jwt.verify(token);
+    const second = await jwt.verify(token);
+    expect(first).toMatchObject({ ok: true, claims: { sub: 'u1', use: 'access', account_permissions: ['events:read'] } });
+    expect(second).toEqual(first);
+    if (!second.ok) throw new Error('unreachable');
+    expect(Object.isFrozen(second.claims)).toBe(true);
+    expect(Object.isFrozen(second.claims.account_permissions)).toBe(true);
+  });
+
+  test('a kept token still expires at its exp', async () => {
+    const jwt = createJwtService('a-secret-that-is-long-enough-for-hs256');
+    // exp is in whole seconds: the token ends at the next second boundary after now + 1 s.
+    const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000);
+    const { token } = await jwt.sign({ sub: 'u1', use: 'access' }, { expiresAt });
+    expect((await jwt.verify(token)).ok).toBe(true);
+    expect((await jwt.verify(token)).ok).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() - Date.now() + 20));
+    expect(await jwt.verify(token)).toEqual({ ok: false, expired: true });
+  });
+
+  test('an altered token or another secret is refused even after the original was kept', async () => {
+    const jwt = createJwtService('a-secret-that-is-long-enough-for-hs256');
+    const { token } = await jwt.sign({ sub: 'u1', use: 'access' }, { ttlSeconds: 60 });
+    expect((await jwt.verify(token)).ok).toBe(true);
+    const [head, body, signature] = token.split('.');
+    const forged = `${head}.${Buffer.from(JSON.stringify({ sub: 'u2', use: 'access', exp: 9_999_999_999, iss: 'creator-backend' })).toString('base64url')}.${signature}`;
+    expect(forged).not.toBe(token);
+    expect(await jwt.verify(forged)).toEqual({ ok: false, expired: false });
+    const first = signature!.charAt(0);
+    expect(await jwt.verify(`${head}.${body}.${first === 'A' ? 'B' : 'A'}${signature!.slice(1)}`)).toEqual({ ok: false, expired: false });
+    expect(await createJwtService('another-secret-that-is-long-enough').verify(token)).toEqual({ ok: false, expired: false });
+  });
+});

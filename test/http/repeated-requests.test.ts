@@ -1,0 +1,99 @@
+/**
+ * Repeated requests, as a dashboard polls them, with response validation off (as in production):
+ * the bytes rendered once for a kept answer (src/http/rest.ts) and the validator's verdict kept
+ * for a URL it passed (src/http/validator.ts) must answer exactly what a first request answers.
+ * Each kept answer follows every change (a new event, a new member), per request URL; a URL the
+ * validator refuses stays refused; conditional requests still get 304.
+ */
+import { useTestApp } from '../helpers/app';
+import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
+
+const t = useTestApp({ http: { validate_responses: false } });
+
+let owner: LoggedIn;
+beforeAll(async () => {
+  owner = await devLogin(t);
+});
+
+async function raw(path: string, token: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${t.url}/v1${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  return { status: res.status, etag: res.headers.get('etag'), type: res.headers.get('content-type'), text: await res.text() };
+}
+
+const emit = (n: number) =>
+  api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: { user_id: `viewer-${n}` } } });
+
+describe('a kept page answers the same bytes until it changes', () => {
+  test('the same URL gives identical bytes and ETag; a new event changes both', async () => {
+    for (let n = 0; n < 3; n += 1) expect((await emit(n)).status).toBe(201);
+    const first = await raw('/events?limit=2', owner.accessToken);
+    const again = await raw('/events?limit=2', owner.accessToken);
+    expect(first.status).toBe(200);
+    expect(first.type).toBe('application/json; charset=utf-8');
+    expect(again).toEqual(first);
+    const body = JSON.parse(first.text);
+    expect(body._meta).toEqual({ total: 3, page: 1, limit: 2, pages: 2 });
+    expect(body.data.map((e: { raw: { user_id: string } }) => e.raw.user_id)).toEqual(['viewer-2', 'viewer-1']);
+
+    expect((await emit(3)).status).toBe(201);
+    const after = await raw('/events?limit=2', owner.accessToken);
+    expect(after.etag).not.toBe(first.etag);
+    const changed = JSON.parse(after.text);
+    expect(changed._meta.total).toBe(4);
+    expect(changed.data[0].raw.user_id).toBe('viewer-3');
+  });
+
+  test('each URL of one page gets its own links', async () => {
+    const a = JSON.parse((await raw('/events?limit=2&page=1', owner.accessToken)).text);
+    const b = JSON.parse((await raw('/events?page=1&limit=2', owner.accessToken)).text);
+    const c = JSON.parse((await raw('/events?limit=2', owner.accessToken)).text);
+    expect(a.data).toEqual(b.data);
+    expect(a.data).toEqual(c.data);
+    expect(a._links.self).toBe('/v1/events?limit=2&page=1');
+    expect(b._links.self).toBe('/v1/events?page=1&limit=2');
+    expect(c._links.self).toBe('/v1/events?limit=2&page=1');
+    expect(a._links.next).toBe('/v1/events?limit=2&page=2');
+  });
+
+  test('a conditional request with the kept ETag gets 304 and no body', async () => {
+    const page = await raw('/events?limit=2', owner.accessToken);
+    // fetch adds `Cache-Control: no-cache` to a conditional request unless one is set (which makes any answer fresh-exempt).
+    const conditional = await raw('/events?limit=2', owner.accessToken, { 'if-none-match': page.etag!, 'cache-control': 'max-age=0' });
+    expect(conditional.status).toBe(304);
+    expect(conditional.text).toBe('');
+  });
+
+  test('another account reading the same URL gets its own page', async () => {
+    const other = await devLogin(t);
+    const mine = JSON.parse((await raw('/events?limit=2', owner.accessToken)).text);
+    const theirs = JSON.parse((await raw('/events?limit=2', other.accessToken)).text);
+    expect(mine._meta.total).toBeGreaterThan(0);
+    expect(theirs).toMatchObject({ data: [], _meta: { total: 0 } });
+  });
+
+  test('the member list follows a new member', async () => {
+    const before = await raw('/account/members', owner.accessToken);
+    expect(await raw('/account/members', owner.accessToken)).toEqual(before);
+    const member = await devLogin(t);
+    await joinAccount(t, owner, member, { role: 'moderator' });
+    const after = JSON.parse((await raw('/account/members', owner.accessToken)).text);
+    expect(after.data.map((m: { user_id: string }) => m.user_id)).toEqual(expect.arrayContaining([owner.userId, member.userId]));
+    expect(after.data).toHaveLength(JSON.parse(before.text).data.length + 1);
+  });
+});
+
+describe('the validator verdict kept for a URL', () => {
+  test('coerced parameters reach every request of the URL, and a refused URL stays refused', async () => {
+    const first = JSON.parse((await raw('/events?limit=1&types=platform_a:follower', owner.accessToken)).text);
+    const again = JSON.parse((await raw('/events?limit=1&types=platform_a:follower', owner.accessToken)).text);
+    expect(first._meta.limit).toBe(1);
+    expect(again).toEqual(first);
+    for (let i = 0; i < 2; i += 1) {
+      const refused = await raw('/events?limit=abc', owner.accessToken);
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).error).toBe('VALIDATION_ERROR');
+      const unknown = await raw('/events?limit=1&nope=1', owner.accessToken);
+      expect(unknown.status).toBe(400);
+    }
+  });
+});
