@@ -13,11 +13,17 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { connect } from '../helpers/ws';
 import { createTestDatabase, services, systemKey } from '../helpers/app';
+import { startNodeArgs } from '../../scripts/bench/lib';
 
 const root = path.resolve(__dirname, '../..');
 
+/**
+ * `src/main.ts` in one process with `npm start`'s Node options, as `npm start` runs it. Not the
+ * tsx command: it runs the service in a second process and, when that one is busy for 60 ms as a
+ * signal arrives, SIGKILLs it and exits 143.
+ */
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), 'src/main.ts'], {
+  const child = spawn(process.execPath, [...startNodeArgs(), '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,9 +47,12 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promis
 
 /**
  * A raw HTTP/1.1 keep-alive request on its own socket, so the test decides when bytes are read.
- * `headers()` resolves with the status line and Content-Length once the first bytes are in.
+ * `firstBytes` resolves once the first bytes are in; `split()` parses the response. With `stall`,
+ * the socket stops reading at its first bytes (`socket.resume()` goes on): the kernel grows a
+ * loopback reader's receive buffer with what the reader takes (up to net.ipv4.tcp_rmem's maximum,
+ * 32 MiB here), so a reader that went on a while first could take a whole large response in.
  */
-function rawGet(base: string, target: string, headers: Record<string, string> = {}) {
+function rawGet(base: string, target: string, headers: Record<string, string> = {}, stall = false) {
   const { hostname, port } = new URL(base);
   const socket: Socket = connectTcp(Number(port), hostname);
   const chunks: Buffer[] = [];
@@ -56,7 +65,12 @@ function rawGet(base: string, target: string, headers: Record<string, string> = 
       resolve();
     }),
   );
-  const firstBytes = new Promise<void>((resolve) => socket.once('data', () => resolve()));
+  const firstBytes = new Promise<void>((resolve) =>
+    socket.once('data', () => {
+      if (stall) socket.pause();
+      resolve();
+    }),
+  );
   const lines = Object.entries({ host: `${hostname}:${port}`, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`);
   socket.write(`GET ${target} HTTP/1.1\r\n${lines.join('')}\r\n`);
   const received = () => Buffer.concat(chunks);
@@ -162,13 +176,11 @@ describe('the service process', () => {
       await waitFor(() => (idle.split().body.length === idle.split().length ? true : undefined), 10_000);
 
       // Two large responses whose handlers have finished (the first bytes are out) but whose
-      // clients stop reading: `slow` resumes during the drain, `stalled` never does.
-      const slow = rawGet(url, '/v1/me/audit-log?limit=50', auth);
-      const stalled = rawGet(url, '/v1/me/audit-log?limit=50', auth);
+      // clients stop reading there: `slow` resumes during the drain, `stalled` never does.
+      const slow = rawGet(url, '/v1/me/audit-log?limit=50', auth, true);
+      const stalled = rawGet(url, '/v1/me/audit-log?limit=50', auth, true);
       sockets.push(slow.socket, stalled.socket);
       await Promise.all([slow.firstBytes, stalled.firstBytes]);
-      slow.socket.pause();
-      stalled.socket.pause();
       await new Promise((r) => setTimeout(r, 500));
 
       const signalledAt = Date.now();
