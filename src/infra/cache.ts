@@ -152,6 +152,13 @@ export function createRedisLink(url: string, options: { name: string; log?: Logg
           // make every caller wait out the timeout.
           suspendedUntil = Date.now() + REDIS_SUSPEND_MS;
           transition(false);
+          // The end of the pause is a return too: announce it, so a bus subscription deferred by
+          // the pause goes live now rather than at some later command that happens to succeed.
+          setTimeout(() => {
+            if (closing || !suspendedUntil || Date.now() < suspendedUntil || client.status !== 'ready') return;
+            suspendedUntil = 0;
+            transition(true);
+          }, REDIS_SUSPEND_MS).unref();
         }
         throw new CacheError(message);
       }

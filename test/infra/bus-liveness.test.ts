@@ -3,7 +3,9 @@
  * dies silently (a half-open TCP connection: no error, no message) is PINGed after its silence
  * window, counted dead when the PING goes unanswered, dropped and reconnected, and every
  * subscription comes back. The silent death is made with a TCP relay of this file's own between
- * the bus and Redis that stops forwarding without closing anything. Needs REDIS_URL.
+ * the bus and Redis that stops forwarding without closing anything. A hung Redis (commands time
+ * out, then it answers again) is made by the same relay holding bytes back and letting them go.
+ * Needs REDIS_URL.
  */
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
@@ -17,13 +19,17 @@ async function startRelay(target: URL) {
   const sockets = new Set<net.Socket>();
   let connections = 0;
   let blackholed = new WeakSet<net.Socket>();
+  /** Bytes held back while `hold()` is on, per destination socket, in order. */
+  let held: Map<net.Socket, Buffer[]> | null = null;
   const server = net.createServer((client) => {
     connections += 1;
     const upstream = net.connect(Number(target.port || 6379), target.hostname);
     for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
       sockets.add(from);
-      from.on('data', (chunk) => {
-        if (!blackholed.has(client)) to.write(chunk);
+      from.on('data', (chunk: Buffer) => {
+        if (blackholed.has(client)) return;
+        if (held) held.set(to, [...(held.get(to) ?? []), chunk]);
+        else to.write(chunk);
       });
       from.on('error', () => to.destroy());
       from.on('close', () => {
@@ -42,6 +48,15 @@ async function startRelay(target: URL) {
     /** Every connection open now stops carrying bytes, in both directions; new ones work. */
     blackhole() {
       for (const s of sockets) blackholed.add(s);
+    },
+    /** Every connection stops carrying bytes but keeps them, in order, until `release()`. */
+    hold() {
+      held = new Map();
+    },
+    release() {
+      const pending = held;
+      held = null;
+      for (const [to, chunks] of pending ?? []) for (const chunk of chunks) to.write(chunk);
     },
     async close() {
       blackholed = new WeakSet();
@@ -97,5 +112,29 @@ describeWithRedis('bus subscriber liveness', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(received).not.toContain('lost');
+  });
+
+  test('a subscription asked for while a hung Redis paused the subscriber goes live when the pause ends', async () => {
+    const prefix = `paused-${randomUUID()}:`;
+    relay = await startRelay(new URL(redisUrl!));
+    bus = createRedisBus(relay.url, prefix);
+    publisher = createRedisBus(redisUrl!, prefix);
+    await bus.subscribe('events:warm', () => undefined);
+
+    // Redis stops answering: two SUBSCRIBEs time out in a row and the connection is paused.
+    relay.hold();
+    await Promise.all([bus.subscribe('events:a', () => undefined), bus.subscribe('events:b', () => undefined)]);
+    // During the pause a subscribe is kept on this node only and resolves at once.
+    const received: string[] = [];
+    await bus.subscribe('events:c', (_channel, message) => received.push(message));
+    // Redis answers again; nothing else is asked of the subscriber connection. The end of the
+    // pause alone must make the kept subscription live.
+    relay.release();
+    const deadline = Date.now() + 10_000;
+    while (!received.includes('live')) {
+      if (Date.now() > deadline) throw new Error('the subscription asked for during the pause never went live');
+      await publisher.publish('events:c', 'live');
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
 });
