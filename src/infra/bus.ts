@@ -87,8 +87,15 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   const publisher = createRedisLink(url, { name: 'bus publisher', log });
   // (P)SUBSCRIBE is never on a request's path, and a start-up that keeps the event loop busy for a
   // few hundred milliseconds (schema and validator compilation) must not time it out: with the
-  // cache's 250 ms, two such timeouts in a row took the subscriber down for a reconnect.
-  const subscriber = createRedisLink(url, { name: 'bus subscriber', log, redis: { autoResubscribe: false, commandTimeout: SUBSCRIBE_TIMEOUT_MS } });
+  // cache's 250 ms, two such timeouts in a row took the subscriber down for a reconnect. Nor does
+  // a timeout suspend it: the command was sent and Redis applies it whenever it answers, while a
+  // (P)SUBSCRIBE refused during a suspension is never sent. A hung connection is the PING's to find.
+  const subscriber = createRedisLink(url, {
+    name: 'bus subscriber',
+    log,
+    redis: { autoResubscribe: false, commandTimeout: SUBSCRIBE_TIMEOUT_MS },
+    suspendOnTimeouts: false,
+  });
   let lastHeard = Date.now();
   let probing = false;
   const heard = () => {

@@ -90,7 +90,20 @@ export interface RedisLink {
   close(): Promise<void>;
 }
 
-export function createRedisLink(url: string, options: { name: string; log?: Logger; redis?: Partial<RedisOptions> }): RedisLink {
+export interface RedisLinkOptions {
+  name: string;
+  log?: Logger;
+  redis?: Partial<RedisOptions>;
+  /**
+   * Suspend after two timeouts in a row (default true). A link whose callers can wait out a
+   * timeout, and that has its own check of a hung connection (the bus subscriber's PING), turns it
+   * off: a timeout there is as often this process's own busy event loop, and a command refused
+   * during the pause is a command never sent.
+   */
+  suspendOnTimeouts?: boolean;
+}
+
+export function createRedisLink(url: string, options: RedisLinkOptions): RedisLink {
   const client = createRedisClient(url, options.redis);
   const listeners = new Set<(up: boolean) => void>();
   let settled = false;
@@ -147,7 +160,7 @@ export function createRedisLink(url: string, options: { name: string; log?: Logg
       } catch (error) {
         const message = (error as Error).message;
         options.log?.warn({ err: error, redis: options.name }, 'Redis command failed');
-        if (/timed out/.test(message) && client.status === 'ready' && ++timeoutsInARow >= 2) {
+        if (options.suspendOnTimeouts !== false && /timed out/.test(message) && client.status === 'ready' && ++timeoutsInARow >= 2) {
           // The connection is open but Redis does not answer: stop sending for a while rather than
           // make every caller wait out the timeout.
           suspendedUntil = Date.now() + REDIS_SUSPEND_MS;

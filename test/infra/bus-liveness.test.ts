@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { createRedisBus, type Bus } from '../../src/infra/bus';
+import { createRedisLink, RedisUnavailableError } from '../../src/infra/cache';
 
 const redisUrl = process.env.REDIS_URL;
 const describeWithRedis = redisUrl ? describe : describe.skip;
@@ -114,27 +115,48 @@ describeWithRedis('bus subscriber liveness', () => {
     expect(received).not.toContain('lost');
   });
 
-  test('a subscription asked for while a hung Redis paused the subscriber goes live when the pause ends', async () => {
+  test('subscriptions asked for while Redis hangs go live once it answers, with nothing else asked of it', async () => {
     const prefix = `paused-${randomUUID()}:`;
     relay = await startRelay(new URL(redisUrl!));
     bus = createRedisBus(relay.url, prefix);
     publisher = createRedisBus(redisUrl!, prefix);
     await bus.subscribe('events:warm', () => undefined);
 
-    // Redis stops answering: two SUBSCRIBEs time out in a row and the connection is paused.
+    // Redis stops answering: two SUBSCRIBEs time out in a row (which would pause a cache link),
+    // then a third is asked for. Each subscribe still resolves.
     relay.hold();
     await Promise.all([bus.subscribe('events:a', () => undefined), bus.subscribe('events:b', () => undefined)]);
-    // During the pause a subscribe is kept on this node only and resolves at once.
     const received: string[] = [];
     await bus.subscribe('events:c', (_channel, message) => received.push(message));
-    // Redis answers again; nothing else is asked of the subscriber connection. The end of the
-    // pause alone must make the kept subscription live.
+    // Redis answers again; nothing else is asked of the subscriber connection.
     relay.release();
     const deadline = Date.now() + 10_000;
     while (!received.includes('live')) {
-      if (Date.now() > deadline) throw new Error('the subscription asked for during the pause never went live');
+      if (Date.now() > deadline) throw new Error('the subscription asked for while Redis hung never went live');
       await publisher.publish('events:c', 'live');
       await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  test('a Redis link paused by two timeouts in a row announces its return when the pause ends', async () => {
+    relay = await startRelay(new URL(redisUrl!));
+    const link = createRedisLink(relay.url, { name: 'test link', redis: { commandTimeout: 200 } });
+    const changes: boolean[] = [];
+    link.onChange((up) => changes.push(up));
+    try {
+      await link.run((redis) => redis.ping());
+      relay.hold();
+      await Promise.all([link.run((redis) => redis.ping()), link.run((redis) => redis.ping())].map((p) => p.catch(() => undefined)));
+      expect(link.up).toBe(false);
+      await expect(link.run((redis) => redis.ping())).rejects.toThrow(RedisUnavailableError);
+      relay.release();
+      // No command is sent; the end of the pause alone brings the link back, and says so.
+      await waitFor(() => changes.at(-1) === true, 5000, 'the link to announce its return');
+      expect(changes).toEqual([true, false, true]);
+      expect(link.up).toBe(true);
+      await expect(link.run((redis) => redis.ping())).resolves.toBe('PONG');
+    } finally {
+      await link.close();
     }
   });
 });
