@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const server = process.env.DATABASE_URL;
   if (!server) throw new Error('DATABASE_URL (a PostgreSQL server) is required');
   const scratch = await createScratchDatabase(server, 'bench_chat');
-  const db = await openDatabase({ url: scratch.url, dataDir: '', migrations: relationalMigrations, migrationsTable: 'knex_migrations' });
+  const db = await openDatabase({ url: scratch.url, dataDir: '', migrationSets: [{ table: 'knex_migrations', migrations: relationalMigrations }] });
   const knex = db.knex;
   let missed = false;
   try {

@@ -58,7 +58,7 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const scratch = await createScratchDatabase(SERVER, 'bench_stats');
   let failed = false;
-  const db = await openDatabase({ url: scratch.url, dataDir: '', migrations: [standInUsers, ...statsMigrations, ...statsTimeseriesMigrations], migrationsTable: 'knex_migrations' }).catch(async (error: unknown) => {
+  const db = await openDatabase({ url: scratch.url, dataDir: '', migrationSets: [{ table: 'knex_migrations', migrations: [standInUsers, ...statsMigrations, ...statsTimeseriesMigrations] }] }).catch(async (error: unknown) => {
     await scratch.drop();
     throw error;
   });

@@ -23,7 +23,7 @@ import { clientAddressResolver } from './http/request';
 import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
-import { openDatabase, shareDatabase, type Database, type Migration } from './infra/db/database';
+import { openDatabase, shareDatabase, type Database, type Migration, type MigrationSet } from './infra/db/database';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
 import { accountsModule } from './modules/accounts';
@@ -99,6 +99,10 @@ export type UnboundMutations = Complete<Exclude<keyof MutationResolvers, keyof P
 export const relationalMigrations: readonly Migration[] = moduleList().flatMap((m) => ('migrations' in m ? (m.migrations ?? []) : []));
 /** Time-series migrations (partitioned sample tables) of every module. */
 export const timeseriesMigrations: readonly Migration[] = moduleList().flatMap((m) => ('timeseriesMigrations' in m ? (m.timeseriesMigrations ?? []) : []));
+const relationalSet: MigrationSet = { table: 'knex_migrations', migrations: relationalMigrations };
+const timeseriesSet: MigrationSet = { table: 'knex_migrations_timeseries', migrations: timeseriesMigrations };
+/** Every migration of a database that holds both stores (no TIMESERIES_URL), in the order they run. */
+export const sharedStoreMigrations: readonly MigrationSet[] = [relationalSet, timeseriesSet];
 
 export interface App {
   readonly config: Readonly<Config>;
@@ -126,16 +130,14 @@ export interface AppOptions {
 
 async function openStores(config: Readonly<Config>): Promise<{ db: Database; timeseries: Database }> {
   const embeddedDir = (name: string) => (config.data_dir.startsWith('memory://') ? config.data_dir : path.join(config.data_dir, name));
+  const separate = Boolean(config.timeseries_url);
   const db = await openDatabase({
     url: config.database_url,
     dataDir: embeddedDir('pglite'),
-    migrations: relationalMigrations,
-    migrationsTable: 'knex_migrations',
+    migrationSets: separate ? [relationalSet] : sharedStoreMigrations,
   });
   try {
-    const timeseries = config.timeseries_url
-      ? await openDatabase({ url: config.timeseries_url, dataDir: '', migrations: timeseriesMigrations, migrationsTable: 'knex_migrations_timeseries' })
-      : await shareDatabase(db, timeseriesMigrations, 'knex_migrations_timeseries');
+    const timeseries = separate ? await openDatabase({ url: config.timeseries_url, dataDir: '', migrationSets: [timeseriesSet] }) : shareDatabase(db);
     return { db, timeseries };
   } catch (error) {
     await db.close();

@@ -5,7 +5,7 @@
  * Without either, embedded in-memory PGlite and the in-process cache and bus.
  */
 import { randomBytes } from 'node:crypto';
-import { createApp, type App, type AppOptions } from '../../src/app';
+import { createApp, sharedStoreMigrations, type App, type AppOptions } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 import { createScratchDatabase, type ScratchDatabase } from '../../src/infra/db/scratch';
 import { startServer, type RunningServer } from '../../src/server';
@@ -24,9 +24,12 @@ export const services = {
   redis: Boolean(process.env.REDIS_URL),
 };
 
-/** A fresh, uniquely named database on the server of DATABASE_URL; drop() removes it. */
+/**
+ * A fresh, uniquely named database on the server of DATABASE_URL, already migrated (copied from a
+ * template, which an app start then finds up to date); drop() removes it.
+ */
 export function createTestDatabase(): Promise<ScratchDatabase> {
-  return createScratchDatabase(process.env.DATABASE_URL!);
+  return createScratchDatabase(process.env.DATABASE_URL!, 't', sharedStoreMigrations);
 }
 
 export async function startTestApp(overrides: Record<string, unknown> = {}, options: AppOptions = {}): Promise<TestApp> {

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import { trackWrites } from './hot-read';
@@ -16,6 +16,13 @@ export interface Migration {
   name: string;
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+}
+
+/** Migrations tracked in one knex table: two stores can share one database with a table each. */
+export interface MigrationSet {
+  /** Name of the knex migrations table. */
+  table: string;
+  migrations: readonly Migration[];
 }
 
 export interface Database {
@@ -53,9 +60,8 @@ export interface OpenDatabaseOptions {
   url: string | null;
   /** PGlite data directory (or `memory://`) when url is null. */
   dataDir: string;
-  migrations: readonly Migration[];
-  /** Name of the knex migrations table, so two stores can share one database. */
-  migrationsTable: string;
+  /** Run in order at open; more than one when stores share this database. */
+  migrationSets: readonly MigrationSet[];
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -75,14 +81,23 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     kind = 'pglite';
     const dir = options.dataDir.startsWith('memory://') ? options.dataDir : path.resolve(options.dataDir);
     if (!dir.startsWith('memory://')) mkdirSync(dir, { recursive: true });
-    const template = dir.startsWith('memory://') ? memoryTemplate(options) : null;
-    const pglite = template?.exists() ? new PGlite({ loadDataDir: template.load() }) : null;
-    if (template && !pglite) saveTemplate = template.save;
-    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: (pglite ? { pglite } : { filename: dir }) as never });
+    const inMemory = dir.startsWith('memory://');
+    const template = inMemory ? memoryTemplate(options) : null;
+    const fromTemplate = template?.exists() ?? false;
+    const pglite = new PGlite({
+      dataDir: dir,
+      ...(await pgliteArtifacts()),
+      ...(template && fromTemplate ? { loadDataDir: template.load() } : {}),
+      // Its pages live in memory already: PostgreSQL's default 128 MB buffer pool would cost each
+      // start ~0.7 s of initialising and hold nothing a test or scratch database needs.
+      ...(inMemory ? { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] } : {}),
+    });
+    if (template && !fromTemplate) saveTemplate = template.save;
+    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: { pglite } as never });
     trackWrites(knex);
   }
   try {
-    await knex.migrate.latest({ migrationSource: new ListMigrationSource(options.migrations), tableName: options.migrationsTable });
+    for (const set of options.migrationSets) await knex.migrate.latest({ migrationSource: new ListMigrationSource(set.migrations), tableName: set.table });
     await saveTemplate?.(knex);
   } catch (error) {
     await knex.destroy().catch(() => undefined);
@@ -91,18 +106,36 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return wrap(knex, kind);
 }
 
+type WasmModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+/** Node's global; the project's `lib` (ES2022, no DOM) does not declare it. */
+declare const WebAssembly: { compile(bytes: Uint8Array): Promise<WasmModule> };
+
+let artifacts: Promise<{ pgliteWasmModule: WasmModule; initdbWasmModule: WasmModule; fsBundle: Blob }> | null = null;
+
+/**
+ * PGlite's compiled WebAssembly and its file bundle, read and compiled once per process: every
+ * PGlite otherwise compiles its own (~0.3 s a start), and tests start many.
+ */
+function pgliteArtifacts() {
+  artifacts ??= (async () => {
+    const dist = path.dirname(require.resolve('@electric-sql/pglite'));
+    const [pgliteWasmModule, initdbWasmModule] = await Promise.all(['pglite.wasm', 'initdb.wasm'].map((file) => WebAssembly.compile(readFileSync(path.join(dist, file)))));
+    return { pgliteWasmModule: pgliteWasmModule!, initdbWasmModule: initdbWasmModule!, fsBundle: new Blob([readFileSync(path.join(dist, 'pglite.data'))]) };
+  })();
+  return artifacts;
+}
+
 /**
  * Migrated, empty `memory://` databases to start from, under PGLITE_TEMPLATE_DIR when it is set
  * (the test setup sets it): every migration on a fresh PGlite costs an embedded start about 4 s,
- * loading their result half of that. A template is named by its migrations (table, names and the
- * source of each `up`), so adding or editing one makes a new template; it is written once,
- * atomically, right after the migrations of a fresh database ran, before anything else touched it.
+ * loading their result half of that. A template is named by its migrations (migrationsDigest), so
+ * adding or editing one makes a new template; it is written once, atomically, right after the
+ * migrations of a fresh database ran, before anything else touched it.
  */
 function memoryTemplate(options: OpenDatabaseOptions): { exists(): boolean; load(): Blob; save(knex: Knex): Promise<void> } | null {
   const dir = process.env.PGLITE_TEMPLATE_DIR;
   if (!dir) return null;
-  const name = createHash('sha256').update([options.migrationsTable, ...options.migrations.map((m) => `${m.name}\n${m.up.toString()}`)].join('\n')).digest('hex').slice(0, 24);
-  const file = path.join(dir, `pglite-${name}.tar.gz`);
+  const file = path.join(dir, `pglite-${migrationsDigest(options.migrationSets)}.tar.gz`);
   return {
     exists: () => existsSync(file),
     load: () => new Blob([readFileSync(file)], { type: 'application/x-gzip' }),
@@ -118,11 +151,18 @@ function memoryTemplate(options: OpenDatabaseOptions): { exists(): boolean; load
   };
 }
 
-/** A second handle on an already open database (the time-series store when it shares the relational one). */
-export function shareDatabase(db: Database, migrations: readonly Migration[], migrationsTable: string): Promise<Database> {
-  return db.knex.migrate
-    .latest({ migrationSource: new ListMigrationSource(migrations), tableName: migrationsTable })
-    .then(() => ({ ...wrap(db.knex, db.kind), close: async () => undefined }));
+/**
+ * Names a migrated state: each set's table, and each migration's name and `up` source, in order.
+ * Equal digests mean equal schemas, so a template database can stand in for running them.
+ */
+export function migrationsDigest(sets: readonly MigrationSet[]): string {
+  const parts = sets.flatMap((set) => [set.table, ...set.migrations.map((m) => `${m.name}\n${m.up.toString()}`)]);
+  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 24);
+}
+
+/** A second handle on an open database (the time-series store when it shares the relational one): closing it leaves the database open. */
+export function shareDatabase(db: Database): Database {
+  return { ...wrap(db.knex, db.kind), close: async () => undefined };
 }
 
 function wrap(knex: Knex, kind: Database['kind']): Database {
