@@ -79,6 +79,8 @@ export interface BusProbeOptions {
  */
 /** How long a (P)SUBSCRIBE or (P)UNSUBSCRIBE may take before it counts as failed. */
 const SUBSCRIBE_TIMEOUT_MS = 2000;
+/** Pause before a failed resubscribe on a live connection asks again. */
+const RESUBSCRIBE_RETRY_MS = 500;
 
 export function createRedisBus(url: string, prefix: string, options: { log?: Logger; probe?: BusProbeOptions } = {}): Bus {
   const { log } = options;
@@ -135,13 +137,25 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   const redisUnsubscribe = (kind: 'channel' | 'pattern', name: string) =>
     subscriber.run((redis) => (kind === 'channel' ? redis.unsubscribe(name) : redis.punsubscribe(name)));
 
+  let closed = false;
+  /**
+   * (P)SUBSCRIBEs every channel or pattern a handler is on. A failure on a connection that is up
+   * (a timeout: a busy event loop or a slow Redis) asks again shortly; one on a lost connection
+   * waits for the next connection, which asks again anyway.
+   */
+  const resubscribe = (kind: 'channel' | 'pattern') => {
+    const names = [...handlers[kind].keys()];
+    if (names.length === 0 || closed) return;
+    redisSubscribe(kind, names).catch((error: unknown) => {
+      const again = !(error instanceof RedisUnavailableError);
+      log?.warn({ err: error, count: names.length }, again ? 'bus resubscribe failed; retrying' : 'bus resubscribe failed; retried at the next connection');
+      if (again) setTimeout(() => subscriber.up && resubscribe(kind), RESUBSCRIBE_RETRY_MS).unref();
+    });
+  };
   subscriber.onChange((up) => {
     if (!up) return;
-    for (const kind of ['channel', 'pattern'] as const) {
-      const names = [...handlers[kind].keys()];
-      if (names.length === 0) continue;
-      redisSubscribe(kind, names).catch((error: unknown) => log?.warn({ err: error, count: names.length }, 'bus resubscribe failed; retried at the next connection'));
-    }
+    resubscribe('channel');
+    resubscribe('pattern');
   });
 
   async function add(kind: 'channel' | 'pattern', name: string, handler: BusHandler) {
@@ -196,6 +210,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     subscribe: (channel, handler) => add('channel', channel, handler),
     subscribePattern: (pattern, handler) => add('pattern', pattern, handler),
     async close() {
+      closed = true;
       clearInterval(liveness);
       await Promise.allSettled([publisher.close(), subscriber.close()]);
     },
