@@ -165,8 +165,8 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
           // make every caller wait out the timeout.
           suspendedUntil = Date.now() + REDIS_SUSPEND_MS;
           transition(false);
-          // The end of the pause is a return too: announce it, so a bus subscription deferred by
-          // the pause goes live now rather than at some later command that happens to succeed.
+          // The end of the pause is a return too: announce it, as the pause was announced, rather
+          // than at some later command that happens to succeed (there may be none).
           setTimeout(() => {
             if (closing || !suspendedUntil || Date.now() < suspendedUntil || client.status !== 'ready') return;
             suspendedUntil = 0;

@@ -28,11 +28,12 @@ const IN_USE = '55006';
 /** SQLSTATE 42P04: the database name is taken. */
 const DUPLICATE_DATABASE = '42P04';
 
-async function onServer(url: string, sql: string): Promise<void> {
+/** Runs one statement on its own connection to the server; answers its rows. */
+async function onServer(url: string, sql: string, params: unknown[] = []): Promise<unknown[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql, params)).rows;
   } finally {
     await client.end();
   }
@@ -43,7 +44,8 @@ async function whenUnused(url: string, sql: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return await onServer(url, sql);
+      await onServer(url, sql);
+      return;
     } catch (error) {
       if ((error as PgError).code !== IN_USE || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -57,16 +59,6 @@ function databaseUrl(serverUrl: string, name: string): string {
   return url.toString();
 }
 
-async function exists(serverUrl: string, name: string): Promise<boolean> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    return (await client.query('select 1 from pg_database where datname = $1', [name])).rowCount === 1;
-  } finally {
-    await client.end();
-  }
-}
-
 /** Template builds in flight in this process, by template name. */
 const building = new Map<string, Promise<string>>();
 
@@ -76,7 +68,7 @@ function migratedTemplate(serverUrl: string, sets: readonly MigrationSet[]): Pro
   let pending = building.get(name);
   if (!pending) {
     pending = (async () => {
-      if (await exists(serverUrl, name)) return name;
+      if ((await onServer(serverUrl, 'select 1 from pg_database where datname = $1', [name])).length > 0) return name;
       const scratch = await createScratchDatabase(serverUrl, `${name}_b`);
       try {
         const db = await openDatabase({ url: scratch.url, dataDir: '', migrationSets: sets });
@@ -106,6 +98,8 @@ export async function createScratchDatabase(serverUrl: string, prefix = 't', mig
   return {
     name,
     url: databaseUrl(serverUrl, name),
-    drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: async () => {
+      await onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
   };
 }
