@@ -1,9 +1,11 @@
 /**
  * Repeated requests, as a dashboard polls them, with response validation off (as in production):
- * the bytes rendered once for a kept answer (src/http/rest.ts) and the validator's verdict kept
- * for a URL it passed (src/http/validator.ts) must answer exactly what a first request answers.
- * Each kept answer follows every change (a new event, a new member), per request URL; a URL the
- * validator refuses stays refused; conditional requests still get 304.
+ * the bytes rendered once for a kept answer (src/http/rest.ts), the GraphQL text written once for
+ * an operation whose root fields resolved to kept answers (src/http/graphql/endpoint.ts) and the
+ * validator's verdict kept for a URL it passed (src/http/validator.ts) must answer exactly what a
+ * first request answers. Each kept answer follows every change (a new event, a new member), per
+ * request URL or operation; a URL the validator refuses stays refused; conditional requests still
+ * get 304.
  */
 import { useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
@@ -95,5 +97,87 @@ describe('the validator verdict kept for a URL', () => {
       const unknown = await raw('/events?limit=1&nope=1', owner.accessToken);
       expect(unknown.status).toBe(400);
     }
+  });
+});
+
+describe('a GraphQL answer written from kept values', () => {
+  async function graphql(query: string, variables: Record<string, unknown>, token: string) {
+    const res = await fetch(`${t.url}/v1/gql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+  }
+  const page = 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id eventType raw createdAt } total page limit pages } }';
+  type PageData = { data: { events: { items: { raw: { user_id: string } }[]; total: number } } };
+
+  test('repeats the first answer byte for byte, equals an answer written afresh, and follows a new event', async () => {
+    const first = await graphql(page, { filter: { limit: 2 } }, owner.accessToken);
+    expect(first.status).toBe(200);
+    expect(first.type).toBe('application/json; charset=utf-8');
+    for (let i = 0; i < 3; i += 1) expect(await graphql(page, { filter: { limit: 2 } }, owner.accessToken)).toEqual(first);
+    // Another text of the same operation is another cache entry: its first answer is written afresh.
+    const fresh = await graphql(`${page} `, { filter: { limit: 2 } }, owner.accessToken);
+    expect(fresh.text).toBe(first.text);
+    const before = JSON.parse(first.text) as PageData;
+    expect(before.data.events.items).toHaveLength(2);
+
+    expect((await emit(100)).status).toBe(201);
+    const after = JSON.parse((await graphql(page, { filter: { limit: 2 } }, owner.accessToken)).text) as PageData;
+    expect(after.data.events.total).toBe(before.data.events.total + 1);
+    expect(after.data.events.items[0]!.raw.user_id).toBe('viewer-100');
+  });
+
+  test('other variables, another account and other root fields each get their own answer', async () => {
+    const two = JSON.parse((await graphql(page, { filter: { limit: 2 } }, owner.accessToken)).text) as PageData;
+    const one = JSON.parse((await graphql(page, { filter: { limit: 1 } }, owner.accessToken)).text) as PageData;
+    expect(one.data.events.items).toEqual(two.data.events.items.slice(0, 1));
+
+    const other = await devLogin(t);
+    for (let i = 0; i < 2; i += 1) {
+      const theirs = JSON.parse((await graphql(page, { filter: { limit: 2 } }, other.accessToken)).text) as PageData;
+      expect(theirs.data.events).toMatchObject({ items: [], total: 0 });
+    }
+
+    // Two root fields: the kept text is given only when both resolve to what they resolved to before.
+    const both = 'query Both($a: EventFilterInput, $b: EventFilterInput) { a: events(filter: $a) { total } b: events(filter: $b) { total items { raw } } }';
+    const variables = { a: { limit: 1 }, b: { limit: 1, types: ['platform_a:follower'] } };
+    const firstBoth = await graphql(both, variables, owner.accessToken);
+    expect(await graphql(both, variables, owner.accessToken)).toEqual(firstBoth);
+    expect((await emit(101)).status).toBe(201);
+    const afterBoth = JSON.parse((await graphql(both, variables, owner.accessToken)).text) as { data: { a: { total: number }; b: { total: number; items: { raw: { user_id: string } }[] } } };
+    expect(afterBoth.data.a.total).toBe(JSON.parse(firstBoth.text).data.a.total + 1);
+    expect(afterBoth.data.b.items[0]!.raw.user_id).toBe('viewer-101');
+  });
+
+  test('an answer with two kept root values follows either one changing alone', async () => {
+    // The text is kept beside one of the two values; each change below leaves the other one as it was.
+    type Mixed = { data: { events: { total: number }; accountMembers: unknown[] } };
+    const mixed = '{ events(filter: { limit: 1 }) { total } accountMembers { userId } }';
+    const read = async () => {
+      const answer = await graphql(mixed, {}, owner.accessToken);
+      expect(await graphql(mixed, {}, owner.accessToken)).toEqual(answer);
+      return JSON.parse(answer.text) as Mixed;
+    };
+    const first = await read();
+    expect((await emit(102)).status).toBe(201);
+    const second = await read();
+    expect(second.data.events.total).toBe(first.data.events.total + 1);
+    expect(second.data.accountMembers).toEqual(first.data.accountMembers);
+    await joinAccount(t, owner, await devLogin(t), { role: 'moderator' });
+    const third = await read();
+    expect(third.data.events).toEqual(second.data.events);
+    expect(third.data.accountMembers).toHaveLength(second.data.accountMembers.length + 1);
+  });
+
+  test('the member list through GraphQL follows a new member', async () => {
+    const members = '{ accountMembers { userId role isOwner } }';
+    const before = await graphql(members, {}, owner.accessToken);
+    expect(before.status).toBe(200);
+    expect(await graphql(members, {}, owner.accessToken)).toEqual(before);
+    await joinAccount(t, owner, await devLogin(t), { role: 'moderator' });
+    const after = JSON.parse((await graphql(members, {}, owner.accessToken)).text) as { data: { accountMembers: unknown[] } };
+    expect(after.data.accountMembers).toHaveLength(JSON.parse(before.text).data.accountMembers.length + 1);
   });
 });

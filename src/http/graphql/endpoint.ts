@@ -37,6 +37,7 @@ import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
 import { applyRateDecision, type RateLimiter } from '../rate-limit';
 import { header, type ApiRequest } from '../request';
+import { answerText, type KeptAnswers } from './answers';
 import { invalidArgumentError } from './arguments';
 import type { GraphQLContext } from './context';
 import { UUIDScalar } from './scalars';
@@ -51,6 +52,12 @@ export interface RootResolvers {
 
 type AnyResolver = GraphQLFieldResolver<unknown, GraphQLContext>;
 
+/**
+ * Per request whose operation keeps its answers (answers.ts): those answers, and what each root
+ * field resolved to, per response key.
+ */
+const recordings = new WeakMap<GraphQLContext, { readonly answers: KeptAnswers; readonly roots: Map<string, unknown> }>();
+
 function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Record<string, AnyResolver>> {
   const out: Record<string, Record<string, AnyResolver>> = {};
   for (const [typeName, fields] of Object.entries(resolvers) as [string, Record<string, AnyResolver>][]) {
@@ -60,7 +67,9 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
       if (!gate) throw new Error(`no generated gate for ${typeName}.${fieldName}`);
       out[typeName]![fieldName] = async (parent, args, context, info) => {
         await gates.enforce(gate, context.auth);
-        return resolve(parent, args, context, info);
+        const value = await resolve(parent, args, context, info);
+        recordings.get(context)?.roots.set(String(info.path.key), value);
+        return value;
       };
     }
   }
@@ -107,8 +116,12 @@ export interface GraphQLHandlerDeps {
 }
 
 type Prepared =
-  /** Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why). */
-  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number }
+  /**
+   * Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why).
+   * `answers` (null for an operation not kept in the operation cache) keeps written answers of this
+   * operation, text, name and variables, per shared root value.
+   */
+  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number; readonly answers: KeptAnswers | null }
   /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
   | { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] }
   /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
@@ -162,8 +175,10 @@ function prepareOperation(
   const known = key === null ? undefined : operations.get(key);
   if (known) return known;
   const prepared = checkOperation(schema, limits, documents, params);
-  if (key !== null) operations.set(key, prepared);
-  return prepared;
+  if (key === null) return prepared;
+  const kept = prepared.kind === 'ready' ? { ...prepared, answers: new WeakMap() } : prepared;
+  operations.set(key, kept);
+  return kept;
 }
 
 function checkOperation(
@@ -181,7 +196,7 @@ function checkOperation(
   const document = checked.document;
 
   const operation = getOperationAST(document, params.operationName ?? undefined);
-  if (!operation) return { kind: 'ready', document, cost: 0 };
+  if (!operation) return { kind: 'ready', document, cost: 0, answers: null };
   const cost = operationCost(schema, document, operation, params.variables);
   if (cost > limits.maxCost) {
     const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
@@ -189,7 +204,7 @@ function checkOperation(
   }
   const badInput = invalidArgumentError(schema, document, operation, params.variables);
   if (badInput) return { kind: 'refused', errors: [new GraphQLError(badInput.message, { originalError: badInput })] };
-  return { kind: 'ready', document, cost };
+  return { kind: 'ready', document, cost, answers: null };
 }
 
 /**
@@ -249,6 +264,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const res = req.context.res;
       const context = requestContext(raw) as GraphQLContext;
       const prepared = prepareOperation(schema, limits, documents, params, operations);
+      if (prepared.kind === 'ready' && prepared.answers) recordings.set(context, { answers: prepared.answers, roots: new Map() });
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
@@ -272,11 +288,14 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
     },
     // A result without errors holds no Error object, so it is written as graphql-http would write
     // it, without its serialiser's replacer (a function call per member: a sixth of the CPU of an
-    // events page). Results with errors go through graphql-http's own formatting.
-    onOperation: (req, _args, result) => {
+    // events page), and kept when it came from shared answers. Results with errors go through
+    // graphql-http's own formatting.
+    onOperation: (req, args, result) => {
       if (!('data' in result) || result.errors) return undefined;
       const type = acceptedResponseType(header(req.raw as ApiRequest, 'accept'));
-      return [JSON.stringify(result), { status: 200, statusText: 'OK', headers: { 'content-type': type } }] as const;
+      const recorded = recordings.get(args.contextValue as GraphQLContext);
+      const text = recorded ? answerText(result, recorded.answers, recorded.roots) : JSON.stringify(result);
+      return [text, { status: 200, statusText: 'OK', headers: { 'content-type': type } }] as const;
     },
     formatError: (error) => format(error as GraphQLError) as never,
   }) as unknown as (req: ApiRequest, res: ServerResponse) => Promise<void>;
