@@ -107,7 +107,10 @@ describe('a GraphQL answer written from kept values', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ query, variables }),
     });
-    return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    const text = await res.text();
+    // Written whole with its length, not chunked.
+    expect([res.headers.get('content-length'), res.headers.get('transfer-encoding')]).toEqual([String(Buffer.byteLength(text)), null]);
+    return { status: res.status, type: res.headers.get('content-type'), text };
   }
   const page = 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id eventType raw createdAt } total page limit pages } }';
   type PageData = { data: { events: { items: { raw: { user_id: string } }[]; total: number } } };

@@ -223,6 +223,14 @@ function acceptedResponseType(accept: string | undefined): string {
 }
 
 /**
+ * An answer this endpoint writes itself, with its length: graphql-http writes the head before the
+ * body, so without one Node would send the body chunked (three more pieces to write per answer).
+ */
+function written(body: string, status: number, statusText: string, type: string) {
+  return [body, { status, statusText, headers: { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) } }] as const;
+}
+
+/**
  * graphql-js's execute, or the document's compiled executor (graphql-jit) once a document has run
  * before: a repeated operation (a dashboard polling its page) skips graphql-js's generic walk of
  * the selection set. Documents come from the checked-document cache, so a document object seen
@@ -268,14 +276,14 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       if (prepared.kind === 'invalid') return prepared.errors;
       if (prepared.kind === 'refused') {
         const body = JSON.stringify({ errors: prepared.errors.map(format) });
-        return [body, { status: 400, statusText: 'Bad Request', headers: { 'content-type': acceptedResponseType(header(raw, 'accept')) } }] as const;
+        return written(body, 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
       }
       const points = ratePoints(prepared.cost);
       if (deps.limiter && points > 1) {
         const decision = await deps.limiter.consume(context.auth, deps.clientAddress(raw), points - 1);
         const refusal: AppError | null = applyRateDecision(decision, res, context);
         if (refusal) {
-          return [JSON.stringify(errorBody(refusal)), { status: refusal.status, statusText: 'Too Many Requests', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
+          return written(JSON.stringify(errorBody(refusal)), refusal.status, 'Too Many Requests', 'application/json; charset=utf-8');
         }
       }
       return {
@@ -295,7 +303,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       const type = acceptedResponseType(header(req.raw as ApiRequest, 'accept'));
       const recorded = recordings.get(args.contextValue as GraphQLContext);
       const text = recorded ? answerText(result, recorded.answers, recorded.roots) : JSON.stringify(result);
-      return [text, { status: 200, statusText: 'OK', headers: { 'content-type': type } }] as const;
+      return written(text, 200, 'OK', type);
     },
     formatError: (error) => format(error as GraphQLError) as never,
   }) as unknown as (req: ApiRequest, res: ServerResponse) => Promise<void>;
