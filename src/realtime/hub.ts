@@ -11,10 +11,10 @@ import { busChannelFor, relayEnvelope } from './channels';
 export interface Subscriber {
   readonly id: string;
   /**
-   * `channel` is the socket channel the message was relayed to; `text` is the message already
-   * serialised, once for every subscriber of one fan-out.
+   * `channel` is the socket channel the message was relayed to; `frame` is the message already
+   * serialised (UTF-8), once for every subscriber of one fan-out: shared, never to be written to.
    */
-  deliver(message: WsServerMessage, channel: string, text?: string): void;
+  deliver(message: WsServerMessage, channel: string, frame?: Buffer): void;
 }
 
 export function createHub(deps: { bus: Bus; log: Logger }) {
@@ -27,8 +27,8 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
       deps.log.warn({ channel: busChannel }, 'dropped a bus message that is not JSON');
       return;
     }
-    const text = JSON.stringify(envelope);
-    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope, socketChannel, text);
+    const frame = Buffer.from(JSON.stringify(envelope));
+    for (const subscriber of listeners.get(socketChannel) ?? []) subscriber.deliver(envelope, socketChannel, frame);
   }
 
   return {

@@ -25,7 +25,7 @@ import type { RateDecision, RateLimiter } from '../http/rate-limit';
 import { clientAddressResolver } from '../http/request';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
-import type { Hub } from './hub';
+import type { Hub, Subscriber } from './hub';
 import { isPresenceChannel, type Presence, type PresenceMember } from './presence';
 
 export const WS_PATH = '/v1/ws';
@@ -85,7 +85,7 @@ interface Session {
   /** Messages and bytes handed to the socket and not yet written out. */
   pending: number;
   pendingBytes: number;
-  subscriber: { id: string; deliver(message: WsServerMessage, channel: string, text?: string): void };
+  subscriber: Subscriber;
   /** Messages not yet written out, per subscribed channel (CHANNEL_DROPPED above `channelQueue`). */
   behind: Map<string, { pending: number }>;
 }
@@ -167,11 +167,14 @@ export function createRealtimeServer(options: RealtimeOptions) {
     };
   }
 
-  /** `text` is `message` serialised, when the caller has it already (a fan-out serialises once). */
-  function send(session: Session, message: WsServerMessage, channel?: string, text?: string): void {
+  /**
+   * `frame` is `message` serialised, when the caller has it already: a fan-out encodes it once and
+   * every socket writes the same bytes (sent as a text frame).
+   */
+  function send(session: Session, message: WsServerMessage, channel?: string, frame?: Buffer): void {
     if (session.socket.readyState !== session.socket.OPEN) return;
-    text ??= JSON.stringify(message);
-    const bytes = Buffer.byteLength(text);
+    const data = frame ?? Buffer.from(JSON.stringify(message));
+    const bytes = data.length;
     // A client that does not read holds at most 256 messages and outbound_queue_bytes of them
     // (one message alone may exceed the byte cap: it is never split or refused on its own).
     if (session.pending >= limits.outboundQueue || (session.pending > 0 && session.pendingBytes + bytes > limits.outboundQueueBytes)) {
@@ -183,7 +186,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
     session.pendingBytes += bytes;
     const perChannel = channel === undefined ? undefined : session.behind.get(channel);
     if (perChannel) perChannel.pending += 1;
-    session.socket.send(text, () => {
+    session.socket.send(data, { binary: false }, () => {
       session.pending -= 1;
       session.pendingBytes -= bytes;
       if (perChannel) perChannel.pending -= 1;
@@ -195,11 +198,11 @@ export function createRealtimeServer(options: RealtimeOptions) {
    * `channelQueue` of its messages unwritten) loses the channel with CHANNEL_DROPPED and keeps
    * the session; one that stays behind overall overflows the session's queue and is closed.
    */
-  function deliverOn(session: Session, channel: string, message: WsServerMessage, text?: string): void {
+  function deliverOn(session: Session, channel: string, message: WsServerMessage, frame?: Buffer): void {
     const state = session.behind.get(channel);
     if (!state || !session.channels.has(channel)) return;
     if (state.pending >= limits.channelQueue) return dropChannel(session, channel);
-    send(session, message, channel, text);
+    send(session, message, channel, frame);
   }
 
   function leaveChannel(session: Session, channel: string): Promise<void> {
@@ -325,7 +328,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       lastSeen: Date.now(),
       pending: 0,
       pendingBytes: 0,
-      subscriber: { id, deliver: (m, channel, text) => deliverOn(session, channel, m, text) },
+      subscriber: { id, deliver: (m, channel, frame) => deliverOn(session, channel, m, frame) },
       behind: new Map(),
     };
     sessions.set(id, session);

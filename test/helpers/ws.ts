@@ -1,6 +1,7 @@
 /**
  * A WebSocket test client over a real connection. Every message the server sends is checked
- * against the generated validators of spec/ws-protocol.json, so a drift fails the test.
+ * against the generated validators of spec/ws-protocol.json, so a drift fails the test, and must
+ * come as a text frame (a browser hands a binary frame to its page as a Blob).
  */
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
@@ -38,7 +39,8 @@ export function connect(url: string, options: { headers?: Record<string, string>
     const queue: WsServerMessage[] = [];
     const waiters: ((m: WsServerMessage) => void)[] = [];
     const closed = new Promise<{ code: number; reason: string }>((done) => socket.on('close', (code, reason) => done({ code, reason: reason.toString() })));
-    socket.on('message', (data) => {
+    socket.on('message', (data, isBinary) => {
+      if (isBinary) throw new Error(`server sent a binary frame: ${data.toString()}`);
       const message = JSON.parse(data.toString()) as unknown;
       assertServerMessage(message);
       const waiter = waiters.shift();
