@@ -23,7 +23,7 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
     name: 'events',
     migrations: eventMigrations,
     build: ({ db, bus, log }) => {
-      const service = createEventsService({ repo: createEventsRepo(db.knex), knex: db.knex, bus, log });
+      const service = createEventsService({ repo: createEventsRepo(db.knex), bus, log });
       const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs, holdMs: options.giftHoldMs });
       service.hooks = gifts.hooks;
       service.sweepGifts = () => gifts.sweep();

@@ -8,7 +8,6 @@
  * shared code; this service checks only data (the active account, input shapes).
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
@@ -117,8 +116,8 @@ const list = (value: readonly string[] | string | null | undefined): string[] | 
   return items.length ? items : undefined;
 };
 
-export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: Bus; log: Logger }) {
-  const { repo, knex, bus, log } = deps;
+export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Logger }) {
+  const { repo, bus, log } = deps;
   /** Page rows are shared between the requests a hot read serves (repo.ts): each is mapped once. */
   const mapped = new WeakMap<EventRow, StreamEvent>();
   const shared = (row: EventRow): StreamEvent => {
@@ -209,9 +208,9 @@ export function createEventsService(deps: { repo: EventsRepo; knex: Knex; bus: B
         throw AppError.validation(eventMessages.invalidExternalId, { fields: [{ field: 'external_id', message: eventMessages.invalidExternalId }] });
       }
       const hidden = service.hooks.hidden?.({ type, platform, raw }) ?? false;
-      const inserted = await knex.transaction((trx) =>
-        repo.insert({ id: randomUUID(), account_id: accountId, type, platform, external_id: externalId, raw, hidden }, trx),
-      );
+      // One statement, committed on its own together with the version bump its trigger makes: an
+      // explicit transaction around it would only add two round trips before the broadcast.
+      const inserted = await repo.insert({ id: randomUUID(), account_id: accountId, type, platform, external_id: externalId, raw, hidden });
       if (!inserted) {
         const stored = await repo.byExternalId(accountId, externalId!);
         if (!stored) throw new Error('event insert conflicted but no stored row was found');
