@@ -118,8 +118,8 @@ export interface GraphQLHandlerDeps {
 type Prepared =
   /**
    * Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why).
-   * `answers` (null for an operation not kept in the operation cache) keeps written answers of this
-   * operation, text, name and variables, per shared root value.
+   * `answers` keeps this operation's written answers (its text, name and variables being fixed)
+   * per shared root value (answers.ts); null for an operation the operation cache does not keep.
    */
   | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number; readonly answers: KeptAnswers | null }
   /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
