@@ -9,9 +9,22 @@
  * or plain values beside them, the text written the first time is kept beside the first shared one
  * and given to every request of the operation that resolves to the same values: a polled page is
  * serialised once per change. Held weakly by the shared value, so it goes when the value does.
+ *
+ * A query operation that had its answer kept also keeps how its root fields were resolved (the
+ * plan): the next request resolves those alone, as execution would, and is answered with the kept
+ * text when they resolve to the same values, without executing the operation.
  */
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 import { isShared } from '../../infra/shared';
+import type { GraphQLContext } from './context';
+
+/** How one root field was resolved: its response key, its resolver (gate included), and what it was given. */
+export interface RootCall {
+  readonly key: string;
+  readonly resolve: GraphQLFieldResolver<unknown, GraphQLContext>;
+  readonly args: Record<string, unknown>;
+  readonly info: GraphQLResolveInfo;
+}
 
 /** A written answer and the root values it was written from. */
 interface KeptAnswer {
@@ -19,21 +32,38 @@ interface KeptAnswer {
   readonly text: string;
 }
 
-/** One operation's written answers, per shared root value. */
-export type KeptAnswers = WeakMap<object, KeptAnswer>;
+/** One operation's written answers, per shared root value, and its root plan once one was kept. */
+export class OperationAnswers {
+  private readonly kept = new WeakMap<object, KeptAnswer>();
+  /** Set for a query operation when an answer is kept; cleared when its roots stop being shared. */
+  plan: readonly RootCall[] | null = null;
 
-/**
- * The JSON text of `result` (a result without errors), for an operation with kept `answers` whose
- * root fields resolved to `roots` (response key to value).
- */
-export function answerText(result: ExecutionResult, answers: KeptAnswers, roots: ReadonlyMap<string, unknown>): string {
-  const anchor = anchorOf(roots);
-  if (!anchor) return JSON.stringify(result);
-  const kept = answers.get(anchor);
-  if (kept && sameRoots(kept.roots, roots)) return kept.text;
-  const text = JSON.stringify(result);
-  answers.set(anchor, { roots, text });
-  return text;
+  constructor(private readonly query: boolean) {}
+
+  /** The text kept for exactly these root values, if any. */
+  lookup(roots: ReadonlyMap<string, unknown>): string | undefined {
+    const anchor = anchorOf(roots);
+    const kept = anchor && this.kept.get(anchor);
+    return kept && sameRoots(kept.roots, roots) ? kept.text : undefined;
+  }
+
+  /**
+   * The JSON text of `result` (a result without errors) whose root fields resolved to `roots`
+   * through `calls`; kept when every object among the root values is shared.
+   */
+  write(result: ExecutionResult, roots: ReadonlyMap<string, unknown>, calls: readonly RootCall[]): string {
+    const anchor = anchorOf(roots);
+    if (!anchor) {
+      this.plan = null;
+      return JSON.stringify(result);
+    }
+    const kept = this.kept.get(anchor);
+    if (kept && sameRoots(kept.roots, roots)) return kept.text;
+    const text = JSON.stringify(result);
+    this.kept.set(anchor, { roots, text });
+    if (this.query) this.plan = calls;
+    return text;
+  }
 }
 
 /** The first shared root value, when every object among the root values is shared. */
