@@ -58,11 +58,12 @@ type AnyResolver = GraphQLFieldResolver<unknown, GraphQLContext>;
 /** A request whose operation keeps its answers (answers.ts): what its root fields resolved to, and how. */
 interface Recording {
   readonly answers: OperationAnswers;
-  /** Per response key. */
+  /**
+   * Per response key. Starts with what the operation's plan resolved before execution, if it ran:
+   * execution takes those values as they are.
+   */
   readonly roots: Map<string, unknown>;
   readonly calls: RootCall[];
-  /** Root values the operation's plan resolved before execution: execution takes them as they are. */
-  readonly resolved: ReadonlyMap<string, unknown> | null;
 }
 const recordings = new WeakMap<GraphQLContext, Recording>();
 
@@ -82,7 +83,7 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
         if (!recording) return resolveGated(parent, args, context, info);
         const key = String(info.path.key);
         // Resolved (gate included) by the operation's plan just before execution.
-        if (recording.resolved?.has(key)) return recording.resolved.get(key);
+        if (recording.roots.has(key)) return recording.roots.get(key);
         const value = await resolveGated(parent, args, context, info);
         recording.roots.set(key, value);
         recording.calls.push({ key, resolve: resolveGated, args, info });
@@ -261,8 +262,8 @@ async function resolvePlan(plan: readonly RootCall[], context: GraphQLContext): 
 async function keptAnswer(answers: OperationAnswers, context: GraphQLContext): Promise<string | Recording> {
   const plan = answers.plan;
   const resolved = plan && (await resolvePlan(plan, context));
-  if (!plan || !resolved) return { answers, roots: new Map(), calls: [], resolved: null };
-  return answers.lookup(resolved) ?? { answers, roots: new Map(resolved), calls: [...plan], resolved };
+  if (!plan || !resolved) return { answers, roots: new Map(), calls: [] };
+  return answers.lookup(resolved) ?? { answers, roots: resolved, calls: [...plan] };
 }
 
 /**
