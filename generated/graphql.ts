@@ -490,9 +490,9 @@ export type AdminRole = {
   id: Scalars['UUID']['output'];
   name: Scalars['String']['output'];
   description: Maybe<Scalars['String']['output']>;
-  /** System roles cannot be deleted but remain editable. */
+  /** System roles cannot be deleted or renamed and always keep admin:access and admin-roles:*; otherwise editable. */
   isSystem: Scalars['Boolean']['output'];
-  /** Sorted in registry order; unknown (legacy) strings last. */
+  /** Sorted (code-point order), legacy strings included. */
   permissions: Array<Scalars['String']['output']>;
   memberCount: Scalars['Int']['output'];
   createdAt: Scalars['String']['output'];
@@ -1368,7 +1368,7 @@ export type Mutation = {
   refreshPlatformUserProfile: ChatUserProfile;
   /** Create an admin role; REST POST /v1/admin/admin-roles. */
   adminCreateRole: AdminRole;
-  /** Update an admin role (permissions as a diff); REST PATCH /v1/admin/admin-roles/{id}. */
+  /** Update an admin role (permissions as a diff); a system role keeps its name and admin:access + admin-roles:* (CONFLICT otherwise); REST PATCH /v1/admin/admin-roles/{id}. */
   adminUpdateRole: AdminRole;
   /** Delete an admin role and its assignments; REST DELETE /v1/admin/admin-roles/{id}. */
   adminDeleteRole: Scalars['Boolean']['output'];

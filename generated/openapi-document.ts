@@ -6304,7 +6304,7 @@ export const openapiDocument = {
           "admin"
         ],
         "summary": "Create an admin role.",
-        "description": "`admin:access` is added when absent; permissions are stored sorted in registry order.\nEvery permission must be an admin permission of the registry (`audit:ingest`, held by\nsystem keys only, is not assignable): otherwise 400 VALIDATION_ERROR\n`Invalid permission: <perm>`. A duplicate name (case-insensitive) gives 409\n`Role name already in use`. Records `system:admin_role_created`.\n",
+        "description": "`admin:access` is added when absent; permissions are stored sorted (code-point order).\nEvery permission must be an admin permission of the registry (`audit:ingest`, held by\nsystem keys only, is not assignable): otherwise 400 VALIDATION_ERROR\n`Invalid permission: <perm>`. A duplicate name (case-insensitive) gives 409\n`Role name already in use`. Records `system:admin_role_created`.\n",
         "x-permission": "admin-roles:create",
         "x-permission-scope": "admin",
         "x-graphql": "Mutation.adminCreateRole",
@@ -6467,8 +6467,8 @@ export const openapiDocument = {
         "tags": [
           "admin"
         ],
-        "summary": "Rename, describe or change the permissions of an admin role (system roles too).",
-        "description": "`name` is trimmed; `description: null` clears it, an omitted field is left unchanged.\n`permissions` is the wanted list and is applied as a diff: registry permissions not in\nit are removed, new ones added, `admin:access` is always kept, and strings the registry\ndoes not know (legacy grants already on the role) are preserved, whether or not the list\nrepeats them. A new string must be an admin permission (400 `Invalid permission: <perm>`).\n404 `Admin role not found`; 409 `Role name already in use`. Records\n`system:admin_role_updated`.\n",
+        "summary": "Rename, describe or change the permissions of an admin role (system roles too, within limits).",
+        "description": "`name` is trimmed; `description: null` clears it, an omitted field is left unchanged.\n`permissions` is the wanted list and is applied as a diff: registry permissions not in\nit are removed, new ones added, `admin:access` is always kept, and strings the registry\ndoes not know (legacy grants already on the role) are preserved, whether or not the list\nrepeats them. A new string must be an admin permission (400 `Invalid permission: <perm>`).\n404 `Admin role not found`; 409 `Role name already in use`. A system role (`is_system`,\nthe seeded `super-admin` that bootstrap operators receive) stays editable but keeps its\nway back in: a different `name` gives 409 CONFLICT `Cannot rename system admin role`, and\na `permissions` list that would drop one of `admin:access`, `admin-roles:read`,\n`admin-roles:create`, `admin-roles:edit`, `admin-roles:delete` gives 409 CONFLICT\n`System admin role must keep permission: <perm>` (nothing is written). Records\n`system:admin_role_updated`.\n",
         "x-permission": "admin-roles:edit",
         "x-permission-scope": "admin",
         "x-graphql": "Mutation.adminUpdateRole",
@@ -22774,14 +22774,14 @@ export const openapiDocument = {
           },
           "is_system": {
             "type": "boolean",
-            "description": "System roles cannot be deleted but remain editable."
+            "description": "System roles cannot be deleted or renamed and always keep `admin:access` and `admin-roles:*`; otherwise editable."
           },
           "permissions": {
             "type": "array",
             "items": {
               "type": "string"
             },
-            "description": "Sorted in registry order; unknown (legacy) strings last."
+            "description": "Sorted (code-point order), legacy strings included."
           },
           "member_count": {
             "type": "integer",

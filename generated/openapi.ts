@@ -413,7 +413,7 @@ export interface paths {
         put?: never;
         /**
          * Create an admin role.
-         * @description `admin:access` is added when absent; permissions are stored sorted in registry order.
+         * @description `admin:access` is added when absent; permissions are stored sorted (code-point order).
          *     Every permission must be an admin permission of the registry (`audit:ingest`, held by
          *     system keys only, is not assignable): otherwise 400 VALIDATION_ERROR
          *     `Invalid permission: <perm>`. A duplicate name (case-insensitive) gives 409
@@ -447,13 +447,18 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename, describe or change the permissions of an admin role (system roles too).
+         * Rename, describe or change the permissions of an admin role (system roles too, within limits).
          * @description `name` is trimmed; `description: null` clears it, an omitted field is left unchanged.
          *     `permissions` is the wanted list and is applied as a diff: registry permissions not in
          *     it are removed, new ones added, `admin:access` is always kept, and strings the registry
          *     does not know (legacy grants already on the role) are preserved, whether or not the list
          *     repeats them. A new string must be an admin permission (400 `Invalid permission: <perm>`).
-         *     404 `Admin role not found`; 409 `Role name already in use`. Records
+         *     404 `Admin role not found`; 409 `Role name already in use`. A system role (`is_system`,
+         *     the seeded `super-admin` that bootstrap operators receive) stays editable but keeps its
+         *     way back in: a different `name` gives 409 CONFLICT `Cannot rename system admin role`, and
+         *     a `permissions` list that would drop one of `admin:access`, `admin-roles:read`,
+         *     `admin-roles:create`, `admin-roles:edit`, `admin-roles:delete` gives 409 CONFLICT
+         *     `System admin role must keep permission: <perm>` (nothing is written). Records
          *     `system:admin_role_updated`.
          */
         patch: operations["adminUpdateRole"];
@@ -4224,11 +4229,11 @@ export interface components {
             description: string | null;
             /** Format: uuid */
             id: string;
-            /** @description System roles cannot be deleted but remain editable. */
+            /** @description System roles cannot be deleted or renamed and always keep `admin:access` and `admin-roles:*`; otherwise editable. */
             is_system: boolean;
             member_count: number;
             name: string;
-            /** @description Sorted in registry order; unknown (legacy) strings last. */
+            /** @description Sorted (code-point order), legacy strings included. */
             permissions: string[];
             /** Format: date-time */
             updated_at: string;

@@ -5,9 +5,11 @@ import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
 const operatorEmail = `ops-${randomUUID()}@example.test`;
+/** A bootstrap operator who logs in only after the system role was renamed underneath. */
+const lateOperatorEmail = `late-ops-${randomUUID()}@example.test`;
 
 describe('admin roles', () => {
-  const t = useTestApp({ auth: { bootstrap_admins: [operatorEmail] } });
+  const t = useTestApp({ auth: { bootstrap_admins: [operatorEmail, lateOperatorEmail] } });
   let ops: LoggedIn;
   const auth = () => ({ authorization: `Bearer ${ops.accessToken}` });
 
@@ -33,7 +35,7 @@ describe('admin roles', () => {
     const name = `support-${randomUUID().slice(0, 8)}`;
     const res = await createRole({ name, description: 'Support desk', permissions: ['users:read', 'admin-roles:read'] });
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ name, description: 'Support desk', is_system: false, permissions: ['admin:access', 'admin-roles:read', 'users:read'], member_count: 0 });
+    expect(res.body.data).toMatchObject({ name, description: 'Support desk', is_system: false, permissions: ['admin-roles:read', 'admin:access', 'users:read'], member_count: 0 });
     expect(res.body._links.self).toBe(`/v1/admin/admin-roles/${res.body.data.id}`);
 
     const bad = await createRole({ name: `x-${randomUUID()}`, permissions: ['users:read', 'events:read'] });
@@ -83,7 +85,7 @@ describe('admin roles', () => {
 
     const res = await api(t, 'PATCH', `/admin/admin-roles/${id}`, { token: ops.accessToken, body: { name: '  renamed-diff  ', description: null, permissions: ['users:read', 'plans:read'] } });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ name: 'renamed-diff', description: null, permissions: ['admin:access', 'users:read', 'plans:read', 'legacy:thing'] });
+    expect(res.body.data).toMatchObject({ name: 'renamed-diff', description: null, permissions: ['admin:access', 'legacy:thing', 'plans:read', 'users:read'] });
 
     // Sending the legacy string back is accepted (it is already on the role); a new unknown one is not.
     const again = await api(t, 'PATCH', `/admin/admin-roles/${id}`, { token: ops.accessToken, body: { permissions: ['legacy:thing'] } });
@@ -113,6 +115,88 @@ describe('admin roles', () => {
     expect(del.body).toEqual({ error: 'CONFLICT', message: 'Cannot delete system admin role' });
     const g = await gql(t.url, 'mutation($id: UUID!) { adminDeleteRole(id: $id) }', { id: superAdmin.id }, auth());
     expect(g.body.errors?.[0]).toMatchObject({ message: 'Cannot delete system admin role', extensions: { code: 'CONFLICT' } });
+  });
+
+  test('the system role cannot be renamed or lose role management; operators can still manage roles afterwards', async () => {
+    const roles = await api(t, 'GET', '/admin/admin-roles', { token: ops.accessToken });
+    const superAdmin = (roles.body.data as { id: string; name: string; is_system: boolean; permissions: string[] }[]).find((r) => r.is_system)!;
+    expect(superAdmin.name).toBe(SUPER_ADMIN_ROLE);
+    const path = `/admin/admin-roles/${superAdmin.id}`;
+
+    // The fuzzer's sequence: rename to "0" and strip every permission in one request.
+    const strip = await api(t, 'PATCH', path, { token: ops.accessToken, body: { name: '0', permissions: [] } });
+    expect(strip.status).toBe(409);
+    expect(strip.body).toEqual({ error: 'CONFLICT', message: 'Cannot rename system admin role' });
+    const rename = await api(t, 'PATCH', path, { token: ops.accessToken, body: { name: 'operators' } });
+    expect(rename.body).toEqual({ error: 'CONFLICT', message: 'Cannot rename system admin role' });
+    const empty = await api(t, 'PATCH', path, { token: ops.accessToken, body: { permissions: [] } });
+    expect(empty.status).toBe(409);
+    expect(empty.body).toEqual({ error: 'CONFLICT', message: 'System admin role must keep permission: admin-roles:read' });
+    const noEdit = await api(t, 'PATCH', path, { token: ops.accessToken, body: { permissions: superAdmin.permissions.filter((p) => p !== 'admin-roles:edit') } });
+    expect(noEdit.body).toEqual({ error: 'CONFLICT', message: 'System admin role must keep permission: admin-roles:edit' });
+    const g = await gql(t.url, 'mutation($id: UUID!) { adminUpdateRole(id: $id, input: { name: "0", permissions: [] }) { id } }', { id: superAdmin.id }, auth());
+    expect(g.body.errors?.[0]).toMatchObject({ message: 'Cannot rename system admin role', extensions: { code: 'CONFLICT' } });
+    const gPerm = await gql(t.url, 'mutation($id: UUID!) { adminUpdateRole(id: $id, input: { permissions: ["users:read"] }) { id } }', { id: superAdmin.id }, auth());
+    expect(gPerm.body.errors?.[0]).toMatchObject({ message: 'System admin role must keep permission: admin-roles:read', extensions: { code: 'CONFLICT' } });
+
+    // Nothing was written: same name, same permissions.
+    const after = await api(t, 'GET', path, { token: ops.accessToken });
+    expect(after.body.data).toMatchObject({ name: SUPER_ADMIN_ROLE, is_system: true, permissions: superAdmin.permissions });
+
+    // Still editable within the rule: the same name (trimmed) and fewer non-essential permissions are fine.
+    const keep = await api(t, 'PATCH', path, { token: ops.accessToken, body: { name: ` ${SUPER_ADMIN_ROLE} `, permissions: ['admin-roles:read', 'admin-roles:create', 'admin-roles:edit', 'admin-roles:delete'] } });
+    expect(keep.status).toBe(200);
+    expect(keep.body.data.permissions).toEqual(['admin-roles:create', 'admin-roles:delete', 'admin-roles:edit', 'admin-roles:read', 'admin:access']);
+
+    // A fresh operator token: role management still works through the API and repairs the role.
+    const relog = await devLogin(t, operatorEmail);
+    const restore = await api(t, 'PATCH', path, { token: relog.accessToken, body: { permissions: superAdmin.permissions } });
+    expect(restore.status).toBe(200);
+    expect(restore.body.data.permissions).toEqual(superAdmin.permissions);
+    const created = await api(t, 'POST', '/admin/admin-roles', { token: relog.accessToken, body: { name: `after-${randomUUID()}`, permissions: ['users:read'] } });
+    expect(created.status).toBe(201);
+    const removed = await api(t, 'DELETE', `/admin/admin-roles/${created.body.data.id}`, { token: relog.accessToken });
+    expect(removed.body).toEqual({ success: true });
+  });
+
+  test('bootstrap finds the system role by its flag, not its name', async () => {
+    const role = (await t.app.db.knex('admin_roles').where({ is_system: true }).first('id', 'name')) as { id: string; name: string };
+    // A store renamed by an older release (before the rule above).
+    await t.app.db.knex('admin_roles').where({ id: role.id }).update({ name: 'renamed-by-older-release' });
+    try {
+      const op = await devLogin(t, lateOperatorEmail);
+      expect(await t.app.db.knex('admin_role_assignments').where({ user_id: op.userId, role_id: role.id })).toHaveLength(1);
+      const list = await api(t, 'GET', '/admin/admin-roles', { token: op.accessToken });
+      expect(list.status).toBe(200);
+    } finally {
+      await t.app.db.knex('admin_roles').where({ id: role.id }).update({ name: role.name });
+    }
+  });
+
+  test('every read and write path answers permissions sorted', async () => {
+    const name = `sorted-${randomUUID()}`;
+    const wanted = ['users:read', 'plans:edit', 'admin-roles:read', 'features:read', 'accounts:read'];
+    const sorted = [...wanted, 'admin:access'].sort();
+    const created = await createRole({ name, permissions: wanted });
+    expect(created.body.data.permissions).toEqual(sorted);
+    const id = created.body.data.id as string;
+    expect((await api(t, 'GET', `/admin/admin-roles/${id}`, { token: ops.accessToken })).body.data.permissions).toEqual(sorted);
+    const list = await api(t, 'GET', '/admin/admin-roles', { token: ops.accessToken });
+    for (const r of list.body.data as { permissions: string[] }[]) expect(r.permissions).toEqual([...r.permissions].sort());
+    const patched = await api(t, 'PATCH', `/admin/admin-roles/${id}`, { token: ops.accessToken, body: { permissions: ['users:edit', ...wanted] } });
+    expect(patched.body.data.permissions).toEqual([...sorted, 'users:edit'].sort());
+    const g = await gql(
+      t.url,
+      'query($id: UUID!) { adminRole(id: $id) { permissions } adminRoles { permissions } }',
+      { id },
+      auth(),
+    );
+    expect(g.body.data!.adminRole.permissions).toEqual([...sorted, 'users:edit'].sort());
+    for (const r of g.body.data!.adminRoles as { permissions: string[] }[]) expect(r.permissions).toEqual([...r.permissions].sort());
+    const gc = await gql(t.url, 'mutation($i: CreateAdminRoleInput!) { adminCreateRole(input: $i) { id permissions } }', { i: { name: `g-${name}`, permissions: wanted } }, auth());
+    expect(gc.body.data!.adminCreateRole.permissions).toEqual(sorted);
+    const gu = await gql(t.url, 'mutation($id: UUID!) { adminUpdateRole(id: $id, input: { permissions: ["plans:read", "billing:read"] }) { permissions } }', { id: gc.body.data!.adminCreateRole.id }, auth());
+    expect(gu.body.data!.adminUpdateRole.permissions).toEqual(['admin:access', 'billing:read', 'plans:read']);
   });
 
   test('assignment: true then false, members listed, effective on the next token; unassign; delete cascades', async () => {

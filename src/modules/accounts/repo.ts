@@ -308,6 +308,16 @@ export function createAccountsRepo(knex: Knex) {
         ...roles.map((r: { id: string; name: string }) => ({ id: r.id, kind: 'role' as const, display_name: r.name })),
       ];
     },
+    /**
+     * accounts.assignSystemAdminRole: the seeded system role (`super-admin`), found by its flag rather
+     * than its name so bootstrap never depends on a label; true when a new assignment was made.
+     */
+    async assignSystemAdminRole(userId: string): Promise<boolean> {
+      const role = await knex('admin_roles').where({ is_system: true }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('id');
+      if (!role) return false;
+      const inserted = await knex('admin_role_assignments').insert({ user_id: userId, role_id: role.id }).onConflict(['user_id', 'role_id']).ignore().returning('user_id');
+      return inserted.length > 0;
+    },
     /** accounts.assignAdminRole: true when a new assignment was made */
     async assignAdminRole(userId: string, roleName: string): Promise<boolean> {
       const role = await knex('admin_roles').where({ name: roleName }).first('id');

@@ -505,6 +505,8 @@ export function createAccountsService(deps: AccountsDeps) {
 
     /** Operator lever (and test seed) until the admin-roles module exposes assignment. */
     assignAdminRole: (userId: string, roleName: string) => repo.assignAdminRole(userId, roleName),
+    /** Bootstrap operators: the system admin role, resolved by its `is_system` flag. */
+    assignSystemAdminRole: (userId: string) => repo.assignSystemAdminRole(userId),
   };
 }
 

@@ -1,15 +1,17 @@
 /**
  * Admin roles (Part 1 "Admin roles"): CRUD over the roles operators hold, their members and the
  * permission catalogue. Owns the role rules: `admin:access` is in every role, permissions are
- * validated against the admin registry and kept sorted, an update is a diff that keeps strings
- * the registry does not know (legacy grants), system roles are editable but not deletable.
+ * validated against the admin registry and kept sorted (code-point order, as Part 1 says "sorted"),
+ * an update is a diff that keeps strings the registry does not know (legacy grants), system roles
+ * are editable but not deletable, and keep their name and the `admin-roles:*` family so operators
+ * can never lock themselves out of role management.
  * Assignments reach a user's tokens through the live grants the auth layer reads: a new role at
  * their next token, a removed one with their next request. Gates are checked by the router.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/context';
-import { adminPermissionCatalogue, isAdminPermission, sortByRegistry } from '../../auth/registry';
+import { adminPermissionCatalogue, isAdminPermission } from '../../auth/registry';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
@@ -44,6 +46,12 @@ const ADMIN_ACCESS = 'admin:access';
 /** Held by system keys only; never part of a role. */
 const SYSTEM_KEY_ONLY = new Set(['audit:ingest']);
 
+/** What a system role always keeps: the entry gate and role management (the way back in). */
+export const SYSTEM_ROLE_KEEPS: readonly string[] = ['admin:access', 'admin-roles:read', 'admin-roles:create', 'admin-roles:edit', 'admin-roles:delete'];
+
+/** Part 1 "permissions [String!]! (sorted)": plain code-point order, deduplicated. */
+export const sortedPermissions = (list: readonly string[]): string[] => [...new Set(list)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
 /** A permission an admin role may hold. */
 export const isAssignableAdminPermission = (p: string): boolean => isAdminPermission(p) && !SYSTEM_KEY_ONLY.has(p);
 
@@ -52,7 +60,7 @@ const toRole = (r: AdminRoleRow): AdminRole => ({
   name: r.name,
   description: r.description,
   isSystem: r.is_system,
-  permissions: sortByRegistry(r.permissions),
+  permissions: sortedPermissions(r.permissions),
   memberCount: r.member_count,
   createdAt: isoTime(r.created_at),
   updatedAt: isoTime(r.updated_at),
@@ -91,7 +99,7 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
 
   /** The stored list: validated strings plus `admin:access`, deduplicated and sorted. */
   function withAccess(list: readonly string[]): string[] {
-    return sortByRegistry([...new Set([ADMIN_ACCESS, ...list])]);
+    return sortedPermissions([ADMIN_ACCESS, ...list]);
   }
 
   const record = (ctx: AuthContext, type: string, metadata: Record<string, unknown>, trx: Knex.Transaction) =>
@@ -137,6 +145,8 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
     async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; description?: string | null; permissions?: readonly string[] | null }): Promise<AdminRole> {
       const role = await roleOrThrow(id);
       const name = input.name === undefined || input.name === null ? undefined : trimmedName(input.name);
+      // A system role is what bootstrap and every operator rely on: its name and its way back in stay.
+      if (role.is_system && name !== undefined && name !== role.name) throw new AppError('CONFLICT', adminMessages.systemRoleRename);
       let permissions: string[] | undefined;
       if (input.permissions) {
         const current = new Set(role.permissions);
@@ -144,7 +154,10 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
         const legacy = role.permissions.filter((p) => !isAssignableAdminPermission(p));
         const invalid = input.permissions.find((p) => !isAssignableAdminPermission(p) && !current.has(p));
         if (invalid !== undefined) throw AppError.validation(adminMessages.invalidPermission(invalid));
-        permissions = withAccess([...legacy, ...input.permissions.filter(isAssignableAdminPermission)]);
+        const wanted = withAccess([...legacy, ...input.permissions.filter(isAssignableAdminPermission)]);
+        const lost = role.is_system ? SYSTEM_ROLE_KEEPS.find((p) => !wanted.includes(p)) : undefined;
+        if (lost !== undefined) throw new AppError('CONFLICT', adminMessages.systemRoleKeeps(lost));
+        permissions = wanted;
       }
       const added = permissions ? permissions.filter((p) => !role.permissions.includes(p)) : [];
       const removed = permissions ? role.permissions.filter((p) => !permissions.includes(p)) : [];

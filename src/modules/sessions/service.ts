@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { requireUserId, sortedGrants, type AuthContext } from '../../auth/context';
 import { parseCredential, tokenHash } from '../../auth/credentials';
 import type { JwtService } from '../../auth/jwt';
-import { SUPER_ADMIN_ROLE } from '../../auth/registry';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import type { PopoutGrantSource, PrincipalSource } from '../../auth/verifiers';
@@ -55,7 +54,7 @@ export interface SessionsDeps {
   store: CredentialStore;
   repo: SessionsRepo;
   principals: PrincipalSource;
-  accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'assignAdminRole' | 'isMember'>;
+  accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'assignSystemAdminRole' | 'isMember'>;
   audit: Pick<ModuleApis['audit'], 'record'>;
   revocations: Revocations;
   popoutGrant: PopoutGrantSource;
@@ -106,7 +105,7 @@ export function createSessionsService(deps: SessionsDeps) {
       if (!config.auth.dev_login) throw AppError.notFound();
       const { user, accountId } = await deps.accounts.findOrCreateUser(input.email, input.displayName);
       if (config.auth.bootstrap_admins.some((email) => email.toLowerCase() === user.email)) {
-        await deps.accounts.assignAdminRole(user.id, SUPER_ADMIN_ROLE);
+        await deps.accounts.assignSystemAdminRole(user.id);
       }
       const session = {
         id: randomUUID(),
