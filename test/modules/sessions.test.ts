@@ -232,6 +232,28 @@ describe('development login', () => {
   });
 
   test.each([
+    ['91 characters', 'd'.repeat(90) + 'x'],
+    ['100 characters (the most the spec allows)', 'D'.repeat(100)],
+    ['100 astral characters (the schema counts code points)', '\u{1F600}'.repeat(100)],
+  ])('a first login with a display_name of %s succeeds; the derived account name fits', async (_name, displayName) => {
+    const email = `long-${randomUUID()}@example.test`;
+    const res = await api(t, 'POST', '/auth/dev/login', { body: { email, display_name: displayName } });
+    expect(res.status).toBe(200);
+    const token = (res.body.data as Record<string, string>).access_token!;
+    const me = await api(t, 'GET', '/me', { token });
+    expect((me.body.data as { display_name: string }).display_name).toBe(displayName);
+    const account = await api(t, 'GET', '/account', { token });
+    expect(account.status).toBe(200);
+    const name = (account.body.data as { name: string }).name;
+    expect(name.endsWith("'s account")).toBe(true);
+    expect([...name].length).toBeLessThanOrEqual(100);
+    expect(displayName.startsWith(name.slice(0, -"'s account".length))).toBe(true);
+    // A second login finds the same user.
+    const again = await api(t, 'POST', '/auth/dev/login', { body: { email, display_name: displayName } });
+    expect((again.body.data as Record<string, string>).user_id).toBe((res.body.data as Record<string, string>).user_id);
+  });
+
+  test.each([
     ['no body fields', {}],
     ['a missing display_name', { email: 'x@example.test' }],
     ['a malformed e-mail', { email: 'not-an-email', display_name: 'X' }],

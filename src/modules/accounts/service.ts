@@ -154,6 +154,26 @@ export interface AccountsDeps {
  */
 export type MemberLeavingHook = (trx: Knex.Transaction, accountId: string, userId: string) => Promise<void>;
 
+
+/** Column widths of `users.display_name` and `accounts.name` (characters). */
+const DISPLAY_NAME_MAX = 100;
+const ACCOUNT_NAME_MAX = 100;
+const ACCOUNT_SUFFIX = "'s account";
+
+/** At most `max` characters (code points, as the column counts them), trailing space dropped. */
+export function fitText(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : chars.slice(0, max).join('').trimEnd();
+}
+
+/**
+ * A first account's name, `<owner>'s account`: a display name as long as the spec allows (100)
+ * is shortened so the whole name fits the account name column, keeping the suffix.
+ */
+export function derivedAccountName(owner: string): string {
+  return `${fitText(owner, ACCOUNT_NAME_MAX - ACCOUNT_SUFFIX.length)}${ACCOUNT_SUFFIX}`;
+}
+
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, knex, audit, notifications, features } = deps;
   const memberLeavingHooks: MemberLeavingHook[] = [];
@@ -162,7 +182,7 @@ export function createAccountsService(deps: AccountsDeps) {
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();
-    await repo.insertAccount(trx, { id: accountId, name, owner_id: ownerId, plan_id: await repo.defaultPlanId(trx) });
+    await repo.insertAccount(trx, { id: accountId, name: fitText(name, ACCOUNT_NAME_MAX), owner_id: ownerId, plan_id: await repo.defaultPlanId(trx) });
     const roles = defaultAccountRoles.map((r, position) => ({
       id: randomUUID(),
       account_id: accountId,
@@ -210,8 +230,9 @@ export function createAccountsService(deps: AccountsDeps) {
       try {
         return await knex.transaction(async (trx) => {
           const id = randomUUID();
-          await repo.insertUser(trx, { id, email: normalised, display_name: displayName.trim() || normalised });
-          const accountId = await createAccountRows(trx, id, `${displayName.trim() || normalised}'s account`);
+          const shown = fitText(displayName.trim() || normalised, DISPLAY_NAME_MAX);
+          await repo.insertUser(trx, { id, email: normalised, display_name: shown });
+          const accountId = await createAccountRows(trx, id, derivedAccountName(shown));
           await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
           const user = (await repo.userById(id, trx))!;
           return { user: toUser(user), accountId, created: true };
