@@ -1360,7 +1360,7 @@ export type Mutation = {
   emitEvent: EmitEventResult;
   /** A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin. */
   emitBotEvent: Event;
-  /** Send chat as the acting user; every outcome is a result, not an error; REST POST /v1/chat/send. */
+  /** Send chat as the acting user; every outcome is a result, not an error, except hard validation errors (unsupported platform, no channel connection: VALIDATION_ERROR); REST POST /v1/chat/send. */
   sendChatToPlatform: GqlSendResult;
   /** Ban, time out or delete (the action's own permission is required); REST POST /v1/chat/moderate. */
   moderateChat: ChatModerationResult;

@@ -4315,7 +4315,7 @@ export const openapiDocument = {
           "chat"
         ],
         "summary": "Send a chat message to a platform as the acting user (Part 1, \"chat/send\").",
-        "description": "`chat:write` and `feature:multichat`. Body `{ platform, message, live_chat_id?,\nreply_to_message_id? }` (`message` 1 to 500 characters). `platform_a` and `platform_c`\nsend with the acting user's login grant in the active account; `platform_b` sends\nthrough the account's channel connection (`live_chat_id` resolved when omitted).\nEvery send outcome is HTTP 200: `{ sent: true, message_id, platform }`, or\n`{ sent: false, error_code, error, platform }` with `error_code` one of\n`login_reconnect_required` (no login grant, or one flagged for reconnection),\n`send_failed` (the platform refused the message) or `internal_error` (the platform could\nnot be reached). Only hard validation errors are non-200: an unsupported platform\n(400 VALIDATION_ERROR) and no channel connection (404 `No channel connection for\n<platform>`).\n",
+        "description": "`chat:write` and `feature:multichat`. Body `{ platform, message, live_chat_id?,\nreply_to_message_id? }` (`message` 1 to 500 characters). `platform_a` and `platform_c`\nsend with the acting user's login grant in the active account; `platform_b` sends\nthrough the account's channel connection (`live_chat_id` resolved when omitted).\nEvery send outcome is HTTP 200: `{ sent: true, message_id, platform }`, or\n`{ sent: false, error_code, error, platform }` with `error_code` one of\n`login_reconnect_required` (no login grant, or one flagged for reconnection),\n`send_failed` (the platform refused the message) or `internal_error` (the platform could\nnot be reached). Only hard validation errors are non-200: an unsupported platform and\nno channel connection for the platform, both 400 VALIDATION_ERROR (the latter\n`No channel connection for <platform>`, `details.fields` naming `platform`).\n",
         "x-permission": "chat:write",
         "x-feature": "feature:multichat",
         "x-graphql": "Mutation.sendChatToPlatform",
@@ -4361,9 +4361,6 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
-          },
-          "404": {
-            "$ref": "#/components/responses/NotFound"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"

@@ -1475,9 +1475,9 @@ export interface paths {
          *     `{ sent: false, error_code, error, platform }` with `error_code` one of
          *     `login_reconnect_required` (no login grant, or one flagged for reconnection),
          *     `send_failed` (the platform refused the message) or `internal_error` (the platform could
-         *     not be reached). Only hard validation errors are non-200: an unsupported platform
-         *     (400 VALIDATION_ERROR) and no channel connection (404 `No channel connection for
-         *     <platform>`).
+         *     not be reached). Only hard validation errors are non-200: an unsupported platform and
+         *     no channel connection for the platform, both 400 VALIDATION_ERROR (the latter
+         *     `No channel connection for <platform>`, `details.fields` naming `platform`).
          */
         post: operations["sendChatToPlatform"];
         delete?: never;
@@ -9626,7 +9626,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
         };
     };

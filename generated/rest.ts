@@ -7655,7 +7655,6 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "404": "application/json",
       "429": "application/json"
     },
     "envelope": {

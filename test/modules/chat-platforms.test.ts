@@ -141,10 +141,15 @@ describe('send', () => {
       expect(res.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'message must be 1 to 500 characters' });
     }
     const none = await send(owner, { platform: 'platform_a', message: 'hi' });
-    expect(none.status).toBe(404);
-    expect(none.body).toEqual({ error: 'NOT_FOUND', message: 'No channel connection for platform_a' });
+    // Part 1: a hard validation error (400 VALIDATION_ERROR naming the field), on both protocols.
+    expect(none.status).toBe(400);
+    expect(none.body).toEqual({
+      error: 'VALIDATION_ERROR',
+      message: 'No channel connection for platform_a',
+      details: { fields: [{ field: 'platform', message: 'No channel connection for platform_a' }] },
+    });
     const gNone = await gql(t.url, SEND, { i: { platform: 'platform_a', message: 'hi' } }, bearer(owner));
-    expect(gNone.body.errors?.[0]).toMatchObject({ message: 'No channel connection for platform_a', extensions: { code: 'NOT_FOUND' } });
+    expect(gNone.body.errors?.[0]).toMatchObject({ message: 'No channel connection for platform_a', extensions: { code: 'VALIDATION_ERROR' } });
     const wrongLiveChat = await send(owner, { platform: 'platform_a', message: 'hi', live_chat_id: 'x' });
     expect(wrongLiveChat.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'live_chat_id applies to platform_b only' });
   });

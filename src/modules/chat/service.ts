@@ -505,7 +505,9 @@ export function createChatService(deps: ChatServiceDeps) {
       const liveChatId = optionalId('live_chat_id', input.liveChatId);
       if (liveChatId && platform !== 'platform_b') throw fieldError('live_chat_id', chatMessages.liveChatIdPlatformB);
       const replyTo = optionalId('reply_to_message_id', input.replyToMessageId);
-      const channel = await channelOrThrow(accountId, platform);
+      // Part 1 "chat/send": no channel connection is a hard validation error (400), not a lookup miss.
+      const channel = await repo.channelOf(accountId, platform);
+      if (!channel) throw fieldError('platform', chatMessages.noChannelConnection(platform));
       const failed = (errorCode: SendErrorCode, error: string): SendResult => ({ sent: false, errorCode, error, platform });
 
       let senderId: string | null = null;
