@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -102,6 +102,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
           "503": {
             "description": "Every dependency is down.",
             "content": {
@@ -144,6 +147,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -198,6 +204,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -258,6 +267,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -312,6 +324,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -372,6 +387,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -436,6 +454,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -490,6 +511,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -522,6 +546,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -600,6 +627,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -666,6 +696,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -703,6 +736,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -766,6 +802,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -865,6 +904,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -919,6 +961,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -997,6 +1042,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1057,6 +1105,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -1125,6 +1176,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -1212,6 +1266,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -1260,6 +1317,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1332,6 +1392,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1391,6 +1454,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -1458,6 +1524,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -1543,6 +1612,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -1590,6 +1662,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1660,6 +1735,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1733,6 +1811,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1806,6 +1887,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -1917,6 +2001,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -1977,6 +2064,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -2071,6 +2161,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -2130,6 +2223,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2193,6 +2289,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2277,6 +2376,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2330,6 +2432,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -2382,6 +2487,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2459,6 +2567,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2522,6 +2633,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2580,6 +2694,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2636,6 +2753,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2671,6 +2791,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2711,6 +2834,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2774,6 +2900,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -2871,6 +3000,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -2921,6 +3053,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -2979,6 +3114,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -3067,6 +3205,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -3120,6 +3261,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3178,6 +3322,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -3267,6 +3414,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -3370,6 +3520,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -3420,6 +3573,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3489,6 +3645,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3584,6 +3743,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3638,6 +3800,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -3733,6 +3898,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3871,6 +4039,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -3919,6 +4090,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -4000,6 +4174,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -4076,6 +4253,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4212,6 +4392,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4304,6 +4487,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4364,6 +4550,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -4437,6 +4626,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -4561,6 +4753,9 @@ export const openapiDocument = {
                 }
               }
             }
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4635,6 +4830,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -4710,6 +4908,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -4765,6 +4966,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -4824,6 +5028,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -4871,6 +5078,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4931,6 +5141,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -4991,6 +5204,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5157,6 +5373,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5218,6 +5437,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -5297,6 +5519,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -5350,6 +5575,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5414,6 +5642,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5499,6 +5730,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5556,6 +5790,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5617,6 +5854,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -5696,6 +5936,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -5749,6 +5992,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5813,6 +6059,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -5859,6 +6108,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -5934,6 +6186,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -6028,6 +6283,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6085,6 +6343,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6155,6 +6416,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6228,6 +6492,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6287,6 +6554,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -6382,6 +6652,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -6456,6 +6729,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -6558,6 +6834,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -6609,6 +6888,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6685,6 +6967,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6767,6 +7052,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -6847,6 +7135,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -6906,6 +7197,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -6978,6 +7272,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -7063,6 +7360,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -7114,6 +7414,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7221,6 +7524,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7309,6 +7615,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7418,6 +7727,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7535,6 +7847,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7647,6 +7962,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -7705,6 +8023,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -7796,6 +8117,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -7895,6 +8219,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -7941,6 +8268,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8014,6 +8344,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8064,6 +8397,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8124,6 +8460,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8190,6 +8529,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8306,6 +8648,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -8366,6 +8711,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8487,6 +8835,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8594,6 +8945,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -8665,6 +9019,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -8700,6 +9057,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8745,6 +9105,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8787,6 +9150,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8829,6 +9195,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8871,6 +9240,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -8914,6 +9286,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -9050,6 +9425,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -9108,6 +9486,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9209,6 +9590,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9303,6 +9687,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -9391,6 +9778,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9467,6 +9857,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9539,6 +9932,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9627,6 +10023,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9737,6 +10136,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9820,6 +10222,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -9936,6 +10341,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10008,6 +10416,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10070,6 +10481,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10147,6 +10561,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10205,6 +10622,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10269,6 +10689,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10320,6 +10743,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -10375,6 +10801,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -10433,6 +10862,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -10480,6 +10912,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10555,6 +10990,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -10633,6 +11071,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10720,6 +11161,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10781,6 +11225,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10846,6 +11293,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10894,6 +11344,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -10976,6 +11429,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11052,6 +11508,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -11137,6 +11596,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11195,6 +11657,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11270,6 +11735,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -11370,6 +11838,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11427,6 +11898,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11474,6 +11948,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11523,6 +12000,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -11587,6 +12067,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -11639,6 +12122,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11702,6 +12188,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11764,6 +12253,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11814,6 +12306,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11894,6 +12389,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11946,6 +12444,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -11994,6 +12495,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12040,6 +12544,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12150,6 +12657,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12208,6 +12718,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -12275,6 +12788,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -12350,6 +12866,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -12396,6 +12915,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12449,6 +12971,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12510,6 +13035,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12571,6 +13099,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12630,6 +13161,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -12699,6 +13233,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -12784,6 +13321,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -12831,6 +13371,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -12885,6 +13428,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -12954,6 +13500,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13011,6 +13560,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13080,6 +13632,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13164,6 +13719,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13233,6 +13791,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13302,6 +13863,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13371,6 +13935,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13450,6 +14017,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13519,6 +14089,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13588,6 +14161,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13657,6 +14233,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -13712,6 +14291,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13782,6 +14364,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13842,6 +14427,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -13915,6 +14503,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -13991,6 +14582,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -14036,6 +14630,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14110,6 +14707,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14200,6 +14800,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14260,6 +14863,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14341,6 +14947,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -14413,6 +15022,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14469,6 +15081,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14537,6 +15152,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14609,6 +15227,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14683,6 +15304,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -14762,6 +15386,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -14851,6 +15478,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -14909,6 +15539,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -15066,6 +15699,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -15129,6 +15765,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -15193,6 +15832,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -15263,6 +15905,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -15352,6 +15997,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -15400,6 +16048,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -15474,6 +16125,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -15559,6 +16213,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         },
         "parameters": [
@@ -15614,6 +16271,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -15695,6 +16355,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -15742,6 +16405,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -15823,6 +16489,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -15902,6 +16571,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -15971,6 +16643,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -16048,6 +16723,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -16095,6 +16773,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -16175,6 +16856,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -16256,6 +16940,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -16325,6 +17012,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -16401,6 +17091,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       },
@@ -16480,6 +17173,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -16566,6 +17262,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -16658,6 +17357,9 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
           }
         }
       }
@@ -17228,6 +17930,27 @@ export const openapiDocument = {
       "BadRequest": {
         "x-every-operation": "400",
         "description": "Malformed request (BAD_REQUEST: malformed JSON, an unsupported content type) or input that\nfailed validation (VALIDATION_ERROR: an unknown or invalid parameter, a value outside its\nschema, a string with a NUL or a lone surrogate). Any operation can answer it, so codegen\nadds it to every operation that does not declare its own 400.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "HeadersTooLarge": {
+        "x-every-operation": "431",
+        "description": "The request line plus headers exceed the server's limit (`http.max_header_bytes`,\n64 KiB by default): HEADERS_TOO_LARGE `Request line and headers are too large`. Answered\nbefore any route runs, so any operation can answer it (codegen adds it to each); the\nconnection is closed after it. Every documented query at its longest, written with\nASCII characters percent-encoded, fits beside a JWT (whose permission claims are\ncompactly encoded, well under 1 KB).\n",
+        "headers": {
+          "Connection": {
+            "schema": {
+              "type": "string",
+              "enum": [
+                "close"
+              ]
+            }
+          }
+        },
         "content": {
           "application/json": {
             "schema": {
@@ -21364,6 +22087,7 @@ export const openapiDocument = {
               "NOT_FOUND",
               "CONFLICT",
               "RATE_LIMIT_EXCEEDED",
+              "HEADERS_TOO_LARGE",
               "DATABASE_ERROR",
               "REDIS_ERROR",
               "INTERNAL_SERVER_ERROR"

@@ -4901,7 +4901,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR";
+            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR";
             message: string;
         };
         /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
@@ -6327,6 +6327,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The request line plus headers exceed the server's limit (`http.max_header_bytes`,
+         *     64 KiB by default): HEADERS_TOO_LARGE `Request line and headers are too large`. Answered
+         *     before any route runs, so any operation can answer it (codegen adds it to each); the
+         *     connection is closed after it. Every documented query at its longest, written with
+         *     ASCII characters percent-encoded, fits beside a JWT (whose permission claims are
+         *     compactly encoded, well under 1 KB).
+         */
+        HeadersTooLarge: {
+            headers: {
+                Connection?: "close";
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The timeline, oldest first. */
         LimitRequestEventList: {
             headers: {
@@ -6543,6 +6560,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     dissolveAccount: {
@@ -6567,6 +6585,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     accountAuditLog: {
@@ -6604,6 +6623,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     accountInvites: {
@@ -6640,6 +6660,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createAccountInvite: {
@@ -6685,6 +6706,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     cancelAccountInvite: {
@@ -6712,6 +6734,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     leaveAccount: {
@@ -6737,6 +6760,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     accountMembers: {
@@ -6773,6 +6797,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     removeAccountMember: {
@@ -6801,6 +6826,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateAccountMember: {
@@ -6847,6 +6873,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     accountRoles: {
@@ -6883,6 +6910,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createAccountRole: {
@@ -6926,6 +6954,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteAccountRole: {
@@ -6954,6 +6983,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateAccountRole: {
@@ -7000,6 +7030,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myAccounts: {
@@ -7036,6 +7067,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createAccount: {
@@ -7066,6 +7098,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminAccountApiKeys: {
@@ -7104,6 +7137,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRecordConnection: {
@@ -7152,6 +7186,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRemoveConnection: {
@@ -7180,6 +7215,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetAccountFeatureOverride: {
@@ -7230,6 +7266,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetAccountPlan: {
@@ -7282,6 +7319,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetAccountRetention: {
@@ -7333,6 +7371,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRecordShopConnection: {
@@ -7389,6 +7428,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRemoveShopConnection: {
@@ -7417,6 +7457,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     allAdminPermissions: {
@@ -7453,6 +7494,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRoles: {
@@ -7489,6 +7531,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminCreateRole: {
@@ -7533,6 +7576,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRole: {
@@ -7571,6 +7615,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeleteRole: {
@@ -7599,6 +7644,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUpdateRole: {
@@ -7646,6 +7692,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRoleMembers: {
@@ -7685,6 +7732,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminAssignUserRole: {
@@ -7725,6 +7773,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUnassignUserRole: {
@@ -7765,6 +7814,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeleteApiKey: {
@@ -7793,6 +7843,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUpdateApiKey: {
@@ -7839,6 +7890,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRotateApiKey: {
@@ -7881,6 +7933,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminAuditLog: {
@@ -7922,6 +7975,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeveloperApplications: {
@@ -7965,6 +8019,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeveloperApplication: {
@@ -8003,6 +8058,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminApproveDeveloperApplication: {
@@ -8043,6 +8099,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRejectDeveloperApplication: {
@@ -8083,6 +8140,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeveloperVerifications: {
@@ -8126,6 +8184,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeveloperVerification: {
@@ -8164,6 +8223,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminApproveDeveloperVerification: {
@@ -8204,6 +8264,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRejectDeveloperVerification: {
@@ -8244,6 +8305,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeveloperLimitRequests: {
@@ -8271,6 +8333,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetExtensionLimits: {
@@ -8321,6 +8384,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetFeatureFlag: {
@@ -8365,6 +8429,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminLimitRequests: {
@@ -8390,6 +8455,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     reviewLimitRequest: {
@@ -8426,6 +8492,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminLimitRequestEvents: {
@@ -8453,6 +8520,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     startLimitRequestReview: {
@@ -8481,6 +8549,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminCreatePlan: {
@@ -8521,6 +8590,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeletePlan: {
@@ -8555,6 +8625,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUpdatePlan: {
@@ -8597,6 +8668,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetPlanFeatures: {
@@ -8644,6 +8716,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSetPlatformSwitches: {
@@ -8696,6 +8769,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeleteUserSettingPreset: {
@@ -8729,6 +8803,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSystemKeyPermissions: {
@@ -8765,6 +8840,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminSystemKeys: {
@@ -8801,6 +8877,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminCreateSystemKey: {
@@ -8843,6 +8920,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminDeleteSystemKey: {
@@ -8870,6 +8948,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminRecordLoginConnection: {
@@ -8918,6 +8997,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUserSettingPresets: {
@@ -8956,6 +9036,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     adminUserApiKeys: {
@@ -8994,6 +9075,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     userApiKeys: {
@@ -9030,6 +9112,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createUserApiKey: {
@@ -9069,6 +9152,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteUserApiKey: {
@@ -9096,6 +9180,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateUserApiKey: {
@@ -9138,6 +9223,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     rotateUserApiKey: {
@@ -9176,6 +9262,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     apiKeyAssignablePermissions: {
@@ -9213,6 +9300,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     devLogin: {
@@ -9244,6 +9332,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     exchangePopoutToken: {
@@ -9285,6 +9374,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getPopoutSession: {
@@ -9323,6 +9413,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     issuePopoutWsToken: {
@@ -9347,6 +9438,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     refreshSession: {
@@ -9376,6 +9468,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     sessions: {
@@ -9412,6 +9505,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeSession: {
@@ -9439,6 +9533,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     switchAccount: {
@@ -9471,6 +9566,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     issueWsToken: {
@@ -9495,6 +9591,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     chatHistory: {
@@ -9550,6 +9647,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     moderateChat: {
@@ -9589,6 +9687,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     sendChatToPlatform: {
@@ -9627,6 +9726,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     refreshPlatformUserProfile: {
@@ -9688,6 +9788,7 @@ export interface operations {
                     };
                 };
             };
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     searchPlatformUsers: {
@@ -9728,6 +9829,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     platformCredentialModes: {
@@ -9764,6 +9866,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     connectionStatuses: {
@@ -9800,6 +9903,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerApiKeys: {
@@ -9836,6 +9940,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createDeveloperApiKey: {
@@ -9876,6 +9981,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeDeveloperApiKey: {
@@ -9903,6 +10009,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateDeveloperApiKey: {
@@ -9945,6 +10052,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myDeveloperApplication: {
@@ -9981,6 +10089,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     submitDeveloperApplication: {
@@ -10021,6 +10130,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerExtensions: {
@@ -10057,6 +10167,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createDeveloperExtension: {
@@ -10087,6 +10198,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerExtension: {
@@ -10114,6 +10226,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteDeveloperExtension: {
@@ -10141,6 +10254,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateDeveloperExtension: {
@@ -10172,6 +10286,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionAnalytics: {
@@ -10209,6 +10324,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerExtensionLimits: {
@@ -10236,6 +10352,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionPurchases: {
@@ -10282,6 +10399,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionScreenshots: {
@@ -10321,6 +10439,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     addExtensionScreenshot: {
@@ -10369,6 +10488,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     removeExtensionScreenshot: {
@@ -10397,6 +10517,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionTesters: {
@@ -10436,6 +10557,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     addExtensionTester: {
@@ -10481,6 +10603,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     removeExtensionTester: {
@@ -10509,6 +10632,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionVersions: {
@@ -10548,6 +10672,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createExtensionVersion: {
@@ -10583,6 +10708,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     uploadExtensionVersion: {
@@ -10619,6 +10745,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publishExtensionVersion: {
@@ -10648,6 +10775,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerLimits: {
@@ -10674,6 +10802,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerLimitRequests: {
@@ -10699,6 +10828,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createLimitRequest: {
@@ -10734,6 +10864,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerLimitRequestEvents: {
@@ -10761,6 +10892,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerPublicProfile: {
@@ -10797,6 +10929,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerTeamInvite: {
@@ -10835,6 +10968,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     acceptDeveloperTeamInvite: {
@@ -10874,6 +11008,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myDeveloperTeams: {
@@ -10910,6 +11045,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createDeveloperTeam: {
@@ -10950,6 +11086,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerTeam: {
@@ -10988,6 +11125,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteDeveloperTeam: {
@@ -11015,6 +11153,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateDeveloperTeam: {
@@ -11057,6 +11196,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerTeamInvites: {
@@ -11096,6 +11236,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createDeveloperTeamInvite: {
@@ -11139,6 +11280,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeDeveloperTeamInvite: {
@@ -11167,6 +11309,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerTeamMembers: {
@@ -11206,6 +11349,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     removeDeveloperTeamMember: {
@@ -11235,6 +11379,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateDeveloperTeamMemberRole: {
@@ -11279,6 +11424,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerTeamRoles: {
@@ -11318,6 +11464,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createDeveloperTeamRole: {
@@ -11361,6 +11508,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteDeveloperTeamRole: {
@@ -11390,6 +11538,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateDeveloperTeamRole: {
@@ -11434,6 +11583,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     teamPublicProfile: {
@@ -11470,6 +11620,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     allTeamPermissions: {
@@ -11505,6 +11656,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     developerVerificationStatus: {
@@ -11540,6 +11692,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     submitDeveloperVerification: {
@@ -11580,6 +11733,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     events: {
@@ -11635,6 +11789,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     event: {
@@ -11673,6 +11828,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     emitEvent: {
@@ -11702,6 +11858,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     testEvent: {
@@ -11747,6 +11904,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     extensionInstalls: {
@@ -11783,6 +11941,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     installExtension: {
@@ -11817,6 +11976,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     uninstallExtension: {
@@ -11844,6 +12004,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateExtensionInstall: {
@@ -11878,6 +12039,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getHealth: {
@@ -11907,6 +12069,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
             /** @description Every dependency is down. */
             503: {
                 headers: {
@@ -11970,6 +12133,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createIdea: {
@@ -12009,6 +12173,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getIdea: {
@@ -12047,6 +12212,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteIdea: {
@@ -12074,6 +12240,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateIdea: {
@@ -12116,6 +12283,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listIdeaComments: {
@@ -12155,6 +12323,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createIdeaComment: {
@@ -12197,6 +12366,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listIdeaParticipants: {
@@ -12237,6 +12407,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     setIdeaStatus: {
@@ -12279,6 +12450,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     voteIdea: {
@@ -12321,6 +12493,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     unvoteIdea: {
@@ -12359,6 +12532,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listIdeaVoters: {
@@ -12405,6 +12579,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listIdeaCategories: {
@@ -12441,6 +12616,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createIdeaCategory: {
@@ -12481,6 +12657,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteIdeaCategory: {
@@ -12508,6 +12685,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateIdeaCategory: {
@@ -12551,6 +12729,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteIdeaComment: {
@@ -12578,6 +12757,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateIdeaComment: {
@@ -12620,6 +12800,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     voteIdeaComment: {
@@ -12662,6 +12843,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     unvoteIdeaComment: {
@@ -12704,6 +12886,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listIdeaTags: {
@@ -12741,6 +12924,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createIdeaTag: {
@@ -12792,6 +12976,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteIdeaTag: {
@@ -12819,6 +13004,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     ingestAuditEvent: {
@@ -12868,6 +13054,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     automationNodeHandlers: {
@@ -12902,6 +13089,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     botModuleTriggers: {
@@ -12936,6 +13124,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     botModuleHandlers: {
@@ -12970,6 +13159,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     ingestPublicStats: {
@@ -13013,6 +13203,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     me: {
@@ -13048,6 +13239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateMe: {
@@ -13090,6 +13282,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myAuditLog: {
@@ -13126,6 +13319,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     mySettingPresets: {
@@ -13162,6 +13356,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createSettingPreset: {
@@ -13208,6 +13403,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteSettingPreset: {
@@ -13235,6 +13431,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateSettingPreset: {
@@ -13283,6 +13480,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     notifications: {
@@ -13326,6 +13524,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     notificationAction: {
@@ -13372,6 +13571,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     notificationPreferences: {
@@ -13407,6 +13607,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateNotificationPreference: {
@@ -13452,6 +13653,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     overlays: {
@@ -13489,6 +13691,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createOverlay: {
@@ -13531,6 +13734,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteOverlay: {
@@ -13558,6 +13762,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createSharedOverlayToken: {
@@ -13605,6 +13810,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     rotateOverlayToken: {
@@ -13642,6 +13848,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeOverlayToken: {
@@ -13670,6 +13877,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicChannelBrowse: {
@@ -13716,6 +13924,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicChannelPanelHistory: {
@@ -13754,6 +13963,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicChannelTrends: {
@@ -13794,6 +14004,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicEmotes: {
@@ -13840,6 +14051,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicGames: {
@@ -13883,6 +14095,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicStreamSummary: {
@@ -13920,6 +14133,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     publicStreamMetadataHistory: {
@@ -13961,6 +14175,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getSchema: {
@@ -13990,6 +14205,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     accountServiceKeys: {
@@ -14026,6 +14242,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createAccountServiceKey: {
@@ -14065,6 +14282,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteAccountServiceKey: {
@@ -14092,6 +14310,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateAccountServiceKey: {
@@ -14134,6 +14353,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     rotateAccountServiceKey: {
@@ -14172,6 +14392,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     sounds: {
@@ -14213,6 +14434,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     uploadSound: {
@@ -14260,6 +14482,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     sound: {
@@ -14287,6 +14510,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteSound: {
@@ -14320,6 +14544,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateSound: {
@@ -14351,6 +14576,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     playSound: {
@@ -14382,6 +14608,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     stopSound: {
@@ -14413,6 +14640,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     streamSound: {
@@ -14484,6 +14712,7 @@ export interface operations {
                 content?: never;
             };
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     popoutTokens: {
@@ -14520,6 +14749,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createPopoutToken: {
@@ -14567,6 +14797,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokePopoutToken: {
@@ -14594,6 +14825,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myPermissions: {
@@ -14628,6 +14860,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     myWatchlist: {
@@ -14663,6 +14896,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     addToWatchlist: {
@@ -14704,6 +14938,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     removeFromWatchlist: {
@@ -14734,6 +14969,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     paymentProviderWebhook: {
@@ -14760,6 +14996,7 @@ export interface operations {
             200: components["responses"]["WebhookReceived"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     paymentConnectWebhook: {
@@ -14786,6 +15023,7 @@ export interface operations {
             200: components["responses"]["WebhookReceived"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     payoutProviderWebhook: {
@@ -14812,6 +15050,7 @@ export interface operations {
             200: components["responses"]["WebhookReceived"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     platformBWebhookChallenge: {
@@ -14845,6 +15084,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     platformBWebhook: {
@@ -14871,6 +15111,7 @@ export interface operations {
             200: components["responses"]["WebhookReceived"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     platformCWebhook: {
@@ -14898,6 +15139,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     shopPlatformWebhook: {
@@ -14924,6 +15166,7 @@ export interface operations {
             200: components["responses"]["WebhookReceived"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     widgets: {
@@ -14961,6 +15204,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createWidget: {
@@ -15003,6 +15247,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     deleteWidget: {
@@ -15030,6 +15275,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     widgetAccess: {
@@ -15069,6 +15315,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     grantWidgetAccess: {
@@ -15119,6 +15366,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeWidgetAccess: {
@@ -15147,6 +15395,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     rotateWidgetToken: {
@@ -15184,6 +15433,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     revokeWidgetToken: {
@@ -15211,6 +15461,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
 }

@@ -1755,7 +1755,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1787,7 +1788,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1819,7 +1821,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -1857,7 +1860,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1889,7 +1893,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1921,7 +1926,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1953,7 +1959,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1986,7 +1993,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2014,7 +2022,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2040,7 +2049,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2072,7 +2082,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -2106,7 +2117,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2140,7 +2152,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2173,7 +2186,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2205,7 +2219,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2244,7 +2259,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2277,7 +2293,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2309,7 +2326,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2342,7 +2360,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2376,7 +2395,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2410,7 +2430,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2443,7 +2464,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2476,7 +2498,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2509,7 +2532,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2541,7 +2565,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2579,7 +2604,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2612,7 +2638,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2644,7 +2671,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2683,7 +2711,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2715,7 +2744,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2748,7 +2778,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2781,7 +2812,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2815,7 +2847,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2849,7 +2882,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2883,7 +2917,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2916,7 +2951,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2949,7 +2985,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2982,7 +3019,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3015,7 +3053,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3047,7 +3086,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3080,7 +3120,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3113,7 +3154,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3146,7 +3188,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3179,7 +3222,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3212,7 +3256,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3245,7 +3290,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3278,7 +3324,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3310,7 +3357,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3342,7 +3390,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3374,7 +3423,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3407,7 +3457,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3440,7 +3491,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3473,7 +3525,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3507,7 +3560,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3539,7 +3593,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3571,7 +3626,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3603,7 +3659,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3628,7 +3685,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3660,7 +3718,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3686,7 +3745,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3712,7 +3772,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3738,7 +3799,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3771,7 +3833,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3803,7 +3866,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3841,7 +3905,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3867,7 +3932,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3901,7 +3967,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3934,7 +4001,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3966,7 +4034,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3993,7 +4062,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4021,7 +4091,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4048,7 +4119,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4076,7 +4148,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4104,7 +4177,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4138,7 +4212,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4170,7 +4245,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4203,7 +4279,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4236,7 +4313,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4269,7 +4347,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4297,7 +4376,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4330,7 +4410,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4363,7 +4444,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4389,7 +4471,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4422,7 +4505,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4454,7 +4538,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4487,7 +4572,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4521,7 +4607,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4554,7 +4641,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4587,7 +4675,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4614,7 +4703,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4642,7 +4732,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4669,7 +4760,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4702,7 +4794,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4729,7 +4822,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4762,7 +4856,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4795,7 +4890,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4822,7 +4918,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4855,7 +4952,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4888,7 +4986,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4921,7 +5020,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4947,7 +5047,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -4980,7 +5081,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5013,7 +5115,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5045,7 +5148,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5072,7 +5176,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5098,7 +5203,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5125,7 +5231,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5150,7 +5257,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5177,7 +5285,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5204,7 +5313,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5231,7 +5341,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5258,7 +5369,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5285,7 +5397,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5311,7 +5424,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5336,7 +5450,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5362,7 +5477,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5395,7 +5511,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5428,7 +5545,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5460,7 +5578,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5491,7 +5610,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5524,7 +5644,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5556,7 +5677,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5589,7 +5711,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5628,7 +5751,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5661,7 +5785,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5694,7 +5819,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5718,6 +5844,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "431": "application/json",
       "503": "application/json"
     },
     "envelope": {
@@ -5745,7 +5872,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5770,7 +5898,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5793,7 +5922,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -5827,7 +5957,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5859,7 +5990,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5885,7 +6017,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5919,7 +6052,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5945,7 +6079,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5971,7 +6106,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5998,7 +6134,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6024,7 +6161,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6051,7 +6189,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6078,7 +6217,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6104,7 +6244,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6136,7 +6277,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6163,7 +6305,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6195,7 +6338,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6230,7 +6374,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6256,7 +6401,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6281,7 +6427,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6314,7 +6461,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6340,7 +6488,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6365,7 +6514,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6391,7 +6541,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6416,7 +6567,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6444,7 +6596,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6470,7 +6623,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6496,7 +6650,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6535,7 +6690,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6559,7 +6715,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6583,7 +6740,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6607,7 +6765,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6631,7 +6790,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6654,7 +6814,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -6686,7 +6847,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6711,7 +6873,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "403": "application/json"
+      "403": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6744,7 +6907,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6776,7 +6940,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6801,7 +6966,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6833,7 +6999,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6859,7 +7026,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6884,7 +7052,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6915,7 +7084,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6947,7 +7117,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6973,7 +7144,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7001,7 +7173,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7034,7 +7207,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7059,7 +7233,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7093,7 +7268,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7121,7 +7297,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7154,7 +7331,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7187,7 +7365,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7212,7 +7391,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7246,7 +7426,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7273,7 +7454,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7300,7 +7482,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7333,7 +7516,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7366,7 +7550,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7393,7 +7578,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7426,7 +7612,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7459,7 +7646,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7492,7 +7680,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7525,7 +7714,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7558,7 +7748,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7591,7 +7782,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7623,7 +7815,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7655,7 +7848,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7681,7 +7875,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -7714,7 +7909,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7738,7 +7934,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7771,7 +7968,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7803,7 +8001,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7837,7 +8036,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7870,7 +8070,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7905,7 +8106,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "416": null,
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -7932,7 +8134,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7959,7 +8162,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7986,7 +8190,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8011,7 +8216,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8043,7 +8249,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8076,7 +8283,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -8109,7 +8317,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8142,7 +8351,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8176,7 +8386,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8210,7 +8421,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8243,7 +8455,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8270,7 +8483,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8303,7 +8517,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8330,7 +8545,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8358,7 +8574,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8386,7 +8603,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8419,7 +8637,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8446,7 +8665,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8480,7 +8700,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8513,7 +8734,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8539,7 +8761,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8566,7 +8789,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8593,7 +8817,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8626,7 +8851,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8659,7 +8885,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8693,7 +8920,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8725,7 +8953,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8757,7 +8986,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -8790,7 +9020,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8823,7 +9054,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8856,7 +9088,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -8889,7 +9122,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json"
     },
     "envelope": {
       "kind": "collection",

@@ -13,6 +13,8 @@ export const errorStatus = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   RATE_LIMIT_EXCEEDED: 429,
+  /** The request line plus headers passed `http.max_header_bytes` (answered by the server, before any route). */
+  HEADERS_TOO_LARGE: 431,
   /** Part 2 "Errors": a chatter's profile refresh within its 10-minute cooldown (`retry_after_seconds`). */
   REFRESH_COOLDOWN: 429,
   DATABASE_ERROR: 500,
@@ -34,6 +36,8 @@ export const messages = {
   noActiveAccount: 'No active account',
   notFound: 'Resource not found',
   malformedJson: 'Malformed JSON in request body',
+  headersTooLarge: 'Request line and headers are too large',
+  malformedRequest: 'Malformed HTTP request',
   unsupportedContentType: 'Unsupported content type',
   invalidValue: 'A value is too long, out of range or malformed',
   rateLimitExceeded: 'Rate limit exceeded',

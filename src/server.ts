@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { App } from './app';
-import { scrubbedMessages } from './errors';
+import { messages, scrubbedMessages } from './errors';
 import { PROMETHEUS_CONTENT_TYPE } from './infra/metrics';
 
 export interface RunningServer {
@@ -121,8 +121,26 @@ class ConnectionTracker {
   }
 }
 
+/**
+ * What Node's parser refuses before any route runs: a request line plus headers past
+ * `http.max_header_bytes` gets 431 HEADERS_TOO_LARGE, any other malformed request 400
+ * BAD_REQUEST, both as the usual JSON error body; the connection then closes (the parser cannot
+ * go on). A socket already gone, or one whose request timed out, is just destroyed.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify(tooLarge ? { error: 'HEADERS_TOO_LARGE', message: messages.headersTooLarge } : { error: 'BAD_REQUEST', message: messages.malformedRequest });
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
 export async function startServer(app: App, options: { port: number; host: string; metricsPort: number; metricsHost: string }): Promise<RunningServer> {
-  const server = http.createServer();
+  const server = http.createServer({ maxHeaderSize: app.config.http.max_header_bytes });
+  server.on('clientError', answerClientError);
   const connections = new ConnectionTracker(server);
   server.on('request', app.http);
   server.on('upgrade', (req, socket, head) => {

@@ -3,11 +3,13 @@
  * claim names and the use tags of Part 1 ("JWT"): `access` (REST, GraphQL, WebSocket), `ws` (the
  * /v1/ws upgrade only), `refresh` (POST /v1/auth/refresh only). A token without `exp` is refused on
  * every transport: nothing would ever end it. Must not look up sessions or members: verifiers.ts
- * decides what a verified token is worth.
+ * decides what a verified token is worth. The permission claims travel compactly encoded
+ * (permission-claims.ts); sign encodes and verify decodes them, so callers see string lists.
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { PERMISSION_CLAIMS, decodePermissions, encodePermissions } from './permission-claims';
 
 export type JwtUse = 'access' | 'ws' | 'refresh';
 
@@ -67,7 +69,9 @@ export function createJwtService(secret: string): JwtService {
   return {
     async sign(claims, lifetime) {
       const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date(Date.now() + lifetime.ttlSeconds * 1000);
-      const jwt = await new SignJWT({ ...claims })
+      const payload: Record<string, unknown> = { ...claims };
+      for (const name of PERMISSION_CLAIMS) if (claims[name] !== undefined) payload[name] = encodePermissions(claims[name]);
+      const jwt = await new SignJWT(payload)
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(ISSUER)
         .setIssuedAt()
@@ -82,7 +86,8 @@ export function createJwtService(secret: string): JwtService {
       if (known) return known;
       try {
         const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp'] });
-        const claims = payload as unknown as JwtClaims;
+        const claims = { ...payload } as unknown as JwtClaims;
+        for (const name of PERMISSION_CLAIMS) if (payload[name] !== undefined) claims[name] = decodePermissions(payload[name]);
         if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
         const result = { ok: true as const, claims: deepFreeze(claims) };
         // Kept until the second jose's own check would first call it expired.

@@ -116,6 +116,12 @@ export interface Config {
     shutdown_grace_ms: number;
     /** Origins (`https://dash.example.com`) allowed to call the API from a browser, with credentials; empty = same origin only. */
     cors_origins: string[];
+    /**
+     * Most bytes of a request line plus headers (Node's `maxHeaderSize`; its default is 16 KiB).
+     * Sized so that every documented query at its longest fits beside a JWT; beyond it the answer
+     * is 431 `HEADERS_TOO_LARGE` (spec/openapi.yaml).
+     */
+    max_header_bytes: number;
   };
   security_txt: { contact: string; expires: string | null };
 }
@@ -180,7 +186,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   metrics: { host: '127.0.0.1', port: 9464 },
-  http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [] },
+  http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
 });
 
@@ -349,6 +355,7 @@ const schema = {
         validate_responses: { type: 'boolean' },
         shutdown_grace_ms: { type: 'integer', minimum: 0 },
         cors_origins: { type: 'array', items: { type: 'string', minLength: 1 } },
+        max_header_bytes: { type: 'integer', minimum: 16_384, maximum: 1_048_576 },
       },
     },
     security_txt: {

@@ -4,6 +4,8 @@
  * token is never answered from what was kept.
  */
 import { createJwtService } from '../../src/auth/jwt';
+import { decodePermissions, encodePermissions } from '../../src/auth/permission-claims';
+import { accountPermissions, adminPermissions, userPermissions } from '../../src/auth/registry';
 
 describe('JWT verification', () => {
   test('a token verified twice gives the same claims, and they cannot be changed', async () => {
@@ -40,5 +42,24 @@ describe('JWT verification', () => {
     const first = signature!.charAt(0);
     expect(await jwt.verify(`${head}.${body}.${first === 'A' ? 'B' : 'A'}${signature!.slice(1)}`)).toEqual({ ok: false, expired: false });
     expect(await createJwtService('another-secret-that-is-long-enough').verify(token)).toEqual({ ok: false, expired: false });
+  });
+
+  test('permission claims travel compactly and read back as the same strings', async () => {
+    const jwt = createJwtService('a-secret-that-is-long-enough-for-hs256');
+    const all = { account_permissions: [...accountPermissions], admin_permissions: [...adminPermissions], user_permissions: [...userPermissions] };
+    const { token } = await jwt.sign({ sub: 'u1', use: 'access', ...all }, { ttlSeconds: 60 });
+    expect(token.length).toBeLessThan(700);
+    const verified = await jwt.verify(token);
+    if (!verified.ok) throw new Error('refused');
+    for (const [name, list] of Object.entries(all)) expect([...verified.claims[name as keyof typeof all]!].sort()).toEqual([...list].sort());
+    // A list with a string outside the registry stays a plain array; so do tokens minted before the encoding.
+    expect(encodePermissions(['events:read', 'events:*'])).toEqual(['events:read', 'events:*']);
+    expect(decodePermissions(['events:read', 7])).toEqual(['events:read']);
+    // A bitmap of another registry (another fingerprint) or garbage names nothing: fails closed.
+    const encoded = encodePermissions(['events:read']) as string;
+    expect(decodePermissions(encoded)).toEqual(['events:read']);
+    expect(decodePermissions(encoded.replace(/^p1\.[\w-]{8}/, 'p1.XXXXXXXX'))).toEqual([]);
+    expect(decodePermissions('nonsense')).toEqual([]);
+    expect(decodePermissions({})).toEqual([]);
   });
 });

@@ -191,12 +191,13 @@ describe('admin roles', () => {
       { id },
       auth(),
     );
-    expect(g.body.data!.adminRole.permissions).toEqual([...sorted, 'users:edit'].sort());
+    expect((g.body.data!.adminRole as { permissions: string[] }).permissions).toEqual([...sorted, 'users:edit'].sort());
     for (const r of g.body.data!.adminRoles as { permissions: string[] }[]) expect(r.permissions).toEqual([...r.permissions].sort());
     const gc = await gql(t.url, 'mutation($i: CreateAdminRoleInput!) { adminCreateRole(input: $i) { id permissions } }', { i: { name: `g-${name}`, permissions: wanted } }, auth());
-    expect(gc.body.data!.adminCreateRole.permissions).toEqual(sorted);
-    const gu = await gql(t.url, 'mutation($id: UUID!) { adminUpdateRole(id: $id, input: { permissions: ["plans:read", "billing:read"] }) { permissions } }', { id: gc.body.data!.adminCreateRole.id }, auth());
-    expect(gu.body.data!.adminUpdateRole.permissions).toEqual(['admin:access', 'billing:read', 'plans:read']);
+    const gRole = gc.body.data!.adminCreateRole as { id: string; permissions: string[] };
+    expect(gRole.permissions).toEqual(sorted);
+    const gu = await gql(t.url, 'mutation($id: UUID!) { adminUpdateRole(id: $id, input: { permissions: ["plans:read", "billing:read"] }) { permissions } }', { id: gRole.id }, auth());
+    expect(gu.body.data!.adminUpdateRole).toEqual({ permissions: ['admin:access', 'billing:read', 'plans:read'] });
   });
 
   test('assignment: true then false, members listed, effective on the next token; unassign; delete cascades', async () => {

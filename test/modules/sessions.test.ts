@@ -8,6 +8,7 @@
  * capping a popout. Runs embedded and against PostgreSQL + Redis.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PERMISSION_CLAIMS, decodePermissions } from '../../src/auth/permission-claims';
 import { gql, services, startTestApp, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type ApiResult, type LoggedIn } from '../helpers/users';
 import { connect, type TestSocket, closeSocketsAfterEach } from '../helpers/ws';
@@ -53,10 +54,12 @@ const Q = {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const cookie = (sessionJwt: string) => ({ cookie: `svc-popout-token=${sessionJwt}` });
 
-/** The payload of an `lm_`-prefixed JWT. */
+/** The payload of an `lm_`-prefixed JWT, its compact permission claims read back as lists. */
 function claims(token: string): Record<string, unknown> {
   const [, payload] = token.slice('lm_'.length).split('.');
-  return JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  for (const name of PERMISSION_CLAIMS) if (decoded[name] !== undefined) decoded[name] = decodePermissions(decoded[name]);
+  return decoded;
 }
 
 function expectRestError(res: ApiResult, status: number, body: { error: string; message: string }): void {
