@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -869,6 +869,14 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The created token; `token` is shown only here.",
+            "links": {
+              "RevokePopoutToken": {
+                "operationId": "revokePopoutToken",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -1144,6 +1152,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The key record plus `key`, shown only here.",
+            "links": {
+              "UpdateUserApiKey": {
+                "operationId": "updateUserApiKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteUserApiKey": {
+                "operationId": "deleteUserApiKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -1492,6 +1514,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The key record plus `key`, shown only here.",
+            "links": {
+              "UpdateAccountServiceKey": {
+                "operationId": "updateAccountServiceKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteAccountServiceKey": {
+                "operationId": "deleteAccountServiceKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -2344,6 +2380,14 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The key record plus `key`, shown only here.",
+            "links": {
+              "AdminDeleteSystemKey": {
+                "operationId": "adminDeleteSystemKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -3167,6 +3211,14 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The invite.",
+            "links": {
+              "CancelAccountInvite": {
+                "operationId": "cancelAccountInvite",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -3379,6 +3431,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The role.",
+            "links": {
+              "UpdateAccountRole": {
+                "operationId": "updateAccountRole",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteAccountRole": {
+                "operationId": "deleteAccountRole",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -4077,7 +4143,35 @@ export const openapiDocument = {
             "$ref": "#/components/responses/EmitEventResult"
           },
           "201": {
-            "$ref": "#/components/responses/EmitEventResult"
+            "description": "The stored event (201 new; 200 an idempotent redelivery of `external_id`).",
+            "links": {
+              "GetEvent": {
+                "operationId": "event",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/EmitEventResult"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
@@ -4876,6 +4970,26 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The stored sound.",
+            "links": {
+              "GetSound": {
+                "operationId": "sound",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UpdateSound": {
+                "operationId": "updateSound",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteSound": {
+                "operationId": "deleteSound",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -5484,6 +5598,14 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The overlay.",
+            "links": {
+              "DeleteOverlay": {
+                "operationId": "deleteOverlay",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -5699,6 +5821,15 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The new token.",
+            "links": {
+              "RevokeOverlayToken": {
+                "operationId": "revokeOverlayToken",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "token_id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -5901,6 +6032,14 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The widget.",
+            "links": {
+              "DeleteWidget": {
+                "operationId": "deleteWidget",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -6249,6 +6388,15 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The entry.",
+            "links": {
+              "RevokeWidgetAccess": {
+                "operationId": "revokeWidgetAccess",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "access_id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -6617,6 +6765,26 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The role.",
+            "links": {
+              "GetAdminRole": {
+                "operationId": "adminRole",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UpdateAdminRole": {
+                "operationId": "adminUpdateRole",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteAdminRole": {
+                "operationId": "adminDeleteRole",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -7237,6 +7405,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The plan.",
+            "links": {
+              "UpdatePlan": {
+                "operationId": "adminUpdatePlan",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeletePlan": {
+                "operationId": "adminDeletePlan",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -8085,6 +8267,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The preset.",
+            "links": {
+              "UpdateSettingPreset": {
+                "operationId": "updateSettingPreset",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteSettingPreset": {
+                "operationId": "deleteSettingPreset",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -10724,7 +10920,47 @@ export const openapiDocument = {
         },
         "responses": {
           "201": {
-            "$ref": "#/components/responses/ExtensionResult"
+            "description": "The extension.",
+            "links": {
+              "GetDeveloperExtension": {
+                "operationId": "developerExtension",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UpdateDeveloperExtension": {
+                "operationId": "updateDeveloperExtension",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteDeveloperExtension": {
+                "operationId": "deleteDeveloperExtension",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Extension"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
@@ -11562,6 +11798,15 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The tester.",
+            "links": {
+              "RemoveExtensionTester": {
+                "operationId": "removeExtensionTester",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "user_id": "$response.body#/data/user_id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -11807,6 +12052,15 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The screenshot.",
+            "links": {
+              "RemoveExtensionScreenshot": {
+                "operationId": "removeExtensionScreenshot",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "screenshot_id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -12769,7 +13023,41 @@ export const openapiDocument = {
         },
         "responses": {
           "201": {
-            "$ref": "#/components/responses/ExtensionInstallResult"
+            "description": "The install.",
+            "links": {
+              "UpdateExtensionInstall": {
+                "operationId": "updateExtensionInstall",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UninstallExtension": {
+                "operationId": "uninstallExtension",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionInstall"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
@@ -13198,6 +13486,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The key record plus `key`, shown only here.",
+            "links": {
+              "UpdateDeveloperApiKey": {
+                "operationId": "updateDeveloperApiKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "RevokeDeveloperApiKey": {
+                "operationId": "revokeDeveloperApiKey",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -14329,6 +14631,26 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The team.",
+            "links": {
+              "GetDeveloperTeam": {
+                "operationId": "developerTeam",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UpdateDeveloperTeam": {
+                "operationId": "updateDeveloperTeam",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteDeveloperTeam": {
+                "operationId": "deleteDeveloperTeam",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -14909,6 +15231,15 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The invite with its `code`.",
+            "links": {
+              "RevokeDeveloperTeamInvite": {
+                "operationId": "revokeDeveloperTeamInvite",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "invite_id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -15348,6 +15679,22 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The role.",
+            "links": {
+              "UpdateDeveloperTeamRole": {
+                "operationId": "updateDeveloperTeamRole",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "rid": "$response.body#/data/id"
+                }
+              },
+              "DeleteDeveloperTeamRole": {
+                "operationId": "deleteDeveloperTeamRole",
+                "parameters": {
+                  "id": "$request.path.id",
+                  "rid": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -15733,6 +16080,26 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The new idea with its timeline.",
+            "links": {
+              "GetIdea": {
+                "operationId": "getIdea",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "UpdateIdea": {
+                "operationId": "updateIdea",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteIdea": {
+                "operationId": "deleteIdea",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -15870,6 +16237,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The new category.",
+            "links": {
+              "UpdateIdeaCategory": {
+                "operationId": "updateIdeaCategory",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteIdeaCategory": {
+                "operationId": "deleteIdeaCategory",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -16181,6 +16562,14 @@ export const openapiDocument = {
           },
           "201": {
             "description": "The new tag.",
+            "links": {
+              "DeleteIdeaTag": {
+                "operationId": "deleteIdeaTag",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {
@@ -17138,6 +17527,20 @@ export const openapiDocument = {
         "responses": {
           "201": {
             "description": "The new comment.",
+            "links": {
+              "UpdateIdeaComment": {
+                "operationId": "updateIdeaComment",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              },
+              "DeleteIdeaComment": {
+                "operationId": "deleteIdeaComment",
+                "parameters": {
+                  "id": "$response.body#/data/id"
+                }
+              }
+            },
             "content": {
               "application/json": {
                 "schema": {

@@ -10191,7 +10191,18 @@ export interface operations {
             };
         };
         responses: {
-            201: components["responses"]["ExtensionResult"];
+            /** @description The extension. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Extension"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -11853,7 +11864,18 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["EmitEventResult"];
-            201: components["responses"]["EmitEventResult"];
+            /** @description The stored event (201 new; 200 an idempotent redelivery of `external_id`). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["EmitEventResult"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -11969,7 +11991,18 @@ export interface operations {
             };
         };
         responses: {
-            201: components["responses"]["ExtensionInstallResult"];
+            /** @description The install. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ExtensionInstall"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -922,10 +922,46 @@ function withSharedParameters(doc: OpenApiDoc): OpenApiDoc {
   return copy;
 }
 
+/**
+ * OpenAPI links (create → get/update/delete): each names an existing operation and gives exactly
+ * the path parameters of its target, from `$response.body#/...` or `$request.path.<name>`.
+ */
+function checkLinks(doc: OpenApiDoc): void {
+  const targets = new Map<string, string>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as { operationId?: string } | undefined;
+      if (op?.operationId) targets.set(op.operationId, path);
+    }
+  }
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as { operationId?: string; responses?: Record<string, { links?: Record<string, { operationId?: string; parameters?: Record<string, string> }> }> } | undefined;
+      for (const [status, response] of Object.entries(op?.responses ?? {})) {
+        for (const [name, link] of Object.entries(response.links ?? {})) {
+          const where = `${method.toUpperCase()} ${path} ${status} link ${name}`;
+          const target = link.operationId ? targets.get(link.operationId) : undefined;
+          if (!target) {
+            fail(`${where}: operationId ${String(link.operationId)} names no operation`);
+            continue;
+          }
+          const needed = [...target.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
+          const given = Object.keys(link.parameters ?? {}).sort();
+          if (needed.join() !== given.join()) fail(`${where}: parameters ${given.join(', ') || '(none)'} must be the path parameters of ${target} (${needed.join(', ')})`);
+          for (const [param, expression] of Object.entries(link.parameters ?? {})) {
+            if (!/^\$response\.body#\/\S+$|^\$request\.path\.\w+$/.test(expression)) fail(`${where}: parameter ${param} must be $response.body#/<pointer> or $request.path.<name>`);
+          }
+        }
+      }
+    }
+  }
+}
+
 async function build(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const openapiSource = parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc;
   checkFlowCommas(openapiSource, 'spec/openapi.yaml');
+  checkLinks(openapiSource);
   const openapi = withSharedParameters(openapiSource);
   const routes = readRoutes(openapi);
   const sdl = readSpec('spec/schema.graphql');
