@@ -56,6 +56,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
   const timers: NodeJS.Timeout[] = [];
   let started = false;
   let stopped = false;
+  let stopping: Promise<void> | null = null;
 
   const define = (name: string, definition: Defined) => {
     if (started) throw new Error(`job ${name} is defined after the job system started`);
@@ -108,11 +109,14 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
         timers.push(timer);
       }
     },
-    async stop() {
-      stopped = true;
-      for (const timer of timers) clearInterval(timer);
-      if (!started) return;
-      await boss.stop({ graceful: true, wait: true, close: true, timeout: 10_000 }).catch((error: unknown) => deps.log.warn({ err: error }, 'job system stop failed'));
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        for (const timer of timers) clearInterval(timer);
+        if (!started) return;
+        await boss.stop({ graceful: true, wait: true, close: true, timeout: 10_000 }).catch((error: unknown) => deps.log.warn({ err: error }, 'job system stop failed'));
+      })();
+      return stopping;
     },
     async stats() {
       const names = [...defined.keys()];
