@@ -41,17 +41,23 @@ interface Defined {
 }
 
 export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; pollIntervalMs: number; periods: Readonly<Record<string, number>> }): Jobs {
-  const boss = new PgBoss({
-    connectionString: deps.url,
-    schema: PGBOSS_SCHEMA,
-    max: 4,
-    application_name: `jobs@${os.hostname()}`,
-    // No cron: periodic jobs are throttled sends (sub-minute periods, see above).
-    schedule: false,
-    supervise: true,
-    migrate: true,
-  });
-  boss.on('error', (error) => deps.log.warn({ err: error }, 'job system error'));
+  let boss: PgBoss | null = null;
+  /** Made at start, once every periodic job is known: a slot's job must stay in the job table (not archived) for its whole slot. */
+  const open = (longestPeriod: number): PgBoss => {
+    const made = new PgBoss({
+      connectionString: deps.url,
+      schema: PGBOSS_SCHEMA,
+      max: 4,
+      application_name: `jobs@${os.hostname()}`,
+      // No cron: periodic jobs are throttled sends (sub-minute periods, see above).
+      schedule: false,
+      supervise: true,
+      migrate: true,
+      archiveCompletedAfterSeconds: Math.max(12 * 3600, longestPeriod + 3600),
+    });
+    made.on('error', (error) => deps.log.warn({ err: error }, 'job system error'));
+    return made;
+  };
   const defined = new Map<string, Defined>();
   const timers: NodeJS.Timeout[] = [];
   let started = false;
@@ -65,7 +71,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
   };
 
   async function offer(name: string, seconds: number): Promise<void> {
-    if (stopped) return;
+    if (stopped || !boss) return;
     await boss.sendThrottled(name, {}, {}, seconds).catch((error: unknown) => deps.log.warn({ err: error, job: name }, 'periodic job offer failed'));
   }
 
@@ -79,10 +85,12 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
     },
     async enqueue(name, data: JobData = {}, options = {}) {
       if (!defined.has(name)) throw new Error(`job ${name} is not defined`);
+      if (!boss) throw new Error('the job system is not started');
       await boss.send(name, data, options.trx ? { db: knexExecutor(options.trx) } : {});
     },
     async start() {
       started = true;
+      boss = open(Math.max(0, ...[...defined.values()].map((d) => d.every ?? 0)));
       await boss.start();
       for (const [name, { handler, options }] of defined) {
         const queue = {
@@ -113,7 +121,7 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
       stopping ??= (async () => {
         stopped = true;
         for (const timer of timers) clearInterval(timer);
-        if (!started) return;
+        if (!boss) return;
         await boss.stop({ graceful: true, wait: true, close: true, timeout: 10_000 }).catch((error: unknown) => deps.log.warn({ err: error }, 'job system stop failed'));
       })();
       return stopping;
