@@ -466,6 +466,10 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
   }
+  // A lease renewed no more often than it lasts would lapse between renewals.
+  if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {
+    problems.push('jobs.lease_renew_ms: must be at most half of jobs.lease_ttl_ms');
+  }
   for (const origin of Array.isArray(config.http?.cors_origins) ? config.http.cors_origins : []) {
     const url = typeof origin === 'string' && URL.canParse(origin) ? new URL(origin) : null;
     const isOrigin = url && /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !url.hostname.includes('*');
