@@ -7377,6 +7377,195 @@ export const openapiDocument = {
         ]
       }
     },
+    "/admin/workers": {
+      "get": {
+        "operationId": "adminWorkers",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).",
+        "description": "Each connected channel's platform ingest (the platform_a chat socket, the platform_b live\nchat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).\n`nodes` are the nodes seen within the lease lifetime, with how many channels each holds;\n`channels` every lease (one that expired is about to be taken over); `jobs` the queue\nfigures of every job kind (the same as the metrics). `node_id` names the node that\nanswered. Gate: the admin `workers:read`.\n",
+        "x-permission": "workers:read",
+        "x-permission-scope": "admin",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The nodes, the channel leases and the job queues.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "node_id",
+                        "nodes",
+                        "channels",
+                        "jobs"
+                      ],
+                      "properties": {
+                        "node_id": {
+                          "type": "string",
+                          "description": "The node that answered."
+                        },
+                        "nodes": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "required": [
+                              "node_id",
+                              "started_at",
+                              "last_seen_at",
+                              "channels"
+                            ],
+                            "properties": {
+                              "node_id": {
+                                "type": "string"
+                              },
+                              "started_at": {
+                                "type": "string",
+                                "format": "date-time"
+                              },
+                              "last_seen_at": {
+                                "type": "string",
+                                "format": "date-time"
+                              },
+                              "channels": {
+                                "type": "integer",
+                                "minimum": 0,
+                                "description": "Channel leases this node holds."
+                              }
+                            }
+                          }
+                        },
+                        "channels": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "required": [
+                              "platform",
+                              "account_id",
+                              "platform_channel_id",
+                              "node_id",
+                              "fence",
+                              "acquired_at",
+                              "expires_at"
+                            ],
+                            "properties": {
+                              "platform": {
+                                "type": "string",
+                                "enum": [
+                                  "platform_a",
+                                  "platform_b"
+                                ]
+                              },
+                              "account_id": {
+                                "type": "string",
+                                "format": "uuid"
+                              },
+                              "platform_channel_id": {
+                                "type": "string"
+                              },
+                              "node_id": {
+                                "type": "string"
+                              },
+                              "fence": {
+                                "type": "integer",
+                                "minimum": 1,
+                                "description": "Rises with every change of holder."
+                              },
+                              "acquired_at": {
+                                "type": "string",
+                                "format": "date-time"
+                              },
+                              "expires_at": {
+                                "type": "string",
+                                "format": "date-time"
+                              }
+                            }
+                          }
+                        },
+                        "jobs": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "required": [
+                              "name",
+                              "queued",
+                              "running",
+                              "failed",
+                              "dead_lettered",
+                              "oldest_queued_seconds"
+                            ],
+                            "properties": {
+                              "name": {
+                                "type": "string"
+                              },
+                              "queued": {
+                                "type": "integer",
+                                "minimum": 0
+                              },
+                              "running": {
+                                "type": "integer",
+                                "minimum": 0
+                              },
+                              "failed": {
+                                "type": "integer",
+                                "minimum": 0
+                              },
+                              "dead_lettered": {
+                                "type": "integer",
+                                "minimum": 0
+                              },
+                              "oldest_queued_seconds": {
+                                "type": "number",
+                                "minimum": 0
+                              }
+                            }
+                          }
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/admin/plans": {
       "post": {
         "operationId": "adminCreatePlan",

@@ -1107,6 +1107,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which node holds which platform ingest channel, the live nodes, and the job queues (REST only).
+         * @description Each connected channel's platform ingest (the platform_a chat socket, the platform_b live
+         *     chat poller) is held by one node at a time through a lease (docs/adr/005-background-jobs.md).
+         *     `nodes` are the nodes seen within the lease lifetime, with how many channels each holds;
+         *     `channels` every lease (one that expired is about to be taken over); `jobs` the queue
+         *     figures of every job kind (the same as the metrics). `node_id` names the node that
+         *     answered. Gate: the admin `workers:read`.
+         */
+        get: operations["adminWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -9076,6 +9101,75 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    adminWorkers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The nodes, the channel leases and the job queues. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            channels: {
+                                /** Format: uuid */
+                                account_id: string;
+                                /** Format: date-time */
+                                acquired_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Rises with every change of holder. */
+                                fence: number;
+                                node_id: string;
+                                /** @enum {string} */
+                                platform: "platform_a" | "platform_b";
+                                platform_channel_id: string;
+                            }[];
+                            jobs: {
+                                dead_lettered: number;
+                                failed: number;
+                                name: string;
+                                oldest_queued_seconds: number;
+                                queued: number;
+                                running: number;
+                            }[];
+                            /** @description The node that answered. */
+                            node_id: string;
+                            nodes: {
+                                /** @description Channel leases this node holds. */
+                                channels: number;
+                                /** Format: date-time */
+                                last_seen_at: string;
+                                node_id: string;
+                                /** Format: date-time */
+                                started_at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
         };
     };
     userApiKeys: {

@@ -63,6 +63,7 @@ export type OperationId =
   | 'adminUpdateRole'
   | 'adminUserApiKeys'
   | 'adminUserSettingPresets'
+  | 'adminWorkers'
   | 'allAdminPermissions'
   | 'allTeamPermissions'
   | 'apiKeyAssignablePermissions'
@@ -388,6 +389,8 @@ export interface RestHandlers<Context> {
   adminUserApiKeys(request: RestRequest<'adminUserApiKeys'>, context: Context): Promise<RestResponse<'adminUserApiKeys'>>;
   /** GET /v1/admin/users/{id}/setting-presets */
   adminUserSettingPresets(request: RestRequest<'adminUserSettingPresets'>, context: Context): Promise<RestResponse<'adminUserSettingPresets'>>;
+  /** GET /v1/admin/workers */
+  adminWorkers(request: RestRequest<'adminWorkers'>, context: Context): Promise<RestResponse<'adminWorkers'>>;
   /** GET /v1/admin/admin-permissions */
   allAdminPermissions(request: RestRequest<'allAdminPermissions'>, context: Context): Promise<RestResponse<'allAdminPermissions'>>;
   /** GET /v1/developer/teams/permissions */
@@ -817,6 +820,7 @@ export interface DomainResults {
   adminUpdateRole: { 200: Camelize<DataOf<Wire<'adminUpdateRole', 200>>> };
   adminUserApiKeys: { 200: Camelize<ItemOf<Wire<'adminUserApiKeys', 200>>>[] };
   adminUserSettingPresets: { 200: Camelize<ItemOf<Wire<'adminUserSettingPresets', 200>>>[] };
+  adminWorkers: { 200: Camelize<DataOf<Wire<'adminWorkers', 200>>> };
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
   allTeamPermissions: { 200: Camelize<ItemOf<Wire<'allTeamPermissions', 200>>>[] };
   apiKeyAssignablePermissions: { 200: Camelize<ItemOf<Wire<'apiKeyAssignablePermissions', 200>>>[] };
@@ -1055,6 +1059,7 @@ export interface DefaultStatus {
   adminUpdateRole: 200;
   adminUserApiKeys: 200;
   adminUserSettingPresets: 200;
+  adminWorkers: 200;
   allAdminPermissions: 200;
   allTeamPermissions: 200;
   apiKeyAssignablePermissions: 200;
@@ -1357,6 +1362,8 @@ export interface RestOperations<Context> {
   adminUserApiKeys(request: DomainRequest<'adminUserApiKeys'>, context: Context): Promise<DomainResult<'adminUserApiKeys'>>;
   /** GET /v1/admin/users/{id}/setting-presets (collection) */
   adminUserSettingPresets(request: DomainRequest<'adminUserSettingPresets'>, context: Context): Promise<DomainResult<'adminUserSettingPresets'>>;
+  /** GET /v1/admin/workers (single) */
+  adminWorkers(request: DomainRequest<'adminWorkers'>, context: Context): Promise<DomainResult<'adminWorkers'>>;
   /** GET /v1/admin/admin-permissions (collection) */
   allAdminPermissions(request: DomainRequest<'allAdminPermissions'>, context: Context): Promise<DomainResult<'allAdminPermissions'>>;
   /** GET /v1/developer/teams/permissions (collection) */
@@ -3631,6 +3638,38 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminWorkers",
+    "method": "get",
+    "path": "/v1/admin/workers",
+    "expressPath": "/v1/admin/workers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "workers:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,

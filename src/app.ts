@@ -24,6 +24,7 @@ import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration, type MigrationSet } from './infra/db/database';
+import { openJobs, type Jobs } from './infra/jobs';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
 import { accountsModule } from './modules/accounts';
@@ -49,6 +50,7 @@ import { statsModule } from './modules/stats';
 import { systemModule } from './modules/system';
 import { tokensModule } from './modules/tokens';
 import { webhooksModule } from './modules/webhooks';
+import { workersModule } from './modules/workers';
 import { createRealtimeModule } from './realtime/module';
 import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
@@ -70,6 +72,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     apiKeysModule,
     eventsModule,
     overlaysModule,
+    workersModule,
     chatModule,
     soundsModule,
     developerModule,
@@ -114,6 +117,7 @@ export interface App {
   readonly timeseries: Database;
   readonly cache: Cache;
   readonly bus: Bus;
+  readonly jobs: Jobs;
   readonly credentials: CredentialResolver;
   /** Opaque credential rows (modules mint tokens through it). */
   readonly authStore: CredentialStore;
@@ -125,6 +129,8 @@ export interface App {
 
 export interface AppOptions {
   log?: Logger;
+  /** Replaces the configured job system (a test's own). */
+  jobs?: Jobs;
   realtimeLimits?: RealtimeOptions['limits'];
 }
 
@@ -208,6 +214,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const authStore = createCredentialStore(db.knex);
   // One per-context budget for HTTP requests, GraphQL cost and WebSocket upgrades alike.
   const limiter = createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix });
+  const jobs = options.jobs ?? openJobs(config, db, log);
 
   const { apis, rest, resolvers, built } = foldModules(moduleList(options.realtimeLimits), {
     config,
@@ -221,6 +228,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     revocations: createRevocations({ bus, log }),
     limiter,
     startedAt,
+    jobs,
   });
 
   const { gates, credentials } = apis.auth;
@@ -245,6 +253,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       wsSessions: () => apis.realtime.stats().sessions,
       wsChannels: () => apis.realtime.stats().channels,
       pools: () => ({ relational: db.pool(), ...(config.timeseries_url ? { timeseries: timeseries.pool() } : {}) }),
+      jobs: () => jobs.stats(),
     },
   });
 
@@ -261,6 +270,8 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     }
   }
   for (const { bindings } of built) await bindings.start?.();
+  // Jobs last: a job's handler may use anything a module started.
+  await jobs.start();
 
   return {
     config,
@@ -272,11 +283,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     timeseries,
     cache,
     bus,
+    jobs,
     credentials,
     authStore,
     modules: apis,
     async close() {
       await Promise.allSettled(unsubscribe.map((stop) => stop()));
+      await jobs.stop();
       // Last built, first stopped: system's probes, then the sockets, then the rest.
       for (const { name, bindings } of [...built].reverse()) {
         await bindings.close?.().catch((error: unknown) => log.warn({ err: error, module: name }, 'module close failed'));

@@ -262,6 +262,8 @@ const adminOnlyPermissions = [
   'copyright:moderate',
   'user-roles:read', 'user-roles:create', 'user-roles:edit', 'user-roles:delete',
   'crawler:scope-read', 'crawler:scope-edit', 'crawler:watchlist-read', 'crawler:watchlist-create', 'crawler:watchlist-delete',
+  // Issue 31: GET /v1/admin/workers (which node holds which platform ingest channel).
+  'workers:read',
 ];
 
 /** The admin entry gate, auto-included in every admin role. */

@@ -107,6 +107,13 @@ export interface Config {
       platform_c: { api_url: string | null };
     };
   };
+  /**
+   * Background work (docs/adr/005-background-jobs.md): how often a node polls for queued jobs;
+   * per-job period overrides in seconds (`events.gift-sweep`: 5, ...); the ingest leases' lifetime
+   * and renewal period (a dead node's channels are taken over within lease_ttl_ms + lease_renew_ms);
+   * this node's name in GET /v1/admin/workers (null: host name and process id).
+   */
+  jobs: { poll_interval_ms: number; periods: Record<string, number>; lease_ttl_ms: number; lease_renew_ms: number; node_id: string | null };
   metrics: { host: string; port: number };
   http: {
     trust_proxy: boolean | number | string;
@@ -185,6 +192,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   },
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
+  jobs: { poll_interval_ms: 2000, periods: {}, lease_ttl_ms: 20_000, lease_renew_ms: 5000, node_id: null },
   metrics: { host: '127.0.0.1', port: 9464 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
@@ -308,6 +316,17 @@ const schema = {
             },
           },
         },
+      },
+    },
+    jobs: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        poll_interval_ms: { type: 'integer', minimum: 500, maximum: 60000 },
+        periods: { type: 'object', additionalProperties: { type: 'integer', minimum: 1 } },
+        lease_ttl_ms: { type: 'integer', minimum: 500, maximum: 300000 },
+        lease_renew_ms: { type: 'integer', minimum: 100, maximum: 60000 },
+        node_id: { type: ['string', 'null'], minLength: 1, maxLength: 200 },
       },
     },
     connections: {
@@ -453,6 +472,10 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   if (config.env === 'production') {
     if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
+  }
+  // A lease renewed no more often than it lasts would lapse between renewals.
+  if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {
+    problems.push('jobs.lease_renew_ms: must be at most half of jobs.lease_ttl_ms');
   }
   for (const origin of Array.isArray(config.http?.cors_origins) ? config.http.cors_origins : []) {
     const url = typeof origin === 'string' && URL.canParse(origin) ? new URL(origin) : null;

@@ -4,6 +4,7 @@
  * `env` labels.
  */
 import { Gauge, Registry } from 'prom-client';
+import type { JobStats } from './jobs/types';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4';
 
@@ -13,6 +14,8 @@ export interface MetricsSources {
   wsSessions(): number;
   wsChannels(): number;
   pools(): Record<string, { connections: number; idle: number }>;
+  /** Queue figures of every job kind (src/infra/jobs). */
+  jobs?(): Promise<JobStats[]>;
 }
 
 export interface Metrics {
@@ -76,5 +79,27 @@ export function createMetrics(options: { service: string; env: string; sources: 
       for (const [pool, stats] of Object.entries(sources.pools())) this.set({ pool }, stats.idle);
     },
   });
+  // Job queues: one query per scrape, shared by the gauges below.
+  let pending: Promise<JobStats[]> | null = null;
+  const jobStats = () => {
+    pending ??= (sources.jobs?.() ?? Promise.resolve([])).finally(() => setImmediate(() => (pending = null)));
+    return pending.catch(() => [] as JobStats[]);
+  };
+  const jobGauge = (name: string, help: string, value: (s: JobStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['job'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const stats of await jobStats()) this.set({ job: stats.name }, value(stats));
+      },
+    });
+  jobGauge('svc_jobs_queued', 'Jobs waiting to run (new or waiting for a retry), per job kind.', (s) => s.queued);
+  jobGauge('svc_jobs_running', 'Jobs running now, per job kind.', (s) => s.running);
+  jobGauge('svc_jobs_failed', 'Jobs that failed out of retries, per job kind.', (s) => s.failed);
+  jobGauge('svc_jobs_dead_lettered', 'Jobs in the dead-letter queue, per job kind.', (s) => s.deadLettered);
+  jobGauge('svc_jobs_oldest_queued_seconds', 'Age of the oldest job ready to run, per job kind (0: none waits).', (s) => s.oldestQueuedSeconds);
   return { registry, render: () => registry.metrics() };
 }

@@ -19,6 +19,7 @@ import type { Config } from '../config/config';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import type { Database, Migration } from '../infra/db/database';
+import type { Jobs } from '../infra/jobs';
 import type { Logger } from '../infra/logger';
 import type { RequestContext } from '../http/context';
 import type { RateLimiter } from '../http/rate-limit';
@@ -42,6 +43,11 @@ export interface Infra {
   readonly limiter: RateLimiter;
   /** Milliseconds since the epoch when the process started (health, metrics). */
   readonly startedAt: number;
+  /**
+   * The job system (src/infra/jobs): define jobs and periodic jobs during `build`; they start once
+   * every module started, so a periodic sweep runs once per period across the cluster.
+   */
+  readonly jobs: Jobs;
 }
 
 /**

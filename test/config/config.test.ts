@@ -115,6 +115,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: {}, overrides: { http: { cors_origins: 'https://dash.example.com' } } })).toThrow('http.cors_origins: must be array');
   });
 
+  test('jobs: defaults, periods by name, and a lease renewed at least twice in its lifetime', () => {
+    expect(loadConfig({ env: {} }).jobs).toEqual({ poll_interval_ms: 2000, periods: {}, lease_ttl_ms: 20_000, lease_renew_ms: 5000, node_id: null });
+    expect(loadConfig({ env: {}, overrides: { jobs: { periods: { 'events.gift-sweep': 10 }, node_id: 'node-a' } } }).jobs).toMatchObject({ periods: { 'events.gift-sweep': 10 }, node_id: 'node-a' });
+    expect(() => loadConfig({ env: {}, overrides: { jobs: { lease_ttl_ms: 5000, lease_renew_ms: 4000 } } })).toThrow('jobs.lease_renew_ms: must be at most half of jobs.lease_ttl_ms');
+    expect(() => loadConfig({ env: {}, overrides: { jobs: { periods: { 'events.gift-sweep': 0 } } } })).toThrow('jobs.periods.events.gift-sweep: must be >= 1');
+  });
+
   test('system keys keep only their SHA-256 hash', () => {
     const key = `lm_sys_${'ab'.repeat(32)}`;
     const config = loadConfig({

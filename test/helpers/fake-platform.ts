@@ -45,6 +45,17 @@ export interface FakePlatform {
   /** Resolves once platform_a's worker holds a socket for the channel. */
   socketFor(channelId: string): Promise<WebSocket>;
   push(channelId: string, frame: unknown): Promise<void>;
+  /** Open platform_a sockets of a channel right now (every one, not only the newest). */
+  openSockets(channelId: string): number;
+  /** When each platform_a socket of a channel was opened (ms since the epoch), in order. */
+  openedAt(channelId: string): number[];
+  /**
+   * Sends a frame to the channel's open socket, as a platform with a replay on connect does: the
+   * channel's frames are kept, and every new socket of the channel gets all of them first (a
+   * frame sent while no socket was open arrives with the next one; one sent on a socket that died
+   * before its node read it arrives again on the next). Needs `startFakePlatform({ replay: true })`.
+   */
+  deliver(channelId: string, frame: unknown): void;
   sent(platform: string): RecordedRequest[];
   moderated(platform: string): RecordedRequest[];
   reset(): void;
@@ -70,7 +81,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(body === undefined ? '' : JSON.stringify(body));
 }
 
-export async function startFakePlatform(): Promise<FakePlatform> {
+export async function startFakePlatform(options: { replay?: boolean } = {}): Promise<FakePlatform> {
   const requests: RecordedRequest[] = [];
   const unexpected: RecordedRequest[] = [];
   const users = new Map<string, { login: string; display_name: string | null; avatar_url: string | null }>();
@@ -79,6 +90,9 @@ export async function startFakePlatform(): Promise<FakePlatform> {
   const outcomes: FakePlatform['outcomes'] = { send: 'ok', moderate: 'ok', users: 'ok' };
   const channelSockets = new Map<string, WebSocket>();
   const socketWaiters = new Map<string, ((socket: WebSocket) => void)[]>();
+  const allSockets = new Map<string, Set<WebSocket>>();
+  const opened = new Map<string, number[]>();
+  const history = new Map<string, string[]>();
   let sentCounter = 0;
 
   const failure = (res: ServerResponse, outcome: FakeOutcome): boolean => {
@@ -134,9 +148,14 @@ export async function startFakePlatform(): Promise<FakePlatform> {
     wss.handleUpgrade(req, socket, head, (ws) => {
       const channelId = url.searchParams.get('channel_id') ?? '';
       channelSockets.set(channelId, ws);
+      allSockets.set(channelId, (allSockets.get(channelId) ?? new Set()).add(ws));
+      opened.set(channelId, [...(opened.get(channelId) ?? []), Date.now()]);
       ws.on('close', () => {
         if (channelSockets.get(channelId) === ws) channelSockets.delete(channelId);
+        allSockets.get(channelId)?.delete(ws);
       });
+      ws.on('error', () => undefined);
+      if (options.replay) for (const text of history.get(channelId) ?? []) ws.send(text);
       for (const waiter of socketWaiters.get(channelId) ?? []) waiter(ws);
       socketWaiters.delete(channelId);
     });
@@ -165,6 +184,15 @@ export async function startFakePlatform(): Promise<FakePlatform> {
     async push(channelId, frame) {
       const socket = await socketFor(channelId);
       await new Promise<void>((resolve, reject) => socket.send(JSON.stringify(frame), (error) => (error ? reject(error) : resolve())));
+    },
+    openSockets: (channelId) => [...(allSockets.get(channelId) ?? [])].filter((ws) => ws.readyState === WebSocket.OPEN).length,
+    openedAt: (channelId) => [...(opened.get(channelId) ?? [])],
+    deliver(channelId, frame) {
+      if (!options.replay) throw new Error('deliver() needs startFakePlatform({ replay: true })');
+      const text = JSON.stringify(frame);
+      history.set(channelId, [...(history.get(channelId) ?? []), text]);
+      const open = channelSockets.get(channelId);
+      if (open && open.readyState === WebSocket.OPEN) open.send(text);
     },
     sent: (platform) => requests.filter((r) => r.platform === platform && r.method === 'POST' && r.path.endsWith('/chat/messages')),
     moderated: (platform) => requests.filter((r) => r.platform === platform && r.method === 'POST' && r.path.endsWith('/moderation')),

@@ -36,6 +36,10 @@ describe('metrics listener', () => {
     expect(sample('svc_pool_connections').some((l) => /^svc_pool_connections\{.*\bpool="relational".*\} \d+$/.test(l))).toBe(true);
     expect(sample('svc_pool_idle').some((l) => /^svc_pool_idle\{.*\bpool="relational".*\} \d+$/.test(l))).toBe(true);
     expect(text).toMatch(/^# TYPE svc_uptime_seconds gauge$/m);
+    // The job queues (src/infra/jobs), one series per job kind.
+    for (const name of ['svc_jobs_queued', 'svc_jobs_running', 'svc_jobs_failed', 'svc_jobs_dead_lettered', 'svc_jobs_oldest_queued_seconds']) {
+      expect({ name, sweep: sample(name).some((l) => new RegExp(`^${name}\\{.*\\bjob="events\\.gift-sweep".*\\} [0-9.e+-]+$`).test(l)) }).toEqual({ name, sweep: true });
+    }
   });
 
   test('every sample line carries service="creator-backend" and env="test"', async () => {

@@ -372,4 +372,17 @@ describe('ingest workers', () => {
     fake.liveChats.delete(`platform_b:${channel}`);
     await api(t, 'DELETE', `/admin/accounts/${owner.accountId}/connections/platform_b`, { token: ops.accessToken });
   });
+
+  test('GET /v1/admin/workers: this node holds each connected channel\'s ingest lease, beside the job queues', async () => {
+    const owner = await devLogin(t);
+    const channel = await connectChannel(owner, 'platform_a');
+    await fake.socketFor(channel);
+    const res = await api(t, 'GET', '/admin/workers', { token: ops.accessToken });
+    expect(res.status).toBe(200);
+    const { node_id: nodeId, nodes, channels, jobs } = res.body.data;
+    expect(nodes).toEqual([expect.objectContaining({ node_id: nodeId, channels: channels.length })]);
+    expect(channels).toContainEqual(expect.objectContaining({ platform: 'platform_a', account_id: owner.accountId, platform_channel_id: channel, node_id: nodeId, fence: 1 }));
+    expect(jobs.map((j: { name: string }) => j.name)).toEqual(expect.arrayContaining(['events.gift-sweep', 'events.retention', 'sounds.orphan-sweep', 'stats.sweep']));
+    expect((await api(t, 'GET', '/admin/workers', { token: owner.accessToken })).status).toBe(403);
+  });
 });

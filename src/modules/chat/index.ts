@@ -3,7 +3,8 @@
  * and per-platform user profiles; the ingest pipeline (`ChatPipeline`, api.ts) that the
  * platform_c webhook receiver, the platform_a socket worker and the platform_b poller feed; the
  * history, chatter search, send, moderate and profile refresh operations; the broadcast on
- * `chat:{account_id}`; and the retention sweep registered with the events module. Owns the
+ * `chat:{account_id}`; and the retention sweep registered with the events module. The ingest
+ * workers run each connected channel on the node holding its lease (the workers module). Owns the
  * `chat_messages`, `chat_moderation_log` and `chat_platform_users` tables; reads (never writes)
  * the connections module's channel connections and login grants.
  */
@@ -37,6 +38,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
     build: ({ db, bus, cache, config, log, use }) => {
       const events = use('events');
       const accounts = use('accounts');
+      const { leases } = use('workers');
       const platforms = config.chat.platforms;
       const timeoutMs = config.chat.request_timeout_ms;
       const adapters: ChatAdapters = {
@@ -78,6 +80,8 @@ export function createChatModule(options: ChatModuleOptions = {}) {
           createPlatformBPoller({ adapter: adapters.platform_b, intervalMs: platforms.platform_b.poll_interval_ms, connected: () => repo.accountsConnectedTo('platform_b'), pipeline: service, log }),
         );
       }
+      // Each connected channel's ingest runs on the one node holding its lease.
+      for (const worker of workers) leases.own(worker);
       const api: ChatApi = {
         ingestMessage: (input) => service.ingestMessage(input),
         recordModeration: (input) => service.recordModeration(input),
@@ -88,12 +92,8 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         api,
         rest: createChatRest(service),
         resolvers: createChatResolvers(service),
-        start() {
-          for (const worker of workers) worker.start();
-          return Promise.resolve();
-        },
         async close() {
-          await Promise.all(workers.map((w) => w.stop()));
+          await Promise.all(workers.map((w) => w.stopAll()));
         },
       };
     },

@@ -1,9 +1,11 @@
 /**
  * Ingest workers for the platforms that do not push webhooks: platform_a's persistent outbound
  * chat socket (one per connected channel, reconnected after a drop) and platform_b's live chat
- * polling. Both only translate the platform's messages into the pipeline (`ingestMessage`,
- * `recordModeration`, `updateUserTreatment`), which is idempotent on the platform's ids, so a
- * replay after a reconnect or several nodes running the same worker store nothing twice.
+ * polling. Each connected channel is a unit of owned work (src/modules/workers/leases.ts): the
+ * node holding its lease runs it, `start(unit)` and `stop(unit)` follow the lease. Both only
+ * translate the platform's messages into the pipeline (`ingestMessage`, `recordModeration`,
+ * `updateUserTreatment`), which is idempotent on the platform's ids, so a replay after a
+ * reconnect or a handover between nodes stores nothing twice.
  *
  * platform_a socket (`{socket_url}?channel_id=<id>`), JSON text frames:
  * - `{ type: 'chat.message', id, user_id, login, display_name?, avatar_url?, message, emotes?, badges?,
@@ -15,6 +17,7 @@
  */
 import WebSocket from 'ws';
 import type { Logger } from '../../infra/logger';
+import type { OwnedWork } from '../workers';
 import type { ChatPlatformAdapter } from './adapters';
 import type { ChatService, UserTreatment } from './service';
 
@@ -31,11 +34,16 @@ export interface Connected {
   platformChannelId: string;
 }
 
-export interface Worker {
-  start(): void;
-  /** One pass now (tests): platform_a reconciles its sockets, platform_b polls every live chat once. */
-  tick(): Promise<void>;
-  stop(): Promise<void>;
+/** A unit of ingest: `${account_id}:${platform_channel_id}`. */
+export const unitOf = (c: Connected): string => `${c.accountId}:${c.platformChannelId}`;
+export function connectedOf(unit: string): Connected {
+  const split = unit.indexOf(':');
+  return { accountId: unit.slice(0, split), platformChannelId: unit.slice(split + 1) };
+}
+
+export interface Worker extends OwnedWork {
+  /** Stops every unit this node runs (the module closing). */
+  stopAll(): Promise<void>;
 }
 
 type Pipeline = Pick<ChatService, 'ingestMessage' | 'recordModeration' | 'updateUserTreatment'>;
@@ -101,25 +109,22 @@ export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string
 }
 
 /**
- * platform_a: one socket per connected channel. Every `reconnectMs` the worker re-reads the
- * connected channels, opens sockets for new ones (and ones that dropped) and closes sockets of
- * channels no longer connected.
+ * platform_a: one socket per channel this node holds, reopened `reconnectMs` after a drop while
+ * the lease lasts. `stop` closes the socket and waits for the frames it delivered, so nothing is
+ * ingested from it after the lease is given up.
  */
 export function createPlatformASocketWorker(deps: { socketUrl: string; reconnectMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
-  const sockets = new Map<string, { socket: WebSocket; accountId: string; channelId: string }>();
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<void> | null = null;
-  const keyOf = (c: Connected) => `${c.accountId}:${c.platformChannelId}`;
+  const units = new Map<string, { socket: WebSocket | null; chain: Promise<void>; retry?: NodeJS.Timeout }>();
 
-  function open(c: Connected): void {
+  function open(unit: string): void {
+    const entry = units.get(unit);
+    if (!entry) return;
+    const c = connectedOf(unit);
     const url = new URL(deps.socketUrl);
     url.searchParams.set('channel_id', c.platformChannelId);
     const socket = new WebSocket(url);
-    const key = keyOf(c);
-    sockets.set(key, { socket, accountId: c.accountId, channelId: c.platformChannelId });
+    entry.socket = socket;
     // Frames of one socket are handled in order.
-    let chain = Promise.resolve();
     socket.on('message', (data) => {
       let frame: unknown;
       try {
@@ -127,79 +132,72 @@ export function createPlatformASocketWorker(deps: { socketUrl: string; reconnect
       } catch {
         return;
       }
-      chain = chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed'));
+      if (units.get(unit)?.socket !== socket) return;
+      entry.chain = entry.chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed'));
     });
     socket.on('error', (error) => deps.log.debug({ err: error }, 'platform_a chat socket error'));
     socket.on('close', () => {
-      if (sockets.get(key)?.socket === socket) sockets.delete(key);
+      const current = units.get(unit);
+      if (current?.socket !== socket) return;
+      current.socket = null;
+      current.retry = setTimeout(() => open(unit), deps.reconnectMs);
+      current.retry.unref();
     });
   }
 
-  async function reconcile(): Promise<void> {
-    if (stopped) return;
-    const wanted = await deps.connected();
-    const keys = new Set(wanted.map(keyOf));
-    for (const [key, entry] of sockets) {
-      if (!keys.has(key)) {
-        sockets.delete(key);
-        entry.socket.close();
-      }
-    }
-    for (const c of wanted) if (!sockets.has(keyOf(c))) open(c);
+  async function stop(unit: string): Promise<void> {
+    const entry = units.get(unit);
+    if (!entry) return;
+    units.delete(unit);
+    clearTimeout(entry.retry);
+    entry.socket?.terminate();
+    await entry.chain;
   }
 
-  const tick = (): Promise<void> => {
-    running ??= reconcile()
-      .catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat worker failed'))
-      .finally(() => {
-        running = null;
-      });
-    return running;
-  };
-
   return {
-    start() {
-      void tick();
-      timer = setInterval(() => void tick(), deps.reconnectMs);
-      timer.unref();
+    kind: 'platform_a',
+    periodMs: deps.reconnectMs,
+    list: async () => (await deps.connected()).map(unitOf),
+    start(unit) {
+      if (units.has(unit)) return;
+      units.set(unit, { socket: null, chain: Promise.resolve() });
+      open(unit);
     },
-    tick,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-      for (const { socket } of sockets.values()) socket.terminate();
-      sockets.clear();
+    stop,
+    async stopAll() {
+      await Promise.all([...units.keys()].map(stop));
     },
   };
 }
 
 /**
- * platform_b: polls the live chat of every connected channel. The live chat id is resolved once
- * per broadcast (again after the platform stops answering for it); the page token carries on
- * between polls so each message is read once.
+ * platform_b: polls the live chat of every channel this node holds. The live chat id is resolved
+ * once per broadcast (again after the platform stops answering for it); the page token carries on
+ * between polls so each message is read once (a node taking a channel over starts from the first
+ * page, which the idempotent pipeline stores nothing of twice).
  */
 export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; intervalMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
-  const state = new Map<string, { liveChatId: string; pageToken: string | null }>();
+  const state = new Map<string, { liveChatId: string; pageToken: string | null } | null>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
-  let stopped = false;
 
-  async function pollOne(c: Connected): Promise<void> {
-    const key = `${c.accountId}:${c.platformChannelId}`;
-    let current = state.get(key);
+  async function pollOne(unit: string): Promise<void> {
+    const c = connectedOf(unit);
+    let current = state.get(unit);
+    if (current === undefined) return;
     if (!current) {
       const resolved = await deps.adapter.resolveLiveChatId(c.platformChannelId);
-      if (!resolved.ok || !resolved.value) return;
+      if (!resolved.ok || !resolved.value || !state.has(unit)) return;
       current = { liveChatId: resolved.value, pageToken: null };
-      state.set(key, current);
+      state.set(unit, current);
     }
     const page = await deps.adapter.pollLiveChat(current.liveChatId, current.pageToken);
     if (!page.ok) {
-      if (page.kind === 'refused') state.delete(key); // the broadcast ended: resolve again next time
+      if (page.kind === 'refused' && state.has(unit)) state.set(unit, null); // the broadcast ended: resolve again next time
       return;
     }
     for (const item of page.value.items) {
+      if (!state.has(unit)) return; // the lease went while the page was read
       await deps.pipeline.ingestMessage({
         accountId: c.accountId,
         platform: 'platform_b',
@@ -218,10 +216,8 @@ export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; inte
   }
 
   async function pass(): Promise<void> {
-    if (stopped) return;
-    for (const c of await deps.connected()) {
-      if (stopped) return;
-      await pollOne(c).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_b live chat poll failed'));
+    for (const unit of [...state.keys()]) {
+      await pollOne(unit).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_b live chat poll failed'));
     }
   }
 
@@ -235,14 +231,24 @@ export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; inte
   };
 
   return {
-    start() {
-      timer = setInterval(() => void tick(), deps.intervalMs);
-      timer.unref();
+    kind: 'platform_b',
+    periodMs: deps.intervalMs,
+    list: async () => (await deps.connected()).map(unitOf),
+    start(unit) {
+      if (!state.has(unit)) state.set(unit, null);
+      if (!timer) {
+        timer = setInterval(() => void tick(), deps.intervalMs);
+        timer.unref();
+      }
     },
-    tick,
-    async stop() {
-      stopped = true;
+    async stop(unit) {
+      state.delete(unit);
+      await running;
+    },
+    async stopAll() {
+      state.clear();
       clearInterval(timer);
+      timer = undefined;
       await running;
     },
   };

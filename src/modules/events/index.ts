@@ -3,6 +3,7 @@
  * broadcast on `events:{account_id}` after each commit. Owns the events table only; other
  * modules (webhooks, workers) emit through its API (`emitFor`).
  */
+import { periodSeconds as seconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
 import { createGiftBundler } from './gifts';
 import { createEventsResolvers } from './graphql';
@@ -22,41 +23,19 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
   return defineModule({
     name: 'events',
     migrations: eventMigrations,
-    build: ({ db, bus, log }) => {
+    build: ({ db, bus, log, jobs }) => {
       const service = createEventsService({ repo: createEventsRepo(db.knex), bus, log });
       const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs, holdMs: options.giftHoldMs });
       service.hooks = gifts.hooks;
       service.sweepGifts = () => gifts.sweep();
-      let timer: NodeJS.Timeout | undefined;
-      let retention: NodeJS.Timeout | undefined;
-      let sweeping = false;
+      // Once per period across the cluster (src/infra/jobs); a failed sweep is retried once, and
+      // the next period's runs anyway.
+      jobs.every('events.gift-sweep', seconds(options.sweepMs ?? 5000), async () => void (await service.sweepGifts()), { retryLimit: 1 });
+      jobs.every('events.retention', seconds(options.retentionMs ?? 3_600_000), async () => void (await service.sweepRetention()), { retryLimit: 1 });
       return {
         api: service,
         rest: createEventsRest(service),
         resolvers: createEventsResolvers(service),
-        start() {
-          timer = setInterval(() => {
-            if (sweeping) return;
-            sweeping = true;
-            service
-              .sweepGifts()
-              .catch((error: unknown) => log.warn({ err: error }, 'community gift sweep failed'))
-              .finally(() => {
-                sweeping = false;
-              });
-          }, options.sweepMs ?? 5000);
-          timer.unref();
-          retention = setInterval(() => {
-            service.sweepRetention().catch((error: unknown) => log.warn({ err: error }, 'event retention sweep failed'));
-          }, options.retentionMs ?? 3_600_000);
-          retention.unref();
-          return Promise.resolve();
-        },
-        close() {
-          clearInterval(timer);
-          clearInterval(retention);
-          return Promise.resolve();
-        },
       };
     },
   });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createDatabaseBlobStore, createFsBlobStore, type BlobStore } from '../../infra/blobs';
 import type { Config } from '../../config/config';
 import type { Database } from '../../infra/db/database';
+import { periodSeconds as seconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
 import { createSoundsResolvers } from './graphql';
 import { soundMigrations } from './migrations';
@@ -44,23 +45,15 @@ export function createSoundsModule(options: { sweepMs?: number } = {}) {
   return defineModule({
     name: 'sounds',
     migrations: soundMigrations,
-    build: ({ db, bus, log, config, use }) => {
+    build: ({ db, bus, log, config, use, jobs }) => {
       const blobs = openBlobStore(config, db);
       const service = createSoundsService({ repo: createSoundsRepo(db.knex), knex: db.knex, blobs, bus, log, overlays: use('overlays') });
-      let timer: NodeJS.Timeout | undefined;
+      jobs.every('sounds.orphan-sweep', seconds(options.sweepMs ?? 3_600_000), async () => void (await service.sweepOrphans()), { retryLimit: 1 });
       return {
         api: service,
         rest: createSoundsRest(service),
         resolvers: createSoundsResolvers(service),
-        start() {
-          timer = setInterval(() => {
-            service.sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'sound blob sweep failed'));
-          }, options.sweepMs ?? 3_600_000);
-          timer.unref();
-          return Promise.resolve();
-        },
         async close() {
-          clearInterval(timer);
           await blobs.close();
         },
       };

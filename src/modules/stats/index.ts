@@ -7,6 +7,7 @@
  * module's tables.
  */
 import { shapeOf, toWire } from '../../http/mapping';
+import { periodSeconds as seconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
 import { createStatsResolvers } from './graphql';
 import { createIngestion, type Ingest } from './ingest';
@@ -31,20 +32,19 @@ declare module '../contract' {
 
 const summaryShape = shapeOf({ $ref: '#/components/schemas/PublicStreamSummary' });
 
-/** The sweep (GIF erasure, sample partitions) runs daily; tests call `stats.sweep()` directly. */
+/** The sweep (GIF erasure, sample partitions) runs daily as a job; tests call `stats.sweep()` directly. */
 export function createStatsModule(options: { sweepMs?: number; now?: () => Date } = {}) {
   return defineModule({
     name: 'stats',
     migrations: statsMigrations,
     timeseriesMigrations: statsTimeseriesMigrations,
-    build: ({ db, timeseries, log }) => {
+    build: ({ db, timeseries, jobs }) => {
       const repo = createStatsRepo(db.knex);
       const series = createSeriesRepo(timeseries.knex);
       const stats = createPublicStatsService({ repo, series, now: options.now });
       const watchlist = createWatchlistService({ repo });
       const ingest = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
-      let timer: NodeJS.Timeout | undefined;
-      const sweep = () => stats.sweep().catch((error: unknown) => log.warn({ err: error }, 'public stats sweep failed'));
+      jobs.every('stats.sweep', seconds(options.sweepMs ?? 86_400_000), async () => void (await stats.sweep()), { retryLimit: 1 });
       return {
         api: { stats, watchlist, ingest },
         rest: createStatsRest({ stats, watchlist, ingest }),
@@ -55,15 +55,6 @@ export function createStatsModule(options: { sweepMs?: number; now?: () => Date 
             const summary = await stats.bootstrap(params);
             return summary ? toWire(summary, summaryShape) : null;
           },
-        },
-        async start() {
-          await sweep();
-          timer = setInterval(() => void sweep(), options.sweepMs ?? 86_400_000);
-          timer.unref();
-        },
-        close() {
-          clearInterval(timer);
-          return Promise.resolve();
         },
       };
     },
