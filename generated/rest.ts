@@ -136,6 +136,7 @@ export type OperationId =
   | 'getHealth'
   | 'getIdea'
   | 'getPopoutSession'
+  | 'getReadiness'
   | 'getSchema'
   | 'grantWidgetAccess'
   | 'ingestAuditEvent'
@@ -534,6 +535,8 @@ export interface RestHandlers<Context> {
   getIdea(request: RestRequest<'getIdea'>, context: Context): Promise<RestResponse<'getIdea'>>;
   /** GET /v1/auth/popout/session */
   getPopoutSession(request: RestRequest<'getPopoutSession'>, context: Context): Promise<RestResponse<'getPopoutSession'>>;
+  /** GET /v1/health/ready */
+  getReadiness(request: RestRequest<'getReadiness'>, context: Context): Promise<RestResponse<'getReadiness'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
   /** POST /v1/widgets/{id}/access */
@@ -890,6 +893,7 @@ export interface DomainResults {
   getHealth: { 200: Camelize<DataOf<Wire<'getHealth', 200>>>; 503: Camelize<DataOf<Wire<'getHealth', 503>>> };
   getIdea: { 200: Camelize<DataOf<Wire<'getIdea', 200>>> };
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
+  getReadiness: { 200: Camelize<DataOf<Wire<'getReadiness', 200>>>; 503: Camelize<DataOf<Wire<'getReadiness', 503>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
   grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
@@ -1128,6 +1132,7 @@ export interface DefaultStatus {
   getHealth: 200;
   getIdea: 200;
   getPopoutSession: 200;
+  getReadiness: 200;
   getSchema: 200;
   grantWidgetAccess: 201;
   ingestAuditEvent: 201;
@@ -1503,6 +1508,8 @@ export interface RestOperations<Context> {
   getIdea(request: DomainRequest<'getIdea'>, context: Context): Promise<DomainResult<'getIdea'>>;
   /** GET /v1/auth/popout/session (data) */
   getPopoutSession(request: DomainRequest<'getPopoutSession'>, context: Context): Promise<DomainResult<'getPopoutSession'>>;
+  /** GET /v1/health/ready (single) */
+  getReadiness(request: DomainRequest<'getReadiness'>, context: Context): Promise<DomainResult<'getReadiness'>>;
   /** GET /v1/schema (raw) */
   getSchema(request: DomainRequest<'getSchema'>, context: Context): Promise<DomainResult<'getSchema'>>;
   /** POST /v1/widgets/{id}/access (data) */
@@ -1755,7 +1762,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1787,7 +1795,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1819,7 +1828,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -1857,7 +1867,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1889,7 +1900,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1921,7 +1933,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1953,7 +1966,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1986,7 +2000,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2014,7 +2029,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2040,7 +2056,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2072,7 +2089,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -2106,7 +2124,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2140,7 +2159,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2173,7 +2193,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2205,7 +2226,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2244,7 +2266,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2277,7 +2300,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2309,7 +2333,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2342,7 +2367,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2376,7 +2402,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2410,7 +2437,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2443,7 +2471,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2476,7 +2505,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2509,7 +2539,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2541,7 +2572,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2579,7 +2611,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2612,7 +2645,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2644,7 +2678,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2683,7 +2718,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2715,7 +2751,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2748,7 +2785,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2781,7 +2819,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2815,7 +2854,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2849,7 +2889,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2883,7 +2924,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2916,7 +2958,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2949,7 +2992,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2982,7 +3026,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3015,7 +3060,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3047,7 +3093,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3080,7 +3127,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3113,7 +3161,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3146,7 +3195,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3179,7 +3229,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3212,7 +3263,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3245,7 +3297,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3278,7 +3331,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3310,7 +3364,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3342,7 +3397,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3374,7 +3430,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3407,7 +3464,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3440,7 +3498,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3473,7 +3532,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3507,7 +3567,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3539,7 +3600,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3571,7 +3633,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3603,7 +3666,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3628,7 +3692,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3660,7 +3725,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3686,7 +3752,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3712,7 +3779,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3738,7 +3806,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3771,7 +3840,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3803,7 +3873,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3841,7 +3912,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3867,7 +3939,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3901,7 +3974,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3934,7 +4008,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3966,7 +4041,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3993,7 +4069,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4021,7 +4098,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4048,7 +4126,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4076,7 +4155,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4104,7 +4184,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4138,7 +4219,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4170,7 +4252,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4203,7 +4286,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4236,7 +4320,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4269,7 +4354,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4297,7 +4383,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4330,7 +4417,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4363,7 +4451,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4389,7 +4478,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4422,7 +4512,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4454,7 +4545,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4487,7 +4579,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4521,7 +4614,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4554,7 +4648,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4587,7 +4682,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4614,7 +4710,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4642,7 +4739,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4669,7 +4767,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4702,7 +4801,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4729,7 +4829,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4762,7 +4863,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4795,7 +4897,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4822,7 +4925,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4855,7 +4959,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4888,7 +4993,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4921,7 +5027,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4947,7 +5054,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -4980,7 +5088,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5013,7 +5122,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5045,7 +5155,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5072,7 +5183,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5098,7 +5210,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5125,7 +5238,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5150,7 +5264,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5177,7 +5292,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5204,7 +5320,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5231,7 +5348,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5258,7 +5376,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5285,7 +5404,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5311,7 +5431,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5336,7 +5457,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5362,7 +5484,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5395,7 +5518,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5428,7 +5552,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5460,7 +5585,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5491,7 +5617,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5524,7 +5651,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5556,7 +5684,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5589,7 +5718,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5628,7 +5758,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5661,7 +5792,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5694,7 +5826,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5745,7 +5878,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5770,10 +5904,35 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "getReadiness",
+    "method": "get",
+    "path": "/v1/health/ready",
+    "expressPath": "/v1/health/ready",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -5793,7 +5952,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -5827,7 +5987,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5859,7 +6020,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5885,7 +6047,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5919,7 +6082,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5945,7 +6109,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5971,7 +6136,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5998,7 +6164,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6024,7 +6191,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6051,7 +6219,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6078,7 +6247,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6104,7 +6274,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6136,7 +6307,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6163,7 +6335,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6195,7 +6368,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6230,7 +6404,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6256,7 +6431,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6281,7 +6457,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6314,7 +6491,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6340,7 +6518,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6365,7 +6544,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6391,7 +6571,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6416,7 +6597,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6444,7 +6626,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6470,7 +6653,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6496,7 +6680,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6535,7 +6720,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6559,7 +6745,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6583,7 +6770,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6607,7 +6795,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6631,7 +6820,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6654,7 +6844,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -6686,7 +6877,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6711,7 +6903,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "403": "application/json"
+      "403": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6744,7 +6937,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6776,7 +6970,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6801,7 +6996,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6833,7 +7029,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6859,7 +7056,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6884,7 +7082,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6915,7 +7114,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6947,7 +7147,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6973,7 +7174,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7001,7 +7203,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7034,7 +7237,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7059,7 +7263,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7093,7 +7298,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7121,7 +7327,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7154,7 +7361,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7187,7 +7395,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7212,7 +7421,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7246,7 +7456,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7273,7 +7484,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7300,7 +7512,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7333,7 +7546,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7366,7 +7580,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7393,7 +7608,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7426,7 +7642,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7459,7 +7676,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7492,7 +7710,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7525,7 +7744,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7558,7 +7778,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7591,7 +7812,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7623,7 +7845,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7656,7 +7879,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7682,7 +7906,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -7715,7 +7940,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7739,7 +7965,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7772,7 +7999,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7804,7 +8032,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7838,7 +8067,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7871,7 +8101,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7906,7 +8137,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "416": null,
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -7933,7 +8165,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7960,7 +8193,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7987,7 +8221,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8012,7 +8247,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8044,7 +8280,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8077,7 +8314,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -8110,7 +8348,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8143,7 +8382,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8177,7 +8417,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8211,7 +8452,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8244,7 +8486,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8271,7 +8514,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8304,7 +8548,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8331,7 +8576,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8359,7 +8605,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8387,7 +8634,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8420,7 +8668,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8447,7 +8696,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8481,7 +8731,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8514,7 +8765,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8540,7 +8792,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8567,7 +8820,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8594,7 +8848,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8627,7 +8882,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8660,7 +8916,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8694,7 +8951,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8726,7 +8984,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8758,7 +9017,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -8791,7 +9051,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8824,7 +9085,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8857,7 +9119,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -8890,7 +9153,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
