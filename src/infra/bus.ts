@@ -255,9 +255,13 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     publisher.run((redis) => redis.publish(heartbeatChannel, String((beats += 1)))).catch((error: unknown) => log?.debug({ err: error }, 'bus heartbeat not sent'));
   };
   const confirm = (): Promise<boolean> => {
+    // Redis stopped delivering (if it did) after the last heartbeat heard was sent and before the
+    // next one went unanswered: every node has noticed `boundMs` after that, or after now.
+    const wait = Math.min(boundMs, lastBeat + heartbeatMs + boundMs - Date.now());
+    if (wait <= 0 || closed) return Promise.resolve(false);
     const token = `confirm:${(beats += 1)}`;
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => done(false), boundMs);
+      const timer = setTimeout(() => done(false), wait);
       const done = (ok: boolean) => {
         clearTimeout(timer);
         confirming.delete(token);
