@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nOutages are not faults: a store the request needs that cannot be reached (the database\nrefusing or dropping connections, shutting down, or no pooled connection within the wait;\nRedis known down where it is required) answers 503 SERVICE_UNAVAILABLE `The service is\ntemporarily unavailable` with `Retry-After` (seconds), on GraphQL the same code and message;\nany operation can answer it (codegen adds the `ServiceUnavailable` response to every operation\nthat declares no 503 of its own). A chat platform that is not configured or does not answer\ngives 503 PLATFORM_UNAVAILABLE `The platform is unavailable` where an operation must have its\nanswer (a profile refresh); chat send and moderation keep answering 200 with their\n`error_code`. Load balancers probe `GET /v1/health/ready`.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -123,6 +123,62 @@ export const openapiDocument = {
         ]
       }
     },
+    "/health/ready": {
+      "get": {
+        "operationId": "getReadiness",
+        "tags": [
+          "system"
+        ],
+        "summary": "Readiness for load balancers (200 ready, 503 not ready).",
+        "description": "Whether this node can serve requests now: the relational and time-series stores are\nprobed on this request itself (one `select 1` each, at most 500 ms; concurrent probes\nshare one round), so a recovery is reported by the first probe after it. `ready` answers\n200; a store that does not answer gives 503 with the same body and `Retry-After`, so a\nload balancer takes the node out of rotation until it answers again. Redis is not\nrequired: without it a node serves from the database (`/v1/health` reports it as\n`degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer\nno more often than once a second.\n",
+        "x-auth": "public",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Ready.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ReadinessResponse"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "description": "Not ready (a store does not answer).",
+            "headers": {
+              "Retry-After": {
+                "description": "Whole seconds before probing again is useful.",
+                "schema": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ReadinessResponse"
+                }
+              }
+            }
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/schema": {
       "get": {
         "operationId": "getSchema",
@@ -150,6 +206,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -207,6 +266,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -270,6 +332,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -327,6 +392,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -390,6 +458,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -457,6 +528,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -514,6 +588,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -549,6 +626,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -630,6 +710,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -699,6 +782,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -739,6 +825,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -805,6 +894,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -915,6 +1007,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -972,6 +1067,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1053,6 +1151,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1116,6 +1217,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -1201,6 +1305,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -1291,6 +1398,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1342,6 +1452,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1417,6 +1530,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1479,6 +1595,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -1563,6 +1682,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -1651,6 +1773,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -1701,6 +1826,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1774,6 +1902,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1850,6 +1981,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -1926,6 +2060,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2040,6 +2177,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -2103,6 +2243,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2200,6 +2343,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2262,6 +2408,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2328,6 +2477,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2423,6 +2575,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2479,6 +2634,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -2534,6 +2692,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2614,6 +2775,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2680,6 +2844,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2741,6 +2908,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2800,6 +2970,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2838,6 +3011,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2881,6 +3057,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -2947,6 +3126,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3047,6 +3229,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -3100,6 +3285,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3161,6 +3349,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3260,6 +3451,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3316,6 +3510,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3377,6 +3574,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3483,6 +3683,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3589,6 +3792,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -3642,6 +3848,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3714,6 +3923,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3812,6 +4024,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -3869,6 +4084,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -3967,6 +4185,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4108,6 +4329,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4187,6 +4411,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -4271,6 +4498,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -4350,6 +4580,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4489,6 +4722,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4584,6 +4820,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4647,6 +4886,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -4723,6 +4965,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -4739,7 +4984,7 @@ export const openapiDocument = {
           "chat"
         ],
         "summary": "Re-fetch a chatter's profile from the platform (Part 2, \"Chat\").",
-        "description": "`chat:refresh_user`. Fetches the user from the platform and stores the profile\n(username, display name, avatar); answers `{ data: <profile> }`. One refresh per\naccount, platform and user every 10 minutes (shared through Redis when configured):\na refresh within the cooldown answers 429 `{ error: REFRESH_COOLDOWN, message,\nretry_after_seconds }` (at most 600) with `Retry-After`. A user the platform does not\nknow gives 404 `Platform user not found`; an unsupported platform 400.\n",
+        "description": "`chat:refresh_user`. Fetches the user from the platform and stores the profile\n(username, display name, avatar); answers `{ data: <profile> }`. One refresh per\naccount, platform and user every 10 minutes (shared through Redis when configured):\na refresh within the cooldown answers 429 `{ error: REFRESH_COOLDOWN, message,\nretry_after_seconds }` (at most 600) with `Retry-After`. A user the platform does not\nknow gives 404 `Platform user not found`; an unsupported platform 400. A platform whose\nAPI is not configured (`chat.platforms.<platform>.api_url`), or that does not answer (a\nrefused connection, a timeout, a 5xx, an unreadable answer), gives 503\nPLATFORM_UNAVAILABLE `The platform is unavailable` with `Retry-After`; nothing was\nrefreshed, so no cooldown starts.\n",
         "x-permission": "chat:refresh_user",
         "x-graphql": "Mutation.refreshPlatformUserProfile",
         "x-graphql-shape": "own",
@@ -4850,6 +5095,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -4927,6 +5175,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -5025,6 +5276,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -5083,6 +5337,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -5145,6 +5402,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -5195,6 +5455,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5258,6 +5521,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5321,6 +5587,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5490,6 +5759,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5554,6 +5826,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -5644,6 +5919,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -5700,6 +5978,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5767,6 +6048,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5864,6 +6148,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5924,6 +6211,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -5988,6 +6278,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -6078,6 +6371,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -6134,6 +6430,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6201,6 +6500,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -6250,6 +6552,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6328,6 +6633,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -6434,6 +6742,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6494,6 +6805,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6567,6 +6881,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6643,6 +6960,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -6705,6 +7025,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -6823,6 +7146,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -6900,6 +7226,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -7005,6 +7334,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -7059,6 +7391,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -7138,6 +7473,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -7223,6 +7561,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -7306,6 +7647,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -7368,6 +7712,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -7557,6 +7904,12 @@ export const openapiDocument = {
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -7646,6 +7999,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -7734,6 +8090,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -7788,6 +8147,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -7898,6 +8260,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -7989,6 +8354,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8101,6 +8469,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8221,6 +8592,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8336,6 +8710,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8397,6 +8774,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -8505,6 +8885,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -8607,6 +8990,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -8656,6 +9042,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8732,6 +9121,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8785,6 +9177,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -8848,6 +9243,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -8917,6 +9315,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9036,6 +9437,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -9099,6 +9503,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -9223,6 +9630,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -9333,6 +9743,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -9407,6 +9820,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -9445,6 +9861,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9493,6 +9912,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9538,6 +9960,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9583,6 +10008,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9628,6 +10056,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9674,6 +10105,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -9813,6 +10247,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -9874,6 +10311,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -9978,6 +10418,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10075,6 +10518,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -10166,6 +10612,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10245,6 +10694,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10320,6 +10772,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10411,6 +10866,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10524,6 +10982,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10610,6 +11071,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10729,6 +11193,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -10804,6 +11271,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -10869,6 +11339,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -10949,6 +11422,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -11010,6 +11486,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -11077,6 +11556,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -11171,6 +11653,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -11229,6 +11714,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -11290,6 +11778,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -11340,6 +11831,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11418,6 +11912,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -11499,6 +11996,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11589,6 +12089,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11653,6 +12156,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11721,6 +12227,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11772,6 +12281,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11857,6 +12369,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -11936,6 +12451,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -12033,6 +12551,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12094,6 +12615,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12172,6 +12696,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -12284,6 +12811,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12344,6 +12874,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12394,6 +12927,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12446,6 +12982,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -12513,6 +13052,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -12568,6 +13110,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12634,6 +13179,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12699,6 +13247,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12752,6 +13303,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12835,6 +13389,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12890,6 +13447,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12941,6 +13501,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -12990,6 +13553,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13103,6 +13669,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13164,6 +13733,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -13268,6 +13840,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -13346,6 +13921,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -13395,6 +13973,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13451,6 +14032,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13515,6 +14099,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13579,6 +14166,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13641,6 +14231,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -13727,6 +14320,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -13815,6 +14411,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -13865,6 +14464,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -13922,6 +14524,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -13994,6 +14599,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -14054,6 +14662,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -14126,6 +14737,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -14213,6 +14827,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14285,6 +14902,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14357,6 +14977,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14429,6 +15052,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14511,6 +15137,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14583,6 +15212,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14655,6 +15287,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14727,6 +15362,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -14785,6 +15423,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -14878,6 +15519,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -14941,6 +15585,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -15017,6 +15664,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -15096,6 +15746,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -15144,6 +15797,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15221,6 +15877,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15314,6 +15973,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15377,6 +16039,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15470,6 +16135,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -15545,6 +16213,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15604,6 +16275,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15675,6 +16349,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15750,6 +16427,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -15827,6 +16507,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -15925,6 +16608,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -16017,6 +16703,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -16078,6 +16767,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -16238,6 +16930,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -16324,6 +17019,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -16391,6 +17089,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -16478,6 +17179,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -16570,6 +17274,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -16621,6 +17328,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -16698,6 +17408,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -16794,6 +17507,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         },
         "parameters": [
@@ -16852,6 +17568,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -16936,6 +17655,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -16986,6 +17708,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17070,6 +17795,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -17152,6 +17880,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17224,6 +17955,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -17304,6 +18038,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -17354,6 +18091,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17437,6 +18177,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17521,6 +18264,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -17593,6 +18339,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17672,6 +18421,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       },
@@ -17768,6 +18520,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17857,6 +18612,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -17952,6 +18710,9 @@ export const openapiDocument = {
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
       }
@@ -18540,6 +19301,26 @@ export const openapiDocument = {
               "enum": [
                 "close"
               ]
+            }
+          }
+        },
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
+      "ServiceUnavailable": {
+        "x-every-operation": "503",
+        "description": "A dependency cannot be reached right now (SERVICE_UNAVAILABLE, `The service is temporarily\nunavailable`: a database outage), or the chat platform the operation must ask is not\nconfigured or does not answer (PLATFORM_UNAVAILABLE, `The platform is unavailable`). Any\noperation can answer it, so codegen adds it to every operation that does not declare its\nown 503. Retry after `Retry-After` seconds.\n",
+        "headers": {
+          "Retry-After": {
+            "description": "Whole seconds before a retry is useful.",
+            "schema": {
+              "type": "integer",
+              "minimum": 1
             }
           }
         },
@@ -22682,7 +23463,9 @@ export const openapiDocument = {
               "HEADERS_TOO_LARGE",
               "DATABASE_ERROR",
               "REDIS_ERROR",
-              "INTERNAL_SERVER_ERROR"
+              "INTERNAL_SERVER_ERROR",
+              "SERVICE_UNAVAILABLE",
+              "PLATFORM_UNAVAILABLE"
             ]
           },
           "message": {
@@ -22778,6 +23561,52 @@ export const openapiDocument = {
           "latency_ms": {
             "type": "integer",
             "minimum": 0
+          }
+        }
+      },
+      "ReadinessResponse": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "data",
+          "_links"
+        ],
+        "properties": {
+          "data": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "status",
+              "services"
+            ],
+            "properties": {
+              "status": {
+                "type": "string",
+                "enum": [
+                  "ready",
+                  "unavailable"
+                ]
+              },
+              "services": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "relational",
+                  "timeseries"
+                ],
+                "properties": {
+                  "relational": {
+                    "$ref": "#/components/schemas/DependencyHealth"
+                  },
+                  "timeseries": {
+                    "$ref": "#/components/schemas/DependencyHealth"
+                  }
+                }
+              }
+            }
+          },
+          "_links": {
+            "$ref": "#/components/schemas/SelfLinks"
           }
         }
       },

@@ -1527,7 +1527,11 @@ export interface paths {
          *     account, platform and user every 10 minutes (shared through Redis when configured):
          *     a refresh within the cooldown answers 429 `{ error: REFRESH_COOLDOWN, message,
          *     retry_after_seconds }` (at most 600) with `Retry-After`. A user the platform does not
-         *     know gives 404 `Platform user not found`; an unsupported platform 400.
+         *     know gives 404 `Platform user not found`; an unsupported platform 400. A platform whose
+         *     API is not configured (`chat.platforms.<platform>.api_url`), or that does not answer (a
+         *     refused connection, a timeout, a 5xx, an unreadable answer), gives 503
+         *     PLATFORM_UNAVAILABLE `The platform is unavailable` with `Retry-After`; nothing was
+         *     refreshed, so no cooldown starts.
          */
         post: operations["refreshPlatformUserProfile"];
         delete?: never;
@@ -2520,6 +2524,33 @@ export interface paths {
          *     all, `unhealthy` when none does (then with HTTP 503 and the same body).
          */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness for load balancers (200 ready, 503 not ready).
+         * @description Whether this node can serve requests now: the relational and time-series stores are
+         *     probed on this request itself (one `select 1` each, at most 500 ms; concurrent probes
+         *     share one round), so a recovery is reported by the first probe after it. `ready` answers
+         *     200; a store that does not answer gives 503 with the same body and `Retry-After`, so a
+         *     load balancer takes the node out of rotation until it answers again. Redis is not
+         *     required: without it a node serves from the database (`/v1/health` reports it as
+         *     `degraded`). Not rate limited beyond the anonymous budget; probe it from the load balancer
+         *     no more often than once a second.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4926,7 +4957,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR";
+            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
             message: string;
         };
         /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
@@ -5882,6 +5913,17 @@ export interface components {
             stats: components["schemas"]["PublicProfileStats"];
             website_url: string | null;
         };
+        ReadinessResponse: {
+            _links: components["schemas"]["SelfLinks"];
+            data: {
+                services: {
+                    relational: components["schemas"]["DependencyHealth"];
+                    timeseries: components["schemas"]["DependencyHealth"];
+                };
+                /** @enum {string} */
+                status: "ready" | "unavailable";
+            };
+        };
         RenameApiKeyRequest: {
             label: string;
         };
@@ -6429,6 +6471,23 @@ export interface components {
             };
         };
         /**
+         * @description A dependency cannot be reached right now (SERVICE_UNAVAILABLE, `The service is temporarily
+         *     unavailable`: a database outage), or the chat platform the operation must ask is not
+         *     configured or does not answer (PLATFORM_UNAVAILABLE, `The platform is unavailable`). Any
+         *     operation can answer it, so codegen adds it to every operation that does not declare its
+         *     own 503. Retry after `Retry-After` seconds.
+         */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Whole seconds before a retry is useful. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
          * @description An access JWT (use tag `access`, lifetime `auth.access_token_expiration`, default 900 s)
          *     and a refresh JWT (use tag `refresh`, valid until the session ends, rotated on every
          *     refresh). Both carry the `lm_` prefix; send the access token as `Authorization: Bearer`.
@@ -6586,6 +6645,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     dissolveAccount: {
@@ -6611,6 +6671,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accountAuditLog: {
@@ -6649,6 +6710,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accountInvites: {
@@ -6686,6 +6748,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccountInvite: {
@@ -6732,6 +6795,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelAccountInvite: {
@@ -6760,6 +6824,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     leaveAccount: {
@@ -6786,6 +6851,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accountMembers: {
@@ -6823,6 +6889,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeAccountMember: {
@@ -6852,6 +6919,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccountMember: {
@@ -6899,6 +6967,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accountRoles: {
@@ -6936,6 +7005,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccountRole: {
@@ -6980,6 +7050,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteAccountRole: {
@@ -7009,6 +7080,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccountRole: {
@@ -7056,6 +7128,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myAccounts: {
@@ -7093,6 +7166,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccount: {
@@ -7124,6 +7198,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminAccountApiKeys: {
@@ -7163,6 +7238,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRecordConnection: {
@@ -7212,6 +7288,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRemoveConnection: {
@@ -7241,6 +7318,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetAccountFeatureOverride: {
@@ -7292,6 +7370,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetAccountPlan: {
@@ -7345,6 +7424,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetAccountRetention: {
@@ -7397,6 +7477,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRecordShopConnection: {
@@ -7454,6 +7535,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRemoveShopConnection: {
@@ -7483,6 +7565,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     allAdminPermissions: {
@@ -7520,6 +7603,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRoles: {
@@ -7557,6 +7641,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateRole: {
@@ -7602,6 +7687,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRole: {
@@ -7641,6 +7727,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeleteRole: {
@@ -7670,6 +7757,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUpdateRole: {
@@ -7718,6 +7806,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRoleMembers: {
@@ -7758,6 +7847,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminAssignUserRole: {
@@ -7799,6 +7889,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUnassignUserRole: {
@@ -7840,6 +7931,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeleteApiKey: {
@@ -7869,6 +7961,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUpdateApiKey: {
@@ -7916,6 +8009,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRotateApiKey: {
@@ -7959,6 +8053,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminAuditLog: {
@@ -8001,6 +8096,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeveloperApplications: {
@@ -8045,6 +8141,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeveloperApplication: {
@@ -8084,6 +8181,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApproveDeveloperApplication: {
@@ -8125,6 +8223,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRejectDeveloperApplication: {
@@ -8166,6 +8265,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeveloperVerifications: {
@@ -8210,6 +8310,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeveloperVerification: {
@@ -8249,6 +8350,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminApproveDeveloperVerification: {
@@ -8290,6 +8392,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRejectDeveloperVerification: {
@@ -8331,6 +8434,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeveloperLimitRequests: {
@@ -8359,6 +8463,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetExtensionLimits: {
@@ -8410,6 +8515,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetFeatureFlag: {
@@ -8455,6 +8561,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminLimitRequests: {
@@ -8481,6 +8588,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     reviewLimitRequest: {
@@ -8518,6 +8626,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminLimitRequestEvents: {
@@ -8546,6 +8655,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     startLimitRequestReview: {
@@ -8575,6 +8685,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreatePlan: {
@@ -8616,6 +8727,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeletePlan: {
@@ -8651,6 +8763,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUpdatePlan: {
@@ -8694,6 +8807,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetPlanFeatures: {
@@ -8742,6 +8856,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetPlatformSwitches: {
@@ -8795,6 +8910,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeleteUserSettingPreset: {
@@ -8829,6 +8945,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSystemKeyPermissions: {
@@ -8866,6 +8983,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSystemKeys: {
@@ -8903,6 +9021,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateSystemKey: {
@@ -8946,6 +9065,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminDeleteSystemKey: {
@@ -8974,6 +9094,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRecordLoginConnection: {
@@ -9023,6 +9144,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUserSettingPresets: {
@@ -9062,6 +9184,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminUserApiKeys: {
@@ -9101,6 +9224,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminWorkers: {
@@ -9170,6 +9294,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     userApiKeys: {
@@ -9207,6 +9333,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createUserApiKey: {
@@ -9247,6 +9374,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteUserApiKey: {
@@ -9275,6 +9403,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateUserApiKey: {
@@ -9318,6 +9447,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateUserApiKey: {
@@ -9357,6 +9487,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     apiKeyAssignablePermissions: {
@@ -9395,6 +9526,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     devLogin: {
@@ -9427,6 +9559,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exchangePopoutToken: {
@@ -9469,6 +9602,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPopoutSession: {
@@ -9508,6 +9642,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     issuePopoutWsToken: {
@@ -9533,6 +9668,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     refreshSession: {
@@ -9563,6 +9699,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sessions: {
@@ -9600,6 +9737,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeSession: {
@@ -9628,6 +9766,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     switchAccount: {
@@ -9661,6 +9800,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     issueWsToken: {
@@ -9686,6 +9826,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     chatHistory: {
@@ -9742,6 +9883,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     moderateChat: {
@@ -9782,6 +9924,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendChatToPlatform: {
@@ -9821,6 +9964,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     refreshPlatformUserProfile: {
@@ -9883,6 +10027,7 @@ export interface operations {
                 };
             };
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     searchPlatformUsers: {
@@ -9924,6 +10069,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     platformCredentialModes: {
@@ -9961,6 +10107,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     connectionStatuses: {
@@ -9998,6 +10145,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerApiKeys: {
@@ -10035,6 +10183,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDeveloperApiKey: {
@@ -10076,6 +10225,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeDeveloperApiKey: {
@@ -10104,6 +10254,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDeveloperApiKey: {
@@ -10147,6 +10298,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myDeveloperApplication: {
@@ -10184,6 +10336,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitDeveloperApplication: {
@@ -10225,6 +10378,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerExtensions: {
@@ -10262,6 +10416,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDeveloperExtension: {
@@ -10304,6 +10459,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerExtension: {
@@ -10332,6 +10488,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteDeveloperExtension: {
@@ -10360,6 +10517,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDeveloperExtension: {
@@ -10392,6 +10550,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionAnalytics: {
@@ -10430,6 +10589,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerExtensionLimits: {
@@ -10458,6 +10618,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionPurchases: {
@@ -10505,6 +10666,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionScreenshots: {
@@ -10545,6 +10707,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addExtensionScreenshot: {
@@ -10594,6 +10757,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeExtensionScreenshot: {
@@ -10623,6 +10787,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionTesters: {
@@ -10663,6 +10828,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addExtensionTester: {
@@ -10709,6 +10875,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeExtensionTester: {
@@ -10738,6 +10905,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionVersions: {
@@ -10778,6 +10946,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createExtensionVersion: {
@@ -10814,6 +10983,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadExtensionVersion: {
@@ -10851,6 +11021,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publishExtensionVersion: {
@@ -10881,6 +11052,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerLimits: {
@@ -10908,6 +11080,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerLimitRequests: {
@@ -10934,6 +11107,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createLimitRequest: {
@@ -10970,6 +11144,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerLimitRequestEvents: {
@@ -10998,6 +11173,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerPublicProfile: {
@@ -11035,6 +11211,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerTeamInvite: {
@@ -11074,6 +11251,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     acceptDeveloperTeamInvite: {
@@ -11114,6 +11292,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myDeveloperTeams: {
@@ -11151,6 +11330,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDeveloperTeam: {
@@ -11192,6 +11372,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerTeam: {
@@ -11231,6 +11412,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteDeveloperTeam: {
@@ -11259,6 +11441,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDeveloperTeam: {
@@ -11302,6 +11485,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerTeamInvites: {
@@ -11342,6 +11526,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDeveloperTeamInvite: {
@@ -11386,6 +11571,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeDeveloperTeamInvite: {
@@ -11415,6 +11601,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerTeamMembers: {
@@ -11455,6 +11642,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeDeveloperTeamMember: {
@@ -11485,6 +11673,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDeveloperTeamMemberRole: {
@@ -11530,6 +11719,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerTeamRoles: {
@@ -11570,6 +11760,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDeveloperTeamRole: {
@@ -11614,6 +11805,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteDeveloperTeamRole: {
@@ -11644,6 +11836,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDeveloperTeamRole: {
@@ -11689,6 +11882,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     teamPublicProfile: {
@@ -11726,6 +11920,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     allTeamPermissions: {
@@ -11762,6 +11957,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     developerVerificationStatus: {
@@ -11798,6 +11994,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitDeveloperVerification: {
@@ -11839,6 +12036,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     events: {
@@ -11895,6 +12093,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     event: {
@@ -11934,6 +12133,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     emitEvent: {
@@ -11975,6 +12175,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     testEvent: {
@@ -12021,6 +12222,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     extensionInstalls: {
@@ -12058,6 +12260,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     installExtension: {
@@ -12104,6 +12307,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uninstallExtension: {
@@ -12132,6 +12336,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateExtensionInstall: {
@@ -12167,6 +12372,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {
@@ -12204,6 +12410,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            431: components["responses"]["HeadersTooLarge"];
+            /** @description Not ready (a store does not answer). */
+            503: {
+                headers: {
+                    /** @description Whole seconds before probing again is useful. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
         };
@@ -12261,6 +12508,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdea: {
@@ -12301,6 +12549,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getIdea: {
@@ -12340,6 +12589,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteIdea: {
@@ -12368,6 +12618,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateIdea: {
@@ -12411,6 +12662,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listIdeaComments: {
@@ -12451,6 +12703,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdeaComment: {
@@ -12494,6 +12747,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listIdeaParticipants: {
@@ -12535,6 +12789,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setIdeaStatus: {
@@ -12578,6 +12833,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     voteIdea: {
@@ -12621,6 +12877,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unvoteIdea: {
@@ -12660,6 +12917,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listIdeaVoters: {
@@ -12707,6 +12965,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listIdeaCategories: {
@@ -12744,6 +13003,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdeaCategory: {
@@ -12785,6 +13045,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteIdeaCategory: {
@@ -12813,6 +13074,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateIdeaCategory: {
@@ -12857,6 +13119,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteIdeaComment: {
@@ -12885,6 +13148,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateIdeaComment: {
@@ -12928,6 +13192,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     voteIdeaComment: {
@@ -12971,6 +13236,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unvoteIdeaComment: {
@@ -13014,6 +13280,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listIdeaTags: {
@@ -13052,6 +13319,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdeaTag: {
@@ -13104,6 +13372,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteIdeaTag: {
@@ -13132,6 +13401,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ingestAuditEvent: {
@@ -13182,6 +13452,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     automationNodeHandlers: {
@@ -13217,6 +13488,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     botModuleTriggers: {
@@ -13252,6 +13524,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     botModuleHandlers: {
@@ -13287,6 +13560,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ingestPublicStats: {
@@ -13331,6 +13605,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     me: {
@@ -13367,6 +13642,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateMe: {
@@ -13410,6 +13686,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myAuditLog: {
@@ -13447,6 +13724,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     mySettingPresets: {
@@ -13484,6 +13762,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSettingPreset: {
@@ -13531,6 +13810,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSettingPreset: {
@@ -13559,6 +13839,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateSettingPreset: {
@@ -13608,6 +13889,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     notifications: {
@@ -13652,6 +13934,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     notificationAction: {
@@ -13699,6 +13982,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     notificationPreferences: {
@@ -13735,6 +14019,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateNotificationPreference: {
@@ -13781,6 +14066,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     overlays: {
@@ -13819,6 +14105,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createOverlay: {
@@ -13862,6 +14149,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteOverlay: {
@@ -13890,6 +14178,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSharedOverlayToken: {
@@ -13938,6 +14227,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateOverlayToken: {
@@ -13976,6 +14266,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeOverlayToken: {
@@ -14005,6 +14296,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicChannelBrowse: {
@@ -14052,6 +14344,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicChannelPanelHistory: {
@@ -14091,6 +14384,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicChannelTrends: {
@@ -14132,6 +14426,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicEmotes: {
@@ -14179,6 +14474,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicGames: {
@@ -14223,6 +14519,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicStreamSummary: {
@@ -14261,6 +14558,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publicStreamMetadataHistory: {
@@ -14303,6 +14601,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSchema: {
@@ -14333,6 +14632,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     accountServiceKeys: {
@@ -14370,6 +14670,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccountServiceKey: {
@@ -14410,6 +14711,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteAccountServiceKey: {
@@ -14438,6 +14740,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccountServiceKey: {
@@ -14481,6 +14784,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateAccountServiceKey: {
@@ -14520,6 +14824,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sounds: {
@@ -14562,6 +14867,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadSound: {
@@ -14610,6 +14916,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sound: {
@@ -14638,6 +14945,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSound: {
@@ -14672,6 +14980,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateSound: {
@@ -14704,6 +15013,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     playSound: {
@@ -14736,6 +15046,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     stopSound: {
@@ -14768,6 +15079,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     streamSound: {
@@ -14840,6 +15152,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     popoutTokens: {
@@ -14877,6 +15190,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPopoutToken: {
@@ -14925,6 +15239,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokePopoutToken: {
@@ -14953,6 +15268,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myPermissions: {
@@ -14988,6 +15304,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     myWatchlist: {
@@ -15024,6 +15341,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addToWatchlist: {
@@ -15066,6 +15384,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeFromWatchlist: {
@@ -15097,6 +15416,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     paymentProviderWebhook: {
@@ -15124,6 +15444,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     paymentConnectWebhook: {
@@ -15151,6 +15472,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     payoutProviderWebhook: {
@@ -15178,6 +15500,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     platformBWebhookChallenge: {
@@ -15212,6 +15535,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     platformBWebhook: {
@@ -15239,6 +15563,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     platformCWebhook: {
@@ -15267,6 +15592,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     shopPlatformWebhook: {
@@ -15294,6 +15620,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     widgets: {
@@ -15332,6 +15659,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWidget: {
@@ -15375,6 +15703,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWidget: {
@@ -15403,6 +15732,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     widgetAccess: {
@@ -15443,6 +15773,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     grantWidgetAccess: {
@@ -15494,6 +15825,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeWidgetAccess: {
@@ -15523,6 +15855,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWidgetToken: {
@@ -15561,6 +15894,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeWidgetToken: {
@@ -15589,6 +15923,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -137,6 +137,7 @@ export type OperationId =
   | 'getHealth'
   | 'getIdea'
   | 'getPopoutSession'
+  | 'getReadiness'
   | 'getSchema'
   | 'grantWidgetAccess'
   | 'ingestAuditEvent'
@@ -537,6 +538,8 @@ export interface RestHandlers<Context> {
   getIdea(request: RestRequest<'getIdea'>, context: Context): Promise<RestResponse<'getIdea'>>;
   /** GET /v1/auth/popout/session */
   getPopoutSession(request: RestRequest<'getPopoutSession'>, context: Context): Promise<RestResponse<'getPopoutSession'>>;
+  /** GET /v1/health/ready */
+  getReadiness(request: RestRequest<'getReadiness'>, context: Context): Promise<RestResponse<'getReadiness'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
   /** POST /v1/widgets/{id}/access */
@@ -894,6 +897,7 @@ export interface DomainResults {
   getHealth: { 200: Camelize<DataOf<Wire<'getHealth', 200>>>; 503: Camelize<DataOf<Wire<'getHealth', 503>>> };
   getIdea: { 200: Camelize<DataOf<Wire<'getIdea', 200>>> };
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
+  getReadiness: { 200: Camelize<DataOf<Wire<'getReadiness', 200>>>; 503: Camelize<DataOf<Wire<'getReadiness', 503>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
   grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
@@ -1133,6 +1137,7 @@ export interface DefaultStatus {
   getHealth: 200;
   getIdea: 200;
   getPopoutSession: 200;
+  getReadiness: 200;
   getSchema: 200;
   grantWidgetAccess: 201;
   ingestAuditEvent: 201;
@@ -1510,6 +1515,8 @@ export interface RestOperations<Context> {
   getIdea(request: DomainRequest<'getIdea'>, context: Context): Promise<DomainResult<'getIdea'>>;
   /** GET /v1/auth/popout/session (data) */
   getPopoutSession(request: DomainRequest<'getPopoutSession'>, context: Context): Promise<DomainResult<'getPopoutSession'>>;
+  /** GET /v1/health/ready (single) */
+  getReadiness(request: DomainRequest<'getReadiness'>, context: Context): Promise<DomainResult<'getReadiness'>>;
   /** GET /v1/schema (raw) */
   getSchema(request: DomainRequest<'getSchema'>, context: Context): Promise<DomainResult<'getSchema'>>;
   /** POST /v1/widgets/{id}/access (data) */
@@ -1763,7 +1770,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1796,7 +1804,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -1829,7 +1838,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -1868,7 +1878,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1901,7 +1912,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1934,7 +1946,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -1967,7 +1980,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -2001,7 +2015,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2030,7 +2045,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2057,7 +2073,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2090,7 +2107,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -2125,7 +2143,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2160,7 +2179,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2194,7 +2214,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2227,7 +2248,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2267,7 +2289,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2301,7 +2324,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2334,7 +2358,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2368,7 +2393,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2403,7 +2429,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2438,7 +2465,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2472,7 +2500,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2506,7 +2535,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2540,7 +2570,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2573,7 +2604,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2612,7 +2644,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2646,7 +2679,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2679,7 +2713,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2719,7 +2754,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2752,7 +2788,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -2786,7 +2823,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2820,7 +2858,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2855,7 +2894,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -2890,7 +2930,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2925,7 +2966,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2959,7 +3001,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -2993,7 +3036,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3027,7 +3071,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3061,7 +3106,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3094,7 +3140,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3128,7 +3175,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3162,7 +3210,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3196,7 +3245,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3230,7 +3280,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3264,7 +3315,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -3298,7 +3350,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3332,7 +3385,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3365,7 +3419,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3398,7 +3453,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3431,7 +3487,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3465,7 +3522,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3499,7 +3557,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3533,7 +3592,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3568,7 +3628,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3601,7 +3662,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3634,7 +3696,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3666,7 +3729,9 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "429": "application/json"
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -3699,7 +3764,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3725,7 +3791,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3758,7 +3825,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3785,7 +3853,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3812,7 +3881,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3839,7 +3909,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3873,7 +3944,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -3906,7 +3978,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3945,7 +4018,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -3972,7 +4046,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4007,7 +4082,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4041,7 +4117,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4074,7 +4151,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4102,7 +4180,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4131,7 +4210,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4159,7 +4239,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4188,7 +4269,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4217,7 +4299,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4252,7 +4335,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4285,7 +4369,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4319,7 +4404,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4353,7 +4439,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4387,7 +4474,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4416,7 +4504,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4450,7 +4539,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4484,7 +4574,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4511,7 +4602,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4545,7 +4637,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -4578,7 +4671,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4612,7 +4706,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -4647,7 +4742,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4681,7 +4777,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4715,7 +4812,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4743,7 +4841,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4772,7 +4871,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4800,7 +4900,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4834,7 +4935,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4862,7 +4964,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4896,7 +4999,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4930,7 +5034,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4958,7 +5063,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -4992,7 +5098,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5026,7 +5133,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5060,7 +5168,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5087,7 +5196,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5121,7 +5231,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5155,7 +5266,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5188,7 +5300,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5216,7 +5329,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5243,7 +5357,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5271,7 +5386,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5297,7 +5413,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5325,7 +5442,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5353,7 +5471,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5381,7 +5500,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5409,7 +5529,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5437,7 +5558,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5464,7 +5586,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5490,7 +5613,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5517,7 +5641,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -5551,7 +5676,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5585,7 +5711,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5618,7 +5745,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5650,7 +5778,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5684,7 +5813,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -5717,7 +5847,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5751,7 +5882,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5791,7 +5923,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5825,7 +5958,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5859,7 +5993,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -5912,7 +6047,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -5938,10 +6074,36 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "getReadiness",
+    "method": "get",
+    "path": "/v1/health/ready",
+    "expressPath": "/v1/health/ready",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -5962,7 +6124,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "text/plain",
       "400": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -5997,7 +6160,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6030,7 +6194,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6057,7 +6222,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6092,7 +6258,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6119,7 +6286,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6146,7 +6314,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6174,7 +6343,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6201,7 +6371,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6229,7 +6400,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6257,7 +6429,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6284,7 +6457,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6317,7 +6491,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6345,7 +6520,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6378,7 +6554,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6414,7 +6591,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6441,7 +6619,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6467,7 +6646,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6501,7 +6681,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6528,7 +6709,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6554,7 +6736,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6581,7 +6764,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6607,7 +6791,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -6636,7 +6821,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6663,7 +6849,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -6690,7 +6877,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6730,7 +6918,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6755,7 +6944,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6780,7 +6970,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6805,7 +6996,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6830,7 +7022,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6854,7 +7047,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "text/plain",
       "400": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -6887,7 +7081,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -6913,7 +7108,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6947,7 +7143,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6980,7 +7177,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -7006,7 +7204,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7039,7 +7238,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7066,7 +7266,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7092,7 +7293,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7124,7 +7326,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7157,7 +7360,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7184,7 +7388,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7213,7 +7418,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7247,7 +7453,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7273,7 +7480,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7308,7 +7516,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7337,7 +7546,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7371,7 +7581,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7405,7 +7616,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7431,7 +7643,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7466,7 +7679,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7494,7 +7708,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7522,7 +7737,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7556,7 +7772,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7590,7 +7807,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7618,7 +7836,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7652,7 +7871,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7686,7 +7906,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7720,7 +7941,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7754,7 +7976,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7788,7 +8011,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7822,7 +8046,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7855,7 +8080,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7888,7 +8114,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -7915,7 +8142,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -7949,7 +8177,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -7974,7 +8203,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -8008,7 +8238,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8041,7 +8272,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8076,7 +8308,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8110,7 +8343,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -8146,7 +8380,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "416": null,
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -8174,7 +8409,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8202,7 +8438,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8230,7 +8467,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8256,7 +8494,8 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8289,7 +8528,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "data",
@@ -8323,7 +8563,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -8357,7 +8598,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8391,7 +8633,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8426,7 +8669,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8461,7 +8705,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8495,7 +8740,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8523,7 +8769,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8557,7 +8804,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8585,7 +8833,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8614,7 +8863,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8643,7 +8893,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8677,7 +8928,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8705,7 +8957,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8740,7 +8993,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8774,7 +9028,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8801,7 +9056,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8829,7 +9085,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8857,7 +9114,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8891,7 +9149,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8925,7 +9184,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8960,7 +9220,8 @@ export const routes: readonly RouteSpec[] = [
       "404": "application/json",
       "409": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -8993,7 +9254,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -9026,7 +9288,8 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -9060,7 +9323,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -9094,7 +9358,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "single",
@@ -9128,7 +9393,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",
@@ -9162,7 +9428,8 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "429": "application/json",
-      "431": "application/json"
+      "431": "application/json",
+      "503": "application/json"
     },
     "envelope": {
       "kind": "collection",

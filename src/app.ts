@@ -196,7 +196,7 @@ const NEAR_CACHE_TTL_MS = 30_000;
 
 /** Redis, with node-local copies of the keys every request reads (key look-ups, global feature switches). */
 async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): Promise<Cache> {
-  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS });
+  const cache = withNearCache(createRedisCache(url, prefix, { log }), bus, { prefixes: [KEY_CACHE_PREFIX, FEATURE_GLOBALS_KEY], ttlMs: NEAR_CACHE_TTL_MS, log });
   await bus.subscribe(NEAR_INVALIDATIONS_CHANNEL, (_channel, message) => cache.onNearInvalidation(message));
   // The rate limiters send on the raw client, which has no offline queue: a request served before
   // its first connection would be let through uncounted. Wait for that connection's first outcome
@@ -209,11 +209,13 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
   const startedAt = Date.now();
   const { db, timeseries } = await openStores(config);
-  const bus = config.redis_url ? createRedisBus(config.redis_url, config.redis_prefix, { log }) : createMemoryBus();
+  const bus = config.redis_url
+    ? createRedisBus(config.redis_url, config.redis_prefix, { log, heartbeat: { intervalMs: config.bus.heartbeat_ms, boundMs: config.bus.heartbeat_bound_ms } })
+    : createMemoryBus();
   const cache = config.redis_url ? await sharedCache(config.redis_url, config.redis_prefix, bus, log) : createMemoryCache();
   const authStore = createCredentialStore(db.knex);
   // One per-context budget for HTTP requests, GraphQL cost and WebSocket upgrades alike.
-  const limiter = createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix });
+  const limiter = createRateLimiter({ config, redis: cache.redis, prefix: config.redis_prefix, log });
   const jobs = options.jobs ?? openJobs(config, db, log);
 
   const { apis, rest, resolvers, built } = foldModules(moduleList(options.realtimeLimits), {

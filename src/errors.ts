@@ -20,16 +20,25 @@ export const errorStatus = {
   DATABASE_ERROR: 500,
   REDIS_ERROR: 500,
   INTERNAL_SERVER_ERROR: 500,
+  /** A store this request needs cannot be reached right now (an outage, not a fault): retry after `Retry-After`. */
+  SERVICE_UNAVAILABLE: 503,
+  /** The chat platform an operation must ask is not configured or does not answer (README, "Outages"). */
+  PLATFORM_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
 
-/** The three messages a 5xx may carry; anything else a server failure says stays in the log. */
-export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR', string> = {
+/** The only messages a 5xx may carry; anything else a server failure says stays in the log. */
+export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE', string> = {
   DATABASE_ERROR: 'An internal database error occurred',
   REDIS_ERROR: 'An internal cache error occurred',
   INTERNAL_SERVER_ERROR: 'An internal server error occurred',
+  SERVICE_UNAVAILABLE: 'The service is temporarily unavailable',
+  PLATFORM_UNAVAILABLE: 'The platform is unavailable',
 };
+
+/** `Retry-After` (seconds) of every 503: about how long a store restart or failover takes to be noticed. */
+export const RETRY_AFTER_SECONDS = 5;
 
 export const messages = {
   authenticationRequired: 'Authentication required',
@@ -106,7 +115,12 @@ export interface ErrorBody {
 /** Classifies a thrown value; non-AppErrors become one of the three scrubbed 5xx. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // graphql-js wraps a thrown value it does not take for an Error (one from another realm: Node's
+  // own socket errors under jest's VM) as NonErrorThrown; classify what was thrown.
+  const wrapped = error as { name?: unknown; thrownValue?: unknown } | null;
+  if (wrapped?.name === 'NonErrorThrown' && wrapped.thrownValue !== undefined) return toAppError(wrapped.thrownValue);
   if (isDataException(error)) return AppError.validation(messages.invalidValue);
+  if (isOutage(error)) return new AppError('SERVICE_UNAVAILABLE', scrubbedMessages.SERVICE_UNAVAILABLE);
   if (isDatabaseError(error)) return new AppError('DATABASE_ERROR', scrubbedMessages.DATABASE_ERROR);
   if (isCacheError(error)) return new AppError('REDIS_ERROR', scrubbedMessages.REDIS_ERROR);
   return new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
@@ -137,6 +151,29 @@ const DATA_EXCEPTIONS = new Set(['22001', '22003', '22007', '22008', '22P02']);
 function isDataException(error: unknown): boolean {
   const e = error as { severity?: unknown; code?: unknown } | null;
   return typeof e?.severity === 'string' && typeof e.code === 'string' && DATA_EXCEPTIONS.has(e.code);
+}
+
+/** Socket errors of a store that cannot be reached (refused, reset, timed out, unresolvable). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+/** SQLSTATEs of a server that is going away or not taking connections (class 08, 57P01-57P03, 53300). */
+const SERVER_GONE = /^(08...|57P0[123]|53300)$/;
+/** What pg says when a connection dies or cannot be made, without a code of its own. */
+const CONNECTION_LOST = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Connection is closed/i;
+
+/**
+ * A store outage rather than a fault of the request or the code: the database refuses or drops
+ * connections, shuts down, or the pool waited in vain for one; or Redis is known down. Answered
+ * 503 SERVICE_UNAVAILABLE with Retry-After (README, "Outages"), never a 500.
+ */
+export function isOutage(error: unknown): boolean {
+  // Duck-typed: socket errors come from Node's own realm, where `instanceof Error` can fail (jest).
+  if (typeof error !== 'object' || error === null || error instanceof AppError) return false;
+  const e = error as { name?: unknown; message?: unknown; code?: unknown; errors?: unknown };
+  if (e.name === 'KnexTimeoutError' || e.name === 'RedisUnavailableError') return true;
+  if (typeof e.code === 'string' && (UNREACHABLE.has(e.code) || SERVER_GONE.test(e.code))) return true;
+  // An AggregateError of one connect attempt per address (localhost: ::1 and 127.0.0.1).
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => isOutage(inner))) return true;
+  return typeof e.message === 'string' && CONNECTION_LOST.test(e.message);
 }
 
 function isCacheError(error: unknown): boolean {

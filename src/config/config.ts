@@ -131,6 +131,13 @@ export interface Config {
     max_header_bytes: number;
   };
   security_txt: { contact: string; expires: string | null };
+  /**
+   * Bus liveness (Redis only). Each node publishes a heartbeat on its own bus channel every
+   * `heartbeat_ms` and hears it back through its subscriber; a node-local copy of a credential
+   * (key look-ups, the global feature switches) is trusted only while the last round trip is at
+   * most `heartbeat_bound_ms` old. Otherwise the database answers (fail closed).
+   */
+  bus: { heartbeat_ms: number; heartbeat_bound_ms: number };
 }
 
 const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
@@ -196,6 +203,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   metrics: { host: '127.0.0.1', port: 9464 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
+  bus: { heartbeat_ms: 1000, heartbeat_bound_ms: 2000 },
 });
 
 const nullableString = { type: ['string', 'null'] };
@@ -382,6 +390,14 @@ const schema = {
       additionalProperties: false,
       properties: { contact: { type: 'string', minLength: 1 }, expires: nullableString },
     },
+    bus: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        heartbeat_ms: { type: 'integer', minimum: 50, maximum: 60_000 },
+        heartbeat_bound_ms: { type: 'integer', minimum: 100, maximum: 300_000 },
+      },
+    },
   },
 } as const;
 
@@ -482,6 +498,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     const isOrigin = url && /^https?:$/.test(url.protocol) && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password && !url.hostname.includes('*');
     if (typeof origin === 'string' && !isOrigin) problems.push(`http.cors_origins: ${JSON.stringify(origin)} is not an origin such as https://dash.example.com`);
   }
+  if (config.bus && config.bus.heartbeat_bound_ms <= config.bus.heartbeat_ms) problems.push('bus.heartbeat_bound_ms: must be greater than bus.heartbeat_ms');
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 
   const fromFile = config.auth.system_keys as (Partial<SystemKeyConfig> & { label: string; key?: string; permissions: string[] })[];

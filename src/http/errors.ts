@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, errorBody, messages, toAppError } from '../errors';
+import { AppError, errorBody, messages, RETRY_AFTER_SECONDS, toAppError } from '../errors';
 import type { Logger } from '../infra/logger';
 
 interface ValidatorIssue {
@@ -53,10 +53,14 @@ export function httpError(error: unknown): AppError {
  */
 export function answerError(error: unknown, res: Pick<ServerResponse, 'statusCode' | 'setHeader'>, log: Logger, json: (body: unknown) => void): void {
   const appError = httpError(error);
-  if (appError.status >= 500) log.error({ err: error, code: appError.code }, 'request failed');
+  // An outage is logged once when it starts and once when it ends (the health probes, the bus
+  // heartbeat), not once per request it fails.
+  if (appError.status === 503) log.debug({ err: error, code: appError.code }, 'request failed: dependency unavailable');
+  else if (appError.status >= 500) log.error({ err: error, code: appError.code }, 'request failed');
   if (appError.code === 'RATE_LIMIT_EXCEEDED' && appError.details?.retry_after_seconds !== undefined) {
     res.setHeader('Retry-After', String(appError.details.retry_after_seconds));
   }
+  if (appError.status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
   res.statusCode = appError.status;
   json(errorBody(appError));
 }

@@ -66,8 +66,11 @@ export type RateDecision =
       /** Whole seconds until the window ends, at least 1. */
       readonly retryAfterSeconds: number;
     }
-  /** The store failed; the request goes through uncounted (fail open). */
-  | { readonly outcome: 'unavailable'; readonly tier: RateTier; readonly key: string; readonly error: unknown };
+  /**
+   * The store failed; the request goes through uncounted (fail open). `first`: the first failure
+   * since the store last answered (the outage is logged once, on it).
+   */
+  | { readonly outcome: 'unavailable'; readonly tier: RateTier; readonly key: string; readonly error: unknown; readonly first: boolean };
 
 export interface RateLimiter {
   readonly enabled: boolean;
@@ -148,7 +151,7 @@ function batchedDraw(tiers: Record<RateTier, RateLimiterLike>) {
  * One limiter per tier over a fixed one-minute window. With `redis` the counters live under
  * `<prefix>ratelimit:<tier>:<identity>`, so every node on that Redis draws from one budget.
  */
-export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis | null; prefix: string }): RateLimiter {
+export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis | null; prefix: string; log?: { info(obj: object, msg: string): void } }): RateLimiter {
   const limits = deps.config.rate_limits;
   const make = (tier: RateTier): RateLimiterLike => {
     const options = { keyPrefix: `${deps.prefix}ratelimit:${tier}`, points: limits[tier], duration: WINDOW_SECONDS };
@@ -164,6 +167,9 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
   // On Redis, concurrent requests of one bucket share one increment (batched below); in process
   // there is no round trip to save.
   const draw = deps.redis ? batchedDraw(tiers) : (tier: RateTier, identity: string, points: number) => drawOnce(tiers[tier], identity, points);
+  /** When the store stopped answering (null while it answers) and how many draws it failed since. */
+  let downSince: number | null = null;
+  let failed = 0;
 
   return {
     enabled: limits.enabled,
@@ -177,7 +183,15 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
         drawn = await draw(tier, identity, Math.max(1, Math.ceil(points)));
       } catch (error) {
         // The store failed or timed out: fail open rather than turn a cache outage into errors.
-        return { outcome: 'unavailable', tier, key, error };
+        const first = downSince === null;
+        if (first) downSince = Date.now();
+        failed += 1;
+        return { outcome: 'unavailable', tier, key, error, first };
+      }
+      if (downSince !== null) {
+        deps.log?.info({ outage_ms: Date.now() - downSince, requests_allowed_uncounted: failed }, 'rate limiter available again');
+        downSince = null;
+        failed = 0;
       }
       const msBeforeNext = Math.max(drawn.msBeforeNext, 0);
       return {
@@ -197,19 +211,21 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
 /**
  * Writes the X-RateLimit-* headers of a counted decision (and Retry-After when rejected), and
  * returns the error to answer with when over budget. Skipped and unavailable decisions write
- * nothing; an unavailable store is logged and the request goes through.
+ * nothing; an unavailable store is logged (once per outage) and the request goes through.
  */
 export function applyRateDecision(
   decision: RateDecision,
   res: Pick<ServerResponse, 'setHeader'>,
   // The request context, whose `log` (a child logger built on first use) is read only to warn.
-  context: { readonly log: { warn(obj: object, msg: string): void } } | undefined,
+  context: { readonly log: { warn(obj: object, msg: string): void; debug(obj: object, msg: string): void } } | undefined,
 ): AppError | null {
   switch (decision.outcome) {
     case 'skipped':
       return null;
     case 'unavailable':
-      context?.log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
+      // Once per outage (its end is logged by the limiter), not once per request.
+      if (decision.first) context?.log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; request allowed');
+      else context?.log.debug({ tier: decision.tier }, 'rate limiter unavailable; request allowed');
       return null;
     default:
       res.setHeader('X-RateLimit-Limit', String(decision.limit));

@@ -4,6 +4,7 @@
  * message; else an in-process emitter for a single node. Channels match literally; patterns (`*`,
  * as in Redis PSUBSCRIBE) are a separate call so that a client-chosen name is never a pattern.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createRedisLink, RedisUnavailableError } from './cache';
 import type { Logger } from './logger';
@@ -25,6 +26,22 @@ export interface Bus {
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   /** Subscribes to a `*` pattern (Redis PSUBSCRIBE); for server-side consumers, never client input. */
   subscribePattern(pattern: string, handler: BusHandler): Promise<() => Promise<void>>;
+  /**
+   * Whether a message published now demonstrably reaches every node: this node heard its own
+   * heartbeat back within the bound (see BusHeartbeatOptions). Always true in process. What a
+   * node keeps on the strength of bus notices (node-local credential copies) is trusted only
+   * while this holds.
+   */
+  readonly live: boolean;
+  /** Called on every change of `live`; returns the remover. */
+  onLiveChange(listener: (live: boolean) => void): () => void;
+  /**
+   * Resolves true once everything this node published before the call has reached every
+   * subscribed node (a heartbeat sent after it came back: Redis keeps one connection's order), or
+   * false once the heartbeat bound has passed without that, when every other node has stopped
+   * trusting what such a notice would have invalidated. At once (true) in process.
+   */
+  confirm(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -46,6 +63,9 @@ export function createMemoryBus(): Bus {
   };
   return {
     kind: 'memory',
+    live: true,
+    onLiveChange: () => () => undefined,
+    confirm: async () => true,
     async publish(channel, message) {
       emitter.emit('message', channel, message);
     },
@@ -67,6 +87,16 @@ export interface BusProbeOptions {
   timeoutMs?: number;
 }
 
+export interface BusHeartbeatOptions {
+  /** How often this node publishes its heartbeat (default 1 s). */
+  intervalMs?: number;
+  /** How old the last heartbeat heard back may be while the bus counts as live (default 2 s). */
+  boundMs?: number;
+}
+
+/** Channel of one node's heartbeat (under the bus prefix); only that node subscribes to it. */
+export const HEARTBEAT_CHANNEL_PREFIX = 'bus:heartbeat:';
+
 /**
  * Redis pub/sub. Redis is optional at run time: while it is down a subscription is kept locally
  * and a publish reaches this node's own handlers (other nodes miss it), both at once; every
@@ -82,7 +112,7 @@ const SUBSCRIBE_TIMEOUT_MS = 2000;
 /** Pause before a failed resubscribe on a live connection asks again. */
 const RESUBSCRIBE_RETRY_MS = 500;
 
-export function createRedisBus(url: string, prefix: string, options: { log?: Logger; probe?: BusProbeOptions } = {}): Bus {
+export function createRedisBus(url: string, prefix: string, options: { log?: Logger; probe?: BusProbeOptions; heartbeat?: BusHeartbeatOptions } = {}): Bus {
   const { log } = options;
   const silenceMs = options.probe?.silenceMs ?? 30_000;
   const probeTimeoutMs = options.probe?.timeoutMs ?? 5_000;
@@ -148,7 +178,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     if (names.length === 0 || closed) return;
     redisSubscribe(kind, names).catch((error: unknown) => {
       const again = !(error instanceof RedisUnavailableError);
-      log?.warn({ err: error, count: names.length }, again ? 'bus resubscribe failed; retrying' : 'bus resubscribe failed; retried at the next connection');
+      log?.debug({ err: error, count: names.length }, again ? 'bus resubscribe failed; retrying' : 'bus resubscribe failed; retried at the next connection');
       if (again) setTimeout(() => subscriber.up && resubscribe(kind), RESUBSCRIBE_RETRY_MS).unref();
     });
   };
@@ -190,8 +220,75 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     for (const [pattern, re] of patterns) if (re.test(full)) deliver(handlers.pattern.get(pattern), full, message);
   }
 
+  // Heartbeat: a round trip through Redis (publisher → Redis → subscriber) proves that a notice
+  // published now reaches every subscribed node; an open connection alone does not (a Redis
+  // stopped by SIGSTOP keeps every socket open and answers nothing). Live from the first heartbeat
+  // heard back until one is `boundMs` overdue; a change is logged once, not per failed command.
+  const heartbeatMs = options.heartbeat?.intervalMs ?? 1000;
+  const boundMs = options.heartbeat?.boundMs ?? 2000;
+  const heartbeatChannel = `${prefix}${HEARTBEAT_CHANNEL_PREFIX}${randomUUID()}`;
+  const liveListeners = new Set<(live: boolean) => void>();
+  let live = false;
+  let lastBeat = 0;
+  let downSince = Date.now();
+  const setLive = (next: boolean) => {
+    if (next === live || closed) return;
+    live = next;
+    if (next) log?.info({ outage_ms: Date.now() - downSince }, 'bus heartbeat heard: Redis reachable, node-local credential copies trusted again');
+    else {
+      downSince = Date.now();
+      log?.warn({ bound_ms: boundMs }, 'bus heartbeat overdue: Redis unreachable, node-local credential copies are not trusted until it returns');
+    }
+    for (const listener of liveListeners) listener(next);
+  };
+  /** Confirmations waiting for their heartbeat to come back, by the heartbeat's text. */
+  const confirming = new Map<string, () => void>();
+  let beats = 0;
+  const subscribed = add('channel', heartbeatChannel.slice(prefix.length), (_channel, message) => {
+    lastBeat = Date.now();
+    setLive(true);
+    confirming.get(message)?.();
+  });
+  const beat = () => {
+    if (live && Date.now() - lastBeat > boundMs) setLive(false);
+    // Straight to Redis: a heartbeat must never be delivered locally as `publish` does while down.
+    publisher.run((redis) => redis.publish(heartbeatChannel, String((beats += 1)))).catch((error: unknown) => log?.debug({ err: error }, 'bus heartbeat not sent'));
+  };
+  const confirm = (): Promise<boolean> => {
+    // Redis stopped delivering (if it did) after the last heartbeat heard was sent and before the
+    // next one went unanswered: every node has noticed `boundMs` after that, or after now.
+    const wait = Math.min(boundMs, lastBeat + heartbeatMs + boundMs - Date.now());
+    if (wait <= 0 || closed) return Promise.resolve(false);
+    const token = `confirm:${(beats += 1)}`;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), wait);
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        confirming.delete(token);
+        resolve(ok);
+      };
+      confirming.set(token, () => done(true));
+      // A publish that fails at once (Redis known down) still waits out the bound: another node
+      // may not have noticed yet.
+      publisher.run((redis) => redis.publish(heartbeatChannel, token)).catch(() => undefined);
+    });
+  };
+  const heartbeat = setInterval(beat, heartbeatMs);
+  heartbeat.unref();
+  // The first one as soon as it can be heard: a node is not live until it has heard one.
+  void subscribed.then(() => !closed && beat());
+
   return {
     kind: 'redis',
+    get live() {
+      if (live && Date.now() - lastBeat > boundMs) setLive(false);
+      return live;
+    },
+    onLiveChange(listener) {
+      liveListeners.add(listener);
+      return () => liveListeners.delete(listener);
+    },
+    confirm,
     async publish(channel, message) {
       const full = prefix + channel;
       try {
@@ -203,7 +300,7 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
           deliverLocally(full, message);
         } else {
           // Sent or not, we cannot know (a timeout): delivering locally could duplicate it.
-          log?.warn({ err: error, channel }, 'bus publish failed');
+          log?.debug({ err: error, channel }, 'bus publish failed');
         }
       }
     },
@@ -212,6 +309,9 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
     async close() {
       closed = true;
       clearInterval(liveness);
+      clearInterval(heartbeat);
+      liveListeners.clear();
+      for (const done of [...confirming.values()]) done();
       await Promise.allSettled([publisher.close(), subscriber.close()]);
     },
   };

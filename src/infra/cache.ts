@@ -13,6 +13,10 @@ export interface Cache {
   get(key: string): Promise<string | null>;
   set(key: string, value: string, ttlSeconds?: number): Promise<void>;
   del(key: string): Promise<void>;
+  /** Several keys in one round trip, in order (null for a missing one). */
+  mget(keys: readonly string[]): Promise<(string | null)[]>;
+  /** Increments an integer key (missing: 0) and answers its new value. */
+  incr(key: string): Promise<number>;
   /** Resolves with the round trip in milliseconds or rejects. */
   ping(timeoutMs?: number): Promise<number>;
   /** Whether a command can be sent right now (always true in process). */
@@ -120,8 +124,10 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
     settle();
     if (up === wasUp || closing) return;
     wasUp = up;
-    if (up) options.log?.info({ redis: options.name }, 'Redis connection ready');
-    else options.log?.warn({ redis: options.name }, 'Redis connection lost; working without it until it returns');
+    // Debug only: a hung Redis flaps between these every second; the outage itself is logged once
+    // at each end by the bus heartbeat (bus.ts).
+    if (up) options.log?.debug({ redis: options.name }, 'Redis connection ready');
+    else options.log?.debug({ redis: options.name }, 'Redis connection lost; working without it until it returns');
     for (const listener of listeners) listener(up);
   };
   client.on('error', (error: Error) => options.log?.debug({ err: error, redis: options.name }, 'Redis connection error'));
@@ -159,7 +165,7 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
         return result;
       } catch (error) {
         const message = (error as Error).message;
-        options.log?.warn({ err: error, redis: options.name }, 'Redis command failed');
+        options.log?.debug({ err: error, redis: options.name }, 'Redis command failed');
         if (options.suspendOnTimeouts !== false && /timed out/.test(message) && client.status === 'ready' && ++timeoutsInARow >= 2) {
           // The connection is open but Redis does not answer: stop sending for a while rather than
           // make every caller wait out the timeout.
@@ -200,6 +206,8 @@ export function createRedisCache(url: string, prefix: string, options: { log?: L
     async del(key) {
       await link.run((redis) => redis.del(prefix + key));
     },
+    mget: (keys) => link.run((redis) => redis.mget(keys.map((key) => prefix + key))),
+    incr: (key) => link.run((redis) => redis.incr(prefix + key)),
     async ping(timeoutMs = 1000) {
       const started = performance.now();
       await link.run(
@@ -235,6 +243,12 @@ export function createMemoryCache(): Cache {
     async del(key) {
       lru.delete(key);
     },
+    mget: async (keys) => keys.map((key) => lru.get(key) ?? null),
+    async incr(key) {
+      const next = (Number(lru.get(key) ?? 0) || 0) + 1;
+      lru.set(key, String(next));
+      return next;
+    },
     ping: async () => 0,
     available: true,
     onAvailabilityChange: () => () => undefined,
@@ -247,18 +261,77 @@ export function createMemoryCache(): Cache {
 /** Bus channel on which a node announces a near-cached key it changed; the others drop their copy. */
 export const NEAR_INVALIDATIONS_CHANNEL = 'cache:near-invalidations';
 
+/** Shared-cache key of the near-cache epoch (see withNearCache). */
+export const NEAR_EPOCH_KEY = 'cache:near-epoch';
+
+/** What withNearCache needs of the bus: publishing notices, and whether they demonstrably arrive. */
+export interface NearCacheBus {
+  publish(channel: string, message: string): Promise<void>;
+  readonly live: boolean;
+  onLiveChange(listener: (live: boolean) => void): () => void;
+  confirm(): Promise<boolean>;
+}
+
 /**
  * A node-local copy in front of the shared cache for the keys read on every request (API key
  * look-ups, the global feature switches), so a hit costs no Redis round trip. A node that sets or
  * deletes such a key drops its own copy at once and announces the key on the bus; every other node
  * drops its copy when the notice arrives. A copy lives at most `ttlMs` (and never past the TTL it
  * was set with), which bounds a lost notice. Other keys go straight to the shared cache.
+ *
+ * Fail closed: these keys stand for credentials, so neither copy is trusted unless notices
+ * demonstrably arrive. While the bus is not live (bus.ts: no heartbeat heard back within its bound,
+ * as when Redis hangs under SIGSTOP with every socket open) a read of such a key is a miss and the
+ * caller reads the database; nothing is written. A notice or a delete lost in the outage could have
+ * left a stale entry in Redis itself, so entries carry the epoch they were written under (a counter
+ * in Redis): a node whose bus comes back increments the epoch before it trusts anything again, and
+ * an entry of another epoch (read in one MGET with the counter) is a miss. Every entry from before
+ * an outage any node noticed is thereby dead on every node.
  */
-export function withNearCache(shared: Cache, bus: { publish(channel: string, message: string): Promise<void> }, options: { prefixes: readonly string[]; ttlMs: number; max?: number }): Cache & { onNearInvalidation(message: string): void } {
+export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefixes: readonly string[]; ttlMs: number; max?: number; log?: Logger }): Cache & { onNearInvalidation(message: string): void } {
   const near = new LRUCache<string, string>({ max: options.max ?? 10_000, ttl: options.ttlMs, ttlAutopurge: false });
   const node = Math.random().toString(36).slice(2);
   const isNear = (key: string) => options.prefixes.some((prefix) => key.startsWith(prefix));
   const announce = (key: string) => bus.publish(NEAR_INVALIDATIONS_CHANNEL, JSON.stringify({ node, key })).catch(() => undefined);
+  /** The epoch this node trusts entries of; null while it trusts none (bus not live, or not bumped since). */
+  let epoch: string | null = null;
+  let bumping = false;
+  let closed = false;
+  const trusted = () => epoch !== null && bus.live;
+  const adopt = (next: string) => {
+    if (epoch !== null && Number(next) > Number(epoch)) {
+      epoch = next;
+      near.clear();
+    }
+  };
+  /** Starts a new epoch: every entry written before it (and every local copy) is dead. Retried while the bus is live. */
+  const bump = () => {
+    if (bumping || closed || !bus.live) return;
+    bumping = true;
+    shared
+      .incr(NEAR_EPOCH_KEY)
+      .then(
+        (value) => {
+          if (!bus.live) return;
+          near.clear();
+          epoch = String(value);
+          void bus.publish(NEAR_INVALIDATIONS_CHANNEL, JSON.stringify({ node, epoch })).catch(() => undefined);
+        },
+        (error: unknown) => {
+          options.log?.debug({ err: error }, 'near-cache epoch not started; retrying');
+          setTimeout(bump, 500).unref();
+        },
+      )
+      .finally(() => {
+        bumping = false;
+      });
+  };
+  const stopListening = bus.onLiveChange((live) => {
+    if (live) return bump();
+    epoch = null;
+    near.clear();
+  });
+  bump();
   return {
     ...shared,
     get kind() {
@@ -268,18 +341,31 @@ export function withNearCache(shared: Cache, bus: { publish(channel: string, mes
       return shared.available;
     },
     async get(key) {
-      // While Redis is down no notice can arrive, so copies are not trusted: the caller's fallback
-      // (the database) answers instead, as it does for the shared cache.
-      if (!isNear(key) || !shared.available) return shared.get(key);
+      if (!isNear(key)) return shared.get(key);
+      // Not demonstrably notified: a miss, so the caller's fallback (the database) answers.
+      if (!trusted()) return null;
       const copy = near.get(key);
       if (copy !== undefined) return copy;
-      const value = await shared.get(key);
-      if (value !== null) near.set(key, value);
+      const [current, entry] = await shared.mget([NEAR_EPOCH_KEY, key]);
+      if (current === null || current === undefined) {
+        // The counter is gone (a Redis restarted empty): trust nothing until a new epoch starts.
+        epoch = null;
+        near.clear();
+        bump();
+        return null;
+      }
+      adopt(current);
+      const cut = entry ? entry.indexOf('\n') : -1;
+      if (!entry || cut < 0 || entry.slice(0, cut) !== current) return null;
+      const value = entry.slice(cut + 1);
+      if (trusted() && epoch === current) near.set(key, value);
       return value;
     },
     async set(key, value, ttlSeconds) {
-      await shared.set(key, value, ttlSeconds);
-      if (!isNear(key)) return;
+      if (!isNear(key)) return shared.set(key, value, ttlSeconds);
+      const under = epoch;
+      if (under === null || !trusted()) return;
+      await shared.set(key, `${under}\n${value}`, ttlSeconds);
       near.set(key, value, ttlSeconds ? { ttl: Math.min(ttlSeconds * 1000, options.ttlMs) } : undefined);
       await announce(key);
     },
@@ -288,19 +374,35 @@ export function withNearCache(shared: Cache, bus: { publish(channel: string, mes
       // This node's copy goes at once; the others' after the shared entry is gone, so a node that
       // re-reads on the notice cannot copy the old value back.
       near.delete(key);
-      try {
-        await shared.del(key);
-      } finally {
-        await announce(key);
+      let failure: unknown = null;
+      await shared.del(key).catch((error: unknown) => (failure = error));
+      if (failure !== null) {
+        // The entry may still be in Redis: no entry of this epoch is trusted any more, here at
+        // once, everywhere once a new epoch starts (this node starts it as soon as Redis answers).
+        epoch = null;
+        near.clear();
+        bump();
       }
+      await announce(key);
+      // A delete stands for a revocation: it is done only once every node has the notice, or has
+      // stopped trusting its copies (the heartbeat bound passed without the notice confirmed).
+      await bus.confirm();
+      if (failure !== null) throw failure;
     },
     onNearInvalidation(message) {
       try {
-        const notice = JSON.parse(message) as { node?: unknown; key?: unknown };
-        if (notice.node !== node && typeof notice.key === 'string') near.delete(notice.key);
+        const notice = JSON.parse(message) as { node?: unknown; key?: unknown; epoch?: unknown };
+        if (notice.node === node) return;
+        if (typeof notice.key === 'string') near.delete(notice.key);
+        else if (typeof notice.epoch === 'string') adopt(notice.epoch);
       } catch {
         near.clear();
       }
+    },
+    async close() {
+      closed = true;
+      stopListening();
+      await shared.close();
     },
   };
 }

@@ -400,7 +400,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       }
       // Every upgrade is charged like an HTTP request; a refused credential is charged as Anonymous.
       const decision = await options.limiter.consume(resolution.failure ? ANONYMOUS : resolution.context, address);
-      if (decision.outcome === 'unavailable') log.warn({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; upgrade allowed');
+      if (decision.outcome === 'unavailable') log[decision.first ? 'warn' : 'debug']({ err: decision.error, tier: decision.tier }, 'rate limiter unavailable; upgrade allowed');
       const headers = rateHeaders(decision);
       if (decision.outcome === 'rejected') return rejectUpgrade(socket, 429, { error: 'RATE_LIMIT_EXCEEDED', message: messages.rateLimitExceeded }, headers);
       if (resolution.failure) return rejectUpgrade(socket, 401, { error: resolution.failure.code, message: resolution.failure.message }, headers);

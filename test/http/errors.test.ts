@@ -137,6 +137,21 @@ describe('5xx scrubbing through the real REST error handler', () => {
   app.get('/forbidden', () => {
     throw AppError.forbidden('Missing permission: x:y');
   });
+  // A store outage: pg's refused connection, a server shutting down (57P01), the pool waiting in vain.
+  app.get('/db-refused', () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432 secret'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect' });
+  });
+  app.get('/db-shutdown', () => {
+    throw Object.assign(new Error('terminating connection due to administrator command'), { severity: 'FATAL', code: '57P01' });
+  });
+  app.get('/db-terminated', () => {
+    throw new Error('Connection terminated unexpectedly');
+  });
+  app.get('/pool-timeout', () => {
+    const error = new Error('Knex: Timeout acquiring a connection. The pool is probably full.');
+    error.name = 'KnexTimeoutError';
+    throw error;
+  });
   app.get('/throws-string', () => {
     throw 'a string with a secret';
   });
@@ -157,6 +172,15 @@ describe('5xx scrubbing through the real REST error handler', () => {
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'DATABASE_ERROR', message: 'An internal database error occurred' });
     expect(res.text).not.toContain('secret');
+  });
+
+  test('a store outage → 503 SERVICE_UNAVAILABLE with Retry-After, scrubbed, never a 500', async () => {
+    for (const path of ['/db-refused', '/db-shutdown', '/db-terminated', '/pool-timeout']) {
+      const res = await request(app).get(path);
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 503, body: { error: 'SERVICE_UNAVAILABLE', message: 'The service is temporarily unavailable' } });
+      expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      expect(res.text).not.toContain('secret');
+    }
   });
 
   test('an ioredis ReplyError → 500 REDIS_ERROR, scrubbed', async () => {
@@ -206,6 +230,13 @@ describe('formatGraphQLError', () => {
     expect(redis).toMatchObject({ message: 'An internal cache error occurred', extensions: { code: 'REDIS_ERROR' } });
     const leaky = formatGraphQLError(wrap(new AppError('DATABASE_ERROR', 'leaky text')), log);
     expect(leaky).toMatchObject({ message: 'An internal database error occurred', extensions: { code: 'DATABASE_ERROR' } });
+  });
+
+  test('a store outage is SERVICE_UNAVAILABLE with the same message as on REST', () => {
+    const refused = formatGraphQLError(wrap(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })), log);
+    expect(refused).toMatchObject({ message: 'The service is temporarily unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+    const platform = formatGraphQLError(wrap(new AppError('PLATFORM_UNAVAILABLE', 'leaky platform text')), log);
+    expect(platform).toMatchObject({ message: 'The platform is unavailable', extensions: { code: 'PLATFORM_UNAVAILABLE' } });
   });
 
   test('an AppError keeps its code and message', () => {

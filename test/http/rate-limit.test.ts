@@ -236,7 +236,7 @@ describe('when Redis fails (the middleware alone over real HTTP)', () => {
   test.each([
     ['refuses connections', () => new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null })],
     ['hangs (the limiter gives up after 500 ms)', () => new Redis(`redis://127.0.0.1:${(silent.address() as AddressInfo).port}`, { maxRetriesPerRequest: 0, retryStrategy: () => null })],
-  ])('it %s: requests pass (no 429, no 500, no headers) and a warning is logged', async (_name, makeClient) => {
+  ])('it %s: requests pass (no 429, no 500, no headers) and one warning is logged', async (_name, makeClient) => {
     const redis = makeClient();
     redis.on('error', () => undefined);
     clients.push(redis);
@@ -249,8 +249,9 @@ describe('when Redis fails (the middleware alone over real HTTP)', () => {
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
       expect(Date.now() - started).toBeLessThan(2_000);
     }
+    // Logged once when the outage starts, not once per request.
     const warnings = lines.slice(before).filter((l) => l.msg === 'rate limiter unavailable; request allowed');
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, tier: 'anonymous' }), expect.objectContaining({ level: 40, tier: 'anonymous' })]);
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, tier: 'anonymous' })]);
   });
 });
 

@@ -106,7 +106,8 @@ export function formatGraphQLError(error: GraphQLError, log: Logger, options: { 
   const located = { ...(error.locations ? { locations: error.locations } : {}), ...(error.path ? { path: error.path } : {}) };
   if (original && !(original instanceof GraphQLError)) {
     const appError = toAppError(original);
-    if (appError.status >= 500) log.error({ err: original, code: appError.code }, 'graphql resolver failed');
+    if (appError.status === 503) log.debug({ err: original, code: appError.code }, 'graphql resolver failed: dependency unavailable');
+    else if (appError.status >= 500) log.error({ err: original, code: appError.code }, 'graphql resolver failed');
     const body = errorBody(appError);
     return { message: body.message, ...located, extensions: { code: body.error, ...(body.details ? { details: body.details } : {}) } };
   }

@@ -47,6 +47,17 @@ class ListMigrationSource implements Knex.MigrationSource<Migration> {
   }
 }
 
+/**
+ * knex's own warnings, but not its line per failed connection (`Connection Error: ...`, `Acquire
+ * connection error: ...` with a stack), hundreds a second during a database outage: the failures
+ * reach their callers (503 SERVICE_UNAVAILABLE) and the outage is logged once at each end by the
+ * health probes (src/modules/system/service.ts).
+ */
+function knexWarning(message: unknown): void {
+  if (/^(Connection Error|Acquire connection error):/.test(String(message))) return;
+  console.warn(message);
+}
+
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -76,6 +87,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       connection: options.url,
       pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
       acquireConnectionTimeout: 10_000,
+      log: { warn: knexWarning },
     });
   } else {
     kind = 'pglite';

@@ -626,8 +626,9 @@ export function createChatService(deps: ChatServiceDeps) {
         // Nothing was refreshed: the next attempt need not wait.
         await releaseRefresh(accountId, platform, platformUserId);
         if (fetched.ok || fetched.kind === 'refused') throw AppError.notFound(chatMessages.platformUserNotFound);
+        // Not configured or not answering: an expected state of a third party, not a fault here.
         log.warn({ platform, reason: fetched.message }, 'chat profile refresh failed');
-        throw new AppError('INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+        throw new AppError('PLATFORM_UNAVAILABLE', scrubbedMessages.PLATFORM_UNAVAILABLE);
       }
       const row = await repo.refreshed({ accountId, platform, platformUserId, username: fetched.value.username, displayName: fetched.value.displayName, avatarUrl: fetched.value.avatarUrl });
       return toProfile(row);

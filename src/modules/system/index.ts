@@ -14,13 +14,16 @@ declare module '../contract' {
 
 export const systemModule = defineModule({
   name: 'system',
-  build: ({ config, db, timeseries, cache, startedAt, use }) => {
+  build: ({ config, db, timeseries, cache, startedAt, use, log }) => {
     const realtime = use('realtime');
     const service = createSystemService({
       version: config.version,
       startedAt,
       probes: { relational: (ms) => db.ping(ms), timeseries: (ms) => timeseries.ping(ms), cache: (ms) => cache.ping(ms) },
       websocket: () => realtime.stats(),
+      log,
+      // A time-series store that is the relational database is not a second outage to log.
+      logged: config.timeseries_url ? ['relational', 'timeseries'] : ['relational'],
     });
     // Health follows the cache's connection events at once instead of at the next probe tick.
     cache.onAvailabilityChange(() => service.probeNow());

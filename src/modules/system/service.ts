@@ -6,6 +6,7 @@
  */
 import { typeDefs } from '../../../generated/graphql-schema';
 import { withTimeout } from '../../infra/db/database';
+import type { Logger } from '../../infra/logger';
 
 export type DependencyStatus = 'healthy' | 'unhealthy';
 export type OverallStatus = 'healthy' | 'degraded' | 'unhealthy';
@@ -38,6 +39,13 @@ export const PROBE_TIMEOUT_MS = 1000;
  * report a live dependency as down.
  */
 export const FIRST_PROBE_TIMEOUT_MS = 5000;
+/** How long a readiness probe (run on the readiness request itself) may take per store. */
+export const READY_PROBE_TIMEOUT_MS = 500;
+
+export interface Readiness {
+  status: 'ready' | 'unavailable';
+  services: { relational: DependencyHealth; timeseries: DependencyHealth };
+}
 
 export interface SystemServiceDeps {
   version: string;
@@ -48,6 +56,14 @@ export interface SystemServiceDeps {
   probeIntervalMs?: number;
   probeTimeoutMs?: number;
   firstProbeTimeoutMs?: number;
+  readyTimeoutMs?: number;
+  /**
+   * Where an outage of a store is logged: once when a probe first finds it down, once when one
+   * finds it back (requests failing meanwhile log at debug only). Only the stores named in
+   * `logged` (default: both; the cache's outages are the bus heartbeat's to log).
+   */
+  log?: Logger;
+  logged?: readonly Dependency[];
 }
 
 export function overallStatus(statuses: DependencyStatus[]): OverallStatus {
@@ -69,8 +85,30 @@ export function createSystemService(deps: SystemServiceDeps) {
   let again = false;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
+  const readyTimeoutMs = deps.readyTimeoutMs ?? READY_PROBE_TIMEOUT_MS;
+  const logged = new Set<Dependency>(deps.logged ?? ['relational', 'timeseries']);
+  /** Each logged store's last known state and since when (an outage's start and end are logged once each). */
+  const known = new Map<Dependency, { status: DependencyStatus; since: number }>();
+  let readinessRound: Promise<Readiness['services']> | null = null;
+
+  function note(name: Dependency, result: DependencyHealth): DependencyHealth {
+    if (!logged.has(name)) return result;
+    const before = known.get(name);
+    if (before?.status === result.status || (!before && result.status === 'healthy')) {
+      if (!before) known.set(name, { status: result.status, since: now() });
+      return result;
+    }
+    known.set(name, { status: result.status, since: now() });
+    if (result.status === 'unhealthy') deps.log?.warn({ dependency: name }, `${name} store unreachable: requests that need it answer 503 until it returns`);
+    else deps.log?.info({ dependency: name, outage_ms: before ? now() - before.since : null }, `${name} store reachable again`);
+    return result;
+  }
 
   async function probe(name: Dependency, limitMs: number): Promise<DependencyHealth> {
+    return note(name, await probeOnce(name, limitMs));
+  }
+
+  async function probeOnce(name: Dependency, limitMs: number): Promise<DependencyHealth> {
     const started = performance.now();
     const since = hanging.get(name);
     if (since !== undefined) return { status: 'unhealthy', latencyMs: Math.round(started - since) };
@@ -141,6 +179,22 @@ export function createSystemService(deps: SystemServiceDeps) {
      */
     probeNow(): void {
       if (!stopped) void runRound();
+    },
+    /**
+     * Readiness for load balancers: the stores probed now, on the asking request (concurrent
+     * requests share one round) with a short timeout, so a recovery shows at the first probe after
+     * it. Also refreshes what health serves for them.
+     */
+    async readiness(): Promise<Readiness> {
+      readinessRound ??= (async () => {
+        const [relational, timeseries] = await Promise.all([probe('relational', readyTimeoutMs), probe('timeseries', readyTimeoutMs)]);
+        if (last) last = { ...last, relational, timeseries };
+        return { relational, timeseries };
+      })().finally(() => {
+        readinessRound = null;
+      });
+      const services = await readinessRound;
+      return { status: services.relational.status === 'healthy' && services.timeseries.status === 'healthy' ? 'ready' : 'unavailable', services };
     },
     /** The last probe result with live uptime and WebSocket gauges; waits only for the very first round. */
     async health(): Promise<Health> {

@@ -1,0 +1,109 @@
+/**
+ * Fail closed (issue 26): two nodes share one PostgreSQL database and a Redis of this file's own
+ * (never the machine's shared one), which is stopped with SIGSTOP: every socket stays open and
+ * nothing answers. A key deleted through node A is refused by node B at its very next request,
+ * because B trusts its node-local copy only while its bus heartbeat comes back within the bound;
+ * after SIGCONT it stays refused (the entry left in Redis belongs to an epoch that ended). The
+ * outage is logged once when it starts and once when it ends on each node, not per request.
+ * Needs DATABASE_URL (the embedded store runs one node) and `redis-server` on PATH.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { tokenHash } from '../../src/auth/credentials';
+import { services, startTestApp, type TestApp } from '../helpers/app';
+import { freePort, hasRedisServer, killRedis, startRedis } from '../helpers/redis-server';
+import { api, devLogin } from '../helpers/users';
+
+const AUTH_REQUIRED = { error: 'UNAUTHORIZED', message: 'Authentication required' };
+
+interface Line {
+  level: number;
+  msg: string;
+}
+
+function capture(): { lines: Line[]; log: pino.Logger } {
+  const lines: Line[] = [];
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
+        done();
+      },
+    }),
+  );
+  return { lines, log };
+}
+
+const waitFor = async (check: () => boolean, what: string, ms = 15_000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+(services.postgres && hasRedisServer ? describe : describe.skip)('two nodes with Redis stopped by SIGSTOP', () => {
+  const logA = capture();
+  const logB = capture();
+  let redis: ChildProcess | undefined;
+  let a: TestApp | undefined;
+  let b: TestApp | undefined;
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = await startRedis(port);
+    const redisUrl = `redis://127.0.0.1:${port}`;
+    a = await startTestApp({ redis_url: redisUrl, rate_limits: { enabled: false } }, { log: logA.log });
+    b = await startTestApp({ database_url: a.app.config.database_url, redis_url: redisUrl, redis_prefix: a.app.config.redis_prefix, rate_limits: { enabled: false } }, { log: logB.log });
+  });
+  afterAll(async () => {
+    redis?.kill('SIGCONT');
+    await b?.stop();
+    await a?.stop();
+    await killRedis(redis);
+  });
+
+  test('a key deleted on node A is refused by node B at the next request, during the outage and after it', async () => {
+    const nodeA = a!;
+    const nodeB = b!;
+    const owner = await devLogin(nodeA);
+    const created = await api(nodeA, 'POST', '/api-keys', { token: owner.accessToken, body: { label: 'fail-closed', permissions: ['events:read'] } });
+    expect(created.status).toBe(201);
+    const key = created.body.data as { id: string; key: string };
+    await waitFor(() => nodeA.app.bus.live && nodeB.app.bus.live, 'both buses live');
+    // Node B verifies the key and keeps a node-local copy of its look-up.
+    expect((await api(nodeB, 'GET', '/tokens/me', { token: key.key })).status).toBe(200);
+    expect((await api(nodeB, 'GET', '/tokens/me', { token: key.key })).status).toBe(200);
+    expect(await nodeB.app.cache.get(`apikey:${tokenHash(key.key)}`)).not.toBeNull();
+    const before = { a: logA.lines.length, b: logB.lines.length };
+
+    redis!.kill('SIGSTOP');
+    const deleted = await api(nodeA, 'DELETE', `/api-keys/${key.id}`, { token: owner.accessToken });
+    expect(deleted.status).toBe(200);
+    // The very next request on node B, and every one after it, while Redis hangs.
+    for (let i = 0; i < 20; i++) {
+      const res = await api(nodeB, 'GET', '/tokens/me', { token: key.key });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: AUTH_REQUIRED });
+    }
+    expect((await api(nodeA, 'GET', '/tokens/me', { token: key.key })).status).toBe(401);
+    expect(nodeB.app.bus.live).toBe(false);
+
+    redis!.kill('SIGCONT');
+    await waitFor(() => nodeA.app.bus.live && nodeB.app.bus.live, 'both buses live again');
+    // Whatever Redis still held from before the outage is not trusted.
+    for (let i = 0; i < 5; i++) {
+      const res = await api(nodeB, 'GET', '/tokens/me', { token: key.key });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: AUTH_REQUIRED });
+    }
+    // The owner's own credential keeps working on both nodes.
+    expect((await api(nodeB, 'GET', '/account', { token: owner.accessToken })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // Logged once when it started and once when it ended, per node; nothing per request.
+    for (const lines of [logA.lines.slice(before.a), logB.lines.slice(before.b)]) {
+      expect(lines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual(['bus heartbeat overdue: Redis unreachable, node-local credential copies are not trusted until it returns']);
+      expect(lines.filter((line) => line.msg.startsWith('bus heartbeat heard'))).toHaveLength(1);
+    }
+  });
+});
