@@ -82,6 +82,19 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('(getSchema): no gate');
   });
 
+  test('fails when an OpenAPI link names no operation or does not fill its target path', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi.yaml', (s) =>
+      s
+        .replace("operationId: adminDeleteSystemKey\n              parameters: { id: '$response.body#/data/id' }", 'operationId: noSuchOperation\n              parameters: { id: \'$response.body#/data/id\' }')
+        .replace("operationId: revokeWidgetAccess\n              parameters: { id: '$request.path.id', access_id: '$response.body#/data/id' }", "operationId: revokeWidgetAccess\n              parameters: { id: '$request.path.id' }"),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('POST /admin/system-keys 201 link AdminDeleteSystemKey: operationId noSuchOperation names no operation');
+    expect(result.output).toContain('POST /widgets/{id}/access 201 link RevokeWidgetAccess: parameters id must be the path parameters of /widgets/{id}/access/{access_id} (access_id, id)');
+  });
+
   test('fails when a REST operation declares no x-envelope', async () => {
     const dir = fresh();
     edit(dir, 'spec/openapi.yaml', (s) => s.replace('x-graphql: Query.myPermissions\n      x-envelope: { kind: single }\n', 'x-graphql: Query.myPermissions\n'));
