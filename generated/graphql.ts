@@ -1330,6 +1330,8 @@ export type Mutation = {
   issuePopoutWsToken: WsToken;
   /** Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange. */
   exchangePopoutToken: PopoutSession;
+  /** Exchange the one-time code of a provider sign-in (`#login_code=`) for a session (INVALID_LOGIN_CODE when used, expired or unknown); REST POST /v1/auth/login/exchange. */
+  exchangeLoginCode: SessionTokens;
   /** Create a popout token; REST POST /v1/tokens. */
   createPopoutToken: PopoutTokenCreated;
   /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
@@ -1495,6 +1497,11 @@ export type MutationRevokeSessionArgs = {
 
 export type MutationExchangePopoutTokenArgs = {
   token: Scalars['String']['input'];
+};
+
+
+export type MutationExchangeLoginCodeArgs = {
+  loginCode: Scalars['String']['input'];
 };
 
 
@@ -3025,6 +3032,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
   issuePopoutWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
   exchangePopoutToken: Resolver<ResolversTypes['PopoutSession'], ParentType, ContextType, RequireFields<MutationExchangePopoutTokenArgs, 'token'>>;
+  exchangeLoginCode: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationExchangeLoginCodeArgs, 'loginCode'>>;
   createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
   revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
   createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;

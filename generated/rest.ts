@@ -126,6 +126,7 @@ export type OperationId =
   | 'emitEvent'
   | 'event'
   | 'events'
+  | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
   | 'extensionInstalls'
@@ -150,6 +151,7 @@ export type OperationId =
   | 'listIdeas'
   | 'listIdeaTags'
   | 'listIdeaVoters'
+  | 'loginCallback'
   | 'me'
   | 'moderateChat'
   | 'myAccounts'
@@ -207,6 +209,7 @@ export type OperationId =
   | 'sound'
   | 'sounds'
   | 'startLimitRequestReview'
+  | 'startLogin'
   | 'stopSound'
   | 'streamSound'
   | 'submitDeveloperApplication'
@@ -514,6 +517,8 @@ export interface RestHandlers<Context> {
   event(request: RestRequest<'event'>, context: Context): Promise<RestResponse<'event'>>;
   /** GET /v1/events */
   events(request: RestRequest<'events'>, context: Context): Promise<RestResponse<'events'>>;
+  /** POST /v1/auth/login/exchange */
+  exchangeLoginCode(request: RestRequest<'exchangeLoginCode'>, context: Context): Promise<RestResponse<'exchangeLoginCode'>>;
   /** POST /v1/auth/popout/exchange */
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
@@ -562,6 +567,8 @@ export interface RestHandlers<Context> {
   listIdeaTags(request: RestRequest<'listIdeaTags'>, context: Context): Promise<RestResponse<'listIdeaTags'>>;
   /** GET /v1/ideas/{id}/voters */
   listIdeaVoters(request: RestRequest<'listIdeaVoters'>, context: Context): Promise<RestResponse<'listIdeaVoters'>>;
+  /** GET /v1/auth/callback/{provider} */
+  loginCallback(request: RestRequest<'loginCallback'>, context: Context): Promise<RestResponse<'loginCallback'>>;
   /** GET /v1/me */
   me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
   /** POST /v1/chat/moderate */
@@ -676,6 +683,8 @@ export interface RestHandlers<Context> {
   sounds(request: RestRequest<'sounds'>, context: Context): Promise<RestResponse<'sounds'>>;
   /** POST /v1/admin/limit-requests/{id}/start-review */
   startLimitRequestReview(request: RestRequest<'startLimitRequestReview'>, context: Context): Promise<RestResponse<'startLimitRequestReview'>>;
+  /** GET /v1/auth/login/{provider} */
+  startLogin(request: RestRequest<'startLogin'>, context: Context): Promise<RestResponse<'startLogin'>>;
   /** POST /v1/sounds/{id}/stop */
   stopSound(request: RestRequest<'stopSound'>, context: Context): Promise<RestResponse<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream */
@@ -880,6 +889,7 @@ export interface DomainResults {
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
   events: { 200: Page<Camelize<ItemOf<Wire<'events', 200>>>> };
+  exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
@@ -904,6 +914,7 @@ export interface DomainResults {
   listIdeas: { 200: Page<Camelize<ItemOf<Wire<'listIdeas', 200>>>> };
   listIdeaTags: { 200: Camelize<ItemOf<Wire<'listIdeaTags', 200>>>[] };
   listIdeaVoters: { 200: Page<Camelize<ItemOf<Wire<'listIdeaVoters', 200>>>> };
+  loginCallback: { 302: Camelize<Wire<'loginCallback', 302>> };
   me: { 200: Camelize<DataOf<Wire<'me', 200>>> };
   moderateChat: { 200: Camelize<DataOf<Wire<'moderateChat', 200>>> };
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
@@ -961,6 +972,7 @@ export interface DomainResults {
   sound: { 200: Camelize<DataOf<Wire<'sound', 200>>> };
   sounds: { 200: Camelize<DataOf<Wire<'sounds', 200>>> };
   startLimitRequestReview: { 200: Camelize<DataOf<Wire<'startLimitRequestReview', 200>>> };
+  startLogin: { 302: Camelize<Wire<'startLogin', 302>> };
   stopSound: { 200: Camelize<Wire<'stopSound', 200>> };
   streamSound: { 200: Wire<'streamSound', 200>; 206: Wire<'streamSound', 206>; 416: Wire<'streamSound', 416> };
   submitDeveloperApplication: { 201: Camelize<DataOf<Wire<'submitDeveloperApplication', 201>>> };
@@ -1118,6 +1130,7 @@ export interface DefaultStatus {
   emitEvent: 200;
   event: 200;
   events: 200;
+  exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
   extensionInstalls: 200;
@@ -1142,6 +1155,7 @@ export interface DefaultStatus {
   listIdeas: 200;
   listIdeaTags: 200;
   listIdeaVoters: 200;
+  loginCallback: 302;
   me: 200;
   moderateChat: 200;
   myAccounts: 200;
@@ -1199,6 +1213,7 @@ export interface DefaultStatus {
   sound: 200;
   sounds: 200;
   startLimitRequestReview: 200;
+  startLogin: 302;
   stopSound: 200;
   streamSound: 200;
   submitDeveloperApplication: 201;
@@ -1483,6 +1498,8 @@ export interface RestOperations<Context> {
   event(request: DomainRequest<'event'>, context: Context): Promise<DomainResult<'event'>>;
   /** GET /v1/events (collection) */
   events(request: DomainRequest<'events'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'events'>>;
+  /** POST /v1/auth/login/exchange (data) */
+  exchangeLoginCode(request: DomainRequest<'exchangeLoginCode'>, context: Context): Promise<DomainResult<'exchangeLoginCode'>>;
   /** POST /v1/auth/popout/exchange (data) */
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
@@ -1531,6 +1548,8 @@ export interface RestOperations<Context> {
   listIdeaTags(request: DomainRequest<'listIdeaTags'>, context: Context): Promise<DomainResult<'listIdeaTags'>>;
   /** GET /v1/ideas/{id}/voters (collection) */
   listIdeaVoters(request: DomainRequest<'listIdeaVoters'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeaVoters'>>;
+  /** GET /v1/auth/callback/{provider} (bare) */
+  loginCallback(request: DomainRequest<'loginCallback'>, context: Context): Promise<DomainResult<'loginCallback'>>;
   /** GET /v1/me (single) */
   me(request: DomainRequest<'me'>, context: Context): Promise<DomainResult<'me'>>;
   /** POST /v1/chat/moderate (data) */
@@ -1645,6 +1664,8 @@ export interface RestOperations<Context> {
   sounds(request: DomainRequest<'sounds'>, context: Context): Promise<DomainResult<'sounds'>>;
   /** POST /v1/admin/limit-requests/{id}/start-review (data) */
   startLimitRequestReview(request: DomainRequest<'startLimitRequestReview'>, context: Context): Promise<DomainResult<'startLimitRequestReview'>>;
+  /** GET /v1/auth/login/{provider} (bare) */
+  startLogin(request: DomainRequest<'startLogin'>, context: Context): Promise<DomainResult<'startLogin'>>;
   /** POST /v1/sounds/{id}/stop (bare) */
   stopSound(request: DomainRequest<'stopSound'>, context: Context): Promise<DomainResult<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream (raw) */
@@ -5476,6 +5497,30 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "exchangeLoginCode",
+    "method": "post",
+    "path": "/v1/auth/login/exchange",
+    "expressPath": "/v1/auth/login/exchange",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.exchangeLoginCode",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "exchangePopoutToken",
     "method": "post",
     "path": "/v1/auth/popout/exchange",
@@ -6177,6 +6222,30 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200
+  },
+  {
+    "operationId": "loginCallback",
+    "method": "get",
+    "path": "/v1/auth/callback/{provider}",
+    "expressPath": "/v1/auth/callback/:provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
   },
   {
     "operationId": "me",
@@ -7846,6 +7915,32 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "startLogin",
+    "method": "get",
+    "path": "/v1/auth/login/{provider}",
+    "expressPath": "/v1/auth/login/:provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "404": "application/json",
+      "429": "application/json",
+      "502": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
   },
   {
     "operationId": "stopSound",

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './auth/module';
+import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
 import { createCredentialStore, KEY_CACHE_PREFIX, type CredentialStore } from './auth/store';
@@ -44,6 +45,7 @@ import { overlaysModule } from './modules/overlays';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { sessionsModule } from './modules/sessions';
+import { signinModule } from './modules/signin';
 import { soundsModule } from './modules/sounds';
 import { statsModule } from './modules/stats';
 import { systemModule } from './modules/system';
@@ -66,6 +68,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     presetsModule,
     connectionsModule,
     sessionsModule,
+    signinModule,
     tokensModule,
     apiKeysModule,
     eventsModule,
@@ -202,6 +205,7 @@ async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): 
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
   const startedAt = Date.now();
+  const secrets = await loadSecretBox(config);
   const { db, timeseries } = await openStores(config);
   const bus = config.redis_url ? createRedisBus(config.redis_url, config.redis_prefix, { log }) : createMemoryBus();
   const cache = config.redis_url ? await sharedCache(config.redis_url, config.redis_prefix, bus, log) : createMemoryCache();
@@ -221,6 +225,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     revocations: createRevocations({ bus, log }),
     limiter,
     startedAt,
+    secrets,
   });
 
   const { gates, credentials } = apis.auth;

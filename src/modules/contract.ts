@@ -15,6 +15,7 @@ import type { RestHandlers } from '../../generated/rest';
 import type { CredentialStore } from '../auth/store';
 import type { JwtService } from '../auth/jwt';
 import type { Revocations } from '../auth/revocations';
+import type { SecretBox } from '../auth/secrets';
 import type { Config } from '../config/config';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
@@ -42,6 +43,8 @@ export interface Infra {
   readonly limiter: RateLimiter;
   /** Milliseconds since the epoch when the process started (health, metrics). */
   readonly startedAt: number;
+  /** Encryption of secrets at rest (provider tokens), src/auth/secrets.ts. */
+  readonly secrets: SecretBox;
 }
 
 /**

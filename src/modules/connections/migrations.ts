@@ -67,4 +67,24 @@ export const connectionMigrations: readonly Migration[] = [
       await knex.schema.dropTableIfExists('login_connections');
     },
   },
+  {
+    // Issue 29: the provider grant of a login connection, sealed (src/auth/secrets.ts); never in clear.
+    name: '20261125153000_add_login_connection_grants',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('login_connections', (t) => {
+        t.text('access_token_sealed').nullable();
+        t.text('refresh_token_sealed').nullable();
+        t.timestamp('token_expires_at', { useTz: true }).nullable();
+        t.text('scopes').nullable();
+        t.timestamp('updated_at', { useTz: true }).nullable();
+        t.index(['provider', 'platform_user_id']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('login_connections', (t) => {
+        t.dropIndex(['provider', 'platform_user_id']);
+        t.dropColumns('access_token_sealed', 'refresh_token_sealed', 'token_expires_at', 'scopes', 'updated_at');
+      });
+    },
+  },
 ];

@@ -20,6 +20,18 @@ export interface LoginConnectionRow {
   created_at: Date;
 }
 
+/** A login connection's sealed provider grant (the tokens are sealed text, src/auth/secrets.ts). */
+export interface SealedGrantRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  token_expires_at: Date | null;
+  scopes: string | null;
+  reconnect_required: boolean;
+}
+
 export interface AssignmentRow {
   id: string;
   account_id: string;
@@ -58,6 +70,23 @@ export function createConnectionsRepo(knex: Knex) {
       const hasPrimary = await db('login_connections').where({ user_id: row.user_id, is_primary: true }).first('id');
       await db('login_connections').insert({ ...row, is_primary: !hasPrimary });
       return row.id;
+    },
+    /** connections.loginUserOf: the user signed in as this provider subject (oldest link) */
+    async loginUserOf(provider: string, subject: string): Promise<string | null> {
+      const row = await knex('login_connections').where({ provider, platform_user_id: subject }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('user_id');
+      return (row?.user_id as string | undefined) ?? null;
+    },
+    /** connections.storeGrant: the sealed grant of a login connection (clears its reconnect flag) */
+    async storeGrant(db: Knex | Knex.Transaction, id: string, grant: Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required'>): Promise<void> {
+      await db('login_connections').where({ id }).update({ ...grant, reconnect_required: false, updated_at: db.fn.now() });
+    },
+    /** connections.sealedGrant */
+    sealedGrant(id: string): Promise<SealedGrantRow | undefined> {
+      return knex('login_connections').where({ id }).first('id', 'user_id', 'provider', 'access_token_sealed', 'refresh_token_sealed', 'token_expires_at', 'scopes', 'reconnect_required');
+    },
+    /** connections.flagLoginReconnect */
+    async flagLoginReconnect(id: string): Promise<void> {
+      await knex('login_connections').where({ id }).update({ reconnect_required: true, updated_at: knex.fn.now() });
     },
     /** connections.deleteLoginConnection (assignments cascade); the oldest remaining becomes primary */
     async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRow): Promise<void> {

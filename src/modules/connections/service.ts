@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import type { SecretBox } from '../../auth/secrets';
 import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
@@ -82,8 +83,22 @@ function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, log
   };
 }
 
-export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[] }) {
-  const { repo, knex, audit } = deps;
+/** A provider grant in clear, only ever in memory (stored sealed). */
+export interface ProviderGrant {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  scopes: string[];
+}
+
+export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[]; secrets: SecretBox }) {
+  const { repo, knex, audit, secrets } = deps;
+  const sealGrant = (grant: ProviderGrant) => ({
+    access_token_sealed: secrets.seal(grant.accessToken),
+    refresh_token_sealed: grant.refreshToken ? secrets.seal(grant.refreshToken) : null,
+    token_expires_at: grant.expiresAt,
+    scopes: grant.scopes.join(' '),
+  });
   const configured = new Set(deps.systemApps);
 
   async function statuses(accountId: string, userId: string | null): Promise<ConnectionStatus[]> {
@@ -120,6 +135,52 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
 
   return {
     statuses: (ctx: AuthContext) => statuses(requireAccountId(ctx), ctx.userId),
+
+    /** The user who signed in before as this provider subject, if any (issue 29). */
+    loginUserOf: (provider: string, subject: string): Promise<string | null> => repo.loginUserOf(provider, subject),
+
+    /**
+     * Stores a sign-in's grant as the user's login connection for `(provider, subject)`: created
+     * on a first sign-in, its tokens replaced (and reconnect flag cleared) on later ones. The
+     * tokens are sealed before they reach the database. Answers the connection's id.
+     */
+    async storeLoginGrant(input: { userId: string; provider: string; subject: string; displayName: string | null; grant: ProviderGrant }): Promise<string> {
+      return knex.transaction(async (trx) => {
+        const id = await repo.upsertLoginConnection(trx, {
+          id: randomUUID(),
+          user_id: input.userId,
+          provider: input.provider,
+          platform_user_id: input.subject,
+          display_name: input.displayName,
+          reconnect_required: false,
+        });
+        await repo.storeGrant(trx, id, sealGrant(input.grant));
+        return id;
+      });
+    },
+
+    /** A login connection's grant, opened (the platform adapters and refresh use it); null without one. */
+    async loginGrant(id: string): Promise<(ProviderGrant & { userId: string; provider: string; reconnectRequired: boolean }) | null> {
+      const row = await repo.sealedGrant(id);
+      if (!row?.access_token_sealed) return null;
+      return {
+        userId: row.user_id,
+        provider: row.provider,
+        reconnectRequired: Boolean(row.reconnect_required),
+        accessToken: secrets.open(row.access_token_sealed),
+        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
+        expiresAt: row.token_expires_at ? new Date(row.token_expires_at) : null,
+        scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
+      };
+    },
+
+    /** Replaces a login connection's grant after a refresh. */
+    async replaceLoginGrant(id: string, grant: ProviderGrant): Promise<void> {
+      await repo.storeGrant(knex, id, sealGrant(grant));
+    },
+
+    /** The provider refused a refresh: the connection needs the user to sign in again. */
+    flagLoginReconnect: (id: string): Promise<void> => repo.flagLoginReconnect(id),
 
     loginConnectionsOf: async (userId: string): Promise<LoginConnection[]> => (await repo.loginConnectionsOf(userId)).map(toLogin),
 
