@@ -617,6 +617,9 @@ function signInProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[]
     ids.add(k.id);
     return { id: k.id, key };
   });
+  if (config.env === 'production' && config.auth.providers.length > 0 && !config.auth.public_url) {
+    problems.push('auth.public_url: required in production when auth.providers is set (the providers redirect to <public_url>/v1/auth/callback/<slug>)');
+  }
   if (config.env === 'production' && config.secrets.encryption_keys.length === 0) {
     problems.push('secrets.encryption_keys: at least one key is required in production (provider tokens are encrypted at rest)');
   }
