@@ -8289,6 +8289,151 @@ export const openapiDocument = {
         }
       }
     },
+    "/connections/{platform}/connect": {
+      "get": {
+        "operationId": "connectPlatform",
+        "tags": [
+          "connections"
+        ],
+        "summary": "Connect the active account's channel or bot on a platform through its OAuth provider (browser redirect).",
+        "description": "The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)\nwith the provider configured under the platform's slug for this purpose (`purposes`\nholding `channel` or `bot`). The provider's callback stores the grant (sealed) on the\naccount that was active here, and sends the browser to `redirect_uri` with\n`#connected=<platform>&type=<type>`. A platform with no such provider is 404.\n",
+        "x-auth": "first-party",
+        "x-permission": "connections:create",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "channel",
+                "bot"
+              ]
+            }
+          },
+          {
+            "name": "redirect_uri",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 2000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "302": {
+            "$ref": "#/components/responses/ProviderRedirect"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "502": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          }
+        }
+      }
+    },
+    "/connections/{platform}": {
+      "delete": {
+        "operationId": "disconnectPlatform",
+        "tags": [
+          "connections"
+        ],
+        "summary": "Disconnect the active account's channel or bot on a platform.",
+        "description": "Revokes the stored grant at the provider when it has a revocation endpoint (RFC 7009:\nthe refresh token, then the access token), then deletes the connection; a provider that\ncannot be reached is logged and the connection is deleted all the same. No such\nconnection is 404 `Connection not found`. Records `account:connection_disconnected`.\n",
+        "x-auth": "first-party",
+        "x-permission": "connections:delete",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "channel",
+                "bot"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          }
+        }
+      }
+    },
     "/connections/status": {
       "get": {
         "operationId": "connectionStatuses",
@@ -8296,7 +8441,7 @@ export const openapiDocument = {
           "connections"
         ],
         "summary": "One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.",
-        "description": "A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true\nonly for a stored connection not flagged for reconnection. The login fields describe\nthe acting user's login grant; they are false with no login grant or no user context\n(login connections are not stored by this release, so they are false for now).\nPopout tokens holding `connections:read` may call it.\n",
+        "description": "A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true\nonly for a stored connection not flagged for reconnection. The login fields describe\nthe acting user's login grant (a login connection assigned in this account, made by a\nprovider sign-in or recorded by an operator); they are false with no login grant or no\nuser context. A grant whose refresh the provider refused is flagged: `reconnect_required`\n(channel connection) or `login_reconnect_required` (login grant).\nPopout tokens holding `connections:read` may call it.\n",
         "x-permission": "connections:read",
         "x-feature": "feature:connections",
         "x-graphql": "Query.connectionStatuses",

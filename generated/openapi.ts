@@ -1620,6 +1620,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connections/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect the active account's channel or bot on a platform.
+         * @description Revokes the stored grant at the provider when it has a revocation endpoint (RFC 7009:
+         *     the refresh token, then the access token), then deletes the connection; a provider that
+         *     cannot be reached is logged and the connection is deleted all the same. No such
+         *     connection is 404 `Connection not found`. Records `account:connection_disconnected`.
+         */
+        delete: operations["disconnectPlatform"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{platform}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Connect the active account's channel or bot on a platform through its OAuth provider (browser redirect).
+         * @description The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)
+         *     with the provider configured under the platform's slug for this purpose (`purposes`
+         *     holding `channel` or `bot`). The provider's callback stores the grant (sealed) on the
+         *     account that was active here, and sends the browser to `redirect_uri` with
+         *     `#connected=<platform>&type=<type>`. A platform with no such provider is 404.
+         */
+        get: operations["connectPlatform"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connections/credential-modes": {
         parameters: {
             query?: never;
@@ -1654,8 +1701,10 @@ export interface paths {
          * One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.
          * @description A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true
          *     only for a stored connection not flagged for reconnection. The login fields describe
-         *     the acting user's login grant; they are false with no login grant or no user context
-         *     (login connections are not stored by this release, so they are false for now).
+         *     the acting user's login grant (a login connection assigned in this account, made by a
+         *     provider sign-in or recorded by an operator); they are false with no login grant or no
+         *     user context. A grant whose refresh the provider refused is flagged: `reconnect_required`
+         *     (channel connection) or `login_reconnect_required` (login grant).
          *     Popout tokens holding `connections:read` may call it.
          */
         get: operations["connectionStatuses"];
@@ -9921,6 +9970,64 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
+        };
+    };
+    disconnectPlatform: {
+        parameters: {
+            query: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+                type: "channel" | "bot";
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+        };
+    };
+    connectPlatform: {
+        parameters: {
+            query: {
+                redirect_uri: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+                type: "channel" | "bot";
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            302: components["responses"]["ProviderRedirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            502: components["responses"]["ProviderUnavailable"];
         };
     };
     platformCredentialModes: {

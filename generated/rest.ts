@@ -72,6 +72,7 @@ export type OperationId =
   | 'cancelAccountInvite'
   | 'chatHistory'
   | 'connectionStatuses'
+  | 'connectPlatform'
   | 'createAccount'
   | 'createAccountInvite'
   | 'createAccountRole'
@@ -122,6 +123,7 @@ export type OperationId =
   | 'developerTeamRoles'
   | 'developerVerificationStatus'
   | 'devLogin'
+  | 'disconnectPlatform'
   | 'dissolveAccount'
   | 'emitEvent'
   | 'event'
@@ -409,6 +411,8 @@ export interface RestHandlers<Context> {
   chatHistory(request: RestRequest<'chatHistory'>, context: Context): Promise<RestResponse<'chatHistory'>>;
   /** GET /v1/connections/status */
   connectionStatuses(request: RestRequest<'connectionStatuses'>, context: Context): Promise<RestResponse<'connectionStatuses'>>;
+  /** GET /v1/connections/{platform}/connect */
+  connectPlatform(request: RestRequest<'connectPlatform'>, context: Context): Promise<RestResponse<'connectPlatform'>>;
   /** POST /v1/accounts */
   createAccount(request: RestRequest<'createAccount'>, context: Context): Promise<RestResponse<'createAccount'>>;
   /** POST /v1/account/invites */
@@ -509,6 +513,8 @@ export interface RestHandlers<Context> {
   developerVerificationStatus(request: RestRequest<'developerVerificationStatus'>, context: Context): Promise<RestResponse<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login */
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
+  /** DELETE /v1/connections/{platform} */
+  disconnectPlatform(request: RestRequest<'disconnectPlatform'>, context: Context): Promise<RestResponse<'disconnectPlatform'>>;
   /** DELETE /v1/account */
   dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
   /** POST /v1/events/emit */
@@ -835,6 +841,7 @@ export interface DomainResults {
   cancelAccountInvite: { 200: Camelize<Wire<'cancelAccountInvite', 200>> };
   chatHistory: { 200: Page<Camelize<ItemOf<Wire<'chatHistory', 200>>>> };
   connectionStatuses: { 200: Camelize<ItemOf<Wire<'connectionStatuses', 200>>>[] };
+  connectPlatform: { 302: Camelize<Wire<'connectPlatform', 302>> };
   createAccount: { 201: Camelize<DataOf<Wire<'createAccount', 201>>> };
   createAccountInvite: { 201: Camelize<DataOf<Wire<'createAccountInvite', 201>>> };
   createAccountRole: { 201: Camelize<DataOf<Wire<'createAccountRole', 201>>> };
@@ -885,6 +892,7 @@ export interface DomainResults {
   developerTeamRoles: { 200: Camelize<ItemOf<Wire<'developerTeamRoles', 200>>>[] };
   developerVerificationStatus: { 200: Camelize<DataOf<Wire<'developerVerificationStatus', 200>>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
+  disconnectPlatform: { 200: Camelize<Wire<'disconnectPlatform', 200>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
@@ -1076,6 +1084,7 @@ export interface DefaultStatus {
   cancelAccountInvite: 200;
   chatHistory: 200;
   connectionStatuses: 200;
+  connectPlatform: 302;
   createAccount: 201;
   createAccountInvite: 201;
   createAccountRole: 201;
@@ -1126,6 +1135,7 @@ export interface DefaultStatus {
   developerTeamRoles: 200;
   developerVerificationStatus: 200;
   devLogin: 200;
+  disconnectPlatform: 200;
   dissolveAccount: 200;
   emitEvent: 200;
   event: 200;
@@ -1390,6 +1400,8 @@ export interface RestOperations<Context> {
   chatHistory(request: DomainRequest<'chatHistory'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'chatHistory'>>;
   /** GET /v1/connections/status (collection) */
   connectionStatuses(request: DomainRequest<'connectionStatuses'>, context: Context): Promise<DomainResult<'connectionStatuses'>>;
+  /** GET /v1/connections/{platform}/connect (bare) */
+  connectPlatform(request: DomainRequest<'connectPlatform'>, context: Context): Promise<DomainResult<'connectPlatform'>>;
   /** POST /v1/accounts (single) */
   createAccount(request: DomainRequest<'createAccount'>, context: Context): Promise<DomainResult<'createAccount'>>;
   /** POST /v1/account/invites (single) */
@@ -1490,6 +1502,8 @@ export interface RestOperations<Context> {
   developerVerificationStatus(request: DomainRequest<'developerVerificationStatus'>, context: Context): Promise<DomainResult<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login (data) */
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
+  /** DELETE /v1/connections/{platform} (bare) */
+  disconnectPlatform(request: DomainRequest<'disconnectPlatform'>, context: Context): Promise<DomainResult<'disconnectPlatform'>>;
   /** DELETE /v1/account (bare) */
   dissolveAccount(request: DomainRequest<'dissolveAccount'>, context: Context): Promise<DomainResult<'dissolveAccount'>>;
   /** POST /v1/events/emit (single) */
@@ -3872,6 +3886,40 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "connectPlatform",
+    "method": "get",
+    "path": "/v1/connections/{platform}/connect",
+    "expressPath": "/v1/connections/:platform/connect",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json",
+      "502": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
+  },
+  {
     "operationId": "createAccount",
     "method": "post",
     "path": "/v1/accounts",
@@ -5361,6 +5409,39 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "disconnectPlatform",
+    "method": "delete",
+    "path": "/v1/connections/{platform}",
+    "expressPath": "/v1/connections/:platform",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
       "self": null
     },
     "paging": null,

@@ -128,13 +128,13 @@ export class Browser {
     return jar;
   }
 
-  async request(url: string, init: { method?: string; body?: URLSearchParams } = {}): Promise<Response> {
+  async request(url: string, init: { method?: string; body?: URLSearchParams; headers?: Record<string, string> } = {}): Promise<Response> {
     const origin = new URL(url).origin;
     const cookie = [...this.cookies(origin)].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await fetch(url, {
       method: init.method ?? 'GET',
       redirect: 'manual',
-      headers: { ...(cookie ? { cookie } : {}), ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), 'user-agent': 'test-browser' },
+      headers: { ...(cookie ? { cookie } : {}), ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), 'user-agent': 'test-browser', ...init.headers },
       ...(init.body ? { body: init.body.toString() } : {}),
     });
     for (const line of res.headers.getSetCookie()) {
@@ -153,11 +153,10 @@ export class Browser {
    * accepting its consent form, until a redirect leaves for `stopAt` (not fetched). Answers that
    * final URL, or the response that was neither a redirect nor a provider form.
    */
-  async navigate(url: string, options: { stopAt: string; login?: string; onCallback?: (url: string) => void }): Promise<{ url: string; response?: Response }> {
-    let next: { url: string; method?: string; body?: URLSearchParams } = { url };
+  async navigate(url: string, options: { stopAt: string; login?: string; headers?: Record<string, string> }): Promise<{ url: string; response?: Response }> {
+    let next: { url: string; method?: string; body?: URLSearchParams; headers?: Record<string, string> } = { url, ...(options.headers ? { headers: options.headers } : {}) };
     for (let hops = 0; hops < 20; hops += 1) {
       if (next.url.startsWith(options.stopAt)) return { url: next.url };
-      if (next.url.includes('/v1/auth/callback/')) options.onCallback?.(next.url);
       const res = await this.request(next.url, next);
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && location) {

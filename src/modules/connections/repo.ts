@@ -156,6 +156,29 @@ export function createConnectionsRepo(knex: Knex) {
         .onConflict(['account_id', 'platform'])
         .merge({ platform_channel_id: row.platform_channel_id, expires_at: row.expires_at, reconnect_required: row.reconnect_required, updated_at: db.fn.now() });
     },
+    /** connections.storeAccountGrant: a channel or bot connection made through the sign-in flow */
+    async storeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', row: { account_id: string; platform: string; subject: string } & Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required' | 'token_expires_at'> & { expires_at: Date | null }): Promise<void> {
+      const { subject, ...rest } = row;
+      const columns = { ...rest, ...(table === 'account_connections' ? { platform_channel_id: subject } : { platform_user_id: subject }), reconnect_required: false };
+      await db(table).insert(columns).onConflict(['account_id', 'platform']).merge({ ...columns, updated_at: db.fn.now() });
+    },
+    /** connections.accountGrant: the sealed grant of a channel or bot connection */
+    accountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<{ access_token_sealed: string | null; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string | null; reconnect_required: boolean } | undefined> {
+      return knex(table).where({ account_id: accountId, platform }).first('access_token_sealed', 'refresh_token_sealed', 'expires_at', 'scopes', 'reconnect_required');
+    },
+    /** connections.replaceAccountGrant */
+    async replaceAccountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string, grant: { access_token_sealed: string; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string }): Promise<void> {
+      await knex(table).where({ account_id: accountId, platform }).update({ ...grant, reconnect_required: false, updated_at: knex.fn.now() });
+    },
+    /** connections.flagAccountReconnect */
+    async flagAccountReconnect(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<void> {
+      await knex(table).where({ account_id: accountId, platform }).update({ reconnect_required: true, updated_at: knex.fn.now() });
+    },
+    /** connections.removeAccountGrant: true when one was removed */
+    async removeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<boolean> {
+      const removed: unknown[] = await db(table).where({ account_id: accountId, platform }).delete().returning('platform');
+      return removed.length > 0;
+    },
     /** connections.remove: true when one was removed */
     async remove(db: Knex.Transaction, accountId: string, platform: string): Promise<boolean> {
       const removed: unknown[] = await db('account_connections').where({ account_id: accountId, platform }).delete().returning('platform');

@@ -83,6 +83,8 @@ function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, log
   };
 }
 
+const grantTable = { channel: 'account_connections', bot: 'account_bot_connections' } as const;
+
 /** A provider grant in clear, only ever in memory (stored sealed). */
 export interface ProviderGrant {
   accessToken: string;
@@ -181,6 +183,44 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
 
     /** The provider refused a refresh: the connection needs the user to sign in again. */
     flagLoginReconnect: (id: string): Promise<void> => repo.flagLoginReconnect(id),
+
+    /** Stores a channel or bot connection made through the sign-in flow (issue 29), its grant sealed. */
+    async storeAccountGrant(input: { accountId: string; platform: string; type: CredentialKind; subject: string; actorId: string | null; grant: ProviderGrant }): Promise<void> {
+      const { token_expires_at, ...sealed } = sealGrant(input.grant);
+      await knex.transaction(async (trx) => {
+        await repo.storeAccountGrant(trx, grantTable[input.type], { account_id: input.accountId, platform: input.platform, subject: input.subject, ...sealed, expires_at: token_expires_at });
+        await audit.record({ scope: 'account', type: 'account:connection_connected', accountId: input.accountId, userId: input.actorId, actorId: input.actorId, metadata: { platform: input.platform, type: input.type, platform_id: input.subject } }, trx);
+      });
+    },
+
+    /** A channel or bot connection's grant, opened; null without a stored grant. */
+    async accountGrant(accountId: string, platform: string, type: CredentialKind): Promise<(ProviderGrant & { reconnectRequired: boolean }) | null> {
+      const row = await repo.accountGrant(grantTable[type], accountId, platform);
+      if (!row?.access_token_sealed) return null;
+      return {
+        reconnectRequired: Boolean(row.reconnect_required),
+        accessToken: secrets.open(row.access_token_sealed),
+        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
+        expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+        scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
+      };
+    },
+
+    async replaceAccountGrant(accountId: string, platform: string, type: CredentialKind, grant: ProviderGrant): Promise<void> {
+      const { token_expires_at, ...sealed } = sealGrant(grant);
+      await repo.replaceAccountGrant(grantTable[type], accountId, platform, { ...sealed, access_token_sealed: sealed.access_token_sealed, expires_at: token_expires_at });
+    },
+
+    flagAccountReconnect: (accountId: string, platform: string, type: CredentialKind): Promise<void> => repo.flagAccountReconnect(grantTable[type], accountId, platform),
+
+    /** Deletes a channel or bot connection (after the caller revoked its grant); false when there was none. */
+    async removeAccountGrant(accountId: string, platform: string, type: CredentialKind, actorId: string | null): Promise<boolean> {
+      return knex.transaction(async (trx) => {
+        if (!(await repo.removeAccountGrant(trx, grantTable[type], accountId, platform))) return false;
+        await audit.record({ scope: 'account', type: 'account:connection_disconnected', accountId, userId: actorId, actorId, metadata: { platform, type } }, trx);
+        return true;
+      });
+    },
 
     loginConnectionsOf: async (userId: string): Promise<LoginConnection[]> => (await repo.loginConnectionsOf(userId)).map(toLogin),
 

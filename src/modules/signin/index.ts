@@ -14,6 +14,10 @@ import { createSigninService, type SigninService } from './service';
 
 export interface SigninApi {
   readonly service: SigninService;
+  /** A login connection's access token for a platform call, refreshed when near expiry (service.ts). */
+  readonly grantToken: SigninService['grantToken'];
+  /** A channel or bot connection's access token, under the same refresh rule. */
+  readonly accountGrantToken: SigninService['accountGrantToken'];
   /** The configured provider clients by slug (connections refresh and revoke through them). */
   readonly providers: ReadonlyMap<string, ProviderClient>;
 }
@@ -28,6 +32,7 @@ export const signinModule = defineModule({
   name: 'signin',
   migrations: signinMigrations,
   build: ({ config, log, db, use }) => {
+    const accounts = use('accounts');
     const providers = new Map(config.auth.providers.map((p) => [p.slug, createProviderClient(p)]));
     const service = createSigninService({
       config,
@@ -35,10 +40,12 @@ export const signinModule = defineModule({
       repo: createSigninRepo(db.knex),
       codec: createFlowCodec(config.auth.jwt_secret),
       providers,
-      accounts: use('accounts'),
+      accounts,
       sessions: use('sessions'),
       connections: use('connections'),
+      notifications: use('notifications'),
+      accountOwner: (accountId) => accounts.principals.accountOwner(accountId),
     });
-    return { api: { service, providers }, rest: createSigninRest(service), resolvers: createSigninResolvers(service) };
+    return { api: { service, providers, grantToken: service.grantToken, accountGrantToken: service.accountGrantToken }, rest: createSigninRest(service), resolvers: createSigninResolvers(service) };
   },
 });

@@ -1,6 +1,6 @@
 /** REST bindings of provider sign-in: browser redirects with the flow cookie, and the code exchange. */
 import { parse as parseCookies } from 'cookie';
-import { reply } from '../../http/envelope';
+import { reply, SUCCESS } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
 import { FLOW_COOKIE } from './flow-cookie';
 import type { SigninService } from './service';
@@ -20,5 +20,14 @@ export function createSigninRest(service: SigninService) {
       return reply(302, undefined, { Location: done.location, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
     },
     exchangeLoginCode: ({ body }, context) => service.exchange(body.loginCode, context.client),
+    async connectPlatform({ params, query }, context) {
+      const started = await service.startConnect(context.auth, params.platform, query.type, query.redirectUri, context.raw?.header('host'));
+      context.setCookie(FLOW_COOKIE, started.cookie, service.flowCookieOptions());
+      return reply(302, undefined, { Location: started.location, 'Cache-Control': 'no-store' });
+    },
+    async disconnectPlatform({ params, query }, context) {
+      await service.disconnect(context.auth, params.platform, query.type);
+      return SUCCESS;
+    },
   });
 }

@@ -9,6 +9,7 @@
  * provider's answer, and no credential is ever logged.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { Config } from '../../config/config';
 import { AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
@@ -16,7 +17,7 @@ import type { ModuleApis } from '../contract';
 import type { Client, SessionTokens } from '../sessions/service';
 import { signinMessages } from './errors';
 import { FLOW_TTL_SECONDS, type Flow, type FlowCodec } from './flow-cookie';
-import { ProviderUnavailableError, type ProviderClient } from './providers';
+import { isProviderRefusal, ProviderUnavailableError, type ProviderClient } from './providers';
 import type { SigninRepo } from './repo';
 
 /** A login code lives 60 seconds and is good once. */
@@ -30,8 +31,20 @@ export interface SigninDeps {
   providers: ReadonlyMap<string, ProviderClient>;
   accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'createUser' | 'signInUser'>;
   sessions: Pick<ModuleApis['sessions'], 'openSession'>;
-  connections: Pick<ModuleApis['connections'], 'loginUserOf' | 'storeLoginGrant'>;
+  connections: Pick<
+    ModuleApis['connections'],
+    'loginUserOf' | 'storeLoginGrant' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
+  >;
+  notifications: Pick<ModuleApis['notifications'], 'notify'>;
+  /** The owner of an account (told when its connection needs reconnecting). */
+  accountOwner(accountId: string): Promise<string | null>;
 }
+
+/** A grant is refreshed when it has less than this left (or already expired). */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+
+/** What a platform call may use: the access token, or why there is none. */
+export type GrantToken = { token: string; reconnect: false } | { token: null; reconnect: boolean };
 
 const hash = (value: string) => createHash('sha256').update(value).digest('hex');
 
@@ -78,7 +91,109 @@ export function createSigninService(deps: SigninDeps) {
     return who.email && who.emailVerified ? deps.accounts.findOrCreateUser(who.email, name) : deps.accounts.createUser(name);
   }
 
+  /** The provider refused the refresh: the grant needs the user back, who is told so. */
+  async function needsReconnect(id: string, grant: { userId: string; provider: string }): Promise<GrantToken> {
+    await deps.connections.flagLoginReconnect(id);
+    await deps.notifications.notify({ userId: grant.userId, type: 'connection_reconnect_required', data: { provider: grant.provider, loginConnectionId: id } });
+    log.info({ provider: grant.provider, login_connection_id: id }, 'login grant needs reconnection');
+    return { token: null, reconnect: true };
+  }
+
+  /**
+   * The refresh rule shared by login, channel and bot grants: the token while it has more than
+   * REFRESH_MARGIN_MS left, else a refresh; a refusal flags the grant and tells its owner.
+   */
+  async function fresh(
+    slug: string,
+    grant: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; reconnectRequired: boolean } | null,
+    store: {
+      reload(): Promise<{ accessToken: string; refreshToken: string | null; reconnectRequired: boolean } | null>;
+      replace(next: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string[] }): Promise<void>;
+      refused(): Promise<GrantToken>;
+    },
+  ): Promise<GrantToken> {
+    if (!grant) return { token: null, reconnect: false };
+    if (grant.reconnectRequired) return { token: null, reconnect: true };
+    const expiresAt = grant.expiresAt?.getTime() ?? Infinity;
+    if (expiresAt - Date.now() > REFRESH_MARGIN_MS) return { token: grant.accessToken, reconnect: false };
+    const client = providers.get(slug);
+    if (!client || !grant.refreshToken) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : store.refused();
+    try {
+      const next = await client.refresh(grant.refreshToken);
+      await store.replace(next);
+      return { token: next.accessToken, reconnect: false };
+    } catch (error) {
+      // Another request may have rotated the refresh token first: its result stands.
+      const now = await store.reload();
+      if (now && now.refreshToken !== grant.refreshToken && !now.reconnectRequired) return { token: now.accessToken, reconnect: false };
+      if (await isProviderRefusal(error)) return store.refused();
+      log.warn({ provider: slug, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh failed');
+      return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
+    }
+  }
+
   return {
+    /**
+     * The access token of a channel (or bot) connection for a platform call, under the same
+     * refresh rule as login grants; a refused refresh sets the connection's `reconnectRequired`
+     * and notifies the account's owner.
+     */
+    async accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot'): Promise<GrantToken> {
+      return fresh(platform, await deps.connections.accountGrant(accountId, platform, type), {
+        reload: () => deps.connections.accountGrant(accountId, platform, type),
+        replace: (next) => deps.connections.replaceAccountGrant(accountId, platform, type, next),
+        async refused() {
+          await deps.connections.flagAccountReconnect(accountId, platform, type);
+          const owner = await deps.accountOwner(accountId);
+          if (owner) await deps.notifications.notify({ userId: owner, type: 'connection_reconnect_required', data: { platform, type, accountId } });
+          log.info({ platform, type, account_id: accountId }, 'connection needs reconnection');
+          return { token: null, reconnect: true };
+        },
+      });
+    },
+
+    /** GET /v1/connections/{platform}/connect: the same flow as a login, for the caller's active account. */
+    async startConnect(ctx: AuthContext, platform: string, type: 'channel' | 'bot', redirectUri: string, host: string | undefined) {
+      return this.startLogin(platform, redirectUri, host, type, { accountId: requireAccountId(ctx), userId: requireUserId(ctx) });
+    },
+
+    /**
+     * DELETE /v1/connections/{platform}: revokes the grant at the provider when it has a
+     * revocation endpoint (RFC 7009: the refresh token, then the access token), then deletes the
+     * connection. A provider that cannot be reached does not keep the connection: it is logged.
+     */
+    async disconnect(ctx: AuthContext, platform: string, type: 'channel' | 'bot'): Promise<void> {
+      const accountId = requireAccountId(ctx);
+      const grant = await deps.connections.accountGrant(accountId, platform, type);
+      const client = providers.get(platform);
+      if (grant && client) {
+        try {
+          if (grant.refreshToken) await client.revoke(grant.refreshToken);
+          await client.revoke(grant.accessToken);
+        } catch (error) {
+          log.warn({ provider: platform, error: (error as Error).name, reason: (error as Error).message }, 'grant revocation failed');
+        }
+      }
+      if (!(await deps.connections.removeAccountGrant(accountId, platform, type, ctx.userId))) throw AppError.notFound(signinMessages.connectionNotFound);
+    },
+
+    /**
+     * The access token of a login connection for a platform call, refreshed first when it expires
+     * within REFRESH_MARGIN_MS. `{ token: null, reconnect: false }`: the connection holds no grant
+     * (an operator-recorded one). A refresh the provider refuses flags the connection
+     * (`loginReconnectRequired`) and notifies its user; a provider that cannot be reached leaves
+     * it as it was (the old token while it lasts).
+     */
+    async grantToken(loginConnectionId: string): Promise<GrantToken> {
+      const grant = await deps.connections.loginGrant(loginConnectionId);
+      if (!grant) return { token: null, reconnect: false };
+      return fresh(grant.provider, grant, {
+        reload: () => deps.connections.loginGrant(loginConnectionId),
+        replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
+        refused: () => needsReconnect(loginConnectionId, grant),
+      });
+    },
+
     /** GET /v1/auth/login/{provider}: the provider's authorization URL and the sealed flow cookie. */
     async startLogin(slug: string, redirectUri: string, host: string | undefined, purpose: Flow['type'] = 'login', owner: { accountId: string; userId: string } | null = null): Promise<{ location: string; cookie: string }> {
       const target = allowedRedirect(config.auth.redirect_allow_list, redirectUri);
@@ -128,7 +243,18 @@ export function createSigninService(deps: SigninDeps) {
         log.warn({ provider: slug, error: e instanceof ProviderUnavailableError ? 'ProviderUnavailable' : e.name, code: e.error, reason: e.message }, 'sign-in refused');
         return fail('provider_error');
       }
-      if (flow.type !== 'login') return fail('provider_error');
+      if (flow.type !== 'login') {
+        if (!flow.accountId) return fail('provider_error');
+        await deps.connections.storeAccountGrant({
+          accountId: flow.accountId,
+          platform: slug,
+          type: flow.type,
+          subject: signedIn.subject,
+          actorId: flow.userId,
+          grant: { accessToken: signedIn.accessToken, refreshToken: signedIn.refreshToken, expiresAt: signedIn.expiresAt, scopes: signedIn.scopes },
+        });
+        return { location: back(flow.redirectUri, { connected: slug, type: flow.type }) };
+      }
       const { user, accountId } = await userFor(slug, signedIn);
       await deps.connections.storeLoginGrant({
         userId: user.id,

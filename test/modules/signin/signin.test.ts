@@ -47,12 +47,13 @@ beforeAll(async () => {
             scopes: ['openid'],
           },
           { ...base, slug: 'idp_down', kind: 'oidc', issuer: 'http://127.0.0.1:1' },
+          { ...base, slug: 'platform_a', kind: 'oidc', issuer: idp.issuer, purposes: ['login', 'channel', 'bot'] },
         ],
       },
     },
     { log },
   );
-  await idp.register(['idp', 'idp_tamper', 'idp_oauth2', 'idp_down'].map((slug) => `${t.url}/v1/auth/callback/${slug}`));
+  await idp.register(['idp', 'idp_tamper', 'idp_oauth2', 'idp_down', 'platform_a'].map((slug) => `${t.url}/v1/auth/callback/${slug}`));
 });
 
 afterAll(async () => {
@@ -329,5 +330,103 @@ describe('provider sign-in (OAuth 2.0: the subject from userinfo)', () => {
     expect(pair.status).toBe(200);
     const link = await t.app.db.knex('login_connections').where({ provider: 'idp_oauth2', platform_user_id: 'ivan' }).first('user_id');
     expect(link.user_id).toBe(pair.body.data!.user_id);
+  });
+});
+
+describe('channel and bot connections through the same flow; grants refreshed before expiry', () => {
+  let token: string;
+  let accountId: string;
+  let userId: string;
+  const auth = () => ({ authorization: `Bearer ${token}` });
+  const connectUrl = (type: string) => `${t.url}/v1/connections/platform_a/connect?type=${type}&redirect_uri=${encodeURIComponent(BACK)}`;
+  const status = async () => {
+    const res = await fetch(`${t.url}/v1/connections/status`, { headers: auth() });
+    return ((await res.json()) as { data: { platform: string; is_connected: boolean; reconnect_required: boolean }[] }).data.find((s) => s.platform === 'platform_a')!;
+  };
+  /** The provider refuses this refresh token from now on (RFC 7009 at the provider itself). */
+  const revokeAtProvider = (value: string) =>
+    fetch(`${idp.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}` },
+      body: new URLSearchParams({ token: value }).toString(),
+    });
+
+  beforeAll(async () => {
+    const { code } = await signIn('idp', 'owner-1');
+    const pair = (await exchange(code)).body.data!;
+    token = pair.access_token!;
+    accountId = pair.account_id!;
+    userId = pair.user_id!;
+  });
+
+  test('connecting needs a session with connections:create', async () => {
+    const res = await new Browser().request(connectUrl('channel'));
+    expect(res.status).toBe(401);
+  });
+
+  test('the provider flow stores the channel grant (sealed) on the active account', async () => {
+    const { url } = await new Browser().navigate(connectUrl('channel'), { stopAt: BACK, login: 'channel-1', headers: auth() });
+    expect(Object.fromEntries(fragment(url))).toEqual({ connected: 'platform_a', type: 'channel' });
+    expect(await status()).toMatchObject({ is_connected: true, reconnect_required: false });
+    const row = await t.app.db.knex('account_connections').where({ account_id: accountId, platform: 'platform_a' }).first('*');
+    expect(row.platform_channel_id).toBe('channel-1');
+    const grant = (await t.app.modules.connections.accountGrant(accountId, 'platform_a', 'channel'))!;
+    expect(JSON.stringify(row)).not.toContain(grant.accessToken);
+    expect((await t.app.modules.signin.accountGrantToken(accountId, 'platform_a', 'channel')).token).toBe(grant.accessToken);
+  });
+
+  test('a bot connection is stored apart from the channel connection', async () => {
+    const { url } = await new Browser().navigate(connectUrl('bot'), { stopAt: BACK, login: 'bot-1', headers: auth() });
+    expect(fragment(url).get('type')).toBe('bot');
+    expect(await t.app.db.knex('account_bot_connections').where({ account_id: accountId, platform: 'platform_a' }).first('platform_user_id')).toEqual({ platform_user_id: 'bot-1' });
+  });
+
+  test('a grant close to expiry is refreshed at the provider before it is used', async () => {
+    const before = (await t.app.modules.connections.accountGrant(accountId, 'platform_a', 'channel'))!;
+    await t.app.db.knex('account_connections').where({ account_id: accountId, platform: 'platform_a' }).update({ expires_at: new Date(Date.now() + 30_000) });
+    const used = await t.app.modules.signin.accountGrantToken(accountId, 'platform_a', 'channel');
+    expect(used.token).toEqual(expect.any(String));
+    expect(used.token).not.toBe(before.accessToken);
+    const after = (await t.app.modules.connections.accountGrant(accountId, 'platform_a', 'channel'))!;
+    expect(after.accessToken).toBe(used.token);
+    expect(after.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 600_000);
+  });
+
+  test('a refresh the provider refuses flags reconnectRequired and notifies the owner', async () => {
+    const grant = (await t.app.modules.connections.accountGrant(accountId, 'platform_a', 'channel'))!;
+    expect((await revokeAtProvider(grant.refreshToken!)).status).toBe(200);
+    await t.app.db.knex('account_connections').where({ account_id: accountId, platform: 'platform_a' }).update({ expires_at: new Date(Date.now() + 30_000) });
+    expect(await t.app.modules.signin.accountGrantToken(accountId, 'platform_a', 'channel')).toEqual({ token: null, reconnect: true });
+    expect(await status()).toMatchObject({ is_connected: false, reconnect_required: true });
+    const notes = await t.app.db.knex('notifications').where({ user_id: userId, type: 'connection_reconnect_required' }).select('data');
+    expect(notes).toHaveLength(1);
+  });
+
+  test('a login grant whose refresh is refused is flagged (loginReconnectRequired) and its user notified', async () => {
+    const row = await t.app.db.knex('login_connections').where({ user_id: userId, provider: 'idp' }).first('id');
+    const grant = (await t.app.modules.connections.loginGrant(row.id))!;
+    await revokeAtProvider(grant.refreshToken!);
+    await t.app.db.knex('login_connections').where({ id: row.id }).update({ token_expires_at: new Date(Date.now() - 1000) });
+    expect(await t.app.modules.signin.grantToken(row.id)).toEqual({ token: null, reconnect: true });
+    expect((await t.app.db.knex('login_connections').where({ id: row.id }).first('reconnect_required')).reconnect_required).toBe(true);
+    expect(await t.app.db.knex('notifications').where({ user_id: userId, type: 'connection_reconnect_required' }).select('id')).toHaveLength(2);
+    // Signing in again heals it.
+    await signIn('idp', 'owner-1');
+    expect((await t.app.db.knex('login_connections').where({ id: row.id }).first('reconnect_required')).reconnect_required).toBe(false);
+  });
+
+  test('disconnecting revokes the grant at the provider (RFC 7009), then deletes the connection', async () => {
+    const { url } = await new Browser().navigate(connectUrl('bot'), { stopAt: BACK, login: 'bot-2', headers: auth() });
+    expect(fragment(url).get('connected')).toBe('platform_a');
+    const grant = (await t.app.modules.connections.accountGrant(accountId, 'platform_a', 'bot'))!;
+    expect((await fetch(`${idp.issuer}/me`, { headers: { authorization: `Bearer ${grant.accessToken}` } })).status).toBe(200);
+    const res = await fetch(`${t.url}/v1/connections/platform_a?type=bot`, { method: 'DELETE', headers: auth() });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ success: true });
+    expect((await fetch(`${idp.issuer}/me`, { headers: { authorization: `Bearer ${grant.accessToken}` } })).status).toBe(401);
+    expect(await t.app.db.knex('account_bot_connections').where({ account_id: accountId }).select('platform')).toHaveLength(0);
+    const again = await fetch(`${t.url}/v1/connections/platform_a?type=bot`, { method: 'DELETE', headers: auth() });
+    expect(again.status).toBe(404);
+    expect(await again.json()).toEqual({ error: 'NOT_FOUND', message: 'Connection not found' });
   });
 });
