@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createSecretBox, loadSecretBox } from '../../src/auth/secrets';
-import { ConfigError, loadConfig } from '../../src/config/config';
+import { loadConfig, type ConfigError } from '../../src/config/config';
 
 const key = () => randomBytes(32).toString('base64');
 const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) } };
