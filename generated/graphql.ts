@@ -1117,9 +1117,9 @@ export type Query = {
   connectionStatuses: Array<ConnectionStatus>;
   /** OAuth credential modes; REST GET /v1/connections/credential-modes. */
   platformCredentialModes: Array<PlatformCredentialMode>;
-  /** Platforms whose switch is on with an enabled login or bot sub-switch; integrations excluded (no REST twin). */
+  /** Platforms whose switch is on with an enabled login or bot sub-switch and a provider configured for that purpose (config auth.providers); integrations excluded (no REST twin). */
   enabledPlatforms: Array<Scalars['String']['output']>;
-  /** Platforms offering this connection type: switch and sub-switch on (no REST twin). */
+  /** Providers offering this connection type: platforms with switch and sub-switch on and a provider configured for the purpose (config auth.providers), then, for login, configured login providers that are not platforms (no REST twin). */
   enabledProviders: Array<Scalars['String']['output']>;
   /** Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin). */
   accountLoginAssignments: Array<GqlLoginAssignment>;

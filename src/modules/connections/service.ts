@@ -10,11 +10,12 @@ import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { SecretBox } from '../../auth/secrets';
+import type { ProviderConfig } from '../../config/config';
 import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
-import { channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
+import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
 import type { AssignmentRow, ConnectionRow, ConnectionsRepo, LoginConnectionRow, SwitchRow } from './repo';
 
 export interface ConnectionStatus {
@@ -93,8 +94,9 @@ export interface ProviderGrant {
   scopes: string[];
 }
 
-export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[]; secrets: SecretBox }) {
+export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[]; secrets: SecretBox; providers: readonly ProviderConfig[] }) {
   const { repo, knex, audit, secrets } = deps;
+  const offered = (purpose: ConnectionType) => new Set(deps.providers.filter((p) => p.purposes.includes(purpose)).map((p) => p.slug));
   const sealGrant = (grant: ProviderGrant) => ({
     access_token_sealed: secrets.seal(grant.accessToken),
     refresh_token_sealed: grant.refreshToken ? secrets.seal(grant.refreshToken) : null,
@@ -287,18 +289,29 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
       return (await repo.loginConnectionsOf(row.user_id)).map(toLogin);
     },
 
+    /** Platforms a user can sign in or run a bot with: the switches allow it and a provider is configured for it. */
     async enabledPlatforms(): Promise<string[]> {
+      const login = offered('login');
+      const bot = offered('bot');
       return (await repo.switches())
         .map(supported)
-        .filter((s) => s.enabled && !integrationPlatforms.has(s.platform) && (s.loginEnabled || s.botEnabled))
+        .filter((s) => s.enabled && !integrationPlatforms.has(s.platform) && ((s.loginEnabled && login.has(s.platform)) || (s.botEnabled && bot.has(s.platform))))
         .map((s) => s.platform);
     },
 
+    /**
+     * Providers offered for a connection type: platforms whose switches allow it and that have a
+     * provider configured for that purpose (config `auth.providers`), then (login) the configured
+     * login providers that are not platforms, which no platform switch governs.
+     */
     async enabledProviders(type: ConnectionType): Promise<string[]> {
-      return (await repo.switches())
+      const slugs = offered(type);
+      const platforms = (await repo.switches())
         .map(supported)
-        .filter((s) => s.enabled && s[key[type]])
+        .filter((s) => s.enabled && s[key[type]] && slugs.has(s.platform))
         .map((s) => s.platform);
+      const others = [...slugs].filter((slug) => !(allPlatforms as readonly string[]).includes(slug)).sort();
+      return [...platforms, ...others];
     },
 
     async setSwitches(ctx: AuthContext, platform: Platform, patch: { enabled?: boolean | null; loginEnabled?: boolean | null; channelEnabled?: boolean | null; botEnabled?: boolean | null }) {
