@@ -1117,9 +1117,9 @@ export type Query = {
   connectionStatuses: Array<ConnectionStatus>;
   /** OAuth credential modes; REST GET /v1/connections/credential-modes. */
   platformCredentialModes: Array<PlatformCredentialMode>;
-  /** Platforms whose switch is on with an enabled login or bot sub-switch; integrations excluded (no REST twin). */
+  /** Platforms whose switch is on with an enabled login or bot sub-switch and a provider configured for that purpose (config auth.providers); integrations excluded (no REST twin). */
   enabledPlatforms: Array<Scalars['String']['output']>;
-  /** Platforms offering this connection type: switch and sub-switch on (no REST twin). */
+  /** Providers offering this connection type: platforms with switch and sub-switch on and a provider configured for the purpose (config auth.providers), then, for login, configured login providers that are not platforms (no REST twin). */
   enabledProviders: Array<Scalars['String']['output']>;
   /** Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin). */
   accountLoginAssignments: Array<GqlLoginAssignment>;
@@ -1330,6 +1330,8 @@ export type Mutation = {
   issuePopoutWsToken: WsToken;
   /** Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange. */
   exchangePopoutToken: PopoutSession;
+  /** Exchange the one-time code of a provider sign-in (`#login_code=`) for a session (INVALID_LOGIN_CODE when used, expired or unknown); REST POST /v1/auth/login/exchange. */
+  exchangeLoginCode: SessionTokens;
   /** Create a popout token; REST POST /v1/tokens. */
   createPopoutToken: PopoutTokenCreated;
   /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
@@ -1495,6 +1497,11 @@ export type MutationRevokeSessionArgs = {
 
 export type MutationExchangePopoutTokenArgs = {
   token: Scalars['String']['input'];
+};
+
+
+export type MutationExchangeLoginCodeArgs = {
+  loginCode: Scalars['String']['input'];
 };
 
 
@@ -3025,6 +3032,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
   issuePopoutWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
   exchangePopoutToken: Resolver<ResolversTypes['PopoutSession'], ParentType, ContextType, RequireFields<MutationExchangePopoutTokenArgs, 'token'>>;
+  exchangeLoginCode: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationExchangeLoginCodeArgs, 'loginCode'>>;
   createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
   revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
   createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;

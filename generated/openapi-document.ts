@@ -344,6 +344,242 @@ export const openapiDocument = {
         ]
       }
     },
+    "/auth/login/{provider}": {
+      "get": {
+        "operationId": "startLogin",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Start a sign-in with a configured OAuth 2.0 / OpenID Connect provider (browser redirect).",
+        "description": "Answers 302 to the provider's authorization endpoint (authorization code flow with PKCE\nS256, `state` and, for OpenID Connect, `nonce`). The verifier, state, nonce and\n`redirect_uri` travel in the `svc-signin` cookie: httpOnly, `SameSite=Lax`, Path\n`/v1/`, 10 minutes, authenticated and encrypted by the service (never readable or\nforgeable by the browser); Secure outside development.\n\n`redirect_uri` is where the browser is sent back once the provider answered: it must have\nthe scheme, host and port of an entry of config `auth.redirect_allow_list` and a path\nunder that entry's path; anything else is 400 VALIDATION_ERROR `redirect_uri is not\nallowed`, never a redirect. A provider that is not configured for login is 404\nNOT_FOUND; a provider whose discovery document cannot be read is 502\nPROVIDER_UNAVAILABLE.\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "provider",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z][a-z0-9_]{0,39}$"
+            }
+          },
+          {
+            "name": "redirect_uri",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 2000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "302": {
+            "$ref": "#/components/responses/ProviderRedirect"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "502": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/auth/callback/{provider}": {
+      "get": {
+        "operationId": "loginCallback",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Where the provider sends the browser back (the provider's registered redirect URI).",
+        "description": "The provider's registered redirect URI is `<auth.public_url>/v1/auth/callback/<provider>`.\nVerifies `state` against the `svc-signin` cookie (single use), exchanges the code with the\nPKCE verifier, validates the ID token (issuer, audience, expiry, nonce; `oidc` providers)\nor reads userinfo (`oauth2` providers), then finds the user by `(provider, subject)` or\ncreates one with an account it owns, exactly as a first dev login does. For a login it\nanswers 302 to the cookie's `redirect_uri` with a one-time login code in the fragment\n(`#login_code=…`, valid 60 seconds, single use; `POST /v1/auth/login/exchange`), never a\ntoken in a URL; for a channel or bot connection (`GET /v1/connections/{platform}/connect`)\nwith `#connected=<platform>`. The grant (access and refresh token, expiry, scopes) is\nstored encrypted as the user's login connection (or the account's connection).\n\nFailures answer 302 to the same `redirect_uri` with `#error=<code>`: `access_denied`\n(the user refused), `state_mismatch` (state differs from the cookie's, or the flow was\nalready used), `provider_error` (the provider refused the code or its tokens did not\nvalidate, or it could not be reached). Without a valid cookie there is no `redirect_uri`\nto go back to: 400 VALIDATION_ERROR `Sign-in expired or not started here`. The cookie is\ncleared on every answer.\n",
+        "x-auth": "public",
+        "parameters": [
+          {
+            "name": "provider",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z][a-z0-9_]{0,39}$"
+            }
+          },
+          {
+            "name": "code",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 4000
+            }
+          },
+          {
+            "name": "state",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 1000
+            }
+          },
+          {
+            "name": "iss",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "scope",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 4000
+            }
+          },
+          {
+            "name": "session_state",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 1000
+            }
+          },
+          {
+            "name": "error",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "error_description",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "name": "error_uri",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "maxLength": 2000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "302": {
+            "$ref": "#/components/responses/ProviderRedirect"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/auth/login/exchange": {
+      "post": {
+        "operationId": "exchangeLoginCode",
+        "tags": [
+          "auth"
+        ],
+        "summary": "Exchange a one-time login code for a session (the end of a provider sign-in).",
+        "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log.\n",
+        "x-auth": "public",
+        "x-graphql": "Mutation.exchangeLoginCode",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "login_code"
+                ],
+                "properties": {
+                  "login_code": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/SessionTokens"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/auth/refresh": {
       "post": {
         "operationId": "refreshSession",
@@ -9184,6 +9420,163 @@ export const openapiDocument = {
         }
       }
     },
+    "/connections/{platform}/connect": {
+      "get": {
+        "operationId": "connectPlatform",
+        "tags": [
+          "connections"
+        ],
+        "summary": "Connect the active account's channel or bot on a platform through its OAuth provider (browser redirect).",
+        "description": "The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)\nwith the provider configured under the platform's slug for this purpose (`purposes`\nholding `channel` or `bot`). The provider's callback stores the grant (sealed) on the\naccount that was active here, and sends the browser to `redirect_uri` with\n`#connected=<platform>&type=<type>`. A platform with no such provider is 404.\n",
+        "x-auth": "first-party",
+        "x-permission": "connections:create",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "channel",
+                "bot"
+              ]
+            }
+          },
+          {
+            "name": "redirect_uri",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 2000
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "302": {
+            "$ref": "#/components/responses/ProviderRedirect"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "502": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/connections/{platform}": {
+      "delete": {
+        "operationId": "disconnectPlatform",
+        "tags": [
+          "connections"
+        ],
+        "summary": "Disconnect the active account's channel or bot on a platform.",
+        "description": "Revokes the stored grant at the provider when it has a revocation endpoint (RFC 7009:\nthe refresh token, then the access token), then deletes the connection; a provider that\ncannot be reached is logged and the connection is deleted all the same. No such\nconnection is 404 `Connection not found`. Records `account:connection_disconnected`.\n",
+        "x-auth": "first-party",
+        "x-permission": "connections:delete",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "name": "type",
+            "in": "query",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "channel",
+                "bot"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/connections/status": {
       "get": {
         "operationId": "connectionStatuses",
@@ -9191,7 +9584,7 @@ export const openapiDocument = {
           "connections"
         ],
         "summary": "One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.",
-        "description": "A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true\nonly for a stored connection not flagged for reconnection. The login fields describe\nthe acting user's login grant; they are false with no login grant or no user context\n(login connections are not stored by this release, so they are false for now).\nPopout tokens holding `connections:read` may call it.\n",
+        "description": "A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true\nonly for a stored connection not flagged for reconnection. The login fields describe\nthe acting user's login grant (a login connection assigned in this account, made by a\nprovider sign-in or recorded by an operator); they are false with no login grant or no\nuser context. A grant whose refresh the provider refused is flagged: `reconnect_required`\n(channel connection) or `login_reconnect_required` (login grant).\nPopout tokens holding `connections:read` may call it.\n",
         "x-permission": "connections:read",
         "x-feature": "feature:connections",
         "x-graphql": "Query.connectionStatuses",
@@ -19332,6 +19725,33 @@ export const openapiDocument = {
           }
         }
       },
+      "ProviderRedirect": {
+        "description": "A browser redirect (to the provider, or back to the sign-in's `redirect_uri`).",
+        "headers": {
+          "Location": {
+            "description": "Where the browser goes next.",
+            "schema": {
+              "type": "string"
+            }
+          },
+          "Set-Cookie": {
+            "description": "The `svc-signin` flow cookie (set when leaving for the provider, cleared on the way back).",
+            "schema": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "ProviderUnavailable": {
+        "description": "The sign-in provider could not be reached or answered nonsense (PROVIDER_UNAVAILABLE).",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
       "Unauthorized": {
         "description": "No or invalid credential (UNAUTHORIZED).",
         "content": {
@@ -23461,6 +23881,8 @@ export const openapiDocument = {
               "CONFLICT",
               "RATE_LIMIT_EXCEEDED",
               "HEADERS_TOO_LARGE",
+              "INVALID_LOGIN_CODE",
+              "PROVIDER_UNAVAILABLE",
               "DATABASE_ERROR",
               "REDIS_ERROR",
               "INTERNAL_SERVER_ERROR",

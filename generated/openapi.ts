@@ -1223,6 +1223,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/callback/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back (the provider's registered redirect URI).
+         * @description The provider's registered redirect URI is `<auth.public_url>/v1/auth/callback/<provider>`.
+         *     Verifies `state` against the `svc-signin` cookie (single use), exchanges the code with the
+         *     PKCE verifier, validates the ID token (issuer, audience, expiry, nonce; `oidc` providers)
+         *     or reads userinfo (`oauth2` providers), then finds the user by `(provider, subject)` or
+         *     creates one with an account it owns, exactly as a first dev login does. For a login it
+         *     answers 302 to the cookie's `redirect_uri` with a one-time login code in the fragment
+         *     (`#login_code=…`, valid 60 seconds, single use; `POST /v1/auth/login/exchange`), never a
+         *     token in a URL; for a channel or bot connection (`GET /v1/connections/{platform}/connect`)
+         *     with `#connected=<platform>`. The grant (access and refresh token, expiry, scopes) is
+         *     stored encrypted as the user's login connection (or the account's connection).
+         *
+         *     Failures answer 302 to the same `redirect_uri` with `#error=<code>`: `access_denied`
+         *     (the user refused), `state_mismatch` (state differs from the cookie's, or the flow was
+         *     already used), `provider_error` (the provider refused the code or its tokens did not
+         *     validate, or it could not be reached). Without a valid cookie there is no `redirect_uri`
+         *     to go back to: 400 VALIDATION_ERROR `Sign-in expired or not started here`. The cookie is
+         *     cleared on every answer.
+         */
+        get: operations["loginCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/dev/login": {
         parameters: {
             query?: never;
@@ -1241,6 +1277,60 @@ export interface paths {
          *     Records `user:login` in the caller's audit log.
          */
         post: operations["devLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start a sign-in with a configured OAuth 2.0 / OpenID Connect provider (browser redirect).
+         * @description Answers 302 to the provider's authorization endpoint (authorization code flow with PKCE
+         *     S256, `state` and, for OpenID Connect, `nonce`). The verifier, state, nonce and
+         *     `redirect_uri` travel in the `svc-signin` cookie: httpOnly, `SameSite=Lax`, Path
+         *     `/v1/`, 10 minutes, authenticated and encrypted by the service (never readable or
+         *     forgeable by the browser); Secure outside development.
+         *
+         *     `redirect_uri` is where the browser is sent back once the provider answered: it must have
+         *     the scheme, host and port of an entry of config `auth.redirect_allow_list` and a path
+         *     under that entry's path; anything else is 400 VALIDATION_ERROR `redirect_uri is not
+         *     allowed`, never a redirect. A provider that is not configured for login is 404
+         *     NOT_FOUND; a provider whose discovery document cannot be read is 502
+         *     PROVIDER_UNAVAILABLE.
+         */
+        get: operations["startLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a one-time login code for a session (the end of a provider sign-in).
+         * @description The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session
+         *     and answers the same pair as dev login. A used, expired (60 seconds) or unknown code is
+         *     400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method
+         *     `oauth`) in the user's audit log.
+         */
+        post: operations["exchangeLoginCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1564,6 +1654,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connections/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect the active account's channel or bot on a platform.
+         * @description Revokes the stored grant at the provider when it has a revocation endpoint (RFC 7009:
+         *     the refresh token, then the access token), then deletes the connection; a provider that
+         *     cannot be reached is logged and the connection is deleted all the same. No such
+         *     connection is 404 `Connection not found`. Records `account:connection_disconnected`.
+         */
+        delete: operations["disconnectPlatform"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connections/{platform}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Connect the active account's channel or bot on a platform through its OAuth provider (browser redirect).
+         * @description The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)
+         *     with the provider configured under the platform's slug for this purpose (`purposes`
+         *     holding `channel` or `bot`). The provider's callback stores the grant (sealed) on the
+         *     account that was active here, and sends the browser to `redirect_uri` with
+         *     `#connected=<platform>&type=<type>`. A platform with no such provider is 404.
+         */
+        get: operations["connectPlatform"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connections/credential-modes": {
         parameters: {
             query?: never;
@@ -1598,8 +1735,10 @@ export interface paths {
          * One status per supported channel platform (platform_a, platform_b, platform_c) for the active account.
          * @description A connection exists iff `is_connected` or `reconnect_required`: `is_connected` is true
          *     only for a stored connection not flagged for reconnection. The login fields describe
-         *     the acting user's login grant; they are false with no login grant or no user context
-         *     (login connections are not stored by this release, so they are false for now).
+         *     the acting user's login grant (a login connection assigned in this account, made by a
+         *     provider sign-in or recorded by an operator); they are false with no login grant or no
+         *     user context. A grant whose refresh the provider refused is flagged: `reconnect_required`
+         *     (channel connection) or `login_reconnect_required` (login grant).
          *     Popout tokens holding `connections:read` may call it.
          */
         get: operations["connectionStatuses"];
@@ -4957,7 +5096,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
+            error: "BAD_REQUEST" | "VALIDATION_ERROR" | "UNAUTHORIZED" | "FORBIDDEN" | "PLAN_LIMIT_REACHED" | "FEATURE_DISABLED" | "NOT_FOUND" | "CONFLICT" | "RATE_LIMIT_EXCEEDED" | "HEADERS_TOO_LARGE" | "INVALID_LOGIN_CODE" | "PROVIDER_UNAVAILABLE" | "DATABASE_ERROR" | "REDIS_ERROR" | "INTERNAL_SERVER_ERROR" | "SERVICE_UNAVAILABLE" | "PLATFORM_UNAVAILABLE";
             message: string;
         };
         /** @description A stream event (Part 2, "Event row"); GraphQL calls `type` `eventType`. */
@@ -6446,6 +6585,26 @@ export interface components {
         };
         /** @description Absent or invisible (NOT_FOUND). */
         NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A browser redirect (to the provider, or back to the sign-in's `redirect_uri`). */
+        ProviderRedirect: {
+            headers: {
+                /** @description Where the browser goes next. */
+                Location?: string;
+                /** @description The `svc-signin` flow cookie (set when leaving for the provider, cleared on the way back). */
+                "Set-Cookie"?: string;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The sign-in provider could not be reached or answered nonsense (PROVIDER_UNAVAILABLE). */
+        ProviderUnavailable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -9529,6 +9688,40 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    loginCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                error_uri?: string;
+                iss?: string;
+                scope?: string;
+                session_state?: string;
+                state?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            302: components["responses"]["ProviderRedirect"];
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     devLogin: {
         parameters: {
             query?: {
@@ -9557,6 +9750,65 @@ export interface operations {
             200: components["responses"]["SessionTokens"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startLogin: {
+        parameters: {
+            query: {
+                redirect_uri: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            302: components["responses"]["ProviderRedirect"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["ProviderUnavailable"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exchangeLoginCode: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    login_code: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["SessionTokens"];
+            400: components["responses"]["BadRequest"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10069,6 +10321,68 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disconnectPlatform: {
+        parameters: {
+            query: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+                type: "channel" | "bot";
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    connectPlatform: {
+        parameters: {
+            query: {
+                redirect_uri: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+                type: "channel" | "bot";
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            302: components["responses"]["ProviderRedirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["ProviderUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

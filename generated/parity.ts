@@ -834,6 +834,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "exchangeLoginCode",
+    "method": "post",
+    "path": "/v1/auth/login/exchange",
+    "graphql": "Mutation.exchangeLoginCode",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "exchangePopoutToken",
     "method": "post",
     "path": "/v1/auth/popout/exchange",
@@ -1566,6 +1577,7 @@ export type TwinShapes = [
   Serves<Mutation['deleteUserApiKey'], DomainResults['deleteUserApiKey'][DefaultStatus['deleteUserApiKey']]>,
   Serves<Query['developerApiKeys'], DomainResults['developerApiKeys'][DefaultStatus['developerApiKeys']]>,
   Serves<Query['developerVerificationStatus'], DomainResults['developerVerificationStatus'][DefaultStatus['developerVerificationStatus']]>,
+  Serves<Mutation['exchangeLoginCode'], DomainResults['exchangeLoginCode'][DefaultStatus['exchangeLoginCode']]>,
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,

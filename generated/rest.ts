@@ -73,6 +73,7 @@ export type OperationId =
   | 'cancelAccountInvite'
   | 'chatHistory'
   | 'connectionStatuses'
+  | 'connectPlatform'
   | 'createAccount'
   | 'createAccountInvite'
   | 'createAccountRole'
@@ -123,10 +124,12 @@ export type OperationId =
   | 'developerTeamRoles'
   | 'developerVerificationStatus'
   | 'devLogin'
+  | 'disconnectPlatform'
   | 'dissolveAccount'
   | 'emitEvent'
   | 'event'
   | 'events'
+  | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
   | 'extensionInstalls'
@@ -152,6 +155,7 @@ export type OperationId =
   | 'listIdeas'
   | 'listIdeaTags'
   | 'listIdeaVoters'
+  | 'loginCallback'
   | 'me'
   | 'moderateChat'
   | 'myAccounts'
@@ -209,6 +213,7 @@ export type OperationId =
   | 'sound'
   | 'sounds'
   | 'startLimitRequestReview'
+  | 'startLogin'
   | 'stopSound'
   | 'streamSound'
   | 'submitDeveloperApplication'
@@ -410,6 +415,8 @@ export interface RestHandlers<Context> {
   chatHistory(request: RestRequest<'chatHistory'>, context: Context): Promise<RestResponse<'chatHistory'>>;
   /** GET /v1/connections/status */
   connectionStatuses(request: RestRequest<'connectionStatuses'>, context: Context): Promise<RestResponse<'connectionStatuses'>>;
+  /** GET /v1/connections/{platform}/connect */
+  connectPlatform(request: RestRequest<'connectPlatform'>, context: Context): Promise<RestResponse<'connectPlatform'>>;
   /** POST /v1/accounts */
   createAccount(request: RestRequest<'createAccount'>, context: Context): Promise<RestResponse<'createAccount'>>;
   /** POST /v1/account/invites */
@@ -510,6 +517,8 @@ export interface RestHandlers<Context> {
   developerVerificationStatus(request: RestRequest<'developerVerificationStatus'>, context: Context): Promise<RestResponse<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login */
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
+  /** DELETE /v1/connections/{platform} */
+  disconnectPlatform(request: RestRequest<'disconnectPlatform'>, context: Context): Promise<RestResponse<'disconnectPlatform'>>;
   /** DELETE /v1/account */
   dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
   /** POST /v1/events/emit */
@@ -518,6 +527,8 @@ export interface RestHandlers<Context> {
   event(request: RestRequest<'event'>, context: Context): Promise<RestResponse<'event'>>;
   /** GET /v1/events */
   events(request: RestRequest<'events'>, context: Context): Promise<RestResponse<'events'>>;
+  /** POST /v1/auth/login/exchange */
+  exchangeLoginCode(request: RestRequest<'exchangeLoginCode'>, context: Context): Promise<RestResponse<'exchangeLoginCode'>>;
   /** POST /v1/auth/popout/exchange */
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
@@ -568,6 +579,8 @@ export interface RestHandlers<Context> {
   listIdeaTags(request: RestRequest<'listIdeaTags'>, context: Context): Promise<RestResponse<'listIdeaTags'>>;
   /** GET /v1/ideas/{id}/voters */
   listIdeaVoters(request: RestRequest<'listIdeaVoters'>, context: Context): Promise<RestResponse<'listIdeaVoters'>>;
+  /** GET /v1/auth/callback/{provider} */
+  loginCallback(request: RestRequest<'loginCallback'>, context: Context): Promise<RestResponse<'loginCallback'>>;
   /** GET /v1/me */
   me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
   /** POST /v1/chat/moderate */
@@ -682,6 +695,8 @@ export interface RestHandlers<Context> {
   sounds(request: RestRequest<'sounds'>, context: Context): Promise<RestResponse<'sounds'>>;
   /** POST /v1/admin/limit-requests/{id}/start-review */
   startLimitRequestReview(request: RestRequest<'startLimitRequestReview'>, context: Context): Promise<RestResponse<'startLimitRequestReview'>>;
+  /** GET /v1/auth/login/{provider} */
+  startLogin(request: RestRequest<'startLogin'>, context: Context): Promise<RestResponse<'startLogin'>>;
   /** POST /v1/sounds/{id}/stop */
   stopSound(request: RestRequest<'stopSound'>, context: Context): Promise<RestResponse<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream */
@@ -833,6 +848,7 @@ export interface DomainResults {
   cancelAccountInvite: { 200: Camelize<Wire<'cancelAccountInvite', 200>> };
   chatHistory: { 200: Page<Camelize<ItemOf<Wire<'chatHistory', 200>>>> };
   connectionStatuses: { 200: Camelize<ItemOf<Wire<'connectionStatuses', 200>>>[] };
+  connectPlatform: { 302: Camelize<Wire<'connectPlatform', 302>> };
   createAccount: { 201: Camelize<DataOf<Wire<'createAccount', 201>>> };
   createAccountInvite: { 201: Camelize<DataOf<Wire<'createAccountInvite', 201>>> };
   createAccountRole: { 201: Camelize<DataOf<Wire<'createAccountRole', 201>>> };
@@ -883,10 +899,12 @@ export interface DomainResults {
   developerTeamRoles: { 200: Camelize<ItemOf<Wire<'developerTeamRoles', 200>>>[] };
   developerVerificationStatus: { 200: Camelize<DataOf<Wire<'developerVerificationStatus', 200>>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
+  disconnectPlatform: { 200: Camelize<Wire<'disconnectPlatform', 200>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
   events: { 200: Page<Camelize<ItemOf<Wire<'events', 200>>>> };
+  exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
@@ -912,6 +930,7 @@ export interface DomainResults {
   listIdeas: { 200: Page<Camelize<ItemOf<Wire<'listIdeas', 200>>>> };
   listIdeaTags: { 200: Camelize<ItemOf<Wire<'listIdeaTags', 200>>>[] };
   listIdeaVoters: { 200: Page<Camelize<ItemOf<Wire<'listIdeaVoters', 200>>>> };
+  loginCallback: { 302: Camelize<Wire<'loginCallback', 302>> };
   me: { 200: Camelize<DataOf<Wire<'me', 200>>> };
   moderateChat: { 200: Camelize<DataOf<Wire<'moderateChat', 200>>> };
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
@@ -969,6 +988,7 @@ export interface DomainResults {
   sound: { 200: Camelize<DataOf<Wire<'sound', 200>>> };
   sounds: { 200: Camelize<DataOf<Wire<'sounds', 200>>> };
   startLimitRequestReview: { 200: Camelize<DataOf<Wire<'startLimitRequestReview', 200>>> };
+  startLogin: { 302: Camelize<Wire<'startLogin', 302>> };
   stopSound: { 200: Camelize<Wire<'stopSound', 200>> };
   streamSound: { 200: Wire<'streamSound', 200>; 206: Wire<'streamSound', 206>; 416: Wire<'streamSound', 416> };
   submitDeveloperApplication: { 201: Camelize<DataOf<Wire<'submitDeveloperApplication', 201>>> };
@@ -1073,6 +1093,7 @@ export interface DefaultStatus {
   cancelAccountInvite: 200;
   chatHistory: 200;
   connectionStatuses: 200;
+  connectPlatform: 302;
   createAccount: 201;
   createAccountInvite: 201;
   createAccountRole: 201;
@@ -1123,10 +1144,12 @@ export interface DefaultStatus {
   developerTeamRoles: 200;
   developerVerificationStatus: 200;
   devLogin: 200;
+  disconnectPlatform: 200;
   dissolveAccount: 200;
   emitEvent: 200;
   event: 200;
   events: 200;
+  exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
   extensionInstalls: 200;
@@ -1152,6 +1175,7 @@ export interface DefaultStatus {
   listIdeas: 200;
   listIdeaTags: 200;
   listIdeaVoters: 200;
+  loginCallback: 302;
   me: 200;
   moderateChat: 200;
   myAccounts: 200;
@@ -1209,6 +1233,7 @@ export interface DefaultStatus {
   sound: 200;
   sounds: 200;
   startLimitRequestReview: 200;
+  startLogin: 302;
   stopSound: 200;
   streamSound: 200;
   submitDeveloperApplication: 201;
@@ -1387,6 +1412,8 @@ export interface RestOperations<Context> {
   chatHistory(request: DomainRequest<'chatHistory'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'chatHistory'>>;
   /** GET /v1/connections/status (collection) */
   connectionStatuses(request: DomainRequest<'connectionStatuses'>, context: Context): Promise<DomainResult<'connectionStatuses'>>;
+  /** GET /v1/connections/{platform}/connect (bare) */
+  connectPlatform(request: DomainRequest<'connectPlatform'>, context: Context): Promise<DomainResult<'connectPlatform'>>;
   /** POST /v1/accounts (single) */
   createAccount(request: DomainRequest<'createAccount'>, context: Context): Promise<DomainResult<'createAccount'>>;
   /** POST /v1/account/invites (single) */
@@ -1487,6 +1514,8 @@ export interface RestOperations<Context> {
   developerVerificationStatus(request: DomainRequest<'developerVerificationStatus'>, context: Context): Promise<DomainResult<'developerVerificationStatus'>>;
   /** POST /v1/auth/dev/login (data) */
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
+  /** DELETE /v1/connections/{platform} (bare) */
+  disconnectPlatform(request: DomainRequest<'disconnectPlatform'>, context: Context): Promise<DomainResult<'disconnectPlatform'>>;
   /** DELETE /v1/account (bare) */
   dissolveAccount(request: DomainRequest<'dissolveAccount'>, context: Context): Promise<DomainResult<'dissolveAccount'>>;
   /** POST /v1/events/emit (single) */
@@ -1495,6 +1524,8 @@ export interface RestOperations<Context> {
   event(request: DomainRequest<'event'>, context: Context): Promise<DomainResult<'event'>>;
   /** GET /v1/events (collection) */
   events(request: DomainRequest<'events'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'events'>>;
+  /** POST /v1/auth/login/exchange (data) */
+  exchangeLoginCode(request: DomainRequest<'exchangeLoginCode'>, context: Context): Promise<DomainResult<'exchangeLoginCode'>>;
   /** POST /v1/auth/popout/exchange (data) */
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
@@ -1545,6 +1576,8 @@ export interface RestOperations<Context> {
   listIdeaTags(request: DomainRequest<'listIdeaTags'>, context: Context): Promise<DomainResult<'listIdeaTags'>>;
   /** GET /v1/ideas/{id}/voters (collection) */
   listIdeaVoters(request: DomainRequest<'listIdeaVoters'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeaVoters'>>;
+  /** GET /v1/auth/callback/{provider} (bare) */
+  loginCallback(request: DomainRequest<'loginCallback'>, context: Context): Promise<DomainResult<'loginCallback'>>;
   /** GET /v1/me (single) */
   me(request: DomainRequest<'me'>, context: Context): Promise<DomainResult<'me'>>;
   /** POST /v1/chat/moderate (data) */
@@ -1659,6 +1692,8 @@ export interface RestOperations<Context> {
   sounds(request: DomainRequest<'sounds'>, context: Context): Promise<DomainResult<'sounds'>>;
   /** POST /v1/admin/limit-requests/{id}/start-review (data) */
   startLimitRequestReview(request: DomainRequest<'startLimitRequestReview'>, context: Context): Promise<DomainResult<'startLimitRequestReview'>>;
+  /** GET /v1/auth/login/{provider} (bare) */
+  startLogin(request: DomainRequest<'startLogin'>, context: Context): Promise<DomainResult<'startLogin'>>;
   /** POST /v1/sounds/{id}/stop (bare) */
   stopSound(request: DomainRequest<'stopSound'>, context: Context): Promise<DomainResult<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream (raw) */
@@ -4029,6 +4064,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "connectPlatform",
+    "method": "get",
+    "path": "/v1/connections/{platform}/connect",
+    "expressPath": "/v1/connections/:platform/connect",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "502": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
+  },
+  {
     "operationId": "createAccount",
     "method": "post",
     "path": "/v1/accounts",
@@ -5624,6 +5695,41 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "disconnectPlatform",
+    "method": "delete",
+    "path": "/v1/connections/{platform}",
+    "expressPath": "/v1/connections/:platform",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:delete"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "dissolveAccount",
     "method": "delete",
     "path": "/v1/account",
@@ -5759,6 +5865,32 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": false,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "exchangeLoginCode",
+    "method": "post",
+    "path": "/v1/auth/login/exchange",
+    "expressPath": "/v1/auth/login/exchange",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.exchangeLoginCode",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200
   },
   {
@@ -6535,6 +6667,32 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200
+  },
+  {
+    "operationId": "loginCallback",
+    "method": "get",
+    "path": "/v1/auth/callback/{provider}",
+    "expressPath": "/v1/auth/callback/:provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
   },
   {
     "operationId": "me",
@@ -8317,6 +8475,34 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "startLogin",
+    "method": "get",
+    "path": "/v1/auth/login/{provider}",
+    "expressPath": "/v1/auth/login/:provider",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "302": null,
+      "400": "application/json",
+      "404": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "502": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 302
   },
   {
     "operationId": "stopSound",

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
 import { authModule } from './auth/module';
+import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
 import { createCredentialStore, KEY_CACHE_PREFIX, type CredentialStore } from './auth/store';
@@ -45,6 +46,7 @@ import { overlaysModule } from './modules/overlays';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { sessionsModule } from './modules/sessions';
+import { signinModule } from './modules/signin';
 import { soundsModule } from './modules/sounds';
 import { statsModule } from './modules/stats';
 import { systemModule } from './modules/system';
@@ -68,6 +70,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     presetsModule,
     connectionsModule,
     sessionsModule,
+    signinModule,
     tokensModule,
     apiKeysModule,
     eventsModule,
@@ -208,6 +211,7 @@ async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): 
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
   const startedAt = Date.now();
+  const secrets = await loadSecretBox(config);
   const { db, timeseries } = await openStores(config);
   const bus = config.redis_url
     ? createRedisBus(config.redis_url, config.redis_prefix, { log, heartbeat: { intervalMs: config.bus.heartbeat_ms, boundMs: config.bus.heartbeat_bound_ms } })
@@ -231,6 +235,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     limiter,
     startedAt,
     jobs,
+    secrets,
   });
 
   const { gates, credentials } = apis.auth;

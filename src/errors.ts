@@ -6,6 +6,8 @@
 export const errorStatus = {
   BAD_REQUEST: 400,
   VALIDATION_ERROR: 400,
+  /** Issue 29: a used, expired or unknown one-time login code (`POST /v1/auth/login/exchange`). */
+  INVALID_LOGIN_CODE: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   PLAN_LIMIT_REACHED: 403,
@@ -24,12 +26,15 @@ export const errorStatus = {
   SERVICE_UNAVAILABLE: 503,
   /** The chat platform an operation must ask is not configured or does not answer (README, "Outages"). */
   PLATFORM_UNAVAILABLE: 503,
+  /** Issue 29: a sign-in provider that cannot be reached or answers nonsense. */
+  PROVIDER_UNAVAILABLE: 502,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
 
 /** The only messages a 5xx may carry; anything else a server failure says stays in the log. */
-export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE', string> = {
+export const scrubbedMessages: Record<'DATABASE_ERROR' | 'REDIS_ERROR' | 'INTERNAL_SERVER_ERROR' | 'SERVICE_UNAVAILABLE' | 'PLATFORM_UNAVAILABLE' | 'PROVIDER_UNAVAILABLE', string> = {
+  PROVIDER_UNAVAILABLE: 'The sign-in provider is unavailable',
   DATABASE_ERROR: 'An internal database error occurred',
   REDIS_ERROR: 'An internal cache error occurred',
   INTERNAL_SERVER_ERROR: 'An internal server error occurred',

@@ -19,6 +19,35 @@ export interface SystemKeyConfig {
   permissions: string[];
 }
 
+/** What a login provider's grants are for (Part 1 "Feature and account types": login, channel, bot). */
+export type ProviderPurpose = 'login' | 'channel' | 'bot';
+
+/**
+ * A sign-in provider (issue 29). `oidc`: `issuer` is discovered (`/.well-known/openid-configuration`)
+ * and the endpoints below override what it announces; `oauth2`: no discovery and no ID token, the
+ * endpoints are given and the subject comes from userinfo. The file may name an environment
+ * variable instead of the secret (`client_secret_env`); loadConfig resolves it.
+ */
+export interface ProviderConfig {
+  slug: string;
+  kind: 'oidc' | 'oauth2';
+  issuer: string | null;
+  authorization_endpoint: string | null;
+  token_endpoint: string | null;
+  userinfo_endpoint: string | null;
+  revocation_endpoint: string | null;
+  client_id: string;
+  client_secret: string;
+  scopes: string[];
+  purposes: ProviderPurpose[];
+}
+
+/** A key of the secrets at rest: 32 bytes, base64; rows store the id of the key that sealed them. */
+export interface EncryptionKeyConfig {
+  id: string;
+  key: string;
+}
+
 export interface Config {
   env: Env;
   version: string;
@@ -58,7 +87,24 @@ export interface Config {
     /** E-mail addresses that hold the `super-admin` role from their next login on (first operators). */
     bootstrap_admins: string[];
     system_keys: SystemKeyConfig[];
+    /** Login and platform-grant providers (OAuth 2.0 / OpenID Connect; src/modules/signin). */
+    providers: ProviderConfig[];
+    /**
+     * Where a sign-in may send the browser back to: a `redirect_uri` must have the scheme, host
+     * and port of an entry and a path under its path (exact prefix match); anything else is 400.
+     */
+    redirect_allow_list: string[];
+    /**
+     * The service's public base URL (`https://api.example.com`), from which the provider callback
+     * `<public_url>/v1/auth/callback/<slug>` is built; null: from the request's own address.
+     */
+    public_url: string | null;
   };
+  /**
+   * Secrets at rest (provider tokens): AES-256-GCM keys; new writes use the first, reads the one
+   * named by the row. Required in production; development generates one into the data dir.
+   */
+  secrets: { encryption_keys: EncryptionKeyConfig[] };
   /** Requests per minute per authentication context (Part 1 "Limits"); system keys are never limited. */
   rate_limits: { enabled: boolean; api_key: number; jwt: number; token: number; anonymous: number };
   /**
@@ -171,7 +217,11 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
     dev_login: env !== 'production',
     bootstrap_admins: [],
     system_keys: [],
+    providers: [],
+    redirect_allow_list: [],
+    public_url: null,
   },
+  secrets: { encryption_keys: [] },
   webhooks: {
     require_signatures: true,
     platform_b_secret: null,
@@ -207,6 +257,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
 });
 
 const nullableString = { type: ['string', 'null'] };
+const httpUrl = { type: ['string', 'null'], pattern: '^https?://' };
 const schema = {
   type: 'object',
   additionalProperties: false,
@@ -267,6 +318,51 @@ const schema = {
               permissions: { type: 'array', items: { type: 'string', minLength: 1 } },
             },
             oneOf: [{ required: ['key'] }, { required: ['key_sha256'] }],
+          },
+        },
+        providers: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['slug', 'kind', 'client_id', 'purposes'],
+            properties: {
+              slug: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$' },
+              kind: { enum: ['oidc', 'oauth2'] },
+              issuer: httpUrl,
+              authorization_endpoint: httpUrl,
+              token_endpoint: httpUrl,
+              userinfo_endpoint: httpUrl,
+              revocation_endpoint: httpUrl,
+              client_id: { type: 'string', minLength: 1 },
+              client_secret: { type: 'string', minLength: 1 },
+              client_secret_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+              scopes: { type: 'array', items: { type: 'string', pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$' } },
+              purposes: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['login', 'channel', 'bot'] } },
+            },
+            oneOf: [{ required: ['client_secret'] }, { required: ['client_secret_env'] }],
+          },
+        },
+        redirect_allow_list: { type: 'array', items: { type: 'string', pattern: '^https?://' } },
+        public_url: { type: ['string', 'null'], pattern: '^https?://' },
+      },
+    },
+    secrets: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        encryption_keys: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id'],
+            properties: {
+              id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
+              key: { type: 'string', minLength: 1 },
+              key_env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            },
+            oneOf: [{ required: ['key'] }, { required: ['key_env'] }],
           },
         },
       },
@@ -499,6 +595,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     if (typeof origin === 'string' && !isOrigin) problems.push(`http.cors_origins: ${JSON.stringify(origin)} is not an origin such as https://dash.example.com`);
   }
   if (config.bus && config.bus.heartbeat_bound_ms <= config.bus.heartbeat_ms) problems.push('bus.heartbeat_bound_ms: must be greater than bus.heartbeat_ms');
+  problems.push(...signInProblems(config, processEnv));
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 
   const fromFile = config.auth.system_keys as (Partial<SystemKeyConfig> & { label: string; key?: string; permissions: string[] })[];
@@ -508,6 +605,72 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
     permissions: [...permissions],
   }));
   return deepFreeze(config);
+}
+
+type RawProvider = Partial<ProviderConfig> & { client_secret_env?: string };
+type RawKey = { id: string; key?: string; key_env?: string };
+
+/**
+ * Sign-in providers and secrets keys: secrets named by environment variable are read here (the
+ * only place that reads the environment), each provider has what its kind needs, and production
+ * refuses to start without an encryption key. Resolved values replace the raw entries in place.
+ */
+function signInProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  if (!isObject(config.auth) || !isObject(config.secrets)) return problems;
+  const rawProviders = (Array.isArray(config.auth?.providers) ? config.auth.providers : []) as RawProvider[];
+  const slugs = new Set<string>();
+  config.auth.providers = rawProviders.map((p, i) => {
+    const where = `auth.providers.${i}`;
+    if (p.slug && slugs.has(p.slug)) problems.push(`${where}.slug: ${p.slug} is listed twice`);
+    if (p.slug) slugs.add(p.slug);
+    let secret = p.client_secret ?? '';
+    if (p.client_secret_env) {
+      secret = processEnv[p.client_secret_env] ?? '';
+      if (!secret) problems.push(`${where}.client_secret_env: environment variable ${p.client_secret_env} is not set`);
+    }
+    if (p.kind === 'oidc' && !p.issuer) problems.push(`${where}.issuer: required for an oidc provider (discovery)`);
+    if (p.kind === 'oauth2') {
+      for (const field of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint'] as const) {
+        if (!p[field]) problems.push(`${where}.${field}: required for an oauth2 provider`);
+      }
+    }
+    return {
+      slug: p.slug ?? '',
+      kind: p.kind ?? 'oidc',
+      issuer: p.issuer ?? null,
+      authorization_endpoint: p.authorization_endpoint ?? null,
+      token_endpoint: p.token_endpoint ?? null,
+      userinfo_endpoint: p.userinfo_endpoint ?? null,
+      revocation_endpoint: p.revocation_endpoint ?? null,
+      client_id: p.client_id ?? '',
+      client_secret: secret,
+      scopes: p.scopes ?? (p.kind === 'oauth2' ? [] : ['openid', 'email', 'profile']),
+      purposes: p.purposes ?? ['login'],
+    };
+  });
+  for (const entry of Array.isArray(config.auth?.redirect_allow_list) ? config.auth.redirect_allow_list : []) {
+    const url = typeof entry === 'string' && URL.canParse(entry) ? new URL(entry) : null;
+    if (!url || url.search || url.hash || url.username || url.password) problems.push(`auth.redirect_allow_list: ${JSON.stringify(entry)} is not a URL prefix such as https://dash.example.com/signed-in`);
+  }
+  const rawKeys = (Array.isArray(config.secrets?.encryption_keys) ? config.secrets.encryption_keys : []) as RawKey[];
+  const ids = new Set<string>();
+  config.secrets.encryption_keys = rawKeys.map((k, i) => {
+    const where = `secrets.encryption_keys.${i}`;
+    const key = k.key_env ? (processEnv[k.key_env] ?? '') : (k.key ?? '');
+    if (k.key_env && !key) problems.push(`${where}.key_env: environment variable ${k.key_env} is not set`);
+    else if (Buffer.from(key, 'base64').length !== 32) problems.push(`${where}.key: must be 32 bytes, base64 (openssl rand -base64 32)`);
+    if (ids.has(k.id)) problems.push(`${where}.id: ${k.id} is listed twice`);
+    ids.add(k.id);
+    return { id: k.id, key };
+  });
+  if (config.env === 'production' && config.auth.providers.length > 0 && !config.auth.public_url) {
+    problems.push('auth.public_url: required in production when auth.providers is set (the providers redirect to <public_url>/v1/auth/callback/<slug>)');
+  }
+  if (config.env === 'production' && config.secrets.encryption_keys.length === 0) {
+    problems.push('secrets.encryption_keys: at least one key is required in production (provider tokens are encrypted at rest)');
+  }
+  return problems;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,6 @@
 /**
- * pino JSON logs. Credentials never reach a log line: the Authorization header, cookies and the
- * `token` query parameter are redacted wherever a request is logged.
+ * pino JSON logs. Credentials never reach a log line: the Authorization header, cookies, the
+ * `token` query parameter and a sign-in's authorization `code` are redacted wherever a request is logged.
  *
  * Lines go to standard output through one buffered destination per process: written once 4 KiB
  * have gathered or 250 ms have passed, and synchronously when the process exits. A line per
@@ -31,19 +31,20 @@ function standardOutput(): DestinationStream {
   return destination;
 }
 
-export function createLogger(options: { level: string; service: string; env: string; version: string }): Logger {
+/** `destination` (tests) replaces standard output; the redaction is the same. */
+export function createLogger(options: { level: string; service: string; env: string; version: string }, destination?: DestinationStream): Logger {
   return pino({
     level: options.level,
     base: { service: options.service, env: options.env, version: options.version },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]', 'res.headers["set-cookie"]', 'token', 'key'],
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["sec-websocket-protocol"]', 'res.headers["set-cookie"]', 'token', 'key', 'access_token', 'refresh_token', 'id_token', 'login_code', 'client_secret'],
       censor: '[redacted]',
     },
-  }, options.level === 'silent' ? undefined : standardOutput());
+  }, destination ?? (options.level === 'silent' ? undefined : standardOutput()));
 }
 
-/** Drops `token` from a URL's query before it is logged. */
+/** Drops credentials (`token`, a sign-in's authorization `code`) from a URL's query before it is logged. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+  return url.replace(/([?&](?:token|code|access_token|refresh_token|id_token|login_code)=)[^&#]*/gi, '$1[redacted]');
 }

@@ -15,6 +15,7 @@ import type { RestHandlers } from '../../generated/rest';
 import type { CredentialStore } from '../auth/store';
 import type { JwtService } from '../auth/jwt';
 import type { Revocations } from '../auth/revocations';
+import type { SecretBox } from '../auth/secrets';
 import type { Config } from '../config/config';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
@@ -48,6 +49,8 @@ export interface Infra {
    * every module started, so a periodic sweep runs once per period across the cluster.
    */
   readonly jobs: Jobs;
+  /** Encryption of secrets at rest (provider tokens), src/auth/secrets.ts. */
+  readonly secrets: SecretBox;
 }
 
 /**

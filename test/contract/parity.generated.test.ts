@@ -63,6 +63,7 @@ describeTwinContract(fixtures, twin('dissolveAccount'));
 describeTwinContract(fixtures, twin('emitEvent'));
 describeTwinContract(fixtures, twin('event'));
 describeTwinContract(fixtures, twin('events'));
+describeTwinContract(fixtures, twin('exchangeLoginCode'));
 describeTwinContract(fixtures, twin('exchangePopoutToken'));
 describeTwinContract(fixtures, twin('issuePopoutWsToken'));
 describeTwinContract(fixtures, twin('issueWsToken'));

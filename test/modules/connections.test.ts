@@ -1,13 +1,21 @@
 /** Connection statuses and credential modes, with the operator path that records a connection. */
 import { randomUUID } from 'node:crypto';
-import { gql, useTestApp } from '../helpers/app';
+import { gql, startTestApp, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
 const operatorEmail = `ops-${randomUUID()}@example.test`;
 const STATUS = '{ connectionStatuses { platform isConnected reconnectRequired expiresAt loginConnected loginReconnectRequired } }';
 
 describe('connections', () => {
-  const t = useTestApp({ auth: { bootstrap_admins: [operatorEmail] }, connections: { system_apps: ['platform_a'] } });
+  // enabledProviders and enabledPlatforms also need a configured provider per platform and purpose (issue 29).
+  const provider = (slug: string, purposes: string[]) => ({ slug, kind: 'oidc', issuer: `https://${slug}.example`, client_id: 'c', client_secret: 's', purposes });
+  const providers = [
+    provider('platform_a', ['login', 'channel', 'bot']),
+    provider('platform_b', ['login', 'channel', 'bot']),
+    provider('platform_c', ['login', 'channel', 'bot']),
+    provider('music_platform', ['channel']),
+  ];
+  const t = useTestApp({ auth: { bootstrap_admins: [operatorEmail], providers }, connections: { system_apps: ['platform_a'] } });
   let ops: LoggedIn;
   beforeAll(async () => {
     ops = await devLogin(t, operatorEmail);
@@ -100,6 +108,18 @@ describe('connections', () => {
       await set('platform_a', { enabled: true });
       await set('platform_b', { login_enabled: true });
       await set('platform_c', { login_enabled: true });
+    }
+  });
+
+  test('enabledProviders lists only platforms with a provider configured for the purpose, then other login providers', async () => {
+    const other = await startTestApp({ auth: { providers: [provider('platform_a', ['login']), provider('accounts_example', ['login'])] } });
+    try {
+      const providersOf = async (type: string) => (await gql(other.url, `{ enabledProviders(connectionType: ${type}) }`)).body.data!.enabledProviders;
+      expect(await providersOf('login')).toEqual(['platform_a', 'accounts_example']);
+      expect(await providersOf('channel')).toEqual([]);
+      expect((await gql(other.url, '{ enabledPlatforms }')).body.data!.enabledPlatforms).toEqual(['platform_a']);
+    } finally {
+      await other.stop();
     }
   });
 });

@@ -196,6 +196,19 @@ export function createAccountsService(deps: AccountsDeps) {
     return accountId;
   }
 
+  /** A new user (dev login, provider sign-in) with an account it owns on the default plan, audited. */
+  function createUserRows(email: string | null, displayName: string): Promise<{ user: User; accountId: string; created: true }> {
+    const shown = fitText(displayName.trim() || email || 'New user', DISPLAY_NAME_MAX);
+    return knex.transaction(async (trx) => {
+      const id = randomUUID();
+      await repo.insertUser(trx, { id, email, display_name: shown });
+      const accountId = await createAccountRows(trx, id, derivedAccountName(shown));
+      await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
+      const user = (await repo.userById(id, trx))!;
+      return { user: toUser(user), accountId, created: true as const };
+    });
+  }
+
   async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<RoleRow> {
     const role = UUID.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
     if (!role) throw AppError.notFound(accountMessages.roleNotFound);
@@ -223,26 +236,32 @@ export function createAccountsService(deps: AccountsDeps) {
      * Development login: finds the user by e-mail or creates it with an account it owns on the
      * default plan. Answers the account the session should start in.
      */
+    /**
+     * A new user without a known e-mail address (a provider sign-in whose address is not verified:
+     * linking by it would let that provider's user take over an existing user), with an owned account.
+     */
+    async createUser(displayName: string): Promise<{ user: User; accountId: string | null }> {
+      return createUserRows(null, displayName);
+    },
+
     async findOrCreateUser(email: string, displayName: string): Promise<{ user: User; accountId: string | null; created: boolean }> {
       const normalised = email.trim().toLowerCase();
       const existing = await repo.userByEmail(normalised);
       if (existing) return { user: toUser(existing), accountId: await repo.firstAccountOfUser(existing.id), created: false };
       try {
-        return await knex.transaction(async (trx) => {
-          const id = randomUUID();
-          const shown = fitText(displayName.trim() || normalised, DISPLAY_NAME_MAX);
-          await repo.insertUser(trx, { id, email: normalised, display_name: shown });
-          const accountId = await createAccountRows(trx, id, derivedAccountName(shown));
-          await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
-          const user = (await repo.userById(id, trx))!;
-          return { user: toUser(user), accountId, created: true };
-        });
+        return await createUserRows(normalised, displayName);
       } catch (error) {
         // Two first logins with one e-mail at once: the loser reads the winner's row.
         if (!isUniqueViolation(error)) throw error;
         const user = (await repo.userByEmail(normalised))!;
         return { user: toUser(user), accountId: await repo.firstAccountOfUser(user.id), created: false };
       }
+    },
+
+    /** A user who signed in before (issue 29: provider sign-in), with the account a new session starts in; null when gone. */
+    async signInUser(userId: string): Promise<{ user: User; accountId: string | null } | null> {
+      const row = await repo.userById(userId);
+      return row ? { user: toUser(row), accountId: await repo.firstAccountOfUser(userId) } : null;
     },
 
     /**

@@ -2,9 +2,10 @@
  * Platform adapters: the only code that talks to the chat platforms. The service sees the
  * `ChatPlatformAdapter` interface; `createHttpAdapter` speaks the platforms' HTTP APIs at the
  * base URL configured per platform (`chat.platforms.<platform>.api_url`), which tests point at a
- * fake server on 127.0.0.1. OAuth does not run in this service (the connections module stores
- * no tokens), so a request names the acting platform user (`sender_id`, `moderator_id`) and the
- * channel; a deployment puts its credential proxy at the base URL.
+ * fake server on 127.0.0.1. A request names the acting platform user (`sender_id`, `moderator_id`)
+ * and the channel, and carries the acting user's login grant (issue 29) as `Authorization: Bearer`
+ * when one is stored; without one (an operator-recorded connection) a deployment's credential
+ * proxy at the base URL supplies it.
  *
  * Wire contract (JSON):
  * - `POST {api}/channels/{channel_id}/chat/messages` `{ sender_id, message, live_chat_id?, reply_to_message_id? }` → `{ id }`
@@ -13,7 +14,7 @@
  * - `GET {api}/channels/{channel_id}/live-chat` → `{ live_chat_id }` (404: no live broadcast)
  * - `GET {api}/live-chats/{live_chat_id}/messages?page_token=` → `{ items, next_page_token, polling_interval_ms }` (polling, platform_b)
  * A 4xx answer is the platform refusing; a 5xx, a network failure or a timeout is the platform
- * being unreachable. Credentials never appear in logs: none are sent or stored here.
+ * being unreachable. Credentials never appear in logs: the token is only ever in the request header.
  */
 import type { ChatPlatform } from './api';
 
@@ -34,6 +35,8 @@ export interface SendRequest {
   message: string;
   liveChatId?: string | null;
   replyToMessageId?: string | null;
+  /** The acting user's login grant access token (issue 29), sent as `Authorization: Bearer`; null without one. */
+  accessToken?: string | null;
 }
 
 export interface ModerateRequest {
@@ -45,6 +48,8 @@ export interface ModerateRequest {
   reason?: string | null;
   liveChatId?: string | null;
   moderatorId?: string | null;
+  /** The moderator's login grant access token (issue 29), sent as `Authorization: Bearer`; null without one. */
+  accessToken?: string | null;
 }
 
 /** One message of a polled live chat (platform_b). */
@@ -82,13 +87,13 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
   const base = options.apiUrl?.replace(/\/+$/, '') ?? null;
   const seg = encodeURIComponent;
 
-  async function call(method: 'GET' | 'POST', path: string, body?: Json): Promise<PlatformOutcome<{ status: number; json: unknown }>> {
+  async function call(method: 'GET' | 'POST', path: string, body?: Json, accessToken?: string | null): Promise<PlatformOutcome<{ status: number; json: unknown }>> {
     if (!base) return { ok: false, kind: 'unreachable', message: `${platform} API is not configured` };
     let res: Response;
     try {
       res = await fetch(`${base}${path}`, {
         method,
-        headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}), ...(accessToken ? { authorization: `Bearer ${accessToken}` } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(options.timeoutMs),
       });
@@ -120,7 +125,7 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
         message: request.message,
         ...(request.liveChatId ? { live_chat_id: request.liveChatId } : {}),
         ...(request.replyToMessageId ? { reply_to_message_id: request.replyToMessageId } : {}),
-      });
+      }, request.accessToken);
       if (!answer.ok) return answer;
       const { status, json } = answer.value;
       if (status >= 400) return refused(status, json);
@@ -136,7 +141,7 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
         ...(request.reason ? { reason: request.reason } : {}),
         ...(request.liveChatId ? { live_chat_id: request.liveChatId } : {}),
         ...(request.moderatorId ? { moderator_id: request.moderatorId } : {}),
-      });
+      }, request.accessToken);
       if (!answer.ok) return answer;
       return answer.value.status >= 400 ? refused(answer.value.status, answer.value.json) : { ok: true, value: null };
     },

@@ -56,6 +56,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         log,
         adapters,
         retentionWindowsSql: events.retention.windowsSql,
+        grantToken: use('signin').grantToken,
         async userNames(userIds) {
           const names = await accounts.names({ users: userIds, accounts: [], roles: [] });
           return new Map(names.map((n) => [n.id, n.display_name]));

@@ -245,12 +245,12 @@ export function createChatRepo(knex: Knex) {
       return row ? { platformChannelId: row.platform_channel_id as string, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
     },
     /** chat.loginGrant: the acting user's login connection assigned in the account (connections module's tables, read-only) */
-    async loginGrant(accountId: string, userId: string, provider: string): Promise<{ platformUserId: string; displayName: string | null; reconnectRequired: boolean } | undefined> {
+    async loginGrant(accountId: string, userId: string, provider: string): Promise<{ id: string; platformUserId: string; displayName: string | null; reconnectRequired: boolean } | undefined> {
       const row = await knex('login_assignments as a')
         .join('login_connections as c', 'c.id', 'a.login_connection_id')
         .where({ 'a.account_id': accountId, 'a.user_id': userId, 'a.provider': provider })
-        .first('c.platform_user_id', 'c.display_name', 'c.reconnect_required');
-      return row ? { platformUserId: row.platform_user_id as string, displayName: (row.display_name as string | null) ?? null, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+        .first('c.id', 'c.platform_user_id', 'c.display_name', 'c.reconnect_required');
+      return row ? { id: row.id as string, platformUserId: row.platform_user_id as string, displayName: (row.display_name as string | null) ?? null, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
     },
     /** chat.accountsConnectedTo: accounts with a usable channel connection on a platform (the ingest workers) */
     async accountsConnectedTo(platform: string): Promise<{ accountId: string; platformChannelId: string }[]> {

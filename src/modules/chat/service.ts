@@ -290,6 +290,8 @@ export interface ChatServiceDeps {
   userNames(userIds: string[]): Promise<Map<string, string>>;
   /** The retention windows (events module): `(account_id, days)` per account. */
   retentionWindowsSql: string;
+  /** A login connection's access token, refreshed when near expiry (signin module); absent: none sent. */
+  grantToken?: (loginConnectionId: string) => Promise<{ token: string | null; reconnect: boolean }>;
   now?: () => number;
 }
 
@@ -511,11 +513,15 @@ export function createChatService(deps: ChatServiceDeps) {
       const failed = (errorCode: SendErrorCode, error: string): SendResult => ({ sent: false, errorCode, error, platform });
 
       let senderId: string | null = null;
+      let accessToken: string | null = null;
       if (loginSendPlatforms.has(platform)) {
         const grant = auth.userId ? await repo.loginGrant(accountId, auth.userId, platform) : undefined;
         if (!grant) return failed('login_reconnect_required', chatMessages.noLoginGrant(platform));
         if (grant.reconnectRequired) return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
         senderId = grant.platformUserId;
+        const token = deps.grantToken ? await deps.grantToken(grant.id) : null;
+        if (token?.reconnect) return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
+        accessToken = token?.token ?? null;
       } else if (channel.reconnectRequired) {
         return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
       }
@@ -527,7 +533,7 @@ export function createChatService(deps: ChatServiceDeps) {
         if (!resolved.value) return failed('send_failed', chatMessages.sendFailed);
         liveChat = resolved.value;
       }
-      const outcome = await adapter.send({ channelId: channel.platformChannelId, senderId, message, liveChatId: liveChat, replyToMessageId: replyTo ?? null });
+      const outcome = await adapter.send({ channelId: channel.platformChannelId, senderId, message, liveChatId: liveChat, replyToMessageId: replyTo ?? null, accessToken });
       if (outcome.ok) return { sent: true, messageId: outcome.value.messageId, platform };
       log.warn({ platform, kind: outcome.kind, reason: outcome.message }, 'chat send failed');
       return outcome.kind === 'refused' ? failed('send_failed', chatMessages.sendFailed) : failed('internal_error', chatMessages.platformUnreachable);
@@ -562,6 +568,8 @@ export function createChatService(deps: ChatServiceDeps) {
       if (loginSendPlatforms.has(platform) && (!grant || grant.reconnectRequired)) {
         return refusedResult('login_reconnect_required', grant ? chatMessages.loginReconnect(platform) : chatMessages.noLoginGrant(platform));
       }
+      const token = grant && deps.grantToken ? await deps.grantToken(grant.id) : null;
+      if (token?.reconnect) return refusedResult('login_reconnect_required', chatMessages.loginReconnect(platform));
       const adapter = adapters[platform];
       let liveChat = liveChatId ?? null;
       if (platform === 'platform_b' && !liveChat) {
@@ -578,6 +586,7 @@ export function createChatService(deps: ChatServiceDeps) {
         reason,
         liveChatId: liveChat,
         moderatorId: grant?.platformUserId ?? null,
+        accessToken: token?.token ?? null,
       });
       if (!outcome.ok) {
         log.warn({ platform, action, kind: outcome.kind, reason: outcome.message }, 'chat moderation failed');

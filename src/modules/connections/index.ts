@@ -20,8 +20,8 @@ declare module '../contract' {
 export const connectionsModule = defineModule({
   name: 'connections',
   migrations: connectionMigrations,
-  build: ({ db, use, config }) => {
-    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps });
+  build: ({ db, use, config, secrets }) => {
+    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps, secrets, providers: config.auth.providers });
     use('accounts').provideLoginConnections(service.loginConnectionsOf);
     return { api: service, rest: createConnectionsRest(service), resolvers: createConnectionsResolvers(service) };
   },

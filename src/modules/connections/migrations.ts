@@ -67,4 +67,55 @@ export const connectionMigrations: readonly Migration[] = [
       await knex.schema.dropTableIfExists('login_connections');
     },
   },
+  {
+    // Issue 29: the provider grant of a login connection, sealed (src/auth/secrets.ts); never in clear.
+    name: '20261125153000_add_login_connection_grants',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('login_connections', (t) => {
+        t.text('access_token_sealed').nullable();
+        t.text('refresh_token_sealed').nullable();
+        t.timestamp('token_expires_at', { useTz: true }).nullable();
+        t.text('scopes').nullable();
+        t.timestamp('updated_at', { useTz: true }).nullable();
+        t.index(['provider', 'platform_user_id']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.alterTable('login_connections', (t) => {
+        t.dropIndex(['provider', 'platform_user_id']);
+        t.dropColumns('access_token_sealed', 'refresh_token_sealed', 'token_expires_at', 'scopes', 'updated_at');
+      });
+    },
+  },
+  {
+    // Issue 29: channel connections made through the sign-in flow keep their grant, sealed; bot
+    // connections (a second platform identity per account) get their own table.
+    name: '20261125154000_add_account_connection_grants',
+    async up(knex: Knex) {
+      await knex.schema.alterTable('account_connections', (t) => {
+        t.text('access_token_sealed').nullable();
+        t.text('refresh_token_sealed').nullable();
+        t.text('scopes').nullable();
+      });
+      await knex.schema.createTable('account_bot_connections', (t) => {
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.string('platform', 40).notNullable();
+        t.string('platform_user_id', 200).notNullable();
+        t.text('access_token_sealed').nullable();
+        t.text('refresh_token_sealed').nullable();
+        t.text('scopes').nullable();
+        t.timestamp('expires_at', { useTz: true }).nullable();
+        t.boolean('reconnect_required').notNullable().defaultTo(false);
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['account_id', 'platform']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('account_bot_connections');
+      await knex.schema.alterTable('account_connections', (t) => {
+        t.dropColumns('access_token_sealed', 'refresh_token_sealed', 'scopes');
+      });
+    },
+  },
 ];

@@ -20,6 +20,18 @@ export interface LoginConnectionRow {
   created_at: Date;
 }
 
+/** A login connection's sealed provider grant (the tokens are sealed text, src/auth/secrets.ts). */
+export interface SealedGrantRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  token_expires_at: Date | null;
+  scopes: string | null;
+  reconnect_required: boolean;
+}
+
 export interface AssignmentRow {
   id: string;
   account_id: string;
@@ -58,6 +70,23 @@ export function createConnectionsRepo(knex: Knex) {
       const hasPrimary = await db('login_connections').where({ user_id: row.user_id, is_primary: true }).first('id');
       await db('login_connections').insert({ ...row, is_primary: !hasPrimary });
       return row.id;
+    },
+    /** connections.loginUserOf: the user signed in as this provider subject (oldest link) */
+    async loginUserOf(provider: string, subject: string): Promise<string | null> {
+      const row = await knex('login_connections').where({ provider, platform_user_id: subject }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('user_id');
+      return (row?.user_id as string | undefined) ?? null;
+    },
+    /** connections.storeGrant: the sealed grant of a login connection (clears its reconnect flag) */
+    async storeGrant(db: Knex | Knex.Transaction, id: string, grant: Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required'>): Promise<void> {
+      await db('login_connections').where({ id }).update({ ...grant, reconnect_required: false, updated_at: db.fn.now() });
+    },
+    /** connections.sealedGrant */
+    sealedGrant(id: string): Promise<SealedGrantRow | undefined> {
+      return knex('login_connections').where({ id }).first('id', 'user_id', 'provider', 'access_token_sealed', 'refresh_token_sealed', 'token_expires_at', 'scopes', 'reconnect_required');
+    },
+    /** connections.flagLoginReconnect */
+    async flagLoginReconnect(id: string): Promise<void> {
+      await knex('login_connections').where({ id }).update({ reconnect_required: true, updated_at: knex.fn.now() });
     },
     /** connections.deleteLoginConnection (assignments cascade); the oldest remaining becomes primary */
     async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRow): Promise<void> {
@@ -126,6 +155,29 @@ export function createConnectionsRepo(knex: Knex) {
         .insert(row)
         .onConflict(['account_id', 'platform'])
         .merge({ platform_channel_id: row.platform_channel_id, expires_at: row.expires_at, reconnect_required: row.reconnect_required, updated_at: db.fn.now() });
+    },
+    /** connections.storeAccountGrant: a channel or bot connection made through the sign-in flow */
+    async storeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', row: { account_id: string; platform: string; subject: string } & Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required' | 'token_expires_at'> & { expires_at: Date | null }): Promise<void> {
+      const { subject, ...rest } = row;
+      const columns = { ...rest, ...(table === 'account_connections' ? { platform_channel_id: subject } : { platform_user_id: subject }), reconnect_required: false };
+      await db(table).insert(columns).onConflict(['account_id', 'platform']).merge({ ...columns, updated_at: db.fn.now() });
+    },
+    /** connections.accountGrant: the sealed grant of a channel or bot connection */
+    accountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<{ access_token_sealed: string | null; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string | null; reconnect_required: boolean } | undefined> {
+      return knex(table).where({ account_id: accountId, platform }).first('access_token_sealed', 'refresh_token_sealed', 'expires_at', 'scopes', 'reconnect_required');
+    },
+    /** connections.replaceAccountGrant */
+    async replaceAccountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string, grant: { access_token_sealed: string; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string }): Promise<void> {
+      await knex(table).where({ account_id: accountId, platform }).update({ ...grant, reconnect_required: false, updated_at: knex.fn.now() });
+    },
+    /** connections.flagAccountReconnect */
+    async flagAccountReconnect(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<void> {
+      await knex(table).where({ account_id: accountId, platform }).update({ reconnect_required: true, updated_at: knex.fn.now() });
+    },
+    /** connections.removeAccountGrant: true when one was removed */
+    async removeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<boolean> {
+      const removed: unknown[] = await db(table).where({ account_id: accountId, platform }).delete().returning('platform');
+      return removed.length > 0;
     },
     /** connections.remove: true when one was removed */
     async remove(db: Knex.Transaction, accountId: string, platform: string): Promise<boolean> {

@@ -9,11 +9,13 @@
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import type { SecretBox } from '../../auth/secrets';
+import type { ProviderConfig } from '../../config/config';
 import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
-import { channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
+import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
 import type { AssignmentRow, ConnectionRow, ConnectionsRepo, LoginConnectionRow, SwitchRow } from './repo';
 
 export interface ConnectionStatus {
@@ -82,8 +84,25 @@ function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, log
   };
 }
 
-export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[] }) {
-  const { repo, knex, audit } = deps;
+const grantTable = { channel: 'account_connections', bot: 'account_bot_connections' } as const;
+
+/** A provider grant in clear, only ever in memory (stored sealed). */
+export interface ProviderGrant {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+  scopes: string[];
+}
+
+export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[]; secrets: SecretBox; providers: readonly ProviderConfig[] }) {
+  const { repo, knex, audit, secrets } = deps;
+  const offered = (purpose: ConnectionType) => new Set(deps.providers.filter((p) => p.purposes.includes(purpose)).map((p) => p.slug));
+  const sealGrant = (grant: ProviderGrant) => ({
+    access_token_sealed: secrets.seal(grant.accessToken),
+    refresh_token_sealed: grant.refreshToken ? secrets.seal(grant.refreshToken) : null,
+    token_expires_at: grant.expiresAt,
+    scopes: grant.scopes.join(' '),
+  });
   const configured = new Set(deps.systemApps);
 
   async function statuses(accountId: string, userId: string | null): Promise<ConnectionStatus[]> {
@@ -120,6 +139,90 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
 
   return {
     statuses: (ctx: AuthContext) => statuses(requireAccountId(ctx), ctx.userId),
+
+    /** The user who signed in before as this provider subject, if any (issue 29). */
+    loginUserOf: (provider: string, subject: string): Promise<string | null> => repo.loginUserOf(provider, subject),
+
+    /**
+     * Stores a sign-in's grant as the user's login connection for `(provider, subject)`: created
+     * on a first sign-in, its tokens replaced (and reconnect flag cleared) on later ones. The
+     * tokens are sealed before they reach the database. Answers the connection's id.
+     */
+    async storeLoginGrant(input: { userId: string; provider: string; subject: string; displayName: string | null; grant: ProviderGrant }): Promise<string> {
+      return knex.transaction(async (trx) => {
+        const id = await repo.upsertLoginConnection(trx, {
+          id: randomUUID(),
+          user_id: input.userId,
+          provider: input.provider,
+          platform_user_id: input.subject,
+          display_name: input.displayName,
+          reconnect_required: false,
+        });
+        await repo.storeGrant(trx, id, sealGrant(input.grant));
+        return id;
+      });
+    },
+
+    /** A login connection's grant, opened (the platform adapters and refresh use it); null without one. */
+    async loginGrant(id: string): Promise<(ProviderGrant & { userId: string; provider: string; reconnectRequired: boolean }) | null> {
+      const row = await repo.sealedGrant(id);
+      if (!row?.access_token_sealed) return null;
+      return {
+        userId: row.user_id,
+        provider: row.provider,
+        reconnectRequired: Boolean(row.reconnect_required),
+        accessToken: secrets.open(row.access_token_sealed),
+        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
+        expiresAt: row.token_expires_at ? new Date(row.token_expires_at) : null,
+        scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
+      };
+    },
+
+    /** Replaces a login connection's grant after a refresh. */
+    async replaceLoginGrant(id: string, grant: ProviderGrant): Promise<void> {
+      await repo.storeGrant(knex, id, sealGrant(grant));
+    },
+
+    /** The provider refused a refresh: the connection needs the user to sign in again. */
+    flagLoginReconnect: (id: string): Promise<void> => repo.flagLoginReconnect(id),
+
+    /** Stores a channel or bot connection made through the sign-in flow (issue 29), its grant sealed. */
+    async storeAccountGrant(input: { accountId: string; platform: string; type: CredentialKind; subject: string; actorId: string | null; grant: ProviderGrant }): Promise<void> {
+      const { token_expires_at, ...sealed } = sealGrant(input.grant);
+      await knex.transaction(async (trx) => {
+        await repo.storeAccountGrant(trx, grantTable[input.type], { account_id: input.accountId, platform: input.platform, subject: input.subject, ...sealed, expires_at: token_expires_at });
+        await audit.record({ scope: 'account', type: 'account:connection_connected', accountId: input.accountId, userId: input.actorId, actorId: input.actorId, metadata: { platform: input.platform, type: input.type, platform_id: input.subject } }, trx);
+      });
+    },
+
+    /** A channel or bot connection's grant, opened; null without a stored grant. */
+    async accountGrant(accountId: string, platform: string, type: CredentialKind): Promise<(ProviderGrant & { reconnectRequired: boolean }) | null> {
+      const row = await repo.accountGrant(grantTable[type], accountId, platform);
+      if (!row?.access_token_sealed) return null;
+      return {
+        reconnectRequired: Boolean(row.reconnect_required),
+        accessToken: secrets.open(row.access_token_sealed),
+        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
+        expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+        scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
+      };
+    },
+
+    async replaceAccountGrant(accountId: string, platform: string, type: CredentialKind, grant: ProviderGrant): Promise<void> {
+      const { token_expires_at, ...sealed } = sealGrant(grant);
+      await repo.replaceAccountGrant(grantTable[type], accountId, platform, { ...sealed, access_token_sealed: sealed.access_token_sealed, expires_at: token_expires_at });
+    },
+
+    flagAccountReconnect: (accountId: string, platform: string, type: CredentialKind): Promise<void> => repo.flagAccountReconnect(grantTable[type], accountId, platform),
+
+    /** Deletes a channel or bot connection (after the caller revoked its grant); false when there was none. */
+    async removeAccountGrant(accountId: string, platform: string, type: CredentialKind, actorId: string | null): Promise<boolean> {
+      return knex.transaction(async (trx) => {
+        if (!(await repo.removeAccountGrant(trx, grantTable[type], accountId, platform))) return false;
+        await audit.record({ scope: 'account', type: 'account:connection_disconnected', accountId, userId: actorId, actorId, metadata: { platform, type } }, trx);
+        return true;
+      });
+    },
 
     loginConnectionsOf: async (userId: string): Promise<LoginConnection[]> => (await repo.loginConnectionsOf(userId)).map(toLogin),
 
@@ -186,18 +289,29 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
       return (await repo.loginConnectionsOf(row.user_id)).map(toLogin);
     },
 
+    /** Platforms a user can sign in or run a bot with: the switches allow it and a provider is configured for it. */
     async enabledPlatforms(): Promise<string[]> {
+      const login = offered('login');
+      const bot = offered('bot');
       return (await repo.switches())
         .map(supported)
-        .filter((s) => s.enabled && !integrationPlatforms.has(s.platform) && (s.loginEnabled || s.botEnabled))
+        .filter((s) => s.enabled && !integrationPlatforms.has(s.platform) && ((s.loginEnabled && login.has(s.platform)) || (s.botEnabled && bot.has(s.platform))))
         .map((s) => s.platform);
     },
 
+    /**
+     * Providers offered for a connection type: platforms whose switches allow it and that have a
+     * provider configured for that purpose (config `auth.providers`), then (login) the configured
+     * login providers that are not platforms, which no platform switch governs.
+     */
     async enabledProviders(type: ConnectionType): Promise<string[]> {
-      return (await repo.switches())
+      const slugs = offered(type);
+      const platforms = (await repo.switches())
         .map(supported)
-        .filter((s) => s.enabled && s[key[type]])
+        .filter((s) => s.enabled && s[key[type]] && slugs.has(s.platform))
         .map((s) => s.platform);
+      const others = [...slugs].filter((slug) => !(allPlatforms as readonly string[]).includes(slug)).sort();
+      return [...platforms, ...others];
     },
 
     async setSwitches(ctx: AuthContext, platform: Platform, patch: { enabled?: boolean | null; loginEnabled?: boolean | null; channelEnabled?: boolean | null; botEnabled?: boolean | null }) {

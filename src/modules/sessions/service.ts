@@ -99,36 +99,46 @@ export function createSessionsService(deps: SessionsDeps) {
     };
   }
 
+  /**
+   * Opens a session for a signed-in user (dev login or a provider sign-in): bootstrap admins get
+   * `super-admin`, `user:login` is audited with the method, and the pair is answered.
+   */
+  async function openSession(user: { id: string; email: string | null }, accountId: string | null, client: Client, method: 'dev_login' | 'oauth', extra: Record<string, unknown> = {}): Promise<SessionTokens> {
+    if (config.auth.bootstrap_admins.some((email) => email.toLowerCase() === user.email?.toLowerCase())) {
+      await deps.accounts.assignSystemAdminRole(user.id);
+    }
+    const session = {
+      id: randomUUID(),
+      user_id: user.id,
+      account_id: accountId,
+      refresh_jti: randomUUID(),
+      ip_address: client.ip,
+      user_agent: client.userAgent,
+      expires_at: new Date(Date.now() + config.auth.session_expiration * 1000),
+    };
+    await repo.insert(session);
+    await audit.record({
+      scope: 'user',
+      type: 'user:login',
+      userId: user.id,
+      actorId: user.id,
+      ipAddress: client.ip,
+      userAgent: client.userAgent,
+      metadata: { method, session_id: session.id, ...extra },
+    });
+    return issuePair(session);
+  }
+
   return {
     /** DESIGN.md: `POST /v1/auth/dev/login`, only while `auth.dev_login` is on. */
     async devLogin(input: { email: string; displayName: string }, client: Client): Promise<SessionTokens> {
       if (!config.auth.dev_login) throw AppError.notFound();
       const { user, accountId } = await deps.accounts.findOrCreateUser(input.email, input.displayName);
-      if (config.auth.bootstrap_admins.some((email) => email.toLowerCase() === user.email)) {
-        await deps.accounts.assignSystemAdminRole(user.id);
-      }
-      const session = {
-        id: randomUUID(),
-        user_id: user.id,
-        account_id: accountId,
-        refresh_jti: randomUUID(),
-        ip_address: client.ip,
-        user_agent: client.userAgent,
-        expires_at: new Date(Date.now() + config.auth.session_expiration * 1000),
-      };
-      await repo.insert(session);
-      await audit.record({
-        scope: 'user',
-        type: 'user:login',
-        userId: user.id,
-        actorId: user.id,
-        ipAddress: client.ip,
-        userAgent: client.userAgent,
-        metadata: { method: 'dev_login', session_id: session.id },
-      });
-      return issuePair(session);
+      return openSession(user, accountId, client, 'dev_login');
     },
 
+    /** A session for a user a provider sign-in identified (issue 29: the login code exchange). */
+    openSession,
     /** Rotates the refresh JWT; presenting an already rotated one revokes the session (replay). */
     async refresh(refreshToken: string): Promise<SessionTokens> {
       const invalid = () => AppError.unauthorized(sessionMessages.invalidRefresh);

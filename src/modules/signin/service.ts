@@ -1,0 +1,288 @@
+/**
+ * Sign-in with OAuth 2.0 / OpenID Connect providers (issue 29): the start that sends the browser
+ * to the provider, the callback that completes the code grant and sends the browser back with a
+ * one-time login code (never a token in a URL), and the exchange of that code for a session.
+ * The protocol is openid-client's (providers.ts); users, sessions and grants belong to the
+ * accounts, sessions and connections modules, reached through their APIs.
+ *
+ * What is logged of a failure is its class and message only: an error's cause may hold a
+ * provider's answer, and no credential is ever logged.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import type { Config } from '../../config/config';
+import { AppError } from '../../errors';
+import type { Logger } from '../../infra/logger';
+import type { ModuleApis } from '../contract';
+import type { Client, SessionTokens } from '../sessions/service';
+import { signinMessages } from './errors';
+import { FLOW_TTL_SECONDS, type Flow, type FlowCodec } from './flow-cookie';
+import { isProviderRefusal, ProviderUnavailableError, type ProviderClient } from './providers';
+import type { SigninRepo } from './repo';
+
+/** A login code lives 60 seconds and is good once. */
+export const LOGIN_CODE_TTL_SECONDS = 60;
+
+export interface SigninDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  repo: SigninRepo;
+  codec: FlowCodec;
+  providers: ReadonlyMap<string, ProviderClient>;
+  accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'createUser' | 'signInUser'>;
+  sessions: Pick<ModuleApis['sessions'], 'openSession'>;
+  connections: Pick<
+    ModuleApis['connections'],
+    'loginUserOf' | 'storeLoginGrant' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
+  >;
+  notifications: Pick<ModuleApis['notifications'], 'notify'>;
+  /** The owner of an account (told when its connection needs reconnecting). */
+  accountOwner(accountId: string): Promise<string | null>;
+}
+
+/** A grant is refreshed when it has less than this left (or already expired). */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+
+/** What a platform call may use: the access token, or why there is none. */
+export type GrantToken = { token: string; reconnect: false } | { token: null; reconnect: boolean };
+
+const hash = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** The allow-list rule: same scheme, host and port as an entry, and a path at or under its path. */
+export function allowedRedirect(allowList: readonly string[], candidate: string): string | null {
+  if (!URL.canParse(candidate)) return null;
+  const url = new URL(candidate);
+  if (url.hash || url.username || url.password || !/^https?:$/.test(url.protocol)) return null;
+  const ok = allowList.some((entry) => {
+    const allowed = new URL(entry);
+    if (allowed.protocol !== url.protocol || allowed.host !== url.host) return false;
+    const base = allowed.pathname.endsWith('/') ? allowed.pathname : `${allowed.pathname}/`;
+    return url.pathname === allowed.pathname || url.pathname.startsWith(base);
+  });
+  return ok ? url.href : null;
+}
+
+/** Where the browser goes back to, with the outcome in the fragment (never sent to a server). */
+const back = (redirectUri: string, outcome: Record<string, string>) => `${redirectUri}#${new URLSearchParams(outcome).toString()}`;
+
+export function createSigninService(deps: SigninDeps) {
+  const { config, log, repo, codec, providers } = deps;
+
+  function provider(slug: string, purpose: 'login' | 'channel' | 'bot'): ProviderClient {
+    const found = providers.get(slug);
+    if (!found || !found.config.purposes.includes(purpose)) throw AppError.notFound(signinMessages.providerNotFound(slug));
+    return found;
+  }
+
+  /** `<public_url>/v1/auth/callback/<slug>`; without public_url (outside production), the request's own host. */
+  function callbackUrl(slug: string, host: string | undefined): string {
+    const base = config.auth.public_url ?? (config.env !== 'production' && host ? `http://${host}` : null);
+    if (!base) throw AppError.validation(signinMessages.publicUrlRequired);
+    return new URL(`/v1/auth/callback/${slug}`, base.endsWith('/') ? base : `${base}/`).href;
+  }
+
+  /** Finds the user of `(provider, subject)` or creates one (with an owned account) on a first sign-in. */
+  async function userFor(slug: string, who: { subject: string; email: string | null; emailVerified: boolean; name: string | null }) {
+    const known = await deps.connections.loginUserOf(slug, who.subject);
+    const existing = known ? await deps.accounts.signInUser(known) : null;
+    if (existing) return existing;
+    const name = who.name ?? who.email ?? `${slug} user`;
+    // Only an address the provider verified may link to (or create) the user that owns it.
+    return who.email && who.emailVerified ? deps.accounts.findOrCreateUser(who.email, name) : deps.accounts.createUser(name);
+  }
+
+  /** The provider refused the refresh: the grant needs the user back, who is told so. */
+  async function needsReconnect(id: string, grant: { userId: string; provider: string }): Promise<GrantToken> {
+    await deps.connections.flagLoginReconnect(id);
+    await deps.notifications.notify({ userId: grant.userId, type: 'connection_reconnect_required', data: { provider: grant.provider, loginConnectionId: id } });
+    log.info({ provider: grant.provider, login_connection_id: id }, 'login grant needs reconnection');
+    return { token: null, reconnect: true };
+  }
+
+  /**
+   * The refresh rule shared by login, channel and bot grants: the token while it has more than
+   * REFRESH_MARGIN_MS left, else a refresh; a refusal flags the grant and tells its owner.
+   */
+  async function fresh(
+    slug: string,
+    grant: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; reconnectRequired: boolean } | null,
+    store: {
+      reload(): Promise<{ accessToken: string; refreshToken: string | null; reconnectRequired: boolean } | null>;
+      replace(next: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string[] }): Promise<void>;
+      refused(): Promise<GrantToken>;
+    },
+  ): Promise<GrantToken> {
+    if (!grant) return { token: null, reconnect: false };
+    if (grant.reconnectRequired) return { token: null, reconnect: true };
+    const expiresAt = grant.expiresAt?.getTime() ?? Infinity;
+    if (expiresAt - Date.now() > REFRESH_MARGIN_MS) return { token: grant.accessToken, reconnect: false };
+    const client = providers.get(slug);
+    if (!client || !grant.refreshToken) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : store.refused();
+    try {
+      const next = await client.refresh(grant.refreshToken);
+      await store.replace(next);
+      return { token: next.accessToken, reconnect: false };
+    } catch (error) {
+      // Another request may have rotated the refresh token first: its result stands.
+      const now = await store.reload();
+      if (now && now.refreshToken !== grant.refreshToken && !now.reconnectRequired) return { token: now.accessToken, reconnect: false };
+      if (await isProviderRefusal(error)) return store.refused();
+      log.warn({ provider: slug, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh failed');
+      return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
+    }
+  }
+
+  return {
+    /**
+     * The access token of a channel (or bot) connection for a platform call, under the same
+     * refresh rule as login grants; a refused refresh sets the connection's `reconnectRequired`
+     * and notifies the account's owner.
+     */
+    async accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot'): Promise<GrantToken> {
+      return fresh(platform, await deps.connections.accountGrant(accountId, platform, type), {
+        reload: () => deps.connections.accountGrant(accountId, platform, type),
+        replace: (next) => deps.connections.replaceAccountGrant(accountId, platform, type, next),
+        async refused() {
+          await deps.connections.flagAccountReconnect(accountId, platform, type);
+          const owner = await deps.accountOwner(accountId);
+          if (owner) await deps.notifications.notify({ userId: owner, type: 'connection_reconnect_required', data: { platform, type, accountId } });
+          log.info({ platform, type, account_id: accountId }, 'connection needs reconnection');
+          return { token: null, reconnect: true };
+        },
+      });
+    },
+
+    /** GET /v1/connections/{platform}/connect: the same flow as a login, for the caller's active account. */
+    async startConnect(ctx: AuthContext, platform: string, type: 'channel' | 'bot', redirectUri: string, host: string | undefined) {
+      return this.startLogin(platform, redirectUri, host, type, { accountId: requireAccountId(ctx), userId: requireUserId(ctx) });
+    },
+
+    /**
+     * DELETE /v1/connections/{platform}: revokes the grant at the provider when it has a
+     * revocation endpoint (RFC 7009: the refresh token, then the access token), then deletes the
+     * connection. A provider that cannot be reached does not keep the connection: it is logged.
+     */
+    async disconnect(ctx: AuthContext, platform: string, type: 'channel' | 'bot'): Promise<void> {
+      const accountId = requireAccountId(ctx);
+      const grant = await deps.connections.accountGrant(accountId, platform, type);
+      const client = providers.get(platform);
+      if (grant && client) {
+        try {
+          if (grant.refreshToken) await client.revoke(grant.refreshToken);
+          await client.revoke(grant.accessToken);
+        } catch (error) {
+          log.warn({ provider: platform, error: (error as Error).name, reason: (error as Error).message }, 'grant revocation failed');
+        }
+      }
+      if (!(await deps.connections.removeAccountGrant(accountId, platform, type, ctx.userId))) throw AppError.notFound(signinMessages.connectionNotFound);
+    },
+
+    /**
+     * The access token of a login connection for a platform call, refreshed first when it expires
+     * within REFRESH_MARGIN_MS. `{ token: null, reconnect: false }`: the connection holds no grant
+     * (an operator-recorded one). A refresh the provider refuses flags the connection
+     * (`loginReconnectRequired`) and notifies its user; a provider that cannot be reached leaves
+     * it as it was (the old token while it lasts).
+     */
+    async grantToken(loginConnectionId: string): Promise<GrantToken> {
+      const grant = await deps.connections.loginGrant(loginConnectionId);
+      if (!grant) return { token: null, reconnect: false };
+      return fresh(grant.provider, grant, {
+        reload: () => deps.connections.loginGrant(loginConnectionId),
+        replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
+        refused: () => needsReconnect(loginConnectionId, grant),
+      });
+    },
+
+    /** GET /v1/auth/login/{provider}: the provider's authorization URL and the sealed flow cookie. */
+    async startLogin(slug: string, redirectUri: string, host: string | undefined, purpose: Flow['type'] = 'login', owner: { accountId: string; userId: string } | null = null): Promise<{ location: string; cookie: string }> {
+      const target = allowedRedirect(config.auth.redirect_allow_list, redirectUri);
+      if (!target) throw AppError.validation(signinMessages.redirectNotAllowed);
+      const client = provider(slug, purpose);
+      const callback = callbackUrl(slug, host);
+      let started: Awaited<ReturnType<ProviderClient['authorizationUrl']>>;
+      try {
+        started = await client.authorizationUrl(callback);
+      } catch (error) {
+        log.warn({ provider: slug, error: (error as Error).name, reason: (error as Error).message }, 'sign-in provider unavailable');
+        throw new AppError('PROVIDER_UNAVAILABLE', signinMessages.providerNotFound(slug));
+      }
+      const cookie = await codec.seal({
+        fid: randomUUID(),
+        provider: slug,
+        type: purpose,
+        redirectUri: target,
+        callbackUrl: callback,
+        ...started.checks,
+        accountId: owner?.accountId ?? null,
+        userId: owner?.userId ?? null,
+      });
+      return { location: started.url, cookie };
+    },
+
+    /**
+     * GET /v1/auth/callback/{provider}: the outcome as a redirect to the flow's `redirect_uri`;
+     * 400 only when there is no valid flow cookie (nowhere safe to send the browser).
+     */
+    async callback(slug: string, query: Record<string, unknown>, rawQuery: string, cookie: string | undefined): Promise<{ location: string }> {
+      const flow = cookie ? await codec.open(cookie) : null;
+      if (!flow || flow.provider !== slug) throw AppError.validation(signinMessages.flowMissing);
+      const fail = (error: 'access_denied' | 'state_mismatch' | 'provider_error') => ({ location: back(flow.redirectUri, { error }) });
+      if (typeof query.error === 'string') return fail(query.error === 'access_denied' ? 'access_denied' : 'provider_error');
+      if (query.state !== flow.state) return fail('state_mismatch');
+      if (!(await repo.useFlow(hash(flow.fid), new Date(Date.now() + FLOW_TTL_SECONDS * 1000)))) return fail('state_mismatch');
+      const client = providers.get(slug);
+      if (!client) return fail('provider_error');
+      const currentUrl = new URL(flow.callbackUrl);
+      currentUrl.search = rawQuery;
+      let signedIn: Awaited<ReturnType<ProviderClient['complete']>>;
+      try {
+        signedIn = await client.complete(currentUrl, flow);
+      } catch (error) {
+        const e = error as Error & { error?: string };
+        log.warn({ provider: slug, error: e instanceof ProviderUnavailableError ? 'ProviderUnavailable' : e.name, code: e.error, reason: e.message }, 'sign-in refused');
+        return fail('provider_error');
+      }
+      if (flow.type !== 'login') {
+        if (!flow.accountId) return fail('provider_error');
+        await deps.connections.storeAccountGrant({
+          accountId: flow.accountId,
+          platform: slug,
+          type: flow.type,
+          subject: signedIn.subject,
+          actorId: flow.userId,
+          grant: { accessToken: signedIn.accessToken, refreshToken: signedIn.refreshToken, expiresAt: signedIn.expiresAt, scopes: signedIn.scopes },
+        });
+        return { location: back(flow.redirectUri, { connected: slug, type: flow.type }) };
+      }
+      const { user, accountId } = await userFor(slug, signedIn);
+      await deps.connections.storeLoginGrant({
+        userId: user.id,
+        provider: slug,
+        subject: signedIn.subject,
+        displayName: signedIn.name,
+        grant: { accessToken: signedIn.accessToken, refreshToken: signedIn.refreshToken, expiresAt: signedIn.expiresAt, scopes: signedIn.scopes },
+      });
+      const code = randomBytes(32).toString('base64url');
+      await repo.insertCode({ code_hash: hash(code), user_id: user.id, account_id: accountId, provider: slug, expires_at: new Date(Date.now() + LOGIN_CODE_TTL_SECONDS * 1000) });
+      return { location: back(flow.redirectUri, { login_code: code }) };
+    },
+
+    /** POST /v1/auth/login/exchange: the session pair of the user the code was issued to. */
+    async exchange(loginCode: string, client: Client): Promise<SessionTokens> {
+      const row = await repo.takeCode(hash(loginCode));
+      if (!row || new Date(row.expires_at).getTime() <= Date.now()) throw new AppError('INVALID_LOGIN_CODE', signinMessages.invalidLoginCode);
+      const found = await deps.accounts.signInUser(row.user_id);
+      if (!found) throw new AppError('INVALID_LOGIN_CODE', signinMessages.invalidLoginCode);
+      const accountId = row.account_id ?? found.accountId;
+      return deps.sessions.openSession(found.user, accountId, client, 'oauth', { provider: row.provider });
+    },
+
+    /** The flow cookie's attributes; `maxAge` 0 clears it. */
+    flowCookieOptions(maxAgeSeconds = FLOW_TTL_SECONDS) {
+      return { httpOnly: true, path: '/v1/', sameSite: 'lax' as const, secure: config.env !== 'development', maxAge: maxAgeSeconds * 1000 };
+    },
+  };
+}
+
+export type SigninService = ReturnType<typeof createSigninService>;
