@@ -946,7 +946,8 @@ export const openapiDocument = {
                 "service",
                 "developer"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -3760,67 +3761,67 @@ export const openapiDocument = {
             "name": "types",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated exact event types.",
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "platform",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated platforms.",
             "schema": {
               "type": "string",
               "maxLength": 500
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "user_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Matches the `user_id` inside `raw`.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Case-insensitive text search in `raw`.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; events after it.",
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; events before it.",
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -4106,62 +4107,63 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "platform_user_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "The sender's id on the platform.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "live_chat_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "The video platform's live chat id.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; messages sent at or after it.",
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; messages sent at or before it.",
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated keywords (at most 20 of at most 100 characters).",
             "schema": {
               "type": "string",
               "maxLength": 10000
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -4232,23 +4234,23 @@ export const openapiDocument = {
             "name": "q",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Name prefix (at least 2 characters after trimming).",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "platform",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated platforms.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "limit",
@@ -4261,7 +4263,8 @@ export const openapiDocument = {
               "default": 10,
               "minimum": -2147483648,
               "maximum": 2147483647
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -4594,7 +4597,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -6117,7 +6121,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -6127,7 +6132,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -6137,7 +6143,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -6187,7 +6194,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -6197,7 +6205,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -6207,7 +6216,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -8618,7 +8628,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.topic",
@@ -8627,7 +8638,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.challenge",
@@ -8637,7 +8649,8 @@ export const openapiDocument = {
               "type": "string",
               "minLength": 1,
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.lease_seconds",
@@ -8646,7 +8659,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 20
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9140,7 +9154,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -9150,7 +9165,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -9160,7 +9176,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "scope",
@@ -9170,7 +9187,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 20
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "user_id",
@@ -9179,7 +9197,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "account_id",
@@ -9188,7 +9207,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9354,7 +9374,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 20
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9587,7 +9608,8 @@ export const openapiDocument = {
               "default": 50,
               "minimum": -2147483648,
               "maximum": 2147483647
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Offset"
@@ -9659,17 +9681,18 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "category",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "metric",
@@ -9678,7 +9701,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "live",
@@ -9686,17 +9710,18 @@ export const openapiDocument = {
             "required": false,
             "schema": {
               "type": "boolean"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9769,17 +9794,18 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9853,7 +9879,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "provider",
@@ -9863,18 +9890,19 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "channel_id",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "animated",
@@ -9884,18 +9912,19 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 10
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11450,7 +11479,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11502,7 +11532,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11793,7 +11824,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -12473,7 +12505,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "install_id",
@@ -12482,7 +12515,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -12534,7 +12568,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "install_id",
@@ -12543,7 +12578,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -13113,7 +13149,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Page"
@@ -13399,7 +13436,8 @@ export const openapiDocument = {
                 "verified",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Page"
@@ -14941,7 +14979,8 @@ export const openapiDocument = {
               "default": 20,
               "minimum": 1,
               "maximum": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "offset",
@@ -14953,7 +14992,8 @@ export const openapiDocument = {
               "format": "int32",
               "minimum": 0,
               "maximum": 2147483647
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "status",
@@ -14963,7 +15003,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 40
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "category_id",
@@ -14972,18 +15013,19 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "tag_ids",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated tag ids (any of them).",
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "author_id",
@@ -14992,18 +15034,19 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Full-text search on title and description.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "sort",
@@ -15018,7 +15061,8 @@ export const openapiDocument = {
                 "recently_updated"
               ],
               "default": "newest"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -15422,11 +15466,11 @@ export const openapiDocument = {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -16511,11 +16555,11 @@ export const openapiDocument = {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -16607,7 +16651,8 @@ export const openapiDocument = {
               "default": 50,
               "minimum": 1,
               "maximum": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -16679,7 +16724,8 @@ export const openapiDocument = {
           "default": 1,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "Limit": {
         "name": "limit",
@@ -16696,7 +16742,8 @@ export const openapiDocument = {
           "default": 25,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "AuditLimit": {
         "name": "limit",
@@ -16713,7 +16760,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "EventsLimit": {
         "name": "limit",
@@ -16726,7 +16774,8 @@ export const openapiDocument = {
           "default": 25,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "ChatLimit": {
         "name": "limit",
@@ -16739,7 +16788,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "SoundsLimit": {
         "name": "limit",
@@ -16752,7 +16802,8 @@ export const openapiDocument = {
           "default": 20,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "BrowseLimit": {
         "name": "limit",
@@ -16769,7 +16820,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "Offset": {
         "name": "offset",
@@ -16782,7 +16834,8 @@ export const openapiDocument = {
           "default": 0,
           "minimum": 0,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "CredentialToken": {
         "x-every-operation": true,
@@ -16793,7 +16846,8 @@ export const openapiDocument = {
         "schema": {
           "type": "string",
           "maxLength": 4096
-        }
+        },
+        "allowReserved": true
       }
     },
     "responses": {

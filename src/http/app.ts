@@ -121,7 +121,7 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
       apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
       // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
       fileUploader: false,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
       validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
       validateSecurity: false,
       ignoreUndocumented: false,
