@@ -1861,8 +1861,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-message": {
+                      "minLength": "Label is required"
+                    },
                     "type": "string",
-                    "maxLength": 100
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "Not blank after trimming."
                   },
                   "permissions": {
                     "type": "array",
@@ -2224,8 +2229,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-message": {
+                      "minLength": "Label is required"
+                    },
                     "type": "string",
-                    "maxLength": 100
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "Not blank after trimming."
                   },
                   "permissions": {
                     "type": "array",
@@ -3807,7 +3817,9 @@ export const openapiDocument = {
             "required": false,
             "description": "RFC 3339; events after it.",
             "schema": {
+              "x-error-message": "from must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
             },
             "allowReserved": true
@@ -3818,7 +3830,9 @@ export const openapiDocument = {
             "required": false,
             "description": "RFC 3339; events before it.",
             "schema": {
+              "x-error-message": "to must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
             },
             "allowReserved": true
@@ -3948,9 +3962,12 @@ export const openapiDocument = {
                 "additionalProperties": false,
                 "properties": {
                   "type": {
+                    "x-error-message": "type must have the form platform:action (3 to 100 characters)",
                     "type": "string",
-                    "minLength": 1,
+                    "minLength": 3,
                     "maxLength": 100,
+                    "pattern": "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$",
+                    "example": "platform_a:follow",
                     "description": "`platform:action`."
                   },
                   "platform": {
@@ -4105,8 +4122,13 @@ export const openapiDocument = {
             "required": false,
             "description": "One chat platform: platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 100
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             },
             "allowReserved": true
           },
@@ -4138,7 +4160,9 @@ export const openapiDocument = {
             "required": false,
             "description": "RFC 3339; messages sent at or after it.",
             "schema": {
+              "x-error-message": "from must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
             },
             "allowReserved": true
@@ -4149,7 +4173,9 @@ export const openapiDocument = {
             "required": false,
             "description": "RFC 3339; messages sent at or before it.",
             "schema": {
+              "x-error-message": "to must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
             },
             "allowReserved": true
@@ -4247,8 +4273,10 @@ export const openapiDocument = {
             "required": false,
             "description": "Comma-separated platforms.",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 200
+              "maxLength": 200,
+              "pattern": "^\\s*(platform_a|platform_b|platform_c)?\\s*(,\\s*(platform_a|platform_b|platform_c)?\\s*)*$"
             },
             "allowReserved": true
           },
@@ -4470,8 +4498,13 @@ export const openapiDocument = {
             "required": true,
             "description": "platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 100
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -9185,7 +9218,13 @@ export const openapiDocument = {
             "required": false,
             "description": "Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`).",
             "schema": {
+              "x-error-message": "Unknown scope: {value}",
               "type": "string",
+              "enum": [
+                "user",
+                "account",
+                "system"
+              ],
               "maxLength": 20
             },
             "allowReserved": true
@@ -9352,8 +9391,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -9372,8 +9416,14 @@ export const openapiDocument = {
             "required": true,
             "description": "DAYS_30, DAYS_90, DAYS_180 or DAYS_365.",
             "schema": {
+              "x-error-message": "range must be one of DAYS_30, DAYS_90, DAYS_180, DAYS_365",
               "type": "string",
-              "maxLength": 20
+              "enum": [
+                "DAYS_30",
+                "DAYS_90",
+                "DAYS_180",
+                "DAYS_365"
+              ]
             },
             "allowReserved": true
           },
@@ -9436,8 +9486,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -9512,8 +9567,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -9584,8 +9644,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -9679,8 +9744,13 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             },
             "allowReserved": true
           },
@@ -9698,9 +9768,18 @@ export const openapiDocument = {
             "name": "metric",
             "in": "query",
             "required": false,
+            "description": "The order: watchtime (default), viewers, peak, follower_gain, messages or recent.",
             "schema": {
+              "x-error-message": "metric must be one of watchtime, viewers, peak, follower_gain, messages, recent",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "watchtime",
+                "viewers",
+                "peak",
+                "follower_gain",
+                "messages",
+                "recent"
+              ]
             },
             "allowReserved": true
           },
@@ -9792,8 +9871,13 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             },
             "allowReserved": true
           },
@@ -9876,9 +9960,16 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means any platform.",
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "",
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             },
             "allowReserved": true
           },
@@ -9887,9 +9978,19 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means any provider.",
             "schema": {
+              "x-error-message": "Unsupported provider: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "",
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "7tv",
+                "bttv",
+                "ffz"
+              ]
             },
             "allowReserved": true
           },
@@ -9909,9 +10010,15 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means either.",
             "schema": {
+              "x-error-message": "animated must be true or false",
               "type": "string",
-              "maxLength": 10
+              "enum": [
+                "",
+                "true",
+                "false"
+              ]
             },
             "allowReserved": true
           },
@@ -10132,8 +10239,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "platform": {
+                    "x-error-message": "Unsupported platform: {value}",
                     "type": "string",
-                    "maxLength": 50
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
                   },
                   "channel": {
                     "type": "string",
@@ -10209,8 +10321,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "platform": {
+                    "x-error-message": "Unsupported platform: {value}",
                     "type": "string",
-                    "maxLength": 50
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
                   },
                   "platform_channel_id": {
                     "type": "string",
@@ -15022,8 +15139,10 @@ export const openapiDocument = {
             "required": false,
             "description": "Comma-separated tag ids (any of them).",
             "schema": {
+              "x-error-message": "tag_ids must be comma-separated UUIDs",
               "type": "string",
-              "maxLength": 2000
+              "maxLength": 2000,
+              "pattern": "^\\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?\\s*(,\\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?\\s*)*$"
             },
             "allowReserved": true
           },
@@ -20217,12 +20336,17 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "name": {
+            "x-error-message": "name must be 1 to 100 characters",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
             "description": "1 to 100 characters after trimming."
           },
           "duration_ms": {
+            "x-error-message": "duration_ms must be an integer from 0 to 2147483647",
             "type": "integer",
-            "description": "0 to 2147483647."
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "waveform": {
             "description": "Any JSON; null clears it."
@@ -20239,12 +20363,17 @@ export const openapiDocument = {
         "description": "One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).",
         "properties": {
           "type": {
+            "x-error-message": "target.type must be widget or overlay",
             "type": "string",
-            "maxLength": 100
+            "enum": [
+              "widget",
+              "overlay"
+            ]
           },
           "id": {
+            "x-error-message": "target.id must be a UUID",
             "type": "string",
-            "maxLength": 100
+            "format": "uuid"
           }
         }
       },
@@ -20253,8 +20382,11 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "volume": {
+            "x-error-message": "volume must be a number from 0.0 to 1.0",
             "type": "number",
-            "description": "0.0 to 1.0; default 1.0."
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Default 1.0."
           },
           "target": {
             "$ref": "#/components/schemas/SoundTarget"
@@ -20425,8 +20557,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           },
           "permissions": {
             "type": "array",
@@ -20567,31 +20704,56 @@ export const openapiDocument = {
         ],
         "properties": {
           "application_type": {
+            "x-error-message": "application_type must be 'solo' or 'team'",
             "type": "string",
-            "maxLength": 20,
-            "example": "solo",
-            "description": "`solo` or `team`."
+            "enum": [
+              "solo",
+              "team"
+            ]
           },
           "display_name": {
+            "x-error-message": {
+              "minLength": "display_name is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 100
           },
           "slug": {
+            "x-error-message": {
+              "minLength": "Slug must be between 3 and 50 characters",
+              "maxLength": "Slug must be between 3 and 50 characters",
+              "pattern": "Slug must contain only lowercase letters, digits, and hyphens"
+            },
             "type": "string",
-            "maxLength": 100,
+            "minLength": 3,
+            "maxLength": 50,
+            "pattern": "^[a-z][a-z0-9-]*$",
             "example": "my-studio",
             "description": "3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens."
           },
           "description": {
+            "x-error-message": {
+              "minLength": "description is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "motivation": {
+            "x-error-message": {
+              "minLength": "motivation is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "what_to_build": {
+            "x-error-message": {
+              "minLength": "what_to_build is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "github_url": {
@@ -20935,7 +21097,11 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "notes": {
+            "x-error-message": {
+              "minLength": "Review notes are required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000,
             "nullable": true,
             "description": "Optional to approve; required (non-blank) to reject."
@@ -21891,8 +22057,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           },
           "permissions": {
             "type": "array",
@@ -21918,8 +22089,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           }
         }
       },
@@ -22756,9 +22932,12 @@ export const openapiDocument = {
         ],
         "properties": {
           "type": {
+            "x-error-message": "type must have the form platform:action (3 to 100 characters)",
             "type": "string",
-            "minLength": 1,
+            "minLength": 3,
             "maxLength": 100,
+            "pattern": "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$",
+            "example": "platform_a:follow",
             "description": "`platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike)."
           },
           "platform": {
@@ -22922,8 +23101,12 @@ export const openapiDocument = {
         ],
         "properties": {
           "slug": {
+            "x-error-message": "Invalid slug format",
             "type": "string",
-            "maxLength": 100,
+            "minLength": 2,
+            "maxLength": 40,
+            "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$",
+            "example": "pro-plus",
             "description": "`^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable."
           },
           "name": {
@@ -23784,20 +23967,34 @@ export const openapiDocument = {
         ],
         "properties": {
           "platform": {
+            "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
             "type": "string",
-            "description": "platform_a, platform_b or platform_c."
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
           },
           "message": {
+            "x-error-message": "message must be 1 to 500 characters",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
             "description": "1 to 500 characters after trimming."
           },
           "live_chat_id": {
+            "x-error-message": "live_chat_id must be 1 to 200 characters",
             "type": "string",
-            "description": "platform_b only (1 to 200 characters); resolved from the channel when omitted."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "platform_b only; resolved from the channel when omitted."
           },
           "reply_to_message_id": {
+            "x-error-message": "reply_to_message_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The platform id of the message to reply to (1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The platform id of the message to reply to."
           }
         }
       },
@@ -23846,35 +24043,58 @@ export const openapiDocument = {
         ],
         "properties": {
           "action": {
+            "x-error-message": "action must be one of ban, timeout, delete",
             "type": "string",
-            "description": "ban, timeout or delete."
+            "enum": [
+              "ban",
+              "timeout",
+              "delete"
+            ]
           },
           "platform": {
+            "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
             "type": "string",
-            "description": "platform_a, platform_b or platform_c."
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
           },
           "user_id": {
+            "x-error-message": "user_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The target's platform user id (ban, timeout; 1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The target's platform user id (ban, timeout)."
           },
           "message_id": {
+            "x-error-message": "message_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The platform message id (delete; 1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The platform message id (delete)."
           },
           "duration_secs": {
+            "x-error-message": "duration_secs must be between 1 and 86400",
             "type": "integer",
             "format": "int32",
-            "minimum": -2147483648,
-            "maximum": 2147483647,
-            "description": "Timeout length (default 300; platform_b 1 to 86400, other platforms 1 to 1209600)."
+            "minimum": 1,
+            "maximum": 1209600,
+            "description": "Timeout length (default 300; platform_b at most 86400)."
           },
           "reason": {
+            "x-error-message": "reason must be at most 500 characters",
             "type": "string",
-            "description": "At most 500 characters; written to the moderation log."
+            "maxLength": 500,
+            "nullable": true,
+            "description": "Written to the moderation log."
           },
           "live_chat_id": {
+            "x-error-message": "live_chat_id must be 1 to 200 characters",
             "type": "string",
-            "description": "platform_b only (1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "platform_b only."
           }
         }
       },
@@ -24486,7 +24706,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "title": {
+            "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "minLength": 3,
             "maxLength": 200,
             "example": "A dark theme for overlays"
           },
@@ -24516,7 +24738,9 @@ export const openapiDocument = {
         "minProperties": 1,
         "properties": {
           "title": {
+            "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "minLength": 3,
             "maxLength": 200
           },
           "description": {
@@ -24546,8 +24770,11 @@ export const openapiDocument = {
         ],
         "properties": {
           "status": {
+            "x-error-message": "Status must be a slug of lowercase letters, digits and underscores (1 to 40 characters)",
             "type": "string",
-            "maxLength": 100,
+            "minLength": 1,
+            "maxLength": 40,
+            "pattern": "^[a-z][a-z0-9_]*$",
             "example": "in_progress"
           }
         }
@@ -24589,9 +24816,14 @@ export const openapiDocument = {
         ],
         "properties": {
           "body": {
+            "x-error-message": {
+              "minLength": "Comment body is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 10000,
-            "example": "<p>Yes, please!</p>"
+            "example": "<p>Yes, please!</p>",
+            "description": "Must keep some text after sanitising."
           },
           "parent_id": {
             "type": "string",
@@ -24608,8 +24840,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "body": {
+            "x-error-message": {
+              "minLength": "Comment body is required"
+            },
             "type": "string",
-            "maxLength": 10000
+            "minLength": 1,
+            "maxLength": 10000,
+            "description": "Must keep some text after sanitising."
           }
         }
       },
@@ -24621,7 +24858,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "name": {
+            "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 100,
             "example": "Overlays"
           },
@@ -24644,7 +24883,9 @@ export const openapiDocument = {
         "minProperties": 1,
         "properties": {
           "name": {
+            "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 100
           },
           "description": {
@@ -24668,7 +24909,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "name": {
+            "x-error-message": "Tag name must be between 1 and 50 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 50,
             "example": "accessibility"
           }
