@@ -1861,6 +1861,7 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-details": false,
                     "x-error-message": {
                       "minLength": "Label is required"
                     },
@@ -2229,6 +2230,7 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-details": false,
                     "x-error-message": {
                       "minLength": "Label is required"
                     },
@@ -9218,6 +9220,7 @@ export const openapiDocument = {
             "required": false,
             "description": "Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`).",
             "schema": {
+              "x-error-details": false,
               "x-error-message": "Unknown scope: {value}",
               "type": "string",
               "enum": [
@@ -20557,6 +20560,7 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "Label is required"
             },
@@ -20704,6 +20708,7 @@ export const openapiDocument = {
         ],
         "properties": {
           "application_type": {
+            "x-error-details": false,
             "x-error-message": "application_type must be 'solo' or 'team'",
             "type": "string",
             "enum": [
@@ -20712,6 +20717,7 @@ export const openapiDocument = {
             ]
           },
           "display_name": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "display_name is required"
             },
@@ -20720,19 +20726,29 @@ export const openapiDocument = {
             "maxLength": 100
           },
           "slug": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "Slug must be between 3 and 50 characters",
               "maxLength": "Slug must be between 3 and 50 characters",
-              "pattern": "Slug must contain only lowercase letters, digits, and hyphens"
+              "pattern ^[a-z]": "Slug must start with a lowercase letter",
+              "pattern ^[a-z0-9-]*$": "Slug must contain only lowercase letters, digits, and hyphens"
             },
             "type": "string",
             "minLength": 3,
             "maxLength": 50,
-            "pattern": "^[a-z][a-z0-9-]*$",
+            "allOf": [
+              {
+                "pattern": "^[a-z]"
+              },
+              {
+                "pattern": "^[a-z0-9-]*$"
+              }
+            ],
             "example": "my-studio",
             "description": "3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens."
           },
           "description": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "description is required"
             },
@@ -20741,6 +20757,7 @@ export const openapiDocument = {
             "maxLength": 5000
           },
           "motivation": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "motivation is required"
             },
@@ -20749,6 +20766,7 @@ export const openapiDocument = {
             "maxLength": 5000
           },
           "what_to_build": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "what_to_build is required"
             },
@@ -21097,6 +21115,7 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "notes": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "Review notes are required"
             },
@@ -22057,6 +22076,7 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "Label is required"
             },
@@ -22089,6 +22109,7 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
             "x-error-message": {
               "minLength": "Label is required"
             },
@@ -23101,6 +23122,7 @@ export const openapiDocument = {
         ],
         "properties": {
           "slug": {
+            "x-error-details": false,
             "x-error-message": "Invalid slug format",
             "type": "string",
             "minLength": 2,

@@ -5983,7 +5983,7 @@ export interface components {
              * @description 3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens.
              * @example my-studio
              */
-            slug: string;
+            slug: string & (unknown & unknown);
             website_url?: string | null;
             what_to_build: string;
         };

@@ -4,8 +4,10 @@
  * the same value reaches it through GraphQL (enums, lengths, patterns and formats the service
  * checks too), so that one failure reads the same on both protocols. A string applies to every
  * rule of the schema but its type (a wrong type keeps the validator's words, naming the field); a
- * map gives one message per keyword (`minLength`, `pattern`, `enum`, ...). `{value}` stands for
- * the refused value. Owns only the rewording of the OpenAPI validator's refusals; what is refused
+ * map gives one message per keyword (`minLength`, `pattern`, `enum`, ...; `pattern <regex>` for
+ * one of several patterns under `allOf`). `{value}` stands for the refused value. The refusal
+ * names its field in `details.fields` as the service does, unless `x-error-details: false` says
+ * the service's refusal carries no details. Owns only the rewording of the OpenAPI validator's refusals; what is refused
  * stays the validator's.
  */
 import { openapiDocument } from '../../generated/openapi-document';
@@ -16,6 +18,7 @@ type Schema = {
   properties?: Record<string, Schema>;
   items?: Schema;
   'x-error-message'?: string | Record<string, string>;
+  'x-error-details'?: boolean;
   content?: Record<string, { schema?: Schema }>;
 };
 interface Parameter {
@@ -26,6 +29,7 @@ interface Parameter {
 }
 interface ValidatorIssue {
   path?: string;
+  message?: string;
   errorCode?: string;
 }
 
@@ -82,10 +86,11 @@ export function withSpecMessages(error: unknown, req: Request): unknown {
     if (!issue.path || keyword === 'type' || keyword === 'required' || keyword === 'additionalProperties') continue;
     const found = located(operation, req, segmentsOf(issue.path));
     const declared = found?.schema['x-error-message'];
-    const template = typeof declared === 'string' ? declared : declared?.[keyword];
+    const pattern = /must match pattern "(.*)"$/.exec(issue.message ?? '')?.[1];
+    const template = typeof declared === 'string' ? declared : (declared?.[`${keyword} ${pattern}`] ?? declared?.[keyword]);
     if (!found || template === undefined) continue;
     const message = template.replace('{value}', typeof found.value === 'string' ? found.value : JSON.stringify(found.value));
-    return AppError.validation(message, { fields: [{ field: found.field, message }] });
+    return found.schema['x-error-details'] === false ? AppError.validation(message) : AppError.validation(message, { fields: [{ field: found.field, message }] });
   }
   return error;
 }
