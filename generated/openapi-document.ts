@@ -4513,10 +4513,12 @@ export const openapiDocument = {
             "name": "platform_user_id",
             "in": "path",
             "required": true,
-            "description": "The user's id on the platform (1 to 200 characters).",
+            "description": "The user's id on the platform.",
             "schema": {
+              "x-error-message": "platform_user_id must be 1 to 200 characters",
               "type": "string",
-              "maxLength": 1000
+              "minLength": 1,
+              "maxLength": 200
             }
           },
           {
@@ -9669,13 +9671,14 @@ export const openapiDocument = {
             "name": "limit",
             "in": "query",
             "required": false,
-            "description": "Entries per page (default 50, 1 to 200).",
+            "description": "Entries per page (default 50).",
             "schema": {
+              "x-error-message": "limit must be >= 1 and <= 200",
               "type": "integer",
               "format": "int32",
               "default": 50,
-              "minimum": -2147483648,
-              "maximum": 2147483647
+              "minimum": 1,
+              "maximum": 200
             },
             "allowReserved": true
           },
@@ -13495,7 +13498,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/DeveloperReviewRequest"
+                "$ref": "#/components/schemas/DeveloperRejectRequest"
               }
             }
           }
@@ -13782,7 +13785,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/DeveloperReviewRequest"
+                "$ref": "#/components/schemas/DeveloperRejectRequest"
               }
             }
           }
@@ -21127,6 +21130,26 @@ export const openapiDocument = {
           }
         }
       },
+      "DeveloperRejectRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "notes"
+        ],
+        "properties": {
+          "notes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "required": "Review notes are required",
+              "minLength": "Review notes are required"
+            },
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 5000,
+            "description": "Why (required, non-blank)."
+          }
+        }
+      },
       "DeveloperReviewResult": {
         "type": "object",
         "additionalProperties": false,
@@ -23142,13 +23165,21 @@ export const openapiDocument = {
             "nullable": true
           },
           "price_monthly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "price_yearly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "currency": {
@@ -23166,52 +23197,88 @@ export const openapiDocument = {
             "maximum": 2147483647
           },
           "max_overlays": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_upload_size_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_integrations": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "chat_retention_days": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_setting_presets": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sounds": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sound_file_size": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_sound_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "stripe_product_id": {
@@ -23264,13 +23331,21 @@ export const openapiDocument = {
             "nullable": true
           },
           "price_monthly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "price_yearly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "currency": {
@@ -23288,52 +23363,88 @@ export const openapiDocument = {
             "maximum": 2147483647
           },
           "max_overlays": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_upload_size_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_integrations": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "chat_retention_days": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_setting_presets": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sounds": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sound_file_size": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_sound_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "stripe_product_id": {

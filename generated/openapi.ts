@@ -4699,6 +4699,10 @@ export interface components {
             website_url: string | null;
             what_to_build: string;
         };
+        DeveloperRejectRequest: {
+            /** @description Why (required, non-blank). */
+            notes: string;
+        };
         DeveloperReviewRequest: {
             /** @description Optional to approve; required (non-blank) to reject. */
             notes?: string | null;
@@ -8071,7 +8075,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DeveloperReviewRequest"];
+                "application/json": components["schemas"]["DeveloperRejectRequest"];
             };
         };
         responses: {
@@ -8232,7 +8236,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DeveloperReviewRequest"];
+                "application/json": components["schemas"]["DeveloperRejectRequest"];
             };
         };
         responses: {
@@ -9653,7 +9657,7 @@ export interface operations {
             path: {
                 /** @description platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
                 platform: "platform_a" | "platform_b" | "platform_c";
-                /** @description The user's id on the platform (1 to 200 characters). */
+                /** @description The user's id on the platform. */
                 platform_user_id: string;
             };
             cookie?: never;
@@ -13941,7 +13945,7 @@ export interface operations {
     publicStreamMetadataHistory: {
         parameters: {
             query?: {
-                /** @description Entries per page (default 50, 1 to 200). */
+                /** @description Entries per page (default 50). */
                 limit?: number;
                 /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
                 offset?: components["parameters"]["Offset"];

@@ -83,11 +83,13 @@ export function withSpecMessages(error: unknown, req: Request): unknown {
   if (!Array.isArray(issues) || !operation) return error;
   for (const issue of issues) {
     const keyword = (issue.errorCode ?? '').replace(/\.openapi\.validation$/, '');
-    if (!issue.path || keyword === 'type' || keyword === 'required' || keyword === 'additionalProperties') continue;
+    if (!issue.path) continue;
     const found = located(operation, req, segmentsOf(issue.path));
     const declared = found?.schema['x-error-message'];
     const pattern = /must match pattern "(.*)"$/.exec(issue.message ?? '')?.[1];
-    const template = typeof declared === 'string' ? declared : (declared?.[`${keyword} ${pattern}`] ?? declared?.[keyword]);
+    // A wrong type, a missing or an unknown property keep the validator's words unless a keyword map names them.
+    const general = ['type', 'required', 'additionalProperties'].includes(keyword) ? undefined : declared;
+    const template = typeof declared === 'string' ? (general as string | undefined) : (declared?.[`${keyword} ${pattern}`] ?? declared?.[keyword]);
     if (!found || template === undefined) continue;
     const message = template.replace('{value}', typeof found.value === 'string' ? found.value : JSON.stringify(found.value));
     return found.schema['x-error-details'] === false ? AppError.validation(message) : AppError.validation(message, { fields: [{ field: found.field, message }] });

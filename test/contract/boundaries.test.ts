@@ -21,7 +21,14 @@ const DATA_DEPENDENT: readonly RegExp[] = [
   /^A paid extension needs pricing_amount and pricing_currency$/, // pricing_type with the fields it requires
   /^Unknown category$/, // category_id of no category of the account
   /^Unknown tag: /, // tag_ids naming no tag of the account
+  /^user_id is required for ban and timeout$/, // moderation: the target of ban and timeout
+  /^message_id is required for delete$/, // moderation: the target of delete
+  /^duration_secs must be between 1 and 86400$/, // a timeout on platform_b
+  /^live_chat_id applies to platform_b only$/, // live_chat_id with another platform
 ];
+
+/** Operations that call a third-party platform, which this test does not fake: their 500 is the documented upstream failure. */
+const UPSTREAM = new Set(['refreshPlatformUserProfile']);
 
 const operations = boundaryCases();
 const everyPermission = [...new Set(operations.flatMap((o) => o.route.gate.permissions?.list ?? []))];
@@ -71,7 +78,7 @@ describe.each(operations.map((o) => [`${o.route.method.toUpperCase()} ${o.route.
     for (const c of cases) {
       const got = await send(route.method, c, token);
       const refused = got.status === 400 && got.error === 'VALIDATION_ERROR';
-      if (got.status >= 500) wrong.push(`${c.what}: ${got.status} ${got.error}`);
+      if (got.status >= 500 && !UPSTREAM.has(route.operationId)) wrong.push(`${c.what}: ${got.status} ${got.error}`);
       else if (c.expect === 'refuse' && !refused) wrong.push(`${c.what}: expected 400 VALIDATION_ERROR, got ${got.status} ${got.error ?? ''}`);
       else if (c.expect === 'accept' && refused && !DATA_DEPENDENT.some((re) => re.test(got.message ?? ''))) wrong.push(`${c.what}: refused "${got.message}"`);
     }

@@ -63,8 +63,8 @@ function nullRefusals(schema: GraphQLSchema): NullRefusals {
     };
     for (const arg of field.args) {
       const named = getNamedType(arg.type as never);
+      // Fields of an input object (a body's shape); a top-level null argument stays "not given".
       if (isInputObjectType(named)) for (const name of Object.keys(named.getFields())) add(`${arg.name}.${name}`, name);
-      else add(arg.name, arg.name);
     }
     if (refused.size > 0) known.set(twin.graphql, refused);
   }
@@ -75,10 +75,9 @@ function nullRefusals(schema: GraphQLSchema): NullRefusals {
 /** The first explicit null among `values` where the REST twin refuses null, worded as the REST validator words it. */
 function refusedNull(refusals: Map<string, string> | undefined, values: Record<string, unknown>): AppError | null {
   for (const [path, type] of refusals ?? []) {
-    const [head, tail] = path.split('.') as [string, string | undefined];
-    const value = tail === undefined ? values[head] : (values[head] as Record<string, unknown> | null | undefined)?.[tail];
-    const present = tail === undefined ? head in values : values[head] !== null && typeof values[head] === 'object' && tail in (values[head] as object);
-    if (present && value === null) return AppError.validation(`${path} must be ${type}`, { fields: [{ field: path, message: `must be ${type}` }] });
+    const [head, tail] = path.split('.') as [string, string];
+    const input = values[head];
+    if (input !== null && typeof input === 'object' && tail in input && (input as Record<string, unknown>)[tail] === null) return AppError.validation(`${path} must be ${type}`, { fields: [{ field: path, message: `must be ${type}` }] });
   }
   return null;
 }
