@@ -267,9 +267,9 @@ export type EventFilterInput = {
   userId?: InputMaybe<Scalars['String']['input']>;
   /** Case-insensitive text search in raw. */
   search?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339; events after it. */
+  /** RFC 3339 date-time; events after it. */
   from?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339; events before it. */
+  /** RFC 3339 date-time; events before it. */
   to?: InputMaybe<Scalars['String']['input']>;
   page?: InputMaybe<Scalars['Int']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
@@ -277,9 +277,12 @@ export type EventFilterInput = {
 
 /** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */
 export type EmitEventInput = {
+  /** platform:action: 3 to 100 characters matching ^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$. */
   type: Scalars['String']['input'];
+  /** 1 to 50 characters. */
   platform: Scalars['String']['input'];
   raw: Scalars['JSON']['input'];
+  /** 1 to 255 characters. */
   externalId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -340,14 +343,14 @@ export type PaginatedChatResult = {
 
 /** Filters of the chat history; limit defaults to 50, at most 100 (REST GET /v1/chat/history). */
 export type ChatFilterInput = {
-  /** platform_a, platform_b or platform_c. */
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR). */
   platform?: InputMaybe<Scalars['String']['input']>;
   platformUserId?: InputMaybe<Scalars['String']['input']>;
   /** The video platform's live chat. */
   liveChatId?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339; inclusive. */
+  /** RFC 3339 date-time; inclusive. */
   from?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339; inclusive. */
+  /** RFC 3339 date-time; inclusive. */
   to?: InputMaybe<Scalars['String']['input']>;
   /** Case-insensitive keywords (any matches): at most 20 of at most 100 characters after trimming; without from, the last 12 hours. */
   search?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -384,11 +387,13 @@ export type ChatUserProfile = {
 
 /** REST body of POST /v1/chat/send. */
 export type SendChatInput = {
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR). */
   platform: Scalars['String']['input'];
-  /** 1 to 500 characters. */
+  /** 1 to 500 characters (after trimming). */
   message: Scalars['String']['input'];
-  /** platform_b only; resolved when omitted. */
+  /** platform_b only; 1 to 200 characters; resolved when omitted. */
   liveChatId?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 200 characters. */
   replyToMessageId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -404,17 +409,19 @@ export type GqlSendResult = {
 
 /** REST body of POST /v1/chat/moderate. */
 export type ModerationInput = {
-  /** ban, timeout or delete. */
+  /** One of ban, timeout, delete. */
   action: Scalars['String']['input'];
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR). */
   platform: Scalars['String']['input'];
-  /** The target's platform user id (ban, timeout). */
+  /** The target's platform user id (ban, timeout); 1 to 200 characters. */
   userId?: InputMaybe<Scalars['String']['input']>;
-  /** The platform message id (delete). */
+  /** The platform message id (delete); 1 to 200 characters. */
   messageId?: InputMaybe<Scalars['String']['input']>;
-  /** Timeout length (default 300; platform_b 1 to 86400). */
+  /** Timeout length: 1 to 1209600 (default 300; platform_b at most 86400). */
   durationSecs?: InputMaybe<Scalars['Int']['input']>;
+  /** At most 500 characters. */
   reason?: InputMaybe<Scalars['String']['input']>;
-  /** platform_b only. */
+  /** platform_b only; 1 to 200 characters. */
   liveChatId?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -466,7 +473,7 @@ export type SoundLibrary = {
 
 /** Absent members stay as they are; waveform null clears it. */
 export type UpdateSoundInput = {
-  /** 1 to 100 characters after trimming. */
+  /** 1 to 100 characters (after trimming). */
   name?: InputMaybe<Scalars['String']['input']>;
   /** 0 to 2147483647. */
   durationMs?: InputMaybe<Scalars['Int']['input']>;
@@ -475,7 +482,9 @@ export type UpdateSoundInput = {
 
 /** One browser source: type widget or overlay (anything else is refused), id its UUID. */
 export type SoundTargetInput = {
+  /** One of widget, overlay. */
   type: Scalars['String']['input'];
+  /** A UUID. */
   id: Scalars['String']['input'];
 };
 
@@ -571,6 +580,7 @@ export type AdminPlan = {
 
 /** Plan rules: slug ^[a-z0-9]+(?:-[a-z0-9]+)*$, 2 to 40 characters; prices and limits not negative; currency defaults to USD. */
 export type AdminCreatePlanInput = {
+  /** 2 to 40 characters matching ^[a-z0-9]+(?:-[a-z0-9]+)*$. */
   slug: Scalars['String']['input'];
   name: Scalars['String']['input'];
   description?: InputMaybe<Scalars['String']['input']>;
@@ -834,8 +844,11 @@ export type AdminAuditLogFilter = {
   page?: InputMaybe<Scalars['Int']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
   type?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time. */
   from?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time. */
   to?: InputMaybe<Scalars['String']['input']>;
+  /** One of user, account, system. */
   scope?: InputMaybe<Scalars['String']['input']>;
   userId?: InputMaybe<Scalars['UUID']['input']>;
   accountId?: InputMaybe<Scalars['UUID']['input']>;
@@ -929,6 +942,7 @@ export type AdminApiKeyRotated = {
 };
 
 export type CreateUserApiKeyInput = {
+  /** 1 to 100 characters, not blank. */
   label: Scalars['String']['input'];
   /** A subset of the creator's permissions (personal registry). */
   permissions: Array<Scalars['String']['input']>;
@@ -937,6 +951,7 @@ export type CreateUserApiKeyInput = {
 };
 
 export type CreateAccountServiceKeyInput = {
+  /** 1 to 100 characters, not blank. */
   label: Scalars['String']['input'];
   /** A subset of the creator's account permissions (service registry). */
   permissions: Array<Scalars['String']['input']>;
@@ -970,6 +985,7 @@ export type CreateDeveloperApiKeyResult = {
 };
 
 export type CreateDeveloperApiKeyInput = {
+  /** 1 to 100 characters, not blank. */
   label: Scalars['String']['input'];
   /** A subset of the extension-dev:* family the creator holds. */
   permissions: Array<Scalars['String']['input']>;
@@ -1005,11 +1021,17 @@ export type DeveloperApplication = {
 
 /** applicationType and slug are checked by the service with the specification's messages. */
 export type SubmitDeveloperApplicationInput = {
+  /** One of solo, team. */
   applicationType: Scalars['String']['input'];
+  /** 1 to 100 characters. */
   displayName: Scalars['String']['input'];
+  /** 3 to 50 characters matching ^[a-z][a-z0-9-]*$. */
   slug: Scalars['String']['input'];
+  /** 1 to 5000 characters. */
   description: Scalars['String']['input'];
+  /** 1 to 5000 characters. */
   motivation: Scalars['String']['input'];
+  /** 1 to 5000 characters. */
   whatToBuild: Scalars['String']['input'];
   githubUrl?: InputMaybe<Scalars['String']['input']>;
   websiteUrl?: InputMaybe<Scalars['String']['input']>;
@@ -1137,13 +1159,13 @@ export type Query = {
   adminUserApiKeys: Array<AdminApiKey>;
   /** Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions. */
   adminSystemKeyPermissions: Array<AdminPermissionInfo>;
-  /** Daily follower and average-viewer series; range DAYS_30, DAYS_90, DAYS_180 or DAYS_365; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
+  /** Daily follower and average-viewer series; platform platform_a, platform_b or platform_c; range DAYS_30, DAYS_90, DAYS_180 or DAYS_365; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
   publicChannelTrends: PublicChannelTrends;
-  /** Ad-marked panels, most recently active first; REST GET /v1/public-stats/channels/{platform}/{channel}/panel-history. */
+  /** Ad-marked panels, most recently active first (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/channels/{platform}/{channel}/panel-history. */
   publicChannelPanelHistory: Array<PublicPanel>;
-  /** One broadcast's summary; REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
+  /** One broadcast's summary (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
   publicStreamSummary: PublicStreamSummary;
-  /** Title, category and tag changes, most recent first (limit default 50, 1 to 200); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
+  /** Title, category and tag changes, most recent first (platform platform_a, platform_b or platform_c; limit default 50, 1 to 200); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
   publicStreamMetadataHistory: PublicMetadataHistory;
   /** Tracked channels ranked by a metric; REST GET /v1/public-stats/browse. */
   publicChannelBrowse: PublicChannelBrowse;
@@ -1304,7 +1326,7 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
   createDeveloperApiKey: CreateDeveloperApiKeyResult;
-  /** Rename a developer key (label only); REST PATCH /v1/developer/api-keys/{id}. */
+  /** Rename a developer key (label only: 1 to 100 characters, not blank); REST PATCH /v1/developer/api-keys/{id}. */
   updateDeveloperApiKey: DeveloperApiKey;
   /** Revoke a developer key (soft revoke); REST DELETE /v1/developer/api-keys/{id}. */
   revokeDeveloperApiKey: DeleteTokenResult;
@@ -1404,7 +1426,7 @@ export type Mutation = {
   setPrimaryLoginConnection: Array<LoginConnection>;
   /** Create a personal key (full key once); REST POST /v1/api-keys. */
   createUserApiKey: CreateUserApiKeyResult;
-  /** Rename a personal key (label only); REST PATCH /v1/api-keys/{id}. */
+  /** Rename a personal key (label only: 1 to 100 characters, not blank); REST PATCH /v1/api-keys/{id}. */
   updateUserApiKey: UserApiKey;
   /** Regenerate a personal key's secret; REST POST /v1/api-keys/{id}/rotate. */
   rotateUserApiKey: CreateUserApiKeyResult;
@@ -1412,7 +1434,7 @@ export type Mutation = {
   deleteUserApiKey: DeleteTokenResult;
   /** Create a service key (full key once); REST POST /v1/service-keys. */
   createAccountServiceKey: CreateAccountServiceKeyResult;
-  /** Rename a service key (label only); REST PATCH /v1/service-keys/{id}. */
+  /** Rename a service key (label only: 1 to 100 characters, not blank); REST PATCH /v1/service-keys/{id}. */
   updateAccountServiceKey: AccountServiceKey;
   /** Regenerate a service key's secret; REST POST /v1/service-keys/{id}/rotate. */
   rotateAccountServiceKey: CreateAccountServiceKeyResult;
@@ -1424,9 +1446,9 @@ export type Mutation = {
   adminRotateApiKey: AdminApiKeyRotated;
   /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
   adminDeleteApiKey: Scalars['Boolean']['output'];
-  /** Add a channel by its URL handle (idempotent; at most 500); REST POST /v1/watchlist. */
+  /** Add a channel by its URL handle (idempotent; at most 500; platform platform_a, platform_b or platform_c); REST POST /v1/watchlist. */
   addToWatchlist: WatchlistItem;
-  /** Remove a channel by its stable id (idempotent); REST DELETE /v1/watchlist. */
+  /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
   removeFromWatchlist: Scalars['Boolean']['output'];
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
@@ -1954,8 +1976,10 @@ export type PublicChannelBrowse = {
 
 /** Browse filters: metric watchtime (default), viewers, peak, follower_gain, messages or recent; limit clamped 1 to 100 (default 50). */
 export type PublicBrowseFilter = {
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR). */
   platform?: InputMaybe<Scalars['String']['input']>;
   category?: InputMaybe<Scalars['String']['input']>;
+  /** One of watchtime (default), viewers, peak, follower_gain, messages, recent. */
   metric?: InputMaybe<Scalars['String']['input']>;
   live?: InputMaybe<Scalars['Boolean']['input']>;
   search?: InputMaybe<Scalars['String']['input']>;
@@ -1982,6 +2006,7 @@ export type PublicGames = {
 };
 
 export type PublicGamesFilter = {
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR). */
   platform?: InputMaybe<Scalars['String']['input']>;
   search?: InputMaybe<Scalars['String']['input']>;
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -2015,7 +2040,9 @@ export type PublicEmotes = {
 
 /** Emote filters; empty strings count as absent; limit clamped 1 to 100 (default 50). */
 export type PublicEmotesFilter = {
+  /** Empty, or one of platform_a, platform_b, platform_c. */
   platform?: InputMaybe<Scalars['String']['input']>;
+  /** Empty, or one of platform_a, platform_b, platform_c, 7tv, bttv, ffz. */
   provider?: InputMaybe<Scalars['String']['input']>;
   channelId?: InputMaybe<Scalars['String']['input']>;
   animated?: InputMaybe<Scalars['Boolean']['input']>;

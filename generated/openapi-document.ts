@@ -371,7 +371,8 @@ export const openapiDocument = {
               "type": "string",
               "minLength": 1,
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -431,7 +432,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 4000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "state",
@@ -440,7 +442,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 1000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "iss",
@@ -449,7 +452,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "scope",
@@ -458,7 +462,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 4000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "session_state",
@@ -467,7 +472,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 1000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "error",
@@ -476,7 +482,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "error_description",
@@ -485,7 +492,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "error_uri",
@@ -494,7 +502,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -1333,7 +1342,8 @@ export const openapiDocument = {
                 "service",
                 "developer"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -2353,8 +2363,14 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "minLength": "Label is required"
+                    },
                     "type": "string",
-                    "maxLength": 100
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "Not blank after trimming."
                   },
                   "permissions": {
                     "type": "array",
@@ -2746,8 +2762,14 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "label": {
+                    "x-error-details": false,
+                    "x-error-message": {
+                      "minLength": "Label is required"
+                    },
                     "type": "string",
-                    "maxLength": 100
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "Not blank after trimming."
                   },
                   "permissions": {
                     "type": "array",
@@ -4451,67 +4473,71 @@ export const openapiDocument = {
             "name": "types",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated exact event types.",
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "platform",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated platforms.",
             "schema": {
               "type": "string",
               "maxLength": 500
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "user_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Matches the `user_id` inside `raw`.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Case-insensitive text search in `raw`.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; events after it.",
             "schema": {
+              "x-error-message": "from must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; events before it.",
             "schema": {
+              "x-error-message": "to must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -4678,9 +4704,12 @@ export const openapiDocument = {
                 "additionalProperties": false,
                 "properties": {
                   "type": {
+                    "x-error-message": "type must have the form platform:action (3 to 100 characters)",
                     "type": "string",
-                    "minLength": 1,
+                    "minLength": 3,
                     "maxLength": 100,
+                    "pattern": "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$",
+                    "example": "platform_a:follow",
                     "description": "`platform:action`."
                   },
                   "platform": {
@@ -4847,64 +4876,74 @@ export const openapiDocument = {
             "required": false,
             "description": "One chat platform: platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 100
-            }
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "platform_user_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "The sender's id on the platform.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "live_chat_id",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "The video platform's live chat id.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; messages sent at or after it.",
             "schema": {
+              "x-error-message": "from must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "RFC 3339; messages sent at or before it.",
             "schema": {
+              "x-error-message": "to must be an RFC 3339 timestamp",
               "type": "string",
+              "format": "date-time",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated keywords (at most 20 of at most 100 characters).",
             "schema": {
               "type": "string",
               "maxLength": 10000
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -4981,23 +5020,25 @@ export const openapiDocument = {
             "name": "q",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Name prefix (at least 2 characters after trimming).",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "platform",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated platforms.",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 200
-            }
+              "maxLength": 200,
+              "pattern": "^\\s*(platform_a|platform_b|platform_c)?\\s*(,\\s*(platform_a|platform_b|platform_c)?\\s*)*$"
+            },
+            "allowReserved": true
           },
           {
             "name": "limit",
@@ -5010,7 +5051,8 @@ export const openapiDocument = {
               "default": 10,
               "minimum": -2147483648,
               "maximum": 2147483647
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -5231,18 +5273,25 @@ export const openapiDocument = {
             "required": true,
             "description": "platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR).",
             "schema": {
+              "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
               "type": "string",
-              "maxLength": 100
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
             "name": "platform_user_id",
             "in": "path",
             "required": true,
-            "description": "The user's id on the platform (1 to 200 characters).",
+            "description": "The user's id on the platform.",
             "schema": {
+              "x-error-message": "platform_user_id must be 1 to 200 characters",
               "type": "string",
-              "maxLength": 1000
+              "minLength": 1,
+              "maxLength": 200
             }
           },
           {
@@ -5364,7 +5413,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -7073,7 +7123,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -7083,7 +7134,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -7093,7 +7145,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -7149,7 +7202,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -7159,7 +7213,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -7169,7 +7224,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9455,7 +9511,8 @@ export const openapiDocument = {
                 "channel",
                 "bot"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "redirect_uri",
@@ -9465,7 +9522,8 @@ export const openapiDocument = {
               "type": "string",
               "minLength": 1,
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -9540,7 +9598,8 @@ export const openapiDocument = {
                 "channel",
                 "bot"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -10160,7 +10219,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.topic",
@@ -10169,7 +10229,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.challenge",
@@ -10179,7 +10240,8 @@ export const openapiDocument = {
               "type": "string",
               "minLength": 1,
               "maxLength": 2000
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "hub.lease_seconds",
@@ -10188,7 +10250,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 20
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -10736,7 +10799,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "from",
@@ -10746,7 +10810,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "to",
@@ -10756,7 +10821,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "scope",
@@ -10764,9 +10830,17 @@ export const openapiDocument = {
             "required": false,
             "description": "Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`).",
             "schema": {
+              "x-error-details": false,
+              "x-error-message": "Unknown scope: {value}",
               "type": "string",
+              "enum": [
+                "user",
+                "account",
+                "system"
+              ],
               "maxLength": 20
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "user_id",
@@ -10775,7 +10849,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "account_id",
@@ -10784,7 +10859,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -10940,8 +11016,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -10960,9 +11041,16 @@ export const openapiDocument = {
             "required": true,
             "description": "DAYS_30, DAYS_90, DAYS_180 or DAYS_365.",
             "schema": {
+              "x-error-message": "range must be one of DAYS_30, DAYS_90, DAYS_180, DAYS_365",
               "type": "string",
-              "maxLength": 20
-            }
+              "enum": [
+                "DAYS_30",
+                "DAYS_90",
+                "DAYS_180",
+                "DAYS_365"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11029,8 +11117,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -11111,8 +11204,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -11189,8 +11287,13 @@ export const openapiDocument = {
             "in": "path",
             "required": true,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
             }
           },
           {
@@ -11206,14 +11309,16 @@ export const openapiDocument = {
             "name": "limit",
             "in": "query",
             "required": false,
-            "description": "Entries per page (default 50, 1 to 200).",
+            "description": "Entries per page (default 50).",
             "schema": {
+              "x-error-message": "limit must be >= 1 and <= 200",
               "type": "integer",
               "format": "int32",
               "default": 50,
-              "minimum": -2147483648,
-              "maximum": 2147483647
-            }
+              "minimum": 1,
+              "maximum": 200
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Offset"
@@ -11289,28 +11394,44 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
-            }
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "category",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "metric",
             "in": "query",
             "required": false,
+            "description": "The order: watchtime (default), viewers, peak, follower_gain, messages or recent.",
             "schema": {
+              "x-error-message": "metric must be one of watchtime, viewers, peak, follower_gain, messages, recent",
               "type": "string",
-              "maxLength": 50
-            }
+              "enum": [
+                "watchtime",
+                "viewers",
+                "peak",
+                "follower_gain",
+                "messages",
+                "recent"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "live",
@@ -11318,17 +11439,18 @@ export const openapiDocument = {
             "required": false,
             "schema": {
               "type": "boolean"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11405,19 +11527,25 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
-            }
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11494,52 +11622,78 @@ export const openapiDocument = {
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means any platform.",
             "schema": {
+              "x-error-message": "Unsupported platform: {value}",
               "type": "string",
-              "maxLength": 50
-            }
+              "enum": [
+                "",
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "provider",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means any provider.",
             "schema": {
+              "x-error-message": "Unsupported provider: {value}",
               "type": "string",
-              "maxLength": 50
-            }
+              "enum": [
+                "",
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "7tv",
+                "bttv",
+                "ffz"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "channel_id",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "animated",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
+            "description": "Empty means either.",
             "schema": {
+              "x-error-message": "animated must be true or false",
               "type": "string",
-              "maxLength": 10
-            }
+              "enum": [
+                "",
+                "true",
+                "false"
+              ]
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
             "allowEmptyValue": true,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -11765,8 +11919,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "platform": {
+                    "x-error-message": "Unsupported platform: {value}",
                     "type": "string",
-                    "maxLength": 50
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
                   },
                   "channel": {
                     "type": "string",
@@ -11848,8 +12007,13 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "platform": {
+                    "x-error-message": "Unsupported platform: {value}",
                     "type": "string",
-                    "maxLength": 50
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
                   },
                   "platform_channel_id": {
                     "type": "string",
@@ -13290,7 +13454,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -13348,7 +13513,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -13669,7 +13835,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -14449,7 +14616,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "install_id",
@@ -14458,7 +14626,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -14516,7 +14685,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "install_id",
@@ -14525,7 +14695,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -15163,7 +15334,8 @@ export const openapiDocument = {
                 "approved",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Page"
@@ -15406,7 +15578,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/DeveloperReviewRequest"
+                "$ref": "#/components/schemas/DeveloperRejectRequest"
               }
             }
           }
@@ -15473,7 +15645,8 @@ export const openapiDocument = {
                 "verified",
                 "rejected"
               ]
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/Page"
@@ -15716,7 +15889,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "$ref": "#/components/schemas/DeveloperReviewRequest"
+                "$ref": "#/components/schemas/DeveloperRejectRequest"
               }
             }
           }
@@ -17192,7 +17365,8 @@ export const openapiDocument = {
               "default": 20,
               "minimum": 1,
               "maximum": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "offset",
@@ -17204,7 +17378,8 @@ export const openapiDocument = {
               "format": "int32",
               "minimum": 0,
               "maximum": 2147483647
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "status",
@@ -17214,7 +17389,8 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "maxLength": 40
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "category_id",
@@ -17223,18 +17399,21 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "tag_ids",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Comma-separated tag ids (any of them).",
             "schema": {
+              "x-error-message": "tag_ids must be comma-separated UUIDs",
               "type": "string",
-              "maxLength": 2000
-            }
+              "maxLength": 2000,
+              "pattern": "^\\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?\\s*(,\\s*([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?\\s*)*$"
+            },
+            "allowReserved": true
           },
           {
             "name": "author_id",
@@ -17243,18 +17422,19 @@ export const openapiDocument = {
             "schema": {
               "type": "string",
               "format": "uuid"
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "description": "Full-text search on title and description.",
             "schema": {
               "type": "string",
               "maxLength": 200
-            }
+            },
+            "allowReserved": true
           },
           {
             "name": "sort",
@@ -17269,7 +17449,8 @@ export const openapiDocument = {
                 "recently_updated"
               ],
               "default": "newest"
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -17743,11 +17924,11 @@ export const openapiDocument = {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 50
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -18944,11 +19125,11 @@ export const openapiDocument = {
             "name": "search",
             "in": "query",
             "required": false,
-            "allowReserved": true,
             "schema": {
               "type": "string",
               "maxLength": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -19046,7 +19227,8 @@ export const openapiDocument = {
               "default": 50,
               "minimum": 1,
               "maximum": 100
-            }
+            },
+            "allowReserved": true
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
@@ -19124,7 +19306,8 @@ export const openapiDocument = {
           "default": 1,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "Limit": {
         "name": "limit",
@@ -19141,7 +19324,8 @@ export const openapiDocument = {
           "default": 25,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "AuditLimit": {
         "name": "limit",
@@ -19158,7 +19342,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "EventsLimit": {
         "name": "limit",
@@ -19171,7 +19356,8 @@ export const openapiDocument = {
           "default": 25,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "ChatLimit": {
         "name": "limit",
@@ -19184,7 +19370,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "SoundsLimit": {
         "name": "limit",
@@ -19197,7 +19384,8 @@ export const openapiDocument = {
           "default": 20,
           "minimum": 1,
           "maximum": 100
-        }
+        },
+        "allowReserved": true
       },
       "BrowseLimit": {
         "name": "limit",
@@ -19214,7 +19402,8 @@ export const openapiDocument = {
           "default": 50,
           "minimum": -2147483648,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "Offset": {
         "name": "offset",
@@ -19227,7 +19416,8 @@ export const openapiDocument = {
           "default": 0,
           "minimum": 0,
           "maximum": 2147483647
-        }
+        },
+        "allowReserved": true
       },
       "CredentialToken": {
         "x-every-operation": true,
@@ -19238,7 +19428,8 @@ export const openapiDocument = {
         "schema": {
           "type": "string",
           "maxLength": 4096
-        }
+        },
+        "allowReserved": true
       }
     },
     "responses": {
@@ -22676,12 +22867,17 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "name": {
+            "x-error-message": "name must be 1 to 100 characters",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 100,
             "description": "1 to 100 characters after trimming."
           },
           "duration_ms": {
+            "x-error-message": "duration_ms must be an integer from 0 to 2147483647",
             "type": "integer",
-            "description": "0 to 2147483647."
+            "minimum": 0,
+            "maximum": 2147483647
           },
           "waveform": {
             "description": "Any JSON; null clears it."
@@ -22698,12 +22894,17 @@ export const openapiDocument = {
         "description": "One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`).",
         "properties": {
           "type": {
+            "x-error-message": "target.type must be widget or overlay",
             "type": "string",
-            "maxLength": 100
+            "enum": [
+              "widget",
+              "overlay"
+            ]
           },
           "id": {
+            "x-error-message": "target.id must be a UUID",
             "type": "string",
-            "maxLength": 100
+            "format": "uuid"
           }
         }
       },
@@ -22712,8 +22913,11 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "volume": {
+            "x-error-message": "volume must be a number from 0.0 to 1.0",
             "type": "number",
-            "description": "0.0 to 1.0; default 1.0."
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Default 1.0."
           },
           "target": {
             "$ref": "#/components/schemas/SoundTarget"
@@ -22884,8 +23088,14 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           },
           "permissions": {
             "type": "array",
@@ -23026,31 +23236,70 @@ export const openapiDocument = {
         ],
         "properties": {
           "application_type": {
+            "x-error-details": false,
+            "x-error-message": "application_type must be 'solo' or 'team'",
             "type": "string",
-            "maxLength": 20,
-            "example": "solo",
-            "description": "`solo` or `team`."
+            "enum": [
+              "solo",
+              "team"
+            ]
           },
           "display_name": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "display_name is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 100
           },
           "slug": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Slug must be between 3 and 50 characters",
+              "maxLength": "Slug must be between 3 and 50 characters",
+              "pattern ^[a-z]": "Slug must start with a lowercase letter",
+              "pattern ^[a-z0-9-]*$": "Slug must contain only lowercase letters, digits, and hyphens"
+            },
             "type": "string",
-            "maxLength": 100,
+            "minLength": 3,
+            "maxLength": 50,
+            "allOf": [
+              {
+                "pattern": "^[a-z]"
+              },
+              {
+                "pattern": "^[a-z0-9-]*$"
+              }
+            ],
             "example": "my-studio",
             "description": "3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens."
           },
           "description": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "description is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "motivation": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "motivation is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "what_to_build": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "what_to_build is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000
           },
           "github_url": {
@@ -23394,10 +23643,35 @@ export const openapiDocument = {
         "additionalProperties": false,
         "properties": {
           "notes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Review notes are required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 5000,
             "nullable": true,
             "description": "Optional to approve; required (non-blank) to reject."
+          }
+        }
+      },
+      "DeveloperRejectRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "notes"
+        ],
+        "properties": {
+          "notes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "required": "Review notes are required",
+              "minLength": "Review notes are required"
+            },
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 5000,
+            "description": "Why (required, non-blank)."
           }
         }
       },
@@ -24401,8 +24675,14 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           },
           "permissions": {
             "type": "array",
@@ -24428,8 +24708,14 @@ export const openapiDocument = {
         ],
         "properties": {
           "label": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minLength": "Label is required"
+            },
             "type": "string",
-            "maxLength": 100
+            "minLength": 1,
+            "maxLength": 100,
+            "description": "Not blank after trimming."
           }
         }
       },
@@ -25266,9 +25552,12 @@ export const openapiDocument = {
         ],
         "properties": {
           "type": {
+            "x-error-message": "type must have the form platform:action (3 to 100 characters)",
             "type": "string",
-            "minLength": 1,
+            "minLength": 3,
             "maxLength": 100,
+            "pattern": "^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$",
+            "example": "platform_a:follow",
             "description": "`platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike)."
           },
           "platform": {
@@ -25432,8 +25721,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "slug": {
+            "x-error-details": false,
+            "x-error-message": "Invalid slug format",
             "type": "string",
-            "maxLength": 100,
+            "minLength": 2,
+            "maxLength": 40,
+            "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$",
+            "example": "pro-plus",
             "description": "`^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable."
           },
           "name": {
@@ -25447,13 +25741,21 @@ export const openapiDocument = {
             "nullable": true
           },
           "price_monthly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "price_yearly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "currency": {
@@ -25471,52 +25773,88 @@ export const openapiDocument = {
             "maximum": 2147483647
           },
           "max_overlays": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_upload_size_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_integrations": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "chat_retention_days": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_setting_presets": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sounds": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sound_file_size": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_sound_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "stripe_product_id": {
@@ -25569,13 +25907,21 @@ export const openapiDocument = {
             "nullable": true
           },
           "price_monthly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "price_yearly": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Price cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "currency": {
@@ -25593,52 +25939,88 @@ export const openapiDocument = {
             "maximum": 2147483647
           },
           "max_overlays": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_upload_size_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_integrations": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "chat_retention_days": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_setting_presets": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sounds": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
-            "minimum": -2147483648,
+            "minimum": 0,
             "maximum": 2147483647
           },
           "max_sound_file_size": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "max_sound_storage_bytes": {
+            "x-error-details": false,
+            "x-error-message": {
+              "minimum": "Limit cannot be negative"
+            },
             "type": "integer",
             "format": "int64",
-            "minimum": -9007199254740991,
+            "minimum": 0,
             "maximum": 9007199254740991
           },
           "stripe_product_id": {
@@ -26294,20 +26676,34 @@ export const openapiDocument = {
         ],
         "properties": {
           "platform": {
+            "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
             "type": "string",
-            "description": "platform_a, platform_b or platform_c."
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
           },
           "message": {
+            "x-error-message": "message must be 1 to 500 characters",
             "type": "string",
+            "minLength": 1,
+            "maxLength": 500,
             "description": "1 to 500 characters after trimming."
           },
           "live_chat_id": {
+            "x-error-message": "live_chat_id must be 1 to 200 characters",
             "type": "string",
-            "description": "platform_b only (1 to 200 characters); resolved from the channel when omitted."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "platform_b only; resolved from the channel when omitted."
           },
           "reply_to_message_id": {
+            "x-error-message": "reply_to_message_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The platform id of the message to reply to (1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The platform id of the message to reply to."
           }
         }
       },
@@ -26356,35 +26752,58 @@ export const openapiDocument = {
         ],
         "properties": {
           "action": {
+            "x-error-message": "action must be one of ban, timeout, delete",
             "type": "string",
-            "description": "ban, timeout or delete."
+            "enum": [
+              "ban",
+              "timeout",
+              "delete"
+            ]
           },
           "platform": {
+            "x-error-message": "platform must be one of platform_a, platform_b, platform_c",
             "type": "string",
-            "description": "platform_a, platform_b or platform_c."
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
           },
           "user_id": {
+            "x-error-message": "user_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The target's platform user id (ban, timeout; 1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The target's platform user id (ban, timeout)."
           },
           "message_id": {
+            "x-error-message": "message_id must be 1 to 200 characters",
             "type": "string",
-            "description": "The platform message id (delete; 1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The platform message id (delete)."
           },
           "duration_secs": {
+            "x-error-message": "duration_secs must be between 1 and 86400",
             "type": "integer",
             "format": "int32",
-            "minimum": -2147483648,
-            "maximum": 2147483647,
-            "description": "Timeout length (default 300; platform_b 1 to 86400, other platforms 1 to 1209600)."
+            "minimum": 1,
+            "maximum": 1209600,
+            "description": "Timeout length (default 300; platform_b at most 86400)."
           },
           "reason": {
+            "x-error-message": "reason must be at most 500 characters",
             "type": "string",
-            "description": "At most 500 characters; written to the moderation log."
+            "maxLength": 500,
+            "nullable": true,
+            "description": "Written to the moderation log."
           },
           "live_chat_id": {
+            "x-error-message": "live_chat_id must be 1 to 200 characters",
             "type": "string",
-            "description": "platform_b only (1 to 200 characters)."
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "platform_b only."
           }
         }
       },
@@ -26996,7 +27415,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "title": {
+            "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "minLength": 3,
             "maxLength": 200,
             "example": "A dark theme for overlays"
           },
@@ -27026,7 +27447,9 @@ export const openapiDocument = {
         "minProperties": 1,
         "properties": {
           "title": {
+            "x-error-message": "Title must be between 3 and 200 characters",
             "type": "string",
+            "minLength": 3,
             "maxLength": 200
           },
           "description": {
@@ -27056,8 +27479,11 @@ export const openapiDocument = {
         ],
         "properties": {
           "status": {
+            "x-error-message": "Status must be a slug of lowercase letters, digits and underscores (1 to 40 characters)",
             "type": "string",
-            "maxLength": 100,
+            "minLength": 1,
+            "maxLength": 40,
+            "pattern": "^[a-z][a-z0-9_]*$",
             "example": "in_progress"
           }
         }
@@ -27099,9 +27525,14 @@ export const openapiDocument = {
         ],
         "properties": {
           "body": {
+            "x-error-message": {
+              "minLength": "Comment body is required"
+            },
             "type": "string",
+            "minLength": 1,
             "maxLength": 10000,
-            "example": "<p>Yes, please!</p>"
+            "example": "<p>Yes, please!</p>",
+            "description": "Must keep some text after sanitising."
           },
           "parent_id": {
             "type": "string",
@@ -27118,8 +27549,13 @@ export const openapiDocument = {
         ],
         "properties": {
           "body": {
+            "x-error-message": {
+              "minLength": "Comment body is required"
+            },
             "type": "string",
-            "maxLength": 10000
+            "minLength": 1,
+            "maxLength": 10000,
+            "description": "Must keep some text after sanitising."
           }
         }
       },
@@ -27131,7 +27567,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "name": {
+            "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 100,
             "example": "Overlays"
           },
@@ -27154,7 +27592,9 @@ export const openapiDocument = {
         "minProperties": 1,
         "properties": {
           "name": {
+            "x-error-message": "Category name must be between 1 and 100 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 100
           },
           "description": {
@@ -27178,7 +27618,9 @@ export const openapiDocument = {
         ],
         "properties": {
           "name": {
+            "x-error-message": "Tag name must be between 1 and 50 characters",
             "type": "string",
+            "minLength": 1,
             "maxLength": 50,
             "example": "accessibility"
           }

@@ -4680,6 +4680,7 @@ export interface components {
              * @description RFC 3339; null or absent = no expiry.
              */
             expires_at?: string | null;
+            /** @description Not blank after trimming. */
             label: string;
             permissions: string[];
         };
@@ -4689,6 +4690,7 @@ export interface components {
              * @description RFC 3339; null or absent = no expiry.
              */
             expires_at?: string | null;
+            /** @description Not blank after trimming. */
             label: string;
             /** @description `extension-dev:*` scopes the creator holds. */
             permissions: string[];
@@ -4756,7 +4758,10 @@ export interface components {
             sort_order?: number;
         };
         CreateIdeaCommentBody: {
-            /** @example <p>Yes, please!</p> */
+            /**
+             * @description Must keep some text after sanitising.
+             * @example <p>Yes, please!</p>
+             */
             body: string;
             /** Format: uuid */
             parent_id?: string | null;
@@ -4796,7 +4801,10 @@ export interface components {
             name: string;
             price_monthly: number;
             price_yearly: number;
-            /** @description `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable. */
+            /**
+             * @description `^[a-z0-9]+(?:-[a-z0-9]+)*$`, 2 to 40 characters, immutable.
+             * @example pro-plus
+             */
             slug: string;
             sort_order: number;
             stripe_monthly_price_id?: string | null;
@@ -4890,6 +4898,10 @@ export interface components {
             user_id: string;
             website_url: string | null;
             what_to_build: string;
+        };
+        DeveloperRejectRequest: {
+            /** @description Why (required, non-blank). */
+            notes: string;
         };
         DeveloperReviewRequest: {
             /** @description Optional to approve; required (non-blank) to reject. */
@@ -5064,7 +5076,10 @@ export interface components {
             raw: {
                 [key: string]: unknown;
             };
-            /** @description `platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike). */
+            /**
+             * @description `platform:action` (letters, digits, `_.-` on each side; 400 VALIDATION_ERROR otherwise, checked by the service so that REST and GraphQL answer alike).
+             * @example platform_a:follow
+             */
             type: string;
         };
         EmitEventResult: {
@@ -5616,22 +5631,22 @@ export interface components {
             owned_account_count: number;
         };
         ModerateChatBody: {
-            /** @description ban, timeout or delete. */
-            action: string;
+            /** @enum {string} */
+            action: "ban" | "timeout" | "delete";
             /**
              * Format: int32
-             * @description Timeout length (default 300; platform_b 1 to 86400, other platforms 1 to 1209600).
+             * @description Timeout length (default 300; platform_b at most 86400).
              */
             duration_secs?: number;
-            /** @description platform_b only (1 to 200 characters). */
+            /** @description platform_b only. */
             live_chat_id?: string;
-            /** @description The platform message id (delete; 1 to 200 characters). */
+            /** @description The platform message id (delete). */
             message_id?: string;
-            /** @description platform_a, platform_b or platform_c. */
-            platform: string;
-            /** @description At most 500 characters; written to the moderation log. */
-            reason?: string;
-            /** @description The target's platform user id (ban, timeout; 1 to 200 characters). */
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            /** @description Written to the moderation log. */
+            reason?: string | null;
+            /** @description The target's platform user id (ban, timeout). */
             user_id?: string;
         };
         Notification: {
@@ -5675,7 +5690,7 @@ export interface components {
         };
         PlaySoundBody: {
             target?: components["schemas"]["SoundTarget"];
-            /** @description 0.0 to 1.0; default 1.0. */
+            /** @description Default 1.0. */
             volume?: number;
         };
         PopoutSession: {
@@ -6064,6 +6079,7 @@ export interface components {
             };
         };
         RenameApiKeyRequest: {
+            /** @description Not blank after trimming. */
             label: string;
         };
         RequestedLimits: {
@@ -6077,13 +6093,13 @@ export interface components {
             self: string;
         };
         SendChatBody: {
-            /** @description platform_b only (1 to 200 characters); resolved from the channel when omitted. */
+            /** @description platform_b only; resolved from the channel when omitted. */
             live_chat_id?: string;
             /** @description 1 to 500 characters after trimming. */
             message: string;
-            /** @description platform_a, platform_b or platform_c. */
-            platform: string;
-            /** @description The platform id of the message to reply to (1 to 200 characters). */
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            /** @description The platform id of the message to reply to. */
             reply_to_message_id?: string;
         };
         Session: {
@@ -6158,8 +6174,10 @@ export interface components {
         };
         /** @description One browser source; `type` is `widget` or `overlay` (anything else is 400 `target.type must be widget or overlay`). */
         SoundTarget: {
+            /** Format: uuid */
             id: string;
-            type: string;
+            /** @enum {string} */
+            type: "widget" | "overlay";
         };
         StopSoundBody: {
             target?: components["schemas"]["SoundTarget"];
@@ -6169,11 +6187,8 @@ export interface components {
          *     messages, so the schema only bounds lengths.
          */
         SubmitDeveloperApplicationRequest: {
-            /**
-             * @description `solo` or `team`.
-             * @example solo
-             */
-            application_type: string;
+            /** @enum {string} */
+            application_type: "solo" | "team";
             description: string;
             display_name: string;
             experience?: string | null;
@@ -6183,7 +6198,7 @@ export interface components {
              * @description 3 to 50 characters; a lowercase letter first; lowercase letters, digits and hyphens.
              * @example my-studio
              */
-            slug: string;
+            slug: string & (unknown & unknown);
             website_url?: string | null;
             what_to_build: string;
         };
@@ -6284,6 +6299,7 @@ export interface components {
             sort_order?: number;
         };
         UpdateIdeaCommentBody: {
+            /** @description Must keep some text after sanitising. */
             body: string;
         };
         /**
@@ -6323,7 +6339,6 @@ export interface components {
             stripe_yearly_price_id?: string | null;
         };
         UpdateSoundBody: {
-            /** @description 0 to 2147483647. */
             duration_ms?: number;
             /** @description 1 to 100 characters after trimming. */
             name?: string;
@@ -8144,6 +8159,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Not blank after trimming. */
                     label: string;
                     permissions: string[];
                 };
@@ -8229,7 +8245,7 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description Only rows of this scope: `user`, `account` or `system` (anything else gives 400 VALIDATION_ERROR `Unknown scope: <scope>`). */
-                scope?: string;
+                scope?: "user" | "account" | "system";
                 /** @description RFC 3339 upper bound (inclusive); an unparseable value is ignored. */
                 to?: string;
                 /**
@@ -8404,7 +8420,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DeveloperReviewRequest"];
+                "application/json": components["schemas"]["DeveloperRejectRequest"];
             };
         };
         responses: {
@@ -8573,7 +8589,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DeveloperReviewRequest"];
+                "application/json": components["schemas"]["DeveloperRejectRequest"];
             };
         };
         responses: {
@@ -9201,6 +9217,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Not blank after trimming. */
                     label: string;
                     permissions: string[];
                 };
@@ -10096,7 +10113,7 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /** @description One chat platform: platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
-                platform?: string;
+                platform?: "platform_a" | "platform_b" | "platform_c";
                 /** @description The sender's id on the platform. */
                 platform_user_id?: string;
                 /** @description Comma-separated keywords (at most 20 of at most 100 characters). */
@@ -10233,8 +10250,8 @@ export interface operations {
             header?: never;
             path: {
                 /** @description platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
-                platform: string;
-                /** @description The user's id on the platform (1 to 200 characters). */
+                platform: "platform_a" | "platform_b" | "platform_c";
+                /** @description The user's id on the platform. */
                 platform_user_id: string;
             };
             cookie?: never;
@@ -12514,7 +12531,10 @@ export interface operations {
                     raw?: {
                         [key: string]: unknown;
                     };
-                    /** @description `platform:action`. */
+                    /**
+                     * @description `platform:action`.
+                     * @example platform_a:follow
+                     */
                     type?: string;
                 };
             };
@@ -14620,13 +14640,14 @@ export interface operations {
                 /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
                 limit?: components["parameters"]["BrowseLimit"];
                 live?: boolean;
-                metric?: string;
+                /** @description The order: watchtime (default), viewers, peak, follower_gain, messages or recent. */
+                metric?: "watchtime" | "viewers" | "peak" | "follower_gain" | "messages" | "recent";
                 /**
                  * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
                  *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
                  */
                 page?: components["parameters"]["Page"];
-                platform?: string;
+                platform?: "platform_a" | "platform_b" | "platform_c";
                 search?: string;
                 /**
                  * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
@@ -14676,7 +14697,7 @@ export interface operations {
             path: {
                 /** @description URL handle or stable channel id. */
                 channel: string;
-                platform: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
             };
             cookie?: never;
         };
@@ -14705,7 +14726,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description DAYS_30, DAYS_90, DAYS_180 or DAYS_365. */
-                range: string;
+                range: "DAYS_30" | "DAYS_90" | "DAYS_180" | "DAYS_365";
                 /**
                  * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
                  *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
@@ -14718,7 +14739,7 @@ export interface operations {
             path: {
                 /** @description URL handle or stable channel id. */
                 channel: string;
-                platform: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
             };
             cookie?: never;
         };
@@ -14746,7 +14767,8 @@ export interface operations {
     publicEmotes: {
         parameters: {
             query?: {
-                animated?: string;
+                /** @description Empty means either. */
+                animated?: "" | "true" | "false";
                 channel_id?: string;
                 /** @description Page size of public browse, games and emotes (Part 2; default 50, clamped 1 to 100). */
                 limit?: components["parameters"]["BrowseLimit"];
@@ -14755,8 +14777,10 @@ export interface operations {
                  *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
                  */
                 page?: components["parameters"]["Page"];
-                platform?: string;
-                provider?: string;
+                /** @description Empty means any platform. */
+                platform?: "" | "platform_a" | "platform_b" | "platform_c";
+                /** @description Empty means any provider. */
+                provider?: "" | "platform_a" | "platform_b" | "platform_c" | "7tv" | "bttv" | "ffz";
                 search?: string;
                 /**
                  * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
@@ -14801,7 +14825,7 @@ export interface operations {
                  *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
                  */
                 page?: components["parameters"]["Page"];
-                platform?: string;
+                platform?: "platform_a" | "platform_b" | "platform_c";
                 search?: string;
                 /**
                  * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
@@ -14850,7 +14874,7 @@ export interface operations {
             header?: never;
             path: {
                 broadcast_id: string;
-                platform: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
             };
             cookie?: never;
         };
@@ -14878,7 +14902,7 @@ export interface operations {
     publicStreamMetadataHistory: {
         parameters: {
             query?: {
-                /** @description Entries per page (default 50, 1 to 200). */
+                /** @description Entries per page (default 50). */
                 limit?: number;
                 /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
                 offset?: components["parameters"]["Offset"];
@@ -14893,7 +14917,7 @@ export interface operations {
             header?: never;
             path: {
                 broadcast_id: string;
-                platform: string;
+                platform: "platform_a" | "platform_b" | "platform_c";
             };
             cookie?: never;
         };
@@ -15677,7 +15701,8 @@ export interface operations {
             content: {
                 "application/json": {
                     channel: string;
-                    platform: string;
+                    /** @enum {string} */
+                    platform: "platform_a" | "platform_b" | "platform_c";
                 };
             };
         };
@@ -15719,7 +15744,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    platform: string;
+                    /** @enum {string} */
+                    platform: "platform_a" | "platform_b" | "platform_c";
                     platform_channel_id: string;
                 };
             };

@@ -957,12 +957,33 @@ function checkLinks(doc: OpenApiDoc): void {
   }
 }
 
+/**
+ * One rule for every query value: reserved characters may travel unencoded (`allowReserved`), as
+ * browsers' `URLSearchParams` (`+` for a space) and curl write them; the query parser decodes them.
+ * Set here on every query parameter of the served document, never per parameter in spec/.
+ */
+function withReservedQueryValues(doc: OpenApiDoc): OpenApiDoc {
+  const copy = structuredClone(doc);
+  const components = (copy.components ?? {}) as { parameters?: Record<string, Record<string, unknown>> };
+  const mark = (where: string, parameter: Record<string, unknown>) => {
+    if (parameter.$ref || parameter.in !== 'query') return;
+    if ('allowReserved' in parameter) fail(`${where}: allowReserved is set for every query parameter by codegen; remove it from spec/openapi.yaml`);
+    parameter.allowReserved = true;
+  };
+  for (const [name, parameter] of Object.entries(components.parameters ?? {})) mark(`components.parameters.${name}`, parameter);
+  for (const [path, item] of Object.entries(copy.paths)) {
+    const operations = [item, ...METHODS.map((m) => item[m])] as ({ parameters?: Record<string, unknown>[] } | undefined)[];
+    for (const op of operations) for (const parameter of op?.parameters ?? []) mark(`${path} ${String(parameter.name)}`, parameter);
+  }
+  return copy;
+}
+
 async function build(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const openapiSource = parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc;
   checkFlowCommas(openapiSource, 'spec/openapi.yaml');
   checkLinks(openapiSource);
-  const openapi = withSharedParameters(openapiSource);
+  const openapi = withSharedParameters(withReservedQueryValues(openapiSource));
   const routes = readRoutes(openapi);
   const sdl = readSpec('spec/schema.graphql');
   const schema = buildSchema(sdl);

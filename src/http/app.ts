@@ -35,6 +35,7 @@ import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import type { JsonHook } from './rest';
 import { prepareRequest, sendJson, type ApiRequest } from './request';
 import { securityHeadersMiddleware } from './security-headers';
+import { withSpecMessages } from './spec-messages';
 import { openApiValidatorMiddleware, passedRequests } from './validator';
 
 /** Express-style middleware, as the libraries above ship it. */
@@ -121,7 +122,7 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
       apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
       // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
       fileUploader: false,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
       validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
       validateSecurity: false,
       ignoreUndocumented: false,
@@ -182,7 +183,11 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
     // A dashboard polls the same URLs: a request the steps passed before is not checked again.
     const key = passed.keyOf(req, found.route);
     if (!key || !passed.recall(req, key)) {
-      for (const step of requestSteps) await run(step, req, res);
+      try {
+        for (const step of requestSteps) await run(step, req, res);
+      } catch (error) {
+        throw withSpecMessages(error, req);
+      }
       if (key) passed.remember(req, key);
     }
     if (responseStep) await checkResponses(req, res);

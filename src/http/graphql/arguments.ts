@@ -2,10 +2,14 @@
  * The GraphQL side of the input guard (src/http/input-guard.ts): every argument value of the
  * operation, inline literals and variables alike, after graphql-js's own coercion, so the field is
  * named by its argument path (`input.name`, `filter.type`) whichever way it was sent. Opaque JSON
- * arguments are checked whole, keys and nesting depth included.
+ * arguments are checked whole, keys and nesting depth included. An explicit null where the REST
+ * twin's body schema refuses null is refused as REST refuses it (the same words, the GraphQL name):
+ * GraphQL's nullable input fields only say "optional".
  */
 import {
   BREAK,
+  getNamedType,
+  isInputObjectType,
   getArgumentValues,
   getVariableValues,
   Kind,
@@ -18,8 +22,65 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import type { AppError } from '../../errors';
+import { openapiDocument } from '../../../generated/openapi-document';
+import { twins } from '../../../generated/parity';
+import { AppError } from '../../errors';
 import { inputProblem, inputProblemError } from '../input-guard';
+
+type Schema = { $ref?: string; type?: string; nullable?: boolean; properties?: Record<string, Schema>; content?: Record<string, { schema?: Schema }> };
+
+function deref(node: Schema | undefined): Schema | undefined {
+  let current = node;
+  while (current?.$ref) {
+    current = current.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], openapiDocument) as Schema | undefined;
+  }
+  return current;
+}
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Per `Mutation.field`: the argument paths (`input.extensionDevMode`) whose REST body property refuses null, with its type. */
+type NullRefusals = Map<string, Map<string, string>>;
+const nullRefusalsBySchema = new WeakMap<GraphQLSchema, NullRefusals>();
+
+function nullRefusals(schema: GraphQLSchema): NullRefusals {
+  let known = nullRefusalsBySchema.get(schema);
+  if (known) return known;
+  known = new Map();
+  const paths = openapiDocument.paths as Record<string, Record<string, { requestBody?: Schema } | undefined>>;
+  for (const twin of twins) {
+    const body = deref(deref(paths[twin.path.replace(/^\/v1/, '')]?.[twin.method]?.requestBody)?.content?.['application/json']?.schema);
+    const [typeName, fieldName] = twin.graphql.split('.') as [string, string];
+    const field = schema.getType(typeName) && (schema.getType(typeName) as { getFields?: () => Record<string, { args: readonly { name: string; type: unknown }[] }> }).getFields?.()[fieldName];
+    if (!body?.properties || !field) continue;
+    const refused = new Map<string, string>();
+    const add = (path: string, name: string) => {
+      const property = deref(body.properties![snake(name)]);
+      if (property?.type && property.nullable !== true) refused.set(path, property.type);
+    };
+    for (const arg of field.args) {
+      const named = getNamedType(arg.type as never);
+      // Fields of an input object (a body's shape); a top-level null argument stays "not given".
+      if (isInputObjectType(named)) for (const name of Object.keys(named.getFields())) add(`${arg.name}.${name}`, name);
+    }
+    if (refused.size > 0) known.set(twin.graphql, refused);
+  }
+  nullRefusalsBySchema.set(schema, known);
+  return known;
+}
+
+/** The first explicit null among `values` where the REST twin refuses null, worded as the REST validator words it. */
+function refusedNull(refusals: Map<string, string> | undefined, values: Record<string, unknown>): AppError | null {
+  for (const [path, type] of refusals ?? []) {
+    const [head, tail] = path.split('.') as [string, string];
+    const input = values[head];
+    if (input !== null && typeof input === 'object' && tail in input && (input as Record<string, unknown>)[tail] === null) return AppError.validation(`${path} must be ${type}`, { fields: [{ field: path, message: `must be ${type}` }] });
+  }
+  return null;
+}
 
 /**
  * The refusal for the first argument of `operation` (or of a fragment it spreads) holding a string
@@ -37,6 +98,7 @@ export function invalidArgumentError(
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
 
+  const refusals = nullRefusals(schema);
   const pending: ASTNode[] = [operation];
   const queued = new Set<string>();
   let found: AppError | null = null;
@@ -52,9 +114,13 @@ export function invalidArgumentError(
         return undefined; // left to execution, which reports it
       }
       const problem = inputProblem(values);
-      if (!problem) return undefined;
-      found = inputProblemError(problem, node.name.value);
-      return BREAK;
+      if (problem) {
+        found = inputProblemError(problem, node.name.value);
+        return BREAK;
+      }
+      const parent = typeInfo.getParentType();
+      found = parent ? refusedNull(refusals.get(`${parent.name}.${field.name}`), values) : null;
+      return found ? BREAK : undefined;
     },
     FragmentSpread(node) {
       const fragment = fragments.get(node.name.value);

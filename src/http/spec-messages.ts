@@ -1,0 +1,98 @@
+/**
+ * The words of a refusal the spec declares. A schema of spec/openapi.yaml may name, with
+ * `x-error-message`, the message its rule is refused with: the message the service gives when
+ * the same value reaches it through GraphQL (enums, lengths, patterns and formats the service
+ * checks too), so that one failure reads the same on both protocols. A string applies to every
+ * rule of the schema but its type (a wrong type keeps the validator's words, naming the field); a
+ * map gives one message per keyword (`minLength`, `pattern`, `enum`, ...; `pattern <regex>` for
+ * one of several patterns under `allOf`). `{value}` stands for the refused value. The refusal
+ * names its field in `details.fields` as the service does, unless `x-error-details: false` says
+ * the service's refusal carries no details. Owns only the rewording of the OpenAPI validator's refusals; what is refused
+ * stays the validator's.
+ */
+import { openapiDocument } from '../../generated/openapi-document';
+import { AppError } from '../errors';
+
+type Schema = {
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  'x-error-message'?: string | Record<string, string>;
+  'x-error-details'?: boolean;
+  content?: Record<string, { schema?: Schema }>;
+};
+interface Parameter {
+  $ref?: string;
+  name?: string;
+  in?: string;
+  schema?: Schema;
+}
+interface ValidatorIssue {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+function deref<T extends { $ref?: string }>(node: T | undefined): T | undefined {
+  let current = node;
+  while (current?.$ref) {
+    current = current.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], openapiDocument) as T | undefined;
+  }
+  return current;
+}
+
+/** `/body/target/type` or `.query.scope` → `['body', 'target', 'type']`. */
+const segmentsOf = (path: string) => path.split(/[./]/).filter(Boolean);
+
+interface Request {
+  openapi?: unknown;
+  body?: unknown;
+  query?: unknown;
+  params?: unknown;
+}
+
+/** The schema an issue's path points at inside the operation, with the value it refused. */
+function located(operation: { parameters?: Parameter[]; requestBody?: Schema }, req: Request, segments: string[]): { schema: Schema; value: unknown; field: string } | null {
+  const [where, name, ...rest] = segments;
+  if (!where || !name) return null;
+  if (where === 'body') {
+    let schema = deref(deref(operation.requestBody)?.content?.['application/json']?.schema);
+    let value: unknown = req.body;
+    for (const key of [name, ...rest]) {
+      schema = /^\d+$/.test(key) ? deref(schema?.items) : deref(schema?.properties?.[key]);
+      value = (value as Record<string, unknown> | null | undefined)?.[key];
+    }
+    return schema ? { schema, value, field: [name, ...rest].filter((k) => !/^\d+$/.test(k)).join('.') } : null;
+  }
+  const parameter = (operation.parameters ?? []).map(deref).find((p) => p?.name === name && (p.in === where || (where === 'params' && p.in === 'path')));
+  const schema = deref(parameter?.schema);
+  const source = where === 'query' ? req.query : req.params;
+  return schema ? { schema, value: (source as Record<string, unknown> | undefined)?.[name], field: name } : null;
+}
+
+/**
+ * The validator's refusal `error` of `req`, reworded as its field's schema declares; the error
+ * itself when no refused field declares its words.
+ */
+export function withSpecMessages(error: unknown, req: Request): unknown {
+  const issues = (error as { errors?: ValidatorIssue[] } | null)?.errors;
+  const operation = (req.openapi as { schema?: { parameters?: Parameter[]; requestBody?: Schema } } | undefined)?.schema;
+  if (!Array.isArray(issues) || !operation) return error;
+  for (const issue of issues) {
+    const keyword = (issue.errorCode ?? '').replace(/\.openapi\.validation$/, '');
+    if (!issue.path) continue;
+    const found = located(operation, req, segmentsOf(issue.path));
+    const declared = found?.schema['x-error-message'];
+    const pattern = /must match pattern "(.*)"$/.exec(issue.message ?? '')?.[1];
+    // A wrong type, a missing or an unknown property keep the validator's words unless a keyword map names them.
+    const general = ['type', 'required', 'additionalProperties'].includes(keyword) ? undefined : declared;
+    const template = typeof declared === 'string' ? (general as string | undefined) : (declared?.[`${keyword} ${pattern}`] ?? declared?.[keyword]);
+    if (!found || template === undefined) continue;
+    const message = template.replace('{value}', typeof found.value === 'string' ? found.value : JSON.stringify(found.value));
+    return found.schema['x-error-details'] === false ? AppError.validation(message) : AppError.validation(message, { fields: [{ field: found.field, message }] });
+  }
+  return error;
+}
