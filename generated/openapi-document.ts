@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400, 415).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -102,6 +102,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "503": {
             "description": "Every dependency is down.",
             "content": {
@@ -144,6 +147,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -195,6 +201,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -256,6 +265,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -309,6 +321,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -369,6 +384,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -434,6 +452,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -488,6 +509,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -519,6 +543,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -598,6 +625,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -664,6 +694,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -700,6 +733,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -763,6 +799,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -863,6 +902,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -916,6 +958,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -995,6 +1040,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1054,6 +1102,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1122,6 +1173,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1210,6 +1264,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1257,6 +1314,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1330,6 +1390,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1388,6 +1451,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1455,6 +1521,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1541,6 +1610,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1587,6 +1659,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1657,6 +1732,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1731,6 +1809,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1803,6 +1884,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1915,6 +1999,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -1974,6 +2061,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2069,6 +2159,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2127,6 +2220,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2190,6 +2286,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2275,6 +2374,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2328,6 +2430,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2379,6 +2484,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2457,6 +2565,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2520,6 +2631,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2578,6 +2692,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2634,6 +2751,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2668,6 +2788,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2708,6 +2831,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2771,6 +2897,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2869,6 +2998,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -2918,6 +3050,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2976,6 +3111,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3065,6 +3203,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -3117,6 +3258,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3175,6 +3319,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3264,6 +3411,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3368,6 +3518,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -3417,6 +3570,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3486,6 +3642,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3582,6 +3741,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -3635,6 +3797,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3730,6 +3895,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3869,6 +4037,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -3916,6 +4087,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3998,6 +4172,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4073,6 +4250,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4210,6 +4390,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4302,6 +4485,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4364,6 +4550,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4437,6 +4626,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4519,6 +4711,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "description": "REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`\nuntil the next refresh is accepted), or RATE_LIMIT_EXCEEDED (the per-context budget).\n",
@@ -4636,6 +4831,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4711,6 +4909,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4765,6 +4966,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4825,6 +5029,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4871,6 +5078,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4932,6 +5142,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -4991,6 +5204,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5147,6 +5363,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "416": {
             "description": "The range starts past the end; no body.",
             "headers": {
@@ -5218,6 +5437,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5298,6 +5520,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -5350,6 +5575,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5414,6 +5642,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5500,6 +5731,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -5556,6 +5790,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5617,6 +5854,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5697,6 +5937,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -5749,6 +5992,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5814,6 +6060,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -5859,6 +6108,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5934,6 +6186,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6029,6 +6284,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6085,6 +6343,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6155,6 +6416,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6229,6 +6493,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6287,6 +6554,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6383,6 +6653,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6456,6 +6729,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6559,6 +6835,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6609,6 +6888,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6685,6 +6967,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6768,6 +7053,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6848,6 +7136,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -6906,6 +7197,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6978,6 +7272,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7064,6 +7361,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -7114,6 +7414,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7222,6 +7525,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -7309,6 +7615,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7418,6 +7727,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7536,6 +7848,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -7648,6 +7963,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -7705,6 +8023,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7796,6 +8117,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7896,6 +8220,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -7941,6 +8268,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8015,6 +8345,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -8064,6 +8397,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8124,6 +8460,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8190,6 +8529,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8307,6 +8649,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -8366,6 +8711,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8488,6 +8836,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -8595,6 +8946,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -8668,6 +9022,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         }
       },
@@ -8703,6 +9060,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -8748,6 +9108,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -8790,6 +9153,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -8832,6 +9198,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -8874,6 +9243,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -8917,6 +9289,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           }
         },
         "parameters": [
@@ -9051,6 +9426,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9108,6 +9486,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9210,6 +9591,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9304,6 +9688,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9392,6 +9779,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9468,6 +9858,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9539,6 +9932,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9627,6 +10023,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9738,6 +10137,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -9820,6 +10222,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9937,6 +10342,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10009,6 +10417,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10070,6 +10481,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10148,6 +10562,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10205,6 +10622,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10270,6 +10690,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10320,6 +10743,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10375,6 +10801,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10434,6 +10863,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10480,6 +10912,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10555,6 +10990,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10633,6 +11071,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10721,6 +11162,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10781,6 +11225,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10847,6 +11294,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -10894,6 +11344,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10977,6 +11430,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11052,6 +11508,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11138,6 +11597,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11195,6 +11657,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11270,6 +11735,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11371,6 +11839,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11428,6 +11899,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11474,6 +11948,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11523,6 +12000,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11588,6 +12068,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11639,6 +12122,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11703,6 +12189,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11765,6 +12254,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11814,6 +12306,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11895,6 +12390,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11947,6 +12445,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -11995,6 +12496,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12040,6 +12544,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12151,6 +12658,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12208,6 +12718,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12275,6 +12788,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12351,6 +12867,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12396,6 +12915,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12449,6 +12971,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12511,6 +13036,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12572,6 +13100,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12630,6 +13161,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12699,6 +13233,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12785,6 +13322,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -12831,6 +13371,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12885,6 +13428,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12955,6 +13501,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13011,6 +13560,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13080,6 +13632,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13165,6 +13720,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13233,6 +13791,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13303,6 +13864,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13371,6 +13935,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13451,6 +14018,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13519,6 +14089,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13589,6 +14162,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13658,6 +14234,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13712,6 +14291,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13783,6 +14365,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -13842,6 +14427,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13915,6 +14503,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13992,6 +14583,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -14036,6 +14630,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14110,6 +14707,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14201,6 +14801,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -14260,6 +14863,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14342,6 +14948,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -14414,6 +15023,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -14469,6 +15081,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14537,6 +15152,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14609,6 +15227,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14683,6 +15304,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14762,6 +15386,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14852,6 +15479,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -14909,6 +15539,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15067,6 +15700,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15129,6 +15765,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15193,6 +15832,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15263,6 +15905,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15353,6 +15998,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15400,6 +16048,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15474,6 +16125,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15560,6 +16214,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15614,6 +16271,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15696,6 +16356,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15742,6 +16405,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15824,6 +16490,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15903,6 +16572,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -15971,6 +16643,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16049,6 +16724,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -16095,6 +16773,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16175,6 +16856,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16257,6 +16941,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           }
@@ -16325,6 +17012,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16401,6 +17091,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16480,6 +17173,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16566,6 +17262,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16658,6 +17357,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17228,9 +17930,20 @@ export const openapiDocument = {
           }
         }
       },
+      "UnsupportedMediaType": {
+        "x-every-operation": "415",
+        "description": "UNSUPPORTED_MEDIA_TYPE `Unsupported content type`: a request body in a media type the\noperation does not take (`text/plain` where it takes JSON), or in a charset or content\ncoding the server does not read. Any operation can answer it (a body sent where none is\nexpected is still read), so codegen adds it to every operation.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
       "BadRequest": {
         "x-every-operation": "400",
-        "description": "Malformed request (BAD_REQUEST: malformed JSON, an unsupported content type) or input that\nfailed validation (VALIDATION_ERROR: an unknown or invalid parameter, a value outside its\nschema, a string with a NUL or a lone surrogate). Any operation can answer it, so codegen\nadds it to every operation that does not declare its own 400.\n",
+        "description": "Malformed request (BAD_REQUEST: malformed JSON) or input that\nfailed validation (VALIDATION_ERROR: an unknown or invalid parameter, a value outside its\nschema, a string with a NUL or a lone surrogate). Any operation can answer it, so codegen\nadds it to every operation that does not declare its own 400.\n",
         "content": {
           "application/json": {
             "schema": {
@@ -21366,6 +22079,7 @@ export const openapiDocument = {
               "FEATURE_DISABLED",
               "NOT_FOUND",
               "CONFLICT",
+              "UNSUPPORTED_MEDIA_TYPE",
               "RATE_LIMIT_EXCEEDED",
               "DATABASE_ERROR",
               "REDIS_ERROR",

@@ -1755,6 +1755,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1787,6 +1788,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1819,6 +1821,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1857,6 +1860,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1889,6 +1893,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1921,6 +1926,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1953,6 +1959,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -1986,6 +1993,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2014,6 +2022,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2040,6 +2049,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2072,6 +2082,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2106,6 +2117,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2140,6 +2152,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2173,6 +2186,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2205,6 +2219,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2244,6 +2259,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2277,6 +2293,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2309,6 +2326,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2342,6 +2360,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2376,6 +2395,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2410,6 +2430,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2443,6 +2464,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2476,6 +2498,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2509,6 +2532,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2541,6 +2565,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2579,6 +2604,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2612,6 +2638,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2644,6 +2671,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2683,6 +2711,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2715,6 +2744,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2748,6 +2778,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2781,6 +2812,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2815,6 +2847,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2849,6 +2882,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2883,6 +2917,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2916,6 +2951,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2949,6 +2985,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -2982,6 +3019,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3015,6 +3053,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3047,6 +3086,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3080,6 +3120,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3113,6 +3154,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3146,6 +3188,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3179,6 +3222,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3212,6 +3256,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3245,6 +3290,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3278,6 +3324,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3310,6 +3357,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3342,6 +3390,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3374,6 +3423,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3407,6 +3457,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3440,6 +3491,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3473,6 +3525,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3507,6 +3560,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3539,6 +3593,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3571,6 +3626,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3603,6 +3659,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3628,6 +3685,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3660,6 +3718,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3686,6 +3745,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3712,6 +3772,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3738,6 +3799,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3771,6 +3833,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3803,6 +3866,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3841,6 +3905,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3867,6 +3932,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3901,6 +3967,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3934,6 +4001,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3966,6 +4034,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -3993,6 +4062,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4021,6 +4091,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4048,6 +4119,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4076,6 +4148,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4104,6 +4177,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4138,6 +4212,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4170,6 +4245,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4203,6 +4279,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4236,6 +4313,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4269,6 +4347,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4297,6 +4376,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4330,6 +4410,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4363,6 +4444,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4389,6 +4471,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4422,6 +4505,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4454,6 +4538,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4487,6 +4572,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4521,6 +4607,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4554,6 +4641,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4587,6 +4675,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4614,6 +4703,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4642,6 +4732,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4669,6 +4760,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4702,6 +4794,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4729,6 +4822,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4762,6 +4856,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4795,6 +4890,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4822,6 +4918,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4855,6 +4952,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4888,6 +4986,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4921,6 +5020,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4947,6 +5047,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -4980,6 +5081,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5013,6 +5115,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5045,6 +5148,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5072,6 +5176,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5098,6 +5203,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5125,6 +5231,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5150,6 +5257,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5177,6 +5285,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5204,6 +5313,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5231,6 +5341,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5258,6 +5369,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5285,6 +5397,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5311,6 +5424,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5336,6 +5450,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5362,6 +5477,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5395,6 +5511,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5428,6 +5545,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5460,6 +5578,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5491,6 +5610,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5524,6 +5644,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5556,6 +5677,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5589,6 +5711,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5628,6 +5751,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5661,6 +5785,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5694,6 +5819,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5718,6 +5844,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "415": "application/json",
       "503": "application/json"
     },
     "envelope": {
@@ -5745,6 +5872,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5770,6 +5898,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5793,7 +5922,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -5827,6 +5957,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5859,6 +5990,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5885,6 +6017,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5919,6 +6052,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5945,6 +6079,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5971,6 +6106,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -5998,6 +6134,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6024,6 +6161,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6051,6 +6189,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6078,6 +6217,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6104,6 +6244,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6136,6 +6277,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6163,6 +6305,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6195,6 +6338,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6230,6 +6374,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6256,6 +6401,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6281,6 +6427,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6314,6 +6461,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6340,6 +6488,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6365,6 +6514,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6391,6 +6541,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6416,6 +6567,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6444,6 +6596,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6470,6 +6623,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6496,6 +6650,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6535,6 +6690,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6559,7 +6715,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6583,7 +6740,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6607,7 +6765,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6631,7 +6790,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6654,7 +6814,8 @@ export const routes: readonly RouteSpec[] = [
     "internal": false,
     "responses": {
       "200": "text/plain",
-      "400": "application/json"
+      "400": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "raw",
@@ -6686,6 +6847,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6711,7 +6873,8 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
-      "403": "application/json"
+      "403": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -6744,6 +6907,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6776,6 +6940,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6801,6 +6966,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6833,6 +6999,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6859,6 +7026,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6884,6 +7052,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6915,6 +7084,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6947,6 +7117,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -6973,6 +7144,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7001,6 +7173,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7034,6 +7207,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7059,6 +7233,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7093,6 +7268,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7121,6 +7297,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7154,6 +7331,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7187,6 +7365,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7212,6 +7391,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7246,6 +7426,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7273,6 +7454,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7300,6 +7482,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7333,6 +7516,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7366,6 +7550,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7393,6 +7578,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7426,6 +7612,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7459,6 +7646,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7492,6 +7680,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7525,6 +7714,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7558,6 +7748,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7591,6 +7782,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7623,6 +7815,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7656,6 +7849,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7682,6 +7876,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7715,6 +7910,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7739,7 +7935,8 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
-      "401": "application/json"
+      "401": "application/json",
+      "415": "application/json"
     },
     "envelope": {
       "kind": "bare",
@@ -7772,6 +7969,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7804,6 +8002,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7838,6 +8037,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7871,6 +8071,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7905,6 +8106,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "416": null,
       "429": "application/json"
     },
@@ -7933,6 +8135,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7960,6 +8163,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -7987,6 +8191,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8012,6 +8217,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8044,6 +8250,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8077,6 +8284,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8110,6 +8318,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8143,6 +8352,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8177,6 +8387,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8211,6 +8422,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8244,6 +8456,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8271,6 +8484,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8304,6 +8518,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8331,6 +8546,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8359,6 +8575,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8387,6 +8604,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8420,6 +8638,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8447,6 +8666,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8481,6 +8701,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8514,6 +8735,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8540,6 +8762,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8567,6 +8790,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8594,6 +8818,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8627,6 +8852,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8660,6 +8886,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8694,6 +8921,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8726,6 +8954,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8758,6 +8987,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8791,6 +9021,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8824,6 +9055,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8857,6 +9089,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {
@@ -8890,6 +9123,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json"
     },
     "envelope": {

@@ -12,6 +12,12 @@ export const errorStatus = {
   FEATURE_DISABLED: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  /**
+   * A request body in a media type (or charset, or content coding) the operation does not take:
+   * `text/plain` on a JSON operation, anything but JSON on `/v1/gql`. Not in Part 1's table, whose
+   * BAD_REQUEST is a 400; declared on every operation in spec/openapi.yaml.
+   */
+  UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,
   /** Part 2 "Errors": a chatter's profile refresh within its 10-minute cooldown (`retry_after_seconds`). */
   REFRESH_COOLDOWN: 429,
