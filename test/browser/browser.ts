@@ -38,7 +38,6 @@ export function describeWithBrowser(name: string, body: () => void): void {
     });
     return;
   }
-  // eslint-disable-next-line no-console
   console.warn(`browser suite "${name}" SKIPPED: ${why}`);
   describe.skip(name, body);
 }
@@ -59,11 +58,9 @@ export interface PageProblems {
   cspViolations: string[];
 }
 
-declare global {
-  interface Window {
-    __cspViolations?: string[];
-  }
-}
+/** The page globals used here (the project's TypeScript has no DOM library; these run in the page). */
+declare const window: { __cspViolations?: string[] };
+declare const document: { addEventListener(type: 'securitypolicyviolation', listener: (event: { violatedDirective: string; blockedURI: string }) => void): void };
 
 /**
  * A new page that records console errors, uncaught errors and CSP violations (each violation is

@@ -9,6 +9,9 @@ import { BROWSER_TEST_TIMEOUT, describeWithBrowser, launchBrowser, watchedPage }
 
 jest.setTimeout(BROWSER_TEST_TIMEOUT);
 
+/** The page globals used here (the project's TypeScript has no DOM library; these run in the page). */
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
+
 const NO_PROBLEMS = { consoleErrors: [], pageErrors: [], cspViolations: [] };
 
 describeWithBrowser('documentation pages in Chromium', () => {
