@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The browser suite has its own run (jest.browser.config.js, `npm run test:browser`).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/browser/'],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
   transform: {
     // Type checking is `npm run typecheck`; tests only transpile, which keeps them fast.

@@ -6,7 +6,7 @@ export const openapiDocument = {
   "info": {
     "title": "Creator backend API",
     "version": "0.1.0",
-    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nOutages are not faults: a store the request needs that cannot be reached (the database\nrefusing or dropping connections, shutting down, or no pooled connection within the wait;\nRedis known down where it is required) answers 503 SERVICE_UNAVAILABLE `The service is\ntemporarily unavailable` with `Retry-After` (seconds), on GraphQL the same code and message;\nany operation can answer it (codegen adds the `ServiceUnavailable` response to every operation\nthat declares no 503 of its own). A chat platform that is not configured or does not answer\ngives 503 PLATFORM_UNAVAILABLE `The platform is unavailable` where an operation must have its\nanswer (a profile refresh); chat send and moderation keep answering 200 with their\n`error_code`. Load balancers probe `GET /v1/health/ready`.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
+    "description": "REST surface of the creator backend. Every operation declares its gates with vendor\nextensions that the service enforces generically:\n\n- `x-auth`: `public`, `authenticated`, `user` (a user session or the user's own API key;\n  any other context is answered 401 as unauthenticated), `first-party` (the same contexts;\n  any other credential gets 403 FORBIDDEN), `popout-session`, `system-key`, `developer`.\n- `x-permission`: one `resource:action` string, a list (all required), or `{ any: [...] }` / `{ all: [...] }`.\n- `x-permission-scope`: `account` (default: the active account's role), `admin` (the admin role) or `user` (user roles).\n- `x-feature`: a feature flag key (`feature:events`, `system:public_stats`, ...).\n- `x-graphql`: the GraphQL twin (`Query.myPermissions`); absent for REST-only operations.\n- `x-internal: true`: left out of the published document (internal surfaces).\n- `x-every-operation: true` on a component parameter: codegen adds it to every operation\n  (the `token` credential transport); `x-every-operation: '<status>'` on a component\n  response: codegen adds it under that status to every operation that lacks one (400, 415).\n- `x-envelope`: how the REST router wraps what the handler returns (Part 1, \"REST\n  conventions\"): `single` (`{ data, _links: { self } }`), `data` (`{ data }`, token\n  responses), `collection` (`{ data: [..], _links: { self, first, prev, next, last }, _meta:\n  { total, page, limit, pages } }`), `bare` (the body itself, e.g. `{ success: true }`) or\n  `raw` (not JSON-mapped, e.g. the SDL). `self` is a template filled from the response's\n  `data` (`/v1/account/roles/{id}`); without it `self` is the request URL. Codegen refuses\n  an operation without one.\n- `x-graphql-shape: own`: the GraphQL twin answers a shape of its own (for\n  `createPopoutToken`, `{ token, popoutToken }` where REST answers the record plus\n  `token`); every other twin answering an object must accept the REST binding's domain\n  value, which codegen checks at compile time.\n- `links` on a create operation's success response: the get, update and delete operations\n  of what it created (`operationId`, parameters from `$response.body#/data/id` or, for a\n  nested resource, `$request.path.id`), so stateful tools can chain create → read →\n  update → delete. Codegen checks that each names an operation and fills its path.\n- Paging: `page`, `limit` and `offset` query parameters declare their bounds in their\n  schemas (`default`, `minimum`, `maximum`: the validator refuses anything outside them);\n  `x-clamp: { minimum, maximum }` on a `limit` parameter says values outside that range are\n  clamped into it rather than refused. GraphQL twins page with the same numbers.\n\nBodies are snake_case JSON. Errors are `{ error, message, details? }` with the codes of the\nerror table; 5xx messages are scrubbed.\n\nA request whose request line plus headers pass the server's limit (64 KiB by default) is\nanswered 431 HEADERS_TOO_LARGE with the usual error body, and its connection is closed.\n\nOutages are not faults: a store the request needs that cannot be reached (the database\nrefusing or dropping connections, shutting down, or no pooled connection within the wait;\nRedis known down where it is required) answers 503 SERVICE_UNAVAILABLE `The service is\ntemporarily unavailable` with `Retry-After` (seconds), on GraphQL the same code and message;\nany operation can answer it (codegen adds the `ServiceUnavailable` response to every operation\nthat declares no 503 of its own). A chat platform that is not configured or does not answer\ngives 503 PLATFORM_UNAVAILABLE `The platform is unavailable` where an operation must have its\nanswer (a profile refresh); chat send and moderation keep answering 200 with their\n`error_code`. Load balancers probe `GET /v1/health/ready`.\n\nAn operation with an account-scope permission needs an active account: a user session or\nkey without one gets 401 UNAUTHORIZED `No active account` before the permission check.\n\n## Authentication\n\nCredentials travel as `Authorization: Bearer <token>`; popout, overlay, shared overlay,\nextension and widget tokens may also travel as `?token=` (a raw JWT only on the WebSocket\nupgrade); a popout session travels in the `svc-popout-token` cookie. The header is read\nfirst and a recognised prefix there is final; then `?token=`; then the cookie. An\nunrecognised or invalid credential makes the request anonymous. JWTs (`lm_` + JWT) carry\n`sub`, `account_id`, `admin_permissions`, `account_permissions`, `user_permissions`,\n`session_id` and the use tag `use`: `access` (REST, GraphQL, WebSocket), `ws` (only the\n/v1/ws upgrade), `refresh` (only `POST /v1/auth/refresh`). Sessions are rows: revoking one\nends its JWTs at once on every node; a member removed from an account loses its\npermissions there with the next request. The three permission claims are opaque to\nclients: each is encoded compactly (`p1.<registry fingerprint>.<base64url bitmap>` over the\npermission registry; a plain string array when a string is outside the registry), so an\naccess token stays well under 1 KB whatever its holder's grants. Read the permissions\nfrom `GET /v1/tokens/me`, not from the token.\n\n## Permission registry\n\nThe account registry holds 124 permission strings: every row of Part 1's category table.\nPart 1's prose and limits table say \"123 account permissions\"; that count predates\n`audit-log:read` joining the account scope (it gates `GET /v1/account/audit-log`), and\nevery other string of the table is referenced elsewhere (the default roles, the\nadministrator exclusions, the API key deny-list), so 124 is the count this service serves.\nTen user-scoped `ideas:*` permissions come from user roles (`Member` for every user,\n`Restricted`, `Moderator`). Admin permissions use `developer-verifications:` (the form the\nREST gates use; Part 1's list also writes `developer-verification:`). Strings present in\nboth account and admin scope are checked independently. Wildcards are never stored in\nroles; a system key may hold `resource:*`, and `*:*` or `*` grant nothing beyond their\nliteral string.\n"
   },
   "servers": [
     {
@@ -102,6 +102,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
           },
@@ -148,6 +151,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -203,6 +209,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -260,6 +269,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -327,6 +339,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -390,6 +405,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -519,6 +537,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -571,6 +592,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -631,6 +655,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -697,6 +724,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -768,6 +798,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -828,6 +861,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -865,6 +901,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -950,6 +989,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1022,6 +1064,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1064,6 +1109,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1133,6 +1181,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1247,6 +1298,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1306,6 +1360,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1392,6 +1449,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1457,6 +1517,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1545,6 +1608,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1639,6 +1705,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1692,6 +1761,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1771,6 +1843,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -1835,6 +1910,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -1922,6 +2000,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2014,6 +2095,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2066,6 +2150,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2142,6 +2229,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2222,6 +2312,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2300,6 +2393,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2424,6 +2520,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2489,6 +2588,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2590,6 +2692,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2654,6 +2759,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2723,6 +2831,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -2828,6 +2939,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2887,6 +3001,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -2944,6 +3061,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3028,6 +3148,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3097,6 +3220,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3161,6 +3287,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3223,6 +3352,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3263,6 +3395,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3309,6 +3444,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3378,6 +3516,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3482,6 +3623,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3537,6 +3681,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3601,6 +3748,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3704,6 +3854,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -3762,6 +3915,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3826,6 +3982,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -3936,6 +4095,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -4045,6 +4207,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -4100,6 +4265,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4175,6 +4343,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4277,6 +4448,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -4336,6 +4510,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4437,6 +4614,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4586,6 +4766,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -4667,6 +4850,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4758,6 +4944,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -4839,6 +5028,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -4992,6 +5184,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5093,6 +5288,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5158,6 +5356,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5237,6 +5438,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5332,6 +5536,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "description": "REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`\nuntil the next refresh is accepted), or RATE_LIMIT_EXCEEDED (the per-context budget).\n",
@@ -5456,6 +5663,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5557,6 +5767,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5617,6 +5830,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5683,6 +5899,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5735,6 +5954,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -5802,6 +6024,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -5867,6 +6092,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6029,6 +6257,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "416": {
             "description": "The range starts past the end; no body.",
             "headers": {
@@ -6106,6 +6337,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6200,6 +6434,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -6258,6 +6495,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6328,6 +6568,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6429,6 +6672,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -6491,6 +6737,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6558,6 +6807,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6652,6 +6904,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -6710,6 +6965,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6781,6 +7039,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -6832,6 +7093,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -6913,6 +7177,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7023,6 +7290,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7085,6 +7355,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7164,6 +7437,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7247,6 +7523,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7311,6 +7590,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7433,6 +7715,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7512,6 +7797,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7621,6 +7909,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7677,6 +7968,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7759,6 +8053,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -7848,6 +8145,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7934,6 +8234,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -7998,6 +8301,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8194,6 +8500,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -8286,6 +8595,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -8377,6 +8689,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -8433,6 +8748,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8547,6 +8865,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -8640,6 +8961,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8755,6 +9079,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -8879,6 +9206,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -8997,6 +9327,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9060,6 +9393,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9172,6 +9508,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9277,6 +9616,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9328,6 +9670,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9408,6 +9753,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9463,6 +9811,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9548,6 +9899,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9624,6 +9978,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9689,6 +10046,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9761,6 +10121,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -9884,6 +10247,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -9949,6 +10315,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10077,6 +10446,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -10190,6 +10562,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -10274,6 +10649,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
           },
@@ -10314,6 +10692,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -10366,6 +10747,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
           },
@@ -10413,6 +10797,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -10462,6 +10849,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
           },
@@ -10509,6 +10899,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -10558,6 +10951,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "431": {
             "$ref": "#/components/responses/HeadersTooLarge"
@@ -10698,6 +11094,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -10761,6 +11160,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -10882,6 +11284,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -10981,6 +11386,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11088,6 +11496,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -11175,6 +11586,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -11257,6 +11671,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11358,6 +11775,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11492,6 +11912,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -11586,6 +12009,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11735,6 +12161,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -11813,6 +12242,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -11880,6 +12312,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -11969,6 +12404,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -12037,6 +12475,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12107,6 +12548,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12205,6 +12649,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -12265,6 +12712,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12330,6 +12780,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -12382,6 +12835,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12463,6 +12919,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12547,6 +13006,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12641,6 +13103,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -12707,6 +13172,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12779,6 +13247,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -12832,6 +13303,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -12921,6 +13395,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13002,6 +13479,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13103,6 +13583,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13166,6 +13649,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13247,6 +13733,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13363,6 +13852,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13426,6 +13918,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13479,6 +13974,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13535,6 +14033,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13606,6 +14107,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13663,6 +14167,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13733,6 +14240,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13801,6 +14311,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -13857,6 +14370,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -13944,6 +14460,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14002,6 +14521,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14056,6 +14578,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14107,6 +14632,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14224,6 +14752,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14287,6 +14818,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14395,6 +14929,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14476,6 +15013,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14527,6 +15067,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14586,6 +15129,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14656,6 +15202,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14725,6 +15274,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -14789,6 +15341,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14878,6 +15433,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -14970,6 +15528,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15022,6 +15583,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15082,6 +15646,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15158,6 +15725,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15220,6 +15790,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15295,6 +15868,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15387,6 +15963,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15461,6 +16040,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15537,6 +16119,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15611,6 +16196,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15698,6 +16286,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15772,6 +16363,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -15848,6 +16442,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15923,6 +16520,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -15983,6 +16583,9 @@ export const openapiDocument = {
           },
           "401": {
             "$ref": "#/components/responses/Unauthorized"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16080,6 +16683,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -16145,6 +16751,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16224,6 +16833,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16307,6 +16919,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -16357,6 +16972,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16437,6 +17055,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16534,6 +17155,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -16599,6 +17223,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16696,6 +17323,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -16774,6 +17404,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -16835,6 +17468,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16909,6 +17545,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -16987,6 +17626,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17067,6 +17709,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17169,6 +17814,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -17264,6 +17912,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -17327,6 +17978,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17499,6 +18153,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -17588,6 +18245,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -17657,6 +18317,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17747,6 +18410,9 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17843,6 +18509,9 @@ export const openapiDocument = {
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -17896,6 +18565,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -17976,6 +18648,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18076,6 +18751,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18136,6 +18814,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18224,6 +18905,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18276,6 +18960,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18364,6 +19051,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18449,6 +19139,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18523,6 +19216,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18607,6 +19303,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18659,6 +19358,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18745,6 +19447,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18833,6 +19538,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -18907,6 +19615,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -18989,6 +19700,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -19089,6 +19803,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
           "429": {
             "$ref": "#/components/responses/RateLimited"
           },
@@ -19180,6 +19897,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -19279,6 +19999,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
           },
           "429": {
             "$ref": "#/components/responses/RateLimited"
@@ -19864,9 +20587,20 @@ export const openapiDocument = {
           }
         }
       },
+      "UnsupportedMediaType": {
+        "x-every-operation": "415",
+        "description": "UNSUPPORTED_MEDIA_TYPE `Unsupported content type`: a request body in a media type the\noperation does not take (`text/plain` where it takes JSON), or in a charset or content\ncoding the server does not read. Any operation can answer it (a body sent where none is\nexpected is still read), so codegen adds it to every operation.\n",
+        "content": {
+          "application/json": {
+            "schema": {
+              "$ref": "#/components/schemas/Error"
+            }
+          }
+        }
+      },
       "BadRequest": {
         "x-every-operation": "400",
-        "description": "Malformed request (BAD_REQUEST: malformed JSON, an unsupported content type) or input that\nfailed validation (VALIDATION_ERROR: an unknown or invalid parameter, a value outside its\nschema, a string with a NUL or a lone surrogate). Any operation can answer it, so codegen\nadds it to every operation that does not declare its own 400.\n",
+        "description": "Malformed request (BAD_REQUEST: malformed JSON) or input that\nfailed validation (VALIDATION_ERROR: an unknown or invalid parameter, a value outside its\nschema, a string with a NUL or a lone surrogate). Any operation can answer it, so codegen\nadds it to every operation that does not declare its own 400.\n",
         "content": {
           "application/json": {
             "schema": {
@@ -24153,6 +24887,7 @@ export const openapiDocument = {
               "FEATURE_DISABLED",
               "NOT_FOUND",
               "CONFLICT",
+              "UNSUPPORTED_MEDIA_TYPE",
               "RATE_LIMIT_EXCEEDED",
               "HEADERS_TOO_LARGE",
               "INVALID_LOGIN_CODE",

@@ -1804,6 +1804,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -1838,6 +1839,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -1872,6 +1874,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -1912,6 +1915,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -1946,6 +1950,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -1980,6 +1985,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2014,6 +2020,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2049,6 +2056,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2079,6 +2087,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2107,6 +2116,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2141,6 +2151,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2177,6 +2188,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2213,6 +2225,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2248,6 +2261,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2282,6 +2296,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2323,6 +2338,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2358,6 +2374,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2392,6 +2409,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2427,6 +2445,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2463,6 +2482,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2499,6 +2519,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2534,6 +2555,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2569,6 +2591,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2604,6 +2627,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2638,6 +2662,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2678,6 +2703,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2713,6 +2739,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2747,6 +2774,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2788,6 +2816,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2822,6 +2851,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2857,6 +2887,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2892,6 +2923,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2928,6 +2960,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -2964,6 +2997,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3000,6 +3034,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3035,6 +3070,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3070,6 +3106,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3105,6 +3142,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3140,6 +3178,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3174,6 +3213,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3209,6 +3249,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3244,6 +3285,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3279,6 +3321,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3314,6 +3357,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3349,6 +3393,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3384,6 +3429,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3419,6 +3465,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3453,6 +3500,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3487,6 +3535,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3521,6 +3570,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3556,6 +3606,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3591,6 +3642,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3626,6 +3678,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3662,6 +3715,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3696,6 +3750,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3730,6 +3785,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3764,6 +3820,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3798,6 +3855,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3825,6 +3883,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3859,6 +3918,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3887,6 +3947,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3915,6 +3976,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3943,6 +4005,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -3978,6 +4041,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4012,6 +4076,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4052,6 +4117,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4087,6 +4153,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "502": "application/json",
@@ -4116,6 +4183,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4152,6 +4220,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4187,6 +4256,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4221,6 +4291,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4250,6 +4321,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4280,6 +4352,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4309,6 +4382,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4339,6 +4413,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4369,6 +4444,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4405,6 +4481,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4439,6 +4516,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4474,6 +4552,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4509,6 +4588,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4544,6 +4624,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4574,6 +4655,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4609,6 +4691,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4644,6 +4727,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4672,6 +4756,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4707,6 +4792,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4741,6 +4827,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4776,6 +4863,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4812,6 +4900,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4847,6 +4936,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4882,6 +4972,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4911,6 +5002,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4941,6 +5033,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -4970,6 +5063,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5005,6 +5099,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5034,6 +5129,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5069,6 +5165,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5104,6 +5201,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5133,6 +5231,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5168,6 +5267,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5203,6 +5303,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5238,6 +5339,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5266,6 +5368,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5301,6 +5404,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5336,6 +5440,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5370,6 +5475,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5399,6 +5505,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5427,6 +5534,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5456,6 +5564,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5483,6 +5592,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5512,6 +5622,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5541,6 +5652,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5570,6 +5682,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5599,6 +5712,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5628,6 +5742,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5656,6 +5771,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5683,6 +5799,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5718,6 +5835,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5746,6 +5864,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5781,6 +5900,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5816,6 +5936,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5850,6 +5971,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5882,6 +6004,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5909,6 +6032,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5944,6 +6068,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -5978,6 +6103,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6013,6 +6139,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6054,6 +6181,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6089,6 +6217,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6124,6 +6253,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6150,6 +6280,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -6178,6 +6309,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6205,6 +6337,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6231,6 +6364,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -6256,6 +6390,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "text/plain",
       "400": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -6291,6 +6426,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6325,6 +6461,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6353,6 +6490,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6389,6 +6527,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6417,6 +6556,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6445,6 +6585,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6474,6 +6615,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6502,6 +6644,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6531,6 +6674,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6560,6 +6704,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6588,6 +6733,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6622,6 +6768,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6651,6 +6798,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6683,6 +6831,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "302": null,
       "400": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6711,6 +6860,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6748,6 +6898,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6776,6 +6927,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6803,6 +6955,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6838,6 +6991,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6866,6 +7020,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6893,6 +7048,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6921,6 +7077,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6948,6 +7105,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -6978,6 +7136,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7006,6 +7165,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7034,6 +7194,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7075,6 +7236,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7102,6 +7264,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7128,6 +7291,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7154,6 +7318,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7180,6 +7345,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7205,6 +7371,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "text/plain",
       "400": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7238,6 +7405,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7266,6 +7434,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -7300,6 +7469,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7334,6 +7504,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7361,6 +7532,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7395,6 +7567,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7423,6 +7596,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7450,6 +7624,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7483,6 +7658,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7517,6 +7693,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7545,6 +7722,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7575,6 +7753,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7610,6 +7789,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7637,6 +7817,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7673,6 +7854,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7703,6 +7885,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7738,6 +7921,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7773,6 +7957,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7800,6 +7985,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7836,6 +8022,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7865,6 +8052,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7894,6 +8082,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7929,6 +8118,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7964,6 +8154,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -7993,6 +8184,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8028,6 +8220,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8063,6 +8256,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8098,6 +8292,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8133,6 +8328,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8168,6 +8364,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8203,6 +8400,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8237,6 +8435,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8271,6 +8470,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8299,6 +8499,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8334,6 +8535,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8361,6 +8563,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "415": "application/json",
       "431": "application/json",
       "503": "application/json"
     },
@@ -8395,6 +8598,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8429,6 +8633,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8465,6 +8670,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8492,6 +8698,7 @@ export const routes: readonly RouteSpec[] = [
       "302": null,
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "502": "application/json",
@@ -8528,6 +8735,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8564,6 +8772,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "416": null,
       "429": "application/json",
       "431": "application/json",
@@ -8594,6 +8803,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8623,6 +8833,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8652,6 +8863,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8679,6 +8891,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8713,6 +8926,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8748,6 +8962,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8783,6 +8998,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8818,6 +9034,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8854,6 +9071,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8890,6 +9108,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8925,6 +9144,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8954,6 +9174,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -8989,6 +9210,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9018,6 +9240,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9048,6 +9271,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9078,6 +9302,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9113,6 +9338,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9142,6 +9368,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9178,6 +9405,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9213,6 +9441,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9241,6 +9470,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9270,6 +9500,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9299,6 +9530,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9334,6 +9566,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9369,6 +9602,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9405,6 +9639,7 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9439,6 +9674,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9473,6 +9709,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9508,6 +9745,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9543,6 +9781,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9578,6 +9817,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"
@@ -9613,6 +9853,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
       "429": "application/json",
       "431": "application/json",
       "503": "application/json"

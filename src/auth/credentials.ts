@@ -8,7 +8,9 @@
  *   WebSocket upgrade;
  * - then the `svc-popout-token` cookie, which yields a popout session or nothing;
  * - on REST and GraphQL an unrecognised or invalid credential resolves to Anonymous; the upgrade
- *   reports it so the caller can fail closed with 401.
+ *   reports it so the caller can fail closed with 401. On the upgrade "presented" means any
+ *   `Authorization` header or non-empty `?token=`, recognised or not (`?token=garbage`,
+ *   `Bearer lm_garbage`): only the absence of both opens an anonymous socket.
  * Also the two facts every module shares about stored credentials: the hash a token is kept under,
  * and the popout session cookie's name.
  */
@@ -109,6 +111,10 @@ export function createCredentialResolver(verifiers: Partial<Record<CredentialKin
     async resolve({ authorization, queryToken, popoutCookie, transport }) {
       const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
       const fromHeader = bearer ? parseCredential(bearer) : null;
+      // The upgrade fails closed on a credential it cannot read, instead of opening anonymously.
+      if (transport === 'ws' && ((authorization !== undefined && !fromHeader) || (queryToken && !fromHeader && !parseCredential(queryToken)))) {
+        return { context: ANONYMOUS, failure: INVALID };
+      }
       if (fromHeader) {
         // A recognised prefix in the header is final, even when that kind is not sent there.
         return fromHeader.format.header ? verify(fromHeader, transport) : { context: ANONYMOUS, failure: INVALID };

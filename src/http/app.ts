@@ -2,7 +2,8 @@
  * The HTTP pipeline of the public listener. Order matters and is fixed here:
  *
  * 1. CORS (answers every preflight itself), security headers, request id and credentials;
- * 2. the rate limits, for every path under /v1 except the webhook receivers;
+ * 2. the rate limits, for every path under /v1 except the webhook receivers and the documentation
+ *    pages' files (docs.ts `isDocsPath`);
  * 3. the body: raw bytes for the webhook receivers, JSON for everything else that has one;
  * 4. then one of three branches:
  *    - an operation of the route table: the input guard (input-guard.ts), the OpenAPI request
@@ -26,7 +27,7 @@ import type { Config } from '../config/config';
 import { AppError, messages } from '../errors';
 import type { Logger } from '../infra/logger';
 import { corsMiddleware } from './cors';
-import { createDocsRouter } from './docs';
+import { createDocsRouter, isDocsPath } from './docs';
 import { answerError, errorHandler, notFoundHandler } from './errors';
 import { checkRestInput, inputGuardMiddleware } from './input-guard';
 import { requestContextStep } from './middleware';
@@ -60,7 +61,7 @@ export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
 /**
  * The document the request validator sees: a `multipart/form-data` body is checked by its handler
  * while it streams (busboy), so its schema is opened up here; the media type itself is still
- * enforced (anything else is 415, answered as BAD_REQUEST), as are path, query and headers.
+ * enforced (anything else is 415 UNSUPPORTED_MEDIA_TYPE), as are path, query and headers.
  */
 function withStreamedBodies<T>(document: T): T {
   const paths = (document as { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>> }).paths ?? {};
@@ -205,14 +206,15 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
       if (!passed) return;
       securityHeaders(req as never, res as never, () => undefined);
       await context(req, res);
-      if (deps.rateLimit && isApiPath(req.path) && !isWebhookPath(req.path)) await deps.rateLimit(req, res);
+      if (deps.rateLimit && isApiPath(req.path) && !isWebhookPath(req.path) && !isDocsPath(req.path)) await deps.rateLimit(req, res);
       if (isWebhookPath(req.path)) await run(raw as Middleware, req, res);
       else if (typeIs.hasBody(req)) await run(json as Middleware, req, res);
       const found = operationOf(deps.operations, req);
       if (found !== null && found !== MALFORMED) return await operation(req, res, found);
       if (req.method === 'POST' && GRAPHQL_PATH.test(req.path)) {
-        // GraphQL takes JSON bodies only; anything else gets the REST answer (graphql-http's bare 415 has no body).
-        if (!typeIs(req, ['application/json'])) throw new AppError('BAD_REQUEST', messages.unsupportedContentType);
+        // GraphQL takes JSON bodies only; anything else (no body included) gets the REST answer,
+        // 415 with a JSON error body (graphql-http's bare 415 has none).
+        if (!typeIs(req, ['application/json'])) throw new AppError('UNSUPPORTED_MEDIA_TYPE', messages.unsupportedContentType);
         return await deps.graphql(req, res);
       }
       pages(req as never, res as never);

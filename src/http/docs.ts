@@ -23,6 +23,18 @@ const graphiqlAssets: Record<string, { file: string; type: string }> = {
   'graphiql.css': { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css' },
 };
 
+/** The document Swagger UI loads (served whenever Swagger UI is). */
+export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
+
+/**
+ * The documentation pages, their assets and the OpenAPI document: static files a browser loads by
+ * the dozen with each page view (Swagger UI alone is seven), so they are not charged to the API's
+ * anonymous rate budget (app.ts); the API calls the pages then make (`/v1/gql`, "Try it out") are.
+ * Matched without regard to case, as Express routes them.
+ */
+const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$/i;
+export const isDocsPath = (path: string): boolean => DOCS_PATH.test(path);
+
 /** The page's bootstrap, served as a file so the CSP needs no inline script. */
 const graphiqlInit = `const fetcher = GraphiQL.createFetcher({ url: '/v1/gql' });
 ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, { fetcher }));
@@ -33,6 +45,8 @@ const graphiqlPage = `<!doctype html>
   <head>
     <meta charset="utf-8" />
     <title>GraphiQL</title>
+    <!-- No icon file: without this line the browser asks for /favicon.ico, a 404 in the console. -->
+    <link rel="icon" href="data:," />
     <link rel="stylesheet" href="/v1/graphiql/assets/graphiql.css" />
     <style>body { margin: 0; height: 100vh; } #graphiql { height: 100vh; }</style>
   </head>
@@ -85,9 +99,13 @@ export function createDocsRouter(config: Readonly<Config>): Router {
   const pagePolicy = docsContentSecurityPolicy(config);
   if (config.docs.openapi_json) router.get('/v1/openapi.json', (_req, res) => void res.json(document));
   if (config.docs.swagger_ui) {
-    router.get('/v1/api-doc/openapi.json', (_req, res) => void res.json(document));
-    // validatorUrl: null keeps Swagger UI from loading its badge from validator.swagger.io.
-    router.use('/v1/swagger-ui', pagePolicy, swaggerUi.serve, swaggerUi.setup(document, { customSiteTitle: 'API documentation', swaggerOptions: { validatorUrl: null } }));
+    router.get(SWAGGER_DOCUMENT_PATH, (_req, res) => void res.json(document));
+    // The page loads the document by URL: swagger-ui-express fills its init script with a plain
+    // String.replace, so a document embedded there would have its `$\`` / `$&` sequences (the
+    // spec's patterns contain them) expanded and the script broken; a URL has none. validatorUrl:
+    // null keeps Swagger UI from loading its badge from validator.swagger.io.
+    const swaggerOptions = { url: SWAGGER_DOCUMENT_PATH, validatorUrl: null };
+    router.use('/v1/swagger-ui', pagePolicy, swaggerUi.serve, swaggerUi.setup(undefined, { customSiteTitle: 'API documentation', swaggerOptions }));
   }
   if (config.graphql.playground) {
     router.use('/v1/graphiql', pagePolicy);

@@ -1,6 +1,6 @@
 /**
  * REST error mapping, once for every route: AppError → `{ error, message, details? }`; body-parser
- * and OpenAPI validator failures → BAD_REQUEST, VALIDATION_ERROR or NOT_FOUND; anything else → a
+ * and OpenAPI validator failures → BAD_REQUEST, VALIDATION_ERROR, UNSUPPORTED_MEDIA_TYPE or NOT_FOUND; anything else → a
  * scrubbed 5xx whose cause is logged with the request id, never returned.
  */
 import type { ServerResponse } from 'node:http';
@@ -31,7 +31,7 @@ function fromHttpError(error: HttpishError): AppError | null {
   if (error.type === 'entity.too.large') return new AppError('BAD_REQUEST', 'Request body too large');
   if (typeof status !== 'number' || status >= 500) return null;
   if (status === 404 || status === 405) return AppError.notFound();
-  if (status === 415) return new AppError('BAD_REQUEST', messages.unsupportedContentType);
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', messages.unsupportedContentType);
   if (status === 400 && Array.isArray(error.errors) && error.errors.length > 0) {
     const fields = error.errors.map((e) => ({ field: fieldName(e.path), message: e.message ?? 'is invalid' }));
     return AppError.validation(fields.map((f) => `${f.field} ${f.message}`).join('; '), { fields });

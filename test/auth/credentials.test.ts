@@ -61,9 +61,26 @@ describe('resolution order', () => {
   });
 
   test('an unrecognised header falls through to ?token=, which refuses header-only kinds', async () => {
-    const result = await resolver.resolve({ authorization: 'Bearer something-else', queryToken: key, transport: 'ws' });
+    const result = await resolver.resolve({ authorization: 'Bearer something-else', queryToken: key, transport: 'http' });
     expect(result.context).toBe(ANONYMOUS);
     expect(result.failure).not.toBeNull();
+  });
+
+  test.each([
+    ['?token=lm_garbage', { queryToken: 'lm_garbage' }],
+    ['?token=garbage', { queryToken: 'garbage' }],
+    ['Bearer lm_garbage', { authorization: 'Bearer lm_garbage' }],
+    ['Basic credentials', { authorization: 'Basic dXNlcjpwYXNz' }],
+    ['an unrecognised header beside a valid ?token=', { authorization: 'Bearer lm_garbage', queryToken: `lm_overlay_${hex}` }],
+  ])('on the upgrade an unrecognised credential (%s) is a failure, not Anonymous', async (_name, input) => {
+    const result = await resolver.resolve({ ...input, transport: 'ws' });
+    expect(result).toEqual({ context: ANONYMOUS, failure: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+  });
+
+  test('on REST and GraphQL the same unrecognised credentials stay Anonymous without failure', async () => {
+    for (const input of [{ queryToken: 'lm_garbage' }, { queryToken: 'garbage' }, { authorization: 'Bearer lm_garbage' }]) {
+      expect(await resolver.resolve({ ...input, transport: 'http' })).toEqual({ context: ANONYMOUS, failure: null });
+    }
   });
 
   test('a popout token in the header is refused (query-only)', async () => {

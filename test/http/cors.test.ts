@@ -83,6 +83,24 @@ describe('CORS with an allow-list', () => {
     expect(res.headers.get('x-request-id')).not.toBeNull();
   });
 
+  test('conditional requests work cross-origin: If-None-Match is allowed, ETag exposed, a fresh copy is 304', async () => {
+    const allowed = await preflight(`${t.url}/v1/schema`, DASHBOARD, 'GET', 'authorization,if-none-match,cache-control');
+    expect(allowed.status).toBe(204);
+    expect(list(allowed.headers.get('access-control-allow-headers'))).toEqual(expect.arrayContaining(['authorization', 'if-none-match', 'cache-control']));
+    const user = await devLogin(t);
+    const headers = { origin: DASHBOARD, authorization: `Bearer ${user.accessToken}` };
+    const first = await fetch(`${t.url}/v1/schema`, { headers });
+    expect(first.status).toBe(200);
+    expect(list(first.headers.get('access-control-expose-headers'))).toEqual(expect.arrayContaining(['etag', 'location', 'retry-after']));
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^W\/"/);
+    // As a page sends it: fetch() adds `Cache-Control: no-cache` (a request for the full answer) unless told otherwise.
+    const again = await fetch(`${t.url}/v1/schema`, { headers: { ...headers, 'if-none-match': etag!, 'cache-control': 'max-age=0' } });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    expect(list(again.headers.get('access-control-expose-headers'))).toContain('etag');
+  });
+
   test('errors and GraphQL answers carry the CORS headers too, so a dashboard can read them', async () => {
     const denied = await fetch(`${t.url}/v1/tokens/me`, { headers: { origin: DASHBOARD } });
     expect(denied.status).toBe(401);

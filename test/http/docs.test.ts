@@ -3,6 +3,7 @@
  * document (internal surfaces left out), Swagger UI and GraphiQL served from node_modules (no
  * CDN), each behind its config flag, and the RFC 9116 security.txt.
  */
+import vm from 'node:vm';
 import { useTestApp } from '../helpers/app';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -78,12 +79,23 @@ describe('documentation helpers (default flags)', () => {
     }
   });
 
+  test("Swagger UI's init script parses and loads the document by URL, not embedded", async () => {
+    const res = await fetch(`${t.url}/v1/swagger-ui/swagger-ui-init.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    const text = await res.text();
+    // A document filled in with String.replace breaks this (its patterns hold `$\``).
+    expect(() => new vm.Script(text, { filename: 'swagger-ui-init.js' })).not.toThrow();
+    expect(text).toContain('"url": "/v1/api-doc/openapi.json"');
+    expect(text).not.toContain('"openapi"');
+  });
+
   test('GET /v1/graphiql serves HTML whose scripts and styles all come from /v1/graphiql/assets/', async () => {
     const res = await fetch(`${t.url}/v1/graphiql`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const html = await res.text();
-    const urls = assetUrls(html);
+    const urls = assetUrls(html).filter((url) => !url.startsWith('data:'));
     expect(urls.length).toBeGreaterThan(0);
     for (const url of urls) expect(url).toMatch(/^\/v1\/graphiql\/assets\/[^/]+$/);
     expect(html).not.toMatch(/(src|href)\s*=\s*["'](https?:)?\/\//i);
@@ -118,6 +130,25 @@ describe('documentation helpers (default flags)', () => {
     const expires = Date.parse(value);
     expect(Number.isNaN(expires)).toBe(false);
     expect(expires).toBeGreaterThan(Date.now());
+  });
+});
+
+describe('documentation files and the anonymous rate budget', () => {
+  const t = useTestApp();
+
+  test("200 loads of the pages, their assets and the document leave the API's anonymous budget intact", async () => {
+    const files = ['/v1/swagger-ui/', '/v1/swagger-ui/swagger-ui-init.js', '/v1/swagger-ui/index.css', '/v1/graphiql', '/v1/graphiql/assets/init.js', '/v1/openapi.json', '/v1/api-doc/openapi.json', '/V1/GraphiQL'];
+    for (let i = 0; i < 200; i += 1) {
+      const path = files[i % files.length]!;
+      const res = await fetch(`${t.url}${path}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
+      await res.arrayBuffer();
+    }
+    const api = await fetch(`${t.url}/v1/schema`);
+    expect(api.status).toBe(200);
+    expect(api.headers.get('x-ratelimit-limit')).toBe('120');
+    expect(api.headers.get('x-ratelimit-remaining')).toBe('119');
   });
 });
 

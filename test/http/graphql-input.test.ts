@@ -43,13 +43,13 @@ describe('GraphQL input that PostgreSQL would refuse', () => {
     expect(mine.body.data.some((a) => a.name === name)).toBe(false);
   });
 
-  test.each([['text/plain'], ['application/x-www-form-urlencoded'], [null]])('a %s body on /v1/gql is 400 BAD_REQUEST with a JSON error body, as REST answers', async (type) => {
-    const res = await fetch(`${t.url}/v1/gql`, {
-      method: 'POST',
-      headers: type ? { 'content-type': type } : {},
-      body: type === null ? undefined : '{ __typename }',
-    });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ error: 'BAD_REQUEST', message: 'Unsupported content type' });
+  test.each([['text/plain'], ['application/x-www-form-urlencoded'], ['application/graphql'], [null]])('a %s body on /v1/gql is 415 UNSUPPORTED_MEDIA_TYPE with a JSON error body, as REST answers', async (type) => {
+    const res = await fetch(`${t.url}/v1/gql`, { method: 'POST', headers: type ? { 'content-type': type } : {}, body: type ? '{ __typename }' : undefined });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toEqual({ error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type' });
+    if (!type) return;
+    const rest = await fetch(`${t.url}/v1/auth/dev/login`, { method: 'POST', headers: { 'content-type': type }, body: '{}' });
+    expect(rest.status).toBe(415);
+    expect(await rest.json()).toEqual({ error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type' });
   });
 });

@@ -164,8 +164,8 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
       expect(unknown.status).toBe(400);
       expect(unknown.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'Unexpected form field: colour' });
       const json = await api(t, 'POST', '/sounds', { token: owner.accessToken, body: { file: 'x' } });
-      expect(json.status).toBe(400);
-      expect(json.body).toMatchObject({ error: 'BAD_REQUEST', message: 'Unsupported content type' });
+      expect(json.status).toBe(415);
+      expect(json.body).toMatchObject({ error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Unsupported content type' });
       const broken = await fetch(`${t.url}/v1/sounds`, {
         method: 'POST',
         headers: { authorization: `Bearer ${owner.accessToken}`, 'content-type': 'multipart/form-data; boundary=XYZ' },

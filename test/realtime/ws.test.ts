@@ -251,6 +251,16 @@ describe('WebSocket /v1/ws', () => {
     expect(JSON.parse(error.body ?? '')).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
   });
 
+  test.each([
+    ['?token=lm_garbage', '?token=lm_garbage', undefined],
+    ['?token=garbage', '?token=garbage', undefined],
+    ['Authorization: Bearer lm_garbage', '', 'Bearer lm_garbage'],
+  ])('upgrade auth: an unrecognised credential (%s) is refused with 401, not an anonymous socket', async (_name, query, authorization) => {
+    const error = await refused(`${t.wsUrl}${query}`, authorization ? { Authorization: authorization } : undefined);
+    expect(error.status).toBe(401);
+    expect(JSON.parse(error.body ?? '')).toEqual({ error: 'UNAUTHORIZED', message: expect.any(String) });
+  });
+
   test('upgrade auth: no credential connects anonymously', async () => {
     const s = await open(t.wsUrl);
     expect((await s.next()).type).toBe('welcome');
