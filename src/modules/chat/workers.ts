@@ -13,7 +13,8 @@
  * - `{ type: 'user.treatment', user_id, login?, treatment: active_monitoring | restricted | none }`
  * Other frames are ignored.
  */
-import WebSocket from 'ws';
+import WebSocket, { type RawData } from 'ws';
+import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ChatPlatformAdapter } from './adapters';
 import type { ChatService, UserTreatment } from './service';
@@ -120,19 +121,27 @@ export function createPlatformASocketWorker(deps: { socketUrl: string; reconnect
     sockets.set(key, { socket, accountId: c.accountId, channelId: c.platformChannelId });
     // Frames of one socket are handled in order.
     let chain = Promise.resolve();
-    socket.on('message', (data) => {
-      let frame: unknown;
-      try {
-        frame = JSON.parse(data.toString());
-      } catch {
-        return;
-      }
-      chain = chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed'));
-    });
-    socket.on('error', (error) => deps.log.debug({ err: error }, 'platform_a chat socket error'));
-    socket.on('close', () => {
-      if (sockets.get(key)?.socket === socket) sockets.delete(key);
-    });
+    // The socket's callbacks are guarded (src/infra/listeners.ts): a failure is logged, never thrown into ws.
+    const guard = guardFor((error) => deps.log.warn({ err: error }, 'platform_a chat socket handler failed'));
+    socket.on(
+      'message',
+      guard((data: RawData) => {
+        let frame: unknown;
+        try {
+          frame = JSON.parse(data.toString());
+        } catch {
+          return;
+        }
+        chain = chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch(guard((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed')));
+      }),
+    );
+    socket.on('error', guard((error: Error) => deps.log.debug({ err: error }, 'platform_a chat socket error')));
+    socket.on(
+      'close',
+      guard(() => {
+        if (sockets.get(key)?.socket === socket) sockets.delete(key);
+      }),
+    );
   }
 
   async function reconcile(): Promise<void> {
