@@ -108,6 +108,12 @@ export interface Config {
     };
   };
   metrics: { host: string; port: number };
+  /**
+   * Results kept in process memory for later requests (hot reads, rendered response bytes, kept
+   * GraphQL answers; src/infra/kept.ts): together at most `kept_bytes` (estimated), the least
+   * recently used going first, besides each cache's own entry count.
+   */
+  memory: { kept_bytes: number };
   http: {
     trust_proxy: boolean | number | string;
     /** Validate every REST response against the OpenAPI document (on in tests). */
@@ -180,6 +186,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   rate_limits: { enabled: true, api_key: 1200, jwt: 600, token: 600, anonymous: 120 },
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   metrics: { host: '127.0.0.1', port: 9464 },
+  memory: { kept_bytes: 64 * 1024 * 1024 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [] },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
 });
@@ -324,6 +331,11 @@ const schema = {
         max_sockets_per_credential: { type: 'integer', minimum: 1 },
         outbound_queue_bytes: { type: 'integer', minimum: 65536 },
       },
+    },
+    memory: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { kept_bytes: { type: 'integer', minimum: 0 } },
     },
     rate_limits: {
       type: 'object',
