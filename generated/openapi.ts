@@ -3744,8 +3744,10 @@ export interface paths {
          *       `Sound file too large: your plan allows N bytes per file` (the plan's
          *       `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;
          *       `Only one file may be uploaded`; `Unexpected form field: <field>`.
-         *     - 400 BAD_REQUEST `Malformed multipart body`; a body that is not `multipart/form-data`
-         *       gets `Unsupported content type`.
+         *     - 400 BAD_REQUEST `Malformed multipart body` (also for a part without a field name, a
+         *       part header over 16 KiB, more than 10 parts or 5 text fields, a missing or wrong
+         *       boundary, a body cut short); a body that is not `multipart/form-data` gets
+         *       `Unsupported content type`.
          *     - 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the
          *       account already holds `max_sounds`) or `Sound storage limit reached: your plan allows
          *       N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;

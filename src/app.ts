@@ -26,6 +26,8 @@ import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration, type MigrationSet } from './infra/db/database';
 import { openJobs, type Jobs } from './infra/jobs';
+import { setKeptBudget } from './infra/kept';
+import { setLastResort } from './infra/listeners';
 import { createLogger, type Logger } from './infra/logger';
 import { createMetrics, type Metrics } from './infra/metrics';
 import { accountsModule } from './modules/accounts';
@@ -210,6 +212,10 @@ async function sharedCache(url: string, prefix: string, bus: Bus, log: Logger): 
 
 export async function createApp(config: Readonly<Config>, options: AppOptions = {}): Promise<App> {
   const log = options.log ?? createLogger({ level: config.log.level, service: SERVICE_NAME, env: config.env, version: config.version });
+  // A failure whose own handler failed (src/infra/listeners.ts) is logged, never thrown into an emitter.
+  setLastResort((error) => log.error({ err: error }, 'a failure handler failed'));
+  // What the process keeps for later requests is bounded by bytes (src/infra/kept.ts).
+  setKeptBudget(config.memory.kept_bytes);
   const startedAt = Date.now();
   const secrets = await loadSecretBox(config);
   const { db, timeseries } = await openStores(config);

@@ -5,8 +5,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { App } from './app';
 import { messages, scrubbedMessages } from './errors';
+import { guarded, unowned } from './infra/listeners';
 import { PROMETHEUS_CONTENT_TYPE } from './infra/metrics';
 
 export interface RunningServer {
@@ -38,7 +40,7 @@ function urlOf(address: AddressInfo, host: string): string {
 }
 
 export function createMetricsServer(app: App): http.Server {
-  return http.createServer((req, res) => {
+  return http.createServer(guarded((req: http.IncomingMessage, res: http.ServerResponse) => {
     if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
       app.metrics
         .render()
@@ -53,7 +55,10 @@ export function createMetricsServer(app: App): http.Server {
       return;
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found\n');
-  });
+  }, (error: unknown, _req: http.IncomingMessage, res: http.ServerResponse) => {
+    app.log.error({ err: error }, 'metrics request failed');
+    res.destroy();
+  }));
 }
 
 /**
@@ -71,19 +76,31 @@ class ConnectionTracker {
 
   /** Attach before the app's own `request` listener, so every request is counted first. */
   constructor(server: http.Server) {
-    server.on('connection', (socket: Socket) => {
-      this.inFlight.set(socket, 0);
-      socket.once('close', () => {
-        this.inFlight.delete(socket);
-        this.upgraded.delete(socket);
-      });
-    });
-    server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => this.track(req.socket, res));
+    server.on(
+      'connection',
+      guarded((socket: Socket) => {
+        this.inFlight.set(socket, 0);
+        socket.once(
+          'close',
+          guarded(() => {
+            this.inFlight.delete(socket);
+            this.upgraded.delete(socket);
+          }, unowned),
+        );
+      }, unowned),
+    );
+    server.on(
+      'request',
+      guarded((req: http.IncomingMessage, res: http.ServerResponse) => this.track(req.socket, res), unowned),
+    );
     // The realtime layer closes its own sockets (close code 1001) when it is closed.
-    server.on('upgrade', (req: http.IncomingMessage) => {
-      if (!this.inFlight.delete(req.socket)) return;
-      this.upgraded.add(req.socket);
-    });
+    server.on(
+      'upgrade',
+      guarded((req: http.IncomingMessage) => {
+        if (!this.inFlight.delete(req.socket)) return;
+        this.upgraded.add(req.socket);
+      }, unowned),
+    );
     // Replaces Node's version on this server, so `server.close()` no longer cuts responses short.
     server.closeIdleConnections = () => this.closeIdle();
   }
@@ -94,14 +111,17 @@ class ConnectionTracker {
     this.inFlight.set(socket, count + 1);
     // A request that arrives during the drain is served, then its connection closes.
     if (this.draining) res.shouldKeepAlive = false;
-    res.once('close', () => {
-      const before = this.inFlight.get(socket);
-      if (before === undefined) return;
-      const left = Math.max(before - 1, 0);
-      this.inFlight.set(socket, left);
-      // Every byte is with the kernel now: end() sends FIN after them and the client closes its side.
-      if (this.draining && left === 0) socket.end();
-    });
+    res.once(
+      'close',
+      guarded(() => {
+        const before = this.inFlight.get(socket);
+        if (before === undefined) return;
+        const left = Math.max(before - 1, 0);
+        this.inFlight.set(socket, left);
+        // Every byte is with the kernel now: end() sends FIN after them and the client closes its side.
+        if (this.draining && left === 0) socket.end();
+      }, unowned),
+    );
   }
 
   /** Destroys the connections with nothing in flight (keep-alive sockets waiting for a request). */
@@ -143,12 +163,17 @@ export async function startServer(app: App, options: { port: number; host: strin
   server.on('clientError', answerClientError);
   const connections = new ConnectionTracker(server);
   server.on('request', app.http);
-  server.on('upgrade', (req, socket, head) => {
-    app.realtime.handleUpgrade(req, socket, head).catch((error: unknown) => {
-      app.log.error({ err: error }, 'websocket upgrade failed');
-      socket.destroy();
-    });
-  });
+  // A failed upgrade ends its own socket, never the process (src/infra/listeners.ts).
+  server.on(
+    'upgrade',
+    guarded(
+      (req: http.IncomingMessage, socket: Duplex, head: Buffer) => app.realtime.handleUpgrade(req, socket, head),
+      (error: unknown, _req: http.IncomingMessage, socket: Duplex) => {
+        app.log.error({ err: error }, 'websocket upgrade failed');
+        socket.destroy();
+      },
+    ),
+  );
   const metricsServer = createMetricsServer(app);
   const address = await listen(server, options.port, options.host);
   const metricsAddress = await listen(metricsServer, options.metricsPort, options.metricsHost);

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
-import { LRUCache } from 'lru-cache';
+import { keptCache } from '../infra/kept';
 import { PERMISSION_CLAIMS, decodePermissions, encodePermissions } from './permission-claims';
 
 export type JwtUse = 'access' | 'ws' | 'refresh';
@@ -65,7 +65,8 @@ function deepFreeze<T extends object>(value: T): T {
 
 export function createJwtService(secret: string): JwtService {
   const key = new TextEncoder().encode(secret);
-  const verified = new LRUCache<string, { ok: true; claims: JwtClaims }>({ max: VERIFIED_KEPT, ttlAutopurge: false });
+  // Under the kept-bytes budget too (src/infra/kept.ts): a token and its claims, a few KB each.
+  const verified = keptCache<string, { ok: true; claims: JwtClaims }>({ max: VERIFIED_KEPT, ttlAutopurge: false, sizeOf: (_value, token) => 256 + 3 * token.length });
   return {
     async sign(claims, lifetime) {
       const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date(Date.now() + lifetime.ttlSeconds * 1000);

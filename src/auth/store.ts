@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LRUCache } from 'lru-cache';
+import { keptCache } from '../infra/kept';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
@@ -140,7 +140,7 @@ export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) 
   const touched = new Map<string, number>();
   // The row last revived from each cached text: a key presented on every request is parsed once
   // per cached copy (the node-local copy answers the very same string), not once per request.
-  const revived = new LRUCache<string, { text: string; row: CredentialRow }>({ max: 10_000 });
+  const revived = keptCache<string, { text: string; row: CredentialRow }>({ max: 10_000, sizeOf: (value, hash) => 256 + hash.length + 3 * value.text.length });
   return {
     async byHash(hash: string): Promise<CredentialRow | undefined> {
       const cached = await deps.cache.get(keyCacheKey(hash)).catch(() => null);

@@ -161,6 +161,12 @@ export interface Config {
    */
   jobs: { poll_interval_ms: number; periods: Record<string, number>; lease_ttl_ms: number; lease_renew_ms: number; node_id: string | null };
   metrics: { host: string; port: number };
+  /**
+   * Results kept in process memory for later requests (hot reads, rendered response bytes, kept
+   * GraphQL answers; src/infra/kept.ts): together at most `kept_bytes` (estimated), the least
+   * recently used going first, besides each cache's own entry count.
+   */
+  memory: { kept_bytes: number };
   http: {
     trust_proxy: boolean | number | string;
     /** Validate every REST response against the OpenAPI document (on in tests). */
@@ -251,6 +257,7 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   realtime: { max_sockets_per_address: 20, max_sockets_per_credential: 50, outbound_queue_bytes: 4 * 1024 * 1024 },
   jobs: { poll_interval_ms: 2000, periods: {}, lease_ttl_ms: 20_000, lease_renew_ms: 5000, node_id: null },
   metrics: { host: '127.0.0.1', port: 9464 },
+  memory: { kept_bytes: 64 * 1024 * 1024 },
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
   bus: { heartbeat_ms: 1000, heartbeat_bound_ms: 2000 },
@@ -453,6 +460,11 @@ const schema = {
         max_sockets_per_credential: { type: 'integer', minimum: 1 },
         outbound_queue_bytes: { type: 'integer', minimum: 65536 },
       },
+    },
+    memory: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { kept_bytes: { type: 'integer', minimum: 0 } },
     },
     rate_limits: {
       type: 'object',

@@ -24,7 +24,8 @@ import typeIs from 'type-is';
 import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
-import { AppError, messages } from '../errors';
+import { AppError, messages, scrubbedMessages } from '../errors';
+import { guarded } from '../infra/listeners';
 import type { Logger } from '../infra/logger';
 import { corsMiddleware } from './cors';
 import { createDocsRouter, isDocsPath } from './docs';
@@ -223,5 +224,17 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
     }
   }
 
-  return (req, res) => void handle(prepareRequest(req), res);
+  // The server's `request` listener: whatever escapes `handle` (its own error answer failing, a
+  // request it cannot even prepare) ends this request with a scrubbed 500, never the process.
+  return guarded(
+    (req: IncomingMessage, res: ServerResponse) => handle(prepareRequest(req), res),
+    (error: unknown, req: IncomingMessage, res: ServerResponse) => {
+      deps.log.error({ err: error, method: req.method }, 'request handler failed');
+      if (res.headersSent || res.writableEnded) {
+        res.destroy();
+        return;
+      }
+      sendJson(req, res, 500, { error: 'INTERNAL_SERVER_ERROR', message: scrubbedMessages.INTERNAL_SERVER_ERROR });
+    },
+  );
 }

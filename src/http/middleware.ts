@@ -7,6 +7,7 @@ import { parse as parseCookies } from 'cookie';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ANONYMOUS } from '../auth/context';
 import { POPOUT_COOKIE, type CredentialResolver } from '../auth/credentials';
+import { guarded, unowned } from '../infra/listeners';
 import { redactUrl, type Logger } from '../infra/logger';
 import { appendCookie, header, type ApiRequest } from './request';
 
@@ -33,12 +34,15 @@ export function requestContextStep(deps: { log: Logger; credentials: CredentialR
     const started = performance.now();
     // The access log line carries the request id itself; the per-request child logger handlers
     // log through is only built when one of them logs (most requests never do).
-    res.once('finish', () => {
-      deps.log.info(
-        { request_id: requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
-        'request',
-      );
-    });
+    res.once(
+      'finish',
+      guarded(() => {
+        deps.log.info(
+          { request_id: requestId, method: req.method, url: redactUrl(req.originalUrl), status: res.statusCode, duration_ms: Math.round(performance.now() - started) },
+          'request',
+        );
+      }, unowned),
+    );
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     const cookies = req.headers.cookie;
     const popoutCookie = cookies ? parseCookies(cookies)[POPOUT_COOKIE] : undefined;

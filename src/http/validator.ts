@@ -20,12 +20,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import { LRUCache } from 'lru-cache';
 import typeIs from 'type-is';
 import type { OpenApiContext } from 'express-openapi-validator/dist/framework/openapi.context';
 import { OpenApiSpecLoader } from 'express-openapi-validator/dist/framework/openapi.spec.loader';
 import { BadRequest, NotFound, type OpenApiRequest, type OpenApiValidatorOpts, type OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { OpenApiValidator } from 'express-openapi-validator/dist/openapi.validator';
+import { keptCache } from '../infra/kept';
 import type { RouteSpec } from '../../generated/rest';
 import { MALFORMED, operationOf, type OperationIndex } from './operations';
 
@@ -147,7 +147,8 @@ export function passedRequests(document: unknown) {
     }
     return known;
   };
-  const passed = new LRUCache<string, Passed>({ max: PASSED_KEPT });
+  // Keyed by URLs of up to 16 KB: under the kept-bytes budget too (src/infra/kept.ts).
+  const passed = keptCache<string, Passed>({ max: PASSED_KEPT, sizeOf: (_value, key) => 512 + 3 * key.length });
   return {
     /** The key a request's verdict is kept under, or null when more than its URL decides it. */
     keyOf(req: CheckedRequest, route: RouteSpec): string | null {

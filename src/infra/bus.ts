@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createRedisLink, RedisUnavailableError } from './cache';
+import { guarded, unowned } from './listeners';
 import type { Logger } from './logger';
 
 export type BusHandler = (channel: string, message: string) => void;
@@ -53,9 +54,10 @@ export function createMemoryBus(): Bus {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   const listen = async (matches: (channel: string) => boolean, handler: BusHandler) => {
-    const listener = (channel: string, message: string) => {
-      if (matches(channel)) handler(channel, message);
-    };
+    // One subscriber's failure is its own: not the publisher's, not the other subscribers'.
+    const listener = guarded((channel: string, message: string) => {
+      if (matches(channel)) return handler(channel, message);
+    }, unowned);
     emitter.on('message', listener);
     return async () => {
       emitter.off('message', listener);
@@ -156,8 +158,13 @@ export function createRedisBus(url: string, prefix: string, options: { log?: Log
   // One Redis subscription per channel or pattern, shared by every local handler on it.
   const handlers = { channel: new Map<string, Set<BusHandler>>(), pattern: new Map<string, Set<BusHandler>>() };
   const patterns = new Map<string, RegExp>();
+  // A handler runs inside ioredis's socket events: its failure is logged, never thrown there (listeners.ts).
+  const deliverOne = guarded(
+    (handler: BusHandler, channel: string, message: string) => handler(channel, message),
+    (error: unknown) => log?.warn({ err: error }, 'bus handler failed'),
+  );
   const deliver = (set: Set<BusHandler> | undefined, channel: string, message: string) => {
-    for (const handler of set ?? []) handler(channel.slice(prefix.length), message);
+    for (const handler of set ?? []) deliverOne(handler, channel.slice(prefix.length), message);
   };
   subscriber.client.on('message', (channel: string, message: string) => deliver(handlers.channel.get(channel), channel, message));
   subscriber.client.on('pmessage', (pattern: string, channel: string, message: string) => deliver(handlers.pattern.get(pattern), channel, message));

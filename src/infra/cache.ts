@@ -6,6 +6,7 @@
  */
 import Redis, { Command, type RedisOptions } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { guardFor } from './listeners';
 import type { Logger } from './logger';
 
 export interface Cache {
@@ -130,14 +131,19 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
     else options.log?.debug({ redis: options.name }, 'Redis connection lost; working without it until it returns');
     for (const listener of listeners) listener(up);
   };
-  client.on('error', (error: Error) => options.log?.debug({ err: error, redis: options.name }, 'Redis connection error'));
-  client.on('ready', () => {
-    suspendedUntil = 0;
-    timeoutsInARow = 0;
-    transition(true);
-  });
-  client.on('close', () => transition(false));
-  client.on('end', () => transition(false));
+  // ioredis's events: a listener's failure is logged, never thrown into the client (src/infra/listeners.ts).
+  const guard = guardFor((error) => options.log?.warn({ err: error, redis: options.name }, 'Redis connection listener failed'));
+  client.on('error', guard((error: Error) => options.log?.debug({ err: error, redis: options.name }, 'Redis connection error')));
+  client.on(
+    'ready',
+    guard(() => {
+      suspendedUntil = 0;
+      timeoutsInARow = 0;
+      transition(true);
+    }),
+  );
+  client.on('close', guard(() => transition(false)));
+  client.on('end', guard(() => transition(false)));
 
   async function usable(probe: boolean): Promise<void> {
     if (!settled) {

@@ -5,6 +5,7 @@
  */
 import { Gauge, Registry } from 'prom-client';
 import type { JobStats } from './jobs/types';
+import { keptBudget, keptBytes } from './kept';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4';
 
@@ -35,6 +36,22 @@ export function createMetrics(options: { service: string; env: string; sources: 
     registers: [registry],
     collect() {
       this.set({ version: sources.version }, 1);
+    },
+  });
+  new Gauge({
+    name: 'svc_kept_bytes',
+    help: 'Estimated bytes of results kept in process memory for later requests (config memory.kept_bytes bounds them).',
+    registers: [registry],
+    collect() {
+      this.set(keptBytes());
+    },
+  });
+  new Gauge({
+    name: 'svc_kept_bytes_budget',
+    help: 'The bound of svc_kept_bytes (config memory.kept_bytes).',
+    registers: [registry],
+    collect() {
+      this.set(keptBudget());
     },
   });
   new Gauge({

@@ -3,9 +3,11 @@
  * src/infra/db/hot-read.ts), immutable by contract. Whatever is computed from such a value and a
  * few plain arguments alone (the page a service maps from kept rows, the bytes of the response
  * that renders it) is computed once and kept beside it, for as long as the value itself is kept:
- * the memos are weak, so nothing here outlives the read's own cache. Must never be given a value
- * that anyone mutates.
+ * the memos are weak, so nothing here outlives the read's own cache, and their bytes count against
+ * the process's kept-bytes budget (src/infra/kept.ts), which drops them first when it must. Must
+ * never be given a value that anyone mutates.
  */
+import { estimateBytes, forgetBeside, keepBeside, touchBeside } from './kept';
 
 const sharedValues = new WeakSet<object>();
 
@@ -28,17 +30,29 @@ const MAX_PER_VALUE = 16;
  * that is not shared, computed on every call.
  */
 export function keptBeside<K, A extends unknown[], V>(derive: (value: K, ...args: A) => V, keyOf: (...args: A) => string): (value: K, ...args: A) => V {
-  const memo = new WeakMap<object, Map<string, V>>();
+  const memo = new WeakMap<object, Map<string, { derived: V; token: object }>>();
   return (value, ...args) => {
     if (!isShared(value)) return derive(value, ...args);
     const key = keyOf(...args);
     let byKey = memo.get(value);
     const known = byKey?.get(key);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      touchBeside(known.token);
+      return known.derived;
+    }
     const derived = markShared(derive(value, ...args));
     if (!byKey) memo.set(value, (byKey = new Map()));
-    if (byKey.size >= MAX_PER_VALUE) byKey.delete(byKey.keys().next().value!);
-    byKey.set(key, derived);
+    if (byKey.size >= MAX_PER_VALUE) {
+      const oldest = byKey.keys().next().value!;
+      forgetBeside(byKey.get(oldest)!.token);
+      byKey.delete(oldest);
+    }
+    const entry = { derived, token: {} };
+    byKey.set(key, entry);
+    const kept = byKey;
+    keepBeside(entry.token, estimateBytes(derived) + key.length, () => {
+      if (kept.get(key) === entry) kept.delete(key);
+    });
     return derived;
   };
 }

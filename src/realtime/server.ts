@@ -23,6 +23,7 @@ import type { Config } from '../config/config';
 import { messages, scrubbedMessages } from '../errors';
 import type { RateDecision, RateLimiter } from '../http/rate-limit';
 import { clientAddressResolver } from '../http/request';
+import { guardFor, guarded, unowned } from '../infra/listeners';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub, Subscriber } from './hub';
@@ -103,7 +104,7 @@ function rejectUpgrade(socket: Duplex, status: number, body: { error: string; me
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
-  socket.once('finish', () => socket.destroy());
+  socket.once('finish', guarded(() => socket.destroy(), unowned));
   socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
 }
 
@@ -335,20 +336,35 @@ export function createRealtimeServer(options: RealtimeOptions) {
     // One message at a time per session: replies keep the client's order, and an unsubscribe
     // sent right after a subscribe cannot overtake it.
     let inOrder = Promise.resolve();
-    socket.on('message', (data, isBinary) => {
-      inOrder = inOrder.then(() =>
-        onMessage(session, data, isBinary).catch((cause: unknown) => {
-          log.error({ err: cause, session_id: id }, 'websocket message failed');
-          error(session, 'INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
-        }),
-      );
+    // Every callback of this socket is guarded (src/infra/listeners.ts): a failure in one is this
+    // socket's INTERNAL_SERVER_ERROR and its close (1011), never an uncaught exception.
+    const guard = guardFor((cause) => {
+      log.error({ err: cause, session_id: id }, 'websocket message failed');
+      error(session, 'INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+      socket.close(1011, 'Internal error');
     });
-    socket.on('close', () => {
-      sessions.delete(id);
-      for (const channel of [...session.channels]) void leaveChannel(session, channel).catch(() => undefined);
-      session.channels.clear();
-    });
-    socket.on('error', (cause) => log.debug({ err: cause, session_id: id }, 'websocket error'));
+    socket.on(
+      'message',
+      guard((data: RawData, isBinary: boolean) => {
+        inOrder = inOrder.then(() =>
+          onMessage(session, data, isBinary).catch(
+            guard((cause: unknown) => {
+              log.error({ err: cause, session_id: id }, 'websocket message failed');
+              error(session, 'INTERNAL_SERVER_ERROR', scrubbedMessages.INTERNAL_SERVER_ERROR);
+            }),
+          ),
+        );
+      }),
+    );
+    socket.on(
+      'close',
+      guard(() => {
+        sessions.delete(id);
+        for (const channel of [...session.channels]) void leaveChannel(session, channel).catch(() => undefined);
+        session.channels.clear();
+      }),
+    );
+    socket.on('error', guard((cause: Error) => log.debug({ err: cause, session_id: id }, 'websocket error')));
     if (auth.credentialId && recentlyRevoked.has(auth.credentialId)) return endRevoked(session);
     send(session, { type: 'welcome', session_id: id, server_version: options.version });
   }
@@ -377,9 +393,12 @@ export function createRealtimeServer(options: RealtimeOptions) {
 
   // The 101 response carries the same X-RateLimit-* headers an HTTP response would.
   const upgradeHeaders = new WeakMap<IncomingMessage, Headers>();
-  wss.on('headers', (lines, req) => {
-    for (const [name, value] of Object.entries(upgradeHeaders.get(req) ?? {})) lines.push(`${name}: ${value}`);
-  });
+  wss.on(
+    'headers',
+    guarded((lines: string[], req: IncomingMessage) => {
+      for (const [name, value] of Object.entries(upgradeHeaders.get(req) ?? {})) lines.push(`${name}: ${value}`);
+    }, unowned),
+  );
 
   return {
     async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -408,7 +427,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       const release = reserveSlot(resolution.context, address);
       if (!release) return rejectUpgrade(socket, 429, { error: 'RATE_LIMIT_EXCEEDED', message: messages.tooManyConnections }, headers);
       // The slot is held until the connection ends, however the handshake or the session ends.
-      socket.once('close', release);
+      socket.once('close', guarded(release, unowned));
       upgradeHeaders.set(req, headers);
       wss.handleUpgrade(req, socket, head, (ws) => open(ws, resolution.context));
     },

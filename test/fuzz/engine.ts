@@ -54,6 +54,8 @@ export interface Sent {
   url: string;
   headers: Record<string, string>;
   body?: string;
+  /** How `body` becomes bytes (multipart bodies are latin1, one byte per character). */
+  encoding?: 'latin1';
   credential: string;
 }
 
@@ -78,7 +80,7 @@ function renderRest(t: TestApp, cast: Cast, c: RestCase): Sent {
     method: c.method,
     url: cast.resolve(`${t.url}${path}${search}`),
     headers,
-    ...(c.body ? { body: cast.resolve(c.body.text) } : {}),
+    ...(c.body ? { body: cast.resolve(c.body.text), ...(c.body.encoding ? { encoding: c.body.encoding } : {}) } : {}),
     credential: describeCredential(c.credential),
   };
 }
@@ -96,10 +98,50 @@ async function send(sent: Sent): Promise<Observed> {
     method: sent.method,
     headers: sent.headers,
     // Bytes, so that fetch adds no content type of its own when the case sends none.
-    ...(sent.body !== undefined ? { body: Buffer.from(sent.body) } : {}),
+    ...(sent.body !== undefined ? { body: Buffer.from(sent.body, sent.encoding ?? 'utf8') } : {}),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+// ------------------------------------------------------------------ the process stays alive
+
+/**
+ * Exceptions that reached the process: outside a test, any one of them would have ended it (and
+ * every connection on it). The tripwire records them instead, so the run names the request.
+ */
+const escaped: unknown[] = [];
+let tripwireSet = false;
+function setTripwire(): void {
+  if (tripwireSet) return;
+  tripwireSet = true;
+  process.on('uncaughtException', (error) => escaped.push(error));
+  process.on('unhandledRejection', (error) => escaped.push(error));
+}
+
+/** How many times the process was proven alive after a request, and how many times it was not. */
+export const liveness = { checks: 0, dead: 0 };
+
+/**
+ * After every request: nothing escaped to the process, and it still answers health on the
+ * fuzzer's connection pool (200, or 503 while a dependency is down: either is a live process).
+ */
+async function stillAlive(t: TestApp): Promise<Violation[]> {
+  const out: Violation[] = [];
+  for (const error of escaped.splice(0)) {
+    const e = error as Error;
+    out.push({ kind: 'process', key: `uncaught ${e?.name ?? 'exception'}`, detail: `an exception reached the process (it would have ended it): ${e?.stack ?? String(error)}` });
+  }
+  try {
+    const res = await fetch(`${t.url}/v1/health`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    await res.arrayBuffer();
+    if (res.status !== 200 && res.status !== 503) out.push({ kind: 'process', key: `health ${res.status}`, detail: `GET /v1/health answered ${res.status} after the request` });
+  } catch (error) {
+    out.push({ kind: 'process', key: 'not serving', detail: `GET /v1/health got no answer after the request: ${(error as Error).message}` });
+  }
+  liveness.checks += 1;
+  if (out.length) liveness.dead += 1;
+  return out;
 }
 
 /** A write that took effect may have dissolved, left or revoked something the cast relies on. */
@@ -110,6 +152,7 @@ function mayHaveDamaged(c: FuzzCase, observed: Observed): boolean {
 }
 
 export async function execute(t: TestApp, cast: Cast, c: FuzzCase): Promise<Outcome> {
+  setTripwire();
   const sent = c.kind === 'rest' ? renderRest(t, cast, c) : renderGraphql(t, cast, c);
   const started = performance.now();
   let observed: Observed | null = null;
@@ -131,6 +174,7 @@ export async function execute(t: TestApp, cast: Cast, c: FuzzCase): Promise<Outc
     violations.push(...(graphql ? checkGraphql(observed) : checkRest(sent.method, pathname, observed)));
   }
   violations.push(...checkPrototypes());
+  violations.push(...(await stillAlive(t)));
   if (observed && mayHaveDamaged(c, observed) && !(await cast.healthy())) await cast.rebuild();
   return { sent, observed, durationMs, violations };
 }

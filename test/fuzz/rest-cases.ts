@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type RouteSpec } from '../../generated/rest';
 import { credentialChoice, credentialFor, type CredentialChoice } from './cast';
+import { multipartBody, multipartSchemaOf } from './multipart-cases';
 import { deref, hostileNumberText, hostileString, hostileValue, invalidValue, pollutingObject, rarely, raw, serialise, validValue, vocabulary, type Schema } from './values';
 
 /** One `key=value` of a query string, and how it is written on the wire. */
@@ -28,7 +29,8 @@ export interface RestCase {
   pathParams: Record<string, string>;
   query: QueryPiece[];
   credential: CredentialChoice;
-  body?: { text: string; contentType: string | null };
+  /** `latin1`: every character is one byte (multipart bodies with binary parts); UTF-8 otherwise. */
+  body?: { text: string; contentType: string | null; encoding?: 'latin1' };
 }
 
 interface Parameter {
@@ -225,6 +227,9 @@ function jsonSchemaOf(op: Schema): Schema | undefined {
 
 /** The body a well-behaved client sends: valid for the declared schema, or none. */
 function cleanBody(op: Schema): fc.Arbitrary<RestCase['body']> {
+  // Multipart mode: a multipart operation gets forms, valid and hostile (multipart-cases.ts).
+  const form = multipartSchemaOf(op);
+  if (form) return multipartBody(form);
   const schema = jsonSchemaOf(op);
   return schema ? validValue(schema).map((v) => json(v)) : fc.constant(undefined);
 }
@@ -233,6 +238,15 @@ function cleanBody(op: Schema): fc.Arbitrary<RestCase['body']> {
 function hostileBody(op: Schema, method: string): fc.Arbitrary<RestCase['body']> | null {
   if (method === 'get' || method === 'head') return null;
   const schema = jsonSchemaOf(op);
+  const form = multipartSchemaOf(op);
+  if (form) {
+    return fc.oneof(
+      { arbitrary: multipartBody(form), weight: 6 },
+      { arbitrary: hostileValue.map((v) => json(v)), weight: 1 },
+      { arbitrary: malformedJson.map((text) => ({ text, contentType: 'application/json' })), weight: 1 },
+      { arbitrary: fc.constant(undefined), weight: 1 },
+    );
+  }
   if (!schema) {
     return fc.oneof(hostileValue.map((v) => json(v)), malformedJson.map((text) => ({ text, contentType: 'application/json' })));
   }

@@ -1,5 +1,6 @@
 /**
- * `npm run fuzz`: the long run of the edge fuzzer (10,000 requests by default) against a service
+ * `npm run fuzz`: the long run of the edge fuzzer (10,000 requests by default, multipart bodies
+ * included, the process proven alive after each: engine.ts `stillAlive`) against a service
  * started as the tests start it (embedded storage, or DATABASE_URL / REDIS_URL when set). Picks
  * a fresh seed unless FUZZ_SEED is given, prints it first, prints every distinct failure with the
  * command that replays it, and exits 1 when there was any.
@@ -9,7 +10,7 @@
  */
 import { startTestApp } from '../helpers/app';
 import { createCast, fuzzAppOverrides, type Cast } from './cast';
-import { formatReport, planRuns, runTarget, type TargetResult } from './engine';
+import { formatReport, liveness, planRuns, runTarget, type TargetResult } from './engine';
 
 async function main(): Promise<number> {
   const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -44,6 +45,7 @@ async function main(): Promise<number> {
     await t.stop();
   }
   process.stdout.write(`\n${formatReport(results, seed, 'npm run fuzz')}\n`);
+  process.stdout.write(`process alive after every request: ${liveness.checks - liveness.dead} of ${liveness.checks} checks (nothing reached the process, health answered)\n`);
   // Not a failure (speed belongs to benchmarks), but where the edge spends its time is worth a look.
   const slowest = results.flatMap((r) => r.slowest.map((s) => ({ ...s, target: r.target }))).sort((a, b) => b.ms - a.ms).slice(0, 5);
   process.stdout.write('\nslowest requests:\n');

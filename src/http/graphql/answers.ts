@@ -15,6 +15,7 @@
  * text when they resolve to the same values, without executing the operation.
  */
 import type { ExecutionResult, GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
+import { forgetBeside, keepBeside, touchBeside } from '../../infra/kept';
 import { isShared } from '../../infra/shared';
 import type { GraphQLContext } from './context';
 
@@ -30,6 +31,8 @@ export interface RootCall {
 interface KeptAnswer {
   readonly roots: ReadonlyMap<string, unknown>;
   readonly text: string;
+  /** Its entry in the process's kept-bytes budget (src/infra/kept.ts). */
+  readonly token: object;
 }
 
 /** One operation's written answers, per shared root value, and its root plan once one was kept. */
@@ -44,7 +47,9 @@ export class OperationAnswers {
   lookup(roots: ReadonlyMap<string, unknown>): string | undefined {
     const anchor = anchorOf(roots);
     const kept = anchor && this.kept.get(anchor);
-    return kept && sameRoots(kept.roots, roots) ? kept.text : undefined;
+    if (!kept || !sameRoots(kept.roots, roots)) return undefined;
+    touchBeside(kept.token);
+    return kept.text;
   }
 
   /**
@@ -60,7 +65,16 @@ export class OperationAnswers {
     const kept = this.kept.get(anchor);
     if (kept && sameRoots(kept.roots, roots)) return kept.text;
     const text = JSON.stringify(result);
-    this.kept.set(anchor, { roots, text });
+    if (kept) forgetBeside(kept.token);
+    const entry: KeptAnswer = { roots, text, token: {} };
+    this.kept.set(anchor, entry);
+    // The budget holds neither the text nor the root values, only how to forget them.
+    const held = new WeakRef(anchor);
+    const answers = this.kept;
+    keepBeside(entry.token, 64 + text.length, () => {
+      const at = held.deref();
+      if (at && answers.get(at)?.token === entry.token) answers.delete(at);
+    });
     if (this.query) this.plan = calls;
     return text;
   }

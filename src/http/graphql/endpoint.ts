@@ -30,7 +30,8 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createHandler } from 'graphql-http/lib/use/express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { keptCache } from '../../infra/kept';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GateEnforcer } from '../../auth/gates';
@@ -307,8 +308,9 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   const schema = createGraphQLSchema(deps.resolvers, deps.gates);
   const limits = graphqlLimits(deps.config);
   const format = (error: GraphQLError) => formatGraphQLError(error, deps.log, { suggestions: limits.introspection });
-  const documents = new LRUCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE });
-  const operations = new LRUCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE });
+  // Under the kept-bytes budget too (src/infra/kept.ts); a parsed document is estimated at 40 bytes per character of its text.
+  const documents = keptCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, query) => 256 + 40 * query.length });
+  const operations = keptCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, key) => 512 + 2 * key.length });
   return createHandler<GraphQLContext>({
     schema,
     execute: compilingExecutor(schema),

@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
+import { estimateBytes, keptCache } from '../kept';
 import { markShared } from '../shared';
 
 /**
@@ -180,7 +181,8 @@ export function hotRead<A extends unknown[], V>(
   } else return coalesced(load, keyOf);
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
-  const kept = new LRUCache<string, { version: number | string; value: V & {} }>({ max: options.max ?? MAX_KEPT });
+  // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
+  const kept = keptCache<string, { version: number | string; value: V & {} }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + estimateBytes(entry.value) });
   return async (...args: A) => {
     const key = keyOf(...args);
     const version = await versionOf(...args);

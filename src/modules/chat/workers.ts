@@ -15,7 +15,8 @@
  * - `{ type: 'user.treatment', user_id, login?, treatment: active_monitoring | restricted | none }`
  * Other frames are ignored.
  */
-import WebSocket from 'ws';
+import WebSocket, { type RawData } from 'ws';
+import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { OwnedWork } from '../workers';
 import type { ChatPlatformAdapter } from './adapters';
@@ -125,24 +126,32 @@ export function createPlatformASocketWorker(deps: { socketUrl: string; reconnect
     const socket = new WebSocket(url);
     entry.socket = socket;
     // Frames of one socket are handled in order.
-    socket.on('message', (data) => {
-      let frame: unknown;
-      try {
-        frame = JSON.parse(data.toString());
-      } catch {
-        return;
-      }
-      if (units.get(unit)?.socket !== socket) return;
-      entry.chain = entry.chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed'));
-    });
-    socket.on('error', (error) => deps.log.debug({ err: error }, 'platform_a chat socket error'));
-    socket.on('close', () => {
-      const current = units.get(unit);
-      if (current?.socket !== socket) return;
-      current.socket = null;
-      current.retry = setTimeout(() => open(unit), deps.reconnectMs);
-      current.retry.unref();
-    });
+    // The socket's callbacks are guarded (src/infra/listeners.ts): a failure is logged, never thrown into ws.
+    const guard = guardFor((error) => deps.log.warn({ err: error }, 'platform_a chat socket handler failed'));
+    socket.on(
+      'message',
+      guard((data: RawData) => {
+        let frame: unknown;
+        try {
+          frame = JSON.parse(data.toString());
+        } catch {
+          return;
+        }
+        if (units.get(unit)?.socket !== socket) return;
+        entry.chain = entry.chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch(guard((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed')));
+      }),
+    );
+    socket.on('error', guard((error: Error) => deps.log.debug({ err: error }, 'platform_a chat socket error')));
+    socket.on(
+      'close',
+      guard(() => {
+        const current = units.get(unit);
+        if (current?.socket !== socket) return;
+        current.socket = null;
+        current.retry = setTimeout(() => open(unit), deps.reconnectMs);
+        current.retry.unref();
+      }),
+    );
   }
 
   async function stop(unit: string): Promise<void> {

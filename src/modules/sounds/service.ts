@@ -19,6 +19,7 @@ import { hasInvalidCharacters } from '../../http/input-guard';
 import { newBlobKey, type BlobStore } from '../../infra/blobs';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
+import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { soundMessages, type LimitHolder } from './errors';
@@ -229,18 +230,22 @@ export function createSoundsService(deps: {
       const finish = async () => {
         if (settled) return;
         settled = true;
-        raw.body.off('close', onClose);
-        raw.body.off('error', onClose);
-        const outcome = stored ? await stored.then((s) => s, (error: unknown) => error as Error) : null;
-        if (!failure && outcome instanceof Error) failure = outcome;
-        if (!failure && !stored) failure = AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
-        if (!failure && overStorage) failure = storageReached(limits.maxSoundStorageBytes);
-        if (failure) {
-          await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
-          reject(failure);
-          return;
+        try {
+          raw.body.off('close', onClose);
+          raw.body.off('error', onClose);
+          const outcome = stored ? await stored.then((s) => s, (error: unknown) => error as Error) : null;
+          if (!failure && outcome instanceof Error) failure = outcome;
+          if (!failure && !stored) failure = AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
+          if (!failure && overStorage) failure = storageReached(limits.maxSoundStorageBytes);
+          if (failure) {
+            await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
+            reject(failure);
+            return;
+          }
+          resolve({ size: (outcome as { size: number }).size, filename, name });
+        } catch (error) {
+          reject(failure ?? error);
         }
-        resolve({ size: (outcome as { size: number }).size, filename, name });
       };
       /** Stops at the first refusal: the rest of the body is drained unread, the partial blob dropped. */
       const fail = (error: Error) => {
@@ -250,10 +255,18 @@ export function createSoundsService(deps: {
         raw.body.resume();
         void finish();
       };
+      // Every callback below runs inside busboy's or the socket's events: a throw in one is this
+      // upload's failure (a 500 unless it is an AppError), never the process's (src/infra/listeners.ts).
+      const guard = guardFor((error) => {
+        const cause = error instanceof Error ? error : new Error(String(error));
+        if (settled) reject(cause);
+        else fail(cause);
+      });
+      const malformed = () => new AppError('BAD_REQUEST', soundMessages.malformedMultipart);
       // A client that goes away mid-upload: the body closes without having ended (maybe before we got here).
-      const onClose = () => {
-        if (!raw.body.readableEnded) fail(new AppError('BAD_REQUEST', soundMessages.malformedMultipart));
-      };
+      const onClose = guard(() => {
+        if (!raw.body.readableEnded) fail(malformed());
+      });
       if (raw.body.destroyed) {
         onClose();
         return;
@@ -261,43 +274,51 @@ export function createSoundsService(deps: {
       raw.body.on('close', onClose);
       raw.body.on('error', onClose);
 
-      parser.on('file', (field, stream, info) => {
-        if (field !== 'file') {
-          stream.resume();
-          fail(AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))));
-          return;
-        }
-        filename = path.basename(String(info.filename ?? '').replace(/\\/g, '/')).slice(0, 255);
-        meter = new Transform({
-          transform(chunk: Buffer, _encoding, callback) {
-            received += chunk.length;
-            // Past the storage left, bytes are counted but not kept: the file may still prove too large.
-            if (received > storageLeft) {
-              overStorage = true;
-              callback();
-              return;
-            }
-            callback(null, chunk);
-          },
-        });
-        stream.on('limit', () => fail(tooLarge(limits.maxSoundFileSize)));
-        stream.on('error', (error: Error) => fail(error instanceof AppError ? error : new AppError('BAD_REQUEST', soundMessages.malformedMultipart)));
-        stream.pipe(meter);
-        stored = blobs.put(key, meter);
-        stored.catch(() => undefined);
-      });
-      parser.on('field', (field, value) => {
-        if (field !== 'name') {
-          fail(AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))));
-          return;
-        }
-        name = value;
-      });
-      parser.on('filesLimit', () => fail(AppError.validation(soundMessages.oneFile)));
-      parser.on('fieldsLimit', () => fail(AppError.validation(soundMessages.malformedMultipart)));
-      parser.on('partsLimit', () => fail(AppError.validation(soundMessages.malformedMultipart)));
-      parser.on('error', () => fail(new AppError('BAD_REQUEST', soundMessages.malformedMultipart)));
-      parser.on('close', () => void finish());
+      parser.on(
+        'file',
+        guard((field: string | undefined, stream: Readable, info: busboy.FileInfo) => {
+          if (field !== 'file') {
+            stream.resume();
+            // A part without a name (busboy hands `undefined` for a missing or empty one) is not form data.
+            fail(field ? AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))) : malformed());
+            return;
+          }
+          filename = path.basename(String(info.filename ?? '').replace(/\\/g, '/')).slice(0, 255);
+          meter = new Transform({
+            transform(chunk: Buffer, _encoding, callback) {
+              received += chunk.length;
+              // Past the storage left, bytes are counted but not kept: the file may still prove too large.
+              if (received > storageLeft) {
+                overStorage = true;
+                callback();
+                return;
+              }
+              callback(null, chunk);
+            },
+          });
+          stream.on('limit', guard(() => fail(tooLarge(limits.maxSoundFileSize))));
+          stream.on('error', guard((error: Error) => fail(error instanceof AppError ? error : malformed())));
+          stream.pipe(meter);
+          stored = blobs.put(key, meter);
+          stored.catch(() => undefined);
+        }),
+      );
+      parser.on(
+        'field',
+        guard((field: string | undefined, value: string) => {
+          if (field !== 'name') {
+            fail(field ? AppError.validation(soundMessages.unexpectedField(field.slice(0, 100))) : malformed());
+            return;
+          }
+          name = value;
+        }),
+      );
+      parser.on('filesLimit', guard(() => fail(AppError.validation(soundMessages.oneFile))));
+      // Too many parts or fields is a malformed body (400 BAD_REQUEST, as the spec lists it).
+      parser.on('fieldsLimit', guard(() => fail(malformed())));
+      parser.on('partsLimit', guard(() => fail(malformed())));
+      parser.on('error', guard(() => fail(malformed())));
+      parser.on('close', guard(() => finish()));
       raw.body.pipe(parser);
     });
   }

@@ -1,0 +1,165 @@
+/**
+ * The byte bound of everything this process keeps for later requests: hot reads
+ * (src/infra/db/hot-read.ts), what is derived beside their shared answers (src/infra/shared.ts:
+ * rendered REST bytes, mapped pages) and kept GraphQL answer texts (src/http/graphql/answers.ts).
+ * Each of those caches still has its own entry count; together they hold at most `budget` bytes
+ * (config `memory.kept_bytes`, 64 MiB by default), estimated per entry when it is kept. Over the
+ * budget, the cache holding the most bytes drops its least recently used entries first. Bounds
+ * the caches; it does not change what they keep or how they are invalidated.
+ */
+import { LRUCache } from 'lru-cache';
+
+export const DEFAULT_KEPT_BYTES = 64 * 1024 * 1024;
+
+let budget = DEFAULT_KEPT_BYTES;
+/** Every kept cache of the process (weakly: an app that was closed takes its caches with it). */
+const caches = new Set<WeakRef<LRUCache<object, object>>>();
+
+/** The process-wide budget (createApp sets it from config; the heap is the process's). */
+export function setKeptBudget(bytes: number): void {
+  budget = bytes;
+  enforce();
+}
+
+export function keptBudget(): number {
+  return budget;
+}
+
+function live(): LRUCache<object, object>[] {
+  const out: LRUCache<object, object>[] = [];
+  for (const ref of caches) {
+    const cache = ref.deref();
+    if (cache) out.push(cache);
+    else caches.delete(ref);
+  }
+  return out;
+}
+
+/** The estimated bytes every kept cache holds now. */
+export function keptBytes(): number {
+  let total = 0;
+  for (const cache of live()) total += cache.calculatedSize;
+  return total;
+}
+
+/** Drops least recently used entries, from the cache holding the most bytes, until under budget. */
+function enforce(): void {
+  const all = live();
+  let total = all.reduce((sum, cache) => sum + cache.calculatedSize, 0);
+  while (total > budget) {
+    let largest: LRUCache<object, object> | undefined;
+    for (const cache of all) if (cache.size > 0 && (!largest || cache.calculatedSize > largest.calculatedSize)) largest = cache;
+    if (!largest) return;
+    const before = largest.calculatedSize;
+    largest.pop();
+    total -= before - largest.calculatedSize;
+  }
+}
+
+/**
+ * An LRU cache under the process budget: at most `max` entries, each counted at `sizeOf` bytes
+ * (at least 1). A value larger than the whole budget is not kept.
+ */
+export function keptCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>>(options: {
+  max: number;
+  sizeOf: (value: V, key: K) => number;
+  dispose?: (value: V, key: K) => void;
+  ttl?: number;
+  ttlAutopurge?: boolean;
+}): LRUCache<K, V> {
+  const cache = new LRUCache<K, V>({
+    max: options.max,
+    ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
+    ...(options.ttlAutopurge !== undefined ? { ttlAutopurge: options.ttlAutopurge } : {}),
+    maxSize: Number.MAX_SAFE_INTEGER,
+    sizeCalculation: (value, key) => Math.max(1, Math.ceil(options.sizeOf(value, key))),
+    ...(options.dispose ? { dispose: options.dispose } : {}),
+  });
+  const set = cache.set.bind(cache);
+  // Sized once per entry (the estimate walks the value), then the budget is enforced.
+  cache.set = (key, value, setOptions) => {
+    if (value === undefined) return set(key, value, setOptions);
+    const size = Math.max(1, Math.ceil(options.sizeOf(value, key)));
+    if (size > budget) {
+      cache.delete(key);
+      return cache;
+    }
+    set(key, value, { ...setOptions, size });
+    enforce();
+    return cache;
+  };
+  caches.add(new WeakRef(cache as unknown as LRUCache<object, object>));
+  return cache;
+}
+
+/**
+ * Things kept beside a shared value (derived answers, written texts): each is entered with its
+ * size and a `drop` that forgets it, and is dropped when the budget needs its bytes.
+ */
+interface Beside {
+  readonly bytes: number;
+  drop(): void;
+}
+const besides = keptCache<object, Beside>({ max: 100_000, sizeOf: (entry) => entry.bytes, dispose: (entry) => entry.drop() });
+
+/** Enters a kept derivation under the budget; `touch(token)` on each use keeps it recent. */
+export function keepBeside(token: object, bytes: number, drop: () => void): void {
+  besides.set(token, { bytes, drop });
+}
+
+export function touchBeside(token: object): void {
+  besides.get(token);
+}
+
+/** Takes a kept derivation out of the budget (its owner dropped it first). */
+export function forgetBeside(token: object): void {
+  besides.delete(token);
+}
+
+/**
+ * An estimate of the heap a value takes: strings by length, numbers and booleans by slot, byte
+ * arrays by length, objects and arrays by their slots plus their contents. Walks the value once
+ * (when it is kept, not when it is served).
+ */
+export function estimateBytes(value: unknown): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const v = stack.pop();
+    switch (typeof v) {
+      case 'string':
+        total += 16 + v.length;
+        continue;
+      case 'number':
+      case 'boolean':
+      case 'bigint':
+        total += 8;
+        continue;
+      case 'object':
+        break;
+      default:
+        continue;
+    }
+    if (v === null || seen.has(v as object)) continue;
+    seen.add(v as object);
+    if (ArrayBuffer.isView(v)) {
+      total += 64 + v.byteLength;
+    } else if (v instanceof Date) {
+      total += 32;
+    } else if (Array.isArray(v)) {
+      total += 16 + 8 * v.length;
+      for (const item of v) stack.push(item);
+    } else if (v instanceof Map) {
+      total += 32 + 16 * v.size;
+      for (const [k, item] of v) stack.push(k, item);
+    } else {
+      total += 32;
+      for (const key in v as Record<string, unknown>) {
+        total += 8 + key.length;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return total;
+}
