@@ -10,7 +10,7 @@
  */
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type RouteSpec } from '../../generated/rest';
-import { sampleFromSchema } from './harness';
+import { deref, sampleFromSchema } from './harness';
 
 type Schema = Record<string, unknown>;
 
@@ -28,16 +28,6 @@ export interface OperationCases {
   cases: BoundaryCase[];
 }
 
-function deref(node: unknown): Schema {
-  let current = node as Schema;
-  while (current && typeof current.$ref === 'string') {
-    current = (current.$ref as string)
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<unknown>((acc, key) => (acc as Schema)[key], openapiDocument) as Schema;
-  }
-  return current;
-}
 
 /** Ajv compiles patterns with the `u` flag. */
 const matches = (pattern: string, value: string) => new RegExp(pattern, 'u').test(value);

@@ -35,7 +35,8 @@ import { devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 type Schema = Record<string, unknown>;
 const SAMPLE_UUID = '00000000-0000-4000-8000-000000000001';
 
-function deref(node: unknown): Schema {
+/** The schema a `$ref` chain in the OpenAPI document ends at. */
+export function deref(node: unknown): Schema {
   let current = node as Schema;
   while (current && typeof current.$ref === 'string') {
     current = (current.$ref as string)

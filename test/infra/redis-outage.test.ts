@@ -6,63 +6,16 @@
  * broadcast keep working on this node, and everything returns to Redis when it comes back. Runs
  * on both storage modes (it brings its own Redis; with DATABASE_URL the app uses PostgreSQL).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
-import os from 'node:os';
 import { createRedisBus, type Bus } from '../../src/infra/bus';
 import { startTestApp, systemKey, type TestApp } from '../helpers/app';
+import { freePort, hasRedisServer, killRedis, startRedis } from '../helpers/redis-server';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { connect, within, type TestSocket } from '../helpers/ws';
 
-const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 const describeWithRedis = hasRedisServer ? describe : describe.skip;
 if (!hasRedisServer) console.warn('test/infra/redis-outage.test.ts skipped: redis-server is not on PATH');
-
-/** A port that was free a moment ago (the kernel's ephemeral pick, released at once). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `redis-server` on `port` (no persistence) and resolves once it accepts connections. */
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', os.tmpdir()], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`redis-server did not start on port ${port}: ${output}`));
-    }, 10_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready to accept connections')) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`redis-server exited with ${code}: ${output}`));
-    });
-  });
-}
-
-function killRedis(child: ChildProcess | null): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 interface Timed {
   what: string;
