@@ -69,13 +69,15 @@ export function createJwtService(secret: string): JwtService {
   const verified = keptCache<string, { ok: true; claims: JwtClaims }>({ max: VERIFIED_KEPT, ttlAutopurge: false, sizeOf: (_value, token) => 256 + 3 * token.length });
   return {
     async sign(claims, lifetime) {
-      const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date(Date.now() + lifetime.ttlSeconds * 1000);
+      // One clock reading for iat and exp: read twice, a second boundary between them shortened the lifetime by one.
+      const issuedAt = Math.floor(Date.now() / 1000);
+      const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date((issuedAt + lifetime.ttlSeconds) * 1000);
       const payload: Record<string, unknown> = { ...claims };
       for (const name of PERMISSION_CLAIMS) if (claims[name] !== undefined) payload[name] = encodePermissions(claims[name]);
       const jwt = await new SignJWT(payload)
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(ISSUER)
-        .setIssuedAt()
+        .setIssuedAt(issuedAt)
         .setJti(claims.jti ?? randomUUID())
         .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
         .sign(key);
