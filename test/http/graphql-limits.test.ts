@@ -6,6 +6,7 @@
  * mean" suggestions off in production unless `graphql.introspection`; the hostile alias documents
  * of the issue.
  */
+import { jest } from '@jest/globals';
 import { getIntrospectionQuery } from 'graphql';
 import { messages } from '../../src/errors';
 import { maxNesting } from '../../src/http/graphql/limits';
@@ -366,5 +367,25 @@ describe('hostile documents and variables found by the edge fuzzer', () => {
     const res = await postRaw(`{"query":"mutation($input: AdminCreatePlanInput!) { adminCreatePlan(input: $input) { id } }","variables":{"input":${deepArray(63)}}}`);
     expect(res.status).toBe(200);
     expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('Variable "$input" got invalid value'), extensions: { code: 'VALIDATION_ERROR' } });
+  });
+
+  test('an unexpected throw inside the endpoint ends as a scrubbed JSON 500, and the server keeps serving', async () => {
+    // The endpoint serialises the variables for its operation cache; make exactly that call throw.
+    const original = JSON.stringify;
+    const spy = jest.spyOn(JSON, 'stringify').mockImplementation(function (this: unknown, value: unknown, ...rest: unknown[]) {
+      if (value && typeof value === 'object' && Object.keys(value).join() === 'fuzzBoom') throw new Error('internal detail that must not leak');
+      return (original as (...args: unknown[]) => string).call(JSON, value, ...rest);
+    } as typeof JSON.stringify);
+    try {
+      const res = await postRaw('{"query":"{ __typename }","variables":{"fuzzBoom":1}}');
+      expect({ status: res.status, type: res.type, body: res.body }).toEqual({
+        status: 500,
+        type: expect.stringMatching(/^application\/json/),
+        body: { error: 'INTERNAL_SERVER_ERROR', message: 'An internal server error occurred' },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    await expectStillServing();
   });
 });
