@@ -76,6 +76,24 @@ export function inputProblem(value: unknown, root: FieldPath = []): InputProblem
   return null;
 }
 
+/**
+ * The path of the first container in `value` nested deeper than `max` (any JSON), or null. Only
+ * nesting, nothing about the values; iterative, so the check itself cannot overflow the stack.
+ */
+export function nestedDeeperThan(value: unknown, max: number): FieldPath | null {
+  const stack: { value: unknown; path: FieldPath; depth: number }[] = [{ value, path: [], depth: 0 }];
+  while (stack.length > 0) {
+    const entry = stack.pop()!;
+    if (entry.value === null || typeof entry.value !== 'object') continue;
+    const depth = entry.depth + 1;
+    if (depth > max) return entry.path;
+    // Only the outermost key names the field in the refusal, so deeper paths are not kept.
+    const keyed = Array.isArray(entry.value) ? entry.value.map((item, i) => [i, item] as const) : Object.entries(entry.value);
+    for (const [key, item] of keyed) stack.push({ value: item, path: entry.path.length > 0 ? entry.path : [key], depth });
+  }
+  return null;
+}
+
 /** `['metadata', 'tags', 2]` → `metadata.tags.2`; the empty path names the whole input (`fallback`). */
 export function fieldName(path: FieldPath, fallback: string): string {
   if (path.length === 0) return fallback;

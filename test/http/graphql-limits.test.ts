@@ -6,6 +6,7 @@
  * mean" suggestions off in production unless `graphql.introspection`; the hostile alias documents
  * of the issue.
  */
+import { jest } from '@jest/globals';
 import { getIntrospectionQuery } from 'graphql';
 import { messages } from '../../src/errors';
 import { maxNesting } from '../../src/http/graphql/limits';
@@ -314,5 +315,77 @@ describe('configured limits', () => {
     expectRefused(await post(t, '{ myAuditLog(filter: { limit: 10 }) { items { id } } }'), messages.graphqlCostLimit(11, 10));
     // A depth the nesting scan refuses before parsing gets the same message.
     expectRefused(await post(t, nested('a', 70)), messages.graphqlDepthLimit(3));
+  });
+});
+
+describe('hostile documents and variables found by the edge fuzzer', () => {
+  const t = useTestApp({ rate_limits: { enabled: false } });
+
+  /** The body is written by hand: JSON.stringify of variables nested 5,000 deep would overflow here too. */
+  async function postRaw(body: string): Promise<{ status: number; type: string | null; body: GqlResponse['body'] }> {
+    const res = await fetch(`${t.url}/v1/gql`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body, signal: AbortSignal.timeout(20_000) });
+    const text = await res.text();
+    return { status: res.status, type: res.headers.get('content-type'), body: JSON.parse(text) as GqlResponse['body'] };
+  }
+  const deepArray = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+  const nestedTooDeep = (field: string) => ({
+    errors: [{ message: messages.nestedTooDeep(field, 64), extensions: { code: 'VALIDATION_ERROR', details: { fields: [{ field, message: messages.nestedTooDeepDetail(64) }] } } }],
+  });
+
+  async function expectStillServing(): Promise<void> {
+    const res = await post(t, '{ __typename }');
+    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
+  }
+
+  test('~105 KB of repeated directives → 400 token limit; with variables nested 5,000 deep → 400 VALIDATION_ERROR, not an empty 500', async () => {
+    for (const directive of ['@include(if: true)', '@deprecated']) {
+      const query = `{ __typename ${Array.from({ length: 5000 }, () => directive).join(' ')} }`;
+      expectRefused(await post(t, query), messages.graphqlTokenLimit(5000));
+      const res = await postRaw(`{"query":${JSON.stringify(query)},"variables":{"filter":${deepArray(5000)}}}`);
+      expect(res.status).toBe(400);
+      expect(res.type).toMatch(/^application\/json/);
+      expect(res.body).toEqual(nestedTooDeep('filter'));
+      await expectStillServing();
+    }
+    const small = await postRaw(`{"query":"{ __typename @include(if: true) @include(if: true) @include(if: true) }","variables":{"filter":${deepArray(5000)}}}`);
+    expect({ status: small.status, body: small.body }).toEqual({ status: 400, body: nestedTooDeep('filter') });
+    await expectStillServing();
+  });
+
+  test('adminCreatePlan with deeply nested arrays (and objects) in its variables → 400 VALIDATION_ERROR naming the variable', async () => {
+    const query = 'mutation($input: AdminCreatePlanInput!) { adminCreatePlan(input: $input) { id } }';
+    for (const value of [deepArray(5000), deepArray(20_000), `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`, `{"name":"x","slug":${deepArray(1000)}}`]) {
+      const res = await postRaw(`{"query":${JSON.stringify(query)},"variables":{"input":${value}}}`);
+      expect(res.status).toBe(400);
+      expect(res.type).toMatch(/^application\/json/);
+      expect(res.body).toEqual(nestedTooDeep('input'));
+      await expectStillServing();
+    }
+  });
+
+  test('variables nested 64 deep still reach graphql-js’s own coercion', async () => {
+    const res = await postRaw(`{"query":"mutation($input: AdminCreatePlanInput!) { adminCreatePlan(input: $input) { id } }","variables":{"input":${deepArray(63)}}}`);
+    expect(res.status).toBe(200);
+    expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('Variable "$input" got invalid value'), extensions: { code: 'VALIDATION_ERROR' } });
+  });
+
+  test('an unexpected throw inside the endpoint ends as a scrubbed JSON 500, and the server keeps serving', async () => {
+    // The endpoint serialises the variables for its operation cache; make exactly that call throw.
+    const original = JSON.stringify;
+    const spy = jest.spyOn(JSON, 'stringify').mockImplementation(function (this: unknown, value: unknown, ...rest: unknown[]) {
+      if (value && typeof value === 'object' && Object.keys(value).join() === 'fuzzBoom') throw new Error('internal detail that must not leak');
+      return (original as (...args: unknown[]) => string).call(JSON, value, ...rest);
+    } as typeof JSON.stringify);
+    try {
+      const res = await postRaw('{"query":"{ __typename }","variables":{"fuzzBoom":1}}');
+      expect({ status: res.status, type: res.type, body: res.body }).toEqual({
+        status: 500,
+        type: expect.stringMatching(/^application\/json/),
+        body: { error: 'INTERNAL_SERVER_ERROR', message: 'An internal server error occurred' },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    await expectStillServing();
   });
 });

@@ -28,7 +28,7 @@ import {
 } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { createHandler } from 'graphql-http/lib/use/express';
+import { createHandler } from 'graphql-http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LRUCache } from 'lru-cache';
 import { keptCache } from '../../infra/kept';
@@ -43,6 +43,7 @@ import { applyRateDecision, type RateLimiter } from '../rate-limit';
 import { header, type ApiRequest } from '../request';
 import { OperationAnswers, type RootCall } from './answers';
 import { invalidArgumentError } from './arguments';
+import { MAX_JSON_DEPTH, inputProblemError, nestedDeeperThan } from '../input-guard';
 import type { GraphQLContext } from './context';
 import { UUIDScalar } from './scalars';
 import { operationCost, ratePoints } from './cost';
@@ -188,6 +189,14 @@ function prepareOperation(
   params: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
   operations: LRUCache<string, Prepared>,
 ): Prepared {
+  // Variables nested past the input guard's depth are refused before anything recursive (the key's
+  // JSON.stringify below, graphql-js's coercion) walks them and runs out of stack: 400
+  // VALIDATION_ERROR naming the variable, as REST refuses such a body.
+  const tooDeep = params.variables ? nestedDeeperThan(params.variables, MAX_JSON_DEPTH) : null;
+  if (tooDeep) {
+    const error = inputProblemError({ kind: 'depth', path: tooDeep }, 'variables');
+    return { kind: 'refused', errors: [new GraphQLError(error.message, { originalError: error })] };
+  }
   // The cost and the argument guard depend on the query text, the operation and the variables
   // alone: a request repeating all three (a dashboard polling its page) reuses the verdict.
   const variables = params.variables ? JSON.stringify(params.variables) : '';
@@ -311,7 +320,7 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
   // Under the kept-bytes budget too (src/infra/kept.ts); a parsed document is estimated at 40 bytes per character of its text.
   const documents = keptCache<string, Checked>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, query) => 256 + 40 * query.length });
   const operations = keptCache<string, Prepared>({ max: DOCUMENT_CACHE_SIZE, sizeOf: (_value, key) => 512 + 2 * key.length });
-  return createHandler<GraphQLContext>({
+  const handle = createHandler<ApiRequest, { res: ServerResponse }, GraphQLContext>({
     schema,
     execute: compilingExecutor(schema),
     onSubscribe: async (req, params) => {
@@ -357,5 +366,19 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       return written(text, 200, 'OK', type);
     },
     formatError: (error) => format(error as GraphQLError) as never,
-  }) as unknown as (req: ApiRequest, res: ServerResponse) => Promise<void>;
+  });
+  // graphql-http's core handler on Node's response (not its Express adapter, which answers any
+  // throw with an empty 500): whatever throws here (onSubscribe, execution, onOperation) reaches
+  // the app's error answer, a scrubbed JSON 500, since nothing has been written before writeHead.
+  return async (req, res) => {
+    const [body, init] = await handle({
+      url: req.url ?? '',
+      method: req.method ?? 'POST',
+      headers: req.headers,
+      body: () => (req.body ?? null) as Record<string, unknown> | string | null,
+      raw: req,
+      context: { res },
+    });
+    res.writeHead(init.status, init.statusText, init.headers as Record<string, string> | undefined).end(body);
+  };
 }
