@@ -182,7 +182,7 @@ export function createAccountsService(deps: AccountsDeps) {
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
     const accountId = randomUUID();
-    await repo.insertAccount(trx, { id: accountId, name: fitText(name, ACCOUNT_NAME_MAX), owner_id: ownerId, plan_id: await repo.defaultPlanId(trx) });
+    await repo.insertAccount(trx, { id: accountId, name, owner_id: ownerId, plan_id: await repo.defaultPlanId(trx) });
     const roles = defaultAccountRoles.map((r, position) => ({
       id: randomUUID(),
       account_id: accountId,
@@ -270,7 +270,8 @@ export function createAccountsService(deps: AccountsDeps) {
      * its id; it starts on the default plan.
      */
     async createAccountFor(trx: Knex.Transaction, userId: string, name: string): Promise<string> {
-      const accountId = await createAccountRows(trx, userId, name);
+      // The name comes from a payment provider's checkout, not from a caller who could be told it is too long.
+      const accountId = await createAccountRows(trx, userId, fitText(name, ACCOUNT_NAME_MAX));
       await audit.record({ scope: 'user', type: 'user:account_created', userId, actorId: null, metadata: { account_id: accountId } }, trx);
       return accountId;
     },
