@@ -116,9 +116,18 @@ describe('request header size', () => {
     expect(over).toEqual([]);
   });
 
-  test('the longest documented request, sent for real, is answered by its route (200, not 431)', async () => {
-    const [first] = longestTargets();
-    expect(first!.operation).toBe('GET /chat/history');
+  test('the longest documented requests, sent for real, are answered by their routes (not 431)', async () => {
+    const [first, second] = longestTargets();
+    // The longest: a provider's redirect back to the sign-in callback, every parameter at its maximum.
+    expect(first!.operation).toBe('GET /auth/callback/{provider}');
+    const callbackQuery = Object.entries({ code: 4000, state: 1000, iss: 2000, scope: 4000, session_state: 1000, error: 200, error_description: 2000, error_uri: 2000 })
+      .map(([name, length]) => `${name}=${'%41'.repeat(length)}`)
+      .join('&');
+    const callback = await rawGet(t.url, `/v1/auth/callback/nowhere?${callbackQuery}`, { 'user-agent': 'x'.repeat(500) });
+    expect(callback.status).not.toBe(431);
+    expect((callback.body as { error?: string } | null)?.error).not.toBe('HEADERS_TOO_LARGE');
+    // The longest a signed-in caller sends: chat history.
+    expect(second!.operation).toBe('GET /chat/history');
     // `search` at its documented maximum (10,000 characters), every character percent-encoded.
     const search = '%2C'.repeat(10_000);
     const res = await rawGet(t.url, `/v1/chat/history?search=${search}&platform_user_id=${'%41'.repeat(200)}&live_chat_id=${'%41'.repeat(200)}`, {
