@@ -25,6 +25,9 @@ const DATA_DEPENDENT: readonly RegExp[] = [
   /^message_id is required for delete$/, // moderation: the target of delete
   /^duration_secs must be between 1 and 86400$/, // a timeout on platform_b
   /^live_chat_id applies to platform_b only$/, // live_chat_id with another platform
+  /^No channel connection for /, // chat send before the account connected that platform
+  /^redirect_uri is not allowed$/, // a sign-in or connect redirect outside auth.redirect_allow_list
+  /^Sign-in expired or not started here$/, // a provider callback without this browser's flow cookie
 ];
 
 /** Operations that call a third-party platform, which this test does not fake: their 500 is the documented upstream failure. */
