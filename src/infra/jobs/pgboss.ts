@@ -13,6 +13,7 @@
 import os from 'node:os';
 import type { Knex } from 'knex';
 import PgBoss from 'pg-boss';
+import { isOutage } from '../../errors';
 import type { Logger } from '../logger';
 import { deadLetterOf, type JobData, type JobHandler, type JobOptions, type Jobs, type JobStats } from './types';
 
@@ -55,7 +56,9 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
       migrate: true,
       archiveCompletedAfterSeconds: Math.max(12 * 3600, longestPeriod + 3600),
     });
-    made.on('error', (error) => deps.log.warn({ err: error }, 'job system error'));
+    // A database outage is announced once by the health probes (README "Outages"); pg-boss reports it
+    // on every poll, so those reports stay at debug.
+    made.on('error', (error) => (isOutage(error) ? deps.log.debug({ err: error }, 'job system: database unreachable') : deps.log.warn({ err: error }, 'job system error')));
     return made;
   };
   const defined = new Map<string, Defined>();
