@@ -11,16 +11,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import express from 'express';
 import Redis from 'ioredis';
-import pino from 'pino';
 import { ANONYMOUS, type AuthContext, type AuthContextKind } from '../../src/auth/context';
 import { loadConfig } from '../../src/config/config';
 import type { RequestContext } from '../../src/http/context';
 import { errorHandler } from '../../src/http/errors';
 import { createRateLimiter, rateLimitStep, type RateDecision } from '../../src/http/rate-limit';
 import { services, startTestApp, systemKey, useTestApp, type TestApp } from '../helpers/app';
+import { captureLog } from '../helpers/log-capture';
 import { devLogin } from '../helpers/users';
 
 const LIMITED = { error: 'RATE_LIMIT_EXCEEDED', message: 'Rate limit exceeded' };
@@ -178,16 +177,7 @@ describe('rate_limits.enabled: false', () => {
 });
 
 describe('when Redis fails (the middleware alone over real HTTP)', () => {
-  const lines: { level: number; msg: string; tier?: string }[] = [];
-  const log = pino(
-    { level: 'warn' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    }),
-  );
+  const { lines, log } = captureLog('warn');
   const sockets = new Set<Socket>();
   // Accepts connections and never answers: a Redis that hangs.
   const silent = createServer((socket) => {

@@ -8,33 +8,15 @@
  * Needs DATABASE_URL (the embedded store runs one node) and `redis-server` on PATH.
  */
 import type { ChildProcess } from 'node:child_process';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { tokenHash } from '../../src/auth/credentials';
 import { services, startTestApp, type TestApp } from '../helpers/app';
+import { captureLog } from '../helpers/log-capture';
 import { freePort, hasRedisServer, killRedis, startRedis } from '../helpers/redis-server';
 import { api, devLogin } from '../helpers/users';
 
 const AUTH_REQUIRED = { error: 'UNAUTHORIZED', message: 'Authentication required' };
 
-interface Line {
-  level: number;
-  msg: string;
-}
-
-function capture(): { lines: Line[]; log: pino.Logger } {
-  const lines: Line[] = [];
-  const log = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
-        done();
-      },
-    }),
-  );
-  return { lines, log };
-}
+const capture = () => captureLog();
 
 const waitFor = async (check: () => boolean, what: string, ms = 15_000) => {
   const deadline = Date.now() + ms;

@@ -9,9 +9,8 @@
  * readiness endpoint itself is checked on both stores.
  */
 import net from 'node:net';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { createTestDatabase, gql, services, startTestApp, useTestApp, type TestApp } from '../helpers/app';
+import { captureLog } from '../helpers/log-capture';
 import { api, devLogin } from '../helpers/users';
 import type { ScratchDatabase } from '../../src/infra/db/scratch';
 
@@ -84,22 +83,9 @@ async function startRelay(target: URL) {
   };
 }
 
-interface Line {
-  level: number;
-  msg: string;
-}
 
 (services.postgres ? describe : describe.skip)('a PostgreSQL outage (through a relay that is cut)', () => {
-  const lines: Line[] = [];
-  const log = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Line);
-        done();
-      },
-    }),
-  );
+  const { lines, log } = captureLog();
   let database: ScratchDatabase;
   let relay: Awaited<ReturnType<typeof startRelay>>;
   let t: TestApp;
