@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active account. */
+        /**
+         * The active account.
+         * @description The active account of the credential, the one every account-scoped operation acts on (`account:read`).
+         */
         get: operations["account"];
         put?: never;
         post?: never;
@@ -51,7 +54,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Pending invites of the active account. */
+        /**
+         * Pending invites of the active account.
+         * @description The pending invites of the active account (`members:read`); accepting, declining or withdrawing one removes it from this list.
+         */
         get: operations["accountInvites"];
         put?: never;
         /**
@@ -80,7 +86,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Withdraw a pending invite (its notification goes with it). */
+        /**
+         * Withdraw a pending invite (its notification goes with it).
+         * @description Withdraws a pending invite of the active account and deletes the invite notification it created for the invitee (`members:delete`).
+         */
         delete: operations["cancelAccountInvite"];
         options?: never;
         head?: never;
@@ -117,7 +126,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of the active account with their roles. */
+        /**
+         * Members of the active account with their roles.
+         * @description The members of the active account, each with the role that decides their account permissions (`members:read`).
+         */
         get: operations["accountMembers"];
         put?: never;
         post?: never;
@@ -164,7 +176,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Roles of the active account, in order (owner, administrator, moderator, viewer, then custom roles). */
+        /**
+         * Roles of the active account, in order (owner, administrator, moderator, viewer, then custom roles).
+         * @description The roles of the active account with their permissions: the four default roles first, then the account's custom roles (`roles:read`).
+         */
         get: operations["accountRoles"];
         put?: never;
         /**
@@ -218,7 +233,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Accounts the caller is a member of, with the caller's role in each. */
+        /**
+         * Accounts the caller is a member of, with the caller's role in each.
+         * @description The accounts the signed-in user belongs to, each with the user's role there, from which a dashboard picks the active account (first-party).
+         */
         get: operations["myAccounts"];
         put?: never;
         /**
@@ -242,7 +260,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every personal and service key of an account (operator view, never a secret). */
+        /**
+         * Every personal and service key of an account (operator view, never a secret).
+         * @description Operator view of every personal and service key of one account, never with a secret (admin `account-apikeys:read`).
+         */
         get: operations["adminAccountApiKeys"];
         put?: never;
         post?: never;
@@ -391,7 +412,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The admin permission catalogue with categories, in registry order (`audit:ingest`, system keys only, is left out). */
+        /**
+         * The admin permission catalogue with categories, in registry order (`audit:ingest`, system keys only, is left out).
+         * @description The catalogue of admin permissions an admin role may hold, with their categories, in registry order (admin `admin-roles:read`).
+         */
         get: operations["allAdminPermissions"];
         put?: never;
         post?: never;
@@ -408,7 +432,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every admin role, by name. */
+        /**
+         * Every admin role, by name.
+         * @description Every admin role with its admin permissions, by name, for operators managing who administers the service (admin `admin-roles:read`).
+         */
         get: operations["adminRoles"];
         put?: never;
         /**
@@ -433,7 +460,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One admin role; an unknown id gives 404 `Admin role not found`. */
+        /**
+         * One admin role; an unknown id gives 404 `Admin role not found`.
+         * @description One admin role with its admin permissions (admin `admin-roles:read`).
+         */
         get: operations["adminRole"];
         put?: never;
         post?: never;
@@ -471,7 +501,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Users holding an admin role, oldest assignment first; 404 `Admin role not found`. */
+        /**
+         * Users holding an admin role, oldest assignment first; 404 `Admin role not found`.
+         * @description The users holding an admin role, oldest assignment first (admin `admin-roles:read`).
+         */
         get: operations["adminRoleMembers"];
         put?: never;
         post?: never;
@@ -566,7 +599,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every audit row, for operators holding the admin `audit-log:read`. */
+        /**
+         * Every audit row, for operators holding the admin `audit-log:read`.
+         * @description The audit rows of every account and of operator actions, for operators (admin `audit-log:read`; Part 2, "Audit log").
+         */
         get: operations["adminAuditLog"];
         put?: never;
         post?: never;
@@ -583,7 +619,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Developer applications, newest first, optionally by status. */
+        /**
+         * Developer applications, newest first, optionally by status.
+         * @description The developer applications to review, newest first, optionally filtered by `status` (`pending`, `approved`, `rejected`), as `{ items, total }` (admin `developer-verifications:read`).
+         */
         get: operations["adminDeveloperApplications"];
         put?: never;
         post?: never;
@@ -600,7 +639,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One developer application (full record); 404 `Developer application not found`. */
+        /**
+         * One developer application (full record); 404 `Developer application not found`.
+         * @description One developer application, the full record its applicant submitted (admin `developer-verifications:read`).
+         */
         get: operations["adminDeveloperApplication"];
         put?: never;
         post?: never;
@@ -664,7 +706,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Developer verifications, newest first, optionally by status (the review queue; not shown in the specification). */
+        /**
+         * Developer verifications, newest first, optionally by status (the review queue; not shown in the specification).
+         * @description The developer verifications (legal identity and address of approved developers) to review, newest first, optionally by status (admin `developer-verifications:read`).
+         */
         get: operations["adminDeveloperVerifications"];
         put?: never;
         post?: never;
@@ -681,7 +726,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One developer verification; 404 `Developer verification not found`. */
+        /**
+         * One developer verification; 404 `Developer verification not found`.
+         * @description One developer verification with its legal details and review state (admin `developer-verifications:read`).
+         */
         get: operations["adminDeveloperVerification"];
         put?: never;
         post?: never;
@@ -742,7 +790,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Limit requests filed by one developer profile (or on its extensions), newest first. */
+        /**
+         * Limit requests filed by one developer profile (or on its extensions), newest first.
+         * @description The limit requests filed by one developer profile or on its extensions, newest first (admin `developer-limits:read`).
+         */
         get: operations["adminDeveloperLimitRequests"];
         put?: never;
         post?: never;
@@ -801,7 +852,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every limit request, newest first, optionally by status (admin `developer-limits:read`). */
+        /**
+         * Every limit request, newest first, optionally by status (admin `developer-limits:read`).
+         * @description The review queue of limit-increase requests, newest first, optionally filtered by `status` (`open`, `in_review`, `approved`, `rejected`; admin `developer-limits:read`).
+         */
         get: operations["adminLimitRequests"];
         put?: never;
         post?: never;
@@ -841,7 +895,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The event timeline of a limit request, oldest first. */
+        /**
+         * The event timeline of a limit request, oldest first.
+         * @description The timeline of one limit request, oldest first, for the operator reviewing it (admin `developer-limits:read`).
+         */
         get: operations["adminLimitRequestEvents"];
         put?: never;
         post?: never;
@@ -1000,7 +1057,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every scope a system key may hold (admin, account and user scopes minus the deny-list). */
+        /**
+         * Every scope a system key may hold (admin, account and user scopes minus the deny-list).
+         * @description The scopes an operator may assign to a new system key: the admin, account and user registries less the deny-list (`apikeys:create`, `apikeys:edit`, `tokens:create`, `account:delete`; admin `system-keys:read`).
+         */
         get: operations["adminSystemKeyPermissions"];
         put?: never;
         post?: never;
@@ -1017,7 +1077,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Admin-provisioned system keys (never the secret), newest first. Static keys from configuration are not listed. */
+        /**
+         * Admin-provisioned system keys (never the secret), newest first. Static keys from configuration are not listed.
+         * @description Lists the system keys operators provisioned through the API, newest first, never with a secret; keys from static configuration are not listed (admin `system-keys:read`).
+         */
         get: operations["adminSystemKeys"];
         put?: never;
         /**
@@ -1043,7 +1106,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. */
+        /**
+         * Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`.
+         * @description Removes an admin-provisioned system key, which then stops authenticating at once on every node (admin `system-keys:delete`).
+         */
         delete: operations["adminDeleteSystemKey"];
         options?: never;
         head?: never;
@@ -1080,7 +1146,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's setting presets without their payloads (admin `users:read`). */
+        /**
+         * A user's setting presets without their payloads (admin `users:read`).
+         * @description Operator view of a user's setting presets without their payloads (admin `users:read`).
+         */
         get: operations["adminUserSettingPresets"];
         put?: never;
         post?: never;
@@ -1097,7 +1166,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every personal key of a user, in all accounts (operator view). */
+        /**
+         * Every personal key of a user, in all accounts (operator view).
+         * @description Operator view of every personal key a user holds, across all of the user's accounts, never with a secret (admin `account-apikeys:read`).
+         */
         get: operations["adminUserApiKeys"];
         put?: never;
         post?: never;
@@ -1139,7 +1211,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's personal keys for the active account (never the secret), newest first. */
+        /**
+         * The caller's personal keys for the active account (never the secret), newest first.
+         * @description Lists the personal `lm_usr_` keys the caller created in the active account with their scopes; only the SHA-256 hash of a secret is stored, so none is returned (first-party, `apikeys:read`, `feature:apikeys`).
+         */
         get: operations["userApiKeys"];
         put?: never;
         /**
@@ -1167,7 +1242,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one of the caller's personal keys (hard delete); it is refused at once on every node. */
+        /**
+         * Delete one of the caller's personal keys (hard delete); it is refused at once on every node.
+         * @description Removes one of the caller's personal keys for good, so the next request that presents it is anonymous on every node (first-party, `apikeys:delete`, `feature:apikeys`).
+         */
         delete: operations["deleteUserApiKey"];
         options?: never;
         head?: never;
@@ -1820,7 +1898,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's latest developer application; 404 `No developer application found`. */
+        /**
+         * The caller's latest developer application; 404 `No developer application found`.
+         * @description The caller's most recent developer application with its status, or 404 `No developer application found` when there is none (first-party; GraphQL `myDeveloperApplication`).
+         */
         get: operations["myDeveloperApplication"];
         put?: never;
         /**
@@ -1931,7 +2012,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The per-extension sound limit overrides of an own extension (null = the plan's value applies). */
+        /**
+         * The per-extension sound limit overrides of an own extension (null = the plan's value applies).
+         * @description The sound limit overrides operators set on one of the caller's extensions (`max_sounds`, `max_sound_file_size`, `max_sound_storage_bytes`; null means the plan's value applies; `extension-dev:read`).
+         */
         get: operations["developerExtensionLimits"];
         put?: never;
         post?: never;
@@ -1968,7 +2052,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Screenshot records of an own extension, by position. */
+        /**
+         * Screenshot records of an own extension, by position.
+         * @description The screenshot records of one of the caller's extensions, ordered by position, as the marketplace shows them (`extension-dev:read`).
+         */
         get: operations["extensionScreenshots"];
         put?: never;
         /**
@@ -1993,7 +2080,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a screenshot record (404 `Screenshot not found`). */
+        /**
+         * Remove a screenshot record (404 `Screenshot not found`).
+         * @description Removes one screenshot record from one of the caller's extensions (`extension-dev:edit`).
+         */
         delete: operations["removeExtensionScreenshot"];
         options?: never;
         head?: never;
@@ -2052,7 +2142,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Versions of an own extension, newest first (manifests included, handler code not). */
+        /**
+         * Versions of an own extension, newest first (manifests included, handler code not).
+         * @description The versions of one of the caller's extensions, newest first, with their manifests but without handler code (`extension-dev:read` for developer keys; first-party developers own it).
+         */
         get: operations["extensionVersions"];
         put?: never;
         /**
@@ -2120,7 +2213,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The sound limit overrides of one of the caller's extensions (first-party developer surface). */
+        /**
+         * The sound limit overrides of one of the caller's extensions (first-party developer surface).
+         * @description The sound limit overrides of one of the caller's extensions, on the first-party developer surface that developer keys cannot reach (Part 2, "Developer portal").
+         */
         get: operations["developerLimits"];
         put?: never;
         post?: never;
@@ -2137,7 +2233,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Limit-increase requests on the caller's extensions, newest first (first-party only). */
+        /**
+         * Limit-increase requests on the caller's extensions, newest first (first-party only).
+         * @description The limit-increase requests filed on the caller's extensions, newest first, with their status (`open`, `in_review`, `approved`, `rejected`; first-party).
+         */
         get: operations["developerLimitRequests"];
         put?: never;
         /**
@@ -2161,7 +2260,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The event timeline of one of the caller's limit requests, oldest first (404 `Limit request not found`). */
+        /**
+         * The event timeline of one of the caller's limit requests, oldest first (404 `Limit request not found`).
+         * @description The timeline of one of the caller's limit requests, oldest first, on the first-party developer surface (Part 2, "Developer portal").
+         */
         get: operations["developerLimitRequestEvents"];
         put?: never;
         post?: never;
@@ -2242,7 +2344,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The teams the caller belongs to, with the caller's role in each. */
+        /**
+         * The teams the caller belongs to, with the caller's role in each.
+         * @description The developer teams the caller belongs to, each with the caller's team role (first-party).
+         */
         get: operations["myDeveloperTeams"];
         put?: never;
         /**
@@ -2268,15 +2373,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Team details; team `team-settings:read`. */
+        /**
+         * Team details; team `team-settings:read`.
+         * @description One developer team's details for a member holding the team permission `team-settings:read` (Part 2, "Developer portal").
+         */
         get: operations["developerTeam"];
         put?: never;
         post?: never;
-        /** Delete a team (the team owner only, else 403 `Only the team owner can delete the team`); its developer keys are revoked. */
+        /**
+         * Delete a team (the team owner only, else 403 `Only the team owner can delete the team`); its developer keys are revoked.
+         * @description Deletes a developer team, which only its owner may do, and revokes the team's developer keys at once.
+         */
         delete: operations["deleteDeveloperTeam"];
         options?: never;
         head?: never;
-        /** Update name, description and URLs (omitted fields unchanged, null clears); team `team-settings:edit`. */
+        /**
+         * Update name, description and URLs (omitted fields unchanged, null clears); team `team-settings:edit`.
+         * @description Updates a team's name, description and URLs; omitted fields stay, null clears (team permission `team-settings:edit`).
+         */
         patch: operations["updateDeveloperTeam"];
         trace?: never;
     };
@@ -2287,7 +2401,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Open invites (neither accepted, revoked nor expired); team `team-members:invite`. */
+        /**
+         * Open invites (neither accepted, revoked nor expired); team `team-members:invite`.
+         * @description The open invites of a developer team, those neither accepted, revoked nor expired (team permission `team-members:invite`).
+         */
         get: operations["developerTeamInvites"];
         put?: never;
         /**
@@ -2313,7 +2430,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an open invite; team `team-members:invite`. Unknown or closed invite 404 `Team invite not found`. */
+        /**
+         * Revoke an open invite; team `team-members:invite`. Unknown or closed invite 404 `Team invite not found`.
+         * @description Revokes an open invite of a developer team so its code can no longer be accepted (team permission `team-members:invite`).
+         */
         delete: operations["revokeDeveloperTeamInvite"];
         options?: never;
         head?: never;
@@ -2327,7 +2447,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Team members with their role; team `team-members:read`. */
+        /**
+         * Team members with their role; team `team-members:read`.
+         * @description The members of a developer team with their team roles (team permission `team-members:read`).
+         */
         get: operations["developerTeamMembers"];
         put?: never;
         post?: never;
@@ -2389,7 +2512,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's roles in order (defaults first); team `team-members:read`. */
+        /**
+         * The team's roles in order (defaults first); team `team-members:read`.
+         * @description The roles of a developer team with their team permissions, default roles first (team permission `team-members:read`).
+         */
         get: operations["developerTeamRoles"];
         put?: never;
         /**
@@ -2424,7 +2550,10 @@ export interface paths {
         delete: operations["deleteDeveloperTeamRole"];
         options?: never;
         head?: never;
-        /** Rename a team role or replace its permissions; team `team-settings:edit`. `team-owner` is fixed (409 `The team-owner role cannot be changed`). */
+        /**
+         * Rename a team role or replace its permissions; team `team-settings:edit`. `team-owner` is fixed (409 `The team-owner role cannot be changed`).
+         * @description Renames a team role or replaces its team permissions; the `team-owner` role is fixed (team permission `team-settings:edit`).
+         */
         patch: operations["updateDeveloperTeamRole"];
         trace?: never;
     };
@@ -2435,7 +2564,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A team's public profile with stats, members and published extensions (404 `Team not found`). */
+        /**
+         * A team's public profile with stats, members and published extensions (404 `Team not found`).
+         * @description The public profile of a developer team by slug, with its stats, members and published extensions, readable without signing in (Part 2, "Developer portal").
+         */
         get: operations["teamPublicProfile"];
         put?: never;
         post?: never;
@@ -2531,7 +2663,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One stored event of the active account (404 `Event not found` otherwise). */
+        /**
+         * One stored event of the active account (404 `Event not found` otherwise).
+         * @description One stored event of the active account by id; an event of another account answers 404 like a missing one (`events:read`, `feature:events`; GraphQL `event`).
+         */
         get: operations["event"];
         put?: never;
         post?: never;
@@ -2608,7 +2743,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Extension installs of the active account, oldest first. */
+        /**
+         * Extension installs of the active account, oldest first.
+         * @description The extensions installed in the active account, oldest first (`extension-store:read`, `feature:extensions`).
+         */
         get: operations["extensionInstalls"];
         put?: never;
         /**
@@ -2636,7 +2774,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Uninstall (404 `Extension install not found`). */
+        /**
+         * Uninstall (404 `Extension install not found`).
+         * @description Removes an extension install from the active account (`extension-store:uninstall`, `feature:extensions`).
+         */
         delete: operations["uninstallExtension"];
         options?: never;
         head?: never;
@@ -3092,7 +3233,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Automation-node handler snapshot of installs whose version declares a `node_type` (raw body; system key only). */
+        /**
+         * Automation-node handler snapshot of installs whose version declares a `node_type` (raw body; system key only).
+         * @description Snapshot of automation-node handlers (`trigger`, `action` or `logic`) for the automation service, optionally narrowed by `account_id` and `install_id` (system key only; raw body).
+         */
         get: operations["automationNodeHandlers"];
         put?: never;
         post?: never;
@@ -3131,7 +3275,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Bot-module handler snapshot (raw body; system key only); disabled installs included with `enabled` false. */
+        /**
+         * Bot-module handler snapshot (raw body; system key only); disabled installs included with `enabled` false.
+         * @description Snapshot of bot-module handlers for the chat bot service, optionally narrowed by `account_id` and `install_id`, disabled installs included with `enabled: false` (system key only; raw body).
+         */
         get: operations["botModuleHandlers"];
         put?: never;
         post?: never;
@@ -3239,7 +3386,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's setting presets with their payloads, newest first. */
+        /**
+         * The caller's setting presets with their payloads, newest first.
+         * @description The caller's saved setting presets with their payloads, newest first (first-party).
+         */
         get: operations["mySettingPresets"];
         put?: never;
         /**
@@ -3266,7 +3416,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one of the caller's presets (404 `Setting preset not found` otherwise). */
+        /**
+         * Delete one of the caller's presets (404 `Setting preset not found` otherwise).
+         * @description Deletes one of the caller's setting presets; a preset of another user answers 404 like a missing one (first-party).
+         */
         delete: operations["deleteSettingPreset"];
         options?: never;
         head?: never;
@@ -3284,7 +3437,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's in-app notifications, newest first. */
+        /**
+         * The caller's in-app notifications, newest first.
+         * @description The caller's in-app notifications, newest first; invite notifications take the actions `accept_invite` and `decline_invite` (first-party; Part 2, "Notifications").
+         */
         get: operations["notifications"];
         put?: never;
         post?: never;
@@ -3327,7 +3483,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every notification type with the caller's delivery channel. */
+        /**
+         * Every notification type with the caller's delivery channel.
+         * @description Every notification type with the delivery channel the caller chose for it: `off`, `in_app`, `email` or `in_app_email` (first-party; Part 2, "Notifications").
+         */
         get: operations["notificationPreferences"];
         put?: never;
         post?: never;
@@ -3367,10 +3526,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Overlays of the active account, oldest first (whole list). */
+        /**
+         * Overlays of the active account, oldest first (whole list).
+         * @description Every overlay (browser source) of the active account, oldest first, without paging (`overlays:read`, `feature:overlays`).
+         */
         get: operations["overlays"];
         put?: never;
-        /** Create an overlay (a browser source; its channel is `overlay:{id}`). */
+        /**
+         * Create an overlay (a browser source; its channel is `overlay:{id}`).
+         * @description Creates an overlay of the active account, a browser source that listens on the WebSocket channel `overlay:{id}` with an overlay token (`overlays:create`, `feature:overlays`).
+         */
         post: operations["createOverlay"];
         delete?: never;
         options?: never;
@@ -3388,7 +3553,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an overlay; its overlay and shared overlay tokens are revoked (open sockets get TOKEN_REVOKED). */
+        /**
+         * Delete an overlay; its overlay and shared overlay tokens are revoked (open sockets get TOKEN_REVOKED).
+         * @description Deletes an overlay and revokes its overlay and shared overlay tokens, so its open sockets are closed with TOKEN_REVOKED (`overlays:delete`, `feature:overlays`).
+         */
         delete: operations["deleteOverlay"];
         options?: never;
         head?: never;
@@ -3404,7 +3572,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a time-limited shared overlay token (`lm_share_`, shown once) with `expires_at`. */
+        /**
+         * Issue a time-limited shared overlay token (`lm_share_`, shown once) with `expires_at`.
+         * @description Issues a time-limited `lm_share_` token for sharing the overlay, shown once, that subscribes only to that overlay's channel until its `expires_at` (`overlays:edit`, `feature:overlays`).
+         */
         post: operations["createSharedOverlayToken"];
         delete?: never;
         options?: never;
@@ -3421,7 +3592,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue the overlay token (`lm_overlay_`, shown once); a previous one is revoked (rotation). */
+        /**
+         * Issue the overlay token (`lm_overlay_`, shown once); a previous one is revoked (rotation).
+         * @description Issues the overlay's `lm_overlay_` token, shown once (only its SHA-256 hash is stored), and revokes the previous one (`overlays:edit`, `feature:overlays`).
+         */
         post: operations["rotateOverlayToken"];
         delete?: never;
         options?: never;
@@ -3439,7 +3613,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one overlay or shared overlay token of the overlay (404 `Token not found`). */
+        /**
+         * Revoke one overlay or shared overlay token of the overlay (404 `Token not found`).
+         * @description Revokes one overlay or shared overlay token of the overlay, closing the sockets that use it with TOKEN_REVOKED (`overlays:edit`, `feature:overlays`).
+         */
         delete: operations["revokeOverlayToken"];
         options?: never;
         head?: never;
@@ -3643,7 +3820,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download the GraphQL schema (SDL). */
+        /**
+         * Download the GraphQL schema (SDL).
+         * @description The GraphQL schema in SDL, exactly as `POST /v1/gql` serves it and as spec/published/schema.graphql holds it, for code generators and GraphiQL (Part 1, "Helper endpoints").
+         */
         get: operations["getSchema"];
         put?: never;
         post?: never;
@@ -3660,7 +3840,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active account's service keys (never the secret), newest first. */
+        /**
+         * The active account's service keys (never the secret), newest first.
+         * @description Lists the account-owned `lm_svc_` service keys of the active account, which survive the departure of the member who created them (`apikeys:read`, `feature:apikeys`).
+         */
         get: operations["accountServiceKeys"];
         put?: never;
         /**
@@ -3686,11 +3869,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a service key (hard delete). Records `account:service_key_revoked`. */
+        /**
+         * Delete a service key (hard delete). Records `account:service_key_revoked`.
+         * @description Removes a service key for good, so it stops authenticating at once on every node, and records `account:service_key_revoked` in the audit log (`apikeys:delete`, `feature:apikeys`).
+         */
         delete: operations["deleteAccountServiceKey"];
         options?: never;
         head?: never;
-        /** Rename a service key (label only). Records `account:service_key_updated`. */
+        /**
+         * Rename a service key (label only). Records `account:service_key_updated`.
+         * @description Changes only the label of a service key: its scopes are immutable after creation (Part 1, "Key rules"; `apikeys:edit`, `feature:apikeys`).
+         */
         patch: operations["updateAccountServiceKey"];
         trace?: never;
     };
@@ -3703,7 +3892,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Regenerate a service key's secret in place. Records `account:service_key_rotated`. */
+        /**
+         * Regenerate a service key's secret in place. Records `account:service_key_rotated`.
+         * @description Replaces the secret of a service key, keeping its id, label and scopes; the new `lm_svc_` secret is shown once and the old one stops authenticating at once (`apikeys:edit`, `feature:apikeys`).
+         */
         post: operations["rotateAccountServiceKey"];
         delete?: never;
         options?: never;
@@ -3772,11 +3964,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One sound of the active account (404 `Sound not found` otherwise). */
+        /**
+         * One sound of the active account (404 `Sound not found` otherwise).
+         * @description One sound of the active account's library by id (`sounds:read`, `feature:sounds`; Part 2, "Sounds").
+         */
         get: operations["sound"];
         put?: never;
         post?: never;
-        /** Delete a sound and its stored audio. */
+        /**
+         * Delete a sound and its stored audio.
+         * @description Deletes a sound of the active account together with its stored audio, answering 204 (`sounds:delete`, `feature:sounds`; Part 2, "Sounds").
+         */
         delete: operations["deleteSound"];
         options?: never;
         head?: never;
@@ -3872,7 +4070,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active account's popout tokens (never the secret). */
+        /**
+         * The active account's popout tokens (never the secret).
+         * @description Lists the popout tokens of the active account; the raw `lm_pop_` secret is shown only once, at creation, and never listed (`tokens:read`).
+         */
         get: operations["popoutTokens"];
         put?: never;
         /**
@@ -4159,10 +4360,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Widget instances of the active account, oldest first (whole list). */
+        /**
+         * Widget instances of the active account, oldest first (whole list).
+         * @description Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`).
+         */
         get: operations["widgets"];
         put?: never;
-        /** Create a widget instance (its channel is `widget:{id}`). */
+        /**
+         * Create a widget instance (its channel is `widget:{id}`).
+         * @description Creates a widget instance of the active account, a browser source that listens on the WebSocket channel `widget:{id}` with a widget token (`widgets:create`, `feature:widgets`).
+         */
         post: operations["createWidget"];
         delete?: never;
         options?: never;
@@ -4180,7 +4387,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a widget instance; its token is revoked. */
+        /**
+         * Delete a widget instance; its token is revoked.
+         * @description Deletes a widget instance and revokes its widget token, closing its open sockets with TOKEN_REVOKED (`widgets:delete`, `feature:widgets`).
+         */
         delete: operations["deleteWidget"];
         options?: never;
         head?: never;
@@ -4194,10 +4404,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Access entries of a widget (Part 2, "Widget access management"). */
+        /**
+         * Access entries of a widget (Part 2, "Widget access management").
+         * @description The members granted access to a widget, each with `id`, `widget_id`, `user_id`, `user_name`, `user_avatar`, `role`, `granted_by` and its creation time (`widgets:access-read`, `feature:widgets`; Part 2, "Widget access management").
+         */
         get: operations["widgetAccess"];
         put?: never;
-        /** Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`). */
+        /**
+         * Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`).
+         * @description Grants a member of the active account access to a widget instance; the user must be a member and may hold one grant per widget (`widgets:access-grant`, `feature:widgets`).
+         */
         post: operations["grantWidgetAccess"];
         delete?: never;
         options?: never;
@@ -4215,7 +4431,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one access entry (404 `Access entry not found`). */
+        /**
+         * Revoke one access entry (404 `Access entry not found`).
+         * @description Removes one access entry of a widget instance (`widgets:access-revoke`, `feature:widgets`).
+         */
         delete: operations["revokeWidgetAccess"];
         options?: never;
         head?: never;
@@ -4231,9 +4450,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue the widget token (`lm_widget_`, shown once); a previous one is revoked (rotation). */
+        /**
+         * Issue the widget token (`lm_widget_`, shown once); a previous one is revoked (rotation).
+         * @description Issues the widget's `lm_widget_` token, shown once (only its SHA-256 hash is stored), and revokes the previous one (`widgets:edit`, `feature:widgets`).
+         */
         post: operations["rotateWidgetToken"];
-        /** Revoke the widget token (open sockets get TOKEN_REVOKED); 404 `Token not found` when none is live. */
+        /**
+         * Revoke the widget token (open sockets get TOKEN_REVOKED); 404 `Token not found` when none is live.
+         * @description Revokes the widget's live token without issuing another, closing the sockets that use it with TOKEN_REVOKED (`widgets:edit`, `feature:widgets`).
+         */
         delete: operations["revokeWidgetToken"];
         options?: never;
         head?: never;

@@ -5,11 +5,11 @@
  * Owns the Content-Security-Policy of the two documentation pages, which replaces the API's
  * (security-headers.ts) on their routes only.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
-import { publicOpenapiDocument } from '../../generated/openapi-document';
 import type { Config } from '../config/config';
 import { productionOnlyDirectives } from './security-headers';
 
@@ -22,6 +22,15 @@ const graphiqlAssets: Record<string, { file: string; type: string }> = {
   'graphiql.js': { file: packageFile('graphiql', 'graphiql.min.js'), type: 'application/javascript' },
   'graphiql.css': { file: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css' },
 };
+
+/**
+ * The published documents codegen writes under spec/published/, each served byte for byte at its
+ * URL behind its flag, so what a consumer downloads is the checked-in file that `npm run
+ * spec:diff` guards. (The SDL is served by `GET /v1/schema`, an API operation, from the same text.)
+ */
+const PUBLISHED_DIR = path.resolve(__dirname, '../../spec/published');
+const publishedDocuments = (config: Readonly<Config>) => [{ url: '/v1/openapi.json', file: 'openapi.json', type: 'application/json', on: config.docs.openapi_json }];
+const publishedFile = (file: string): Buffer => readFileSync(path.join(PUBLISHED_DIR, file));
 
 /** The document Swagger UI loads (served whenever Swagger UI is). */
 export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
@@ -95,11 +104,15 @@ export function docsContentSecurityPolicy(config: Pick<Config, 'env'>) {
 
 export function createDocsRouter(config: Readonly<Config>): Router {
   const router = Router();
-  const document = publicOpenapiDocument;
   const pagePolicy = docsContentSecurityPolicy(config);
-  if (config.docs.openapi_json) router.get('/v1/openapi.json', (_req, res) => void res.json(document));
+  for (const published of publishedDocuments(config)) {
+    if (!published.on) continue;
+    const body = publishedFile(published.file);
+    router.get(published.url, (_req, res) => void res.type(published.type).send(body));
+  }
   if (config.docs.swagger_ui) {
-    router.get(SWAGGER_DOCUMENT_PATH, (_req, res) => void res.json(document));
+    const openapi = publishedFile('openapi.json');
+    router.get(SWAGGER_DOCUMENT_PATH, (_req, res) => void res.type('application/json').send(openapi));
     // The page loads the document by URL: swagger-ui-express fills its init script with a plain
     // String.replace, so a document embedded there would have its `$\`` / `$&` sequences (the
     // spec's patterns contain them) expanded and the script broken; a URL has none. validatorUrl:
