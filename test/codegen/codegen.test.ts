@@ -74,6 +74,18 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('generated/extra.ts is not produced by the specs');
   });
 
+  test('fails when a published document is edited by hand or a stray one appears', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/published/openapi.json', (s) => s.replace('"securitySchemes": {', '"securitySchemes": {\n      "extra": { "type": "http", "scheme": "basic" },'));
+    edit(dir, 'spec/published/schema.graphql', (s) => `${s}\n# hand edit\n`);
+    writeFileSync(path.join(dir, 'spec/published/extra.json'), '{}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/published/openapi.json differs from what spec/ produces');
+    expect(result.output).toContain('spec/published/schema.graphql differs from what spec/ produces');
+    expect(result.output).toContain('spec/published/extra.json is not produced by the specs');
+  });
+
   test('fails when a REST operation declares no gate', async () => {
     const dir = fresh();
     edit(dir, 'spec/openapi.yaml', (s) => s.replace(/(operationId: getSchema\n(?:.*\n)*?)\s+x-auth: public\n/, '$1\n'));
