@@ -1030,7 +1030,8 @@ export const fieldGates: Readonly<Record<string, Gate>> = ${JSON.stringify(gates
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
-  for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl)) files.set(file, content);
+  // Published only from specs without problems: an operation that failed its checks has no gate.
+  if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl)) files.set(file, content);
   return files;
 }
 

@@ -41,6 +41,9 @@ function edit(dir: string, file: string, change: (text: string) => string): void
   writeFileSync(target, after);
 }
 
+// Each test runs codegen in a child process; on a busy shared machine one run takes minutes.
+jest.setTimeout(300_000);
+
 describe('npm run codegen:check', () => {
   const dirs: string[] = [];
   const fresh = () => {
