@@ -1,7 +1,8 @@
 /**
- * Builds everything in generated/ from the three hand-written specs in spec/.
+ * Builds everything in generated/, and the consumer-facing documents in spec/published/
+ * (scripts/codegen/published.ts), from the three hand-written specs in spec/.
  *
- *   npm run codegen          write generated/ and test/contract/parity.generated.test.ts
+ *   npm run codegen          write generated/, spec/published/ and test/contract/parity.generated.test.ts
  *   npm run codegen:check    build in memory and fail on any difference, missing gate or gate drift
  *
  * Owns: the spec checks (every operation and field gated, twins gated alike, every channel
