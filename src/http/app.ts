@@ -15,13 +15,13 @@
  * The first two branches run on Node's request and response (request.ts) rather than through
  * Express's request entry, whose own cost was four fifths of a bare Express handler (ADR 004); the
  * middleware they run is the chosen libraries' (cors, helmet's headers, body-parser,
- * express-openapi-validator, rate-limiter-flexible, graphql-http), called in this fixed order.
+ * rate-limiter-flexible, graphql-http), called in this fixed order; the request validator is compiled
+ * from the OpenAPI document with Ajv (validator.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';
 import express, { type Express } from 'express';
 import typeIs from 'type-is';
-import { openapiDocument } from '../../generated/openapi-document';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
 import { AppError, messages, scrubbedMessages } from '../errors';
@@ -37,8 +37,7 @@ import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import type { JsonHook } from './rest';
 import { prepareRequest, sendJson, type ApiRequest } from './request';
 import { securityHeadersMiddleware } from './security-headers';
-import { withSpecMessages } from './spec-messages';
-import { openApiValidatorMiddleware, passedRequests } from './validator';
+import { documentValidators } from './validator';
 
 /** Express-style middleware, as the libraries above ship it. */
 type Middleware = (req: never, res: never, next: (error?: unknown) => void) => unknown;
@@ -58,22 +57,6 @@ export interface HttpAppDeps {
 }
 
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/**
- * The document the request validator sees: a `multipart/form-data` body is checked by its handler
- * while it streams (busboy), so its schema is opened up here; the media type itself is still
- * enforced (anything else is 415 UNSUPPORTED_MEDIA_TYPE), as are path, query and headers.
- */
-function withStreamedBodies<T>(document: T): T {
-  const paths = (document as { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>> }).paths ?? {};
-  for (const item of Object.values(paths)) {
-    for (const operation of Object.values(item)) {
-      const multipart = operation?.requestBody?.content?.['multipart/form-data'];
-      if (multipart) multipart.schema = {};
-    }
-  }
-  return document;
-}
 
 /**
  * Paths are matched without regard to case (as Express and the validator match them), so `/V1/...`
@@ -119,25 +102,9 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
   const context = requestContextStep({ log: deps.log, credentials: deps.credentials, clientAddress: deps.clientAddress });
   const json = bodyParser.json({ limit: '1mb' });
   const raw = rawBodyMiddleware();
-  const validator = openApiValidatorMiddleware(
-    {
-      apiSpec: withStreamedBodies(structuredClone(openapiDocument)) as never,
-      // multipart/form-data bodies stream to their handler (rest.ts `context.raw`), never buffered by multer.
-      fileUploader: false,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-      validateResponses: deps.config.http.validate_responses ? { removeAdditional: false } : false,
-      validateSecurity: false,
-      ignoreUndocumented: false,
-      ignorePaths: (path: string) => !isApiPath(path),
-    },
-    deps.operations,
-  );
-  // The library's steps by name: its path-parameter step only serves Express routes (there are
-  // none here); response validation (on in tests) wraps a `res.json` writer, after the rest.
-  const named = (name: string) => validator.filter((step) => step.name === name) as unknown as Middleware[];
-  const requestSteps = ['metadataMiddleware', 'securityMiddleware', 'requestMiddleware'].flatMap(named);
-  const responseStep: Middleware | null = named('responseMiddleware')[0] ?? null;
-  if (requestSteps.length !== 3 || (deps.config.http.validate_responses && !responseStep)) throw new Error('express-openapi-validator: unexpected middleware steps');
+  // Compiled from the OpenAPI document (validator.ts); responses are checked in tests.
+  const validators = documentValidators(deps.config.http.validate_responses);
+  const checkResponse = deps.config.http.validate_responses ? validators.response : null;
   const pages = createPagesApp(deps);
 
   const logOf = (req: ApiRequest) => req.context?.log ?? deps.log;
@@ -153,46 +120,31 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
   }
 
   /**
-   * Gives the response a `json` writer for the validator's response step to wrap: every JSON body
-   * the operation then answers (errors below 500 too) is checked against the document, and a body
-   * that does not fit becomes a 500, as the library does on Express.
+   * Gives the response a `json` writer that checks the first JSON body the operation answers
+   * (errors below 500 too) against the document: a body that does not fit is answered as a 500.
    */
-  async function checkResponses(req: ApiRequest, res: ServerResponse & { json?: JsonHook; status?: (code: number) => unknown }): Promise<void> {
-    res.json = (value) => sendJson(req, res, res.statusCode, value);
-    res.status = (code: number) => {
-      res.statusCode = code;
-      return res;
-    };
-    let installed = false;
-    await new Promise<void>((resolve, reject) => {
-      void responseStep!(req as never, res as never, (error?: unknown) => {
-        if (!installed) {
-          installed = true;
-          if (error) reject(error);
-          else resolve();
-        } else if (error) {
+  function checkResponses(req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): void {
+    const send = (value: unknown) => sendJson(req, res, res.statusCode, value);
+    res.json = (value) => {
+      res.json = send;
+      if (res.headersSent) return;
+      if (res.statusCode < 500) {
+        try {
+          checkResponse!.check(req, res, found.route, value);
+        } catch (error) {
           fail(req, res, error);
+          return;
         }
-      });
-    });
+      }
+      send(value);
+    };
   }
-
-  const passed = passedRequests(openapiDocument);
 
   async function operation(req: ApiRequest, res: ServerResponse, found: ResolvedOperation): Promise<void> {
     const problem = checkRestInput(req);
     if (problem) throw problem;
-    // A dashboard polls the same URLs: a request the steps passed before is not checked again.
-    const key = passed.keyOf(req, found.route);
-    if (!key || !passed.recall(req, key)) {
-      try {
-        for (const step of requestSteps) await run(step, req, res);
-      } catch (error) {
-        throw withSpecMessages(error, req);
-      }
-      if (key) passed.remember(req, key);
-    }
-    if (responseStep) await checkResponses(req, res);
+    validators.request.check(req, found);
+    if (checkResponse) checkResponses(req, res, found);
     await deps.rest(req, res, found);
   }
 

@@ -27,6 +27,11 @@ interface Parameter {
   in?: string;
   schema?: Schema;
 }
+/** An operation of the document, as far as the rewording reads it. */
+export interface SpecOperation {
+  parameters?: Parameter[];
+  requestBody?: Schema;
+}
 interface ValidatorIssue {
   path?: string;
   message?: string;
@@ -48,14 +53,13 @@ function deref<T extends { $ref?: string }>(node: T | undefined): T | undefined 
 const segmentsOf = (path: string) => path.split(/[./]/).filter(Boolean);
 
 interface Request {
-  openapi?: unknown;
   body?: unknown;
   query?: unknown;
   params?: unknown;
 }
 
 /** The schema an issue's path points at inside the operation, with the value it refused. */
-function located(operation: { parameters?: Parameter[]; requestBody?: Schema }, req: Request, segments: string[]): { schema: Schema; value: unknown; field: string } | null {
+function located(operation: SpecOperation, req: Request, segments: string[]): { schema: Schema; value: unknown; field: string } | null {
   const [where, name, ...rest] = segments;
   if (!where || !name) return null;
   if (where === 'body') {
@@ -74,13 +78,12 @@ function located(operation: { parameters?: Parameter[]; requestBody?: Schema }, 
 }
 
 /**
- * The validator's refusal `error` of `req`, reworded as its field's schema declares; the error
- * itself when no refused field declares its words.
+ * The validator's refusal `error` of `req` for `operation`, reworded as its field's schema
+ * declares; the error itself when no refused field declares its words.
  */
-export function withSpecMessages(error: unknown, req: Request): unknown {
+export function withSpecMessages(error: unknown, req: Request, operation: SpecOperation): unknown {
   const issues = (error as { errors?: ValidatorIssue[] } | null)?.errors;
-  const operation = (req.openapi as { schema?: { parameters?: Parameter[]; requestBody?: Schema } } | undefined)?.schema;
-  if (!Array.isArray(issues) || !operation) return error;
+  if (!Array.isArray(issues)) return error;
   for (const issue of issues) {
     const keyword = (issue.errorCode ?? '').replace(/\.openapi\.validation$/, '');
     if (!issue.path) continue;
