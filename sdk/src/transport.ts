@@ -101,7 +101,7 @@ export function createTransport(options: TransportOptions): Transport {
   function authorise(request: Request, body: ArrayBuffer | null): Request {
     const headers = new Headers(request.headers);
     let url = request.url;
-    let credentials: RequestCredentials | undefined;
+    let credentials: RequestInit['credentials'];
     switch (credential.kind) {
       case 'session':
         headers.set('authorization', `Bearer ${credential.accessToken}`);

@@ -70,6 +70,17 @@ function gatedWebSocket() {
   };
 }
 
+/** The ApiError a call fails with (fails the test when it succeeds or fails otherwise). */
+async function failure(call: Promise<unknown>): Promise<ApiError> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
 describe('SDK against a started service', () => {
   const t = useTestApp();
   const clients: RealtimeClient[] = [];
@@ -104,8 +115,8 @@ describe('SDK against a started service', () => {
 
   it('answers one typed error, the same on REST and GraphQL', async () => {
     const anonymous = createSdk({ baseUrl: t.url });
-    const rest = await unwrap(anonymous.rest.GET('/events')).catch((e: unknown) => e);
-    const gql = await anonymous.graphql(documents.EventsDocument, {}).catch((e: unknown) => e);
+    const rest = await failure(unwrap(anonymous.rest.GET('/events')));
+    const gql = await failure(anonymous.graphql(documents.EventsDocument, {}));
     expect(rest).toBeInstanceOf(ApiError);
     expect(gql).toBeInstanceOf(ApiError);
     expect((rest as ApiError).status).toBe(401);
@@ -113,7 +124,7 @@ describe('SDK against a started service', () => {
     expect((gql as ApiError).toJSON()).toEqual((rest as ApiError).toJSON());
 
     const { sdk } = await signedIn();
-    const invalid = await unwrap(sdk.rest.GET('/events', { params: { query: { limit: 1000 } } })).catch((e: unknown) => e as ApiError);
+    const invalid = await failure(unwrap(sdk.rest.GET('/events', { params: { query: { limit: 1000 } } })));
     expect(invalid.code).toBe('VALIDATION_ERROR');
     expect(typeof invalid.message).toBe('string');
   });

@@ -11,6 +11,17 @@ import path from 'node:path';
 import ts from 'typescript';
 import { ApiError, createSdk, retryAfterMs, unwrap } from '../../sdk/src/index';
 
+/** The ApiError a call fails with (fails the test when it succeeds or fails otherwise). */
+async function failure(call: Promise<unknown>): Promise<ApiError> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
 describe('SDK transport', () => {
   let server: Server;
   let baseUrl = '';
@@ -59,7 +70,7 @@ describe('SDK transport', () => {
     const waits: number[] = [];
     const sdk = createSdk({ baseUrl, retry: { retries: 2 }, sleep: async (ms) => void waits.push(ms) });
     script.push({ status: 503 }, { status: 503 }, { status: 503 }, { status: 200 });
-    const failed = await unwrap(sdk.rest.GET('/events')).catch((e: unknown) => e as ApiError);
+    const failed = await failure(unwrap(sdk.rest.GET('/events')));
     expect(failed).toBeInstanceOf(ApiError);
     expect(failed.code).toBe('SERVICE_UNAVAILABLE');
     expect(seen).toHaveLength(3);
@@ -69,7 +80,7 @@ describe('SDK transport', () => {
     seen.length = 0;
     const capped = createSdk({ baseUrl, retry: { maxDelayMs: 5000 }, sleep: async () => void waits.push(-1) });
     script.push({ status: 429, retryAfter: '60' });
-    const limited = await unwrap(capped.rest.GET('/events')).catch((e: unknown) => e as ApiError);
+    const limited = await failure(unwrap(capped.rest.GET('/events')));
     expect(limited.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(seen).toHaveLength(1);
   });
