@@ -108,14 +108,24 @@ interface ChannelRow {
   pattern: string;
   broadcastPermission?: string | null;
   relay?: { envelope?: string; form?: string } | null;
+  /** The named messages (components.messages) a channel carries, where the protocol document names them per channel. */
+  messages?: readonly string[];
 }
+
+/** The type name generated/ws.ts gives a named message (`streamEvent` → `WsStreamEventMessage`). */
+const messageAlias = (name: string) =>
+  `Ws${name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((s) => s[0]!.toUpperCase() + s.slice(1))
+    .join('')}Message`;
 
 /**
  * The WebSocket module: every exported type alias of generated/ws.ts copied as written, plus the
  * channel families read from its channel table (evaluated, so a restructured spec that keeps the
  * table keeps the SDK in step).
  */
-function wsModule(files: ReadonlyMap<string, string>): string {
+export function wsModule(files: ReadonlyMap<string, string>): string {
   const source = files.get('generated/ws.ts');
   if (!source) throw new Error('codegen-sdk: generated/ws.ts was not produced');
   const file = ts.createSourceFile('ws.ts', source, ts.ScriptTarget.ES2022, true);
@@ -144,7 +154,14 @@ function wsModule(files: ReadonlyMap<string, string>): string {
       },
     ]),
   );
-  const messageMap = rows.map((c) => `  ${JSON.stringify(c.pattern)}: Extract<WsServerMessage, { type: ${JSON.stringify(c.relay?.envelope ?? 'event')} }>;`);
+  const declared = new Set(aliases.map((a) => /export type (\w+)/.exec(a)?.[1]));
+  // Per channel: its named messages when the document lists them, else every frame of its envelope type.
+  const messageType = (c: ChannelRow) => {
+    const named = (c.messages ?? []).map(messageAlias);
+    if (named.length > 0 && named.every((n) => declared.has(n))) return named.join(' | ');
+    return `Extract<WsServerMessage, { type: ${JSON.stringify(c.relay?.envelope ?? 'event')} }>`;
+  };
+  const messageMap = rows.map((c) => `  ${JSON.stringify(c.pattern)}: ${messageType(c)};`);
   const broadcast = rows.filter((c) => typeof c.broadcastPermission === 'string').map((c) => JSON.stringify(c.pattern));
   return `${banner('spec/ws-protocol.json (through generated/ws.ts)')}
 ${aliases.join('\n\n')}
