@@ -1,8 +1,8 @@
 /**
  * The SDK (sdk/) against a started service: sign in with dev login, list events over REST and
  * GraphQL, the same typed error on both, a session refreshed once for parallel calls, live events
- * over WebSocket that keep coming after the connection drops, and a refused upgrade answered by
- * one fresh token.
+ * over WebSocket that keep coming after the connection drops (or stops answering pings), broadcast
+ * and unsubscribe, and a refused upgrade answered by one fresh token.
  *
  * The tests marked RESUME CONTRACT (/work/tasks/resume-contract.md: `cursor` on every relayed
  * frame, `since` on subscribe, RESUME_GAP) run once spec/ws-protocol.json declares `since`; until
@@ -30,8 +30,9 @@ async function until(check: () => boolean, ms = 10_000, what = 'condition'): Pro
  * `ws` behind a gate the test controls: a socket asked for while the gate is shut opens when it
  * is released (a client kept offline for as long as the test needs); `sockets` are the real ones.
  */
-function gatedWebSocket() {
+function gatedWebSocket(options: { dropPings?: boolean } = {}) {
   const sockets: WebSocket[] = [];
+  const sent: string[] = [];
   let gate: Promise<void> = Promise.resolve();
   let release: () => void = () => undefined;
   class Gated implements WebSocketLike {
@@ -48,6 +49,9 @@ function gatedWebSocket() {
       return this.real?.readyState ?? 0;
     }
     send(data: string) {
+      sent.push(data);
+      // A dead link: the ping never reaches the server, so no pong (nor anything else) comes back.
+      if (options.dropPings && JSON.parse(data).type === 'ping') return;
       this.real?.send(data);
     }
     close(code?: number, reason?: string) {
@@ -61,6 +65,7 @@ function gatedWebSocket() {
   return {
     WebSocket: Gated as unknown as new (url: string) => WebSocketLike,
     sockets,
+    sent,
     shut() {
       gate = new Promise((done) => (release = done));
     },
@@ -213,6 +218,47 @@ describe('SDK against a started service', () => {
     await until(() => refused.state === 'waiting', 10_000, 'backing off');
     expect(refusedReasons).toEqual(['connect', 'refused']);
     expect(upgrades).toBe(2);
+  });
+
+  it('broadcasts to a family that allows it, stops delivering after unsubscribe, and pings while idle', async () => {
+    const { sdk, accountId } = await signedIn();
+    const gated = gatedWebSocket();
+    const listener = sdk.realtime({ WebSocket: gated.WebSocket, pingIntervalMs: 100, pongTimeoutMs: 2000 });
+    const sender = sdk.realtime();
+    clients.push(listener, sender);
+    const got: unknown[] = [];
+    let subscribed = false;
+    const sub = listener.subscribe('events:{account_id}', { account_id: accountId }, { onMessage: (m) => got.push(m.data), onSubscribed: () => (subscribed = true) });
+    await Promise.all([listener.connect(), sender.connect()]);
+    await until(() => subscribed, 10_000, 'subscribed');
+    sender.broadcast('events:{account_id}', { account_id: accountId }, JSON.stringify({ hello: 1 }));
+    await until(() => got.length === 1, 10_000, 'the broadcast');
+    expect(got[0]).toEqual({ hello: 1 });
+
+    // Idle: the client pings, the server's pongs keep the connection (no reconnect).
+    await until(() => gated.sent.filter((d) => d === JSON.stringify({ type: 'ping' })).length >= 3, 10_000, 'three pings');
+    expect(listener.state).toBe('open');
+    expect(gated.sockets).toHaveLength(1);
+
+    sub.unsubscribe();
+    expect(gated.sent).toContain(JSON.stringify({ type: 'unsubscribe', channel: `events:${accountId}` }));
+    await new Promise((done) => setTimeout(done, 200));
+    sender.broadcast('events:{account_id}', { account_id: accountId }, JSON.stringify({ hello: 2 }));
+    await new Promise((done) => setTimeout(done, 500));
+    expect(got).toHaveLength(1);
+  });
+
+  it('replaces a connection whose pings go unanswered, and re-subscribes', async () => {
+    const { sdk, accountId } = await signedIn();
+    const gated = gatedWebSocket({ dropPings: true });
+    const realtime = sdk.realtime({ WebSocket: gated.WebSocket, pingIntervalMs: 150, pongTimeoutMs: 150, reconnect: { initialDelayMs: 20, maxDelayMs: 50 } });
+    clients.push(realtime);
+    let subscribed = 0;
+    realtime.subscribe('events:{account_id}', { account_id: accountId }, { onMessage: () => undefined, onSubscribed: () => subscribed++ });
+    await realtime.connect();
+    await until(() => subscribed >= 2, 10_000, 'a new connection after the dead one');
+    expect(gated.sockets.length).toBeGreaterThanOrEqual(2);
+    expect(gated.sockets[0]!.readyState).not.toBe(WebSocket.OPEN);
   });
 
   resumeIt('RESUME CONTRACT: replays the events emitted while the client was offline, in order, once', async () => {
