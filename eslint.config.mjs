@@ -6,7 +6,7 @@ import importPlugin from 'eslint-plugin-import';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['generated/**', 'node_modules/**', '.data/**', '.ci/**', 'coverage/**'] },
+  { ignores: ['generated/**', 'node_modules/**', '.data/**', '.ci/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**', 'sdk/node_modules/**'] },
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, ...tseslint.configs.recommended],

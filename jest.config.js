@@ -6,6 +6,8 @@ module.exports = {
   // The browser suite has its own run (jest.browser.config.js, `npm run test:browser`).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/browser/'],
   setupFiles: ['<rootDir>/test/setup-env.ts'],
+  // sdk/ is an ES module package whose relative imports end in .js; the tests load its .ts sources.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     // Type checking is `npm run typecheck`; tests only transpile, which keeps them fast.
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],

@@ -1,0 +1,198 @@
+/**
+ * The one fetch every REST and GraphQL call of the SDK goes through: it puts the credential where
+ * the spec says it travels, refreshes a session once on 401 (one refresh at a time: the service
+ * rotates refresh tokens and treats a replayed one as theft), and retries 429 and 503 a bounded
+ * number of times, waiting what Retry-After says.
+ *
+ * Owns: credentials and retries. Must not import anything Node-only: the browser entry uses it.
+ */
+import { apiBasePath, tokenQueryOperations } from './generated/rest-meta.js';
+
+/** An access and refresh JWT pair, as dev login, a sign-in exchange and a refresh answer them. */
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * Every kind of credential the service takes (spec/openapi.yaml, "Authentication").
+ * - `session`: a user session's access JWT, refreshed on 401 with its refresh JWT (through
+ *   `refresh` when given, else `POST /v1/auth/refresh`); `onTokens` sees each new pair to store.
+ * - `key`: an API key (personal, service, system or developer, `lm_…`) as a bearer.
+ * - `token`: a popout, overlay, shared overlay, extension or widget token; `transport: 'query'`
+ *   sends it as `?token=` on the operations whose spec declares that parameter (elsewhere, and by
+ *   default, as a bearer).
+ * - `popout-cookie`: a popout session held in the `svc-popout-token` cookie: a browser sends it
+ *   with `credentials: 'include'`; in Node pass `cookie` (the `svc-popout-token=…` pair).
+ */
+export type Credential =
+  | { kind: 'none' }
+  | {
+      kind: 'session';
+      accessToken: string;
+      refreshToken?: string;
+      refresh?: (current: SessionTokens) => Promise<SessionTokens>;
+      onTokens?: (tokens: SessionTokens) => void;
+    }
+  | { kind: 'key'; key: string }
+  | { kind: 'token'; token: string; transport?: 'header' | 'query' }
+  | { kind: 'popout-cookie'; cookie?: string };
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 2). */
+  retries?: number;
+  /** A Retry-After longer than this is not waited for: the answer goes to the caller (default 30 s). */
+  maxDelayMs?: number;
+  /** Wait when a retried answer names no Retry-After, doubled per retry (default 500 ms). */
+  baseDelayMs?: number;
+}
+
+export interface TransportOptions {
+  /** The service's origin, e.g. `https://api.example.com` (the API lives under `/v1`). */
+  baseUrl: string;
+  credential?: Credential;
+  retry?: RetryOptions;
+  /** The fetch to use (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+  /** Waits between retries (tests make it instant). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface Transport {
+  /** The API root: `${baseUrl}/v1`. */
+  readonly apiUrl: string;
+  fetch(input: Request): Promise<Response>;
+  credential(): Credential;
+  setCredential(credential: Credential): void;
+}
+
+const RETRIED = new Set([429, 503]);
+const sleeper = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Retry-After in milliseconds (seconds or an HTTP date), or null when absent or unreadable. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function templateMatcher(operations: readonly string[]): (method: string, path: string) => boolean {
+  const patterns = operations.map((op) => {
+    const [method, template] = op.split(' ') as [string, string];
+    const source = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+');
+    return { method, re: new RegExp(`^${source}$`) };
+  });
+  return (method, path) => patterns.some((p) => p.method === method && p.re.test(path));
+}
+const takesQueryToken = templateMatcher(tokenQueryOperations);
+
+export function createTransport(options: TransportOptions): Transport {
+  const apiUrl = `${options.baseUrl.replace(/\/+$/, '')}${apiBasePath}`;
+  const apiPath = new URL(apiUrl).pathname.replace(/\/+$/, '');
+  const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const sleep = options.sleep ?? sleeper;
+  const retries = options.retry?.retries ?? 2;
+  const maxDelayMs = options.retry?.maxDelayMs ?? 30_000;
+  const baseDelayMs = options.retry?.baseDelayMs ?? 500;
+  let credential: Credential = options.credential ?? { kind: 'none' };
+  let refreshing: Promise<boolean> | null = null;
+
+  function authorise(request: Request, body: ArrayBuffer | null): Request {
+    const headers = new Headers(request.headers);
+    let url = request.url;
+    let credentials: RequestInit['credentials'];
+    switch (credential.kind) {
+      case 'session':
+        headers.set('authorization', `Bearer ${credential.accessToken}`);
+        break;
+      case 'key':
+        headers.set('authorization', `Bearer ${credential.key}`);
+        break;
+      case 'token': {
+        const target = new URL(request.url);
+        const path = target.pathname.startsWith(apiPath) ? target.pathname.slice(apiPath.length) : target.pathname;
+        if (credential.transport === 'query' && takesQueryToken(request.method, path)) {
+          target.searchParams.set('token', credential.token);
+          url = target.toString();
+        } else {
+          headers.set('authorization', `Bearer ${credential.token}`);
+        }
+        break;
+      }
+      case 'popout-cookie':
+        if (credential.cookie) headers.set('cookie', credential.cookie);
+        credentials = 'include';
+        break;
+      case 'none':
+        break;
+    }
+    return new Request(url, { method: request.method, headers, body, redirect: request.redirect, signal: request.signal, ...(credentials ? { credentials } : {}) });
+  }
+
+  async function defaultRefresh(current: SessionTokens): Promise<SessionTokens> {
+    const response = await baseFetch(`${apiUrl}/auth/refresh`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ refresh_token: current.refreshToken }),
+    });
+    if (!response.ok) throw new Error(`refresh answered ${response.status}`);
+    const body = (await response.json()) as { data: { access_token: string; refresh_token: string } };
+    return { accessToken: body.data.access_token, refreshToken: body.data.refresh_token };
+  }
+
+  /** One refresh at a time; callers that saw the same stale token share it. True when a new token is in place. */
+  function refreshSession(staleToken: string): Promise<boolean> {
+    if (credential.kind !== 'session') return Promise.resolve(false);
+    if (credential.accessToken !== staleToken) return Promise.resolve(true);
+    if (refreshing) return refreshing;
+    const session = credential;
+    if (!session.refresh && !session.refreshToken) return Promise.resolve(false);
+    refreshing = (async () => {
+      try {
+        const tokens = await (session.refresh ?? defaultRefresh)({ accessToken: session.accessToken, refreshToken: session.refreshToken ?? '' });
+        if (credential === session) credential = { ...session, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken };
+        session.onTokens?.(tokens);
+        return true;
+      } catch {
+        return false;
+      } finally {
+        refreshing = null;
+      }
+    })();
+    return refreshing;
+  }
+
+  async function send(input: Request): Promise<Response> {
+    // Read once, sent as bytes on every attempt (a streamed body could be sent only once).
+    const body = input.body ? await input.arrayBuffer() : null;
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      const sentWith = credential;
+      const response = await baseFetch(authorise(input, body));
+      const isRefresh = new URL(input.url).pathname === `${apiPath}/auth/refresh`;
+      if (response.status === 401 && sentWith.kind === 'session' && !refreshed && !isRefresh) {
+        refreshed = true;
+        if (await refreshSession(sentWith.accessToken)) {
+          await response.body?.cancel();
+          attempt--;
+          continue;
+        }
+      }
+      if (!RETRIED.has(response.status) || attempt >= retries) return response;
+      const wait = retryAfterMs(response.headers.get('retry-after')) ?? baseDelayMs * 2 ** attempt;
+      if (wait > maxDelayMs) return response;
+      await response.body?.cancel();
+      await sleep(wait);
+    }
+  }
+
+  return {
+    apiUrl,
+    fetch: send,
+    credential: () => credential,
+    setCredential(next) {
+      credential = next;
+    },
+  };
+}
