@@ -250,13 +250,72 @@ describe('delivery that fails for a while', () => {
   });
 });
 
+describe('preferences decide', () => {
+  const notify = (userId: string, type: string) => t.app.modules.notifications.notify({ userId, type, data: { status: 'verified' } });
+  const inApp = async (user: LoggedIn, type: string) => ((await api(t, 'GET', '/notifications', { token: user.accessToken })).body.data as Json[]).filter((n) => n.type === type).length;
+  const queued = async (user: LoggedIn, type: string) => (await t.app.db.knex('mail_outbox').where({ user_id: user.userId, kind: type })).length;
+  const prefer = async (user: LoggedIn, type: string, channel: string) =>
+    expect((await api(t, 'PATCH', `/notifications/preferences/${type}`, { token: user.accessToken, body: { channel } })).status).toBe(200);
+
+  test('off writes nothing, in_app only the notification, email only the mail, in_app_email both; the default of a mailed type is both', async () => {
+    const type = 'developer_verification';
+    const cases: [string | null, number, number][] = [
+      [null, 1, 1],
+      ['off', 0, 0],
+      ['in_app', 1, 0],
+      ['email', 0, 1],
+      ['in_app_email', 1, 1],
+    ];
+    for (const [channel, notes, mails] of cases) {
+      const user = await devLogin(t, `pref-${channel ?? 'default'}-${randomUUID()}@example.test`);
+      if (channel) await prefer(user, type, channel);
+      await notify(user.userId, type);
+      expect({ channel, notes: await inApp(user, type), mails: await queued(user, type) }).toEqual({ channel, notes, mails });
+      if (mails) await waitFor(() => smtp.received.some(to(user.email)));
+      else expect(smtp.received.some(to(user.email))).toBe(false);
+    }
+  });
+
+  test('a type that is in-app by default sends no mail until the user asks for it', async () => {
+    const user = await devLogin(t, `pref-member-${randomUUID()}@example.test`);
+    await notify(user.userId, 'member_joined');
+    expect([await inApp(user, 'member_joined'), await queued(user, 'member_joined')]).toEqual([1, 0]);
+    await prefer(user, 'member_joined', 'in_app_email');
+    await notify(user.userId, 'member_joined');
+    expect([await inApp(user, 'member_joined'), await queued(user, 'member_joined')]).toEqual([2, 1]);
+  });
+
+  test('the locked invite cannot be turned off and is always delivered in-app and by mail', async () => {
+    const owner = await devLogin(t, `lock-owner-${randomUUID()}@example.test`);
+    const user = await devLogin(t, `lock-${randomUUID()}@example.test`);
+    const refused = await api(t, 'PATCH', '/notifications/preferences/invite', { token: user.accessToken, body: { channel: 'off' } });
+    expect(refused.status).toBe(400);
+    // Even a stored row (written past the API) does not change a locked type.
+    await t.app.db.knex('notification_preferences').insert({ user_id: user.userId, type: 'invite', channel: 'off' });
+    expect((await api(t, 'POST', '/account/invites', { token: owner.accessToken, body: { user_id: user.userId, role: 'moderator' } })).status).toBe(201);
+    expect([await inApp(user, 'invite'), await queued(user, 'invite')]).toEqual([1, 1]);
+    await waitFor(() => smtp.received.some(to(user.email)));
+  });
+
+  test('a decision the user chose to get by mail only: no in-app row, one mail', async () => {
+    const applicant = await devLogin(t, `pref-app-${randomUUID()}@example.test`);
+    await prefer(applicant, 'developer_application', 'email');
+    const body = { application_type: 'solo', display_name: 'Mail Only', slug: slug('mo'), description: 'x', motivation: 'y', what_to_build: 'z' };
+    const app = await api(t, 'POST', '/developer/application', { token: applicant.accessToken, body });
+    expect((await api(t, 'POST', `/admin/developer-applications/${(app.body.data as Json).id}/reject`, { token: operator.accessToken, body: { notes: 'No' } })).status).toBe(200);
+    expect(await inApp(applicant, 'developer_application')).toBe(0);
+    await waitFor(() => smtp.received.some(to(applicant.email)));
+    expect(smtp.received.filter(to(applicant.email))).toHaveLength(1);
+  });
+});
+
 describe('GET /v1/admin/mail/outbox', () => {
   test('needs the admin mail:read; anonymous is 401; a bad status is 400', async () => {
     const user = await devLogin(t);
     expect(await api(t, 'GET', '/admin/mail/outbox', { token: user.accessToken })).toMatchObject({ status: 403, body: { error: 'FORBIDDEN', message: 'Missing permission: mail:read' } });
     expect((await api(t, 'GET', '/admin/mail/outbox')).status).toBe(401);
     expect((await api(t, 'GET', '/admin/mail/outbox', { token: operator.accessToken, query: { status: 'lost' } })).status).toBe(400);
-    const catalogue = await api(t, 'GET', '/admin/admin-permissions', { token: operator.accessToken, query: { limit: '100', page: '1' } });
+    const catalogue = await api(t, 'GET', '/admin/admin-permissions', { token: operator.accessToken });
     expect((catalogue.body.data as Json[]).some((p) => p.permission === 'mail:read')).toBe(true);
   });
 });
