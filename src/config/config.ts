@@ -799,6 +799,10 @@ function mailProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[] {
     mail.smtp.pass = pass;
   }
   if (mail.retry.max_delay_ms < mail.retry.base_delay_ms) problems.push('mail.retry.max_delay_ms: must be at least mail.retry.base_delay_ms');
+  // A hold shorter than one try's worst case would let another node send the message again.
+  if (mail.smtp.connection_timeout_ms + mail.smtp.socket_timeout_ms >= mail.retry.lease_ms) {
+    problems.push('mail.retry.lease_ms: must exceed mail.smtp.connection_timeout_ms + mail.smtp.socket_timeout_ms');
+  }
   return problems;
 }
 

@@ -33,7 +33,6 @@ type Template = (data: Readonly<Record<string, unknown>>) => Draft;
 
 /** A header value on one line: line breaks and other control characters become one space. */
 export function singleLine(value: string, max = 200): string {
-  // eslint-disable-next-line no-control-regex
   const flat = value.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
