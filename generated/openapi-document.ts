@@ -8593,6 +8593,183 @@ export const openapiDocument = {
         ]
       }
     },
+    "/admin/mail/outbox": {
+      "get": {
+        "operationId": "adminMailOutbox",
+        "tags": [
+          "admin"
+        ],
+        "summary": "The mail outbox, newest first; by default the messages not delivered yet and those given up (REST only).",
+        "description": "Every message (invites, developer application and verification decisions, limit-request\ndecisions, reconnect notices) is written to the outbox with the change that causes it and\nsent by a worker with bounded, jittered exponential backoff (README \"Mail\"). `status`\n`pending` waits for its first or next try (`next_attempt_at`), `sending` is held by a node\nright now, `sent` went out (`message_id` is the transport's), `failed` ran out of tries or\nwas refused for good; `last_error` is the transport's last answer. Without `status` the\nlist holds `pending`, `sending` and `failed`. Sent messages are kept for\n`mail.retry.keep_sent_days`. Gate: the admin `mail:read`.\n",
+        "x-permission": "mail:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "pending",
+                "sending",
+                "sent",
+                "failed"
+              ]
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of outbox messages.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "id",
+                          "kind",
+                          "user_id",
+                          "to",
+                          "subject",
+                          "status",
+                          "attempts",
+                          "max_attempts",
+                          "next_attempt_at",
+                          "last_error",
+                          "message_id",
+                          "created_at",
+                          "updated_at",
+                          "sent_at"
+                        ],
+                        "properties": {
+                          "id": {
+                            "type": "string",
+                            "format": "uuid"
+                          },
+                          "kind": {
+                            "type": "string",
+                            "description": "The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`."
+                          },
+                          "user_id": {
+                            "type": "string",
+                            "format": "uuid",
+                            "nullable": true,
+                            "description": "The recipient's user (null for an address without an account)."
+                          },
+                          "to": {
+                            "type": "string",
+                            "description": "The recipient's address."
+                          },
+                          "subject": {
+                            "type": "string"
+                          },
+                          "status": {
+                            "type": "string",
+                            "enum": [
+                              "pending",
+                              "sending",
+                              "sent",
+                              "failed"
+                            ]
+                          },
+                          "attempts": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "Tries made so far."
+                          },
+                          "max_attempts": {
+                            "type": "integer",
+                            "minimum": 1
+                          },
+                          "next_attempt_at": {
+                            "type": "string",
+                            "format": "date-time"
+                          },
+                          "last_error": {
+                            "type": "string",
+                            "nullable": true
+                          },
+                          "message_id": {
+                            "type": "string",
+                            "nullable": true
+                          },
+                          "created_at": {
+                            "type": "string",
+                            "format": "date-time"
+                          },
+                          "updated_at": {
+                            "type": "string",
+                            "format": "date-time"
+                          },
+                          "sent_at": {
+                            "type": "string",
+                            "format": "date-time",
+                            "nullable": true
+                          }
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/plans": {
       "post": {
         "operationId": "adminCreatePlan",

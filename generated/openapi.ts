@@ -928,6 +928,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/mail/outbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mail outbox, newest first; by default the messages not delivered yet and those given up (REST only).
+         * @description Every message (invites, developer application and verification decisions, limit-request
+         *     decisions, reconnect notices) is written to the outbox with the change that causes it and
+         *     sent by a worker with bounded, jittered exponential backoff (README "Mail"). `status`
+         *     `pending` waits for its first or next try (`next_attempt_at`), `sending` is held by a node
+         *     right now, `sent` went out (`message_id` is the transport's), `failed` ran out of tries or
+         *     was refused for good; `last_error` is the transport's last answer. Without `status` the
+         *     list holds `pending`, `sending` and `failed`. Sent messages are kept for
+         *     `mail.retry.keep_sent_days`. Gate: the admin `mail:read`.
+         */
+        get: operations["adminMailOutbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/plans": {
         parameters: {
             query?: never;
@@ -9150,6 +9177,81 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminMailOutbox: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                status?: "pending" | "sending" | "sent" | "failed";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of outbox messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: {
+                            /** @description Tries made so far. */
+                            attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`. */
+                            kind: string;
+                            last_error: string | null;
+                            max_attempts: number;
+                            message_id: string | null;
+                            /** Format: date-time */
+                            next_attempt_at: string;
+                            /** Format: date-time */
+                            sent_at: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "sending" | "sent" | "failed";
+                            subject: string;
+                            /** @description The recipient's address. */
+                            to: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /**
+                             * Format: uuid
+                             * @description The recipient's user (null for an address without an account).
+                             */
+                            user_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -37,6 +37,7 @@ export type OperationId =
   | 'adminDeveloperVerifications'
   | 'adminLimitRequestEvents'
   | 'adminLimitRequests'
+  | 'adminMailOutbox'
   | 'adminRecordConnection'
   | 'adminRecordLoginConnection'
   | 'adminRecordShopConnection'
@@ -343,6 +344,8 @@ export interface RestHandlers<Context> {
   adminLimitRequestEvents(request: RestRequest<'adminLimitRequestEvents'>, context: Context): Promise<RestResponse<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests */
   adminLimitRequests(request: RestRequest<'adminLimitRequests'>, context: Context): Promise<RestResponse<'adminLimitRequests'>>;
+  /** GET /v1/admin/mail/outbox */
+  adminMailOutbox(request: RestRequest<'adminMailOutbox'>, context: Context): Promise<RestResponse<'adminMailOutbox'>>;
   /** PUT /v1/admin/accounts/{id}/connections/{platform} */
   adminRecordConnection(request: RestRequest<'adminRecordConnection'>, context: Context): Promise<RestResponse<'adminRecordConnection'>>;
   /** POST /v1/admin/users/{id}/login-connections */
@@ -812,6 +815,7 @@ export interface DomainResults {
   adminDeveloperVerifications: { 200: Camelize<Wire<'adminDeveloperVerifications', 200>> };
   adminLimitRequestEvents: { 200: Camelize<DataOf<Wire<'adminLimitRequestEvents', 200>>> };
   adminLimitRequests: { 200: Camelize<DataOf<Wire<'adminLimitRequests', 200>>> };
+  adminMailOutbox: { 200: Page<Camelize<ItemOf<Wire<'adminMailOutbox', 200>>>> };
   adminRecordConnection: { 200: Camelize<DataOf<Wire<'adminRecordConnection', 200>>> };
   adminRecordLoginConnection: { 200: Camelize<DataOf<Wire<'adminRecordLoginConnection', 200>>> };
   adminRecordShopConnection: { 200: Camelize<DataOf<Wire<'adminRecordShopConnection', 200>>> };
@@ -1057,6 +1061,7 @@ export interface DefaultStatus {
   adminDeveloperVerifications: 200;
   adminLimitRequestEvents: 200;
   adminLimitRequests: 200;
+  adminMailOutbox: 200;
   adminRecordConnection: 200;
   adminRecordLoginConnection: 200;
   adminRecordShopConnection: 200;
@@ -1340,6 +1345,8 @@ export interface RestOperations<Context> {
   adminLimitRequestEvents(request: DomainRequest<'adminLimitRequestEvents'>, context: Context): Promise<DomainResult<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests (data) */
   adminLimitRequests(request: DomainRequest<'adminLimitRequests'>, context: Context): Promise<DomainResult<'adminLimitRequests'>>;
+  /** GET /v1/admin/mail/outbox (collection) */
+  adminMailOutbox(request: DomainRequest<'adminMailOutbox'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminMailOutbox'>>;
   /** PUT /v1/admin/accounts/{id}/connections/{platform} (single) */
   adminRecordConnection(request: DomainRequest<'adminRecordConnection'>, context: Context): Promise<DomainResult<'adminRecordConnection'>>;
   /** POST /v1/admin/users/{id}/login-connections (single) */
@@ -2861,6 +2868,47 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminMailOutbox",
+    "method": "get",
+    "path": "/v1/admin/mail/outbox",
+    "expressPath": "/v1/admin/mail/outbox",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "mail:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200
   },
   {
@@ -9867,7 +9915,7 @@ export const routes: readonly RouteSpec[] = [
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'chatHistory' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
+export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'chatHistory' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -9893,6 +9941,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "maxPage": 2147483647
   },
   "adminDeveloperVerifications": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminMailOutbox": {
     "defaultLimit": 25,
     "minLimit": 1,
     "maxLimit": 100,

@@ -43,6 +43,7 @@ import { extensionsModule } from './modules/extensions';
 import { featuresModule } from './modules/features';
 import { GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features/service';
 import { ideasModule } from './modules/ideas';
+import { mailModule } from './modules/mail';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
 import { plansModule } from './modules/plans';
@@ -65,6 +66,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
   return [
     featuresModule,
     auditModule,
+    mailModule,
     notificationsModule,
     accountsModule,
     adminModule,
@@ -267,6 +269,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       wsChannels: () => apis.realtime.stats().channels,
       pools: () => ({ relational: db.pool(), ...(config.timeseries_url ? { timeseries: timeseries.pool() } : {}) }),
       jobs: () => jobs.stats(),
+      mail: () => apis.mail.counts(),
     },
   });
 

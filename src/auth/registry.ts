@@ -264,6 +264,8 @@ const adminOnlyPermissions = [
   'crawler:scope-read', 'crawler:scope-edit', 'crawler:watchlist-read', 'crawler:watchlist-create', 'crawler:watchlist-delete',
   // Issue 31: GET /v1/admin/workers (which node holds which platform ingest channel).
   'workers:read',
+  // Issue 32: GET /v1/admin/mail/outbox (pending and failed mail with its last error).
+  'mail:read',
 ];
 
 /** The admin entry gate, auto-included in every admin role. */

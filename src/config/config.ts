@@ -190,6 +190,38 @@ export interface Config {
    * most `heartbeat_bound_ms` old. Otherwise the database answers (fail closed).
    */
   bus: { heartbeat_ms: number; heartbeat_bound_ms: number };
+  /**
+   * Outgoing mail (src/modules/mail, README "Mail"): `transport` `smtp` (nodemailer) or `log` (a
+   * log line per message, the development default; production refuses it unless
+   * `allow_log_transport`). `from` is the sender; `link_base` the dashboard origin links point at.
+   * `smtp.pass_env` names an environment variable holding the password (read here, once).
+   * `retry`: tries per message, exponential backoff with jitter between `base_delay_ms` and
+   * `max_delay_ms`, how often a node looks for due retries (`sweep_seconds`), how long a node
+   * holds a message it is sending before another may retry it (`lease_ms`), and how many days
+   * sent messages stay visible.
+   */
+  mail: {
+    transport: 'smtp' | 'log';
+    from: string;
+    allow_log_transport: boolean;
+    link_base: string;
+    smtp: {
+      host: string | null;
+      port: number;
+      secure: boolean;
+      require_tls: boolean;
+      ignore_tls: boolean;
+      reject_unauthorized: boolean;
+      user: string | null;
+      pass: string | null;
+      pass_env: string | null;
+      pool: boolean;
+      max_connections: number;
+      connection_timeout_ms: number;
+      socket_timeout_ms: number;
+    };
+    retry: { max_attempts: number; base_delay_ms: number; max_delay_ms: number; sweep_seconds: number; lease_ms: number; keep_sent_days: number };
+  };
 }
 
 const DEV_JWT_SECRET = 'development-only-secret-change-me-0123456789';
@@ -261,6 +293,28 @@ const defaults = (env: Env): Omit<Config, 'version'> => ({
   http: { trust_proxy: 'loopback', validate_responses: env === 'test', shutdown_grace_ms: 10_000, cors_origins: [], max_header_bytes: 65_536 },
   security_txt: { contact: 'mailto:security@example.com', expires: null },
   bus: { heartbeat_ms: 1000, heartbeat_bound_ms: 2000 },
+  mail: {
+    transport: 'log',
+    from: 'Creator Backend <no-reply@localhost>',
+    allow_log_transport: false,
+    link_base: 'http://localhost:8080',
+    smtp: {
+      host: null,
+      port: 587,
+      secure: false,
+      require_tls: false,
+      ignore_tls: false,
+      reject_unauthorized: true,
+      user: null,
+      pass: null,
+      pass_env: null,
+      pool: true,
+      max_connections: 2,
+      connection_timeout_ms: 10_000,
+      socket_timeout_ms: 30_000,
+    },
+    retry: { max_attempts: 8, base_delay_ms: 30_000, max_delay_ms: 3_600_000, sweep_seconds: 15, lease_ms: 120_000, keep_sent_days: 7 },
+  },
 });
 
 const nullableString = { type: ['string', 'null'] };
@@ -506,6 +560,47 @@ const schema = {
         heartbeat_bound_ms: { type: 'integer', minimum: 100, maximum: 300_000 },
       },
     },
+    mail: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        transport: { enum: ['smtp', 'log'] },
+        from: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*$' },
+        allow_log_transport: { type: 'boolean' },
+        link_base: { type: 'string', pattern: '^https?://[^\\s]+$' },
+        smtp: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            host: { type: ['string', 'null'], minLength: 1 },
+            port: { type: 'integer', minimum: 1, maximum: 65535 },
+            secure: { type: 'boolean' },
+            require_tls: { type: 'boolean' },
+            ignore_tls: { type: 'boolean' },
+            reject_unauthorized: { type: 'boolean' },
+            user: nullableString,
+            pass: nullableString,
+            pass_env: { type: ['string', 'null'], minLength: 1 },
+            pool: { type: 'boolean' },
+            max_connections: { type: 'integer', minimum: 1, maximum: 50 },
+            connection_timeout_ms: { type: 'integer', minimum: 100, maximum: 300_000 },
+            socket_timeout_ms: { type: 'integer', minimum: 100, maximum: 600_000 },
+          },
+        },
+        retry: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            max_attempts: { type: 'integer', minimum: 1, maximum: 100 },
+            base_delay_ms: { type: 'integer', minimum: 10, maximum: 86_400_000 },
+            max_delay_ms: { type: 'integer', minimum: 10, maximum: 86_400_000 },
+            sweep_seconds: { type: 'integer', minimum: 1, maximum: 3600 },
+            lease_ms: { type: 'integer', minimum: 1000, maximum: 3_600_000 },
+            keep_sent_days: { type: 'integer', minimum: 0, maximum: 3650 },
+          },
+        },
+      },
+    },
   },
 } as const;
 
@@ -608,6 +703,7 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   }
   if (config.bus && config.bus.heartbeat_bound_ms <= config.bus.heartbeat_ms) problems.push('bus.heartbeat_bound_ms: must be greater than bus.heartbeat_ms');
   problems.push(...signInProblems(config, processEnv));
+  problems.push(...mailProblems(config, processEnv));
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 
   const fromFile = config.auth.system_keys as (Partial<SystemKeyConfig> & { label: string; key?: string; permissions: string[] })[];
@@ -681,6 +777,31 @@ function signInProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[]
   }
   if (config.env === 'production' && config.secrets.encryption_keys.length === 0) {
     problems.push('secrets.encryption_keys: at least one key is required in production (provider tokens are encrypted at rest)');
+  }
+  return problems;
+}
+
+/**
+ * Mail: production sends real mail unless told otherwise in so many words, SMTP needs a host,
+ * and a password named by environment variable is read here (replacing `pass`).
+ */
+function mailProblems(config: Config, processEnv: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const mail = config.mail;
+  if (!isObject(mail) || !isObject(mail.smtp) || !isObject(mail.retry)) return problems;
+  if (config.env === 'production' && mail.transport === 'log' && !mail.allow_log_transport) {
+    problems.push('mail.transport: `log` sends no mail; production needs `smtp` (or mail.allow_log_transport: true to accept that)');
+  }
+  if (mail.transport === 'smtp' && !mail.smtp.host) problems.push('mail.smtp.host: required when mail.transport is smtp');
+  if (mail.smtp.pass_env) {
+    const pass = processEnv[mail.smtp.pass_env] ?? '';
+    if (!pass) problems.push(`mail.smtp.pass_env: environment variable ${mail.smtp.pass_env} is not set`);
+    mail.smtp.pass = pass;
+  }
+  if (mail.retry.max_delay_ms < mail.retry.base_delay_ms) problems.push('mail.retry.max_delay_ms: must be at least mail.retry.base_delay_ms');
+  // A hold shorter than one try's worst case would let another node send the message again.
+  if (mail.smtp.connection_timeout_ms + mail.smtp.socket_timeout_ms >= mail.retry.lease_ms) {
+    problems.push('mail.retry.lease_ms: must exceed mail.smtp.connection_timeout_ms + mail.smtp.socket_timeout_ms');
   }
   return problems;
 }

@@ -3,7 +3,7 @@
  * main.ts, never on the public port. Aggregate gauges only; every series carries `service` and
  * `env` labels.
  */
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { JobStats } from './jobs/types';
 import { keptBudget, keptBytes } from './kept';
 
@@ -17,6 +17,8 @@ export interface MetricsSources {
   pools(): Record<string, { connections: number; idle: number }>;
   /** Queue figures of every job kind (src/infra/jobs). */
   jobs?(): Promise<JobStats[]>;
+  /** Mail delivered, retries scheduled and mail given up by this node (src/modules/mail). */
+  mail?(): { sent: number; retried: number; failed: number };
 }
 
 export interface Metrics {
@@ -117,6 +119,22 @@ export function createMetrics(options: { service: string; env: string; sources: 
   jobGauge('svc_jobs_running', 'Jobs running now, per job kind.', (s) => s.running);
   jobGauge('svc_jobs_failed', 'Jobs that failed out of retries, per job kind.', (s) => s.failed);
   jobGauge('svc_jobs_dead_lettered', 'Jobs in the dead-letter queue, per job kind.', (s) => s.deadLettered);
+  // Mail: the mail module counts; each scrape carries its running totals into the counters.
+  const mailCounter = (name: string, help: string, value: (c: { sent: number; retried: number; failed: number }) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        const counts = sources.mail?.();
+        if (!counts) return;
+        this.reset();
+        this.inc(value(counts));
+      },
+    });
+  mailCounter('svc_mail_sent_total', 'Mail messages the transport accepted, on this node.', (c) => c.sent);
+  mailCounter('svc_mail_retried_total', 'Mail tries that failed and were scheduled again, on this node.', (c) => c.retried);
+  mailCounter('svc_mail_failed_total', 'Mail messages given up (out of tries or refused for good), on this node.', (c) => c.failed);
   jobGauge('svc_jobs_oldest_queued_seconds', 'Age of the oldest job ready to run, per job kind (0: none waits).', (s) => s.oldestQueuedSeconds);
   return { registry, render: () => registry.metrics() };
 }

@@ -73,7 +73,7 @@ describe('loadConfig', () => {
   });
 
   test('graphql limits: defaults, introspection off in production unless set, bounds checked', () => {
-    const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+    const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
     expect(loadConfig({ env: {} }).graphql).toEqual({ playground: true, introspection: true, max_depth: 12, max_aliases: 30, max_directives: 50, max_tokens: 5000, max_cost: 5000 });
     expect(loadConfig({ env: {}, overrides: production }).graphql.introspection).toBe(false);
     expect(loadConfig({ env: {}, overrides: { ...production, graphql: { introspection: true } } }).graphql.introspection).toBe(true);
@@ -89,13 +89,13 @@ describe('loadConfig', () => {
   test('production refuses the development JWT secret and dev login', () => {
     expect(() => loadConfig({ env: {}, overrides: { env: 'production' } })).toThrow(/auth\.jwt_secret/);
     expect(() => loadConfig({ env: {}, overrides: { env: 'production', auth: { jwt_secret: 'x'.repeat(40), dev_login: true } } })).toThrow(/auth\.dev_login/);
-    const ok = loadConfig({ env: {}, overrides: { env: 'production', auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } } });
+    const ok = loadConfig({ env: {}, overrides: { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } } });
     expect(ok.auth.dev_login).toBe(false);
     expect(ok.graphql.playground).toBe(false);
   });
 
   test('the listener binds 127.0.0.1 outside production and 0.0.0.0 in production; `host` overrides both', () => {
-    const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+    const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
     expect(loadConfig({ env: {} }).host).toBe('127.0.0.1');
     expect(loadConfig({ env: {}, overrides: { env: 'test' } }).host).toBe('127.0.0.1');
     expect(loadConfig({ env: {}, overrides: production }).host).toBe('0.0.0.0');

@@ -7,7 +7,7 @@ import { createSecretBox, loadSecretBox } from '../../src/auth/secrets';
 import { loadConfig, type ConfigError } from '../../src/config/config';
 
 const key = () => randomBytes(32).toString('base64');
-const production = { env: 'production', auth: { jwt_secret: 'x'.repeat(40) } };
+const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) } };
 const problems = (overrides: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => {
   try {
     loadConfig({ env, overrides });

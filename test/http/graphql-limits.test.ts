@@ -265,7 +265,7 @@ describe('introspection and suggestions outside production', () => {
   });
 });
 
-const production = { env: 'production', log: { level: 'silent' }, auth: { jwt_secret: 'p'.repeat(40), dev_login: false }, rate_limits: { enabled: false }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+const production = { env: 'production', mail: { allow_log_transport: true }, log: { level: 'silent' }, auth: { jwt_secret: 'p'.repeat(40), dev_login: false }, rate_limits: { enabled: false }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
 
 describe('production', () => {
   const t = useTestApp(production);

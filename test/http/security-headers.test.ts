@@ -103,7 +103,7 @@ describe('security headers (development and test)', () => {
 describe('security headers in production', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ env: 'production', auth: { jwt_secret: 'p'.repeat(48) }, log: { level: 'silent' }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } });
+    t = await startTestApp({ env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'p'.repeat(48) }, log: { level: 'silent' }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } });
   });
   afterAll(async () => {
     await t?.stop();

@@ -8,7 +8,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defaultTeamRoles, teamPermissions } from '../../src/auth/registry';
-import { createRecordingMailer } from '../../src/modules/developer/mail';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type ApiResult, type LoggedIn } from '../helpers/users';
 
@@ -78,11 +77,15 @@ const operatorEmail = `operator-${randomUUID()}@example.test`;
 
 describe('developer portal', () => {
   const t = useTestApp({ rate_limits: { enabled: false }, auth: { bootstrap_admins: [operatorEmail] } });
-  const mailer = createRecordingMailer();
   let operator: LoggedIn;
 
+  /** The mail queued so far (the outbox of src/modules/mail), oldest first. */
+  async function outbox(): Promise<{ to: string; topic: string; subject: string; text: string }[]> {
+    const rows = await t.app.db.knex('mail_outbox').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('to_address', 'kind', 'subject', 'text_body');
+    return rows.map((r) => ({ to: r.to_address, topic: r.kind, subject: r.subject, text: r.text_body }));
+  }
+
   beforeAll(async () => {
-    t.app.modules.developer.useMailer(mailer);
     operator = await devLogin(t, operatorEmail);
   });
 
@@ -209,7 +212,7 @@ describe('developer portal', () => {
 
       expectRestError(await api(t, 'POST', `/admin/developer-applications/${app.id}/reject`, { token: operator.accessToken, body: { notes: '  ' } }), 400, invalid('Review notes are required'));
       expectRestError(await api(t, 'POST', `/admin/developer-applications/${app.id}/reject`, { token: operator.accessToken, body: {} }), 400, invalid('Review notes are required'));
-      const sentBefore = mailer.sent.length;
+      const sentBefore = (await outbox()).length;
       const rejected = await api(t, 'POST', `/admin/developer-applications/${app.id}/reject`, { token: operator.accessToken, body: { notes: 'Tell us more.' } });
       expect(rejected.status).toBe(200);
       expect(rejected.body).toEqual({ success: true, new_status: 'rejected' });
@@ -218,7 +221,7 @@ describe('developer portal', () => {
       // In-app and e-mail notification of the rejection.
       const notes = (await api(t, 'GET', '/notifications', { token: user.accessToken })).body.data as Record<string, any>[];
       expect(notes.find((n) => n.type === 'developer_application')).toMatchObject({ data: { applicationId: app.id, status: 'rejected', notes: 'Tell us more.' } });
-      expect(mailer.sent.slice(sentBefore)).toEqual([expect.objectContaining({ to: user.email, topic: 'developer_application', text: expect.stringContaining('Tell us more.') })]);
+      expect((await outbox()).slice(sentBefore)).toEqual([expect.objectContaining({ to: user.email, topic: 'developer_application', text: expect.stringContaining('Tell us more.') })]);
       // A rejected applicant may apply again; rejected is listed under its status.
       const again = await submit(user);
       expect(again.status).toBe('pending');
@@ -231,7 +234,7 @@ describe('developer portal', () => {
       const user = await devLogin(t);
       expect((await gql(t.url, Q.me, {}, bearer(user.accessToken))).body.data!.me).toMatchObject({ isDeveloper: false });
       const app = await submit(user, { github_url: 'https://github.com/solo' });
-      const sentBefore = mailer.sent.length;
+      const sentBefore = (await outbox()).length;
       const approved = await api(t, 'POST', `/admin/developer-applications/${app.id}/approve`, { token: operator.accessToken, body: { notes: 'Welcome' } });
       expect(approved.status).toBe(200);
       expect(approved.body).toEqual({ success: true, new_status: 'approved' });
@@ -245,7 +248,7 @@ describe('developer portal', () => {
       expect((await gql(t.url, Q.me, {}, bearer(user.accessToken))).body.data!.me).toMatchObject({ isDeveloper: true });
       const notes = (await api(t, 'GET', '/notifications', { token: user.accessToken })).body.data as Record<string, any>[];
       expect(notes.find((n) => n.type === 'developer_application')).toMatchObject({ data: { applicationId: app.id, status: 'approved', developerId: profile!.id } });
-      expect(mailer.sent.slice(sentBefore)).toEqual([expect.objectContaining({ to: user.email, topic: 'developer_application', subject: 'Your developer application was approved' })]);
+      expect((await outbox()).slice(sentBefore)).toEqual([expect.objectContaining({ to: user.email, topic: 'developer_application', subject: 'Your developer application was approved' })]);
       expect(await auditOf('system:developer_application_approved')).toEqual(expect.arrayContaining([expect.objectContaining({ user_id: user.userId, actor_id: operator.userId })]));
 
       expectRestError(await api(t, 'POST', '/developer/application', { token: user.accessToken, body: applicationBody() }), 409, conflict('You already have a developer profile'));
@@ -338,12 +341,12 @@ describe('developer portal', () => {
       expect((await api(t, 'GET', `/admin/developer-verifications/${record.id}`, { token: operator.accessToken })).body.data).toMatchObject({ id: record.id, city: 'Hamburg' });
       expectRestError(await api(t, 'GET', `/admin/developer-verifications/${randomUUID()}`, { token: operator.accessToken }), 404, { error: 'NOT_FOUND', message: 'Developer verification not found' });
       expectRestError(await api(t, 'POST', `/admin/developer-verifications/${record.id}/reject`, { token: operator.accessToken, body: {} }), 400, invalid('Review notes are required'));
-      const sentBefore = mailer.sent.length;
+      const sentBefore = (await outbox()).length;
       expect((await api(t, 'POST', `/admin/developer-verifications/${record.id}/reject`, { token: operator.accessToken, body: { notes: 'Blurry document' } })).body).toEqual({
         success: true,
         new_status: 'rejected',
       });
-      expect(mailer.sent.slice(sentBefore)).toEqual([expect.objectContaining({ to: dev.email, topic: 'developer_verification' })]);
+      expect((await outbox()).slice(sentBefore)).toEqual([expect.objectContaining({ to: dev.email, topic: 'developer_verification' })]);
       expect((await api(t, 'GET', '/developer/verification', { token: dev.accessToken })).body.data).toMatchObject({ status: 'rejected', review_notes: 'Blurry document', reviewed_by: operator.userId });
       expectRestError(await api(t, 'POST', `/admin/developer-verifications/${record.id}/approve`, { token: operator.accessToken }), 409, conflict('Developer verification is not pending'));
 

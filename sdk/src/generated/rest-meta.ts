@@ -68,6 +68,7 @@ export const tokenQueryOperations: readonly string[] = [
   "GET /admin/developers/{id}/limit-requests",
   "GET /admin/limit-requests",
   "GET /admin/limit-requests/{id}/events",
+  "GET /admin/mail/outbox",
   "GET /admin/system-key-permissions",
   "GET /admin/system-keys",
   "GET /admin/users/{id}/setting-presets",

@@ -8,14 +8,12 @@
  */
 import { defineModule } from '../contract';
 import { createDeveloperResolvers } from './graphql';
-import { createLogMailer, type Mailer } from './mail';
 import { developerMigrations } from './migrations';
 import { createDeveloperRepo } from './repo';
 import { createDeveloperRest } from './rest';
 import { createDeveloperService, type DeveloperProfile, type Team, type TeamMemberSummary } from './service';
 
 export type { DeveloperProfile, Team, TeamMemberSummary } from './service';
-export type { Mailer, MailMessage } from './mail';
 
 export interface DeveloperApi {
   /** The developer profile of a user (approved developer), or null. */
@@ -30,8 +28,6 @@ export interface DeveloperApi {
   hasTeamPermission(teamId: string, userId: string, permission: string): Promise<boolean>;
   /** Teams the user belongs to. */
   teamsOfUser(userId: string): Promise<Team[]>;
-  /** Swaps the e-mail transport of the portal's decisions (tests pass `createRecordingMailer()`). */
-  useMailer(mailer: Mailer): void;
 }
 
 declare module '../contract' {
@@ -54,7 +50,6 @@ export const developerModule = defineModule({
       audit: use('audit'),
       notifications: use('notifications'),
       apikeys: use('apikeys'),
-      mailer: createLogMailer(log),
     });
     use('accounts').provideDeveloperStatus(service.isDeveloper);
     const api: DeveloperApi = {
@@ -66,7 +61,6 @@ export const developerModule = defineModule({
       teamMembers: service.teamMembers,
       hasTeamPermission: service.hasTeamPermission,
       teamsOfUser: service.teamsOfUser,
-      useMailer: service.useMailer,
     };
     return { api, rest: createDeveloperRest(service), resolvers: createDeveloperResolvers(service) };
   },

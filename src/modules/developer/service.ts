@@ -7,7 +7,7 @@
  * permissions are data-dependent, so they are checked here, against the member's team role,
  * cached per team and user in the shared cache and dropped on every role or member change.
  * Must not check declared gates (the bindings do). Multi-row changes run in one transaction with
- * their audit row and in-app notification; e-mails go out after the commit.
+ * their audit row and notification (in-app and mail, through `notifications.notify`).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -23,7 +23,6 @@ import type { PageRequest } from '../../paging';
 import type { OwnedKeyFields } from '../apikeys/service';
 import type { ModuleApis } from '../contract';
 import { developerMessages as M } from './errors';
-import type { Mailer, MailMessage } from './mail';
 import type {
   ApplicationListRow,
   ApplicationRow,
@@ -425,24 +424,10 @@ export interface DeveloperDeps {
   audit: Pick<ModuleApis['audit'], 'record'>;
   notifications: Pick<ModuleApis['notifications'], 'notify'>;
   apikeys: Pick<ModuleApis['apikeys'], 'validateKeyScopes' | 'keyLabel' | 'keyExpiry' | 'retireKey'>;
-  mailer: Mailer;
 }
 
 export function createDeveloperService(deps: DeveloperDeps) {
   const { knex, repo, cache, audit, notifications, apikeys, store } = deps;
-  let mailer = deps.mailer;
-
-  // ------------------------------------------------------------------ mail (after the commit)
-  async function mail(userId: string, message: Omit<MailMessage, 'to'>): Promise<void> {
-    try {
-      const contact = await repo.userContact(userId);
-      if (!contact?.email) return;
-      await mailer.send({ ...message, to: contact.email });
-    } catch (error) {
-      // The decision is committed; a mail transport failure must not undo or fail it.
-      deps.log.warn({ err: error, topic: message.topic }, 'developer mail not sent');
-    }
-  }
 
   // ------------------------------------------------------------------ team access (cached)
   async function teamAccess(teamId: string, userId: string): Promise<TeamAccess | null> {
@@ -568,10 +553,6 @@ export function createDeveloperService(deps: DeveloperDeps) {
     async isDeveloper(userId: string): Promise<boolean> {
       return (await repo.profileOfUser(userId)) !== undefined;
     },
-    /** Swaps the e-mail transport (tests use the recording double of ./mail). */
-    useMailer(next: Mailer): void {
-      mailer = next;
-    },
 
     // ================================================================== applications
     async myDeveloperApplication(ctx: AuthContext): Promise<DeveloperApplication> {
@@ -633,9 +614,8 @@ export function createDeveloperService(deps: DeveloperDeps) {
      */
     async adminApproveDeveloperApplication(ctx: AuthContext, id: string, notes?: string | null): Promise<ReviewResult> {
       const note = reviewNotes(notes, false);
-      let approved: ApplicationRow;
       try {
-        approved = await knex.transaction(async (trx) => {
+        await knex.transaction(async (trx) => {
           const app = await repo.applicationById(id, trx, true);
           if (!app) throw AppError.notFound(M.applicationNotFound);
           if (app.status !== 'pending') throw new AppError('CONFLICT', M.applicationNotPending);
@@ -655,7 +635,12 @@ export function createDeveloperService(deps: DeveloperDeps) {
           const team = app.application_type === 'team' ? await createTeamRows(trx, { name: app.display_name, slug: app.slug, ...details }, app.user_id) : null;
           await repo.reviewApplication(trx, app.id, { status: 'approved', review_notes: note, reviewed_by: ctx.userId });
           await notifications.notify(
-            { userId: app.user_id, type: 'developer_application', data: { applicationId: app.id, status: 'approved', developerId: profile.id, teamId: team?.id ?? null } },
+            {
+              userId: app.user_id,
+              type: 'developer_application',
+              data: { applicationId: app.id, status: 'approved', developerId: profile.id, teamId: team?.id ?? null },
+              mail: { displayName: app.display_name, slug: app.slug, notes: note },
+            },
             trx,
           );
           await audit.record(
@@ -674,29 +659,22 @@ export function createDeveloperService(deps: DeveloperDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', M.slugTaken);
         throw error;
       }
-      await mail(approved.user_id, {
-        topic: 'developer_application',
-        subject: 'Your developer application was approved',
-        text: `Your developer application for "${approved.display_name}" (${approved.slug}) was approved. Welcome to the developer portal.${note ? `\n\nNotes: ${note}` : ''}`,
-      });
       return { success: true, newStatus: 'approved' };
     },
 
     async adminRejectDeveloperApplication(ctx: AuthContext, id: string, notes?: string | null): Promise<ReviewResult> {
       const note = reviewNotes(notes, true)!;
-      const rejected = await knex.transaction(async (trx) => {
+      await knex.transaction(async (trx) => {
         const app = await repo.applicationById(id, trx, true);
         if (!app) throw AppError.notFound(M.applicationNotFound);
         if (app.status !== 'pending') throw new AppError('CONFLICT', M.applicationNotPending);
         await repo.reviewApplication(trx, app.id, { status: 'rejected', review_notes: note, reviewed_by: ctx.userId });
-        await notifications.notify({ userId: app.user_id, type: 'developer_application', data: { applicationId: app.id, status: 'rejected', notes: note } }, trx);
+        await notifications.notify(
+          { userId: app.user_id, type: 'developer_application', data: { applicationId: app.id, status: 'rejected', notes: note }, mail: { displayName: app.display_name, slug: app.slug } },
+          trx,
+        );
         await audit.record({ scope: 'system', type: 'system:developer_application_rejected', userId: app.user_id, actorId: ctx.userId, metadata: { application_id: app.id } }, trx);
         return app;
-      });
-      await mail(rejected.user_id, {
-        topic: 'developer_application',
-        subject: 'Your developer application was not approved',
-        text: `Your developer application for "${rejected.display_name}" (${rejected.slug}) was not approved.\n\nNotes: ${note}`,
       });
       return { success: true, newStatus: 'rejected' };
     },
@@ -766,14 +744,14 @@ export function createDeveloperService(deps: DeveloperDeps) {
 
     async adminReviewDeveloperVerification(ctx: AuthContext, id: string, verdict: 'verified' | 'rejected', notes?: string | null): Promise<ReviewResult> {
       const note = reviewNotes(notes, verdict === 'rejected');
-      const userId = await knex.transaction(async (trx) => {
+      await knex.transaction(async (trx) => {
         const row = await repo.verificationById(id, trx, true);
         if (!row) throw AppError.notFound(M.verificationNotFound);
         if (row.status !== 'pending') throw new AppError('CONFLICT', M.verificationNotPending);
         const profile = (await trx('developer_profiles').where({ id: row.developer_id }).first('user_id')) as { user_id: string };
         await repo.reviewVerification(trx, id, { status: verdict, review_notes: note, reviewed_by: ctx.userId });
         await notifications.notify(
-          { userId: profile.user_id, type: 'developer_verification', data: { verificationId: id, status: verdict, ...(verdict === 'rejected' ? { notes: note } : {}) } },
+          { userId: profile.user_id, type: 'developer_verification', data: { verificationId: id, status: verdict, ...(verdict === 'rejected' ? { notes: note } : {}) }, mail: { notes: note } },
           trx,
         );
         await audit.record(
@@ -788,12 +766,6 @@ export function createDeveloperService(deps: DeveloperDeps) {
         );
         return profile.user_id;
       });
-      await mail(
-        userId,
-        verdict === 'verified'
-          ? { topic: 'developer_verification', subject: 'Your developer verification is approved', text: 'Your developer verification was approved.' }
-          : { topic: 'developer_verification', subject: 'Your developer verification needs changes', text: `Your developer verification was not approved. You can correct it and submit it again.\n\nNotes: ${note}` },
-      );
       return { success: true, newStatus: verdict };
     },
 

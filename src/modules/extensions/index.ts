@@ -42,7 +42,7 @@ export const extensionsModule = defineModule({
   name: 'extensions',
   migrations: extensionMigrations,
   build: ({ db, log, use }) => {
-    const service = createExtensionsService({ repo: createExtensionsRepo(db.knex), knex: db.knex, developer: use('developer'), sounds: use('sounds'), log });
+    const service = createExtensionsService({ repo: createExtensionsRepo(db.knex), knex: db.knex, developer: use('developer'), sounds: use('sounds'), log, notifications: use('notifications') });
     const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => service.refundPurchase(externalId) };
     return {
       api,

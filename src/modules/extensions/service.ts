@@ -16,6 +16,7 @@ import type { Camelize } from '../../http/mapping';
 import { fromJson, isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
+import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
 import { extensionMessages as m } from './errors';
@@ -211,7 +212,7 @@ function triggersOf(manifest: Manifest, config: InstallConfig): { commands: Feed
   };
 }
 
-export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex; developer: DeveloperApi; sounds: SoundsApi; log: Logger }) {
+export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex; developer: DeveloperApi; sounds: SoundsApi; log: Logger; notifications: Pick<ModuleApis['notifications'], 'notify'> }) {
   const { repo, knex, developer, sounds, log } = deps;
   const notFound = () => AppError.notFound(m.extensionNotFound);
 
@@ -309,6 +310,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     id: string,
     allowed: LimitRequestRow['status'][],
     apply: (row: LimitRequestRow, trx: Knex.Transaction) => { patch: Record<string, unknown>; event: LimitRequestEvent['eventType']; details: Record<string, unknown> },
+    also?: (row: LimitRequestRow, trx: Knex.Transaction) => Promise<void>,
   ): Promise<{ before: LimitRequestRow; after: LimitRequest }> {
     const before = await knex.transaction(async (trx) => {
       const row = await repo.limitRequestById(id, trx, true);
@@ -317,6 +319,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       if (!allowed.includes(row.status)) throw new AppError('CONFLICT', m.requestClosed(row.status));
       await repo.updateLimitRequest(id, outcome.patch, trx);
       await repo.insertLimitEvent({ id: randomUUID(), request_id: id, event_type: outcome.event, actor_id: auth.userId, details: outcome.details }, trx);
+      await also?.(row, trx);
       return row;
     });
     return { before, after: toLimitRequest((await repo.limitRequestById(id))!) };
@@ -527,13 +530,22 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     async review(auth: AuthContext, id: string, input: { action: 'approve' | 'reject'; notes?: string | null }): Promise<LimitRequest> {
       const notes = input.notes?.trim() ? input.notes.trim() : null;
       let limits: RequestedLimits = {};
+      // The requester hears of the decision (in-app and mail, as their preferences say) in the
+      // decision's own transaction; an approval only once its limits are on (below).
+      const tell = async (row: LimitRequestRow, status: 'approved' | 'rejected', trx: Knex.Transaction) => {
+        if (!row.requested_by) return;
+        await deps.notifications.notify(
+          { userId: row.requested_by, type: 'limit_request', data: { limitRequestId: row.id, extensionId: row.extension_id, status, notes }, mail: { extensionName: row.extension_name } },
+          trx,
+        );
+      };
       const { before, after } = await moveRequest(auth, id, ['open', 'in_review'], (row, trx) => {
         if (input.action === 'reject' && !notes) throw AppError.validation(m.notesRequired, { fields: [{ field: 'notes', message: m.notesRequired }] });
         const reviewed = { review_notes: notes, reviewed_by: auth.userId, reviewed_at: trx.fn.now() };
         if (input.action === 'reject') return { patch: { status: 'rejected', ...reviewed }, event: 'rejected', details: { notes } };
         limits = fromJson<RequestedLimits>(row.requested_limits, {});
         return { patch: { status: 'approved', ...reviewed }, event: 'approved', details: { limits: limitsDetails(limits), notes } };
-      });
+      }, input.action === 'reject' ? (row, trx) => tell(row, 'rejected', trx) : undefined);
       if (input.action === 'approve') {
         // The sounds module writes through its own connection, so the limits go on after the
         // commit; should that fail, the approval is undone and the request is open as before.
@@ -547,6 +559,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
           });
           throw error;
         }
+        await knex.transaction((trx) => tell(before, 'approved', trx));
       }
       return after;
     },

@@ -1,4 +1,4 @@
-/** The notifications module; other modules deliver through `notify` and register actions with `onAction`. */
+/** The notifications module; other modules deliver through `notify` (which reads preferences and queues mail) and register actions with `onAction`. */
 import { defineModule } from '../contract';
 import { createNotificationsResolvers } from './graphql';
 import { notificationMigrations } from './migrations';
@@ -15,8 +15,8 @@ declare module '../contract' {
 export const notificationsModule = defineModule({
   name: 'notifications',
   migrations: notificationMigrations,
-  build: ({ db }) => {
-    const service = createNotificationsService({ repo: createNotificationsRepo(db.knex), knex: db.knex });
+  build: ({ db, use }) => {
+    const service = createNotificationsService({ repo: createNotificationsRepo(db.knex), knex: db.knex, mail: use('mail') });
     return { api: service, rest: createNotificationsRest(service), resolvers: createNotificationsResolvers(service) };
   },
 });

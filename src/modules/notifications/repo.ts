@@ -46,6 +46,11 @@ export function createNotificationsRepo(knex: Knex) {
     preferences(userId: string): Promise<{ type: string; channel: string }[]> {
       return knex('notification_preferences').where({ user_id: userId }).select('type', 'channel');
     },
+    /** notifications.preference: the user's chosen channel for one type (undefined: the default) */
+    async preference(userId: string, type: string, db: Knex | Knex.Transaction = knex): Promise<string | undefined> {
+      const row = await db('notification_preferences').where({ user_id: userId, type }).first('channel');
+      return row?.channel as string | undefined;
+    },
     /** notifications.setPreference */
     async setPreference(userId: string, type: string, channel: string): Promise<void> {
       await knex('notification_preferences')

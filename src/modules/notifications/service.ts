@@ -1,6 +1,9 @@
 /**
  * In-app notifications (Part 2, "Notifications"): delivery to a user, the list, actions, and
- * per-type delivery preferences. Actions belong to the module that owns the notification's
+ * per-type delivery preferences. `notify` is the one door every notification goes through: it
+ * reads the user's channel for the type (locked types always use their own) and writes the in-app
+ * row (`in_app`, `in_app_email`), queues mail through the mail module's outbox (`email`,
+ * `in_app_email`), or nothing (`off`), all in the caller's transaction. Actions belong to the module that owns the notification's
  * subject (invites: accounts) and register here with `onAction`; the handler runs inside the
  * same transaction that records the notification's new status.
  */
@@ -24,9 +27,29 @@ export const NOTIFICATION_TYPES: readonly { type: string; channel: Channel; lock
   { type: 'developer_application', channel: 'in_app_email', locked: false },
   { type: 'developer_verification', channel: 'in_app_email', locked: false },
   { type: 'extension_review', channel: 'in_app_email', locked: false },
-  { type: 'limit_request', channel: 'in_app', locked: false },
+  { type: 'limit_request', channel: 'in_app_email', locked: false },
   { type: 'payout', channel: 'in_app_email', locked: false },
+  { type: 'connection_reconnect_required', channel: 'in_app_email', locked: false },
 ];
+
+/** A type missing from the list is delivered in-app only. */
+const UNLISTED: { channel: Channel; locked: boolean } = { channel: 'in_app', locked: false };
+
+const wantsInApp = (channel: Channel): boolean => channel === 'in_app' || channel === 'in_app_email';
+const wantsEmail = (channel: Channel): boolean => channel === 'email' || channel === 'in_app_email';
+
+/** What a notification may ask of the mail module (src/modules/mail). */
+export interface NotificationMailer {
+  queueForUser(userId: string, kind: string, data: Readonly<Record<string, unknown>>, db?: Knex | Knex.Transaction): Promise<string | null>;
+}
+
+export interface NotifyInput {
+  userId: string;
+  type: string;
+  data: Record<string, unknown>;
+  /** Extra values for the e-mail's template only (names the in-app data refers to by id). */
+  mail?: Record<string, unknown>;
+}
 
 
 export interface Notification {
@@ -55,8 +78,8 @@ const toNotification = (r: NotificationRow): Notification => ({
   readAt: isoTime(r.read_at),
 });
 
-export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex }) {
-  const { repo, knex } = deps;
+export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex; mail: NotificationMailer }) {
+  const { repo, knex, mail } = deps;
   const actions = new Map<string, { handler: ActionHandler; status: NotificationRow['status'] }>();
 
   return {
@@ -65,10 +88,19 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
       actions.set(`${type}:${action}`, { handler, status });
     },
 
-    /** Delivers a notification; pass the transaction of the change that caused it. */
-    async notify(input: { userId: string; type: string; data: Record<string, unknown> }, db?: Knex.Transaction): Promise<string> {
-      const id = randomUUID();
-      await repo.insert({ id, user_id: input.userId, type: input.type, data: input.data }, db);
+    /**
+     * Delivers a notification as the user's preference for its type says; pass the transaction of
+     * the change that caused it. Resolves with the in-app notification's id (null when none was written).
+     */
+    async notify(input: NotifyInput, db?: Knex.Transaction): Promise<string | null> {
+      const known = NOTIFICATION_TYPES.find((t) => t.type === input.type) ?? UNLISTED;
+      const channel = known.locked ? known.channel : (((await repo.preference(input.userId, input.type, db)) as Channel | undefined) ?? known.channel);
+      let id: string | null = null;
+      if (wantsInApp(channel)) {
+        id = randomUUID();
+        await repo.insert({ id, user_id: input.userId, type: input.type, data: input.data }, db);
+      }
+      if (wantsEmail(channel)) await mail.queueForUser(input.userId, input.type, { ...input.data, ...input.mail }, db);
       return id;
     },
 

@@ -36,6 +36,7 @@ beforeAll(async () => {
     env: {},
     overrides: {
       env: 'production',
+      mail: { allow_log_transport: true },
       port,
       host: '127.0.0.1',
       log: { level: 'silent' },

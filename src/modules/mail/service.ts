@@ -1,0 +1,195 @@
+/**
+ * Mail delivery through an outbox. `queue` renders a message (./templates.ts) and writes its
+ * outbox row in the caller's transaction, with a `mail.deliver` job in the same transaction (the
+ * job system, docs/adr/005-background-jobs.md), so a message exists exactly when the change that
+ * causes it does. `deliverDue` is the worker: it claims due rows (FOR UPDATE SKIP LOCKED, then a
+ * committed `sending` hold, so two nodes never send one row), sends each through the transport,
+ * and marks it sent with the transport's message id, or due again after a bounded exponential
+ * backoff with jitter, or failed once out of tries (a 5xx refusal is final at once). A node that
+ * dies mid-send leaves its hold to expire, and the row is tried again. The periodic
+ * `mail.retry-sweep` picks up retries and expired holds on whichever node takes its slot. Owns
+ * `mail_outbox`; reads a recipient's address from `users`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Config } from '../../config/config';
+import { isoTime } from '../../infra/db/database';
+import type { Jobs } from '../../infra/jobs';
+import type { Logger } from '../../infra/logger';
+import { pageOf, type Page, type PageRequest } from '../../paging';
+import type { MailRepo, OutboxRow, OutboxStatus } from './repo';
+import { renderMail, singleLine } from './templates';
+import type { MailTransport } from './transport';
+
+export const DELIVER_JOB = 'mail.deliver';
+export const SWEEP_JOB = 'mail.retry-sweep';
+/** Rows one claim takes; they are sent at once (the pool bounds the connections). */
+const CLAIM_BATCH = 10;
+
+export interface MailRecipient {
+  address: string;
+  name: string | null;
+  /** The recipient's user, when there is one. */
+  userId?: string | null;
+}
+
+export interface OutboxItem {
+  id: string;
+  kind: string;
+  userId: string | null;
+  to: string;
+  subject: string;
+  status: OutboxStatus;
+  attempts: number;
+  maxAttempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  messageId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+}
+
+export interface MailCounts {
+  sent: number;
+  retried: number;
+  failed: number;
+}
+
+export interface MailDeps {
+  repo: MailRepo;
+  jobs: Jobs;
+  log: Logger;
+  config: Readonly<Config['mail']>;
+  transport: MailTransport;
+  nodeId: string;
+}
+
+const isTransaction = (db: Knex | Knex.Transaction | undefined): db is Knex.Transaction => Boolean(db && 'commit' in db && typeof db.commit === 'function');
+
+/** Exponential backoff from the try just made, bounded, with jitter (a random half to whole of it). */
+export function retryDelayMs(attempts: number, retry: Readonly<Config['mail']['retry']>, random = Math.random): number {
+  const bounded = Math.min(retry.max_delay_ms, retry.base_delay_ms * 2 ** Math.max(0, attempts - 1));
+  return Math.round(bounded * (0.5 + random() / 2));
+}
+
+/** An SMTP reply in the 5xx range refuses the message for good; anything else may pass later. */
+const isPermanent = (error: unknown): boolean => {
+  const code = (error as { responseCode?: number })?.responseCode;
+  return typeof code === 'number' && code >= 500 && code < 600;
+};
+
+const describe = (error: unknown): string => {
+  const e = error as { code?: string; responseCode?: number; message?: string };
+  return singleLine([e?.code, e?.responseCode, e?.message ?? String(error)].filter((part) => part !== undefined && part !== '').join(' '), 1000);
+};
+
+const toItem = (r: OutboxRow): OutboxItem => ({
+  id: r.id,
+  kind: r.kind,
+  userId: r.user_id,
+  to: r.to_address,
+  subject: r.subject,
+  status: r.status,
+  attempts: r.attempts,
+  maxAttempts: r.max_attempts,
+  nextAttemptAt: isoTime(r.next_attempt_at),
+  lastError: r.last_error,
+  messageId: r.message_id,
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
+  sentAt: isoTime(r.sent_at),
+});
+
+export function createMailService(deps: MailDeps) {
+  const { repo, jobs, log, config, transport, nodeId } = deps;
+  const linkBase = config.link_base.replace(/\/+$/, '');
+  const from = singleLine(config.from, 320);
+  const counts: MailCounts = { sent: 0, retried: 0, failed: 0 };
+
+  async function deliver(row: OutboxRow): Promise<void> {
+    try {
+      const { messageId } = await transport.send({
+        from,
+        to: { address: row.to_address, name: row.to_name },
+        subject: row.subject,
+        text: row.text_body,
+        html: row.html_body,
+        kind: row.kind,
+      });
+      if (await repo.markSent(row, nodeId, messageId)) counts.sent += 1;
+    } catch (error) {
+      const reason = describe(error);
+      if (isPermanent(error) || row.attempts >= row.max_attempts) {
+        if (await repo.markFailed(row, nodeId, reason)) counts.failed += 1;
+        log.warn({ mail_id: row.id, kind: row.kind, attempts: row.attempts, error: reason }, 'mail not delivered: given up');
+        return;
+      }
+      const delay = retryDelayMs(row.attempts, config.retry);
+      if (await repo.markRetry(row, nodeId, delay, reason)) counts.retried += 1;
+      log.info({ mail_id: row.id, kind: row.kind, attempts: row.attempts, retry_in_ms: delay, error: reason }, 'mail not delivered yet: will retry');
+    }
+  }
+
+  const service = {
+    /**
+     * Queues one message: rendered now, written in `db` (the transaction of the change that
+     * causes it), delivered by the worker once that transaction commits.
+     */
+    async queue(kind: string, to: MailRecipient, data: Readonly<Record<string, unknown>>, db?: Knex | Knex.Transaction): Promise<string> {
+      const name = to.name ? singleLine(to.name, 200) : null;
+      const rendered = renderMail(kind, { name, data, linkBase });
+      const id = randomUUID();
+      await repo.insert(
+        { id, kind, user_id: to.userId ?? null, to_address: singleLine(to.address, 320), to_name: name, subject: rendered.subject, text_body: rendered.text, html_body: rendered.html, max_attempts: config.retry.max_attempts },
+        db,
+      );
+      await jobs.enqueue(DELIVER_JOB, {}, isTransaction(db) ? { trx: db } : {});
+      return id;
+    },
+
+    /** Queues a message to a user's address (null when the user has none: nothing to send). */
+    async queueForUser(userId: string, kind: string, data: Readonly<Record<string, unknown>>, db?: Knex | Knex.Transaction): Promise<string | null> {
+      const contact = await repo.contact(userId, db);
+      if (!contact?.email) return null;
+      return service.queue(kind, { address: contact.email, name: contact.display_name, userId }, data, db);
+    },
+
+    /** One worker pass: claims and sends due rows until none is left; resolves with how many were handled. */
+    async deliverDue(): Promise<number> {
+      let handled = 0;
+      for (;;) {
+        const rows = await repo.claim(nodeId, CLAIM_BATCH, config.retry.lease_ms);
+        if (rows.length === 0) return handled;
+        await Promise.all(rows.map(deliver));
+        handled += rows.length;
+      }
+    },
+
+    /** The periodic pass: holds whose node died without tries left fail, due rows go, old sent rows go. */
+    async sweep(): Promise<void> {
+      const abandoned = await repo.abandonExpired();
+      if (abandoned > 0) {
+        counts.failed += abandoned;
+        log.warn({ count: abandoned }, 'mail given up: the node sending it stopped during its last try');
+      }
+      await service.deliverDue();
+      await repo.pruneSent(config.retry.keep_sent_days);
+    },
+
+    /** GET /v1/admin/mail/outbox: newest first; by default what is not sent yet and what failed. */
+    async outbox(status: OutboxStatus | undefined, request: PageRequest): Promise<Page<OutboxItem>> {
+      const statuses: OutboxStatus[] = status ? [status] : ['pending', 'sending', 'failed'];
+      const { rows, total } = await repo.page(statuses, request.limit, request.offset);
+      return pageOf(rows.map(toItem), total, request);
+    },
+
+    /** Messages sent, retries scheduled and messages given up by this node since it started (metrics). */
+    counts(): MailCounts {
+      return { ...counts };
+    },
+  };
+  return service;
+}
+
+export type MailService = ReturnType<typeof createMailService>;
