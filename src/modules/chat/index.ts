@@ -57,6 +57,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         adapters,
         retentionWindowsSql: events.retention.windowsSql,
         grantToken: use('signin').grantToken,
+        accountGrantToken: use('signin').accountGrantToken,
         async userNames(userIds) {
           const names = await accounts.names({ users: userIds, accounts: [], roles: [] });
           return new Map(names.map((n) => [n.id, n.display_name]));
