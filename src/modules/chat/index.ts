@@ -73,6 +73,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
             reconnectMs: platforms.platform_a.reconnect_ms,
             connected: () => repo.accountsConnectedTo('platform_a'),
             pipeline: service,
+            events,
             log,
           }),
         );

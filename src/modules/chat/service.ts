@@ -458,8 +458,11 @@ export function createChatService(deps: ChatServiceDeps) {
       if (stored) await publishAll(accountId, [messageWire(toChatMessage(stored))]);
     },
 
-    /** Appends to the moderation log (once per platform action id), soft-deletes on `delete`, then broadcasts. */
-    async recordModeration(input: ModerationIngest): Promise<void> {
+    /**
+     * Appends to the moderation log (once per platform action id), soft-deletes on `delete`, then
+     * broadcasts. True when it was recorded now, false for a redelivery (nothing broadcast).
+     */
+    async recordModeration(input: ModerationIngest): Promise<boolean> {
       if (typeof input.accountId !== 'string' || !UUID_RE.test(input.accountId)) throw AppError.validation(chatMessages.invalidIngest('accountId'));
       const platform = checkPlatform(input.platform);
       if (!['ban', 'unban', 'timeout', 'delete', 'clear'].includes(input.action)) throw AppError.validation(chatMessages.invalidIngest('action'));
@@ -489,6 +492,7 @@ export function createChatService(deps: ChatServiceDeps) {
         return { row, deleted };
       });
       if (result) await publishAll(accountId, moderationBroadcasts(result.row, result.deleted));
+      return Boolean(result);
     },
 
     /** The platform's treatment of a chatter (platform_a's suspicious-user states): stored on the profile and broadcast. */
