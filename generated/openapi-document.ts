@@ -10087,7 +10087,7 @@ export const openapiDocument = {
           "connections"
         ],
         "summary": "Connect the active account's channel or bot on a platform through its OAuth provider (browser redirect).",
-        "description": "The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)\nwith the provider configured under the platform's slug for this purpose (`purposes`\nholding `channel` or `bot`). The provider's callback stores the grant (sealed) on the\naccount that was active here, and sends the browser to `redirect_uri` with\n`#connected=<platform>&type=<type>`. A platform with no such provider is 404.\n",
+        "description": "The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)\nwith the provider configured under the platform's slug for this purpose (`purposes`\nholding `channel` or `bot`). The provider's callback stores the grant (sealed) on the\naccount that was active here, and sends the browser to `redirect_uri` with\n`#connected=<platform>&type=<type>`. A platform with no such provider is 404. This GET\nneeds the `Authorization: Bearer` header, which a browser navigation cannot send: a\ndashboard uses `POST /v1/connections/{platform}/connect` instead. For `type=bot` the\nprovider is asked for a fresh login (`prompt=login`): a bot is another identity than\nthe creator's, whose session at the provider would otherwise be reused.\n",
         "x-auth": "first-party",
         "x-permission": "connections:create",
         "parameters": [
@@ -10139,6 +10139,133 @@ export const openapiDocument = {
         "responses": {
           "302": {
             "$ref": "#/components/responses/ProviderRedirect"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "502": {
+            "$ref": "#/components/responses/ProviderUnavailable"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "startPlatformConnect",
+        "tags": [
+          "connections"
+        ],
+        "summary": "Start connecting the active account's channel or bot on a platform from a dashboard (JSON, no redirect).",
+        "description": "The dashboard's form of `GET /v1/connections/{platform}/connect`: a browser navigation\ncannot carry the `Authorization: Bearer` header that proves who connects, so the\ndashboard calls this with its session (`fetch` with `credentials: 'include'` when the\nAPI is on another origin of `http.cors_origins`), then sends the browser to\n`authorization_url`. The answer sets the same `svc-signin` flow cookie (httpOnly,\n`SameSite=Lax`, Path `/v1/`, 10 minutes) for the API's origin; the provider's callback\nthen stores the grant on the account that was active here and sends the browser to\n`redirect_uri#connected=<platform>&type=<type>` (or `#error=<code>`), exactly as the GET\ndoes. No credential of the service ever travels in a URL. The dashboard and the API\nmust be same-site (e.g. `dash.example.com` and `api.example.com`), since browsers keep\nno `SameSite=Lax` cookie set by a cross-site request. Same errors as the GET: a\n`redirect_uri` outside `auth.redirect_allow_list` is 400 `redirect_uri is not allowed`,\na platform with no provider configured for this purpose is 404, a provider that cannot\nbe reached is 502 PROVIDER_UNAVAILABLE.\n",
+        "x-auth": "first-party",
+        "x-permission": "connections:create",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c",
+                "music_platform"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "type",
+                  "redirect_uri"
+                ],
+                "properties": {
+                  "type": {
+                    "type": "string",
+                    "enum": [
+                      "channel",
+                      "bot"
+                    ]
+                  },
+                  "redirect_uri": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 2000
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "Where to send the browser; the flow cookie is set.",
+            "headers": {
+              "Set-Cookie": {
+                "description": "The `svc-signin` flow cookie.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "authorization_url"
+                      ],
+                      "properties": {
+                        "authorization_url": {
+                          "type": "string",
+                          "description": "The provider's authorization URL (state, PKCE challenge and, for OpenID Connect, nonce in its query)."
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"

@@ -1795,11 +1795,32 @@ export interface paths {
          *     with the provider configured under the platform's slug for this purpose (`purposes`
          *     holding `channel` or `bot`). The provider's callback stores the grant (sealed) on the
          *     account that was active here, and sends the browser to `redirect_uri` with
-         *     `#connected=<platform>&type=<type>`. A platform with no such provider is 404.
+         *     `#connected=<platform>&type=<type>`. A platform with no such provider is 404. This GET
+         *     needs the `Authorization: Bearer` header, which a browser navigation cannot send: a
+         *     dashboard uses `POST /v1/connections/{platform}/connect` instead. For `type=bot` the
+         *     provider is asked for a fresh login (`prompt=login`): a bot is another identity than
+         *     the creator's, whose session at the provider would otherwise be reused.
          */
         get: operations["connectPlatform"];
         put?: never;
-        post?: never;
+        /**
+         * Start connecting the active account's channel or bot on a platform from a dashboard (JSON, no redirect).
+         * @description The dashboard's form of `GET /v1/connections/{platform}/connect`: a browser navigation
+         *     cannot carry the `Authorization: Bearer` header that proves who connects, so the
+         *     dashboard calls this with its session (`fetch` with `credentials: 'include'` when the
+         *     API is on another origin of `http.cors_origins`), then sends the browser to
+         *     `authorization_url`. The answer sets the same `svc-signin` flow cookie (httpOnly,
+         *     `SameSite=Lax`, Path `/v1/`, 10 minutes) for the API's origin; the provider's callback
+         *     then stores the grant on the account that was active here and sends the browser to
+         *     `redirect_uri#connected=<platform>&type=<type>` (or `#error=<code>`), exactly as the GET
+         *     does. No credential of the service ever travels in a URL. The dashboard and the API
+         *     must be same-site (e.g. `dash.example.com` and `api.example.com`), since browsers keep
+         *     no `SameSite=Lax` cookie set by a cross-site request. Same errors as the GET: a
+         *     `redirect_uri` outside `auth.redirect_allow_list` is 400 `redirect_uri is not allowed`,
+         *     a platform with no provider configured for this purpose is 404, a provider that cannot
+         *     be reached is 502 PROVIDER_UNAVAILABLE.
+         */
+        post: operations["startPlatformConnect"];
         delete?: never;
         options?: never;
         head?: never;
@@ -10826,6 +10847,60 @@ export interface operations {
         requestBody?: never;
         responses: {
             302: components["responses"]["ProviderRedirect"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            502: components["responses"]["ProviderUnavailable"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startPlatformConnect: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redirect_uri: string;
+                    /** @enum {string} */
+                    type: "channel" | "bot";
+                };
+            };
+        };
+        responses: {
+            /** @description Where to send the browser; the flow cookie is set. */
+            200: {
+                headers: {
+                    /** @description The `svc-signin` flow cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The provider's authorization URL (state, PKCE challenge and, for OpenID Connect, nonce in its query). */
+                            authorization_url: string;
+                        };
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

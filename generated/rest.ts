@@ -215,6 +215,7 @@ export type OperationId =
   | 'sounds'
   | 'startLimitRequestReview'
   | 'startLogin'
+  | 'startPlatformConnect'
   | 'stopSound'
   | 'streamSound'
   | 'submitDeveloperApplication'
@@ -700,6 +701,8 @@ export interface RestHandlers<Context> {
   startLimitRequestReview(request: RestRequest<'startLimitRequestReview'>, context: Context): Promise<RestResponse<'startLimitRequestReview'>>;
   /** GET /v1/auth/login/{provider} */
   startLogin(request: RestRequest<'startLogin'>, context: Context): Promise<RestResponse<'startLogin'>>;
+  /** POST /v1/connections/{platform}/connect */
+  startPlatformConnect(request: RestRequest<'startPlatformConnect'>, context: Context): Promise<RestResponse<'startPlatformConnect'>>;
   /** POST /v1/sounds/{id}/stop */
   stopSound(request: RestRequest<'stopSound'>, context: Context): Promise<RestResponse<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream */
@@ -993,6 +996,7 @@ export interface DomainResults {
   sounds: { 200: Camelize<DataOf<Wire<'sounds', 200>>> };
   startLimitRequestReview: { 200: Camelize<DataOf<Wire<'startLimitRequestReview', 200>>> };
   startLogin: { 302: Camelize<Wire<'startLogin', 302>> };
+  startPlatformConnect: { 200: Camelize<DataOf<Wire<'startPlatformConnect', 200>>> };
   stopSound: { 200: Camelize<Wire<'stopSound', 200>> };
   streamSound: { 200: Wire<'streamSound', 200>; 206: Wire<'streamSound', 206>; 416: Wire<'streamSound', 416> };
   submitDeveloperApplication: { 201: Camelize<DataOf<Wire<'submitDeveloperApplication', 201>>> };
@@ -1239,6 +1243,7 @@ export interface DefaultStatus {
   sounds: 200;
   startLimitRequestReview: 200;
   startLogin: 302;
+  startPlatformConnect: 200;
   stopSound: 200;
   streamSound: 200;
   submitDeveloperApplication: 201;
@@ -1701,6 +1706,8 @@ export interface RestOperations<Context> {
   startLimitRequestReview(request: DomainRequest<'startLimitRequestReview'>, context: Context): Promise<DomainResult<'startLimitRequestReview'>>;
   /** GET /v1/auth/login/{provider} (bare) */
   startLogin(request: DomainRequest<'startLogin'>, context: Context): Promise<DomainResult<'startLogin'>>;
+  /** POST /v1/connections/{platform}/connect (data) */
+  startPlatformConnect(request: DomainRequest<'startPlatformConnect'>, context: Context): Promise<DomainResult<'startPlatformConnect'>>;
   /** POST /v1/sounds/{id}/stop (bare) */
   stopSound(request: DomainRequest<'stopSound'>, context: Context): Promise<DomainResult<'stopSound'>>;
   /** GET /v1/sounds/{id}/stream (raw) */
@@ -8758,6 +8765,43 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 302
+  },
+  {
+    "operationId": "startPlatformConnect",
+    "method": "post",
+    "path": "/v1/connections/{platform}/connect",
+    "expressPath": "/v1/connections/:platform/connect",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "connections:create"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "502": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
   },
   {
     "operationId": "stopSound",

@@ -18,6 +18,8 @@ export interface RecordedRequest {
   path: string;
   query: Record<string, string>;
   body: Record<string, unknown> | null;
+  /** The request's `Authorization` header (the acting grant's `Bearer` token), null without one. */
+  authorization: string | null;
 }
 
 export interface FakeLiveChatItem {
@@ -106,7 +108,7 @@ export async function startFakePlatform(options: { replay?: boolean } = {}): Pro
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://fake');
       const [platform = '', ...rest] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
-      const record: RecordedRequest = { platform, method: req.method ?? 'GET', path: `/${rest.join('/')}`, query: Object.fromEntries(url.searchParams), body: await readBody(req) };
+      const record: RecordedRequest = { platform, method: req.method ?? 'GET', path: `/${rest.join('/')}`, query: Object.fromEntries(url.searchParams), body: await readBody(req), authorization: req.headers.authorization ?? null };
       requests.push(record);
       const [a, b, c] = rest;
       if (req.method === 'POST' && a === 'channels' && b && c === 'chat' && rest[3] === 'messages') {

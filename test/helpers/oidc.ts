@@ -35,7 +35,8 @@ export interface TestProvider {
   stop(): Promise<void>;
 }
 
-export async function startTestProvider(): Promise<TestProvider> {
+/** `accessTokenTtl`: the provider's access token lifetime in seconds (default one hour); short ones exercise refresh. */
+export async function startTestProvider(options: { accessTokenTtl?: number } = {}): Promise<TestProvider> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   let isDown = false;
   const server: Server = createServer((req, res) => {
@@ -68,7 +69,7 @@ export async function startTestProvider(): Promise<TestProvider> {
         features: { devInteractions: { enabled: true }, revocation: { enabled: true } },
         pkce: { required: () => true, methods: ['S256'] },
         issueRefreshToken: async () => true,
-        ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 3600, Session: 3600, Grant: 3600 },
+        ttl: { AccessToken: options.accessTokenTtl ?? 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 3600, Session: 3600, Grant: 3600 },
         async findAccount(_ctx, id) {
           return { accountId: id, claims: async () => ({ sub: id, email: `${id}@example.test`, email_verified: true, name: `User ${id}` }) };
         },
@@ -128,14 +129,21 @@ export class Browser {
     return jar;
   }
 
-  async request(url: string, init: { method?: string; body?: URLSearchParams; headers?: Record<string, string> } = {}): Promise<Response> {
+  /** One request with this browser's cookies for the URL's origin; `json` sends a JSON body (a page's `fetch`). */
+  async request(url: string, init: { method?: string; body?: URLSearchParams; json?: unknown; headers?: Record<string, string> } = {}): Promise<Response> {
     const origin = new URL(url).origin;
     const cookie = [...this.cookies(origin)].map(([k, v]) => `${k}=${v}`).join('; ');
     const res = await fetch(url, {
       method: init.method ?? 'GET',
       redirect: 'manual',
-      headers: { ...(cookie ? { cookie } : {}), ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), 'user-agent': 'test-browser', ...init.headers },
-      ...(init.body ? { body: init.body.toString() } : {}),
+      headers: {
+        ...(cookie ? { cookie } : {}),
+        ...(init.body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...(init.json !== undefined ? { 'content-type': 'application/json' } : {}),
+        'user-agent': 'test-browser',
+        ...init.headers,
+      },
+      ...(init.body ? { body: init.body.toString() } : init.json !== undefined ? { body: JSON.stringify(init.json) } : {}),
     });
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';');
@@ -164,7 +172,9 @@ export class Browser {
         continue;
       }
       const html = res.status === 200 && (res.headers.get('content-type') ?? '').includes('text/html') ? await res.text() : null;
-      const form = html && /<form[^>]*action="([^"]+)"[^>]*method="post"/i.exec(html);
+      // A POST form, attributes in any order (the provider's session-change page puts method first).
+      const tag = html ? /<form\b[^>]*\bmethod="post"[^>]*>/i.exec(html)?.[0] : undefined;
+      const form = tag ? /\baction="([^"]+)"/i.exec(tag) : null;
       if (!form || !html) return { url: next.url, response: res };
       const fields = new URLSearchParams();
       for (const input of html.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/gi)) fields.set(input[1]!, input[2]!);

@@ -83,7 +83,7 @@ describe('send', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: { sent: true, message_id: expect.stringMatching(/^platform_a-sent-/), platform: 'platform_a' } });
     expect(fake.sent('platform_a')).toEqual([
-      { platform: 'platform_a', method: 'POST', path: `/channels/${channel}/chat/messages`, query: {}, body: { sender_id: 'pa-owner', message: 'hello chat', reply_to_message_id: 'parent-1' } },
+      { platform: 'platform_a', method: 'POST', path: `/channels/${channel}/chat/messages`, query: {}, body: { sender_id: 'pa-owner', message: 'hello chat', reply_to_message_id: 'parent-1' }, authorization: null },
     ]);
     const g = await gql(t.url, SEND, { i: { platform: 'platform_a', message: 'from graphql' } }, bearer(owner));
     expect(g.body.data!.sendChatToPlatform).toEqual({ sent: true, messageId: expect.stringMatching(/^platform_a-sent-/), platform: 'platform_a', errorCode: null, error: null });

@@ -3,9 +3,10 @@
  * `ChatPlatformAdapter` interface; `createHttpAdapter` speaks the platforms' HTTP APIs at the
  * base URL configured per platform (`chat.platforms.<platform>.api_url`), which tests point at a
  * fake server on 127.0.0.1. A request names the acting platform user (`sender_id`, `moderator_id`)
- * and the channel, and carries the acting user's login grant (issue 29) as `Authorization: Bearer`
- * when one is stored; without one (an operator-recorded connection) a deployment's credential
- * proxy at the base URL supplies it.
+ * and the channel, and carries the acting grant's token (issue 29) as `Authorization: Bearer`: the
+ * signed-in user's login grant, or the account's bot connection when no user acts (a service key,
+ * an extension), or platform_b's channel connection. Without a stored grant (an operator-recorded
+ * connection) a deployment's credential proxy at the base URL supplies it.
  *
  * Wire contract (JSON):
  * - `POST {api}/channels/{channel_id}/chat/messages` `{ sender_id, message, live_chat_id?, reply_to_message_id? }` → `{ id }`
@@ -30,12 +31,15 @@ export type PlatformOutcome<T> = { ok: true; value: T } | { ok: false; kind: 're
 
 export interface SendRequest {
   channelId: string;
-  /** The acting user's platform id (their login grant); null when the platform sends as the channel. */
+  /** The acting platform user: the user's login grant's, or the account's bot's; null when the platform sends as the channel. */
   senderId: string | null;
   message: string;
   liveChatId?: string | null;
   replyToMessageId?: string | null;
-  /** The acting user's login grant access token (issue 29), sent as `Authorization: Bearer`; null without one. */
+  /**
+   * The acting grant's access token (issue 29), sent as `Authorization: Bearer`: the user's login
+   * grant, the account's bot connection, or (platform_b) the channel connection; null without one.
+   */
   accessToken?: string | null;
 }
 
@@ -48,7 +52,7 @@ export interface ModerateRequest {
   reason?: string | null;
   liveChatId?: string | null;
   moderatorId?: string | null;
-  /** The moderator's login grant access token (issue 29), sent as `Authorization: Bearer`; null without one. */
+  /** The acting grant's access token (as for `SendRequest`), sent as `Authorization: Bearer`; null without one. */
   accessToken?: string | null;
 }
 
@@ -70,8 +74,8 @@ export interface ChatPlatformAdapter {
   moderate(request: ModerateRequest): Promise<PlatformOutcome<null>>;
   /** The platform's profile of a user; `null` when the platform does not know them. */
   fetchUser(platformUserId: string): Promise<PlatformOutcome<PlatformUser | null>>;
-  /** The channel's current live chat (platform_b); `null` when it is not live. */
-  resolveLiveChatId(channelId: string): Promise<PlatformOutcome<string | null>>;
+  /** The channel's current live chat (platform_b); `null` when it is not live. `accessToken`: the channel connection's. */
+  resolveLiveChatId(channelId: string, accessToken?: string | null): Promise<PlatformOutcome<string | null>>;
   /** One page of a live chat (platform_b polling). */
   pollLiveChat(liveChatId: string, pageToken: string | null): Promise<PlatformOutcome<{ items: PolledMessage[]; nextPageToken: string | null; pollingIntervalMs: number | null }>>;
 }
@@ -155,8 +159,8 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
       if (!isObject(json) || !login) return { ok: false, kind: 'unreachable', message: `${platform} answered an unreadable profile` };
       return { ok: true, value: { platformUserId, username: login, displayName: str(json.display_name), avatarUrl: str(json.avatar_url) } };
     },
-    async resolveLiveChatId(channelId) {
-      const answer = await call('GET', `/channels/${seg(channelId)}/live-chat`);
+    async resolveLiveChatId(channelId, accessToken) {
+      const answer = await call('GET', `/channels/${seg(channelId)}/live-chat`, undefined, accessToken);
       if (!answer.ok) return answer;
       const { status, json } = answer.value;
       if (status === 404) return { ok: true, value: null };

@@ -52,6 +52,6 @@ export interface ModerationIngest {
 export interface ChatPipeline {
   /** Stores the message, updates the sender's platform profile and broadcasts `chat:message`. */
   ingestMessage(input: ChatIngest): Promise<void>;
-  /** Appends to the moderation log and broadcasts the documented sub-type. */
-  recordModeration(input: ModerationIngest): Promise<void>;
+  /** Appends to the moderation log and broadcasts the documented sub-type; false for a redelivery (nothing done). */
+  recordModeration(input: ModerationIngest): Promise<boolean>;
 }

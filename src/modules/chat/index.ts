@@ -57,6 +57,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         adapters,
         retentionWindowsSql: events.retention.windowsSql,
         grantToken: use('signin').grantToken,
+        accountGrantToken: use('signin').accountGrantToken,
         async userNames(userIds) {
           const names = await accounts.names({ users: userIds, accounts: [], roles: [] });
           return new Map(names.map((n) => [n.id, n.display_name]));
@@ -72,6 +73,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
             reconnectMs: platforms.platform_a.reconnect_ms,
             connected: () => repo.accountsConnectedTo('platform_a'),
             pipeline: service,
+            events,
             log,
           }),
         );

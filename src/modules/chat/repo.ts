@@ -252,6 +252,11 @@ export function createChatRepo(knex: Knex) {
         .first('c.id', 'c.platform_user_id', 'c.display_name', 'c.reconnect_required');
       return row ? { id: row.id as string, platformUserId: row.platform_user_id as string, displayName: (row.display_name as string | null) ?? null, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
     },
+    /** chat.botOf: the account's bot connection on a platform (connections module's table, read-only) */
+    async botOf(accountId: string, platform: string): Promise<{ platformUserId: string; reconnectRequired: boolean } | undefined> {
+      const row = await knex('account_bot_connections').where({ account_id: accountId, platform }).first('platform_user_id', 'reconnect_required');
+      return row ? { platformUserId: row.platform_user_id as string, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+    },
     /** chat.accountsConnectedTo: accounts with a usable channel connection on a platform (the ingest workers) */
     async accountsConnectedTo(platform: string): Promise<{ accountId: string; platformChannelId: string }[]> {
       const rows = await knex('account_connections').where({ platform, reconnect_required: false }).select('account_id', 'platform_channel_id');

@@ -292,12 +292,51 @@ export interface ChatServiceDeps {
   retentionWindowsSql: string;
   /** A login connection's access token, refreshed when near expiry (signin module); absent: none sent. */
   grantToken?: (loginConnectionId: string) => Promise<{ token: string | null; reconnect: boolean }>;
+  /** A channel or bot connection's access token, under the same refresh rule (signin module); absent: none sent. */
+  accountGrantToken?: (accountId: string, platform: string, type: 'channel' | 'bot') => Promise<{ token: string | null; reconnect: boolean }>;
   now?: () => number;
 }
 
 export function createChatService(deps: ChatServiceDeps) {
   const { repo, knex, bus, cache, log, adapters } = deps;
   const now = deps.now ?? Date.now;
+
+  /**
+   * Who a platform call acts as, and the token it carries (issue 29). platform_a and platform_c:
+   * a signed-in user acts through their login grant assigned in the account; a credential with no
+   * user (a service key, an extension's install token) acts as the account's bot connection.
+   * platform_b: the channel connection. A stored grant's token is refreshed when near expiry; a
+   * connection recorded by an operator has none (the deployment's credential proxy supplies it).
+   * A missing or flagged grant is `login_reconnect_required`, the one code Part 1 has for it.
+   */
+  async function actingAs(
+    auth: AuthContext,
+    accountId: string,
+    platform: ChatPlatform,
+    channel: { reconnectRequired: boolean },
+  ): Promise<{ ok: true; platformUserId: string | null; displayName: string | null; accessToken: string | null } | { ok: false; message: string }> {
+    const tokenOf = async (lookup: Promise<{ token: string | null; reconnect: boolean }> | null, reconnectMessage: string) => {
+      const token = lookup ? await lookup : null;
+      return token?.reconnect ? ({ ok: false, message: reconnectMessage } as const) : ({ ok: true, token: token?.token ?? null } as const);
+    };
+    if (!loginSendPlatforms.has(platform)) {
+      if (channel.reconnectRequired) return { ok: false, message: chatMessages.channelReconnect(platform) };
+      const token = await tokenOf(deps.accountGrantToken?.(accountId, platform, 'channel') ?? null, chatMessages.channelReconnect(platform));
+      return token.ok ? { ok: true, platformUserId: null, displayName: null, accessToken: token.token } : token;
+    }
+    if (auth.userId) {
+      const grant = await repo.loginGrant(accountId, auth.userId, platform);
+      if (!grant) return { ok: false, message: chatMessages.noLoginGrant(platform) };
+      if (grant.reconnectRequired) return { ok: false, message: chatMessages.loginReconnect(platform) };
+      const token = await tokenOf(deps.grantToken?.(grant.id) ?? null, chatMessages.loginReconnect(platform));
+      return token.ok ? { ok: true, platformUserId: grant.platformUserId, displayName: grant.displayName, accessToken: token.token } : token;
+    }
+    const bot = await repo.botOf(accountId, platform);
+    if (!bot) return { ok: false, message: chatMessages.noBotConnection(platform) };
+    if (bot.reconnectRequired) return { ok: false, message: chatMessages.botReconnect(platform) };
+    const token = await tokenOf(deps.accountGrantToken?.(accountId, platform, 'bot') ?? null, chatMessages.botReconnect(platform));
+    return token.ok ? { ok: true, platformUserId: bot.platformUserId, displayName: null, accessToken: token.token } : token;
+  }
 
   async function publish(accountId: string, payload: Record<string, unknown>): Promise<void> {
     await bus.publish(chatBusChannel(accountId), JSON.stringify(payload));
@@ -419,8 +458,11 @@ export function createChatService(deps: ChatServiceDeps) {
       if (stored) await publishAll(accountId, [messageWire(toChatMessage(stored))]);
     },
 
-    /** Appends to the moderation log (once per platform action id), soft-deletes on `delete`, then broadcasts. */
-    async recordModeration(input: ModerationIngest): Promise<void> {
+    /**
+     * Appends to the moderation log (once per platform action id), soft-deletes on `delete`, then
+     * broadcasts. True when it was recorded now, false for a redelivery (nothing broadcast).
+     */
+    async recordModeration(input: ModerationIngest): Promise<boolean> {
       if (typeof input.accountId !== 'string' || !UUID_RE.test(input.accountId)) throw AppError.validation(chatMessages.invalidIngest('accountId'));
       const platform = checkPlatform(input.platform);
       if (!['ban', 'unban', 'timeout', 'delete', 'clear'].includes(input.action)) throw AppError.validation(chatMessages.invalidIngest('action'));
@@ -450,6 +492,7 @@ export function createChatService(deps: ChatServiceDeps) {
         return { row, deleted };
       });
       if (result) await publishAll(accountId, moderationBroadcasts(result.row, result.deleted));
+      return Boolean(result);
     },
 
     /** The platform's treatment of a chatter (platform_a's suspicious-user states): stored on the profile and broadcast. */
@@ -512,23 +555,13 @@ export function createChatService(deps: ChatServiceDeps) {
       if (!channel) throw fieldError('platform', chatMessages.noChannelConnection(platform));
       const failed = (errorCode: SendErrorCode, error: string): SendResult => ({ sent: false, errorCode, error, platform });
 
-      let senderId: string | null = null;
-      let accessToken: string | null = null;
-      if (loginSendPlatforms.has(platform)) {
-        const grant = auth.userId ? await repo.loginGrant(accountId, auth.userId, platform) : undefined;
-        if (!grant) return failed('login_reconnect_required', chatMessages.noLoginGrant(platform));
-        if (grant.reconnectRequired) return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
-        senderId = grant.platformUserId;
-        const token = deps.grantToken ? await deps.grantToken(grant.id) : null;
-        if (token?.reconnect) return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
-        accessToken = token?.token ?? null;
-      } else if (channel.reconnectRequired) {
-        return failed('login_reconnect_required', chatMessages.loginReconnect(platform));
-      }
+      const acting = await actingAs(auth, accountId, platform, channel);
+      if (!acting.ok) return failed('login_reconnect_required', acting.message);
+      const { platformUserId: senderId, accessToken } = acting;
       const adapter = adapters[platform];
       let liveChat = liveChatId ?? null;
       if (platform === 'platform_b' && !liveChat) {
-        const resolved = await adapter.resolveLiveChatId(channel.platformChannelId);
+        const resolved = await adapter.resolveLiveChatId(channel.platformChannelId, accessToken);
         if (!resolved.ok) return resolved.kind === 'refused' ? failed('send_failed', chatMessages.sendFailed) : failed('internal_error', chatMessages.platformUnreachable);
         if (!resolved.value) return failed('send_failed', chatMessages.sendFailed);
         liveChat = resolved.value;
@@ -564,16 +597,12 @@ export function createChatService(deps: ChatServiceDeps) {
       const channel = await channelOrThrow(accountId, platform);
       const refusedResult = (errorCode: string, message: string): ModerateResult => ({ success: false, action, platform, details: { error_code: errorCode, message } });
 
-      const grant = loginSendPlatforms.has(platform) && auth.userId ? await repo.loginGrant(accountId, auth.userId, platform) : undefined;
-      if (loginSendPlatforms.has(platform) && (!grant || grant.reconnectRequired)) {
-        return refusedResult('login_reconnect_required', grant ? chatMessages.loginReconnect(platform) : chatMessages.noLoginGrant(platform));
-      }
-      const token = grant && deps.grantToken ? await deps.grantToken(grant.id) : null;
-      if (token?.reconnect) return refusedResult('login_reconnect_required', chatMessages.loginReconnect(platform));
+      const acting = await actingAs(auth, accountId, platform, channel);
+      if (!acting.ok) return refusedResult('login_reconnect_required', acting.message);
       const adapter = adapters[platform];
       let liveChat = liveChatId ?? null;
       if (platform === 'platform_b' && !liveChat) {
-        const resolved = await adapter.resolveLiveChatId(channel.platformChannelId);
+        const resolved = await adapter.resolveLiveChatId(channel.platformChannelId, acting.accessToken);
         if (!resolved.ok) return refusedResult(resolved.kind === 'refused' ? 'moderation_failed' : 'internal_error', resolved.kind === 'refused' ? chatMessages.moderationFailed : chatMessages.platformUnreachable);
         liveChat = resolved.value;
       }
@@ -585,14 +614,14 @@ export function createChatService(deps: ChatServiceDeps) {
         durationSecs: duration,
         reason,
         liveChatId: liveChat,
-        moderatorId: grant?.platformUserId ?? null,
-        accessToken: token?.token ?? null,
+        moderatorId: acting.platformUserId,
+        accessToken: acting.accessToken,
       });
       if (!outcome.ok) {
         log.warn({ platform, action, kind: outcome.kind, reason: outcome.message }, 'chat moderation failed');
         return outcome.kind === 'refused' ? refusedResult('moderation_failed', chatMessages.moderationFailed) : refusedResult('internal_error', chatMessages.platformUnreachable);
       }
-      const moderatorName = grant?.displayName ?? (auth.userId ? ((await deps.userNames([auth.userId])).get(auth.userId) ?? null) : (auth.label ?? null));
+      const moderatorName = acting.displayName ?? (auth.userId ? ((await deps.userNames([auth.userId])).get(auth.userId) ?? null) : (auth.label ?? null));
       const result = await knex.transaction(async (trx) => {
         const target = userId ? await repo.profile(accountId, platform, userId, trx) : undefined;
         const row = (await repo.insertModeration(trx, {
@@ -604,7 +633,7 @@ export function createChatService(deps: ChatServiceDeps) {
           target_user_id: userId ?? null,
           target_username: target?.username ?? null,
           platform_message_id: messageId ?? null,
-          moderator_user_id: grant?.platformUserId ?? null,
+          moderator_user_id: acting.platformUserId,
           moderator_name: moderatorName,
           duration_secs: duration,
           reason,

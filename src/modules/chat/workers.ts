@@ -13,8 +13,19 @@
  * - `{ type: 'moderation', id?, action: ban | unban | timeout | delete | clear, target_user_id?, target_login?,
  *     moderator_id?, moderator_login?, duration_secs?, reason?, message_id? }`
  * - `{ type: 'user.treatment', user_id, login?, treatment: active_monitoring | restricted | none }`
- * Other frames are ignored.
+ * - `{ type: 'notification', id, event: follow | subscription | gift | cheer | raid, user_id?, login?, display_name?, ... }`
+ *   (issue 33 item 6): the channel's stream events. Each is stored and broadcast through the
+ *   events module's `emitFor`, the path of `POST /v1/events/emit`, as `platform_a:follower`,
+ *   `platform_a:subscribe`, `platform_a:gift` (the worker's name for sub gifts), `platform_a:cheer`
+ *   or `platform_a:raid`, with the whole frame as `raw` and `platform_a:<id>` as its external id,
+ *   so a frame replayed on a reconnect or after a handover is stored and broadcast once. Gift
+ *   frames meet the events module's community gift bundling as any emitted gift does (a header
+ *   with `community_gift_id` and `total`, its hidden notices, a standalone summary held).
+ * A `moderation` frame with `ban` or `unban` also goes to the events channel as `platform_a:ban` /
+ * `platform_a:unban`, broadcast and never stored (Part 2: they flow through the chat path), once
+ * per moderation action the chat path recorded. Other frames are ignored.
  */
+import { createHash } from 'node:crypto';
 import WebSocket, { type RawData } from 'ws';
 import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
@@ -49,8 +60,26 @@ export interface Worker extends OwnedWork {
 
 type Pipeline = Pick<ChatService, 'ingestMessage' | 'recordModeration' | 'updateUserTreatment'>;
 
-/** Translates one platform_a socket frame into the pipeline. */
-export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string, frame: unknown): Promise<void> {
+/** The events module's public entries the platform_a worker feeds (stored events, and broadcast-only ones). */
+export interface EventSink {
+  emitFor(accountId: string, input: { type: string; platform: string; raw: Record<string, unknown>; externalId?: string | null }): Promise<unknown>;
+  emitBot(input: { accountId: string; eventType: string; platform: string; username: string; raw: unknown }): Promise<unknown>;
+}
+
+/** platform_a notification names → event types (Part 2 catalogue; `gift` is the worker's name for sub gifts). */
+export const platformANotificationTypes: Readonly<Record<string, string>> = {
+  follow: 'platform_a:follower',
+  subscription: 'platform_a:subscribe',
+  gift: 'platform_a:gift',
+  cheer: 'platform_a:cheer',
+  raid: 'platform_a:raid',
+};
+
+/** The event's external id (at most 255 characters, the events table's bound). */
+const externalIdOf = (id: string) => (id.length <= 240 ? `platform_a:${id}` : `platform_a:sha256:${createHash('sha256').update(id).digest('hex')}`);
+
+/** Translates one platform_a socket frame into the pipeline (chat) and the events module (stream events). */
+export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string, frame: unknown, events?: EventSink): Promise<void> {
   if (!isObject(frame)) return;
   switch (frame.type) {
     case 'chat.message': {
@@ -82,7 +111,7 @@ export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string
     case 'moderation': {
       const action = frame.action;
       if (action !== 'ban' && action !== 'unban' && action !== 'timeout' && action !== 'delete' && action !== 'clear') return;
-      await pipeline.recordModeration({
+      const recorded = await pipeline.recordModeration({
         accountId,
         platform: 'platform_a',
         action,
@@ -95,6 +124,17 @@ export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string
         reason: str(frame.reason),
         raw: frame,
       });
+      const target = str(frame.target_login) ?? str(frame.target_user_id);
+      if (recorded && events && (action === 'ban' || action === 'unban') && target) {
+        await events.emitBot({ accountId, eventType: `platform_a:${action}`, platform: 'platform_a', username: target.slice(0, 100), raw: frame });
+      }
+      return;
+    }
+    case 'notification': {
+      const id = str(frame.id);
+      const type = typeof frame.event === 'string' ? platformANotificationTypes[frame.event] : undefined;
+      if (!id || !type || !events) return;
+      await events.emitFor(accountId, { type, platform: 'platform_a', raw: frame, externalId: externalIdOf(id) });
       return;
     }
     case 'user.treatment': {
@@ -114,7 +154,7 @@ export async function handlePlatformAFrame(pipeline: Pipeline, accountId: string
  * the lease lasts. `stop` closes the socket and waits for the frames it delivered, so nothing is
  * ingested from it after the lease is given up.
  */
-export function createPlatformASocketWorker(deps: { socketUrl: string; reconnectMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
+export function createPlatformASocketWorker(deps: { socketUrl: string; reconnectMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; events?: EventSink; log: Logger }): Worker {
   const units = new Map<string, { socket: WebSocket | null; chain: Promise<void>; retry?: NodeJS.Timeout }>();
 
   function open(unit: string): void {
@@ -138,7 +178,7 @@ export function createPlatformASocketWorker(deps: { socketUrl: string; reconnect
           return;
         }
         if (units.get(unit)?.socket !== socket) return;
-        entry.chain = entry.chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame)).catch(guard((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed')));
+        entry.chain = entry.chain.then(() => handlePlatformAFrame(deps.pipeline, c.accountId, frame, deps.events)).catch(guard((error: unknown) => deps.log.warn({ err: error }, 'platform_a chat frame failed')));
       }),
     );
     socket.on('error', guard((error: Error) => deps.log.debug({ err: error }, 'platform_a chat socket error')));

@@ -1,5 +1,6 @@
 /** Storage of account channel connections (knex). */
 import type { Knex } from 'knex';
+import type { CredentialKind } from './platforms';
 
 export interface ConnectionRow {
   account_id: string;
@@ -178,6 +179,26 @@ export function createConnectionsRepo(knex: Knex) {
     async removeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<boolean> {
       const removed: unknown[] = await db(table).where({ account_id: accountId, platform }).delete().returning('platform');
       return removed.length > 0;
+    },
+    /**
+     * connections.dueGrants: stored, unflagged grants expiring before `before` that a refresh can
+     * renew (a refresh token) or that have expired (to be flagged), soonest first, per kind
+     */
+    async dueGrants(before: Date, limit: number): Promise<({ type: 'login'; id: string; expiresAt: Date } | { type: CredentialKind; accountId: string; platform: string; expiresAt: Date })[]> {
+      const renewable = (expiry: string) => (q: Knex.QueryBuilder) => q.whereNotNull('refresh_token_sealed').orWhere(expiry, '<', new Date());
+      const [logins, channels, bots] = await Promise.all([
+        knex('login_connections').whereNotNull('access_token_sealed').where({ reconnect_required: false }).where('token_expires_at', '<', before).where(renewable('token_expires_at')).orderBy('token_expires_at').limit(limit).select('id', 'token_expires_at'),
+        ...(['account_connections', 'account_bot_connections'] as const).map((table) =>
+          knex(table).whereNotNull('access_token_sealed').where({ reconnect_required: false }).where('expires_at', '<', before).where(renewable('expires_at')).orderBy('expires_at').limit(limit).select('account_id', 'platform', 'expires_at'),
+        ),
+      ]);
+      return [
+        ...logins.map((r: { id: string; token_expires_at: Date }) => ({ type: 'login' as const, id: r.id, expiresAt: new Date(r.token_expires_at) })),
+        ...channels!.map((r: { account_id: string; platform: string; expires_at: Date }) => ({ type: 'channel' as const, accountId: r.account_id, platform: r.platform, expiresAt: new Date(r.expires_at) })),
+        ...bots!.map((r: { account_id: string; platform: string; expires_at: Date }) => ({ type: 'bot' as const, accountId: r.account_id, platform: r.platform, expiresAt: new Date(r.expires_at) })),
+      ]
+        .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+        .slice(0, limit);
     },
     /** connections.remove: true when one was removed */
     async remove(db: Knex.Transaction, accountId: string, platform: string): Promise<boolean> {

@@ -163,6 +163,21 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
       });
     },
 
+    /**
+     * A sign-in through a platform's provider makes that login the user's for the account the
+     * session opens on, unless they already chose one there: without it the first chat send of a
+     * user who just signed in with the platform would ask them to connect the login they used.
+     */
+    async assignSignedInLogin(input: { accountId: string; userId: string; loginConnectionId: string; provider: string }): Promise<void> {
+      if (!(platformTypes[input.provider as Platform] ?? []).includes('login')) return;
+      if (!(await repo.isMember(input.accountId, input.userId))) return;
+      if ((await repo.assignments(input.accountId, input.userId)).some((a) => a.provider === input.provider)) return;
+      await knex.transaction(async (trx) => {
+        await repo.upsertAssignment(trx, { id: randomUUID(), account_id: input.accountId, user_id: input.userId, login_connection_id: input.loginConnectionId, provider: input.provider });
+        await audit.record({ scope: 'account', type: 'account:login_assigned', accountId: input.accountId, userId: input.userId, actorId: input.userId, metadata: { target_user_id: input.userId, provider: input.provider, login_connection_id: input.loginConnectionId } }, trx);
+      });
+    },
+
     /** A login connection's grant, opened (the platform adapters and refresh use it); null without one. */
     async loginGrant(id: string): Promise<(ProviderGrant & { userId: string; provider: string; reconnectRequired: boolean }) | null> {
       const row = await repo.sealedGrant(id);
@@ -212,6 +227,9 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
       const { token_expires_at, ...sealed } = sealGrant(grant);
       await repo.replaceAccountGrant(grantTable[type], accountId, platform, { ...sealed, access_token_sealed: sealed.access_token_sealed, expires_at: token_expires_at });
     },
+
+    /** Grants the background refresh should look at (signin's `refreshDue`), soonest expiry first. */
+    dueGrants: (before: Date, limit: number) => repo.dueGrants(before, limit),
 
     flagAccountReconnect: (accountId: string, platform: string, type: CredentialKind): Promise<void> => repo.flagAccountReconnect(grantTable[type], accountId, platform),
 

@@ -31,7 +31,7 @@ declare module '../contract' {
 export const signinModule = defineModule({
   name: 'signin',
   migrations: signinMigrations,
-  build: ({ config, log, db, use }) => {
+  build: ({ config, log, db, jobs, use }) => {
     const accounts = use('accounts');
     const providers = new Map(config.auth.providers.map((p) => [p.slug, createProviderClient(p)]));
     const service = createSigninService({
@@ -45,6 +45,10 @@ export const signinModule = defineModule({
       connections: use('connections'),
       notifications: use('notifications'),
       accountOwner: (accountId) => accounts.principals.accountOwner(accountId),
+    });
+    // Grants are refreshed before they expire, not only when a platform call needs one (ADR 005).
+    jobs.every('signin.grant-refresh', 60, async () => {
+      await service.refreshDue();
     });
     return { api: { service, providers, grantToken: service.grantToken, accountGrantToken: service.accountGrantToken }, rest: createSigninRest(service), resolvers: createSigninResolvers(service) };
   },

@@ -57,8 +57,11 @@ const TIMEOUT_SECONDS = 10;
 
 export interface ProviderClient {
   readonly config: ProviderConfig;
-  /** A fresh state, nonce (oidc) and PKCE verifier, and the URL to send the browser to. */
-  authorizationUrl(callbackUrl: string): Promise<{ url: string; checks: FlowChecks }>;
+  /**
+   * A fresh state, nonce (oidc) and PKCE verifier, and the URL to send the browser to. `prompt`
+   * (OpenID Connect `prompt`, e.g. `login`) asks the provider for a fresh login.
+   */
+  authorizationUrl(callbackUrl: string, options?: { prompt?: string }): Promise<{ url: string; checks: FlowChecks }>;
   /** The code grant for the provider's answer at `currentUrl`, validated against `checks`. */
   complete(currentUrl: URL, checks: FlowChecks): Promise<SignedIn>;
   refresh(refreshToken: string): Promise<Omit<SignedIn, 'subject' | 'email' | 'emailVerified' | 'name'>>;
@@ -104,7 +107,7 @@ export function createProviderClient(provider: ProviderConfig): ProviderClient {
 
   return {
     config: provider,
-    async authorizationUrl(callbackUrl) {
+    async authorizationUrl(callbackUrl, options = {}) {
       const [client, config] = await Promise.all([openid(), configured()]);
       const verifier = client.randomPKCECodeVerifier();
       const checks: FlowChecks = { state: client.randomState(), nonce: provider.kind === 'oidc' ? client.randomNonce() : null, verifier };
@@ -115,6 +118,7 @@ export function createProviderClient(provider: ProviderConfig): ProviderClient {
         code_challenge_method: 'S256',
         state: checks.state,
         ...(checks.nonce ? { nonce: checks.nonce } : {}),
+        ...(options.prompt ? { prompt: options.prompt } : {}),
       };
       return { url: client.buildAuthorizationUrl(config, params).href, checks };
     },

@@ -25,6 +25,12 @@ export function createSigninRest(service: SigninService) {
       context.setCookie(FLOW_COOKIE, started.cookie, service.flowCookieOptions());
       return reply(302, undefined, { Location: started.location, 'Cache-Control': 'no-store' });
     },
+    /** The dashboard's form of connectPlatform: the same flow cookie, the provider's URL as JSON instead of a 302. */
+    async startPlatformConnect({ params, body }, context) {
+      const started = await service.startConnect(context.auth, params.platform, body.type, body.redirectUri, context.raw?.header('host'));
+      context.setCookie(FLOW_COOKIE, started.cookie, service.flowCookieOptions());
+      return { authorizationUrl: started.location };
+    },
     async disconnectPlatform({ params, query }, context) {
       await service.disconnect(context.auth, params.platform, query.type);
       return SUCCESS;

@@ -33,7 +33,7 @@ export interface SigninDeps {
   sessions: Pick<ModuleApis['sessions'], 'openSession'>;
   connections: Pick<
     ModuleApis['connections'],
-    'loginUserOf' | 'storeLoginGrant' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
+    'loginUserOf' | 'storeLoginGrant' | 'assignSignedInLogin' | 'dueGrants' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
   >;
   notifications: Pick<ModuleApis['notifications'], 'notify'>;
   /** The owner of an account (told when its connection needs reconnecting). */
@@ -42,6 +42,14 @@ export interface SigninDeps {
 
 /** A grant is refreshed when it has less than this left (or already expired). */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
+/**
+ * The background sweep (job `signin.grant-refresh`) refreshes grants with less than this left:
+ * twice the use-time margin, so with a period well under 5 minutes a grant is refreshed by the
+ * sweep before any platform call would have to wait for it.
+ */
+export const SWEEP_HORIZON_MS = 2 * REFRESH_MARGIN_MS;
+/** Grants one sweep looks at (soonest expiry first); the next period takes the rest. */
+export const SWEEP_BATCH = 200;
 
 /** What a platform call may use: the access token, or why there is none. */
 export type GrantToken = { token: string; reconnect: false } | { token: null; reconnect: boolean };
@@ -111,11 +119,12 @@ export function createSigninService(deps: SigninDeps) {
       replace(next: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string[] }): Promise<void>;
       refused(): Promise<GrantToken>;
     },
+    marginMs: number,
   ): Promise<GrantToken> {
     if (!grant) return { token: null, reconnect: false };
     if (grant.reconnectRequired) return { token: null, reconnect: true };
     const expiresAt = grant.expiresAt?.getTime() ?? Infinity;
-    if (expiresAt - Date.now() > REFRESH_MARGIN_MS) return { token: grant.accessToken, reconnect: false };
+    if (expiresAt - Date.now() > marginMs) return { token: grant.accessToken, reconnect: false };
     const client = providers.get(slug);
     if (!client || !grant.refreshToken) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : store.refused();
     try {
@@ -132,14 +141,24 @@ export function createSigninService(deps: SigninDeps) {
     }
   }
 
-  return {
-    /**
-     * The access token of a channel (or bot) connection for a platform call, under the same
-     * refresh rule as login grants; a refused refresh sets the connection's `reconnectRequired`
-     * and notifies the account's owner.
-     */
-    async accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot'): Promise<GrantToken> {
-      return fresh(platform, await deps.connections.accountGrant(accountId, platform, type), {
+  /**
+   * One look-up (and refresh) per grant at a time in this process: a platform call and the sweep,
+   * or two calls, asking at once share the answer instead of spending the same refresh token
+   * twice (a provider that rotates refresh tokens refuses the second use). Across nodes the
+   * reload in `fresh` keeps the winner's result.
+   */
+  const inFlight = new Map<string, Promise<GrantToken>>();
+  function once(key: string, run: () => Promise<GrantToken>): Promise<GrantToken> {
+    const running = inFlight.get(key);
+    if (running) return running;
+    const started = run().finally(() => inFlight.delete(key));
+    inFlight.set(key, started);
+    return started;
+  }
+
+  function accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot', marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
+    return once(`${type}:${accountId}:${platform}`, async () =>
+      fresh(platform, await deps.connections.accountGrant(accountId, platform, type), {
         reload: () => deps.connections.accountGrant(accountId, platform, type),
         replace: (next) => deps.connections.replaceAccountGrant(accountId, platform, type, next),
         async refused() {
@@ -149,7 +168,48 @@ export function createSigninService(deps: SigninDeps) {
           log.info({ platform, type, account_id: accountId }, 'connection needs reconnection');
           return { token: null, reconnect: true };
         },
-      });
+      }, marginMs),
+    );
+  }
+
+  function grantToken(loginConnectionId: string, marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
+    return once(`login:${loginConnectionId}`, async () => {
+      const grant = await deps.connections.loginGrant(loginConnectionId);
+      if (!grant) return { token: null, reconnect: false };
+      return fresh(grant.provider, grant, {
+        reload: () => deps.connections.loginGrant(loginConnectionId),
+        replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
+        refused: () => needsReconnect(loginConnectionId, grant),
+      }, marginMs);
+    });
+  }
+
+  return {
+    /**
+     * The access token of a channel (or bot) connection for a platform call, under the same
+     * refresh rule as login grants; a refused refresh sets the connection's `reconnectRequired`
+     * and notifies the account's owner.
+     */
+    accountGrantToken: (accountId: string, platform: string, type: 'channel' | 'bot'): Promise<GrantToken> => accountGrantToken(accountId, platform, type),
+
+    /**
+     * The background refresh (job `signin.grant-refresh`, docs/adr/005): every login, channel and
+     * bot grant that expires within SWEEP_HORIZON_MS and is not flagged goes through the same rule
+     * as a platform call's, so tokens are fresh before anyone needs them and a refusal flags the
+     * grant and notifies its owner without waiting for a call. One grant's failure does not stop
+     * the others. Answers how many grants were looked at.
+     */
+    async refreshDue(): Promise<number> {
+      const due = await deps.connections.dueGrants(new Date(Date.now() + SWEEP_HORIZON_MS), SWEEP_BATCH);
+      for (const grant of due) {
+        try {
+          if (grant.type === 'login') await grantToken(grant.id, SWEEP_HORIZON_MS);
+          else await accountGrantToken(grant.accountId, grant.platform, grant.type, SWEEP_HORIZON_MS);
+        } catch (error) {
+          log.warn({ grant_type: grant.type, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh sweep: one grant failed');
+        }
+      }
+      return due.length;
     },
 
     /** GET /v1/connections/{platform}/connect: the same flow as a login, for the caller's active account. */
@@ -184,15 +244,7 @@ export function createSigninService(deps: SigninDeps) {
      * (`loginReconnectRequired`) and notifies its user; a provider that cannot be reached leaves
      * it as it was (the old token while it lasts).
      */
-    async grantToken(loginConnectionId: string): Promise<GrantToken> {
-      const grant = await deps.connections.loginGrant(loginConnectionId);
-      if (!grant) return { token: null, reconnect: false };
-      return fresh(grant.provider, grant, {
-        reload: () => deps.connections.loginGrant(loginConnectionId),
-        replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
-        refused: () => needsReconnect(loginConnectionId, grant),
-      });
-    },
+    grantToken: (loginConnectionId: string): Promise<GrantToken> => grantToken(loginConnectionId),
 
     /** GET /v1/auth/login/{provider}: the provider's authorization URL and the sealed flow cookie. */
     async startLogin(slug: string, redirectUri: string, host: string | undefined, purpose: Flow['type'] = 'login', owner: { accountId: string; userId: string } | null = null): Promise<{ location: string; cookie: string }> {
@@ -202,7 +254,9 @@ export function createSigninService(deps: SigninDeps) {
       const callback = callbackUrl(slug, host);
       let started: Awaited<ReturnType<ProviderClient['authorizationUrl']>>;
       try {
-        started = await client.authorizationUrl(callback);
+        // A bot is another identity than the creator's: the provider asks for a login instead of
+        // silently reusing the session the creator has there (which would connect the creator as the bot).
+        started = await client.authorizationUrl(callback, purpose === 'bot' ? { prompt: 'login' } : {});
       } catch (error) {
         log.warn({ provider: slug, error: (error as Error).name, reason: (error as Error).message }, 'sign-in provider unavailable');
         throw new AppError('PROVIDER_UNAVAILABLE', signinMessages.providerNotFound(slug));
@@ -256,13 +310,14 @@ export function createSigninService(deps: SigninDeps) {
         return { location: back(flow.redirectUri, { connected: slug, type: flow.type }) };
       }
       const { user, accountId } = await userFor(slug, signedIn);
-      await deps.connections.storeLoginGrant({
+      const loginConnectionId = await deps.connections.storeLoginGrant({
         userId: user.id,
         provider: slug,
         subject: signedIn.subject,
         displayName: signedIn.name,
         grant: { accessToken: signedIn.accessToken, refreshToken: signedIn.refreshToken, expiresAt: signedIn.expiresAt, scopes: signedIn.scopes },
       });
+      if (accountId) await deps.connections.assignSignedInLogin({ accountId, userId: user.id, loginConnectionId, provider: slug });
       const code = randomBytes(32).toString('base64url');
       await repo.insertCode({ code_hash: hash(code), user_id: user.id, account_id: accountId, provider: slug, expires_at: new Date(Date.now() + LOGIN_CODE_TTL_SECONDS * 1000) });
       return { location: back(flow.redirectUri, { login_code: code }) };
