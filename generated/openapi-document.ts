@@ -6289,6 +6289,7 @@ export const openapiDocument = {
         "tags": [
           "overlays"
         ],
+        "x-graphql": "Query.overlays",
         "summary": "Overlays of the active account, oldest first (whole list).",
         "x-permission": "overlays:read",
         "x-feature": "feature:overlays",
@@ -6362,7 +6363,9 @@ export const openapiDocument = {
         "tags": [
           "overlays"
         ],
+        "x-graphql": "Mutation.createOverlay",
         "summary": "Create an overlay (a browser source; its channel is `overlay:{id}`).",
+        "description": "Plan quota `max_overlays`: an account holding that many overlays gets 403 PLAN_LIMIT_REACHED `Overlay limit reached: your plan allows N overlay(s)` (checked under the account's lock, so concurrent creates cannot pass it together). `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.",
         "x-permission": "overlays:create",
         "x-feature": "feature:overlays",
         "requestBody": {
@@ -6377,9 +6380,15 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 100
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   }
                 }
               }
@@ -6455,6 +6464,196 @@ export const openapiDocument = {
       }
     },
     "/overlays/{id}": {
+      "get": {
+        "operationId": "overlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "One overlay of the active account, with its settings and version.",
+        "x-permission": "overlays:read",
+        "x-feature": "feature:overlays",
+        "x-graphql": "Query.overlay",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The overlay.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Overlay"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateOverlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Change an overlay's name or settings, at the version the caller read (optimistic concurrency).",
+        "description": "`version` is the overlay's `version` as the caller last read it; the write applies only while it is still current and answers the overlay with `version` one higher. A stale `version` is 409 CONFLICT `Overlay was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `overlay:{id}` as `{ type: event, channel, event_type: overlay:update, data: <the overlay> }`, so an open browser source updates live. GraphQL twin `updateOverlay(id, input)`.",
+        "x-permission": "overlays:edit",
+        "x-feature": "feature:overlays",
+        "x-graphql": "Mutation.updateOverlay",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "version"
+                ],
+                "properties": {
+                  "version": {
+                    "x-error-message": "version must be a positive integer",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 2147483647,
+                    "description": "The version the change is based on."
+                  },
+                  "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object, replaced whole; at most 32768 bytes as JSON text."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The overlay at its new version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Overlay"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
       "delete": {
         "operationId": "deleteOverlay",
         "tags": [
@@ -6759,6 +6958,7 @@ export const openapiDocument = {
         "tags": [
           "widgets"
         ],
+        "x-graphql": "Query.widgets",
         "summary": "Widget instances of the active account, oldest first (whole list).",
         "x-permission": "widgets:read",
         "x-feature": "feature:widgets",
@@ -6832,7 +7032,9 @@ export const openapiDocument = {
         "tags": [
           "widgets"
         ],
+        "x-graphql": "Mutation.createWidget",
         "summary": "Create a widget instance (its channel is `widget:{id}`).",
+        "description": "Plan quota `max_overlays` bounds the widget instances too (counted apart from overlays): an account holding that many widgets gets 403 PLAN_LIMIT_REACHED `Widget limit reached: your plan allows N widget(s)`. `type` defaults to `custom`; `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.",
         "x-permission": "widgets:create",
         "x-feature": "feature:widgets",
         "requestBody": {
@@ -6847,9 +7049,22 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 100
+                  },
+                  "type": {
+                    "x-error-message": "type must be 1 to 50 lowercase letters, digits, _ or - (starting with a letter or digit)",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50,
+                    "pattern": "^[a-z0-9][a-z0-9_-]*$"
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   }
                 }
               }
@@ -6925,6 +7140,204 @@ export const openapiDocument = {
       }
     },
     "/widgets/{id}": {
+      "get": {
+        "operationId": "widget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "One widget of the active account, with its settings and version.",
+        "x-permission": "widgets:read",
+        "x-feature": "feature:widgets",
+        "x-graphql": "Query.widget",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The widget.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Widget"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateWidget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).",
+        "description": "`version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.",
+        "x-permission": "widgets:edit",
+        "x-feature": "feature:widgets",
+        "x-graphql": "Mutation.updateWidget",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "version"
+                ],
+                "properties": {
+                  "version": {
+                    "x-error-message": "version must be a positive integer",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 2147483647,
+                    "description": "The version the change is based on."
+                  },
+                  "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "type": {
+                    "x-error-message": "type must be 1 to 50 lowercase letters, digits, _ or - (starting with a letter or digit)",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50,
+                    "pattern": "^[a-z0-9][a-z0-9_-]*$",
+                    "description": "What the browser source renders (`goal_bar`, `chat_box`, ...); free for the dashboard to choose."
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object, replaced whole; at most 32768 bytes as JSON text."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The widget at its new version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Widget"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
       "delete": {
         "operationId": "deleteWidget",
         "tags": [
@@ -27584,7 +27997,10 @@ export const openapiDocument = {
           "id",
           "account_id",
           "name",
-          "created_at"
+          "settings",
+          "version",
+          "created_at",
+          "updated_at"
         ],
         "properties": {
           "id": {
@@ -27598,7 +28014,21 @@ export const openapiDocument = {
           "name": {
             "type": "string"
           },
+          "settings": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
+          },
           "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
             "type": "string",
             "format": "date-time"
           }
@@ -27611,7 +28041,11 @@ export const openapiDocument = {
           "id",
           "account_id",
           "name",
-          "created_at"
+          "type",
+          "settings",
+          "version",
+          "created_at",
+          "updated_at"
         ],
         "properties": {
           "id": {
@@ -27625,7 +28059,24 @@ export const openapiDocument = {
           "name": {
             "type": "string"
           },
+          "type": {
+            "type": "string"
+          },
+          "settings": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
+          },
           "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
             "type": "string",
             "format": "date-time"
           }

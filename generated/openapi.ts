@@ -3370,7 +3370,10 @@ export interface paths {
         /** Overlays of the active account, oldest first (whole list). */
         get: operations["overlays"];
         put?: never;
-        /** Create an overlay (a browser source; its channel is `overlay:{id}`). */
+        /**
+         * Create an overlay (a browser source; its channel is `overlay:{id}`).
+         * @description Plan quota `max_overlays`: an account holding that many overlays gets 403 PLAN_LIMIT_REACHED `Overlay limit reached: your plan allows N overlay(s)` (checked under the account's lock, so concurrent creates cannot pass it together). `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.
+         */
         post: operations["createOverlay"];
         delete?: never;
         options?: never;
@@ -3385,14 +3388,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One overlay of the active account, with its settings and version. */
+        get: operations["overlay"];
         put?: never;
         post?: never;
         /** Delete an overlay; its overlay and shared overlay tokens are revoked (open sockets get TOKEN_REVOKED). */
         delete: operations["deleteOverlay"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an overlay's name or settings, at the version the caller read (optimistic concurrency).
+         * @description `version` is the overlay's `version` as the caller last read it; the write applies only while it is still current and answers the overlay with `version` one higher. A stale `version` is 409 CONFLICT `Overlay was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `overlay:{id}` as `{ type: event, channel, event_type: overlay:update, data: <the overlay> }`, so an open browser source updates live. GraphQL twin `updateOverlay(id, input)`.
+         */
+        patch: operations["updateOverlay"];
         trace?: never;
     };
     "/overlays/{id}/shared-tokens": {
@@ -4162,7 +4170,10 @@ export interface paths {
         /** Widget instances of the active account, oldest first (whole list). */
         get: operations["widgets"];
         put?: never;
-        /** Create a widget instance (its channel is `widget:{id}`). */
+        /**
+         * Create a widget instance (its channel is `widget:{id}`).
+         * @description Plan quota `max_overlays` bounds the widget instances too (counted apart from overlays): an account holding that many widgets gets 403 PLAN_LIMIT_REACHED `Widget limit reached: your plan allows N widget(s)`. `type` defaults to `custom`; `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.
+         */
         post: operations["createWidget"];
         delete?: never;
         options?: never;
@@ -4177,14 +4188,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One widget of the active account, with its settings and version. */
+        get: operations["widget"];
         put?: never;
         post?: never;
         /** Delete a widget instance; its token is revoked. */
         delete: operations["deleteWidget"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).
+         * @description `version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.
+         */
+        patch: operations["updateWidget"];
         trace?: never;
     };
     "/widgets/{id}/access": {
@@ -5681,6 +5697,14 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Opaque JSON object, as last written. */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Starts at 1, one higher with every update (send it back with the next update). */
+            version: number;
         };
         PlatformCredentialMode: {
             /** @enum {string} */
@@ -6399,6 +6423,15 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Opaque JSON object, as last written. */
+            settings: {
+                [key: string]: unknown;
+            };
+            type: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Starts at 1, one higher with every update (send it back with the next update). */
+            version: number;
         };
         WidgetAccessEntry: {
             /** Format: date-time */
@@ -14670,12 +14703,57 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
         responses: {
             /** @description The overlay. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Overlay"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    overlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overlay. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14720,6 +14798,60 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOverlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The version the change is based on. */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The overlay at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Overlay"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16271,12 +16403,58 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    type?: string;
                 };
             };
         };
         responses: {
             /** @description The widget. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Widget"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    widget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The widget. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16321,6 +16499,62 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWidget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description What the browser source renders (`goal_bar`, `chat_box`, ...); free for the dashboard to choose. */
+                    type?: string;
+                    /** @description The version the change is based on. */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The widget at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Widget"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
