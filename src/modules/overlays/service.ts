@@ -81,6 +81,17 @@ const toResource = (r: ResourceRow): Resource => ({
   createdAt: isoTime(r.created_at),
   updatedAt: isoTime(r.updated_at),
 });
+/** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
+const wireForm = (r: Resource) => ({
+  id: r.id,
+  account_id: r.accountId,
+  name: r.name,
+  ...(r.type === undefined ? {} : { type: r.type }),
+  settings: r.settings,
+  version: r.version,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 
 /** The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked against the same bounds). */
@@ -209,7 +220,7 @@ export function createOverlaysService(deps: {
         await audit.record({ scope: 'account', type: `account:${singular(table)}_updated`, accountId, actorId: auth.userId, metadata: { id: row.id, version: Number(row.version), fields: Object.keys(patch) } }, trx);
         return toResource(row);
       });
-      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: updated }));
+      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: wireForm(updated) }));
       return updated;
     },
     deleteOverlay: (auth: AuthContext, id: string) => remove(auth, 'overlays', id, OVERLAY_KINDS),
