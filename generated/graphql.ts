@@ -1243,7 +1243,7 @@ export type Query = {
   myWatchlist: Watchlist;
   /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
   adminAuditLog: AuditLogPage;
-  /** The caller's developer keys: own profile keys plus keys of teams where they hold team-secrets:read; REST GET /v1/developer/api-keys. */
+  /** The caller's developer keys: own profile keys plus keys of every team they belong to; REST GET /v1/developer/api-keys. */
   developerApiKeys: Array<DeveloperApiKey>;
   /** The caller's latest developer application (No developer application found); REST GET /v1/developer/application. */
   myDeveloperApplication: DeveloperApplication;

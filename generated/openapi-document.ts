@@ -2857,7 +2857,7 @@ export const openapiDocument = {
           "apikeys"
         ],
         "summary": "Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.",
-        "description": "`permissions` are validated against `GET /v1/admin/system-key-permissions`; a\n`resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR\n`Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.\n",
+        "description": "Records `system:system_key_created` (metadata: key_id, key_prefix, label, permissions; never the key).\n`permissions` are validated against `GET /v1/admin/system-key-permissions`; a\n`resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR\n`Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.\n",
         "x-permission": "system-keys:create",
         "x-permission-scope": "admin",
         "requestBody": {
@@ -2965,7 +2965,7 @@ export const openapiDocument = {
         "tags": [
           "apikeys"
         ],
-        "summary": "Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`.",
+        "summary": "Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. Records `system:system_key_revoked` (metadata key_id, key_prefix, label).",
         "x-permission": "system-keys:delete",
         "x-permission-scope": "admin",
         "parameters": [
@@ -12596,7 +12596,7 @@ export const openapiDocument = {
           "public-stats"
         ],
         "summary": "The crawler's ingestion path for public statistics (system key only).",
-        "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
+        "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- A resent batch counts once: its key is `batch_id` when given, else the SHA-256 of the\n  batch; a batch whose key was applied in the last 30 days writes nothing and answers 200\n  with the first delivery's counts and `duplicate: true` (concurrent deliveries included).\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
         "x-internal": true,
         "x-auth": "system-key",
         "requestBody": {
@@ -12640,6 +12640,10 @@ export const openapiDocument = {
                     "emotes": {
                       "type": "integer",
                       "description": "Emote directory entries written."
+                    },
+                    "duplicate": {
+                      "type": "boolean",
+                      "description": "Present and true when this batch was applied before: nothing was written, the counts are the first delivery's."
                     }
                   }
                 }
@@ -15709,7 +15713,7 @@ export const openapiDocument = {
           "developer"
         ],
         "summary": "The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.",
-        "description": "The keys of the caller's own developer profile plus the keys of every team they belong\nto whose team role grants `team-secrets:read`. Eligibility is approved-developer status\n(a developer profile; not the plan, not `feature:apikeys`): without a profile 403\nFORBIDDEN `This operation requires an approved developer`. A developer key is refused\nhere (first-party gate: 403).\n",
+        "description": "The keys of the caller's own developer profile plus the keys of every team they belong\nto, whatever their team role (Part 1; managing a team key needs `team-secrets:edit`). Eligibility is approved-developer status\n(a developer profile; not the plan, not `feature:apikeys`): without a profile 403\nFORBIDDEN `This operation requires an approved developer`. A developer key is refused\nhere (first-party gate: 403).\n",
         "x-auth": "first-party",
         "x-graphql": "Query.developerApiKeys",
         "x-envelope": {
@@ -23470,6 +23474,12 @@ export const openapiDocument = {
         "additionalProperties": false,
         "description": "One crawler batch (see POST /v1/internal/public-stats/samples).",
         "properties": {
+          "batch_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The crawler's id of this batch; a resend with the same id is applied once (without it, the batch's SHA-256 is its key)."
+          },
           "channels": {
             "type": "array",
             "maxItems": 500,

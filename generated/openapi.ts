@@ -1022,7 +1022,8 @@ export interface paths {
         put?: never;
         /**
          * Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.
-         * @description `permissions` are validated against `GET /v1/admin/system-key-permissions`; a
+         * @description Records `system:system_key_created` (metadata: key_id, key_prefix, label, permissions; never the key).
+         *     `permissions` are validated against `GET /v1/admin/system-key-permissions`; a
          *     `resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR
          *     `Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.
          */
@@ -1043,7 +1044,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. */
+        /** Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. Records `system:system_key_revoked` (metadata key_id, key_prefix, label). */
         delete: operations["adminDeleteSystemKey"];
         options?: never;
         head?: never;
@@ -1760,7 +1761,7 @@ export interface paths {
         /**
          * The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.
          * @description The keys of the caller's own developer profile plus the keys of every team they belong
-         *     to whose team role grants `team-secrets:read`. Eligibility is approved-developer status
+         *     to, whatever their team role (Part 1; managing a team key needs `team-secrets:edit`). Eligibility is approved-developer status
          *     (a developer profile; not the plan, not `feature:apikeys`): without a profile 403
          *     FORBIDDEN `This operation requires an approved developer`. A developer key is refused
          *     here (first-party gate: 403).
@@ -3167,6 +3168,9 @@ export interface paths {
          *       directory as `observed` unless the emote is known from an API fetch) and GIF
          *       observations. Counts add up across batches; a sample repeated at the same time for
          *       the same broadcast is ignored.
+         *     - A resent batch counts once: its key is `batch_id` when given, else the SHA-256 of the
+         *       batch; a batch whose key was applied in the last 30 days writes nothing and answers 200
+         *       with the first delivery's counts and `duplicate: true` (concurrent deliveries included).
          *     - `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).
          *     A stream's channel must be in the directory (this batch or an earlier one), else 400
          *     `Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400
@@ -5908,6 +5912,8 @@ export interface components {
         };
         /** @description One crawler batch (see POST /v1/internal/public-stats/samples). */
         PublicStatsIngest: {
+            /** @description The crawler's id of this batch; a resend with the same id is applied once (without it, the batch's SHA-256 is its key). */
+            batch_id?: string;
             channels?: {
                 avatar_url?: string | null;
                 /** @enum {string|null} */
@@ -14155,6 +14161,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         channels: number;
+                        /** @description Present and true when this batch was applied before: nothing was written, the counts are the first delivery's. */
+                        duplicate?: boolean;
                         /** @description Emote directory entries written. */
                         emotes: number;
                         /** @description Viewer and follower samples stored. */
