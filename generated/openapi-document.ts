@@ -18418,7 +18418,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Ideas of the board (Part 2, \"Ideas board\").",
-        "description": "Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in\nusers only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller\nwithout the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing\npermission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag\n(403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`\n(comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives\n400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`\n(PostgreSQL full-text search over title and description, English stemming, web-search\nsyntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at\ndescending), `most_voted` (up minus down votes, then newest), `most_commented` (comment\ncount, then newest), `recently_updated` (updated_at descending: edits, status changes and\nnew comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,\nwhen given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).\n",
+        "description": "Public (Part 2: \"GET endpoints are public\"), for anonymous and signed-in callers alike;\n`system:ideas_hub_public` only opens the `ideas:list` / `ideas:{idea_id}` socket channels\nto anonymous subscribers. All ideas operations need the global `system:ideas_hub` flag\n(403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`\n(comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives\n400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`\n(PostgreSQL full-text search over title and description, English stemming, web-search\nsyntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at\ndescending), `most_voted` (up minus down votes, then newest), `most_commented` (comment\ncount, then newest), `recently_updated` (updated_at descending: edits, status changes and\nnew comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,\nwhen given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -18689,7 +18689,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Idea categories, by sort_order then name (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "description": "Public read (see `listIdeas`); `system:ideas_hub`.",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "x-envelope": {
@@ -19005,7 +19005,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Idea tags by name; optional `search` (case-insensitive substring), at most 100.",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "description": "Public read (see `listIdeas`); `system:ideas_hub`.",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -19578,7 +19578,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "One idea with its timeline (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the\n`created` entry and every status change, oldest first. 404 `Idea not found`.\n",
+        "description": "Public read (see `listIdeas`). `timeline` lists the\n`created` entry and every status change, oldest first. 404 `Idea not found`.\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -20055,7 +20055,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "The idea's comments as a tree (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is\n`ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest\nfirst, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.\n",
+        "description": "Public read (see `listIdeas`). Top-level comments oldest first, each with its `replies` (oldest\nfirst, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [

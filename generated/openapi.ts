@@ -2708,10 +2708,9 @@ export interface paths {
         };
         /**
          * Ideas of the board (Part 2, "Ideas board").
-         * @description Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in
-         *     users only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller
-         *     without the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing
-         *     permission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag
+         * @description Public (Part 2: "GET endpoints are public"), for anonymous and signed-in callers alike;
+         *     `system:ideas_hub_public` only opens the `ideas:list` / `ideas:{idea_id}` socket channels
+         *     to anonymous subscribers. All ideas operations need the global `system:ideas_hub` flag
          *     (403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`
          *     (comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives
          *     400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`
@@ -2749,7 +2748,7 @@ export interface paths {
         };
         /**
          * One idea with its timeline (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the
+         * @description Public read (see `listIdeas`). `timeline` lists the
          *     `created` entry and every status change, oldest first. 404 `Idea not found`.
          */
         get: operations["getIdea"];
@@ -2787,8 +2786,7 @@ export interface paths {
         };
         /**
          * The idea's comments as a tree (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is
-         *     `ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest
+         * @description Public read (see `listIdeas`). Top-level comments oldest first, each with its `replies` (oldest
          *     first, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.
          */
         get: operations["listIdeaComments"];
@@ -2915,7 +2913,7 @@ export interface paths {
         };
         /**
          * Idea categories, by sort_order then name (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         * @description Public read (see `listIdeas`); `system:ideas_hub`.
          */
         get: operations["listIdeaCategories"];
         put?: never;
@@ -3028,7 +3026,7 @@ export interface paths {
         };
         /**
          * Idea tags by name; optional `search` (case-insensitive substring), at most 100.
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         * @description Public read (see `listIdeas`); `system:ideas_hub`.
          */
         get: operations["listIdeaTags"];
         put?: never;
