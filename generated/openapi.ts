@@ -3752,7 +3752,9 @@ export interface paths {
          *     is cut off or passes the size limit mid-stream:
          *     - 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;
          *       `Sound file too large: your plan allows N bytes per file` (the plan's
-         *       `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;
+         *       `max_sound_file_size`; exactly N bytes is accepted); `File too large: your plan allows N
+         *       bytes per upload` (the plan's `max_upload_size_bytes`, which bounds every upload, when it
+         *       is the smaller limit); `name must be 1 to 100 characters`;
          *       `Only one file may be uploaded`; `Unexpected form field: <field>`.
          *     - 400 BAD_REQUEST `Malformed multipart body` (also for a part without a field name, a
          *       part header over 16 KiB, more than 10 parts or 5 text fields, a missing or wrong
@@ -3761,7 +3763,10 @@ export interface paths {
          *     - 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the
          *       account already holds `max_sounds`) or `Sound storage limit reached: your plan allows
          *       N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;
-         *       reaching it exactly is accepted).
+         *       reaching it exactly is accepted), or `Storage limit reached: your plan allows N bytes`
+         *       (the plan's `max_storage_bytes`, held against every byte the account stores: its own
+         *       sounds and its extensions' together). Every limit is checked again under the account's
+         *       row lock when the sound is recorded, so concurrent uploads cannot pass one together.
          *     An upload by an extension (an extension token's context) is recorded with
          *     `source_extension_name` and is held against that extension's limits in the account:
          *     its overrides where set, else the plan's; the messages then say `this extension may
