@@ -1077,6 +1077,72 @@ export type SubmitDeveloperVerificationInput = {
   documentKey?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A browser source of the account; its socket channel is overlay:{id}. */
+export type Overlay = {
+  __typename?: 'Overlay';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  /** Opaque JSON object, as last written. */
+  settings: Scalars['JSON']['output'];
+  /** Starts at 1, one higher with every update; send it back with the next update. */
+  version: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+/** A widget instance of the account; its socket channel is widget:{id}. */
+export type Widget = {
+  __typename?: 'Widget';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  /** What the browser source renders (goal_bar, chat_box, ...). */
+  type: Scalars['String']['output'];
+  /** Opaque JSON object, as last written. */
+  settings: Scalars['JSON']['output'];
+  /** Starts at 1, one higher with every update; send it back with the next update. */
+  version: Scalars['Int']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+};
+
+export type CreateOverlayInput = {
+  /** 1 to 100 characters. */
+  name: Scalars['String']['input'];
+  /** Opaque JSON object (default {}); at most 32768 bytes as JSON text. */
+  settings?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type UpdateOverlayInput = {
+  /** The version the change is based on (a stale one is CONFLICT). */
+  version: Scalars['Int']['input'];
+  /** 1 to 100 characters. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+  settings?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type CreateWidgetInput = {
+  /** 1 to 100 characters. */
+  name: Scalars['String']['input'];
+  /** 1 to 50 lowercase letters, digits, _ or - (default custom). */
+  type?: InputMaybe<Scalars['String']['input']>;
+  /** Opaque JSON object (default {}); at most 32768 bytes as JSON text. */
+  settings?: InputMaybe<Scalars['JSON']['input']>;
+};
+
+export type UpdateWidgetInput = {
+  /** The version the change is based on (a stale one is CONFLICT). */
+  version: Scalars['Int']['input'];
+  /** 1 to 100 characters. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 50 lowercase letters, digits, _ or -. */
+  type?: InputMaybe<Scalars['String']['input']>;
+  /** Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+  settings?: InputMaybe<Scalars['JSON']['input']>;
+};
+
 export type Query = {
   __typename?: 'Query';
   /** The sound library with its limits (limit default 20, at most 100; offset; search a partial name); REST GET /v1/sounds. */
@@ -1177,12 +1243,20 @@ export type Query = {
   myWatchlist: Watchlist;
   /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
   adminAuditLog: AuditLogPage;
-  /** The caller's developer keys: own profile keys plus keys of teams where they hold team-secrets:read; REST GET /v1/developer/api-keys. */
+  /** The caller's developer keys: own profile keys plus keys of every team they belong to; REST GET /v1/developer/api-keys. */
   developerApiKeys: Array<DeveloperApiKey>;
   /** The caller's latest developer application (No developer application found); REST GET /v1/developer/application. */
   myDeveloperApplication: DeveloperApplication;
   /** The caller's developer verification or null; REST GET /v1/developer/verification. */
   developerVerificationStatus: Maybe<DeveloperVerification>;
+  /** The active account's overlays, oldest first; REST GET /v1/overlays. */
+  overlays: Array<Overlay>;
+  /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
+  overlay: Overlay;
+  /** The active account's widget instances, oldest first; REST GET /v1/widgets. */
+  widgets: Array<Widget>;
+  /** One widget instance (Widget not found); REST GET /v1/widgets/{id}. */
+  widget: Widget;
 };
 
 
@@ -1322,8 +1396,26 @@ export type QueryAdminAuditLogArgs = {
   filter?: InputMaybe<AdminAuditLogFilter>;
 };
 
+
+export type QueryOverlayArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryWidgetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
+  /** Create an overlay (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/overlays. */
+  createOverlay: Overlay;
+  /** Change an overlay at the version read (CONFLICT when stale); published as overlay:update on overlay:{id}; REST PATCH /v1/overlays/{id}. */
+  updateOverlay: Overlay;
+  /** Create a widget instance (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/widgets. */
+  createWidget: Widget;
+  /** Change a widget at the version read (CONFLICT when stale); published as widget:update on widget:{id}; REST PATCH /v1/widgets/{id}. */
+  updateWidget: Widget;
   /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
   createDeveloperApiKey: CreateDeveloperApiKeyResult;
   /** Rename a developer key (label only: 1 to 100 characters, not blank); REST PATCH /v1/developer/api-keys/{id}. */
@@ -1454,6 +1546,28 @@ export type Mutation = {
   notificationAction: Notification;
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
   updateNotificationPreference: NotificationPreference;
+};
+
+
+export type MutationCreateOverlayArgs = {
+  input: CreateOverlayInput;
+};
+
+
+export type MutationUpdateOverlayArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateOverlayInput;
+};
+
+
+export type MutationCreateWidgetArgs = {
+  input: CreateWidgetInput;
+};
+
+
+export type MutationUpdateWidgetArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateWidgetInput;
 };
 
 
@@ -2238,6 +2352,12 @@ export type ResolversTypes = {
   SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
   DeveloperVerification: ResolverTypeWrapper<DeveloperVerification>;
   SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
+  Overlay: ResolverTypeWrapper<Overlay>;
+  Widget: ResolverTypeWrapper<Widget>;
+  CreateOverlayInput: CreateOverlayInput;
+  UpdateOverlayInput: UpdateOverlayInput;
+  CreateWidgetInput: CreateWidgetInput;
+  UpdateWidgetInput: UpdateWidgetInput;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
@@ -2362,6 +2482,12 @@ export type ResolversParentTypes = {
   SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
   DeveloperVerification: DeveloperVerification;
   SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
+  Overlay: Overlay;
+  Widget: Widget;
+  CreateOverlayInput: CreateOverlayInput;
+  UpdateOverlayInput: UpdateOverlayInput;
+  CreateWidgetInput: CreateWidgetInput;
+  UpdateWidgetInput: UpdateWidgetInput;
   Query: Record<PropertyKey, never>;
   Mutation: Record<PropertyKey, never>;
   ID: Scalars['ID']['output'];
@@ -2989,6 +3115,27 @@ export type DeveloperVerificationResolvers<ContextType = GraphQLContext, ParentT
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type OverlayResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Overlay'] = ResolversParentTypes['Overlay']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  settings?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type WidgetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Widget'] = ResolversParentTypes['Widget']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  settings?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   sounds: Resolver<ResolversTypes['SoundLibrary'], ParentType, ContextType, Partial<QuerySoundsArgs>>;
   sound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<QuerySoundArgs, 'id'>>;
@@ -3042,9 +3189,17 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   developerApiKeys: Resolver<Array<ResolversTypes['DeveloperApiKey']>, ParentType, ContextType>;
   myDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType>;
   developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
+  overlays: Resolver<Array<ResolversTypes['Overlay']>, ParentType, ContextType>;
+  overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
+  widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
+  widget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<QueryWidgetArgs, 'id'>>;
 };
 
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  createOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationCreateOverlayArgs, 'input'>>;
+  updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
+  createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
+  updateWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationUpdateWidgetArgs, 'id' | 'input'>>;
   createDeveloperApiKey: Resolver<ResolversTypes['CreateDeveloperApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateDeveloperApiKeyArgs, 'input'>>;
   updateDeveloperApiKey: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType, RequireFields<MutationUpdateDeveloperApiKeyArgs, 'id' | 'label'>>;
   revokeDeveloperApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationRevokeDeveloperApiKeyArgs, 'id'>>;
@@ -3366,6 +3521,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   CreateDeveloperApiKeyResult?: CreateDeveloperApiKeyResultResolvers<ContextType>;
   DeveloperApplication?: DeveloperApplicationResolvers<ContextType>;
   DeveloperVerification?: DeveloperVerificationResolvers<ContextType>;
+  Overlay?: OverlayResolvers<ContextType>;
+  Widget?: WidgetResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PublicStatsPagination?: PublicStatsPaginationResolvers<ContextType>;

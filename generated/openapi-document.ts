@@ -2900,7 +2900,7 @@ export const openapiDocument = {
           "apikeys"
         ],
         "summary": "Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.",
-        "description": "`permissions` are validated against `GET /v1/admin/system-key-permissions`; a\n`resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR\n`Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.\n",
+        "description": "Records `system:system_key_created` (metadata: key_id, key_prefix, label, permissions; never the key).\n`permissions` are validated against `GET /v1/admin/system-key-permissions`; a\n`resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR\n`Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.\n",
         "x-permission": "system-keys:create",
         "x-permission-scope": "admin",
         "requestBody": {
@@ -3008,7 +3008,7 @@ export const openapiDocument = {
         "tags": [
           "apikeys"
         ],
-        "summary": "Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`.",
+        "summary": "Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. Records `system:system_key_revoked` (metadata key_id, key_prefix, label).",
         "description": "Removes an admin-provisioned system key, which then stops authenticating at once on every node (admin `system-keys:delete`).",
         "x-permission": "system-keys:delete",
         "x-permission-scope": "admin",
@@ -5736,7 +5736,7 @@ export const openapiDocument = {
           "sounds"
         ],
         "summary": "Upload a sound (multipart/form-data; REST only).",
-        "description": "`sounds:create` and `feature:sounds`. A `multipart/form-data` body with one `file` part\n(required) and an optional `name` text part (1 to 100 characters after trimming;\ndefaults to the file name without its extension). The body streams to storage as it\narrives; the type is detected from the bytes (the part's declared content type and the\nfile name's extension are ignored) and must be MP3, WAV, OGG or FLAC; the duration is\nmeasured. Refusals leave nothing behind (no row, no stored bytes), also when the upload\nis cut off or passes the size limit mid-stream:\n- 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;\n  `Sound file too large: your plan allows N bytes per file` (the plan's\n  `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;\n  `Only one file may be uploaded`; `Unexpected form field: <field>`.\n- 400 BAD_REQUEST `Malformed multipart body` (also for a part without a field name, a\n  part header over 16 KiB, more than 10 parts or 5 text fields, a missing or wrong\n  boundary, a body cut short); a body that is not `multipart/form-data` gets\n  `Unsupported content type`.\n- 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the\n  account already holds `max_sounds`) or `Sound storage limit reached: your plan allows\n  N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;\n  reaching it exactly is accepted).\nAn upload by an extension (an extension token's context) is recorded with\n`source_extension_name` and is held against that extension's limits in the account:\nits overrides where set, else the plan's; the messages then say `this extension may\nstore N sound(s)`, `this extension may store N bytes` and `this extension allows N bytes\nper file`. GraphQL has no upload (graphql-http takes JSON bodies only).\n",
+        "description": "`sounds:create` and `feature:sounds`. A `multipart/form-data` body with one `file` part\n(required) and an optional `name` text part (1 to 100 characters after trimming;\ndefaults to the file name without its extension). The body streams to storage as it\narrives; the type is detected from the bytes (the part's declared content type and the\nfile name's extension are ignored) and must be MP3, WAV, OGG or FLAC; the duration is\nmeasured. Refusals leave nothing behind (no row, no stored bytes), also when the upload\nis cut off or passes the size limit mid-stream:\n- 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;\n  `Sound file too large: your plan allows N bytes per file` (the plan's\n  `max_sound_file_size`; exactly N bytes is accepted); `File too large: your plan allows N\n  bytes per upload` (the plan's `max_upload_size_bytes`, which bounds every upload, when it\n  is the smaller limit); `name must be 1 to 100 characters`;\n  `Only one file may be uploaded`; `Unexpected form field: <field>`.\n- 400 BAD_REQUEST `Malformed multipart body` (also for a part without a field name, a\n  part header over 16 KiB, more than 10 parts or 5 text fields, a missing or wrong\n  boundary, a body cut short); a body that is not `multipart/form-data` gets\n  `Unsupported content type`.\n- 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the\n  account already holds `max_sounds`) or `Sound storage limit reached: your plan allows\n  N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;\n  reaching it exactly is accepted), or `Storage limit reached: your plan allows N bytes`\n  (the plan's `max_storage_bytes`, held against every byte the account stores: its own\n  sounds and its extensions' together). Every limit is checked again under the account's\n  row lock when the sound is recorded, so concurrent uploads cannot pass one together.\nAn upload by an extension (an extension token's context) is recorded with\n`source_extension_name` and is held against that extension's limits in the account:\nits overrides where set, else the plan's; the messages then say `this extension may\nstore N sound(s)`, `this extension may store N bytes` and `this extension allows N bytes\nper file`. GraphQL has no upload (graphql-http takes JSON bodies only).\n",
         "x-permission": "sounds:create",
         "x-feature": "feature:sounds",
         "requestBody": {
@@ -6344,6 +6344,7 @@ export const openapiDocument = {
         "tags": [
           "overlays"
         ],
+        "x-graphql": "Query.overlays",
         "summary": "Overlays of the active account, oldest first (whole list).",
         "description": "Every overlay (browser source) of the active account, oldest first, without paging (`overlays:read`, `feature:overlays`).",
         "x-permission": "overlays:read",
@@ -6418,8 +6419,9 @@ export const openapiDocument = {
         "tags": [
           "overlays"
         ],
+        "x-graphql": "Mutation.createOverlay",
         "summary": "Create an overlay (a browser source; its channel is `overlay:{id}`).",
-        "description": "Creates an overlay of the active account, a browser source that listens on the WebSocket channel `overlay:{id}` with an overlay token (`overlays:create`, `feature:overlays`).",
+        "description": "Creates an overlay of the active account, a browser source that listens on the WebSocket channel `overlay:{id}` with an overlay token (`overlays:create`, `feature:overlays`). Plan quota `max_overlays`: an account holding that many overlays gets 403 PLAN_LIMIT_REACHED `Overlay limit reached: your plan allows N overlay(s)` (checked under the account's lock, so concurrent creates cannot pass it together). `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.",
         "x-permission": "overlays:create",
         "x-feature": "feature:overlays",
         "requestBody": {
@@ -6434,9 +6436,15 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 100
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   }
                 }
               }
@@ -6512,6 +6520,196 @@ export const openapiDocument = {
       }
     },
     "/overlays/{id}": {
+      "get": {
+        "operationId": "overlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "One overlay of the active account, with its settings and version.",
+        "x-permission": "overlays:read",
+        "x-feature": "feature:overlays",
+        "x-graphql": "Query.overlay",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The overlay.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Overlay"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateOverlay",
+        "tags": [
+          "overlays"
+        ],
+        "summary": "Change an overlay's name or settings, at the version the caller read (optimistic concurrency).",
+        "description": "`version` is the overlay's `version` as the caller last read it; the write applies only while it is still current and answers the overlay with `version` one higher. A stale `version` is 409 CONFLICT `Overlay was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `overlay:{id}` as `{ type: event, channel, event_type: overlay:update, data: <the overlay> }`, so an open browser source updates live. GraphQL twin `updateOverlay(id, input)`.",
+        "x-permission": "overlays:edit",
+        "x-feature": "feature:overlays",
+        "x-graphql": "Mutation.updateOverlay",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "version"
+                ],
+                "properties": {
+                  "version": {
+                    "x-error-message": "version must be a positive integer",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 2147483647,
+                    "description": "The version the change is based on."
+                  },
+                  "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object, replaced whole; at most 32768 bytes as JSON text."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The overlay at its new version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Overlay"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
       "delete": {
         "operationId": "deleteOverlay",
         "tags": [
@@ -6820,6 +7018,7 @@ export const openapiDocument = {
         "tags": [
           "widgets"
         ],
+        "x-graphql": "Query.widgets",
         "summary": "Widget instances of the active account, oldest first (whole list).",
         "description": "Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`).",
         "x-permission": "widgets:read",
@@ -6894,8 +7093,9 @@ export const openapiDocument = {
         "tags": [
           "widgets"
         ],
+        "x-graphql": "Mutation.createWidget",
         "summary": "Create a widget instance (its channel is `widget:{id}`).",
-        "description": "Creates a widget instance of the active account, a browser source that listens on the WebSocket channel `widget:{id}` with a widget token (`widgets:create`, `feature:widgets`).",
+        "description": "Creates a widget instance of the active account, a browser source that listens on the WebSocket channel `widget:{id}` with a widget token (`widgets:create`, `feature:widgets`). Plan quota `max_overlays` bounds the widget instances too (counted apart from overlays): an account holding that many widgets gets 403 PLAN_LIMIT_REACHED `Widget limit reached: your plan allows N widget(s)`. `type` defaults to `custom`; `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.",
         "x-permission": "widgets:create",
         "x-feature": "feature:widgets",
         "requestBody": {
@@ -6910,9 +7110,22 @@ export const openapiDocument = {
                 ],
                 "properties": {
                   "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 100
+                  },
+                  "type": {
+                    "x-error-message": "type must be 1 to 50 lowercase letters, digits, _ or - (starting with a letter or digit)",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50,
+                    "pattern": "^[a-z0-9][a-z0-9_-]*$"
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object; at most 32768 bytes as JSON text."
                   }
                 }
               }
@@ -6988,6 +7201,204 @@ export const openapiDocument = {
       }
     },
     "/widgets/{id}": {
+      "get": {
+        "operationId": "widget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "One widget of the active account, with its settings and version.",
+        "x-permission": "widgets:read",
+        "x-feature": "feature:widgets",
+        "x-graphql": "Query.widget",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The widget.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Widget"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateWidget",
+        "tags": [
+          "widgets"
+        ],
+        "summary": "Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).",
+        "description": "`version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.",
+        "x-permission": "widgets:edit",
+        "x-feature": "feature:widgets",
+        "x-graphql": "Mutation.updateWidget",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "version"
+                ],
+                "properties": {
+                  "version": {
+                    "x-error-message": "version must be a positive integer",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 2147483647,
+                    "description": "The version the change is based on."
+                  },
+                  "name": {
+                    "x-error-message": "name must be 1 to 100 characters",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  },
+                  "type": {
+                    "x-error-message": "type must be 1 to 50 lowercase letters, digits, _ or - (starting with a letter or digit)",
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 50,
+                    "pattern": "^[a-z0-9][a-z0-9_-]*$",
+                    "description": "What the browser source renders (`goal_bar`, `chat_box`, ...); free for the dashboard to choose."
+                  },
+                  "settings": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "description": "Opaque JSON object, replaced whole; at most 32768 bytes as JSON text."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The widget at its new version.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Widget"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
       "delete": {
         "operationId": "deleteWidget",
         "tags": [
@@ -12564,7 +12975,7 @@ export const openapiDocument = {
           "public-stats"
         ],
         "summary": "The crawler's ingestion path for public statistics (system key only).",
-        "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
+        "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- A resent batch counts once: its key is `batch_id` when given, else the SHA-256 of the\n  batch; a batch whose key was applied in the last 30 days writes nothing and answers 200\n  with the first delivery's counts and `duplicate: true` (concurrent deliveries included).\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
         "x-internal": true,
         "x-auth": "system-key",
         "requestBody": {
@@ -12608,6 +13019,10 @@ export const openapiDocument = {
                     "emotes": {
                       "type": "integer",
                       "description": "Emote directory entries written."
+                    },
+                    "duplicate": {
+                      "type": "boolean",
+                      "description": "Present and true when this batch was applied before: nothing was written, the counts are the first delivery's."
                     }
                   }
                 }
@@ -15692,7 +16107,7 @@ export const openapiDocument = {
           "developer"
         ],
         "summary": "The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.",
-        "description": "The keys of the caller's own developer profile plus the keys of every team they belong\nto whose team role grants `team-secrets:read`. Eligibility is approved-developer status\n(a developer profile; not the plan, not `feature:apikeys`): without a profile 403\nFORBIDDEN `This operation requires an approved developer`. A developer key is refused\nhere (first-party gate: 403).\n",
+        "description": "The keys of the caller's own developer profile plus the keys of every team they belong\nto, whatever their team role (Part 1; managing a team key needs `team-secrets:edit`). Eligibility is approved-developer status\n(a developer profile; not the plan, not `feature:apikeys`): without a profile 403\nFORBIDDEN `This operation requires an approved developer`. A developer key is refused\nhere (first-party gate: 403).\n",
         "x-auth": "first-party",
         "x-graphql": "Query.developerApiKeys",
         "x-envelope": {
@@ -18411,7 +18826,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Ideas of the board (Part 2, \"Ideas board\").",
-        "description": "Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in\nusers only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller\nwithout the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing\npermission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag\n(403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`\n(comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives\n400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`\n(PostgreSQL full-text search over title and description, English stemming, web-search\nsyntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at\ndescending), `most_voted` (up minus down votes, then newest), `most_commented` (comment\ncount, then newest), `recently_updated` (updated_at descending: edits, status changes and\nnew comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,\nwhen given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).\n",
+        "description": "Public (Part 2: \"GET endpoints are public\"), for anonymous and signed-in callers alike;\n`system:ideas_hub_public` only opens the `ideas:list` / `ideas:{idea_id}` socket channels\nto anonymous subscribers. All ideas operations need the global `system:ideas_hub` flag\n(403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`\n(comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives\n400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`\n(PostgreSQL full-text search over title and description, English stemming, web-search\nsyntax: quoted phrases, `or`, `-word`). `sort`: `newest` (default, created_at\ndescending), `most_voted` (up minus down votes, then newest), `most_commented` (comment\ncount, then newest), `recently_updated` (updated_at descending: edits, status changes and\nnew comments touch it). Paging by `page` and `limit` (default 20, at most 100); `offset`,\nwhen given, wins over `page`. `my_vote` is the caller's vote (null for anonymous callers).\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -18682,7 +19097,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Idea categories, by sort_order then name (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "description": "Public read (see `listIdeas`); `system:ideas_hub`.",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "x-envelope": {
@@ -18998,7 +19413,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Idea tags by name; optional `search` (case-insensitive substring), at most 100.",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.",
+        "description": "Public read (see `listIdeas`); `system:ideas_hub`.",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -19571,7 +19986,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "One idea with its timeline (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the\n`created` entry and every status change, oldest first. 404 `Idea not found`.\n",
+        "description": "Public read (see `listIdeas`). `timeline` lists the\n`created` entry and every status change, oldest first. 404 `Idea not found`.\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -20048,7 +20463,7 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "The idea's comments as a tree (Part 2, \"Ideas board\").",
-        "description": "Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is\n`ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest\nfirst, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.\n",
+        "description": "Public read (see `listIdeas`). Top-level comments oldest first, each with its `replies` (oldest\nfirst, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.\n",
         "x-auth": "public",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -23467,6 +23882,12 @@ export const openapiDocument = {
         "additionalProperties": false,
         "description": "One crawler batch (see POST /v1/internal/public-stats/samples).",
         "properties": {
+          "batch_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "The crawler's id of this batch; a resend with the same id is applied once (without it, the batch's SHA-256 is its key)."
+          },
           "channels": {
             "type": "array",
             "maxItems": 500,
@@ -27994,7 +28415,10 @@ export const openapiDocument = {
           "id",
           "account_id",
           "name",
-          "created_at"
+          "settings",
+          "version",
+          "created_at",
+          "updated_at"
         ],
         "properties": {
           "id": {
@@ -28008,7 +28432,21 @@ export const openapiDocument = {
           "name": {
             "type": "string"
           },
+          "settings": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
+          },
           "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
             "type": "string",
             "format": "date-time"
           }
@@ -28021,7 +28459,11 @@ export const openapiDocument = {
           "id",
           "account_id",
           "name",
-          "created_at"
+          "type",
+          "settings",
+          "version",
+          "created_at",
+          "updated_at"
         ],
         "properties": {
           "id": {
@@ -28035,7 +28477,24 @@ export const openapiDocument = {
           "name": {
             "type": "string"
           },
+          "type": {
+            "type": "string"
+          },
+          "settings": {
+            "type": "object",
+            "additionalProperties": true,
+            "description": "Opaque JSON object, as last written."
+          },
+          "version": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Starts at 1, one higher with every update (send it back with the next update)."
+          },
           "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
             "type": "string",
             "format": "date-time"
           }

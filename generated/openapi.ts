@@ -1112,7 +1112,8 @@ export interface paths {
         put?: never;
         /**
          * Provision a system key (`lm_sys_`); only its SHA-256 is stored and the full key is returned once.
-         * @description `permissions` are validated against `GET /v1/admin/system-key-permissions`; a
+         * @description Records `system:system_key_created` (metadata: key_id, key_prefix, label, permissions; never the key).
+         *     `permissions` are validated against `GET /v1/admin/system-key-permissions`; a
          *     `resource:*` grant of a known resource is accepted too (400 VALIDATION_ERROR
          *     `Invalid permission: <perm>` otherwise). Blank label: 400 `Label is required`.
          */
@@ -1134,7 +1135,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`.
+         * Delete an admin-provisioned system key; it is refused at once on every node. Unknown id 404 `System key not found`. Records `system:system_key_revoked` (metadata key_id, key_prefix, label).
          * @description Removes an admin-provisioned system key, which then stops authenticating at once on every node (admin `system-keys:delete`).
          */
         delete: operations["adminDeleteSystemKey"];
@@ -1886,7 +1887,7 @@ export interface paths {
         /**
          * The caller's developer keys (`lm_dev_`) that are not revoked, never the secret, newest first.
          * @description The keys of the caller's own developer profile plus the keys of every team they belong
-         *     to whose team role grants `team-secrets:read`. Eligibility is approved-developer status
+         *     to, whatever their team role (Part 1; managing a team key needs `team-secrets:edit`). Eligibility is approved-developer status
          *     (a developer profile; not the plan, not `feature:apikeys`): without a profile 403
          *     FORBIDDEN `This operation requires an approved developer`. A developer key is refused
          *     here (first-party gate: 403).
@@ -2896,10 +2897,9 @@ export interface paths {
         };
         /**
          * Ideas of the board (Part 2, "Ideas board").
-         * @description Public while `system:ideas_hub_public` is on; with it off the board is visible to signed-in
-         *     users only: anonymous callers get 401 UNAUTHORIZED `Authentication required`, a caller
-         *     without the user-scope `ideas:read` (or admin `ideas:moderate_read`) 403 `Missing
-         *     permission: ideas:read`. All ideas operations need the global `system:ideas_hub` flag
+         * @description Public (Part 2: "GET endpoints are public"), for anonymous and signed-in callers alike;
+         *     `system:ideas_hub_public` only opens the `ideas:list` / `ideas:{idea_id}` socket channels
+         *     to anonymous subscribers. All ideas operations need the global `system:ideas_hub` flag
          *     (403 FEATURE_DISABLED). Filters: `status` (a status slug), `category_id`, `tag_ids`
          *     (comma-separated UUIDs; an idea matches when it carries any of them; a malformed id gives
          *     400 VALIDATION_ERROR `tag_ids must be comma-separated UUIDs`), `author_id`, `search`
@@ -2937,7 +2937,7 @@ export interface paths {
         };
         /**
          * One idea with its timeline (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`). `timeline` lists the
+         * @description Public read (see `listIdeas`). `timeline` lists the
          *     `created` entry and every status change, oldest first. 404 `Idea not found`.
          */
         get: operations["getIdea"];
@@ -2975,8 +2975,7 @@ export interface paths {
         };
         /**
          * The idea's comments as a tree (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas`; with `system:ideas_hub_public` off the grant is
-         *     `ideas:comment_read`). Top-level comments oldest first, each with its `replies` (oldest
+         * @description Public read (see `listIdeas`). Top-level comments oldest first, each with its `replies` (oldest
          *     first, nested to any depth). `my_vote` is the caller's vote. 404 `Idea not found`.
          */
         get: operations["listIdeaComments"];
@@ -3103,7 +3102,7 @@ export interface paths {
         };
         /**
          * Idea categories, by sort_order then name (Part 2, "Ideas board").
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         * @description Public read (see `listIdeas`); `system:ideas_hub`.
          */
         get: operations["listIdeaCategories"];
         put?: never;
@@ -3216,7 +3215,7 @@ export interface paths {
         };
         /**
          * Idea tags by name; optional `search` (case-insensitive substring), at most 100.
-         * @description Public read (see `listIdeas` for `system:ideas_hub_public`); `system:ideas_hub`.
+         * @description Public read (see `listIdeas`); `system:ideas_hub`.
          */
         get: operations["listIdeaTags"];
         put?: never;
@@ -3362,6 +3361,9 @@ export interface paths {
          *       directory as `observed` unless the emote is known from an API fetch) and GIF
          *       observations. Counts add up across batches; a sample repeated at the same time for
          *       the same broadcast is ignored.
+         *     - A resent batch counts once: its key is `batch_id` when given, else the SHA-256 of the
+         *       batch; a batch whose key was applied in the last 30 days writes nothing and answers 200
+         *       with the first delivery's counts and `duplicate: true` (concurrent deliveries included).
          *     - `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).
          *     A stream's channel must be in the directory (this batch or an earlier one), else 400
          *     `Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400
@@ -3582,7 +3584,7 @@ export interface paths {
         put?: never;
         /**
          * Create an overlay (a browser source; its channel is `overlay:{id}`).
-         * @description Creates an overlay of the active account, a browser source that listens on the WebSocket channel `overlay:{id}` with an overlay token (`overlays:create`, `feature:overlays`).
+         * @description Creates an overlay of the active account, a browser source that listens on the WebSocket channel `overlay:{id}` with an overlay token (`overlays:create`, `feature:overlays`). Plan quota `max_overlays`: an account holding that many overlays gets 403 PLAN_LIMIT_REACHED `Overlay limit reached: your plan allows N overlay(s)` (checked under the account's lock, so concurrent creates cannot pass it together). `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.
          */
         post: operations["createOverlay"];
         delete?: never;
@@ -3598,7 +3600,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One overlay of the active account, with its settings and version. */
+        get: operations["overlay"];
         put?: never;
         post?: never;
         /**
@@ -3608,7 +3611,11 @@ export interface paths {
         delete: operations["deleteOverlay"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an overlay's name or settings, at the version the caller read (optimistic concurrency).
+         * @description `version` is the overlay's `version` as the caller last read it; the write applies only while it is still current and answers the overlay with `version` one higher. A stale `version` is 409 CONFLICT `Overlay was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `overlay:{id}` as `{ type: event, channel, event_type: overlay:update, data: <the overlay> }`, so an open browser source updates live. GraphQL twin `updateOverlay(id, input)`.
+         */
+        patch: operations["updateOverlay"];
         trace?: never;
     };
     "/overlays/{id}/shared-tokens": {
@@ -3982,7 +3989,9 @@ export interface paths {
          *     is cut off or passes the size limit mid-stream:
          *     - 400 VALIDATION_ERROR `file is required`; `Unsupported audio type: upload an MP3, WAV, OGG or FLAC file`;
          *       `Sound file too large: your plan allows N bytes per file` (the plan's
-         *       `max_sound_file_size`; exactly N bytes is accepted); `name must be 1 to 100 characters`;
+         *       `max_sound_file_size`; exactly N bytes is accepted); `File too large: your plan allows N
+         *       bytes per upload` (the plan's `max_upload_size_bytes`, which bounds every upload, when it
+         *       is the smaller limit); `name must be 1 to 100 characters`;
          *       `Only one file may be uploaded`; `Unexpected form field: <field>`.
          *     - 400 BAD_REQUEST `Malformed multipart body` (also for a part without a field name, a
          *       part header over 16 KiB, more than 10 parts or 5 text fields, a missing or wrong
@@ -3991,7 +4000,10 @@ export interface paths {
          *     - 403 PLAN_LIMIT_REACHED `Sound limit reached: your plan allows N sound(s)` (the
          *       account already holds `max_sounds`) or `Sound storage limit reached: your plan allows
          *       N bytes` (the upload would take the used storage past `max_sound_storage_bytes`;
-         *       reaching it exactly is accepted).
+         *       reaching it exactly is accepted), or `Storage limit reached: your plan allows N bytes`
+         *       (the plan's `max_storage_bytes`, held against every byte the account stores: its own
+         *       sounds and its extensions' together). Every limit is checked again under the account's
+         *       row lock when the sound is recorded, so concurrent uploads cannot pass one together.
          *     An upload by an extension (an extension token's context) is recorded with
          *     `source_extension_name` and is held against that extension's limits in the account:
          *     its overrides where set, else the plan's; the messages then say `this extension may
@@ -4416,7 +4428,7 @@ export interface paths {
         put?: never;
         /**
          * Create a widget instance (its channel is `widget:{id}`).
-         * @description Creates a widget instance of the active account, a browser source that listens on the WebSocket channel `widget:{id}` with a widget token (`widgets:create`, `feature:widgets`).
+         * @description Creates a widget instance of the active account, a browser source that listens on the WebSocket channel `widget:{id}` with a widget token (`widgets:create`, `feature:widgets`). Plan quota `max_overlays` bounds the widget instances too (counted apart from overlays): an account holding that many widgets gets 403 PLAN_LIMIT_REACHED `Widget limit reached: your plan allows N widget(s)`. `type` defaults to `custom`; `settings` is an opaque JSON object (default `{}`, at most 32768 bytes as JSON text); `version` starts at 1.
          */
         post: operations["createWidget"];
         delete?: never;
@@ -4432,7 +4444,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One widget of the active account, with its settings and version. */
+        get: operations["widget"];
         put?: never;
         post?: never;
         /**
@@ -4442,7 +4455,11 @@ export interface paths {
         delete: operations["deleteWidget"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).
+         * @description `version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.
+         */
+        patch: operations["updateWidget"];
         trace?: never;
     };
     "/widgets/{id}/access": {
@@ -5954,6 +5971,14 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Opaque JSON object, as last written. */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Starts at 1, one higher with every update (send it back with the next update). */
+            version: number;
         };
         PlatformCredentialMode: {
             /** @enum {string} */
@@ -6157,6 +6182,8 @@ export interface components {
         };
         /** @description One crawler batch (see POST /v1/internal/public-stats/samples). */
         PublicStatsIngest: {
+            /** @description The crawler's id of this batch; a resend with the same id is applied once (without it, the batch's SHA-256 is its key). */
+            batch_id?: string;
             channels?: {
                 avatar_url?: string | null;
                 /** @enum {string|null} */
@@ -6672,6 +6699,15 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+            /** @description Opaque JSON object, as last written. */
+            settings: {
+                [key: string]: unknown;
+            };
+            type: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Starts at 1, one higher with every update (send it back with the next update). */
+            version: number;
         };
         WidgetAccessEntry: {
             /** Format: date-time */
@@ -14524,6 +14560,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         channels: number;
+                        /** @description Present and true when this batch was applied before: nothing was written, the counts are the first delivery's. */
+                        duplicate?: boolean;
                         /** @description Emote directory entries written. */
                         emotes: number;
                         /** @description Viewer and follower samples stored. */
@@ -15072,12 +15110,57 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
         responses: {
             /** @description The overlay. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Overlay"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    overlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overlay. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15122,6 +15205,60 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateOverlay: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The version the change is based on. */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The overlay at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Overlay"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16673,12 +16810,58 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    /** @description Opaque JSON object; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    type?: string;
                 };
             };
         };
         responses: {
             /** @description The widget. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Widget"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    widget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The widget. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16723,6 +16906,62 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWidget: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description Opaque JSON object, replaced whole; at most 32768 bytes as JSON text. */
+                    settings?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description What the browser source renders (`goal_bar`, `chat_box`, ...); free for the dashboard to choose. */
+                    type?: string;
+                    /** @description The version the change is based on. */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The widget at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Widget"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -626,6 +626,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "createOverlay",
+    "method": "post",
+    "path": "/v1/overlays",
+    "graphql": "Mutation.createOverlay",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:create"
+        ]
+      },
+      "feature": "feature:overlays"
+    }
+  },
+  {
     "operationId": "createPopoutToken",
     "method": "post",
     "path": "/v1/tokens",
@@ -668,6 +685,23 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "createWidget",
+    "method": "post",
+    "path": "/v1/widgets",
+    "graphql": "Mutation.createWidget",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:create"
+        ]
+      },
+      "feature": "feature:widgets"
     }
   },
   {
@@ -1015,6 +1049,40 @@ export const twins: readonly Twin[] = [
       "auth": "first-party",
       "permissions": null,
       "feature": null
+    }
+  },
+  {
+    "operationId": "overlay",
+    "method": "get",
+    "path": "/v1/overlays/{id}",
+    "graphql": "Query.overlay",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:read"
+        ]
+      },
+      "feature": "feature:overlays"
+    }
+  },
+  {
+    "operationId": "overlays",
+    "method": "get",
+    "path": "/v1/overlays",
+    "graphql": "Query.overlays",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:read"
+        ]
+      },
+      "feature": "feature:overlays"
     }
   },
   {
@@ -1477,6 +1545,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateOverlay",
+    "method": "patch",
+    "path": "/v1/overlays/{id}",
+    "graphql": "Mutation.updateOverlay",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:edit"
+        ]
+      },
+      "feature": "feature:overlays"
+    }
+  },
+  {
     "operationId": "updateSettingPreset",
     "method": "patch",
     "path": "/v1/me/setting-presets/{id}",
@@ -1522,6 +1607,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateWidget",
+    "method": "patch",
+    "path": "/v1/widgets/{id}",
+    "graphql": "Mutation.updateWidget",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:edit"
+        ]
+      },
+      "feature": "feature:widgets"
+    }
+  },
+  {
     "operationId": "userApiKeys",
     "method": "get",
     "path": "/v1/api-keys",
@@ -1536,6 +1638,40 @@ export const twins: readonly Twin[] = [
         ]
       },
       "feature": "feature:apikeys"
+    }
+  },
+  {
+    "operationId": "widget",
+    "method": "get",
+    "path": "/v1/widgets/{id}",
+    "graphql": "Query.widget",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:read"
+        ]
+      },
+      "feature": "feature:widgets"
+    }
+  },
+  {
+    "operationId": "widgets",
+    "method": "get",
+    "path": "/v1/widgets",
+    "graphql": "Query.widgets",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:read"
+        ]
+      },
+      "feature": "feature:widgets"
     }
   }
 ];
@@ -1572,7 +1708,9 @@ export type TwinShapes = [
   Serves<Mutation['createAccount'], DomainResults['createAccount'][DefaultStatus['createAccount']]>,
   Serves<Mutation['createAccountInvite'], DomainResults['createAccountInvite'][DefaultStatus['createAccountInvite']]>,
   Serves<Mutation['createAccountRole'], DomainResults['createAccountRole'][DefaultStatus['createAccountRole']]>,
+  Serves<Mutation['createOverlay'], DomainResults['createOverlay'][DefaultStatus['createOverlay']]>,
   Serves<Mutation['createSettingPreset'], DomainResults['createSettingPreset'][DefaultStatus['createSettingPreset']]>,
+  Serves<Mutation['createWidget'], DomainResults['createWidget'][DefaultStatus['createWidget']]>,
   Serves<Mutation['deleteAccountServiceKey'], DomainResults['deleteAccountServiceKey'][DefaultStatus['deleteAccountServiceKey']]>,
   Serves<Mutation['deleteUserApiKey'], DomainResults['deleteUserApiKey'][DefaultStatus['deleteUserApiKey']]>,
   Serves<Query['developerApiKeys'], DomainResults['developerApiKeys'][DefaultStatus['developerApiKeys']]>,
@@ -1591,6 +1729,8 @@ export type TwinShapes = [
   Serves<Mutation['notificationAction'], DomainResults['notificationAction'][DefaultStatus['notificationAction']]>,
   Serves<Query['notificationPreferences'], DomainResults['notificationPreferences'][DefaultStatus['notificationPreferences']]>,
   Serves<Query['notifications'], DomainResults['notifications'][DefaultStatus['notifications']]>,
+  Serves<Query['overlay'], DomainResults['overlay'][DefaultStatus['overlay']]>,
+  Serves<Query['overlays'], DomainResults['overlays'][DefaultStatus['overlays']]>,
   Serves<Mutation['playSound'], DomainResults['playSound'][DefaultStatus['playSound']]>,
   Serves<Query['popoutTokens'], DomainResults['popoutTokens'][DefaultStatus['popoutTokens']]>,
   Serves<Query['publicChannelBrowse'], DomainResults['publicChannelBrowse'][DefaultStatus['publicChannelBrowse']]>,
@@ -1615,8 +1755,12 @@ export type TwinShapes = [
   Serves<Mutation['updateDeveloperApiKey'], DomainResults['updateDeveloperApiKey'][DefaultStatus['updateDeveloperApiKey']]>,
   Serves<Mutation['updateMe'], DomainResults['updateMe'][DefaultStatus['updateMe']]>,
   Serves<Mutation['updateNotificationPreference'], DomainResults['updateNotificationPreference'][DefaultStatus['updateNotificationPreference']]>,
+  Serves<Mutation['updateOverlay'], DomainResults['updateOverlay'][DefaultStatus['updateOverlay']]>,
   Serves<Mutation['updateSettingPreset'], DomainResults['updateSettingPreset'][DefaultStatus['updateSettingPreset']]>,
   Serves<Mutation['updateSound'], DomainResults['updateSound'][DefaultStatus['updateSound']]>,
   Serves<Mutation['updateUserApiKey'], DomainResults['updateUserApiKey'][DefaultStatus['updateUserApiKey']]>,
+  Serves<Mutation['updateWidget'], DomainResults['updateWidget'][DefaultStatus['updateWidget']]>,
   Serves<Query['userApiKeys'], DomainResults['userApiKeys'][DefaultStatus['userApiKeys']]>,
+  Serves<Query['widget'], DomainResults['widget'][DefaultStatus['widget']]>,
+  Serves<Query['widgets'], DomainResults['widgets'][DefaultStatus['widgets']]>,
 ];

@@ -169,6 +169,7 @@ export type OperationId =
   | 'notificationAction'
   | 'notificationPreferences'
   | 'notifications'
+  | 'overlay'
   | 'overlays'
   | 'paymentConnectWebhook'
   | 'paymentProviderWebhook'
@@ -240,14 +241,17 @@ export type OperationId =
   | 'updateIdeaComment'
   | 'updateMe'
   | 'updateNotificationPreference'
+  | 'updateOverlay'
   | 'updateSettingPreset'
   | 'updateSound'
   | 'updateUserApiKey'
+  | 'updateWidget'
   | 'uploadExtensionVersion'
   | 'uploadSound'
   | 'userApiKeys'
   | 'voteIdea'
   | 'voteIdeaComment'
+  | 'widget'
   | 'widgetAccess'
   | 'widgets';
 
@@ -609,6 +613,8 @@ export interface RestHandlers<Context> {
   notificationPreferences(request: RestRequest<'notificationPreferences'>, context: Context): Promise<RestResponse<'notificationPreferences'>>;
   /** GET /v1/notifications */
   notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
+  /** GET /v1/overlays/{id} */
+  overlay(request: RestRequest<'overlay'>, context: Context): Promise<RestResponse<'overlay'>>;
   /** GET /v1/overlays */
   overlays(request: RestRequest<'overlays'>, context: Context): Promise<RestResponse<'overlays'>>;
   /** POST /v1/webhooks/payment-connect */
@@ -751,12 +757,16 @@ export interface RestHandlers<Context> {
   updateMe(request: RestRequest<'updateMe'>, context: Context): Promise<RestResponse<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} */
   updateNotificationPreference(request: RestRequest<'updateNotificationPreference'>, context: Context): Promise<RestResponse<'updateNotificationPreference'>>;
+  /** PATCH /v1/overlays/{id} */
+  updateOverlay(request: RestRequest<'updateOverlay'>, context: Context): Promise<RestResponse<'updateOverlay'>>;
   /** PATCH /v1/me/setting-presets/{id} */
   updateSettingPreset(request: RestRequest<'updateSettingPreset'>, context: Context): Promise<RestResponse<'updateSettingPreset'>>;
   /** PATCH /v1/sounds/{id} */
   updateSound(request: RestRequest<'updateSound'>, context: Context): Promise<RestResponse<'updateSound'>>;
   /** PATCH /v1/api-keys/{id} */
   updateUserApiKey(request: RestRequest<'updateUserApiKey'>, context: Context): Promise<RestResponse<'updateUserApiKey'>>;
+  /** PATCH /v1/widgets/{id} */
+  updateWidget(request: RestRequest<'updateWidget'>, context: Context): Promise<RestResponse<'updateWidget'>>;
   /** PUT /v1/developer/extensions/{id}/versions/{version_id}/bundle */
   uploadExtensionVersion(request: RestRequest<'uploadExtensionVersion'>, context: Context): Promise<RestResponse<'uploadExtensionVersion'>>;
   /** POST /v1/sounds */
@@ -767,6 +777,8 @@ export interface RestHandlers<Context> {
   voteIdea(request: RestRequest<'voteIdea'>, context: Context): Promise<RestResponse<'voteIdea'>>;
   /** POST /v1/ideas/comments/{id}/vote */
   voteIdeaComment(request: RestRequest<'voteIdeaComment'>, context: Context): Promise<RestResponse<'voteIdeaComment'>>;
+  /** GET /v1/widgets/{id} */
+  widget(request: RestRequest<'widget'>, context: Context): Promise<RestResponse<'widget'>>;
   /** GET /v1/widgets/{id}/access */
   widgetAccess(request: RestRequest<'widgetAccess'>, context: Context): Promise<RestResponse<'widgetAccess'>>;
   /** GET /v1/widgets */
@@ -950,6 +962,7 @@ export interface DomainResults {
   notificationAction: { 200: Camelize<DataOf<Wire<'notificationAction', 200>>> };
   notificationPreferences: { 200: Camelize<DataOf<Wire<'notificationPreferences', 200>>> };
   notifications: { 200: Page<Camelize<ItemOf<Wire<'notifications', 200>>>> };
+  overlay: { 200: Camelize<DataOf<Wire<'overlay', 200>>> };
   overlays: { 200: Camelize<ItemOf<Wire<'overlays', 200>>>[] };
   paymentConnectWebhook: { 200: Camelize<Wire<'paymentConnectWebhook', 200>> };
   paymentProviderWebhook: { 200: Camelize<Wire<'paymentProviderWebhook', 200>> };
@@ -1021,14 +1034,17 @@ export interface DomainResults {
   updateIdeaComment: { 200: Camelize<DataOf<Wire<'updateIdeaComment', 200>>> };
   updateMe: { 200: Camelize<DataOf<Wire<'updateMe', 200>>> };
   updateNotificationPreference: { 200: Camelize<DataOf<Wire<'updateNotificationPreference', 200>>> };
+  updateOverlay: { 200: Camelize<DataOf<Wire<'updateOverlay', 200>>> };
   updateSettingPreset: { 200: Camelize<DataOf<Wire<'updateSettingPreset', 200>>> };
   updateSound: { 200: Camelize<DataOf<Wire<'updateSound', 200>>> };
   updateUserApiKey: { 200: Camelize<DataOf<Wire<'updateUserApiKey', 200>>> };
+  updateWidget: { 200: Camelize<DataOf<Wire<'updateWidget', 200>>> };
   uploadExtensionVersion: { 200: Camelize<DataOf<Wire<'uploadExtensionVersion', 200>>> };
   uploadSound: { 201: Camelize<DataOf<Wire<'uploadSound', 201>>> };
   userApiKeys: { 200: Camelize<ItemOf<Wire<'userApiKeys', 200>>>[] };
   voteIdea: { 200: Camelize<DataOf<Wire<'voteIdea', 200>>> };
   voteIdeaComment: { 200: Camelize<DataOf<Wire<'voteIdeaComment', 200>>> };
+  widget: { 200: Camelize<DataOf<Wire<'widget', 200>>> };
   widgetAccess: { 200: Camelize<ItemOf<Wire<'widgetAccess', 200>>>[] };
   widgets: { 200: Camelize<ItemOf<Wire<'widgets', 200>>>[] };
 }
@@ -1197,6 +1213,7 @@ export interface DefaultStatus {
   notificationAction: 200;
   notificationPreferences: 200;
   notifications: 200;
+  overlay: 200;
   overlays: 200;
   paymentConnectWebhook: 200;
   paymentProviderWebhook: 200;
@@ -1268,14 +1285,17 @@ export interface DefaultStatus {
   updateIdeaComment: 200;
   updateMe: 200;
   updateNotificationPreference: 200;
+  updateOverlay: 200;
   updateSettingPreset: 200;
   updateSound: 200;
   updateUserApiKey: 200;
+  updateWidget: 200;
   uploadExtensionVersion: 200;
   uploadSound: 201;
   userApiKeys: 200;
   voteIdea: 200;
   voteIdeaComment: 200;
+  widget: 200;
   widgetAccess: 200;
   widgets: 200;
 }
@@ -1614,6 +1634,8 @@ export interface RestOperations<Context> {
   notificationPreferences(request: DomainRequest<'notificationPreferences'>, context: Context): Promise<DomainResult<'notificationPreferences'>>;
   /** GET /v1/notifications (collection) */
   notifications(request: DomainRequest<'notifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'notifications'>>;
+  /** GET /v1/overlays/{id} (single) */
+  overlay(request: DomainRequest<'overlay'>, context: Context): Promise<DomainResult<'overlay'>>;
   /** GET /v1/overlays (collection) */
   overlays(request: DomainRequest<'overlays'>, context: Context): Promise<DomainResult<'overlays'>>;
   /** POST /v1/webhooks/payment-connect (bare) */
@@ -1756,12 +1778,16 @@ export interface RestOperations<Context> {
   updateMe(request: DomainRequest<'updateMe'>, context: Context): Promise<DomainResult<'updateMe'>>;
   /** PATCH /v1/notifications/preferences/{type} (single) */
   updateNotificationPreference(request: DomainRequest<'updateNotificationPreference'>, context: Context): Promise<DomainResult<'updateNotificationPreference'>>;
+  /** PATCH /v1/overlays/{id} (single) */
+  updateOverlay(request: DomainRequest<'updateOverlay'>, context: Context): Promise<DomainResult<'updateOverlay'>>;
   /** PATCH /v1/me/setting-presets/{id} (single) */
   updateSettingPreset(request: DomainRequest<'updateSettingPreset'>, context: Context): Promise<DomainResult<'updateSettingPreset'>>;
   /** PATCH /v1/sounds/{id} (single) */
   updateSound(request: DomainRequest<'updateSound'>, context: Context): Promise<DomainResult<'updateSound'>>;
   /** PATCH /v1/api-keys/{id} (single) */
   updateUserApiKey(request: DomainRequest<'updateUserApiKey'>, context: Context): Promise<DomainResult<'updateUserApiKey'>>;
+  /** PATCH /v1/widgets/{id} (single) */
+  updateWidget(request: DomainRequest<'updateWidget'>, context: Context): Promise<DomainResult<'updateWidget'>>;
   /** PUT /v1/developer/extensions/{id}/versions/{version_id}/bundle (single) */
   uploadExtensionVersion(request: DomainRequest<'uploadExtensionVersion'>, context: Context): Promise<DomainResult<'uploadExtensionVersion'>>;
   /** POST /v1/sounds (single) */
@@ -1772,6 +1798,8 @@ export interface RestOperations<Context> {
   voteIdea(request: DomainRequest<'voteIdea'>, context: Context): Promise<DomainResult<'voteIdea'>>;
   /** POST /v1/ideas/comments/{id}/vote (single) */
   voteIdeaComment(request: DomainRequest<'voteIdeaComment'>, context: Context): Promise<DomainResult<'voteIdeaComment'>>;
+  /** GET /v1/widgets/{id} (single) */
+  widget(request: DomainRequest<'widget'>, context: Context): Promise<DomainResult<'widget'>>;
   /** GET /v1/widgets/{id}/access (collection) */
   widgetAccess(request: DomainRequest<'widgetAccess'>, context: Context): Promise<DomainResult<'widgetAccess'>>;
   /** GET /v1/widgets (collection) */
@@ -4738,7 +4766,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:overlays"
     },
-    "graphql": null,
+    "graphql": "Mutation.createOverlay",
     "internal": false,
     "responses": {
       "201": "application/json",
@@ -4910,7 +4938,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:widgets"
     },
-    "graphql": null,
+    "graphql": "Mutation.createWidget",
     "internal": false,
     "responses": {
       "201": "application/json",
@@ -7268,6 +7296,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "overlay",
+    "method": "get",
+    "path": "/v1/overlays/{id}",
+    "expressPath": "/v1/overlays/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:read"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": "Query.overlay",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "overlays",
     "method": "get",
     "path": "/v1/overlays",
@@ -7283,7 +7347,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:overlays"
     },
-    "graphql": null,
+    "graphql": "Query.overlays",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -9605,6 +9669,43 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "updateOverlay",
+    "method": "patch",
+    "path": "/v1/overlays/{id}",
+    "expressPath": "/v1/overlays/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "overlays:edit"
+        ]
+      },
+      "feature": "feature:overlays"
+    },
+    "graphql": "Mutation.updateOverlay",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "updateSettingPreset",
     "method": "patch",
     "path": "/v1/me/setting-presets/{id}",
@@ -9702,6 +9803,43 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": "/v1/api-keys/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateWidget",
+    "method": "patch",
+    "path": "/v1/widgets/{id}",
+    "expressPath": "/v1/widgets/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:edit"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": "Mutation.updateWidget",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
     },
     "paging": null,
     "defaultStatus": 200
@@ -9886,6 +10024,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "widget",
+    "method": "get",
+    "path": "/v1/widgets/{id}",
+    "expressPath": "/v1/widgets/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "widgets:read"
+        ]
+      },
+      "feature": "feature:widgets"
+    },
+    "graphql": "Query.widget",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "widgetAccess",
     "method": "get",
     "path": "/v1/widgets/{id}/access",
@@ -9937,7 +10111,7 @@ export const routes: readonly RouteSpec[] = [
       },
       "feature": "feature:widgets"
     },
-    "graphql": null,
+    "graphql": "Query.widgets",
     "internal": false,
     "responses": {
       "200": "application/json",

@@ -591,6 +591,15 @@ describe('API keys', () => {
       expect(await api(t, 'DELETE', `/admin/system-keys/${key.id}`, { token: op.accessToken })).toMatchObject({ status: 200, body: { success: true } });
       expectRestError(await me(key.key), 401, AUTH_REQUIRED);
       expectRestError(await api(t, 'DELETE', `/admin/system-keys/${key.id}`, { token: op.accessToken }), 404, { error: 'NOT_FOUND', message: 'System key not found' });
+      // Audited like the other key operations: who, which key (prefix, label, scopes), never the key itself.
+      const created = await t.app.db.knex('audit_log').where({ type: 'system:system_key_created' }).whereRaw("metadata->>'key_id' = ?", [key.id]);
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ scope: 'system', actor_id: op.userId });
+      expect(created[0].metadata).toEqual({ key_id: key.id, key_prefix: expect.any(String), label: 'bot', permissions: ['audit:ingest', 'events:*'] });
+      const revoked = await t.app.db.knex('audit_log').where({ type: 'system:system_key_revoked' }).whereRaw("metadata->>'key_id' = ?", [key.id]);
+      expect(revoked).toHaveLength(1);
+      expect(revoked[0]).toMatchObject({ scope: 'system', actor_id: op.userId });
+      expect(JSON.stringify([...created, ...revoked])).not.toContain(key.key);
     });
   });
 });

@@ -514,7 +514,7 @@ describe('developer portal', () => {
       }
     });
 
-    test('team keys: need team-secrets:edit, belong to the team, visible with team-secrets:read, survive their creator leaving', async () => {
+    test('team keys: need team-secrets:edit, belong to the team, listed for every member, survive their creator leaving', async () => {
       const owner = await developer();
       const team = await createTeam(owner);
       const admin = await developer();
@@ -535,12 +535,18 @@ describe('developer portal', () => {
       expect(ctx).toMatchObject({ kind: 'developer_api_key', binding: { teamId: team.id } });
       expect(await t.app.db.knex('developer_api_keys').where({ id: key.id }).first()).toEqual({ id: key.id, developer_id: null, team_id: team.id });
 
-      // Listed for every member with team-secrets:read (team-member has it), not for outsiders.
+      // Listed for every member, not for outsiders.
       for (const user of [owner, admin, member]) {
         const ids = ((await api(t, 'GET', '/developer/api-keys', { token: user.accessToken })).body.data as Record<string, any>[]).map((k) => k.id);
         expect(ids).toContain(key.id);
       }
       expect((await api(t, 'GET', '/developer/api-keys', { token: outsider.accessToken })).body.data).toEqual([]);
+      // Every member sees the team's keys (Part 1), also one whose role lacks team-secrets:read; on GraphQL too.
+      const reader = await developer();
+      expect((await api(t, 'POST', `/developer/teams/${team.id}/roles`, { token: owner.accessToken, body: { name: 'no-secrets', permissions: ['team-members:read'] } })).status).toBe(201);
+      await join(owner, team.id, reader, 'no-secrets');
+      expect(((await api(t, 'GET', '/developer/api-keys', { token: reader.accessToken })).body.data as Record<string, any>[]).map((k) => k.id)).toContain(key.id);
+      expect((((await gql(t.url, Q.keys, {}, bearer(reader.accessToken))).body.data!.developerApiKeys) as Record<string, any>[]).map((k) => k.id)).toContain(key.id);
       // Managing it needs team-secrets:edit.
       expectRestError(await api(t, 'PATCH', `/developer/api-keys/${key.id}`, { token: member.accessToken, body: { label: 'x' } }), 403, missing('team-secrets:edit'));
       expectRestError(await api(t, 'DELETE', `/developer/api-keys/${key.id}`, { token: outsider.accessToken }), 404, KEY_NOT_FOUND);

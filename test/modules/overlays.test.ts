@@ -5,7 +5,11 @@
  * presence on an overlay resolved through this module's channel-account resolver.
  */
 import { randomUUID } from 'node:crypto';
-import { useTestApp } from '../helpers/app';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, within, type TestSocket } from '../helpers/ws';
 
@@ -31,13 +35,13 @@ async function socketWith(token: string, channel: string): Promise<TestSocket> {
 const create = async (kind: 'overlays' | 'widgets', name: string) => {
   const res = await api(t, 'POST', `/${kind}`, { token: owner.accessToken, body: { name } });
   expect(res.status).toBe(201);
-  return res.body.data as { id: string; account_id: string; name: string; created_at: string };
+  return res.body.data as { id: string; account_id: string; name: string; settings: Record<string, unknown>; version: number; created_at: string; updated_at: string };
 };
 
 describe('overlays', () => {
   test('create, list and delete; another account sees none of it', async () => {
     const overlay = await create('overlays', 'Alerts');
-    expect(overlay).toEqual({ id: expect.any(String), account_id: owner.accountId, name: 'Alerts', created_at: expect.any(String) });
+    expect(overlay).toEqual({ id: expect.any(String), account_id: owner.accountId, name: 'Alerts', settings: {}, version: 1, created_at: expect.any(String), updated_at: expect.any(String) });
     const list = await api(t, 'GET', '/overlays', { token: owner.accessToken });
     expect((list.body.data as { id: string }[]).map((o) => o.id)).toContain(overlay.id);
     expect((await api(t, 'GET', '/overlays', { token: stranger.accessToken })).body.data).toEqual([]);
@@ -136,5 +140,99 @@ describe('widgets', () => {
     expect((await api(t, 'GET', `/widgets/${widget.id}/access`, { token: stranger.accessToken })).status).toBe(404);
     expect((await api(t, 'DELETE', `/widgets/${widget.id}/access/${entry.id}`, { token: owner.accessToken })).body).toEqual({ success: true });
     expect((await api(t, 'DELETE', `/widgets/${widget.id}/access/${entry.id}`, { token: owner.accessToken })).status).toBe(404);
+  });
+});
+
+/** The data schema of `overlay:update` / `widget:update` as spec/ws-protocol.json declares it on the channel rows. */
+function frameDataSchema(pattern: string): object {
+  const doc = JSON.parse(readFileSync(path.join(__dirname, '../../spec/ws-protocol.json'), 'utf8')) as { 'x-channels': { pattern: string; relay?: { data_schema?: object } }[] };
+  return doc['x-channels'].find((c) => c.pattern === pattern)!.relay!.data_schema!;
+}
+
+describe('settings and versioned updates (issue 33)', () => {
+  const ajv = addFormats(new Ajv({ strict: false }));
+  // A fresh account: the free plan's max_overlays (5) is spent by the tests above.
+  beforeAll(async () => {
+    owner = await devLogin(t, `ov2-${randomUUID()}@example.test`, 'Overlay Owner');
+  });
+
+  test('an overlay update at the current version applies, is published on overlay:{id} to its browser source, and a stale version is 409', async () => {
+    const created = await api(t, 'POST', '/overlays', { token: owner.accessToken, body: { name: 'Live', settings: { theme: 'dark', slots: [1, 2] } } });
+    expect(created.status).toBe(201);
+    const overlay = created.body.data as { id: string; version: number };
+    expect(created.body.data).toMatchObject({ settings: { theme: 'dark', slots: [1, 2] }, version: 1 });
+    const token = ((await api(t, 'POST', `/overlays/${overlay.id}/token`, { token: owner.accessToken })).body.data as { token: string }).token;
+    const source = await socketWith(token, `overlay:${overlay.id}`);
+
+    const updated = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, settings: { theme: 'light' } } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data).toMatchObject({ id: overlay.id, name: 'Live', settings: { theme: 'light' }, version: 2 });
+    const frame = (await source.nextMatching((m) => m.type === 'event')) as { type: string; channel: string; event_type: string; data: unknown };
+    expect(frame).toEqual({ type: 'event', channel: `overlay:${overlay.id}`, event_type: 'overlay:update', data: updated.body.data });
+    expect(ajv.validate(frameDataSchema('overlay:{key}'), frame.data)).toBe(true);
+
+    const stale = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, name: 'Lost' } });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toEqual({ error: 'CONFLICT', message: 'Overlay was changed by someone else: reload it (current version 2)', details: { current_version: 2 } });
+    expect(((await api(t, 'GET', `/overlays/${overlay.id}`, { token: owner.accessToken })).body.data as { name: string }).name).toBe('Live');
+    // The GraphQL twin: same conflict, same words.
+    const graphStale = await gql(t.url, 'mutation($id: UUID!) { updateOverlay(id: $id, input: { version: 1, name: "Lost" }) { id } }', { id: overlay.id }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graphStale.body.errors?.[0]).toMatchObject({ message: stale.body.message, extensions: { code: 'CONFLICT' } });
+    const graph = await gql(t.url, 'mutation($id: UUID!) { updateOverlay(id: $id, input: { version: 2, name: "Renamed" }) { name version settings } }', { id: overlay.id }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graph.body.data?.updateOverlay).toEqual({ name: 'Renamed', version: 3, settings: { theme: 'light' } });
+    expect(((await source.nextMatching((m) => m.type === 'event')) as { data: { name: string } }).data.name).toBe('Renamed');
+  });
+
+  test('two updates at the same version: exactly one applies', async () => {
+    const overlay = await create('overlays', 'Race');
+    const results = await Promise.all(['a', 'b', 'c'].map((v) => api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, settings: { v } } })));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
+    expect(((await api(t, 'GET', `/overlays/${overlay.id}`, { token: owner.accessToken })).body.data as { version: number }).version).toBe(2);
+  });
+
+  test('widget type and settings: created, updated, published on widget:{id}; another account gets 404', async () => {
+    const created = await api(t, 'POST', '/widgets', { token: owner.accessToken, body: { name: 'Goal', type: 'goal_bar', settings: { target: 100 } } });
+    expect(created.status).toBe(201);
+    const widget = created.body.data as { id: string };
+    expect(created.body.data).toMatchObject({ type: 'goal_bar', settings: { target: 100 }, version: 1 });
+    expect((await api(t, 'POST', '/widgets', { token: owner.accessToken, body: { name: 'Plain' } })).body.data).toMatchObject({ type: 'custom', settings: {} });
+    const token = ((await api(t, 'POST', `/widgets/${widget.id}/token`, { token: owner.accessToken })).body.data as { token: string }).token;
+    const source = await socketWith(token, `widget:${widget.id}`);
+    const graph = await gql(t.url, 'mutation($id: UUID!, $i: UpdateWidgetInput!) { updateWidget(id: $id, input: $i) { id type settings version } }', { id: widget.id, i: { version: 1, type: 'goal_ring', settings: { target: 200 } } }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graph.body.data?.updateWidget).toEqual({ id: widget.id, type: 'goal_ring', settings: { target: 200 }, version: 2 });
+    const frame = (await source.nextMatching((m) => m.type === 'event')) as { channel: string; event_type: string; data: Record<string, unknown> };
+    expect(frame).toMatchObject({ channel: `widget:${widget.id}`, event_type: 'widget:update', data: { id: widget.id, type: 'goal_ring', settings: { target: 200 }, version: 2 } });
+    expect(ajv.validate(frameDataSchema('widget:{widget_instance_id}'), frame.data)).toBe(true);
+    expect((await api(t, 'PATCH', `/widgets/${widget.id}`, { token: stranger.accessToken, body: { version: 2, name: 'Mine' } })).status).toBe(404);
+    const read = await gql(t.url, 'query($id: UUID!) { widget(id: $id) { name type version } widgets { id } }', { id: widget.id }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(read.body.data?.widget).toEqual({ name: 'Goal', type: 'goal_ring', version: 2 });
+  });
+
+  test('bounds: settings over 32768 bytes, a non-object, a bad type, a bad version: 400 with the same words on REST and GraphQL, nothing written', async () => {
+    const overlay = await create('overlays', 'Bounds');
+    const big = { blob: 'x'.repeat(32768) };
+    const rest = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, settings: big } });
+    expect(rest.status).toBe(400);
+    expect(rest.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'settings must be a JSON object of at most 32768 bytes' });
+    const graph = await gql(t.url, 'mutation($id: UUID!, $s: JSON) { updateOverlay(id: $id, input: { version: 1, settings: $s }) { id } }', { id: overlay.id, s: big }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graph.body.errors?.[0]).toMatchObject({ message: 'settings must be a JSON object of at most 32768 bytes', extensions: { code: 'VALIDATION_ERROR' } });
+    const list = await gql(t.url, 'mutation($s: JSON) { createOverlay(input: { name: "L", settings: $s }) { id } }', { s: [1, 2] }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(list.body.errors?.[0]).toMatchObject({ message: 'settings must be a JSON object of at most 32768 bytes' });
+    // Exactly at the bound passes (32768 bytes of JSON text).
+    const exact = { b: 'y'.repeat(32768 - JSON.stringify({ b: '' }).length) };
+    expect((await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, settings: exact } })).status).toBe(200);
+    const badType = 'type must be 1 to 50 lowercase letters, digits, _ or - (starting with a letter or digit)';
+    const restType = await api(t, 'POST', '/widgets', { token: owner.accessToken, body: { name: 'T', type: 'Goal Bar' } });
+    expect(restType.body).toMatchObject({ error: 'VALIDATION_ERROR', message: badType });
+    const graphType = await gql(t.url, 'mutation { createWidget(input: { name: "T", type: "Goal Bar" }) { id } }', {}, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graphType.body.errors?.[0]).toMatchObject({ message: badType, extensions: { code: 'VALIDATION_ERROR' } });
+    const graphName = await gql(t.url, 'mutation($n: String!) { createOverlay(input: { name: $n }) { id } }', { n: 'n'.repeat(101) }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graphName.body.errors?.[0]).toMatchObject({ message: 'name must be 1 to 100 characters', extensions: { code: 'VALIDATION_ERROR' } });
+    const restName = await api(t, 'POST', '/overlays', { token: owner.accessToken, body: { name: 'n'.repeat(101) } });
+    expect(restName.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'name must be 1 to 100 characters' });
+    const version = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 0 } });
+    expect(version.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'version must be a positive integer' });
+    const graphVersion = await gql(t.url, 'mutation($id: UUID!) { updateOverlay(id: $id, input: { version: 0 }) { id } }', { id: overlay.id }, { authorization: `Bearer ${owner.accessToken}` });
+    expect(graphVersion.body.errors?.[0]).toMatchObject({ message: 'version must be a positive integer', extensions: { code: 'VALIDATION_ERROR' } });
   });
 });

@@ -70,7 +70,7 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
   const rowCount = async (accountId: string) => Number(((await t.app.db.knex('sounds').where({ account_id: accountId }).count({ n: '*' }).first()) as { n: string | number }).n);
 
   /** A fresh account on a plan of its own with these sound limits (and feature:sounds on). */
-  async function accountOnPlan(limits: { max_sounds: number; max_sound_file_size: number; max_sound_storage_bytes: number }): Promise<LoggedIn> {
+  async function accountOnPlan(limits: { max_sounds: number; max_sound_file_size: number; max_sound_storage_bytes: number; max_storage_bytes?: number; max_upload_size_bytes?: number }): Promise<LoggedIn> {
     const user = await devLogin(t);
     const plan = await api(t, 'POST', '/admin/plans', {
       token: ops.accessToken,
@@ -259,6 +259,42 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
       const user = await accountOnPlan({ max_sounds: 1, max_sound_file_size: 1_000_000, max_sound_storage_bytes: 10_000_000 });
       const results = await Promise.all([upload(t, user, TONE), upload(t, user, TONE), upload(t, user, TONE)]);
       expect(results.map((r) => r.status).sort()).toEqual([201, 403, 403]);
+      expect(await rowCount(user.accountId!)).toBe(1);
+    });
+
+    test('max_upload_size_bytes bounds every upload below a larger sound file limit: at it passes, one byte over is 400', async () => {
+      const user = await accountOnPlan({ max_sounds: 10, max_sound_file_size: 1_000_000, max_sound_storage_bytes: 10_000_000, max_upload_size_bytes: TONE.length });
+      expect((await upload(t, user, TONE)).status).toBe(201);
+      const before = await blobCount();
+      const over = await upload(t, user, Buffer.concat([TONE, Buffer.from([0])]));
+      expect(over.status).toBe(400);
+      expect(over.body).toEqual({ error: 'VALIDATION_ERROR', message: `File too large: your plan allows ${TONE.length} bytes per upload`, details: expect.any(Object) });
+      expect(await blobCount()).toBe(before);
+      expect(await rowCount(user.accountId!)).toBe(1);
+    });
+
+    test("max_storage_bytes holds every byte the account stores (its extensions' sounds too): filling it exactly passes, one byte over is 403", async () => {
+      const user = await accountOnPlan({ max_sounds: 10, max_sound_file_size: 1_000_000, max_sound_storage_bytes: 10_000_000, max_storage_bytes: 2 * TONE.length });
+      expect((await upload(t, user, TONE)).status).toBe(201);
+      // A sound an extension stored in the account counts against the account's storage as well.
+      const first = (await t.app.db.knex('sounds').where({ account_id: user.accountId }).first()) as Record<string, unknown>;
+      await t.app.db.knex('sounds').insert({ ...first, id: randomUUID(), blob_key: `test-extension-${randomUUID()}`, source_extension_id: randomUUID(), source_extension_name: 'Ext', waveform: null });
+      const before = await blobCount();
+      const full = await upload(t, user, audio('silence.ogg'));
+      expect(full.status).toBe(403);
+      expect(full.body).toEqual({ error: 'PLAN_LIMIT_REACHED', message: `Storage limit reached: your plan allows ${2 * TONE.length} bytes` });
+      expect(await blobCount()).toBe(before);
+      const roomy = await accountOnPlan({ max_sounds: 10, max_sound_file_size: 1_000_000, max_sound_storage_bytes: 10_000_000, max_storage_bytes: 2 * TONE.length });
+      expect((await upload(t, roomy, TONE)).status).toBe(201);
+      expect((await upload(t, roomy, TONE)).status).toBe(201);
+      expect((await upload(t, roomy, Buffer.from(TONE.subarray(0, 100)))).body).toMatchObject({ error: 'PLAN_LIMIT_REACHED' });
+    });
+
+    test('concurrent uploads cannot pass the account storage limit together', async () => {
+      const user = await accountOnPlan({ max_sounds: 10, max_sound_file_size: 1_000_000, max_sound_storage_bytes: 10_000_000, max_storage_bytes: TONE.length + 10 });
+      const results = await Promise.all([upload(t, user, TONE), upload(t, user, TONE)]);
+      expect(results.map((r) => r.status).sort()).toEqual([201, 403]);
+      expect(results.find((r) => r.status === 403)!.body.message).toBe(`Storage limit reached: your plan allows ${TONE.length + 10} bytes`);
       expect(await rowCount(user.accountId!)).toBe(1);
     });
   });

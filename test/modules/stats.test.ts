@@ -631,3 +631,32 @@ describe('the system:public_stats kill-switch', () => {
     expect((await api(t, 'GET', '/public-stats/emotes')).status).toBe(200);
   });
 });
+
+// Last: it adds a channel with streams, which the listings above do not expect.
+describe('ingestion, resent batches (issue 33)', () => {
+  test('a resent batch counts once: by batch_id, or by its content without one; concurrent resends too', async () => {
+    const chatterCount = async (broadcastId: string) =>
+      Number(((await t.app.db.knex('ps_stream_chatters').where({ platform: 'platform_a', broadcast_id: broadcastId, login: 'resender' }).first('message_count')) as { message_count: number | string } | undefined)?.message_count ?? 0);
+    const batch = (broadcastId: string, extra: Record<string, unknown> = {}) => ({
+      ...extra,
+      streams: [{ platform: 'platform_a', broadcast_id: broadcastId, platform_channel_id: 'r1', started_at: recent(30), chatters: [{ login: 'resender', messages: 7 }], emotes: [{ id: 'em-r', name: 'Resent', provider: 'platform_a', count: 3 }] }],
+    });
+    expect((await ingest({ channels: [{ platform: 'platform_a', platform_channel_id: 'r1', login: 'resendchan' }] })).status).toBe(200);
+    const first = await ingest(batch('resend-1'));
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ channels: 0, streams: 1, samples: 0, emotes: 1 });
+    const again = await ingest(batch('resend-1'));
+    expect(again.body).toEqual({ channels: 0, streams: 1, samples: 0, emotes: 1, duplicate: true });
+    expect(await chatterCount('resend-1')).toBe(7);
+    // With a batch_id the id decides: the same id is applied once, a new id adds up.
+    expect((await ingest(batch('resend-2', { batch_id: 'crawl-42' }))).body).not.toHaveProperty('duplicate');
+    expect((await ingest(batch('resend-2', { batch_id: 'crawl-42' }))).body).toMatchObject({ duplicate: true });
+    expect(await chatterCount('resend-2')).toBe(7);
+    expect((await ingest(batch('resend-2', { batch_id: 'crawl-43' }))).body).not.toHaveProperty('duplicate');
+    expect(await chatterCount('resend-2')).toBe(14);
+    const both = await Promise.all([ingest(batch('resend-3', { batch_id: 'crawl-44' })), ingest(batch('resend-3', { batch_id: 'crawl-44' }))]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both.filter((r) => r.body.duplicate === true)).toHaveLength(1);
+    expect(await chatterCount('resend-3')).toBe(7);
+  });
+});

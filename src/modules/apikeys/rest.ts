@@ -51,8 +51,8 @@ export function createApiKeysRest(service: ApiKeysService) {
     adminSystemKeyPermissions: async () => service.systemKeyPermissions(),
     adminSystemKeys: () => service.adminSystemKeys(),
     adminCreateSystemKey: async ({ body }, context) => created('/v1/admin/system-keys', await service.adminCreateSystemKey(context.auth, body)),
-    async adminDeleteSystemKey({ params }) {
-      await service.adminDeleteSystemKey(params.id);
+    async adminDeleteSystemKey({ params }, context) {
+      await service.adminDeleteSystemKey(context.auth, params.id);
       return SUCCESS;
     },
   });

@@ -506,14 +506,27 @@ export function createApiKeysService(deps: ApiKeysDeps) {
       const invalid = input.permissions.find((p) => !isSystemKeyScope(p));
       if (invalid !== undefined) throw AppError.validation(apiKeyMessages.invalidPermission(invalid));
       const permissions = sortByRegistry([...new Set(input.permissions)]);
-      const { token, row } = await store.mint({ kind: 'system_key', createdBy: ctx.userId, label, permissions });
+      // Audited like the other key operations (issue 33): the key's id, prefix, label and scopes, never the key.
+      const { token, row } = await knex.transaction(async (trx) => {
+        const minted = await store.mint({ kind: 'system_key', createdBy: ctx.userId, label, permissions }, trx);
+        await audit.record(
+          { scope: 'system', type: 'system:system_key_created', actorId: ctx.userId, metadata: { key_id: minted.row.id, key_prefix: minted.row.key_prefix, label, permissions } },
+          trx,
+        );
+        return minted;
+      });
       return { ...toSystemKey(row), key: token };
     },
 
-    async adminDeleteSystemKey(id: string): Promise<void> {
-      const row = await store.byId(id);
-      if (!row || row.kind !== 'system_key') throw AppError.notFound(apiKeyMessages.systemKeyNotFound);
-      const removed = await store.remove(id);
+    async adminDeleteSystemKey(ctx: AuthContext, id: string): Promise<void> {
+      const removed = await knex.transaction(async (trx) => {
+        const row = await store.byId(id, trx);
+        if (!row || row.kind !== 'system_key') return undefined;
+        const gone = await store.remove(id, trx);
+        if (!gone) return undefined;
+        await audit.record({ scope: 'system', type: 'system:system_key_revoked', actorId: ctx.userId, metadata: { key_id: id, key_prefix: row.key_prefix, label: row.label } }, trx);
+        return gone;
+      });
       if (!removed) throw AppError.notFound(apiKeyMessages.systemKeyNotFound);
       await retire(removed.token_hash);
     },

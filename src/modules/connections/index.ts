@@ -21,7 +21,7 @@ export const connectionsModule = defineModule({
   name: 'connections',
   migrations: connectionMigrations,
   build: ({ db, use, config, secrets }) => {
-    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps, secrets, providers: config.auth.providers });
+    const service = createConnectionsService({ repo: createConnectionsRepo(db.knex), knex: db.knex, audit: use('audit'), systemApps: config.connections.system_apps, secrets, providers: config.auth.providers, quotas: use('plans').quotas });
     use('accounts').provideLoginConnections(service.loginConnectionsOf);
     return { api: service, rest: createConnectionsRest(service), resolvers: createConnectionsResolvers(service) };
   },

@@ -94,7 +94,16 @@ export interface ProviderGrant {
   scopes: string[];
 }
 
-export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'>; systemApps: readonly string[]; secrets: SecretBox; providers: readonly ProviderConfig[] }) {
+export function createConnectionsService(deps: {
+  repo: ConnectionsRepo;
+  knex: Knex;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+  systemApps: readonly string[];
+  secrets: SecretBox;
+  providers: readonly ProviderConfig[];
+  /** Plan quota `max_integrations`: a new connection (not a reconnect of the same platform) needs a free slot. */
+  quotas: Pick<ModuleApis['plans']['quotas'], 'admit'>;
+}) {
   const { repo, knex, audit, secrets } = deps;
   const offered = (purpose: ConnectionType) => new Set(deps.providers.filter((p) => p.purposes.includes(purpose)).map((p) => p.slug));
   const sealGrant = (grant: ProviderGrant) => ({
@@ -205,6 +214,7 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
     async storeAccountGrant(input: { accountId: string; platform: string; type: CredentialKind; subject: string; actorId: string | null; grant: ProviderGrant }): Promise<void> {
       const { token_expires_at, ...sealed } = sealGrant(input.grant);
       await knex.transaction(async (trx) => {
+        await deps.quotas.admit(trx, 'integrations', input.accountId, { table: grantTable[input.type], where: { platform: input.platform } });
         await repo.storeAccountGrant(trx, grantTable[input.type], { account_id: input.accountId, platform: input.platform, subject: input.subject, ...sealed, expires_at: token_expires_at });
         await audit.record({ scope: 'account', type: 'account:connection_connected', accountId: input.accountId, userId: input.actorId, actorId: input.actorId, metadata: { platform: input.platform, type: input.type, platform_id: input.subject } }, trx);
       });
@@ -353,6 +363,7 @@ export function createConnectionsService(deps: { repo: ConnectionsRepo; knex: Kn
     async recordConnection(ctx: AuthContext, accountId: string, platform: ChannelPlatform, input: { platformChannelId: string; expiresAt?: string | null; reconnectRequired?: boolean | null }): Promise<ConnectionStatus> {
       if (!(await repo.accountExists(accountId))) throw AppError.notFound(connectionMessages.accountNotFound);
       await knex.transaction(async (trx) => {
+        await deps.quotas.admit(trx, 'integrations', accountId, { table: 'account_connections', where: { platform } });
         await repo.upsert(trx, { account_id: accountId, platform, platform_channel_id: input.platformChannelId, expires_at: input.expiresAt ?? null, reconnect_required: Boolean(input.reconnectRequired) });
         await audit.record(
           { scope: 'system', type: 'system:connection_recorded', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { platform, platform_channel_id: input.platformChannelId, reconnect_required: Boolean(input.reconnectRequired) } },

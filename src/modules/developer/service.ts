@@ -770,14 +770,12 @@ export function createDeveloperService(deps: DeveloperDeps) {
     },
 
     // ================================================================== developer keys
-    /** Own profile keys plus keys of teams where the caller's role grants `team-secrets:read`. */
+    /** Own profile keys plus the keys of every team the caller belongs to (Part 1 `developerApiKeys`; never the secret). */
     async developerApiKeys(ctx: AuthContext): Promise<DeveloperApiKey[]> {
       const userId = requireUserId(ctx);
       const [profile, teams] = await Promise.all([repo.profileOfUser(userId), repo.teamsOfUser(userId)]);
       if (!profile && teams.length === 0) throw AppError.forbidden(messages.developerOnly);
-      const readable: string[] = [];
-      for (const team of teams) if ((await teamAccess(team.id, userId))?.permissions.includes('team-secrets:read')) readable.push(team.id);
-      return (await repo.keysOf(profile?.id ?? null, readable)).map(toKey);
+      return (await repo.keysOf(profile?.id ?? null, teams.map((team) => team.id))).map(toKey);
     },
 
     async createDeveloperApiKey(ctx: AuthContext, input: CreateDeveloperKeyInput): Promise<{ key: string; developerApiKey: DeveloperApiKey }> {

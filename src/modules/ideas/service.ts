@@ -4,9 +4,10 @@
  * participants and voters of an idea; live updates on `ideas:list` and `ideas:{idea_id}`.
  *
  * The declared gates (auth kind, user- or admin-scope permission, `system:ideas_hub`) run in
- * shared code before this service. What stays here depends on data: the audience of public reads
- * (`system:ideas_hub_public`: anonymous readers only while it is on), and the own-or-moderator
- * rules, where the grant an edit or delete needs depends on who wrote the row. Every multi-row
+ * shared code before this service. Reads are public (Part 2: "GET endpoints are public"); the
+ * `system:ideas_hub_public` switch opens the `ideas:list` / `ideas:{idea_id}` socket channels to
+ * anonymous subscribers (their gate, ws-protocol.json). What stays here depends on data: the
+ * own-or-moderator rules, where the grant an edit or delete needs depends on who wrote the row. Every multi-row
  * change runs in one transaction; live updates are published after the commit.
  */
 import { randomUUID } from 'node:crypto';
@@ -227,18 +228,7 @@ function parseTagIds(value: string | null | undefined): string[] | undefined {
 const viewerOf = (auth: AuthContext): string | null => auth.userId ?? null;
 
 export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus; log: Logger; features: FeatureChecker }) {
-  const { repo, knex, bus, log, features } = deps;
-
-  /**
-   * Public reads: anyone while `system:ideas_hub_public` is on; otherwise a signed-in caller
-   * holding the user-scope read grant (or the admin moderation read grant).
-   */
-  async function assertCanRead(auth: AuthContext, grant: 'ideas:read' | 'ideas:comment_read'): Promise<void> {
-    if (await features.isEnabled(IDEAS_HUB_PUBLIC, auth)) return;
-    if (auth.kind === 'anonymous') throw AppError.unauthorized();
-    if (hasPermission(auth, grant, 'user') || hasPermission(auth, 'ideas:moderate_read', 'admin')) return;
-    throw AppError.forbidden(messages.missingPermission(grant));
-  }
+  const { repo, knex, bus, log } = deps;
 
   /** The caller may act on a row through the own grant (their rows) or the moderation grant (any row). */
   function ownOrModerator(auth: AuthContext, own: string, moderate: string): { moderator: boolean } {
@@ -306,7 +296,6 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
   return {
     // ------------------------------------------------------------------ ideas
     async list(auth: AuthContext, filter: IdeaListFilter, request: PageRequest): Promise<Page<Idea>> {
-      await assertCanRead(auth, 'ideas:read');
       const search = filter.search?.trim();
       const query = {
         status: filter.status ?? undefined,
@@ -321,7 +310,6 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       return pageOf(await withTags(rows), total, { page: Math.floor(offset / request.limit) + 1, limit: request.limit });
     },
     async get(auth: AuthContext, id: string): Promise<Idea> {
-      await assertCanRead(auth, 'ideas:read');
       return loadIdea(id, viewerOf(auth), true);
     },
     async create(auth: AuthContext, input: IdeaInput & { title: string; description: string }): Promise<Idea> {
@@ -393,8 +381,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       await ideaChanged(id, 'idea:voted');
       return loadIdea(id, userId, false);
     },
-    async voters(auth: AuthContext, id: string, request: PageRequest): Promise<Page<IdeaVoter>> {
-      await assertCanRead(auth, 'ideas:read');
+    async voters(_auth: AuthContext, id: string, request: PageRequest): Promise<Page<IdeaVoter>> {
       if (!(await repo.idea(id, null))) throw AppError.notFound(ideaMessages.ideaNotFound);
       const { rows, total } = await repo.voters(id, request.limit, request.offset);
       return pageOf(
@@ -416,7 +403,6 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     // ------------------------------------------------------------------ comments
     /** The comment tree: top-level comments oldest first, replies nested under their parent. */
     async comments(auth: AuthContext, ideaId: string): Promise<IdeaComment[]> {
-      await assertCanRead(auth, 'ideas:comment_read');
       if (!(await repo.idea(ideaId, null))) throw AppError.notFound(ideaMessages.ideaNotFound);
       const rows = await repo.comments(ideaId, viewerOf(auth));
       const byId = new Map<string, IdeaComment>();
@@ -500,8 +486,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     },
 
     // ------------------------------------------------------------------ categories and tags
-    async categories(auth: AuthContext): Promise<IdeaCategory[]> {
-      await assertCanRead(auth, 'ideas:read');
+    async categories(_auth: AuthContext): Promise<IdeaCategory[]> {
       return (await repo.categories()).map(toCategory);
     },
     async createCategory(_auth: AuthContext, input: { name: string; description?: string | null; sortOrder?: number }): Promise<IdeaCategory> {
@@ -534,8 +519,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     async deleteCategory(_auth: AuthContext, id: string): Promise<void> {
       if ((await repo.deleteCategory(id)) === 0) throw AppError.notFound(ideaMessages.categoryNotFound);
     },
-    async tags(auth: AuthContext, search: string | null | undefined): Promise<IdeaTag[]> {
-      await assertCanRead(auth, 'ideas:read');
+    async tags(_auth: AuthContext, search: string | null | undefined): Promise<IdeaTag[]> {
       return (await repo.tags(search?.trim() || undefined, MAX_TAG_RESULTS)).map(toTag);
     },
     async createTag(auth: AuthContext, input: { name: string }): Promise<{ tag: IdeaTag; created: boolean }> {

@@ -2,9 +2,11 @@
  * The overlays module: overlays and widget instances, the tokens bound to them and widget access
  * entries. Supplies the channel-account resolvers of `overlay:{key}` and `widget:{widget_instance_id}`
  * (presence on those resources); the token gates themselves compare the token's binding in
- * src/auth/gates.ts. REST only: the specification shows no GraphQL for these resources.
+ * src/auth/gates.ts. Overlays and widgets themselves have GraphQL twins (issue 33); tokens and
+ * access entries are REST only.
  */
 import { defineModule } from '../contract';
+import { createOverlaysResolvers } from './graphql';
 import { overlayMigrations } from './migrations';
 import { createOverlaysRepo } from './repo';
 import { createOverlaysRest } from './rest';
@@ -19,8 +21,8 @@ declare module '../contract' {
 export const overlaysModule = defineModule({
   name: 'overlays',
   migrations: overlayMigrations,
-  build: ({ db, credentials, revocations, use }) => {
-    const service = createOverlaysService({ repo: createOverlaysRepo(db.knex), knex: db.knex, credentials, revocations, audit: use('audit'), accounts: use('accounts') });
-    return { api: service, rest: createOverlaysRest(service), channelAccounts: service.channelAccounts };
+  build: ({ db, bus, credentials, revocations, use }) => {
+    const service = createOverlaysService({ repo: createOverlaysRepo(db.knex), knex: db.knex, credentials, revocations, audit: use('audit'), accounts: use('accounts'), quotas: use('plans').quotas, bus });
+    return { api: service, rest: createOverlaysRest(service), resolvers: createOverlaysResolvers(service), channelAccounts: service.channelAccounts };
   },
 });

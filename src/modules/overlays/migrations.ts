@@ -29,4 +29,29 @@ export const overlayMigrations: readonly Migration[] = [
       for (const table of ['widget_access', 'widgets', 'overlays']) await knex.schema.dropTableIfExists(table);
     },
   },
+  {
+    // Issue 33: overlays and widgets carry their content, versioned for optimistic concurrency.
+    name: '20261125183000_overlay_and_widget_settings',
+    async up(knex: Knex) {
+      for (const table of ['overlays', 'widgets']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.jsonb('settings').notNullable().defaultTo('{}');
+          t.integer('version').notNullable().defaultTo(1);
+          t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+          if (table === 'widgets') t.string('type', 50).notNullable().defaultTo('custom');
+        });
+        await knex(table).update({ updated_at: knex.ref('created_at') });
+      }
+    },
+    async down(knex: Knex) {
+      for (const table of ['overlays', 'widgets']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.dropColumn('settings');
+          t.dropColumn('version');
+          t.dropColumn('updated_at');
+          if (table === 'widgets') t.dropColumn('type');
+        });
+      }
+    },
+  },
 ];

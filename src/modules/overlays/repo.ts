@@ -7,7 +7,19 @@ export interface ResourceRow {
   id: string;
   account_id: string;
   name: string;
+  /** Widgets only. */
+  type?: string;
+  settings: Record<string, unknown>;
+  version: number;
   created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns an update may set. */
+export interface ResourcePatch {
+  name?: string;
+  type?: string;
+  settings?: string;
 }
 
 export interface AccessRow {
@@ -28,9 +40,17 @@ export function createOverlaysRepo(knex: Knex) {
       return knex(table).where({ account_id: accountId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
     },
     /** overlays.insert / widgets.insert */
-    async insert(table: ResourceTable, row: { id: string; account_id: string; name: string }): Promise<ResourceRow> {
-      const [inserted] = await knex(table).insert(row).returning('*');
+    async insert(table: ResourceTable, row: { id: string; account_id: string; name: string; type?: string; settings: string }, db: Knex | Knex.Transaction = knex): Promise<ResourceRow> {
+      const [inserted] = await db(table).insert(row).returning('*');
       return inserted;
+    },
+    /** overlays.updateAt / widgets.updateAt: writes only while `version` is current; undefined otherwise */
+    async updateAt(table: ResourceTable, accountId: string, id: string, version: number, patch: ResourcePatch, db: Knex | Knex.Transaction = knex): Promise<ResourceRow | undefined> {
+      const [updated] = await db(table)
+        .where({ id, account_id: accountId, version })
+        .update({ ...patch, version: db.raw('version + 1'), updated_at: db.fn.now() })
+        .returning('*');
+      return updated;
     },
     /** overlays.byId / widgets.byId (account-scoped) */
     byId(table: ResourceTable, accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ResourceRow | undefined> {

@@ -1,12 +1,14 @@
 /** REST bindings of overlays, widget instances, their tokens and widget access entries (domain form; the router maps names and envelopes). */
 import { SUCCESS } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
-import type { OverlaysService } from './service';
+import type { OverlaysService, WidgetResource } from './service';
 
 export function createOverlaysRest(service: OverlaysService) {
   return bindRest({
     overlays: (_r, context) => service.list(context.auth, 'overlays'),
-    createOverlay: ({ body }, context) => service.create(context.auth, 'overlays', body.name),
+    createOverlay: ({ body }, context) => service.create(context.auth, 'overlays', body),
+    overlay: ({ params }, context) => service.get(context.auth, 'overlays', params.id),
+    updateOverlay: ({ params, body }, context) => service.update(context.auth, 'overlays', params.id, body),
     async deleteOverlay({ params }, context) {
       await service.deleteOverlay(context.auth, params.id);
       return SUCCESS;
@@ -17,8 +19,10 @@ export function createOverlaysRest(service: OverlaysService) {
       await service.revokeOverlayToken(context.auth, params.id, params.tokenId);
       return SUCCESS;
     },
-    widgets: (_r, context) => service.list(context.auth, 'widgets'),
-    createWidget: ({ body }, context) => service.create(context.auth, 'widgets', body.name),
+    widgets: async (_r, context) => (await service.list(context.auth, 'widgets')) as WidgetResource[],
+    createWidget: async ({ body }, context) => (await service.create(context.auth, 'widgets', body)) as WidgetResource,
+    widget: async ({ params }, context) => (await service.get(context.auth, 'widgets', params.id)) as WidgetResource,
+    updateWidget: async ({ params, body }, context) => (await service.update(context.auth, 'widgets', params.id, body)) as WidgetResource,
     async deleteWidget({ params }, context) {
       await service.deleteWidget(context.auth, params.id);
       return SUCCESS;

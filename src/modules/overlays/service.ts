@@ -4,6 +4,13 @@
  * to, the tokens bound to them (minted by the credential store, only their SHA-256 kept), token
  * rotation and revocation (open sockets end with TOKEN_REVOKED through the revocation notice),
  * and widget access entries. Gates are enforced by shared code; this service checks ownership.
+ *
+ * Content (issue 33): each resource carries an opaque `settings` object (bounded, so its
+ * `overlay:update` frame stays far below the 64 KiB frame limit) and widgets a `type`. Updates
+ * are optimistic: they name the `version` they were based on and apply only while it is current
+ * (409 otherwise); a committed change is published on the bus channel `overlay:{id}` /
+ * `widget:{id}`, which the socket relay hands to the browser sources subscribed there. Creates
+ * hold the plan's `max_overlays` quota under the account's lock (plans module quotas).
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -11,7 +18,8 @@ import type { AuthContext } from '../../auth/context';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
+import type { Bus } from '../../infra/bus';
+import { fromJson, isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
 import type { OverlaysRepo, ResourceRow, ResourceTable } from './repo';
@@ -20,8 +28,26 @@ export interface Resource {
   id: string;
   accountId: string;
   name: string;
+  /** Widgets only. */
+  type?: string;
+  settings: Record<string, unknown>;
+  version: number;
   createdAt: string;
+  updatedAt: string;
 }
+
+/** A widget instance: a resource with its `type` (read from the widgets table, always present). */
+export type WidgetResource = Resource & { type: string };
+
+export interface ResourceInput {
+  name?: string | null;
+  type?: string | null;
+  settings?: unknown;
+}
+
+/** Bytes of JSON text a resource's settings may take (the frame that carries them stays below 64 KiB). */
+export const MAX_SETTINGS_BYTES = 32768;
+const WIDGET_TYPE_RE = /^[a-z0-9][a-z0-9_-]*$/;
 
 export interface IssuedToken {
   id: string;
@@ -44,7 +70,49 @@ export interface AccessEntry {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const toResource = (r: ResourceRow): Resource => ({ id: r.id, accountId: r.account_id, name: r.name, createdAt: isoTime(r.created_at) });
+const toResource = (r: ResourceRow): Resource => ({
+  id: r.id,
+  accountId: r.account_id,
+  name: r.name,
+  ...(r.type === undefined ? {} : { type: r.type }),
+  settings: fromJson<Record<string, unknown>>(r.settings, {}),
+  version: Number(r.version),
+  createdAt: isoTime(r.created_at),
+  updatedAt: isoTime(r.updated_at),
+});
+/** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
+const wireForm = (r: Resource) => ({
+  id: r.id,
+  account_id: r.accountId,
+  name: r.name,
+  ...(r.type === undefined ? {} : { type: r.type }),
+  settings: r.settings,
+  version: r.version,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
+const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
+
+/** The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked against the same bounds). */
+function columnsOf(table: ResourceTable, input: ResourceInput): { name?: string; type?: string; settings?: string } {
+  const out: { name?: string; type?: string; settings?: string } = {};
+  if (input.name !== undefined && input.name !== null) {
+    if (typeof input.name !== 'string' || input.name.length < 1 || [...input.name].length > 100) throw invalid('name', overlayMessages.invalidName);
+    out.name = input.name;
+  }
+  if (table === 'widgets' && input.type !== undefined && input.type !== null) {
+    if (typeof input.type !== 'string' || input.type.length > 50 || !WIDGET_TYPE_RE.test(input.type)) throw invalid('type', overlayMessages.invalidType);
+    out.type = input.type;
+  }
+  if (input.settings !== undefined && input.settings !== null) {
+    const settings = input.settings;
+    if (typeof settings !== 'object' || Array.isArray(settings)) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
+    const text = JSON.stringify(settings);
+    if (Buffer.byteLength(text) > MAX_SETTINGS_BYTES) throw invalid('settings', overlayMessages.invalidSettings(MAX_SETTINGS_BYTES));
+    out.settings = text;
+  }
+  return out;
+}
 const OVERLAY_KINDS = ['overlay', 'shared_overlay'] as const;
 
 export function createOverlaysService(deps: {
@@ -54,8 +122,11 @@ export function createOverlaysService(deps: {
   revocations: Revocations;
   audit: Pick<ModuleApis['audit'], 'record'>;
   accounts: Pick<ModuleApis['accounts'], 'isMember'>;
+  quotas: Pick<ModuleApis['plans']['quotas'], 'admit'>;
+  bus: Pick<Bus, 'publish'>;
 }) {
-  const { repo, knex, credentials, revocations, audit } = deps;
+  const { repo, knex, credentials, revocations, audit, bus } = deps;
+  const singular = (table: ResourceTable) => (table === 'overlays' ? 'overlay' : 'widget');
   const accountOf = (auth: AuthContext) => {
     if (!auth.accountId) throw AppError.unauthorized('No active account');
     return auth.accountId;
@@ -107,8 +178,49 @@ export function createOverlaysService(deps: {
     async list(auth: AuthContext, table: ResourceTable): Promise<Resource[]> {
       return (await repo.list(table, accountOf(auth))).map(toResource);
     },
-    async create(auth: AuthContext, table: ResourceTable, name: string): Promise<Resource> {
-      return toResource(await repo.insert(table, { id: randomUUID(), account_id: accountOf(auth), name }));
+    async get(auth: AuthContext, table: ResourceTable, id: string): Promise<Resource> {
+      return toResource(await owned(table, auth, id));
+    },
+    /** Creates an overlay or widget within the plan's `max_overlays` (each kind counted apart). */
+    async create(auth: AuthContext, table: ResourceTable, input: ResourceInput): Promise<Resource> {
+      const accountId = accountOf(auth);
+      if (input.name === undefined || input.name === null) throw invalid('name', overlayMessages.invalidName);
+      const columns = columnsOf(table, input);
+      const row = {
+        id: randomUUID(),
+        account_id: accountId,
+        name: columns.name!,
+        settings: columns.settings ?? '{}',
+        ...(table === 'widgets' ? { type: columns.type ?? 'custom' } : {}),
+      };
+      return toResource(
+        await knex.transaction(async (trx) => {
+          await deps.quotas.admit(trx, table, accountId);
+          return repo.insert(table, row, trx);
+        }),
+      );
+    },
+    /**
+     * Applies a change made at `version`: 409 CONFLICT (with the current version) when another
+     * write came first; publishes the new state on the resource's channel once committed.
+     */
+    async update(auth: AuthContext, table: ResourceTable, id: string, input: ResourceInput & { version: number }): Promise<Resource> {
+      const accountId = accountOf(auth);
+      if (!Number.isInteger(input.version) || input.version < 1 || input.version > 2147483647) throw invalid('version', overlayMessages.invalidVersion);
+      const patch = columnsOf(table, input);
+      const updated = await knex.transaction(async (trx) => {
+        const current = await owned(table, auth, id, trx);
+        const row = await repo.updateAt(table, accountId, current.id, input.version, patch, trx);
+        if (!row) {
+          const latest = await repo.byId(table, accountId, current.id, trx);
+          const version = Number(latest?.version ?? current.version);
+          throw new AppError('CONFLICT', overlayMessages.staleVersion(table === 'overlays' ? 'Overlay' : 'Widget', version), { current_version: version });
+        }
+        await audit.record({ scope: 'account', type: `account:${singular(table)}_updated`, accountId, actorId: auth.userId, metadata: { id: row.id, version: Number(row.version), fields: Object.keys(patch) } }, trx);
+        return toResource(row);
+      });
+      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: wireForm(updated) }));
+      return updated;
     },
     deleteOverlay: (auth: AuthContext, id: string) => remove(auth, 'overlays', id, OVERLAY_KINDS),
     deleteWidget: (auth: AuthContext, id: string) => remove(auth, 'widgets', id, ['widget']),

@@ -12,4 +12,9 @@ export const planMessages = {
   accountNotFound: 'Account not found',
   userNotFound: 'User not found',
   nameBlank: 'name must not be blank',
+  overlaysReached: (max: number) => `Overlay limit reached: your plan allows ${max} overlay(s)`,
+  widgetsReached: (max: number) => `Widget limit reached: your plan allows ${max} widget(s)`,
+  integrationsReached: (max: number) => `Integration limit reached: your plan allows ${max} connection(s)`,
+  uploadTooLarge: (max: number) => `File too large: your plan allows ${max} bytes per upload`,
+  storageReached: (max: number) => `Storage limit reached: your plan allows ${max} bytes`,
 } as const;

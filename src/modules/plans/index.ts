@@ -7,11 +7,13 @@ import { defineModule } from '../contract';
 import { createPlansResolvers } from './graphql';
 import { createPlansRepo } from './repo';
 import { createPlansRest } from './rest';
+import { createQuotas, type Quotas } from './quotas';
 import { createPlansService, type PlansService } from './service';
 
 declare module '../contract' {
   interface ModuleApis {
-    plans: PlansService;
+    /** The plans service, and the quotas other modules enforce where they create resources. */
+    plans: PlansService & { quotas: Quotas };
   }
 }
 
@@ -19,6 +21,6 @@ export const plansModule = defineModule({
   name: 'plans',
   build: ({ db, use }) => {
     const service = createPlansService({ repo: createPlansRepo(db.knex), knex: db.knex, audit: use('audit'), features: use('features') });
-    return { api: service, rest: createPlansRest(service), resolvers: createPlansResolvers(service) };
+    return { api: { ...service, quotas: createQuotas(db.knex) }, rest: createPlansRest(service), resolvers: createPlansResolvers(service) };
   },
 });

@@ -47,7 +47,7 @@ export function createSoundsModule(options: { sweepMs?: number } = {}) {
     migrations: soundMigrations,
     build: ({ db, bus, log, config, use, jobs }) => {
       const blobs = openBlobStore(config, db);
-      const service = createSoundsService({ repo: createSoundsRepo(db.knex), knex: db.knex, blobs, bus, log, overlays: use('overlays') });
+      const service = createSoundsService({ repo: createSoundsRepo(db.knex), knex: db.knex, blobs, bus, log, overlays: use('overlays'), quotas: use('plans').quotas });
       jobs.every('sounds.orphan-sweep', seconds(options.sweepMs ?? 3_600_000), async () => void (await service.sweepOrphans()), { retryLimit: 1 });
       return {
         api: service,

@@ -70,6 +70,11 @@ export function createSoundsRepo(knex: Knex) {
       const row = (await bySource(db('sounds'), accountId, source).first(db.raw('count(*) as count, coalesce(sum(size_bytes), 0) as bytes'))) as { count: unknown; bytes: unknown } | undefined;
       return { count: num(row?.count), bytes: num(row?.bytes) };
     },
+    /** sounds.accountBytes: bytes of every sound the account stores (its own and its extensions'), held against max_storage_bytes */
+    async accountBytes(accountId: string, db: Db = knex): Promise<number> {
+      const row = (await db('sounds').where({ account_id: accountId }).first(db.raw('coalesce(sum(size_bytes), 0) as bytes'))) as { bytes: unknown } | undefined;
+      return num(row?.bytes);
+    },
     /** accounts.lockForSounds: serialises quota checks of one account (the row lock is held to commit) */
     async lockAccount(db: Knex.Transaction, accountId: string): Promise<boolean> {
       return Boolean(await db('accounts').where({ id: accountId }).forUpdate().first('id'));

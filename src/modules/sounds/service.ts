@@ -131,8 +131,11 @@ interface Limit {
 
 interface EffectiveLimits {
   maxSounds: Limit;
+  /** The smaller of the sound file limit and the plan's `max_upload_size_bytes`. */
   maxSoundFileSize: Limit;
   maxSoundStorageBytes: Limit;
+  /** The plan's `max_storage_bytes`, held against every byte the account stores. */
+  maxStorageBytes: Limit;
 }
 
 /** The single byte range of a `Range` header against `size`: null = serve the whole file, 'unsatisfiable' = 416. */
@@ -172,6 +175,7 @@ export function createSoundsService(deps: {
   bus: Bus;
   log: Logger;
   overlays: Pick<ModuleApis['overlays'], 'channelAccounts'>;
+  quotas: Pick<ModuleApis['plans']['quotas'], 'limits'>;
 }) {
   const { repo, knex, blobs, bus, log } = deps;
   let extensionNames: ExtensionNameResolver | null = null;
@@ -188,11 +192,15 @@ export function createSoundsService(deps: {
   async function limitsFor(accountId: string, extensionId: string | null, db: Knex | Knex.Transaction = knex): Promise<EffectiveLimits> {
     const plan = await repo.planLimits(accountId, db);
     const overrides = extensionId ? await repo.overrides(extensionId, db) : { maxSounds: null, maxSoundFileSize: null, maxSoundStorageBytes: null };
+    const quotas = await deps.quotas.limits(accountId, db);
     const pick = (own: number | null, planned: number): Limit => (own === null ? { value: planned, holder: 'plan' } : { value: own, holder: 'extension' });
+    const fileSize = pick(overrides.maxSoundFileSize, plan.maxSoundFileSize);
     return {
       maxSounds: pick(overrides.maxSounds, plan.maxSounds),
-      maxSoundFileSize: pick(overrides.maxSoundFileSize, plan.maxSoundFileSize),
+      // Every upload is bounded by the plan's max_upload_size_bytes, whatever the sound limits say.
+      maxSoundFileSize: quotas.maxUploadSizeBytes < fileSize.value ? { value: quotas.maxUploadSizeBytes, holder: 'upload' } : fileSize,
       maxSoundStorageBytes: pick(overrides.maxSoundStorageBytes, plan.maxSoundStorageBytes),
+      maxStorageBytes: { value: quotas.maxStorageBytes, holder: 'storage' },
     };
   }
 
@@ -205,7 +213,8 @@ export function createSoundsService(deps: {
    * the stored bytes are final: on any refusal (limits, bad form, aborted or malformed body) the
    * blob is gone before the promise rejects.
    */
-  function receive(raw: RawRequest, key: string, limits: EffectiveLimits, storageLeft: number): Promise<{ size: number; filename: string; name: string | undefined }> {
+  function receive(raw: RawRequest, key: string, limits: EffectiveLimits, storage: { left: number; limit: Limit }): Promise<{ size: number; filename: string; name: string | undefined }> {
+    const storageLeft = storage.left;
     return new Promise((resolve, reject) => {
       let parser: busboy.Busboy;
       try {
@@ -236,7 +245,7 @@ export function createSoundsService(deps: {
           const outcome = stored ? await stored.then((s) => s, (error: unknown) => error as Error) : null;
           if (!failure && outcome instanceof Error) failure = outcome;
           if (!failure && !stored) failure = AppError.validation(soundMessages.fileRequired, { fields: [{ field: 'file', message: soundMessages.fileRequired }] });
-          if (!failure && overStorage) failure = storageReached(limits.maxSoundStorageBytes);
+          if (!failure && overStorage) failure = storageReached(storage.limit);
           if (failure) {
             await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob cleanup failed'));
             reject(failure);
@@ -395,10 +404,14 @@ export function createSoundsService(deps: {
       if (!raw) throw new AppError('BAD_REQUEST', soundMessages.malformedMultipart);
       const extensionId = extensionOf(auth);
       const limits = await limitsFor(accountId, extensionId);
-      const usage = await repo.usage(accountId, extensionId);
+      const [usage, stored] = await Promise.all([repo.usage(accountId, extensionId), repo.accountBytes(accountId)]);
       if (usage.count >= limits.maxSounds.value) throw countReached(limits.maxSounds);
       const key = newBlobKey();
-      const upload = await receive(raw, key, limits, Math.max(0, limits.maxSoundStorageBytes.value - usage.bytes));
+      // The nearer of the two storage limits: the sound storage of this source, the account's whole storage.
+      const soundLeft = Math.max(0, limits.maxSoundStorageBytes.value - usage.bytes);
+      const accountLeft = Math.max(0, limits.maxStorageBytes.value - stored);
+      const storage = accountLeft < soundLeft ? { left: accountLeft, limit: limits.maxStorageBytes } : { left: soundLeft, limit: limits.maxSoundStorageBytes };
+      const upload = await receive(raw, key, limits, storage);
       try {
         const filename = cleanText(upload.filename, 'filename');
         const fallback = filename.replace(/\.[^.]*$/, '').trim().slice(0, 100) || 'sound';
@@ -412,6 +425,7 @@ export function createSoundsService(deps: {
           if (now.count >= current.maxSounds.value) throw countReached(current.maxSounds);
           if (upload.size > current.maxSoundFileSize.value) throw tooLarge(current.maxSoundFileSize);
           if (now.bytes + upload.size > current.maxSoundStorageBytes.value) throw storageReached(current.maxSoundStorageBytes);
+          if ((await repo.accountBytes(accountId, trx)) + upload.size > current.maxStorageBytes.value) throw storageReached(current.maxStorageBytes);
           return repo.insert(trx, {
             id: randomUUID(),
             account_id: accountId,

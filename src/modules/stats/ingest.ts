@@ -7,7 +7,13 @@
  * the channel rollups. A failed relational write leaves only samples, which a retry of the batch
  * ignores, so retrying is safe. Input shapes were validated against the spec at the edge; this
  * checks values (platforms, providers, sample times, known channels).
+ *
+ * A resent batch counts once (issue 33): chatter, shared-chat, emote and GIF counts add up across
+ * batches, so the relational transaction first records the batch's key (its `batch_id`, else the
+ * SHA-256 of the batch) and, when the key is already there, writes nothing and answers the first
+ * delivery's result with `duplicate: true`. Keys are kept 30 days (the daily sweep).
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../../errors';
 import { statsMessages } from './errors';
@@ -20,6 +26,8 @@ const DAY_MS = 86_400_000;
 const OLDEST_SAMPLE_DAYS = 400;
 
 export interface IngestBatch {
+  /** The crawler's id of this batch: a resend with the same id is applied once. */
+  batchId?: string;
   channels?: readonly {
     platform: string;
     platformChannelId: string;
@@ -62,7 +70,15 @@ export interface IngestResult {
   streams: number;
   samples: number;
   emotes: number;
+  /** True when the batch was applied before (nothing written now; the counts are the first delivery's). */
+  duplicate?: boolean;
 }
+
+/** The batch's idempotency key: its batch_id, else the SHA-256 of the batch as sent. */
+const batchKey = (batch: IngestBatch) =>
+  createHash('sha256')
+    .update(batch.batchId !== undefined ? `id:${batch.batchId}` : `body:${JSON.stringify(batch)}`)
+    .digest('hex');
 
 const key = (platform: string, id: string) => `${platform}\u0000${id}`;
 
@@ -129,7 +145,10 @@ export function createIngestion(deps: { repo: StatsRepo; series: SeriesRepo; tim
     const aggregates = new Map((await series.streamAggregates(streams.map((s) => ({ platform: s.platform, broadcast_id: s.broadcastId })))).map((a) => [key(a.platform, a.broadcast_id), a]));
 
     let emotes = 0;
-    await repo.knex.transaction(async (trx) => {
+    const batch_key = batchKey(batch);
+    const first = await repo.knex.transaction(async (trx): Promise<IngestResult | null> => {
+      // Taken first: a concurrent delivery of the same batch waits here and then finds the key.
+      if (!(await repo.claimBatch(trx, batch_key))) return { ...((await repo.batchResult(trx, batch_key)) as unknown as IngestResult), duplicate: true };
       for (const c of channels) {
         await repo.upsertChannel(trx, {
           platform: c.platform,
@@ -254,7 +273,10 @@ export function createIngestion(deps: { repo: StatsRepo; series: SeriesRepo; tim
         );
       }
       await repo.rollupChannels(trx, [...touched.values()]);
+      await repo.settleBatch(trx, batch_key, { channels: channels.length, streams: streams.length, samples, emotes });
+      return null;
     });
+    if (first) return first;
     return { channels: channels.length, streams: streams.length, samples, emotes };
   };
 }

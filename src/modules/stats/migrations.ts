@@ -198,6 +198,21 @@ export const statsMigrations: readonly Migration[] = [
       }
     },
   },
+  {
+    // Issue 33: a resent crawler batch must not add its counts twice; each applied batch leaves its key.
+    name: '20261125190000_stats_ingest_batches',
+    async up(knex: Knex) {
+      await knex.schema.createTable('ps_ingest_batches', (t) => {
+        t.string('batch_key', 64).primary();
+        t.jsonb('result').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.index(['created_at']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('ps_ingest_batches');
+    },
+  },
 ];
 
 /** The sample tables, partitioned by month on the sample time; partitions are made by series.ts. */

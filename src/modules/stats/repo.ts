@@ -106,6 +106,24 @@ const streamOf = (r: Record<string, unknown>): StreamRow => ({
 
 export function createStatsRepo(knex: Knex) {
   return {
+    /** ps_ingest_batches.claim: true when the batch key is new (taken in `trx`, so a concurrent resend waits) */
+    async claimBatch(trx: Knex.Transaction, batchKey: string): Promise<boolean> {
+      const claimed = await trx('ps_ingest_batches').insert({ batch_key: batchKey, result: JSON.stringify({}) }).onConflict('batch_key').ignore().returning('batch_key');
+      return claimed.length > 0;
+    },
+    /** ps_ingest_batches.result: what the first delivery of a batch answered */
+    async batchResult(trx: Knex.Transaction, batchKey: string): Promise<Record<string, unknown>> {
+      const row = (await trx('ps_ingest_batches').where({ batch_key: batchKey }).first('result')) as { result: unknown } | undefined;
+      return (typeof row?.result === 'string' ? JSON.parse(row.result) : (row?.result ?? {})) as Record<string, unknown>;
+    },
+    /** ps_ingest_batches.settle */
+    async settleBatch(trx: Knex.Transaction, batchKey: string, result: Record<string, unknown>): Promise<void> {
+      await trx('ps_ingest_batches').where({ batch_key: batchKey }).update({ result: JSON.stringify(result) });
+    },
+    /** ps_ingest_batches.forget: keys older than `before` (the daily sweep) */
+    async forgetBatches(before: Date): Promise<number> {
+      return knex('ps_ingest_batches').where('created_at', '<', before).delete();
+    },
     knex,
 
     // ------------------------------------------------------------------ channel directory

@@ -27,6 +27,8 @@ const METRICS: Record<string, string> = {
 /** Top-GIF content is erased after this (Part 2, "Limits"). */
 export const GIF_RETENTION_DAYS = 90;
 const DAY_MS = 86_400_000;
+/** How long an applied crawler batch's key is kept (ingest.ts; a crawler resends within minutes). */
+const BATCH_KEY_DAYS = 30;
 
 /** `Cache-Control` of the public lists: the emote directory's is the spec's, browse and games are edge-cacheable for less. */
 export const cacheControl = {
@@ -294,6 +296,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       const at = now();
       const gifs = await repo.eraseGifs(new Date(at.getTime() - GIF_RETENTION_DAYS * DAY_MS));
       const partitions = await series.dropBefore(series.monthStart(at, -14));
+      await repo.forgetBatches(new Date(at.getTime() - BATCH_KEY_DAYS * DAY_MS));
       await series.ensurePartitions([at, series.monthStart(at, 1)]);
       return { gifs, partitions };
     },
