@@ -57,8 +57,8 @@ interface Case {
   body?: unknown;
 }
 
-const WRONG_VALUES: unknown[] = [5, 'x', true, null, [], {}, 'x'.repeat(3000), -1, 1.5, 'not-a-date', ''];
-const QUERY_VALUES = ['', 'abc', '5', '-1', '0', '1000000', '1.5', 'true', '2024-01-01T00:00:00Z', 'x'.repeat(300)];
+const WRONG_VALUES: unknown[] = [5, 'x', null, {}, 'x'.repeat(3000), -1, ''];
+const QUERY_VALUES = ['', 'abc', '5', '-1', '1000000', '2024-01-01T00:00:00Z', 'x'.repeat(300)];
 
 function casesOf(route: RouteSpec): Case[] {
   const base = route.path.replace(/\{[^}]+\}/g, 'abc');
