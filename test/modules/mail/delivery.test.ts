@@ -23,6 +23,8 @@ let operator: LoggedIn;
 const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 const to = (address: string) => (m: ReceivedMail) => m.envelopeTo.includes(address);
 const outboxRows = (userId: string) => t.app.db.knex('mail_outbox').where({ user_id: userId }).orderBy('created_at');
+/** The server has the message a moment before the worker records it as sent: wait for that too. */
+const settled = (userIds: string[]) => waitFor(async () => (await t.app.db.knex('mail_outbox').whereIn('user_id', userIds).whereNot('status', 'sent')).length === 0);
 
 async function metric(name: string): Promise<number> {
   const text = await (await fetch(`${t.metricsUrl}/metrics`)).text();
@@ -87,6 +89,7 @@ describe('mail that arrives', () => {
     // The invite is locked on in_app_email: the in-app row exists too.
     const notes = (await api(t, 'GET', '/notifications', { token: invitee.accessToken })).body.data as Json[];
     expect(notes.filter((n) => n.type === 'invite')).toHaveLength(1);
+    await settled([invitee.userId]);
     const [row] = await outboxRows(invitee.userId);
     expect(row).toMatchObject({ status: 'sent', attempts: 1, kind: 'invite', last_error: null });
     expect(row.message_id).toBe(mail.messageId);
@@ -164,6 +167,7 @@ describe('delivery that fails for a while', () => {
     await t.app.modules.notifications.notify({ userId: user.userId, type: 'developer_verification', data: { status: 'verified' } });
     await waitFor(() => smtp.received.some(to(user.email)));
     expect(smtp.received.filter(to(user.email))).toHaveLength(1);
+    await settled([user.userId]);
     const [row] = await outboxRows(user.userId);
     expect(row).toMatchObject({ status: 'sent', attempts: 3, last_error: null });
     expect(await metric('svc_mail_retried_total')).toBeGreaterThanOrEqual(retriedBefore + 2);
@@ -182,6 +186,7 @@ describe('delivery that fails for a while', () => {
     }
     await waitFor(() => users.every((u) => smtp.received.some(to(u.email))));
     for (const user of users) expect(smtp.received.filter(to(user.email))).toHaveLength(1);
+    await settled(users.map((u) => u.userId));
     const rows = await t.app.db.knex('mail_outbox').whereIn('user_id', users.map((u) => u.userId));
     expect(rows.map((r) => r.status)).toEqual(users.map(() => 'sent'));
     expect(rows.every((r) => r.attempts >= 2)).toBe(true);
@@ -235,15 +240,26 @@ describe('delivery that fails for a while', () => {
   test('a node that died mid-send: its hold expires and the row is sent; with no try left it is failed', async () => {
     const user = await devLogin(t, `crash-${randomUUID()}@example.test`);
     const last = await devLogin(t, `crash-last-${randomUUID()}@example.test`);
-    smtp.refuse = () => 451; // keep the worker from sending while the rows are set up
-    await t.app.modules.notifications.notify({ userId: user.userId, type: 'developer_verification', data: { status: 'verified' } });
-    await t.app.modules.notifications.notify({ userId: last.userId, type: 'developer_verification', data: { status: 'verified' } });
-    const held = { status: 'sending', locked_by: 'a-node-that-died', locked_until: new Date(Date.now() - 1000), next_attempt_at: new Date(Date.now() + 3_600_000) };
-    await t.app.db.knex('mail_outbox').where({ user_id: user.userId }).update({ ...held, attempts: 1 });
-    await t.app.db.knex('mail_outbox').where({ user_id: last.userId }).update({ ...held, attempts: 4 });
-    smtp.refuse = null;
+    // Rows as a node leaves them when it dies while sending: held by it, the hold run out.
+    const held = (u: LoggedIn, attempts: number) => ({
+      id: randomUUID(),
+      kind: 'developer_verification',
+      user_id: u.userId,
+      to_address: u.email,
+      to_name: null,
+      subject: 'Your developer verification is approved',
+      text_body: 'Approved.',
+      html_body: '<p>Approved.</p>',
+      status: 'sending',
+      attempts,
+      max_attempts: 4,
+      locked_by: 'a-node-that-died',
+      locked_until: new Date(Date.now() - 1000),
+    });
+    await t.app.db.knex('mail_outbox').insert([held(user, 1), held(last, 4)]);
     await t.app.modules.mail.sweep();
     await waitFor(() => smtp.received.some(to(user.email)));
+    await settled([user.userId]);
     expect((await outboxRows(user.userId))[0]).toMatchObject({ status: 'sent', attempts: 2 });
     expect((await outboxRows(last.userId))[0]).toMatchObject({ status: 'failed', attempts: 4 });
     expect(smtp.received.some(to(last.email))).toBe(false);
