@@ -18,8 +18,11 @@ type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${
 /** The domain value of a column type (json stays `unknown` unless the mapping names its type). */
 type ValueOf<T extends ColumnType> = T extends 'json' ? unknown : T extends 'boolean' ? boolean : T extends 'integer' | 'bigint' ? number : string;
 
-/** Columns: their SQL type, with `nullable: true` when NULL may be stored. */
-export type Columns = Record<string, ColumnType | { type: ColumnType; nullable: true }>;
+/**
+ * Columns: their SQL type; `nullable: true` when NULL may be stored, `from` when the member is
+ * selected from an expression or another column (`type as event_type`).
+ */
+export type Columns = Record<string, ColumnType | { type: ColumnType; nullable?: true; from?: string }>;
 
 type TypeOf<C> = C extends ColumnType ? C : C extends { type: infer T extends ColumnType } ? T : never;
 type Nullable<C> = C extends { nullable: true } ? null : never;
@@ -27,7 +30,7 @@ type Nullable<C> = C extends { nullable: true } ? null : never;
 /** The domain object of a row with these columns. */
 export type Mapped<C extends Columns> = { [K in keyof C & string as CamelCase<K>]: ValueOf<TypeOf<C[K]>> | Nullable<C[K]> };
 
-export interface RowMapping<C extends Columns, Out> {
+export interface RowMapping<Out> {
   /** The select list, the columns in declaration order (`id, account_id, ...`). */
   readonly select: string;
   /** One row to its domain object. */
@@ -53,9 +56,14 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
  * A mapping for these columns. `Out` defaults to the camelCase object of the columns; a module
  * that types its json columns more closely names its own domain type (the members must match).
  */
-export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowMapping<C, Out> {
-  const plan = Object.entries(columns).map(([column, spec]) => ({ column, member: camel(column), convert: converter(typeof spec === 'string' ? spec : spec.type) }));
-  const select = plan.map((p) => p.column).join(', ');
+export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowMapping<Out> {
+  const plan = Object.entries(columns).map(([column, spec]) => ({
+    column,
+    from: typeof spec === 'string' ? undefined : spec.from,
+    member: camel(column),
+    convert: converter(typeof spec === 'string' ? spec : spec.type),
+  }));
+  const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
   return {
     select,
     map(row) {
