@@ -143,7 +143,16 @@ export function hotRead<A extends unknown[], V>(
   load: (...args: A) => PromiseLike<V>,
   keyOf: (...args: A) => string,
   guard?: (...args: A) => Guard,
-  options: { max?: number } = {},
+  options: {
+    max?: number;
+    /**
+     * The same load, also answering the guard's counter as read by the load's own statement (the
+     * same snapshot as the rows). With it, PostgreSQL reads the counter on its own only when a
+     * result is kept for the key: a call that finds none (a page nobody asked for yet) costs one
+     * statement, and what it keeps is tagged with the exact version of its rows.
+     */
+    versioned?: (...args: A) => PromiseLike<{ value: V; version: string }>;
+  } = {},
 ): (...args: A) => Promise<V> {
   // The version a kept result is checked against: this process's write count on the embedded
   // store, the guard's counter on PostgreSQL. It is read before the load, so a result that a
@@ -159,8 +168,16 @@ export function hotRead<A extends unknown[], V>(
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
+  const versioned = !embedded && guard ? options.versioned : undefined;
   return async (...args: A) => {
     const key = keyOf(...args);
+    if (versioned) {
+      const known = kept.get(key);
+      if (known && known.version === (await versionOf(...args))) return known.value;
+      const loaded = await versioned(...args);
+      if (loaded.value !== undefined && loaded.value !== null) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+      return loaded.value;
+    }
     const version = await versionOf(...args);
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;

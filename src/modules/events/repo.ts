@@ -151,6 +151,9 @@ function total(accountId: string, q: EventQuery): Sql {
   return { text: parts.map((p) => `coalesce(${p.text}, 0)`).join(' + '), values: parts.flatMap((p) => p.values) };
 }
 
+/** The account's event version (bumped by every write to its events, migrations.ts): what a kept page is checked against. */
+const VERSION_SQL = 'select n from event_versions where account_id = ?';
+
 /**
  * events.page as one statement: the page (newest first) and its exact total in one round trip.
  * The total is one row that the page joins to, so a page past the end still answers its total.
@@ -160,21 +163,23 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
   const where = conditions(accountId, q);
   return {
     text:
-      `/* events.page */ select t.total, e.* from (select (${counted.text})::bigint as total) t ` +
+      `/* events.page */ select t.version, t.total, e.* from (select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total) t ` +
       `left join lateral (select ${itemOf.select} from events where ${where.text} order by created_at desc, id desc limit ? offset ?) e on true ` +
       'order by e.created_at desc, e.id desc',
-    values: [...counted.values, ...where.values, limit, offset],
+    values: [accountId, ...counted.values, ...where.values, limit, offset],
   };
 }
 
 export function createEventsRepo(knex: Knex) {
-  async function page(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ items: EventItem[]; total: number }> {
+  /** The page, with the account's event version read by the same statement (no row reads as 0). */
+  async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
     const sql = pageStatement(accountId, q, limit, offset);
-    const rows = await statement<{ total: string | number; id: string | null }>(knex, sql.text, sql.values);
+    const rows = await statement<{ version: string | null; total: string | number; id: string | null }>(knex, sql.text, sql.values);
     const items: EventItem[] = [];
     for (const row of rows) if (row.id !== null) items.push(itemOf.map(row));
-    return { items, total: Number(rows[0]?.total ?? 0) };
+    return { value: { items, total: Number(rows[0]?.total ?? 0) }, version: rows[0]?.version ?? '0' };
   }
+  const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
 
   return {
     /**
@@ -186,9 +191,9 @@ export function createEventsRepo(knex: Knex) {
       knex,
       page,
       (accountId: string, q: EventQuery, limit: number, offset: number) => JSON.stringify([accountId, q, limit, offset]),
-      (accountId) => ({ id: `events:${accountId}`, sql: 'select n from event_versions where account_id = ?', bindings: [accountId] }),
+      (accountId) => ({ id: `events:${accountId}`, sql: VERSION_SQL, bindings: [accountId] }),
       // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads.
-      { max: 1_000 },
+      { max: 1_000, versioned: versionedPage },
     ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
