@@ -1,7 +1,8 @@
 /**
  * The top entries of a `--cpu-prof` profile (BENCH_CPU_PROF, scripts/bench.ts): self time per
  * function and total time per source file, as shares of the sampled time that was not idle.
- * Usage: `tsx scripts/bench/profile-top.ts <file.cpuprofile> [entries]`.
+ * Usage: `tsx scripts/bench/profile-top.ts <file.cpuprofile> [entries]`. Samples before the
+ * first one that runs a request handler (start-up: module loading and compilation) are left out.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -17,10 +18,18 @@ const [file, count = '25'] = process.argv.slice(2);
 if (!file) throw new Error('usage: profile-top.ts <file.cpuprofile> [entries]');
 const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-const hits = new Map<number, number>();
-profile.samples.forEach((id, i) => hits.set(id, (hits.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+/** Nodes whose stack holds the REST dispatcher or the GraphQL endpoint: serving has begun. */
+const serving = (id: number): boolean => {
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (/src\/http\/(rest|graphql\/endpoint)\.ts/.test(byId.get(at)!.callFrame.url)) return true;
+  return false;
+};
+const firstServing = profile.samples.findIndex(serving);
+const hits = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  if (i >= firstServing) hits.set(id, (hits.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 
 const where = (n: Node) => {
   const url = n.callFrame.url.replace(/^file:\/\//, '');
