@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createScratchDatabase, type ScratchDatabase } from '../src/infra/db/scratch';
+import { coldGraphqlPool, coldRestPool, firstPagesPool, inParallel, seededEvent, storeCpuSampler, writePool, type BenchAccount } from './bench/cold';
 import type { LoadInput, LoadResult } from './bench/load';
 import { cpuMillis, firstJsonLine, freePort, HOST, memorySampler, residentMemory, ROOT, startNodeArgs, round, runJson, spawnTs, stop } from './bench/lib';
 import type { WsInput, WsResult } from './bench/ws-client';
@@ -37,15 +38,27 @@ const MEMORY_CAP_MIB = onPostgres ? 300 : 900;
  * where throughput moves with the neighbours (its ratios mean nothing, so the run passes nothing).
  */
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
-/** BENCH_ONLY=health,events,ws,million runs only those cases (profiling one path); the run then passes nothing. */
+/**
+ * BENCH_ONLY=health,events,graphql,members,cold,coldgql,live,accounts,ws,million runs only those
+ * cases (profiling one path); the run then passes nothing.
+ */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
 const runs = (name: string) => !ONLY || ONLY.has(name);
+/** The many-accounts case: this many accounts, each with its own key and events (BENCH_ACCOUNTS). */
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 1000);
+/** The cold cases draw their users among the first of those accounts, each holding this many events. */
+const COLD_USERS = 20;
+const COLD_EVENTS_PER_USER = 240;
+/** Distinct requests in each cold pool (each request draws one at random). */
+const COLD_POOL = 50_000;
+/** The live case: events emitted per second to the account whose page is read. */
+const LIVE_EMITS_PER_SECOND = 45;
 
 interface Figure {
   case: string;
   measures: string;
   value: number;
-  unit: 'req/s' | 'ms p99' | 'ms p90' | 'MiB' | 'sockets';
+  unit: 'req/s' | 'ms p99' | 'ms p90' | 'MiB' | 'sockets' | 'ms/req' | 'xact/req';
   reference: string | null;
   referenceValue: number | null;
   ratio: number | null;
@@ -69,7 +82,13 @@ function throughputFigure(name: string, measures: string, runs: LoadResult[], re
   const referenceValue = reference ? best(reference.runs) : null;
   const ratio = referenceValue ? value / referenceValue : null;
   const ok = !failed && (minRatio === null || (ratio !== null && ratio >= minRatio));
-  const detail = { rounds: runs.map((r) => ({ rps: round(r.rps, 0), cpu_ms_per_request: round(r.cpuMsPerRequest ?? Number.NaN, 3), p50_ms: r.p50Ms, p99_ms: r.p99Ms, requests: r.requests, non2xx: r.non2xx, errors: r.errors })) };
+  const detail = {
+    rounds: runs.map((r) => ({
+      rps: round(r.rps, 0),
+      cpu_ms_per_request: round(r.cpuMsPerRequest ?? Number.NaN, 3),
+      ...(r.store ? { postgres_cpu_ms_per_request: round(r.store.postgresMs, 3), redis_cpu_ms_per_request: round(r.store.redisMs, 3), postgres_transactions_per_request: round(r.store.transactions, 2) } : {}),
+      p50_ms: r.p50Ms, p99_ms: r.p99Ms, requests: r.requests, non2xx: r.non2xx, errors: r.errors })),
+  };
   return { case: name, measures, value: round(value, 0), unit: 'req/s', reference: reference?.name ?? null, referenceValue: referenceValue === null ? null : round(referenceValue, 0), ratio: ratio === null ? null : round(ratio, 2), target: minRatio === null ? null : `>= ${minRatio}`, ok, detail };
 }
 
@@ -103,10 +122,31 @@ async function main(): Promise<void> {
   // A first start creates the scratch database and runs every migration, then stops: the measured
   // process serves an existing database, as a deployed one does (PGlite's one-time initdb and
   // migrations hold about 400 MiB of WebAssembly memory that a restarted process never takes).
-  log('preparing the scratch database (first start: migrations)');
+  // The cold and many-accounts cases' accounts, keys and events are made by that first process
+  // too, so that a profile of the measured one (BENCH_CPU_PROF) holds the measured cases alone.
+  log('preparing the scratch database (first start: migrations, accounts and events)');
   const first = spawnTs('src/main.ts', [], { env: serviceEnv, stdout: openSync(serviceLog, 'a') });
+  /** The pool file of each cold or many-accounts case. */
+  const pools: Record<string, string> = {};
   try {
-    await waitForHealth(`http://${HOST}:${port}`, 180_000, first);
+    const base = `http://${HOST}:${port}`;
+    await waitForHealth(base, 180_000, first);
+    if (runs('cold') || runs('coldgql') || runs('accounts')) {
+      const t0 = performance.now();
+      const accounts: BenchAccount[] = new Array(ACCOUNTS);
+      await inParallel(Array.from({ length: ACCOUNTS }, (_, i) => i), 16, async (i) => {
+        const user = await call<{ access_token: string; account_id: string }>(base, 'POST', '/v1/auth/dev/login', undefined, { email: `bench-${i}@example.test`, display_name: `Bench ${i}` });
+        const made = await call<{ key: string }>(base, 'POST', '/v1/api-keys', { authorization: `Bearer ${user.access_token}` }, { label: 'bench', permissions: ['events:read', 'events:create'] });
+        accounts[i] = { accountId: user.account_id, key: { authorization: `Bearer ${made.key}` } };
+      });
+      const emits = accounts.flatMap((a, i) => Array.from({ length: i < COLD_USERS ? COLD_EVENTS_PER_USER : 1 }, (_, n) => ({ a, n })));
+      await inParallel(emits, 16, async ({ a, n }) => void (await call(base, 'POST', '/v1/events/emit', a.key, seededEvent(n))));
+      log(`  ${ACCOUNTS} accounts with a key each, ${emits.length} events, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      const coldUsers = accounts.slice(0, COLD_USERS);
+      pools.cold = writePool(path.join(work, 'cold-rest.json'), coldRestPool(coldUsers, COLD_POOL, 27));
+      pools.coldgql = writePool(path.join(work, 'cold-graphql.json'), coldGraphqlPool(coldUsers, COLD_POOL, 27));
+      pools.accounts = writePool(path.join(work, 'accounts.json'), firstPagesPool(accounts));
+    }
   } finally {
     await stop(first);
   }
@@ -137,6 +177,7 @@ async function main(): Promise<void> {
       JSON.stringify({ type: 'platform_a:follow', platform: 'platform_a', raw: { bench_seq: seq, user_id: `viewer-${i % 50}`, username: `Viewer ${i % 50}`, message: 'Thanks for the follow!' } });
     for (let i = 0; i < 200; i += 1) await call(base, 'POST', '/v1/events/emit', key, JSON.parse(emitBody(0, i)));
 
+    const stores = await storeCpuSampler(scratch?.url ?? null, scratch?.name ?? null, onPostgres ? (process.env.REDIS_URL ?? null) : null);
     const gqlBody = JSON.stringify({
       query: 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id accountId eventType platform externalId raw createdAt } total page limit pages } }',
       variables: { filter: { limit: 25 } },
@@ -147,6 +188,10 @@ async function main(): Promise<void> {
       { name: 'events', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
       { name: 'graphql', pid: service.pid!, input: { url: `${base}/v1/gql`, method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: gqlBody } },
       { name: 'members', pid: service.pid!, input: { url: `${base}/v1/account/members`, headers: jwt } },
+      { name: 'cold', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.cold } },
+      { name: 'coldgql', pid: service.pid!, input: { url: `${base}/v1/gql`, poolFile: pools.coldgql } },
+      { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
+      { name: 'accounts', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.accounts } },
     ];
     const cases = all.filter((c) => c.name === 'express' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
@@ -154,20 +199,58 @@ async function main(): Promise<void> {
       runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections, seconds, maxRequests: MAX_REQUESTS, ...(RATE && !input.paths ? { rate: RATE } : {}) }, (seconds + 30) * 1000, `load ${input.url}`);
     log('warming up');
     for (const c of cases) await load(c.input, 1.5);
+    // The live case's writer: LIVE_EMITS_PER_SECOND events to the read account while it runs.
+    let emitted = 0;
+    const liveWriter = () => {
+      const timer = setInterval(() => {
+        emitted += 1;
+        void fetch(`${base}/v1/events/emit`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: emitBody(`live-${emitted}`, emitted) }).then(
+          (res) => res.arrayBuffer(),
+          () => undefined,
+        );
+      }, 1000 / LIVE_EMITS_PER_SECOND);
+      return () => clearInterval(timer);
+    };
     for (let r = 1; r <= ROUNDS; r += 1) {
       for (const c of cases) {
+        const onService = c.pid === service.pid;
+        const storeBefore = onService ? await stores.sample() : null;
         const cpuBefore = cpuMillis(c.pid);
+        const stopWriter = c.name === 'live' ? liveWriter() : null;
         const result = await load(c.input, SECONDS);
+        stopWriter?.();
         result.cpuMsPerRequest = (cpuMillis(c.pid) - cpuBefore) / result.requests;
+        if (storeBefore) {
+          // PostgreSQL publishes a backend's counts when it goes idle, at most once a second.
+          if (onPostgres) await new Promise((resolve) => setTimeout(resolve, 1100));
+          const after = await stores.sample();
+          result.store = {
+            postgresMs: (after.postgresMs - storeBefore.postgresMs) / result.requests,
+            redisMs: (after.redisMs - storeBefore.redisMs) / result.requests,
+            transactions: (after.postgresTransactions - storeBefore.postgresTransactions) / result.requests,
+          };
+        }
         results[c.name]!.push(result);
-        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  rss ${rss(c.pid)} MiB${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
+        const storeLine = result.store && onPostgres ? `  postgres ${result.store.postgresMs.toFixed(3)} ms/req (${result.store.transactions.toFixed(2)} xact/req)  redis ${result.store.redisMs.toFixed(3)} ms/req` : '';
+        log(`  round ${r} ${c.name.padEnd(8)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req${storeLine}  rss ${rss(c.pid)} MiB${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);
       }
     }
+    await stores.close();
     const express = { name: 'bare Express 5 JSON endpoint', runs: results.express! };
     if (runs('health')) figures.push(throughputFigure('GET /v1/health', 'public route through the whole middleware chain; probe results served from the background loop', results.health!, express, 0.8));
     if (runs('events')) figures.push(throughputFigure('GET /v1/events?limit=25 (personal API key)', 'key look-up, rate limit, request validation, gates, a real page query with its count', results.events!, express, onPostgres ? 0.5 : null));
     if (runs('graphql') && runs('events')) figures.push(throughputFigure('POST /v1/gql events(filter: { limit: 25 })', 'the same page through GraphQL (document cache, gates, cost, rate limit)', results.graphql!, { name: 'GET /v1/events?limit=25', runs: results.events! }, 0.8));
     if (runs('members')) figures.push(throughputFigure('GET /v1/account/members (JWT session)', 'JWT verification, session row and live roles, the member list query', results.members!, express, 0.4));
+    if (runs('cold')) {
+      figures.push(throughputFigure('cold: GET /v1/events, random page/size/filter/user', `each request draws one of ${COLD_POOL} distinct pages (page 1-12, limit 10-50, no filter or types, platform, user_id or a time window) of ${COLD_USERS} users holding ${COLD_EVENTS_PER_USER} events each: no kept result answers, every request runs its page query`, results.cold!, express, onPostgres ? 0.4 : 0.25));
+      figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run', results.cold!, express.runs, onPostgres ? 3 : null));
+    }
+    if (runs('coldgql') && runs('cold')) {
+      figures.push(throughputFigure('cold: POST /v1/gql events(filter), random draws', 'the same random draws (same seed) through GraphQL', results.coldgql!, { name: 'cold GET /v1/events', runs: results.cold! }, 0.9));
+      if (onPostgres) figures.push(transactionsFigure('cold: PostgreSQL transactions per page, GraphQL vs REST', 'statements PostgreSQL ran per cold page through GraphQL against REST (pg_stat_database, the scratch database only)', results.coldgql!, results.cold!, 1.1));
+    }
+    if (runs('live')) figures.push(throughputFigure(`live: GET /v1/events?limit=25 while ${LIVE_EMITS_PER_SECOND} events/s are emitted`, 'the repeated page of one account while events are written to it: each write makes the kept page stale', results.live!, express, null));
+    if (runs('accounts')) figures.push(throughputFigure(`many accounts: ${ACCOUNTS} accounts, each its own first page`, 'GET /v1/events?limit=25, each request with the key of one of the accounts at random (own events, own key look-up)', results.accounts!, express, onPostgres ? 0.4 : null));
 
     // WebSocket fan-out: the service's emitted event against the bare broadcast of the same frame.
     const channel = `events:${accountId}`;
@@ -385,12 +468,34 @@ async function millionEvents(
   }
 }
 
+/** The service's best CPU per request against the reference's, as a ratio (lower is better). */
+function cpuFigure(name: string, measures: string, runs: LoadResult[], reference: LoadResult[], maxRatio: number | null): Figure {
+  const best = (rs: LoadResult[]) => Math.min(...rs.map((r) => r.cpuMsPerRequest ?? Number.NaN));
+  const value = best(runs);
+  const referenceValue = best(reference);
+  const ratio = value / referenceValue;
+  return { case: name, measures, value: round(value, 3), unit: 'ms/req', reference: 'bare Express 5 JSON endpoint', referenceValue: round(referenceValue, 3), ratio: round(ratio, 2), target: maxRatio === null ? null : `<= ${maxRatio}`, ok: maxRatio === null || ratio <= maxRatio };
+}
+
+/** PostgreSQL transactions per request of one case against another's (the same pages asked another way). */
+function transactionsFigure(name: string, measures: string, runs: LoadResult[], reference: LoadResult[], maxRatio: number): Figure {
+  const mean = (rs: LoadResult[]) => rs.reduce((sum, r) => sum + (r.store?.transactions ?? Number.NaN), 0) / rs.length;
+  const value = mean(runs);
+  const referenceValue = mean(reference);
+  const ratio = value / referenceValue;
+  return { case: name, measures, value: round(value, 2), unit: 'xact/req', reference: 'the same draws on REST', referenceValue: round(referenceValue, 2), ratio: round(ratio, 2), target: `<= ${maxRatio}`, ok: ratio <= maxRatio };
+}
+
 async function call<T>(base: string, method: string, route: string, headers: Record<string, string> | undefined, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${route}`, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  const send = () =>
+    fetch(`${base}${route}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  // A kept-alive connection the server closed as the request left is reset: sent again once
+  // (the set-up's calls may repeat: a second key or event changes no figure).
+  const res = await send().catch(send);
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${text}`);
   return (JSON.parse(text) as { data: T }).data;

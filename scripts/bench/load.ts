@@ -4,9 +4,20 @@
  * JSON argument; the result is one JSON line on stdout. A run that sees any non-2xx answer or
  * socket error reports it, and the bench counts the case as failed. With `paths`, the run sends
  * each path of `url`'s origin once, in order (one connection makes it one at a time): a case of
- * distinct requests, none of which a kept result can answer.
+ * distinct requests, none of which a kept result can answer. With `poolFile` (a JSON array of
+ * `PoolRequest`), every request is drawn at random from that pool, until the count or the time
+ * is reached: the cold cases, where each request asks for another page, filter and user.
  */
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+
+/** One request of a pool: a path of `url`'s origin, its headers, and its method and body when not a GET. */
+export interface PoolRequest {
+  path: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
 
 export interface LoadInput {
   url: string;
@@ -18,6 +29,8 @@ export interface LoadInput {
   maxRequests: number;
   /** Each sent once, in order, instead of `url` over and over. */
   paths?: string[];
+  /** A file holding a JSON array of PoolRequest: each request is drawn from it at random. */
+  poolFile?: string;
   /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
   rate?: number;
 }
@@ -33,9 +46,22 @@ export interface LoadResult {
   errors: number;
   /** Filled in by the bench: CPU the measured server spent per request. */
   cpuMsPerRequest?: number;
+  /** Filled in by the bench (service cases): CPU per request of the stores, and PostgreSQL transactions per request. */
+  store?: { postgresMs: number; redisMs: number; transactions: number };
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as LoadInput;
+const pool = input.poolFile ? (JSON.parse(readFileSync(input.poolFile, 'utf8')) as PoolRequest[]) : null;
+const drawn: autocannon.Request[] | null = pool
+  ? [
+      {
+        setupRequest: (request: autocannon.Request): autocannon.Request => {
+          const r = pool[Math.floor(Math.random() * pool.length)]!;
+          return { ...request, path: r.path, method: r.method ?? 'GET', headers: { ...request.headers, ...r.headers }, ...(r.body !== undefined ? { body: r.body } : {}) };
+        },
+      },
+    ]
+  : null;
 const started = performance.now();
 const instance = autocannon(
   {
@@ -46,6 +72,7 @@ const instance = autocannon(
     connections: input.connections,
     amount: input.paths ? input.paths.length : input.maxRequests,
     ...(input.paths ? { requests: input.paths.map((p) => ({ path: p })) } : {}),
+    ...(drawn ? { requests: drawn } : {}),
     ...(input.rate ? { overallRate: input.rate } : {}),
     timeout: 10,
   },

@@ -18,19 +18,15 @@ import mime from 'mime-types';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
-import { isShared, keptBeside } from '../infra/shared';
 import { pageRequest, type Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
-import { header, prepareJson, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest } from './request';
+import { header, sendBody, sendJson, withCharset, type ApiRequest } from './request';
 
-/**
- * What a wire handler answers. `kept` stands for `body` when the domain value is a shared answer
- * (src/infra/shared.ts) going out as JSON: the dispatcher renders it once per value and request URL.
- */
-type WireResult = { status: string | number; body: unknown; headers?: Record<string, string>; kept?: { value: object; wire(): unknown } };
+/** What a wire handler answers. */
+type WireResult = { status: string | number; body: unknown; headers?: Record<string, string> };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
 type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
 type Schema = Record<string, unknown>;
@@ -134,21 +130,13 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
       const result = await operation.call(operations, domainRequest, context);
       const { status, value, headers } =
         result instanceof Reply ? { status: Number(result.status), value: result.body, headers: result.headers } : { status: route.defaultStatus, value: result, headers: undefined };
-      const wire = () => wrap(route, shapes.results.get(status) ?? null, value, context);
-      if (!headers && isShared(value) && route.responses[String(status)] === 'application/json') return { status, body: undefined, kept: { value, wire } };
-      return { status, body: wire(), ...(headers ? { headers } : {}) };
+      return { status, body: wrap(route, shapes.results.get(status) ?? null, value, context), ...(headers ? { headers } : {}) };
     };
     bound.add(handler);
     handlers[operationId] = handler;
   }
   return handlers as unknown as Pick<RestHandlers<RequestContext>, K>;
 }
-
-/** The bytes of a shared answer's response, per operation, status and request URL (wire() renders them the first time). */
-const keptBody = keptBeside(
-  (_value: object, _key: string, wire: () => unknown) => prepareJson(wire()),
-  (key) => key,
-);
 
 /** A JSON writer the response validation installed (app.ts, tests); absent in production. */
 export type JsonHook = (body: unknown) => void;
@@ -179,12 +167,7 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     res.statusCode = status;
     const contentType = route.responses[String(result.status)] ?? null;
-    if (result.kept) {
-      // A shared answer renders to the same bytes for the same request URL (the envelope's links
-      // are the only other input); response validation, when on, checks each rendering instead.
-      if (res.json) res.json(result.kept.wire());
-      else sendPreparedJson(req, res, status, keptBody(result.kept.value, `${route.operationId} ${status} ${context.selfUrl}`, result.kept.wire));
-    } else if (contentType === null || result.body === undefined) {
+    if (contentType === null || result.body === undefined) {
       res.end();
     } else if (contentType === 'application/json') {
       if (res.json) res.json(result.body);

@@ -1,13 +1,24 @@
 /**
- * The byte bound of everything this process keeps for later requests: hot reads
- * (src/infra/db/hot-read.ts), what is derived beside their shared answers (src/infra/shared.ts:
- * rendered REST bytes, mapped pages) and kept GraphQL answer texts (src/http/graphql/answers.ts).
- * Each of those caches still has its own entry count; together they hold at most `budget` bytes
- * (config `memory.kept_bytes`, 64 MiB by default), estimated per entry when it is kept. Over the
- * budget, the cache holding the most bytes drops its least recently used entries first. Bounds
- * the caches; it does not change what they keep or how they are invalidated.
+ * Kept results: what this process keeps for later requests, and on what terms (ADR 006).
+ *
+ * - What: a read's answer (src/infra/db/hot-read.ts: a session, a key's row, a member's grants, an
+ *   event page) kept under its key and the version of the data it was read at; parsed GraphQL
+ *   documents and their checked operations (src/http/graphql/endpoint.ts). Nothing derived from a
+ *   kept value (mapped pages, response bytes, GraphQL answers) is kept beside it: requests derive
+ *   their own from it.
+ * - Immutability: a kept value is deep-frozen when it is kept (`keep`), so a caller that mutates
+ *   one fails at once (a TypeError in strict mode) instead of changing what other requests see.
+ * - Bound: each cache has its own entry count, and together they hold at most `budget` bytes
+ *   (config `memory.kept_bytes`, 64 MiB by default), estimated per entry when it is kept. Over
+ *   the budget, the cache holding the most bytes drops its least recently used entries first.
+ * - Invalidation belongs to the reader: version counters bumped in the writing transaction, the
+ *   embedded store's write count (hot-read.ts).
  */
 import { LRUCache } from 'lru-cache';
+
+function refuse(): never {
+  throw new TypeError('a kept value cannot be changed (src/infra/kept.ts)');
+}
 
 export const DEFAULT_KEPT_BYTES = 64 * 1024 * 1024;
 
@@ -93,27 +104,13 @@ export function keptCache<K extends NonNullable<unknown>, V extends NonNullable<
 }
 
 /**
- * Things kept beside a shared value (derived answers, written texts): each is entered with its
- * size and a `drop` that forgets it, and is dropped when the budget needs its bytes.
+ * Makes `value` a kept value: deep-frozen (objects, arrays, maps' entries; byte arrays and dates
+ * cannot be frozen and are left as they are), and answers it with its estimated size in bytes,
+ * in one walk. Use once, when a value is kept; the value must be the caller's own (a value some
+ * other code still holds and changes would fail there).
  */
-interface Beside {
-  readonly bytes: number;
-  drop(): void;
-}
-const besides = keptCache<object, Beside>({ max: 100_000, sizeOf: (entry) => entry.bytes, dispose: (entry) => entry.drop() });
-
-/** Enters a kept derivation under the budget; `touch(token)` on each use keeps it recent. */
-export function keepBeside(token: object, bytes: number, drop: () => void): void {
-  besides.set(token, { bytes, drop });
-}
-
-export function touchBeside(token: object): void {
-  besides.get(token);
-}
-
-/** Takes a kept derivation out of the budget (its owner dropped it first). */
-export function forgetBeside(token: object): void {
-  besides.delete(token);
+export function keep<T>(value: T): { value: T; bytes: number } {
+  return { value, bytes: walk(value, true) };
 }
 
 /**
@@ -122,6 +119,10 @@ export function forgetBeside(token: object): void {
  * (when it is kept, not when it is served).
  */
 export function estimateBytes(value: unknown): number {
+  return walk(value, false);
+}
+
+function walk(value: unknown, freeze: boolean): number {
   let total = 0;
   const stack: unknown[] = [value];
   const seen = new Set<object>();
@@ -150,15 +151,19 @@ export function estimateBytes(value: unknown): number {
     } else if (Array.isArray(v)) {
       total += 16 + 8 * v.length;
       for (const item of v) stack.push(item);
+      if (freeze) Object.freeze(v);
     } else if (v instanceof Map) {
       total += 32 + 16 * v.size;
       for (const [k, item] of v) stack.push(k, item);
+      // A frozen Map still changes through set and delete: those are made to throw.
+      if (freeze) Object.freeze(Object.assign(v, { set: refuse, delete: refuse, clear: refuse }));
     } else {
       total += 32;
       for (const key in v as Record<string, unknown>) {
         total += 8 + key.length;
         stack.push((v as Record<string, unknown>)[key]);
       }
+      if (freeze) Object.freeze(v);
     }
   }
   return total;

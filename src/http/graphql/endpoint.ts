@@ -9,9 +9,6 @@
  * store (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one
  * point the middleware took. Limit and input refusals are HTTP 400 whatever the Accept header;
  * other request errors keep graphql-http's GraphQL-over-HTTP statuses.
- *
- * An answer whose root fields resolved to kept (shared) values is written once and given again
- * while a query's root fields resolve to the same values, without executing it again (answers.ts).
  */
 import {
   execute,
@@ -41,7 +38,6 @@ import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
 import { applyRateDecision, type RateLimiter } from '../rate-limit';
 import { header, type ApiRequest } from '../request';
-import { OperationAnswers, type RootCall } from './answers';
 import { invalidArgumentError } from './arguments';
 import { MAX_JSON_DEPTH, inputProblemError, nestedDeeperThan } from '../input-guard';
 import type { GraphQLContext } from './context';
@@ -57,18 +53,6 @@ export interface RootResolvers {
 
 type AnyResolver = GraphQLFieldResolver<unknown, GraphQLContext>;
 
-/** A request whose operation keeps its answers (answers.ts): what its root fields resolved to, and how. */
-interface Recording {
-  readonly answers: OperationAnswers;
-  /**
-   * Per response key. Starts with what the operation's plan resolved before execution, if it ran:
-   * execution takes those values as they are.
-   */
-  readonly roots: Map<string, unknown>;
-  readonly calls: RootCall[];
-}
-const recordings = new WeakMap<GraphQLContext, Recording>();
-
 function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Record<string, AnyResolver>> {
   const out: Record<string, Record<string, AnyResolver>> = {};
   for (const [typeName, fields] of Object.entries(resolvers) as [string, Record<string, AnyResolver>][]) {
@@ -76,20 +60,9 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
     for (const [fieldName, resolve] of Object.entries(fields)) {
       const gate = fieldGates[`${typeName}.${fieldName}`];
       if (!gate) throw new Error(`no generated gate for ${typeName}.${fieldName}`);
-      const resolveGated: AnyResolver = async (parent, args, context, info) => {
+      out[typeName]![fieldName] = async (parent, args, context, info) => {
         await gates.enforce(gate, context.auth);
         return resolve(parent, args, context, info);
-      };
-      out[typeName]![fieldName] = async (parent, args, context, info) => {
-        const recording = recordings.get(context);
-        if (!recording) return resolveGated(parent, args, context, info);
-        const key = String(info.path.key);
-        // Resolved (gate included) by the operation's plan just before execution.
-        if (recording.roots.has(key)) return recording.roots.get(key);
-        const value = await resolveGated(parent, args, context, info);
-        recording.roots.set(key, value);
-        recording.calls.push({ key, resolve: resolveGated, args, info });
-        return value;
       };
     }
   }
@@ -137,12 +110,8 @@ export interface GraphQLHandlerDeps {
 }
 
 type Prepared =
-  /**
-   * Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why).
-   * `answers` keeps this operation's written answers (its text, name and variables being fixed)
-   * per shared root value (answers.ts); null for an operation the operation cache does not keep.
-   */
-  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number; readonly query: boolean; readonly answers: OperationAnswers | null }
+  /** Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why). */
+  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number }
   /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
   | { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] }
   /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
@@ -204,10 +173,8 @@ function prepareOperation(
   const known = key === null ? undefined : operations.get(key);
   if (known) return known;
   const prepared = checkOperation(schema, limits, documents, params);
-  if (key === null) return prepared;
-  const kept = prepared.kind === 'ready' ? { ...prepared, answers: new OperationAnswers(prepared.query) } : prepared;
-  operations.set(key, kept);
-  return kept;
+  if (key !== null) operations.set(key, prepared);
+  return prepared;
 }
 
 function checkOperation(
@@ -225,7 +192,7 @@ function checkOperation(
   const document = checked.document;
 
   const operation = getOperationAST(document, params.operationName ?? undefined);
-  if (!operation) return { kind: 'ready', document, cost: 0, query: false, answers: null };
+  if (!operation) return { kind: 'ready', document, cost: 0 };
   const cost = operationCost(schema, document, operation, params.variables);
   if (cost > limits.maxCost) {
     const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
@@ -233,7 +200,7 @@ function checkOperation(
   }
   const badInput = invalidArgumentError(schema, document, operation, params.variables);
   if (badInput) return { kind: 'refused', errors: [new GraphQLError(badInput.message, { originalError: badInput })] };
-  return { kind: 'ready', document, cost, query: operation.operation === 'query', answers: null };
+  return { kind: 'ready', document, cost };
 }
 
 /**
@@ -249,32 +216,6 @@ function acceptedResponseType(accept: string | undefined): string {
     if ((type === 'application/json' || type === 'application/*' || type === '*/*') && (charset === 'charset=utf-8' || charset === 'charset=utf8')) return 'application/json; charset=utf-8';
   }
   return 'application/json; charset=utf-8';
-}
-
-/**
- * The root fields of a query resolved again as its last kept answer resolved them (same gates,
- * resolvers, arguments and info; a fresh context); null when one fails, so that execution, which
- * resolves it again, reports the failure as it always does.
- */
-async function resolvePlan(plan: readonly RootCall[], context: GraphQLContext): Promise<Map<string, unknown> | null> {
-  try {
-    const values = await Promise.all(plan.map((call) => call.resolve(undefined, call.args, context, call.info)));
-    return new Map(plan.map((call, i) => [call.key, values[i]]));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * For a request of an operation that keeps its answers: the kept text, when the operation's plan
- * resolves its root fields to the values of a kept answer; otherwise the recording its execution
- * fills, holding what the plan resolved (execution takes those values as they are).
- */
-async function keptAnswer(answers: OperationAnswers, context: GraphQLContext): Promise<string | Recording> {
-  const plan = answers.plan;
-  const resolved = plan && (await resolvePlan(plan, context));
-  if (!plan || !resolved) return { answers, roots: new Map(), calls: [] };
-  return answers.lookup(resolved) ?? { answers, roots: resolved, calls: [...plan] };
 }
 
 /**
@@ -341,11 +282,6 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
           return written(JSON.stringify(errorBody(refusal)), refusal.status, 'Too Many Requests', 'application/json; charset=utf-8');
         }
       }
-      if (prepared.answers) {
-        const kept = await keptAnswer(prepared.answers, context);
-        if (typeof kept === 'string') return written(kept, 200, 'OK', acceptedResponseType(header(raw, 'accept')));
-        recordings.set(context, kept);
-      }
       return {
         schema,
         document: prepared.document,
@@ -356,14 +292,10 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
     },
     // A result without errors holds no Error object, so it is written as graphql-http would write
     // it, without its serialiser's replacer (a function call per member: a sixth of the CPU of an
-    // events page), and kept when it came from shared answers. Results with errors go through
-    // graphql-http's own formatting.
-    onOperation: (req, args, result) => {
+    // events page). Results with errors go through graphql-http's own formatting.
+    onOperation: (req, _args, result) => {
       if (!('data' in result) || result.errors) return undefined;
-      const type = acceptedResponseType(header(req.raw as ApiRequest, 'accept'));
-      const recorded = recordings.get(args.contextValue as GraphQLContext);
-      const text = recorded ? recorded.answers.write(result, recorded.roots, recorded.calls) : JSON.stringify(result);
-      return written(text, 200, 'OK', type);
+      return written(JSON.stringify(result), 200, 'OK', acceptedResponseType(header(req.raw as ApiRequest, 'accept')));
     },
     formatError: (error) => format(error as GraphQLError) as never,
   });

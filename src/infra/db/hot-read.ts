@@ -9,23 +9,20 @@
  * - PostgreSQL, guarded read: other nodes write too. The read names a version counter that every
  *   write to its data bumps in the writing transaction (src/auth/access-version.ts, the events
  *   module's per-account version). Each call reads the counter, in a query that starts after the
- *   call, or after the request behind it arrived when the call names that instant (one query
- *   reads every counter asked for meanwhile); a result kept under the same count is still exact,
- *   any other is loaded again, after the counter was read.
+ *   call (one query reads every counter asked for meanwhile); a result kept under the same count
+ *   is still exact, any other is loaded again, after the counter was read.
  * - PostgreSQL, unguarded read: nothing is kept; concurrent reads of one key share one query that
  *   starts after each of them (coalesce.ts).
  *
- * Either way no caller gets an answer older than its call. Answers are shared: callers must not
- * mutate them, and a kept answer is marked so (src/infra/shared.ts), so what is derived from it
- * alone is kept beside it. Only reads whose result depends on their arguments and the stored rows alone (no
- * `now()`) belong here. Misses (`undefined` or `null`) are never kept.
+ * Either way no caller gets an answer older than its call. A kept answer is shared by every
+ * request it serves: it is deep-frozen when kept (src/infra/kept.ts, `keep`), so a caller that
+ * would mutate it fails at once. Only reads whose result depends on their arguments and the
+ * stored rows alone (no `now()`) belong here. Misses (`undefined` or `null`) are never kept.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
-import { estimateBytes, keptCache } from '../kept';
-import { markShared } from '../shared';
+import { keep, keptCache } from '../kept';
 
 /**
  * A version counter: `sql` selects its value (one row, one column; no row reads as 0), with
@@ -55,12 +52,8 @@ export function trackWrites(knex: Knex): void {
 /** Per PostgreSQL handle: fresh reads of every counter, batched (counterReader). */
 const counters = new WeakMap<Knex, CounterReader>();
 
-/**
- * Reads a counter. With `since` (a `performance.now()` instant: when the request that asks
- * arrived), a value read by a round that began at or after it is answered at once; otherwise, or
- * without `since`, by the next round.
- */
-type CounterReader = (guard: Guard, since?: number) => Promise<string> | string;
+/** Reads a counter: its value as read by the next round (one that starts after the call). */
+type CounterReader = (guard: Guard) => Promise<string>;
 
 interface Waiting {
   readonly guard: Guard;
@@ -78,27 +71,21 @@ function preparedName(sql: string): string {
   return name;
 }
 
-/** Counters whose last value is remembered, with the instant its round began. */
-const REMEMBERED = 10_000;
-
 /**
  * Reads counters in rounds of one query each: every counter asked for while a round is on its
  * way (the access version of requests still authenticating, the event versions of requests
  * further on) is read by the next round, which starts when the running one ends; a first call
  * waits one turn of the event loop, so the requests whose bytes arrived together share it. Each
- * value thus comes from a query that began after the call, as a read of its own would, or, for a
- * call that names when its request arrived, after that: a request sees every write committed
- * before it arrived either way.
+ * value thus comes from a query that began after the call, as a read of its own would: a request
+ * sees every write committed before it made the call.
  */
 function counterReader(knex: Knex): CounterReader {
   let next: Map<string, Waiting> | null = null;
   let running = false;
-  const last = new LRUCache<string, { value: string; since: number }>({ max: REMEMBERED });
   const start = (): void => {
     const round = [...next!.values()];
     next = null;
     running = true;
-    const began = performance.now();
     const sql = `select ${round.map((w, i) => `(${w.guard.sql}) as v${i}`).join(', ')}`;
     const query = knex.raw(sql, round.flatMap((w) => w.guard.bindings));
     // Rounds of a few counters repeat the same text: each connection prepares it once.
@@ -108,9 +95,7 @@ function counterReader(knex: Knex): CounterReader {
         (result: { rows: Record<string, unknown>[] }) => {
           const row = result.rows[0] ?? {};
           round.forEach((w, i) => {
-            const value = String(row[`v${i}`] ?? '0');
-            last.set(w.guard.id, { value, since: began });
-            w.resolve(value);
+            w.resolve(String(row[`v${i}`] ?? '0'));
           });
         },
         (error: unknown) => {
@@ -122,11 +107,7 @@ function counterReader(knex: Knex): CounterReader {
         if (next) start();
       });
   };
-  return (guard, since) => {
-    if (since !== undefined) {
-      const known = last.get(guard.id);
-      if (known && known.since >= since) return known.value;
-    }
+  return (guard) => {
     if (!next) {
       next = new Map();
       if (!running) setImmediate(start);
@@ -164,8 +145,13 @@ export function hotRead<A extends unknown[], V>(
   guard?: (...args: A) => Guard,
   options: {
     max?: number;
-    /** When the request behind a call arrived (`performance.now()`), if the call names it: see counterReader. */
-    sinceOf?: (...args: A) => number | undefined;
+    /**
+     * The same load, also answering the guard's counter as read by the load's own statement (the
+     * same snapshot as the rows). With it, PostgreSQL reads the counter on its own only when a
+     * result is kept for the key: a call that finds none (a page nobody asked for yet) costs one
+     * statement, and what it keeps is tagged with the exact version of its rows.
+     */
+    versioned?: (...args: A) => PromiseLike<{ value: V; version: string }>;
   } = {},
 ): (...args: A) => Promise<V> {
   // The version a kept result is checked against: this process's write count on the embedded
@@ -176,20 +162,27 @@ export function hotRead<A extends unknown[], V>(
   if (embedded) versionOf = () => embedded.count;
   else if (guard) {
     const counter = counterReaderOf(knex);
-    const sinceOf = options.sinceOf;
-    versionOf = (...args) => counter(guard(...args), sinceOf?.(...args));
+    versionOf = (...args) => counter(guard(...args));
   } else return coalesced(load, keyOf);
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
-  const kept = keptCache<string, { version: number | string; value: V & {} }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + estimateBytes(entry.value) });
+  const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
+  const versioned = !embedded && guard ? options.versioned : undefined;
   return async (...args: A) => {
     const key = keyOf(...args);
+    if (versioned) {
+      const known = kept.get(key);
+      if (known && known.version === (await versionOf(...args))) return known.value;
+      const loaded = await versioned(...args);
+      if (loaded.value !== undefined && loaded.value !== null) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+      return loaded.value;
+    }
     const version = await versionOf(...args);
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = await loadOnce(...args);
-    if (value !== undefined && value !== null) kept.set(key, { version, value: markShared(value) });
+    if (value !== undefined && value !== null) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
 }

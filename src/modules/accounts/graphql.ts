@@ -31,7 +31,7 @@ export function createAccountsResolvers(service: AccountsService): {
       me: (_p, _a, context) => service.me(context.auth),
       myAccounts: (_p, _a, context) => service.myAccounts(context.auth),
       account: (_p, _a, context) => service.account(context.auth),
-      accountMembers: (_p, _a, context) => service.members(context.auth, context.arrivedAt),
+      accountMembers: (_p, _a, context) => service.members(context.auth),
       accountInvites: (_p, _a, context) => service.invites(context.auth),
       accountRoles: (_p, _a, context) => service.roles(context.auth),
     },

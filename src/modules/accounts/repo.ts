@@ -187,11 +187,9 @@ export function createAccountsRepo(knex: Knex) {
     /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
     members: hotRead(
       knex,
-      // `_since`: when the request arrived (performance.now()), for the hot read's version, not the query.
-      (accountId: string, _since?: number): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
-      (accountId: string, _since?: number) => accountId,
+      (accountId: string): PromiseLike<MemberRow[]> => memberColumns(knex).where('m.account_id', accountId).orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }]),
+      (accountId: string) => accountId,
       () => ACCESS_GUARD,
-      { sinceOf: (_accountId, since) => since },
     ),
     /** accounts.updateMemberRole */
     async updateMemberRole(db: Knex.Transaction, accountId: string, userId: string, roleId: string): Promise<void> {

@@ -21,7 +21,7 @@ export function createAccountsRest(service: AccountsService) {
       await service.leaveAccount(context.auth);
       return SUCCESS;
     },
-    accountMembers: (_r, context) => service.members(context.auth, context.arrivedAt),
+    accountMembers: (_r, context) => service.members(context.auth),
     updateAccountMember: ({ params, body }, context) => service.updateMember(context.auth, params.userId, body.roleId),
     async removeAccountMember({ params }, context) {
       await service.removeMember(context.auth, params.userId);

@@ -12,7 +12,6 @@ import { defaultAccountRoles, sortByRegistry } from '../../auth/registry';
 import type { PrincipalSource } from '../../auth/verifiers';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import { keptBeside } from '../../infra/shared';
 import type { ModuleApis } from '../contract';
 import type { FeatureStatus } from '../features/service';
 import { accountMessages } from './errors';
@@ -110,8 +109,6 @@ const toMember = (m: MemberRow): AccountMember => ({
   isOwner: m.owner_id === m.user_id,
   joinedAt: isoTime(m.joined_at),
 });
-/** A kept member list (repo.ts) maps to one shared list, rendered once per request URL (rest.ts). */
-const membersOf = keptBeside((rows: MemberRow[]) => rows.map(toMember), () => '');
 const toInvite = (i: InviteRow): AccountInvite => ({
   id: i.id,
   accountId: i.account_id,
@@ -372,9 +369,8 @@ export function createAccountsService(deps: AccountsDeps) {
       });
     },
 
-    /** `since`: when the request arrived (performance.now()), so the list may use a version read after it. */
-    async members(ctx: AuthContext, since?: number): Promise<AccountMember[]> {
-      return membersOf(await repo.members(requireAccountId(ctx), since));
+    async members(ctx: AuthContext): Promise<AccountMember[]> {
+      return (await repo.members(requireAccountId(ctx))).map(toMember);
     },
 
     async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {

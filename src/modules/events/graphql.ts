@@ -11,7 +11,7 @@ export function createEventsResolvers(service: EventsService): {
 } {
   return {
     Query: {
-      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageRequest(paging.events, filter ?? {}), context.arrivedAt),
+      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageRequest(paging.events, filter ?? {})),
       event: (_p, { id }, context) => service.get(context.auth, id),
     },
     Mutation: {

@@ -2,6 +2,8 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { rowMapping } from '../../infra/db/rows';
+import { statement } from '../../infra/db/statement';
 
 export interface EventRow {
   id: string;
@@ -25,6 +27,32 @@ export interface EventQuery {
 
 const parse = (row: EventRow): EventRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
 
+/** An event as the API shows it (REST names `type`, GraphQL `eventType`: both are members). */
+export interface EventItem {
+  id: string;
+  accountId: string;
+  type: string;
+  eventType: string;
+  platform: string;
+  externalId: string | null;
+  raw: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** Rows of a page straight to their API form (src/infra/db/rows.ts). */
+const itemOf = rowMapping<
+  { id: 'uuid'; account_id: 'uuid'; type: 'text'; event_type: { type: 'text'; from: string }; platform: 'text'; external_id: { type: 'text'; nullable: true }; raw: 'json'; created_at: 'timestamp' },
+  EventItem
+>({ id: 'uuid', account_id: 'uuid', type: 'text', event_type: { type: 'text', from: 'type' }, platform: 'text', external_id: { type: 'text', nullable: true }, raw: 'json', created_at: 'timestamp' });
+
+/** SQL text with `?` placeholders and their values, in order. */
+interface Sql {
+  text: string;
+  values: unknown[];
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
 /** The UTC calendar day of an instant, `YYYY-MM-DD` (the `event_counts.day` of a row created then). */
 const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 const utcMidnight = (at: Date): Date => new Date(`${utcDay(at)}T00:00:00.000Z`);
@@ -44,50 +72,114 @@ export const RETENTION_WINDOWS_SQL = `
   left join plans p on p.id = a.plan_id
   left join lateral (select chat_retention_days from plans where is_default order by created_at limit 1) d on true`;
 
+/**
+ * The conditions of a filter on `events` (the visible rows of one account), as SQL text. The text
+ * depends on which filters are set (and how many types and platforms), not on their values: few
+ * distinct texts, each prepared once per connection (statement.ts).
+ */
+function conditions(accountId: string, q: EventQuery, override: { from?: Date | null; to?: Date | null; atOrAfter?: Date } = {}): Sql {
+  const text = ['account_id = ? and hidden = false'];
+  const values: unknown[] = [accountId];
+  if (q.types?.length) {
+    text.push(`type in (${placeholders(q.types.length)})`);
+    values.push(...q.types);
+  }
+  if (q.platforms?.length) {
+    text.push(`platform in (${placeholders(q.platforms.length)})`);
+    values.push(...q.platforms);
+  }
+  if (q.userId !== undefined) {
+    text.push("(raw ->> 'user_id') = ?");
+    values.push(q.userId);
+  }
+  if (q.search) {
+    text.push("(raw::text) ilike ? escape '\\'");
+    values.push(`%${likeLiteral(q.search)}%`);
+  }
+  const from = override.from === undefined ? q.from : override.from;
+  const to = override.to === undefined ? q.to : override.to;
+  if (from) {
+    text.push('created_at > ?');
+    values.push(from);
+  }
+  if (to) {
+    text.push('created_at < ?');
+    values.push(to);
+  }
+  if (override.atOrAfter) {
+    text.push('created_at >= ?');
+    values.push(override.atOrAfter);
+  }
+  return { text: text.join(' and '), values };
+}
+
+const count = (where: Sql): Sql => ({ text: `(select count(*) from events where ${where.text})`, values: where.values });
+
+/**
+ * The exact number of rows a filter matches, as one SQL expression. Filters on rows' contents
+ * (`user_id`, `search`) count the matching rows through their indexes. Types, platform and time
+ * alone are answered from `event_counts` (visible rows per UTC day, type and platform;
+ * migrations.ts): whole days strictly inside the range are summed, and only the rows of the day
+ * `from` falls in and the day `to` falls in are counted one by one.
+ */
+function total(accountId: string, q: EventQuery): Sql {
+  if (q.from !== undefined && q.to !== undefined && q.from >= q.to) return { text: '0', values: [] };
+  if (q.userId !== undefined || q.search) return count(conditions(accountId, q));
+  const { from, to } = q;
+  if (from && to && utcDay(from) === utcDay(to)) return count(conditions(accountId, q));
+  const days = ['account_id = ?'];
+  const values: unknown[] = [accountId];
+  if (q.types?.length) {
+    days.push(`type in (${placeholders(q.types.length)})`);
+    values.push(...q.types);
+  }
+  if (q.platforms?.length) {
+    days.push(`platform in (${placeholders(q.platforms.length)})`);
+    values.push(...q.platforms);
+  }
+  if (from) {
+    days.push('day > ?');
+    values.push(utcDay(from));
+  }
+  if (to) {
+    days.push('day < ?');
+    values.push(utcDay(to));
+  }
+  const parts: Sql[] = [{ text: `(select sum(n) from event_counts where ${days.join(' and ')})`, values }];
+  if (from) parts.push(count(conditions(accountId, q, { to: nextUtcMidnight(from) })));
+  if (to) parts.push(count(conditions(accountId, q, { from: null, atOrAfter: utcMidnight(to) })));
+  return { text: parts.map((p) => `coalesce(${p.text}, 0)`).join(' + '), values: parts.flatMap((p) => p.values) };
+}
+
+/** The account's event version (bumped by every write to its events, migrations.ts): what a kept page is checked against. */
+const VERSION_SQL = 'select n from event_versions where account_id = ?';
+
+/**
+ * events.page as one statement: the page (newest first) and its exact total in one round trip.
+ * The total is one row that the page joins to, so a page past the end still answers its total.
+ */
+function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number): Sql {
+  const counted = total(accountId, q);
+  const where = conditions(accountId, q);
+  return {
+    text:
+      `/* events.page */ select t.version, t.total, e.* from (select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total) t ` +
+      `left join lateral (select ${itemOf.select} from events where ${where.text} order by created_at desc, id desc limit ? offset ?) e on true ` +
+      'order by e.created_at desc, e.id desc',
+    values: [accountId, ...counted.values, ...where.values, limit, offset],
+  };
+}
+
 export function createEventsRepo(knex: Knex) {
-  function filtered(accountId: string, q: EventQuery) {
-    const query = knex('events').where({ account_id: accountId, hidden: false });
-    if (q.types?.length) query.whereIn('type', [...q.types]);
-    if (q.platforms?.length) query.whereIn('platform', [...q.platforms]);
-    if (q.userId !== undefined) query.whereRaw("(raw ->> 'user_id') = ?", [q.userId]);
-    if (q.search) query.whereRaw("(raw::text) ilike ? escape '\\'", [`%${likeLiteral(q.search)}%`]);
-    if (q.from) query.where('created_at', '>', q.from);
-    if (q.to) query.where('created_at', '<', q.to);
-    return query;
+  /** The page, with the account's event version read by the same statement (no row reads as 0). */
+  async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
+    const sql = pageStatement(accountId, q, limit, offset);
+    const rows = await statement<{ version: string | null; total: string | number; id: string | null }>(knex, sql.text, sql.values);
+    const items: EventItem[] = [];
+    for (const row of rows) if (row.id !== null) items.push(itemOf.map(row));
+    return { value: { items, total: Number(rows[0]?.total ?? 0) }, version: rows[0]?.version ?? '0' };
   }
-
-  /**
-   * The exact number of rows a filter matches. Filters on rows' contents (`user_id`, `search`)
-   * count the matching rows through their indexes. Types, platform and time alone are answered
-   * from `event_counts` (visible rows per UTC day, type and platform; migrations.ts): whole days
-   * strictly inside the range are summed, and only the rows of the day `from` falls in and the day
-   * `to` falls in are counted one by one.
-   */
-  function total(accountId: string, q: EventQuery): Knex.QueryBuilder {
-    const counted = (query: Knex.QueryBuilder) => query.clearSelect().count<{ count: string }[]>({ count: '*' });
-    if (q.userId !== undefined || q.search) return counted(filtered(accountId, q));
-    const { from, to } = q;
-    if (from && to && utcDay(from) === utcDay(to)) return counted(filtered(accountId, q));
-    const days = knex('event_counts').where({ account_id: accountId }).sum<{ count: string }[]>({ count: 'n' });
-    if (q.types?.length) days.whereIn('type', [...q.types]);
-    if (q.platforms?.length) days.whereIn('platform', [...q.platforms]);
-    if (from) days.where('day', '>', utcDay(from));
-    if (to) days.where('day', '<', utcDay(to));
-    const parts = [days];
-    if (from) parts.push(counted(filtered(accountId, { ...q, to: nextUtcMidnight(from) })));
-    if (to) parts.push(counted(filtered(accountId, { ...q, from: undefined }).where('created_at', '>=', utcMidnight(to))));
-    return knex.select(knex.raw(parts.map(() => 'coalesce((?), 0)').join(' + ') + ' as count', parts));
-  }
-
-  /** `_since` is for the hot read below (when the request arrived), not the query. */
-  async function page(accountId: string, q: EventQuery, limit: number, offset: number, _since?: number): Promise<{ rows: EventRow[]; total: number }> {
-    const empty = q.from !== undefined && q.to !== undefined && q.from >= q.to;
-    const [rows, count] = await Promise.all([
-      filtered(accountId, q).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
-      empty ? Promise.resolve({ count: 0 }) : total(accountId, q).first(),
-    ]);
-    return { rows: (rows as EventRow[]).map(parse), total: Number(count?.count ?? 0) };
-  }
+  const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
 
   return {
     /**
@@ -98,10 +190,10 @@ export function createEventsRepo(knex: Knex) {
     page: hotRead(
       knex,
       page,
-      (accountId: string, q: EventQuery, limit: number, offset: number, _since?: number) => JSON.stringify([accountId, q, limit, offset]),
-      (accountId) => ({ id: `events:${accountId}`, sql: 'select n from event_versions where account_id = ?', bindings: [accountId] }),
+      (accountId: string, q: EventQuery, limit: number, offset: number) => JSON.stringify([accountId, q, limit, offset]),
+      (accountId) => ({ id: `events:${accountId}`, sql: VERSION_SQL, bindings: [accountId] }),
       // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads.
-      { max: 1_000, sinceOf: (_accountId, _q, _limit, _offset, since) => since },
+      { max: 1_000, versioned: versionedPage },
     ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {

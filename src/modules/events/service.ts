@@ -13,22 +13,12 @@ import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
-import { keptBeside } from '../../infra/shared';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
-import { RETENTION_WINDOWS_SQL, type EventQuery, type EventRow, type EventsRepo } from './repo';
+import { RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
 
 /** The domain shape: REST names `type`, GraphQL `eventType`; each transport keeps its own. */
-export interface StreamEvent {
-  id: string;
-  accountId: string;
-  type: string;
-  eventType: string;
-  platform: string;
-  externalId: string | null;
-  raw: Record<string, unknown>;
-  createdAt: string;
-}
+export type StreamEvent = EventItem;
 
 export interface EventFilter {
   /** Exact types: a list (GraphQL) or a comma-separated string (REST). */
@@ -118,18 +108,6 @@ const list = (value: readonly string[] | string | null | undefined): string[] | 
 
 export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Logger }) {
   const { repo, bus, log } = deps;
-  /** Page rows are shared between the requests a hot read serves (repo.ts): each is mapped once. */
-  const mapped = new WeakMap<EventRow, StreamEvent>();
-  const shared = (row: EventRow): StreamEvent => {
-    let event = mapped.get(row);
-    if (!event) mapped.set(row, (event = toStreamEvent(row)));
-    return event;
-  };
-  /** A kept page of rows gives the same page of events to every request it serves (and so the same response bytes, rest.ts). */
-  const pageFrom = keptBeside(
-    (found: { rows: EventRow[]; total: number }, request: PageRequest) => pageOf(found.rows.map(shared), found.total, request),
-    (request) => `${request.page}:${request.limit}`,
-  );
   const retentionSweeps: (() => Promise<number>)[] = [];
 
   /** The gate guarantees an account-scope permission, hence an active account; a system key has none. */
@@ -170,8 +148,8 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
     },
     /** Closes aged-out community gift bundles now (the module's timer calls it; set by the module). */
     sweepGifts: (): Promise<number> => Promise.resolve(0),
-    /** `since`: when the request arrived (performance.now()), so the page may use a version read after it. */
-    async list(auth: AuthContext, filter: EventFilter, request: PageRequest, since?: number): Promise<Page<StreamEvent>> {
+    /** A page of the history, newest first; its events are kept values (frozen, repo.ts) shared with other requests. */
+    async list(auth: AuthContext, filter: EventFilter, request: PageRequest): Promise<Page<StreamEvent>> {
       const types = list(filter.types);
       if (types && types.length > 50) throw AppError.validation(eventMessages.tooManyTypes);
       const query: EventQuery = {
@@ -182,7 +160,8 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         from: time('from', filter.from),
         to: time('to', filter.to),
       };
-      return pageFrom(await repo.page(accountOf(auth), query, request.limit, request.offset, since), request);
+      const found = await repo.page(accountOf(auth), query, request.limit, request.offset);
+      return pageOf(found.items, found.total, request);
     },
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;

@@ -1,0 +1,179 @@
+/**
+ * The bench's cases of what users hit beside the kept page (scripts/bench.ts; issue 27): many
+ * accounts with keys of their own and events of their own, the pools of distinct requests the
+ * cold cases draw from at random (page, size, filter and user: no kept result can answer them),
+ * and the CPU the stores spend (PostgreSQL backends of the scratch database, the Redis server),
+ * so that a case's CPU per request is split between the service process and the stores.
+ */
+import { writeFileSync } from 'node:fs';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { cpuMillis } from './lib';
+import type { PoolRequest } from './load';
+
+export interface BenchAccount {
+  accountId: string;
+  key: Record<string, string>;
+}
+
+const TYPES = ['platform_a:follow', 'platform_a:subscription', 'platform_a:cheer', 'platform_b:membership', 'platform_c:follow'];
+const PLATFORMS = ['platform_a', 'platform_b', 'platform_c'];
+const LIMITS = [10, 20, 25, 50];
+
+/** Runs `work` over `items` with at most `width` at once. */
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await work(items[i]!, i);
+      }
+    }),
+  );
+}
+
+/** The body of an emitted event: viewers, types and platforms spread so that every filter selects a part. */
+export function seededEvent(i: number): Record<string, unknown> {
+  const type = TYPES[i % TYPES.length]!;
+  return { type, platform: type.slice(0, type.indexOf(':')), raw: { bench_seq: i, user_id: `viewer-${i % 50}`, username: `Viewer ${i % 50}`, message: `Cold message ${i}` } };
+}
+
+/** A small deterministic generator (mulberry32), so that two runs draw the same requests. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Draw {
+  account: BenchAccount;
+  page: number;
+  limit: number;
+  filter: { types?: string[]; platform?: string; userId?: string; from?: string; to?: string };
+}
+
+/** `count` random requests over `accounts`: page 1..12, a page size of four, one filter of five kinds (or none). */
+function draws(accounts: readonly BenchAccount[], count: number, seed: number): Draw[] {
+  const random = generator(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const now = Date.now();
+  return Array.from({ length: count }, () => {
+    const filter: Draw['filter'] = {};
+    switch (Math.floor(random() * 6)) {
+      case 1:
+        filter.types = [pick(TYPES)];
+        break;
+      case 2:
+        filter.platform = pick(PLATFORMS);
+        break;
+      case 3:
+        filter.userId = `viewer-${Math.floor(random() * 50)}`;
+        break;
+      case 4: {
+        // A window ending within the last hour, minute-aligned: the rows seeded in this run.
+        const to = now + 60_000 - Math.floor(random() * 60) * 60_000;
+        filter.from = new Date(to - 2 * 3_600_000).toISOString();
+        filter.to = new Date(to).toISOString();
+        break;
+      }
+      default:
+        break;
+    }
+    return { account: pick(accounts), page: 1 + Math.floor(random() * 12), limit: pick(LIMITS), filter };
+  });
+}
+
+/** REST requests of the cold case: `GET /v1/events` with the draw's page, size, filter and key. */
+export function coldRestPool(accounts: readonly BenchAccount[], count: number, seed: number): PoolRequest[] {
+  return draws(accounts, count, seed).map((d) => {
+    const q = new URLSearchParams({ page: String(d.page), limit: String(d.limit) });
+    if (d.filter.types) q.set('types', d.filter.types.join(','));
+    if (d.filter.platform) q.set('platform', d.filter.platform);
+    if (d.filter.userId) q.set('user_id', d.filter.userId);
+    if (d.filter.from) q.set('from', d.filter.from);
+    if (d.filter.to) q.set('to', d.filter.to);
+    return { path: `/v1/events?${q.toString()}`, headers: d.account.key };
+  });
+}
+
+const PAGE_QUERY = 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id accountId eventType platform externalId raw createdAt } total page limit pages } }';
+
+/** The same draws through GraphQL (same seed: the same pages, sizes, filters and users). */
+export function coldGraphqlPool(accounts: readonly BenchAccount[], count: number, seed: number): PoolRequest[] {
+  return draws(accounts, count, seed).map((d) => ({
+    path: '/v1/gql',
+    method: 'POST',
+    headers: { ...d.account.key, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: PAGE_QUERY, variables: { filter: { ...d.filter, page: d.page, limit: d.limit } } }),
+  }));
+}
+
+/** Each account's own first page (`GET /v1/events?limit=25`). */
+export function firstPagesPool(accounts: readonly BenchAccount[]): PoolRequest[] {
+  return accounts.map((a) => ({ path: '/v1/events?limit=25', headers: a.key }));
+}
+
+export function writePool(file: string, pool: readonly PoolRequest[]): string {
+  writeFileSync(file, JSON.stringify(pool));
+  return file;
+}
+
+/** CPU (ms) used so far by the stores: the PostgreSQL backends serving `database` and the Redis server. */
+export interface StoreCpu {
+  postgresMs: number;
+  redisMs: number;
+  /** Transactions (every autocommit statement is one) PostgreSQL counted for `database`. */
+  postgresTransactions: number;
+}
+
+/**
+ * Samples the stores' CPU. PostgreSQL: the sum over the backends connected to the scratch
+ * database (a backend that appeared since the last sample counts from 0); its own connection is
+ * left out. Redis: the whole server process (shared with other users of the machine: an upper
+ * bound). Both are read from /proc, so only stores on this machine are measured.
+ */
+export async function storeCpuSampler(databaseUrl: string | null, database: string | null, redisUrl: string | null) {
+  const pg = databaseUrl ? new Client({ connectionString: databaseUrl }) : null;
+  await pg?.connect();
+  let redisPid: number | null = null;
+  if (redisUrl) {
+    const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      await redis.connect();
+      redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1] ?? Number.NaN) || null;
+    } finally {
+      redis.disconnect();
+    }
+  }
+  const seen = new Map<number, number>();
+  let postgresTotal = 0;
+  let first = true;
+  return {
+    async sample(): Promise<StoreCpu> {
+      let postgresTransactions = 0;
+      if (pg) {
+        const res = await pg.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+        for (const { pid } of res.rows) {
+          const now = cpuMillis(pid);
+          if (!Number.isFinite(now)) continue;
+          // A backend the first sample did not see connected since: all its CPU is new.
+          postgresTotal += now - (seen.get(pid) ?? (first ? now : 0));
+          seen.set(pid, now);
+        }
+        first = false;
+        const stats = await pg.query<{ n: string }>('select xact_commit + xact_rollback as n from pg_stat_database where datname = $1', [database]);
+        postgresTransactions = Number(stats.rows[0]?.n ?? 0);
+      }
+      return { postgresMs: postgresTotal, redisMs: redisPid ? cpuMillis(redisPid) : Number.NaN, postgresTransactions };
+    },
+    async close(): Promise<void> {
+      await pg?.end();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Kept values are immutable (src/infra/kept.ts, ADR 006): a value is deep-frozen when it is kept,
+ * so a caller that mutates one fails at once instead of changing the answer of every later
+ * request it serves. Checked on `keep` itself and on a kept events page served by the events
+ * service (a hot read, src/infra/db/hot-read.ts), on whichever store the run uses.
+ */
+import { ANONYMOUS, type AuthContext } from '../../src/auth/context';
+import { estimateBytes, keep } from '../../src/infra/kept';
+import { useTestApp } from '../helpers/app';
+import { api, devLogin } from '../helpers/users';
+
+describe('keep', () => {
+  test('freezes objects, arrays and maps at every depth, and sizes the value as estimateBytes does', () => {
+    const value = { page: { items: [{ id: 'a', raw: { user_id: 'u1', tags: ['x'] } }], total: 1 }, byId: new Map([['a', { n: 1 }]]) };
+    const expected = estimateBytes(value);
+    const kept = keep(value);
+    expect(kept.value).toBe(value);
+    expect(kept.bytes).toBe(expected);
+    expect(() => {
+      value.page.total = 2;
+    }).toThrow(TypeError);
+    expect(() => value.page.items.push({ id: 'b', raw: { user_id: 'u2', tags: [] } })).toThrow(TypeError);
+    expect(() => {
+      value.page.items[0]!.raw.user_id = 'changed';
+    }).toThrow(TypeError);
+    expect(() => value.page.items[0]!.raw.tags.pop()).toThrow(TypeError);
+    expect(() => value.byId.set('b', { n: 2 })).toThrow(TypeError);
+    expect(() => value.byId.delete('a')).toThrow(TypeError);
+    expect(() => {
+      value.byId.get('a')!.n = 3;
+    }).toThrow(TypeError);
+    expect(value).toEqual({ page: { items: [{ id: 'a', raw: { user_id: 'u1', tags: ['x'] } }], total: 1 }, byId: new Map([['a', { n: 1 }]]) });
+  });
+
+  test('leaves byte arrays and dates as they are (they cannot be frozen)', () => {
+    const value = { bytes: Buffer.from('abc'), at: new Date(0) };
+    expect(() => keep(value)).not.toThrow();
+    expect(Object.isFrozen(value)).toBe(true);
+  });
+});
+
+describe('a kept events page', () => {
+  const t = useTestApp();
+
+  test('cannot be changed by a caller: the next request gets the page as stored', async () => {
+    const owner = await devLogin(t);
+    const emitted = await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follow', platform: 'platform_a', raw: { user_id: 'viewer-1', tags: ['a'] } } });
+    expect(emitted.status).toBe(201);
+    const auth: AuthContext = { ...ANONYMOUS, accountId: owner.accountId! };
+    const request = { page: 1, limit: 25, offset: 0 };
+    // Twice: the second answer comes from the kept page on either store.
+    await t.app.modules.events.list(auth, {}, request);
+    const page = await t.app.modules.events.list(auth, {}, request);
+    const first = page.items[0]!;
+    expect(() => {
+      (first as { type: string }).type = 'changed:type';
+    }).toThrow(TypeError);
+    expect(() => {
+      (first.raw as { user_id: string }).user_id = 'changed';
+    }).toThrow(TypeError);
+    expect(() => page.items.push(first)).toThrow(TypeError);
+    const again = await t.app.modules.events.list(auth, {}, request);
+    expect(again.items).toHaveLength(1);
+    expect(again.items[0]).toMatchObject({ type: 'platform_a:follow', raw: { user_id: 'viewer-1', tags: ['a'] } });
+  });
+});
