@@ -44,7 +44,7 @@ export function matchChannel(name: string): MatchedChannel | null {
 
 /** A name that matches no pattern has the Unknown gate kind, which always refuses. */
 function unknownChannel(name: string): MatchedChannel {
-  return { name, spec: { pattern: name, gate: { kind: 'Unknown' }, feature: null, broadcastPermission: null, relay: null }, params: {} };
+  return { name, spec: { pattern: name, gate: { kind: 'Unknown' }, feature: null, broadcastPermission: null, relay: null, messages: [] }, params: {} };
 }
 
 export interface ChannelGateDeps {
