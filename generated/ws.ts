@@ -405,7 +405,10 @@ export interface ChannelRelay {
   form: RelayForm;
   /** event_type when a lifted payload names none; null when the envelope then carries none. */
   eventTypeDefault: string | null;
+  /** Replay source after a subscribe's since: the events table (stored) or the per-channel buffer. */
+  resume: ResumeSource;
 }
+export type ResumeSource = 'stored' | 'buffer';
 export const channels: readonly ChannelSpec[] = [
   {
     "pattern": "overlay:{key}",
@@ -418,7 +421,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "overlay:{key}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": "overlay:update"
+      "eventTypeDefault": "overlay:update",
+      "resume": "buffer"
     },
     "messages": [
       "overlayUpdate"
@@ -435,7 +439,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "widget:{widget_instance_id}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": "widget:update"
+      "eventTypeDefault": "widget:update",
+      "resume": "buffer"
     },
     "messages": [
       "widgetUpdate"
@@ -453,7 +458,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "events:{account_id}",
       "envelope": "event",
       "form": "legacy",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "stored"
     },
     "messages": [
       "streamEvent",
@@ -472,7 +478,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "music:{account_id}",
       "envelope": "music_platform:now-playing",
       "form": "legacy",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "musicNowPlaying"
@@ -490,7 +497,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "chat:{account_id}",
       "envelope": "chat:message",
       "form": "legacy",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "chatUpdate"
@@ -508,7 +516,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "automations:{account_id}",
       "envelope": "automation",
       "form": "legacy",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "automationUpdate"
@@ -526,7 +535,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "history:{account_id}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "historyUpdate"
@@ -544,7 +554,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "ext-storage:{install_id}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": "storage:update"
+      "eventTypeDefault": "storage:update",
+      "resume": "buffer"
     },
     "messages": [
       "extStorageUpdate"
@@ -572,7 +583,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "sounds:{account_id}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "soundPlay",
@@ -615,7 +627,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "ideas:list",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "ideaChange",
@@ -634,7 +647,8 @@ export const channels: readonly ChannelSpec[] = [
       "bus": "idea:{idea_id}",
       "envelope": "event",
       "form": "lifted",
-      "eventTypeDefault": null
+      "eventTypeDefault": null,
+      "resume": "buffer"
     },
     "messages": [
       "ideaChange",
@@ -678,6 +692,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": "overlay:update",
+    "resume": "buffer",
     "channel": "overlay:{key}"
   },
   "widget": {
@@ -685,6 +700,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": "widget:update",
+    "resume": "buffer",
     "channel": "widget:{widget_instance_id}"
   },
   "events": {
@@ -692,6 +708,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "legacy",
     "eventTypeDefault": null,
+    "resume": "stored",
     "channel": "events:{account_id}"
   },
   "music": {
@@ -699,6 +716,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "music_platform:now-playing",
     "form": "legacy",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "music_platform:{account_id}"
   },
   "chat": {
@@ -706,6 +724,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "chat:message",
     "form": "legacy",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "chat:{account_id}"
   },
   "automations": {
@@ -713,6 +732,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "automation",
     "form": "legacy",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "automations:{account_id}"
   },
   "history": {
@@ -720,6 +740,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "history:{account_id}"
   },
   "ext-storage": {
@@ -727,6 +748,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": "storage:update",
+    "resume": "buffer",
     "channel": "ext-storage:{install_id}"
   },
   "sounds": {
@@ -734,6 +756,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "sounds:{account_id}"
   },
   "ideas": {
@@ -741,6 +764,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "ideas:list"
   },
   "idea": {
@@ -748,6 +772,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "envelope": "event",
     "form": "lifted",
     "eventTypeDefault": null,
+    "resume": "buffer",
     "channel": "ideas:{idea_id}"
   }
 };

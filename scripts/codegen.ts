@@ -620,7 +620,10 @@ interface WsRelay {
   envelope?: unknown;
   form?: unknown;
   event_type_default?: unknown;
+  resume?: unknown;
 }
+/** Where a relayed family's frames are replayed from after a `since`. */
+const RESUME_SOURCES = ['stored', 'buffer'];
 /** The envelope members each relay form fills; the envelope's payload schema must declare them. */
 const RELAY_FORMS: Record<string, string[]> = { legacy: ['type', 'data'], lifted: ['type', 'channel', 'event_type', 'data'] };
 const placeholders = (pattern: string) => [...pattern.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!).sort();
@@ -681,6 +684,7 @@ function checkRelay(where: string, family: WsFamily, relay: unknown, doc: WsDoc,
     fail(`${where}: relay event_type_default must be a string or null`);
   }
   if (r.form === 'legacy' && 'event_type_default' in r) fail(`${where}: event_type_default applies to lifted relays only`);
+  if (!RESUME_SOURCES.includes(r.resume as string)) fail(`${where}: relay needs resume (${RESUME_SOURCES.join(' or ')})`);
 }
 
 function pascal(name: string): string {
@@ -782,7 +786,7 @@ function wsModules(doc: WsDoc): { types: string; validators: string; declaration
     .join('\n\n');
   const union = (list: typeof types) => list.map(([type]) => `Ws${pascal(type)}Message`).join(' | ');
   const relayOf = (r: WsRelay | undefined) =>
-    r ? { bus: r.bus, envelope: r.envelope, form: r.form, eventTypeDefault: r.form === 'lifted' ? (r.event_type_default ?? null) : null } : null;
+    r ? { bus: r.bus, envelope: r.envelope, form: r.form, eventTypeDefault: r.form === 'lifted' ? (r.event_type_default ?? null) : null, resume: r.resume } : null;
   const channels = families.map((c) => ({
     pattern: c.pattern,
     gate: c.gate,
@@ -836,7 +840,10 @@ export interface ChannelRelay {
   form: RelayForm;
   /** event_type when a lifted payload names none; null when the envelope then carries none. */
   eventTypeDefault: string | null;
+  /** Replay source after a subscribe's since: the events table (stored) or the per-channel buffer. */
+  resume: ResumeSource;
 }
+export type ResumeSource = ${RESUME_SOURCES.map((k) => `'${k}'`).join(' | ')};
 export const channels: readonly ChannelSpec[] = ${JSON.stringify(channels, null, 2)};
 
 /**

@@ -27,11 +27,17 @@ const byType: Record<string, Check> = Object.fromEntries(serverMessageTypes.map(
 /** Legacy frames name no channel: their family is the one whose relay wraps bus messages in their type. */
 const legacyFamily = new Map(channels.filter((c) => c.relay?.form === 'legacy').map((c) => [c.relay!.envelope as string, c]));
 
-export function assertServerMessage(message: unknown): asserts message is WsServerMessage {
+/** The envelope check alone: the message is one of the spec's messages of its `type` (any channel's). */
+export function assertServerEnvelope(message: unknown): asserts message is WsServerMessage {
   const type = (message as { type?: string }).type ?? '';
   const validate = byType[type];
   if (!validate) throw new Error(`server sent an undeclared message type: ${JSON.stringify(message)}`);
   if (!validate(message)) throw new Error(`server message does not match ws-protocol.json: ${JSON.stringify(message)} ${JSON.stringify(validate.errors)}`);
+}
+
+export function assertServerMessage(message: unknown): asserts message is WsServerMessage {
+  assertServerEnvelope(message);
+  const type = (message as { type: string }).type;
   const channel = (message as { channel?: unknown }).channel;
   const family = typeof channel === 'string' ? matchChannel(channel)?.spec : legacyFamily.get(type);
   // Control frames (welcome, subscribed, error, ...) belong to the session, not to a family.
