@@ -1123,6 +1123,11 @@ export const fieldGates: Readonly<Record<string, Gate>> = ${JSON.stringify(gates
   files.set('generated/ws.ts', wsOut.types);
   files.set('generated/ws-validators.js', wsOut.validators);
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
+  // The AsyncAPI document as consumers get it at /v1/asyncapi.json: the spec file's exact text.
+  files.set(
+    'generated/asyncapi-document.ts',
+    `${BANNER}/** spec/ws-protocol.json, served at /v1/asyncapi.json exactly as checked in. */\nexport const asyncapiDocumentText: string = ${JSON.stringify(readSpec('spec/ws-protocol.json'))};\n`,
+  );
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   return files;

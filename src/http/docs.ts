@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Router } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
+import { asyncapiDocumentText } from '../../generated/asyncapi-document';
 import { publicOpenapiDocument } from '../../generated/openapi-document';
 import type { Config } from '../config/config';
 import { productionOnlyDirectives } from './security-headers';
@@ -32,7 +33,7 @@ export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
  * anonymous rate budget (app.ts); the API calls the pages then make (`/v1/gql`, "Try it out") are.
  * Matched without regard to case, as Express routes them.
  */
-const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$/i;
+const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$|^\/v1\/asyncapi\.json$/i;
 export const isDocsPath = (path: string): boolean => DOCS_PATH.test(path);
 
 /** The page's bootstrap, served as a file so the CSP needs no inline script. */
@@ -98,6 +99,8 @@ export function createDocsRouter(config: Readonly<Config>): Router {
   const document = publicOpenapiDocument;
   const pagePolicy = docsContentSecurityPolicy(config);
   if (config.docs.openapi_json) router.get('/v1/openapi.json', (_req, res) => void res.json(document));
+  // The WebSocket protocol (AsyncAPI 3), under the same switch as the OpenAPI document.
+  if (config.docs.openapi_json) router.get('/v1/asyncapi.json', (_req, res) => void res.type('application/json').send(asyncapiDocumentText));
   if (config.docs.swagger_ui) {
     router.get(SWAGGER_DOCUMENT_PATH, (_req, res) => void res.json(document));
     // The page loads the document by URL: swagger-ui-express fills its init script with a plain

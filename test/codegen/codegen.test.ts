@@ -187,7 +187,6 @@ describe('npm run codegen:check', () => {
   });
 
   /** Edits the AsyncAPI document as JSON (it is pretty-printed: text replacements would be brittle). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const asyncapi = (text: string, change: (doc: any) => void): string => {
     const doc: unknown = JSON.parse(text);
     change(doc);

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Parser, DiagnosticSeverity } from '@asyncapi/parser';
 import { channels, messageWireTypes, relays } from '../../generated/ws';
+import { useTestApp } from '../helpers/app';
 
 const text = readFileSync(path.join(__dirname, '../../spec/ws-protocol.json'), 'utf8');
 
@@ -54,5 +55,15 @@ describe('AsyncAPI document', () => {
     }
     const chatTypes = JSON.stringify((JSON.parse(text) as { components: { schemas: unknown } }).components.schemas);
     for (const sub of ['chat:delete', 'chat:clear_user', 'chat:moderation_log', 'chat:user_treatment_update']) expect(chatTypes).toContain(`"const":"${sub}"`);
+  });
+
+  describe('served', () => {
+    const t = useTestApp();
+    test('at /v1/asyncapi.json, exactly the checked-in document', async () => {
+      const res = await fetch(`${t.url}/v1/asyncapi.json`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await res.text()).toBe(text);
+    });
   });
 });
