@@ -112,7 +112,7 @@ export function compareCursors(a: string, b: string): number | null {
 // ------------------------------------------------------------------ the channel log (buffered families)
 
 export interface ChannelLog {
-  /** Appends and publishes in one step; answers false when it could not (the caller publishes plainly). */
+  /** Appends and publishes in one step; answers false when it surely did not (the caller then publishes plainly). */
   publish(busChannel: string, message: string): Promise<boolean>;
   /** The logged frames after `since`, oldest first, or a gap. */
   after(busChannel: string, since: string): Promise<Replay>;
@@ -194,8 +194,11 @@ export function createRedisChannelLog(url: string, prefix: string, log: Logger, 
         await link.run((redis) => redis.eval(APPEND_SCRIPT, 2, key(busChannel), prefix + busChannel, message, limits.bufferFrames, limits.bufferTtlMs));
         return true;
       } catch (error) {
-        if (!(error instanceof RedisUnavailableError)) log.warn({ err: error, channel: busChannel }, 'channel log append failed');
-        return false;
+        // Never sent: the caller publishes plainly (delivered on this node without a cursor).
+        if (error instanceof RedisUnavailableError) return false;
+        // Sent or not, we cannot know (a timeout): publishing again could deliver it twice.
+        log.warn({ err: error, channel: busChannel }, 'channel log append failed');
+        return true;
       }
     },
     async after(busChannel, since) {

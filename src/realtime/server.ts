@@ -240,6 +240,8 @@ export function createRealtimeServer(options: RealtimeOptions) {
     if (replay && 'gap' in replay) {
       error(session, 'RESUME_GAP', `Cannot resume ${channel} after the given cursor; reload its state`, channel);
     } else if (replay) {
+      // A live frame still in flight to this node may be one the client had already.
+      last = since;
       // Live frames stay held (deliverOn) while the replay drains at the socket's pace.
       for (const message of replay.frames) {
         if (!session.channels.has(channel)) break;
