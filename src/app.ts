@@ -23,6 +23,7 @@ import { createOperationIndex } from './http/operations';
 import { clientAddressResolver } from './http/request';
 import { createRestDispatcher } from './http/rest';
 import { createMemoryBus, createRedisBus, type Bus } from './infra/bus';
+import { loggedBus } from './realtime/resume';
 import { createMemoryCache, createRedisCache, NEAR_INVALIDATIONS_CHANNEL, REDIS_CONNECT_TIMEOUT_MS, withNearCache, type Cache } from './infra/cache';
 import { openDatabase, shareDatabase, type Database, type Migration, type MigrationSet } from './infra/db/database';
 import { openJobs, type Jobs } from './infra/jobs';
@@ -221,9 +222,14 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
   const startedAt = Date.now();
   const secrets = await loadSecretBox(config);
   const { db, timeseries } = await openStores(config);
-  const bus = config.redis_url
-    ? createRedisBus(config.redis_url, config.redis_prefix, { log, heartbeat: { intervalMs: config.bus.heartbeat_ms, boundMs: config.bus.heartbeat_bound_ms } })
-    : createMemoryBus();
+  // Relayed families' messages are logged on their way out, so sockets can resume (src/realtime/resume.ts).
+  const bus = loggedBus(
+    config.redis_url
+      ? createRedisBus(config.redis_url, config.redis_prefix, { log, heartbeat: { intervalMs: config.bus.heartbeat_ms, boundMs: config.bus.heartbeat_bound_ms } })
+      : createMemoryBus(),
+    { url: config.redis_url, prefix: config.redis_prefix },
+    log,
+  );
   const cache = config.redis_url ? await sharedCache(config.redis_url, config.redis_prefix, bus, log) : createMemoryCache();
   const authStore = createCredentialStore(db.knex);
   // One per-context budget for HTTP requests, GraphQL cost and WebSocket upgrades alike.

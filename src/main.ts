@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     config.docs.swagger_ui ? `  API docs:   ${running.url}/v1/swagger-ui/` : null,
     config.docs.openapi_json ? `  OpenAPI:    ${running.url}/v1/openapi.json` : null,
     `  WebSocket:  ${running.url.replace(/^http/, 'ws')}/v1/ws`,
+    config.docs.openapi_json ? `  AsyncAPI:   ${running.url}/v1/asyncapi.json (the WebSocket protocol)` : null,
     `  Metrics:    ${running.metricsUrl}/metrics (loopback listener)`,
   ].filter(Boolean);
   console.log(docs.join('\n'));

@@ -131,10 +131,11 @@ export function publishedOpenapi(source: Doc, gates: ReadonlyMap<string, Gate>):
   return doc;
 }
 
-/** The files under spec/published/ and what each holds. The AsyncAPI document joins this list. */
-export function publishedDocuments(openapi: Doc, gates: ReadonlyMap<string, Gate>, sdl: string): Map<string, string> {
+/** The files under spec/published/ and what each holds (the AsyncAPI document: the spec file's exact text). */
+export function publishedDocuments(openapi: Doc, gates: ReadonlyMap<string, Gate>, sdl: string, asyncapi: string): Map<string, string> {
   return new Map([
     ['spec/published/openapi.json', `${JSON.stringify(publishedOpenapi(openapi, gates), null, 2)}\n`],
     ['spec/published/schema.graphql', sdl],
+    ['spec/published/asyncapi.json', asyncapi],
   ]);
 }

@@ -29,7 +29,11 @@ const graphiqlAssets: Record<string, { file: string; type: string }> = {
  * spec:diff` guards. (The SDL is served by `GET /v1/schema`, an API operation, from the same text.)
  */
 const PUBLISHED_DIR = path.resolve(__dirname, '../../spec/published');
-const publishedDocuments = (config: Readonly<Config>) => [{ url: '/v1/openapi.json', file: 'openapi.json', type: 'application/json', on: config.docs.openapi_json }];
+const publishedDocuments = (config: Readonly<Config>) => [
+  { url: '/v1/openapi.json', file: 'openapi.json', type: 'application/json', on: config.docs.openapi_json },
+  // The WebSocket protocol (AsyncAPI 3), under the same switch as the OpenAPI document.
+  { url: '/v1/asyncapi.json', file: 'asyncapi.json', type: 'application/json', on: config.docs.openapi_json },
+];
 const publishedFile = (file: string): Buffer => readFileSync(path.join(PUBLISHED_DIR, file));
 
 /** The document Swagger UI loads (served whenever Swagger UI is). */
@@ -41,7 +45,7 @@ export const SWAGGER_DOCUMENT_PATH = '/v1/api-doc/openapi.json';
  * anonymous rate budget (app.ts); the API calls the pages then make (`/v1/gql`, "Try it out") are.
  * Matched without regard to case, as Express routes them.
  */
-const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$/i;
+const DOCS_PATH = /^\/v1\/(?:swagger-ui|graphiql)(?:\/|$)|^\/v1\/(?:api-doc\/)?openapi\.json$|^\/v1\/asyncapi\.json$/i;
 export const isDocsPath = (path: string): boolean => DOCS_PATH.test(path);
 
 /** The page's bootstrap, served as a file so the CSP needs no inline script. */

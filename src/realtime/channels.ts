@@ -44,7 +44,7 @@ export function matchChannel(name: string): MatchedChannel | null {
 
 /** A name that matches no pattern has the Unknown gate kind, which always refuses. */
 function unknownChannel(name: string): MatchedChannel {
-  return { name, spec: { pattern: name, gate: { kind: 'Unknown' }, feature: null, broadcastPermission: null, relay: null }, params: {} };
+  return { name, spec: { pattern: name, gate: { kind: 'Unknown' }, feature: null, broadcastPermission: null, relay: null, messages: [] }, params: {} };
 }
 
 export interface ChannelGateDeps {
@@ -107,9 +107,10 @@ export function busChannelFor(channel: string): string | null {
  * Wraps a bus message for the sockets of `channel`, by the relay row of the bus channel's family.
  * The legacy form carries the publisher's JSON as `data`; the lifted form lifts `event_type` (or
  * `type`) out of the payload, falling back to the row's default, and forwards its `data`.
+ * `cursor` is the frame's position in its channel (src/realtime/resume.ts), when it has one.
  * Returns null for a message that is not JSON.
  */
-export function relayEnvelope(busChannel: string, socketChannel: string, message: string): WsServerMessage | null {
+export function relayEnvelope(busChannel: string, socketChannel: string, message: string, cursor?: string | null): WsServerMessage | null {
   let payload: unknown;
   try {
     payload = JSON.parse(message);
@@ -117,7 +118,8 @@ export function relayEnvelope(busChannel: string, socketChannel: string, message
     return null;
   }
   const relay = relays[busChannel.slice(0, busChannel.indexOf(':'))];
-  if (relay?.form === 'legacy') return { type: relay.envelope, data: payload } as WsServerMessage;
+  const at = cursor ? { cursor } : {};
+  if (relay?.form === 'legacy') return { type: relay.envelope, data: payload, ...at } as WsServerMessage;
   const body = (payload ?? {}) as { event_type?: unknown; type?: unknown; data?: unknown };
   const eventType = typeof body.event_type === 'string' ? body.event_type : typeof body.type === 'string' ? body.type : relay?.eventTypeDefault;
   return {
@@ -125,5 +127,6 @@ export function relayEnvelope(busChannel: string, socketChannel: string, message
     channel: socketChannel,
     ...(eventType ? { event_type: eventType } : {}),
     data: body.data ?? null,
+    ...at,
   } as WsServerMessage;
 }

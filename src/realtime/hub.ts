@@ -7,6 +7,7 @@ import type { Bus } from '../infra/bus';
 import type { Logger } from '../infra/logger';
 import type { WsServerMessage } from '../../generated/ws';
 import { busChannelFor, relayEnvelope } from './channels';
+import { isBuffered, isStored, storedCursor, unframe, type ChannelLog, type StoredReplay } from './resume';
 
 export interface Subscriber {
   readonly id: string;
@@ -17,12 +18,29 @@ export interface Subscriber {
   deliver(message: WsServerMessage, channel: string, frame?: Buffer): void;
 }
 
-export function createHub(deps: { bus: Bus; log: Logger }) {
+/** A replay after a subscribe's `since`: the frames in order, a gap, or null when the channel has no cursors. */
+export type HubReplay = { frames: WsServerMessage[] } | { gap: true } | null;
+
+export function createHub(deps: { bus: Bus; log: Logger; channelLog?: ChannelLog; storedReplay?: StoredReplay }) {
   const listeners = new Map<string, Set<Subscriber>>();
   const unsubscribers = new Map<string, Promise<() => Promise<void>>>();
 
-  function fanOut(socketChannel: string, busChannel: string, message: string): void {
-    const envelope = relayEnvelope(busChannel, socketChannel, message);
+  /** The cursor of a bus message: logged ones carry theirs; a stored family's comes from the event itself. */
+  function cursorOf(busChannel: string, text: string): { cursor: string | null; message: string } {
+    const framed = unframe(text);
+    if (framed.cursor !== null || !isStored(busChannel)) return framed;
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      return framed;
+    }
+    return { cursor: storedCursor(payload), message: text };
+  }
+
+  function fanOut(socketChannel: string, busChannel: string, text: string): void {
+    const { cursor, message } = cursorOf(busChannel, text);
+    const envelope = relayEnvelope(busChannel, socketChannel, message, cursor);
     if (!envelope) {
       deps.log.warn({ channel: busChannel }, 'dropped a bus message that is not JSON');
       return;
@@ -75,6 +93,19 @@ export function createHub(deps: { bus: Bus; log: Logger }) {
       if (!busChannel) return false;
       await deps.bus.publish(busChannel, payloadJson);
       return true;
+    },
+    /**
+     * The frames of `channel` after the client's `since`, in the envelopes live frames have: from
+     * the events table for a stored family, from the channel log for a buffered one.
+     */
+    async replay(channel: string, since: string): Promise<HubReplay> {
+      const busChannel = busChannelFor(channel);
+      if (!busChannel) return null;
+      const source = isStored(busChannel) ? deps.storedReplay : isBuffered(busChannel) ? deps.channelLog?.after.bind(deps.channelLog) : undefined;
+      if (!source) return null;
+      const found = await source(busChannel, since);
+      if ('gap' in found) return found;
+      return { frames: found.frames.map((f) => relayEnvelope(busChannel, channel, f.message, f.cursor)).filter((m): m is WsServerMessage => m !== null) };
     },
     channelCount: () => listeners.size,
   };

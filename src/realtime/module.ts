@@ -8,6 +8,7 @@ import { defineModule } from '../modules/contract';
 import { createChannelGate } from './channels';
 import { createHub } from './hub';
 import { createPresence } from './presence';
+import { channelLogOf, createStoredReplay } from './resume';
 import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from './server';
 
 export interface RealtimeApi {
@@ -25,13 +26,13 @@ declare module '../modules/contract' {
 export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
   return defineModule({
     name: 'realtime',
-    build: ({ config, log, bus, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
+    build: ({ config, log, bus, db, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
       const auth = use('auth');
       const accounts = use('accounts');
       const server = createRealtimeServer({
         credentials: auth.credentials,
         channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts, ownerChecks: channelOwners }),
-        hub: createHub({ bus, log }),
+        hub: createHub({ bus, log, channelLog: channelLogOf(bus), storedReplay: createStoredReplay(db.knex) }),
         log,
         version: config.version,
         limiter,

@@ -27,6 +27,7 @@ import { guardFor, guarded, unowned } from '../infra/listeners';
 import type { Logger } from '../infra/logger';
 import type { ChannelGate } from './channels';
 import type { Hub, Subscriber } from './hub';
+import { compareCursors } from './resume';
 import { isPresenceChannel, type Presence, type PresenceMember } from './presence';
 
 export const WS_PATH = '/v1/ws';
@@ -89,6 +90,8 @@ interface Session {
   subscriber: Subscriber;
   /** Messages not yet written out, per subscribed channel (CHANNEL_DROPPED above `channelQueue`). */
   behind: Map<string, { pending: number }>;
+  /** Live frames held while a channel's replay is sent (they follow it, without what it held). */
+  replaying: Map<string, { message: WsServerMessage; frame?: Buffer }[]>;
 }
 
 type Headers = Record<string, string>;
@@ -200,13 +203,64 @@ export function createRealtimeServer(options: RealtimeOptions) {
    * the session; one that stays behind overall overflows the session's queue and is closed.
    */
   function deliverOn(session: Session, channel: string, message: WsServerMessage, frame?: Buffer): void {
+    const held = session.replaying.get(channel);
+    if (held) {
+      // A replay that cannot keep up with the live channel loses it, as a slow reader does.
+      if (held.length >= limits.outboundQueue) return dropChannel(session, channel);
+      held.push({ message, frame });
+      return;
+    }
     const state = session.behind.get(channel);
     if (!state || !session.channels.has(channel)) return;
     if (state.pending >= limits.channelQueue) return dropChannel(session, channel);
     send(session, message, channel, frame);
   }
 
+  /** Resolves once the channel's unwritten frames are under half its share of the queue (or the socket is gone). */
+  async function drained(session: Session, channel: string): Promise<void> {
+    while (session.socket.readyState === session.socket.OPEN && (session.behind.get(channel)?.pending ?? 0) >= limits.channelQueue / 2) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /**
+   * Sends what the client missed on `channel` after `since`, then the live frames held meanwhile
+   * that come after the replay (no duplicate: the hub was live before the replay was read, so
+   * nothing falls between). A since that cannot be served is RESUME_GAP; the channel stays live.
+   */
+  async function resume(session: Session, channel: string, since: string): Promise<void> {
+    let replay: Awaited<ReturnType<Hub['replay']>>;
+    try {
+      replay = await hub.replay(channel, since);
+    } catch (cause) {
+      log.warn({ err: cause, channel }, 'channel replay failed');
+      replay = { gap: true };
+    }
+    let last: string | undefined;
+    if (replay && 'gap' in replay) {
+      error(session, 'RESUME_GAP', `Cannot resume ${channel} after the given cursor; reload its state`, channel);
+    } else if (replay) {
+      // A live frame still in flight to this node may be one the client had already.
+      last = since;
+      // Live frames stay held (deliverOn) while the replay drains at the socket's pace.
+      for (const message of replay.frames) {
+        if (!session.channels.has(channel)) break;
+        await drained(session, channel);
+        send(session, message, channel);
+        last = (message as { cursor?: string }).cursor ?? last;
+      }
+    }
+    const held = session.replaying.get(channel) ?? [];
+    session.replaying.delete(channel);
+    for (const { message, frame } of held) {
+      const cursor = (message as { cursor?: string }).cursor;
+      if (last && cursor && (compareCursors(cursor, last) ?? 1) <= 0) continue;
+      deliverOn(session, channel, message, frame);
+    }
+  }
+
   function leaveChannel(session: Session, channel: string): Promise<void> {
+    session.replaying.delete(channel);
     session.channels.delete(channel);
     session.behind.delete(channel);
     const left = isPresenceChannel(channel) && options.presence ? options.presence.leave(channel, session.id) : Promise.resolve();
@@ -287,9 +341,12 @@ export function createRealtimeServer(options: RealtimeOptions) {
           return error(session, 'SUBSCRIBE_FAILED', 'Could not register the subscription', message.channel);
         }
         if (session.socket.readyState !== session.socket.OPEN) return hub.remove(message.channel, session.subscriber);
+        // With since, live frames are held from the moment the hub delivers them until the replay is sent.
+        if (message.since !== undefined) session.replaying.set(message.channel, []);
         session.channels.add(message.channel);
         session.behind.set(message.channel, { pending: 0 });
         send(session, { type: 'subscribed', channel: message.channel });
+        if (message.since !== undefined) await resume(session, message.channel, message.since);
         if (isPresenceChannel(message.channel) && options.presence) {
           const channel = message.channel;
           const member = options.presenceMember ? await options.presenceMember(session.id, session.auth) : anonymousMember(session);
@@ -331,6 +388,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       pendingBytes: 0,
       subscriber: { id, deliver: (m, channel, frame) => deliverOn(session, channel, m, frame) },
       behind: new Map(),
+      replaying: new Map(),
     };
     sessions.set(id, session);
     // One message at a time per session: replies keep the client's order, and an unsubscribe

@@ -201,9 +201,16 @@ describe('npm run codegen:check', () => {
     expect(published).toEqual(Object.keys(publicOpenapiDocument.paths));
   });
 
+  /** Edits the AsyncAPI document as JSON (it is pretty-printed: text replacements would be brittle). */
+  const asyncapi = (text: string, change: (doc: any) => void): string => {
+    const doc: unknown = JSON.parse(text);
+    change(doc);
+    return JSON.stringify(doc, null, 2);
+  };
+
   test('fails when a channel pattern has no gate kind', async () => {
     const dir = fresh();
-    edit(dir, 'spec/ws-protocol.json', (s) => s.replace('{ "pattern": "login-assignments:{id}", "gate": { "kind": "Public" }', '{ "pattern": "login-assignments:{id}", "gate": {}'));
+    edit(dir, 'spec/ws-protocol.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('ws channel login-assignments:{id}: no gate kind');
@@ -212,14 +219,16 @@ describe('npm run codegen:check', () => {
   test('fails when a relayed channel has no complete relay entry', async () => {
     const dir = fresh();
     edit(dir, 'spec/ws-protocol.json', (s) =>
-      s
-        .replace('"relay": { "bus": "chat:{account_id}", "envelope": "chat:message", "form": "legacy" }', '"relay": { "bus": "chat:{account_id}", "form": "legacy" }')
-        .replace('"form": "lifted", "event_type_default": "overlay:update" }', '"form": "lifted" }')
-        .replace('"relay": { "bus": "music:{account_id}", "envelope": "music_platform:now-playing", "form": "legacy" }', '"relay": { "bus": "music:{id}", "envelope": "pong", "form": "legacy" }'),
+      asyncapi(s, (doc) => {
+        delete doc.channels.chat['x-relay'].envelope;
+        delete doc.channels.overlay['x-relay'].event_type_default;
+        doc.channels.music['x-relay'] = { bus: 'music:{id}', envelope: 'pong', form: 'legacy' };
+        doc.channels.music.messages.pong = { $ref: '#/components/messages/pong' };
+      }),
     );
     const result = await check(dir);
     expect(result.code).toBe(1);
-    expect(result.output).toContain('ws channel chat:{account_id}: relay needs envelope (a server message)');
+    expect(result.output).toContain('ws channel chat:{account_id}: relay needs envelope (the type of server messages of the channel)');
     expect(result.output).toContain('ws channel overlay:{key}: a lifted relay needs event_type_default');
     expect(result.output).toContain('ws channel music_platform:{account_id}: relay bus music:{id} must carry the placeholders of music_platform:{account_id}');
     expect(result.output).toContain('ws channel music_platform:{account_id}: relay envelope pong lacks data for the legacy form');

@@ -1,25 +1,51 @@
 /**
  * A WebSocket test client over a real connection. Every message the server sends is checked
  * against the generated validators of spec/ws-protocol.json, so a drift fails the test, and must
- * come as a text frame (a browser hands a binary frame to its page as a Blob).
+ * come as a text frame (a browser hands a binary frame to its page as a Blob). A frame of a
+ * channel family is checked against that family's own messages (its AsyncAPI channel): a frame
+ * with `channel` by the channel it names, a legacy frame by the family whose relay wraps it.
  */
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import * as validators from '../../generated/ws-validators';
-import { serverMessageTypes, type WsServerMessage } from '../../generated/ws';
+import { channels, serverMessageTypes, type WsServerMessage } from '../../generated/ws';
+import { matchChannel } from '../../src/realtime/channels';
 
-const byType: Record<string, (data: unknown) => boolean> = Object.fromEntries(
-  serverMessageTypes.map((type) => {
-    const name = `validate${type.split(/[^A-Za-z0-9]+/).filter(Boolean).map((s) => s[0]!.toUpperCase() + s.slice(1)).join('')}`;
-    return [type, (validators as unknown as Record<string, (data: unknown) => boolean>)[name]!];
-  }),
-);
+type Check = ((data: unknown) => boolean) & { errors?: unknown };
+const pascal = (name: string) =>
+  name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((s) => s[0]!.toUpperCase() + s.slice(1))
+    .join('');
+const validatorOf = (name: string): Check => {
+  const validate = (validators as unknown as Record<string, Check>)[`validate${pascal(name)}`];
+  if (!validate) throw new Error(`no generated validator for ${name}`);
+  return validate;
+};
+const byType: Record<string, Check> = Object.fromEntries(serverMessageTypes.map((type) => [type, validatorOf(type)]));
+/** Legacy frames name no channel: their family is the one whose relay wraps bus messages in their type. */
+const legacyFamily = new Map(channels.filter((c) => c.relay?.form === 'legacy').map((c) => [c.relay!.envelope as string, c]));
 
-export function assertServerMessage(message: unknown): asserts message is WsServerMessage {
+/** The envelope check alone: the message is one of the spec's messages of its `type` (any channel's). */
+export function assertServerEnvelope(message: unknown): asserts message is WsServerMessage {
   const type = (message as { type?: string }).type ?? '';
   const validate = byType[type];
   if (!validate) throw new Error(`server sent an undeclared message type: ${JSON.stringify(message)}`);
-  if (!validate(message)) throw new Error(`server message does not match ws-protocol.json: ${JSON.stringify(message)} ${JSON.stringify((validate as unknown as { errors: unknown }).errors)}`);
+  if (!validate(message)) throw new Error(`server message does not match ws-protocol.json: ${JSON.stringify(message)} ${JSON.stringify(validate.errors)}`);
+}
+
+export function assertServerMessage(message: unknown): asserts message is WsServerMessage {
+  assertServerEnvelope(message);
+  const type = (message as { type: string }).type;
+  const channel = (message as { channel?: unknown }).channel;
+  const family = typeof channel === 'string' ? matchChannel(channel)?.spec : legacyFamily.get(type);
+  // Control frames (welcome, subscribed, error, ...) belong to the session, not to a family.
+  if (!family || ['error', 'subscribed', 'unsubscribed'].includes(type)) return;
+  const own = family.messages.map(validatorOf);
+  if (!own.some((check) => check(message))) {
+    throw new Error(`server message does not match any message of channel ${family.pattern} (${family.messages.join(', ')}): ${JSON.stringify(message)}`);
+  }
 }
 
 export interface TestSocket {

@@ -313,7 +313,7 @@ describe('broadcast', () => {
     const res = await emit(owner, { type: 'platform_a:raid', platform: 'platform_a', raw: { viewers: 3 } });
     const id = (res.body.data as { id: string }).id;
     const message = await s.next();
-    expect(message).toEqual({ type: 'event', data: (res.body.data as { event: unknown }).event });
+    expect(message).toEqual({ type: 'event', data: (res.body.data as { event: unknown }).event, cursor: expect.any(String) });
     // Read back at once: the row is already visible.
     expect((await api(t, 'GET', `/events/${id}`, { token: owner.accessToken })).status).toBe(200);
   });
@@ -323,7 +323,7 @@ describe('broadcast', () => {
     const res = await api(t, 'POST', '/events/test', { token: owner.accessToken, body: { type: 'platform_a:follower', platform: 'platform_a', raw: { user_name: 'Test' } } });
     expect(res.status).toBe(200);
     const event = res.body.data as { id: string };
-    expect(await s.next()).toEqual({ type: 'event', data: event });
+    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
     expect((await api(t, 'GET', `/events/${event.id}`, { token: owner.accessToken })).status).toBe(404);
     const empty = await api(t, 'POST', '/events/test', { token: owner.accessToken });
     expect(empty.status).toBe(200);
@@ -360,7 +360,7 @@ describe('community gift bundling (platform_a)', () => {
     const gift = randomUUID();
     const head = await emit(user, header(gift, 2));
     const event = (head.body.data as { event: { id: string; created_at: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event });
+    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
     const first = await emit(user, notice(gift, 1));
     expect(first.status).toBe(201);
     const listed = await api(t, 'GET', '/events', { token: user.accessToken });
@@ -368,7 +368,7 @@ describe('community gift bundling (platform_a)', () => {
     await emit(user, notice(gift, 2));
     // The next message is the patched header: the notices themselves are never broadcast.
     const patched = await s.next();
-    expect(patched).toEqual({ type: 'event', data: { ...event, raw: { community_gift_id: gift, total: 2, user_name: 'gifter', giftRecipients: recipients(1, 2) } } });
+    expect(patched).toEqual({ type: 'event', data: { ...event, raw: { community_gift_id: gift, total: 2, user_name: 'gifter', giftRecipients: recipients(1, 2) } }, cursor: expect.any(String) });
     const stored = await api(t, 'GET', `/events/${event.id}`, { token: user.accessToken });
     expect((stored.body.data as { raw: unknown }).raw).toMatchObject({ giftRecipients: recipients(1, 2) });
     // A late extra notice does not patch again.
@@ -385,7 +385,7 @@ describe('community gift bundling (platform_a)', () => {
     await emit(user, notice(gift, 2));
     const head = await emit(user, header(gift, 2));
     const event = (head.body.data as { event: { id: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event });
+    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
     expect(await s.next()).toMatchObject({ type: 'event', data: { id: event.id, raw: { giftRecipients: recipients(1, 2) } } });
   });
 
@@ -395,7 +395,7 @@ describe('community gift bundling (platform_a)', () => {
     const gift = randomUUID();
     const head = await emit(user, header(gift, 5));
     const event = (head.body.data as { event: { id: string; created_at: string } }).event;
-    expect(await s.next()).toEqual({ type: 'event', data: event });
+    expect(await s.next()).toEqual({ type: 'event', data: event, cursor: expect.any(String) });
     await emit(user, notice(gift, 1));
     expect(await t.app.modules.events.sweepGifts()).toBe(0);
     await t.app.db.knex('events').where({ id: event.id }).update({ created_at: new Date(Date.now() - 120_000) });

@@ -545,12 +545,12 @@ describe('live updates', () => {
     const board = await socket();
     await subscribe(board, 'ideas:list');
     const created = await newIdea(alice, { title: 'Live idea' });
-    expect(await board.next()).toEqual({ type: 'event', channel: 'ideas:list', event_type: 'idea:created', data: expect.objectContaining({ id: created.id, title: 'Live idea', my_vote: null }) });
+    expect(await board.next()).toEqual({ type: 'event', channel: 'ideas:list', event_type: 'idea:created', data: expect.objectContaining({ id: created.id, title: 'Live idea', my_vote: null }), cursor: expect.any(String) });
 
     const one = await socket(bob);
     await subscribe(one, `ideas:${created.id}`);
     const comment = await newComment(bob, created.id, '<p>Live <script>x</script>comment</p>');
-    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'comment:created', data: expect.objectContaining({ id: comment.id, body: '<p>Live comment</p>', my_vote: null }) });
+    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'comment:created', data: expect.objectContaining({ id: comment.id, body: '<p>Live comment</p>', my_vote: null }), cursor: expect.any(String) });
     expect(await one.next()).toMatchObject({ event_type: 'idea:updated', data: { id: created.id, comment_count: 1 } });
     expect(await board.next()).toMatchObject({ event_type: 'idea:updated', data: { id: created.id, comment_count: 1 } });
 
@@ -566,13 +566,13 @@ describe('live updates', () => {
     expect(await board.next()).toMatchObject({ event_type: 'idea:status_changed', data: { id: created.id, status: 'planned' } });
 
     await call('DELETE', `/ideas/comments/${comment.id}`, bob);
-    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'comment:deleted', data: { id: comment.id, idea_id: created.id } });
+    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'comment:deleted', data: { id: comment.id, idea_id: created.id }, cursor: expect.any(String) });
     expect(await one.next()).toMatchObject({ event_type: 'idea:updated', data: { comment_count: 0 } });
     expect(await board.next()).toMatchObject({ event_type: 'idea:updated' });
 
     await call('DELETE', `/ideas/${created.id}`, alice);
-    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'idea:deleted', data: { id: created.id } });
-    expect(await board.next()).toEqual({ type: 'event', channel: 'ideas:list', event_type: 'idea:deleted', data: { id: created.id } });
+    expect(await one.next()).toEqual({ type: 'event', channel: `ideas:${created.id}`, event_type: 'idea:deleted', data: { id: created.id }, cursor: expect.any(String) });
+    expect(await board.next()).toEqual({ type: 'event', channel: 'ideas:list', event_type: 'idea:deleted', data: { id: created.id }, cursor: expect.any(String) });
   });
 
   test('subscribing is refused with FEATURE_DISABLED while system:ideas_hub_public or system:ideas_hub is off', async () => {

@@ -461,9 +461,10 @@ describe.each(['fs', 'database'] as const)('sounds on the %s blob store', (backe
         channel: `sounds:${user.accountId}`,
         event_type: 'sound:play',
         data: { sound_id: soundId, name: 'Chime', content_type: 'audio/wav', duration_ms: 500, volume: 1, target: null, stream_url: `/v1/sounds/${soundId}/stream` },
+        cursor: expect.any(String),
       });
       expect((await api(t, 'POST', `/sounds/${soundId}/stop`, { token: user.accessToken })).body).toEqual({ success: true });
-      expect(await s.next()).toEqual({ type: 'event', channel: `sounds:${user.accountId}`, event_type: 'sound:stop', data: { sound_id: soundId, target: null } });
+      expect(await s.next()).toEqual({ type: 'event', channel: `sounds:${user.accountId}`, event_type: 'sound:stop', data: { sound_id: soundId, target: null }, cursor: expect.any(String) });
     });
 
     test('targets: own widget and overlay pass (a widget token hears it); other types, bad ids and foreign ones are refused', async () => {

@@ -10,8 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import { channels, relays, type WsServerMessage } from '../../generated/ws';
 import { busChannelFor, relayEnvelope } from '../../src/realtime/channels';
+import { compareCursors } from '../../src/realtime/resume';
 import { systemKey, useTestApp } from '../helpers/app';
-import { assertServerMessage, closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
+import { assertServerEnvelope, closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
 /** Part 2, "Relay envelopes", row by row: bus family → socket channel family, envelope, form, default. */
 const SPEC_TABLE = {
@@ -52,7 +53,9 @@ describe('the generated relay table', () => {
     expect(generated).toEqual(SPEC_TABLE);
     for (const [family, relay] of Object.entries(relays)) {
       const channel = channels.find((c) => c.pattern === relay.channel);
-      expect(channel?.relay).toEqual({ bus: relay.bus, envelope: relay.envelope, form: relay.form, eventTypeDefault: relay.eventTypeDefault });
+      expect(channel?.relay).toEqual({ bus: relay.bus, envelope: relay.envelope, form: relay.form, eventTypeDefault: relay.eventTypeDefault, resume: relay.resume });
+      // The events channel resumes from the stored events; every other relayed family from its buffer.
+      expect(relay.resume).toBe(family === 'events' ? 'stored' : 'buffer');
       expect(relay.bus.startsWith(`${family}:`)).toBe(true);
     }
     expect(channels.filter((c) => c.relay).map((c) => c.pattern).sort()).toEqual(families.map((f) => SPEC_TABLE[f].channel).sort());
@@ -69,10 +72,13 @@ describe('the generated relay table', () => {
       { event_type: `${family}:both`, type: 'ignored', data: { n: 4 } },
       { text: 'no data member' },
     ];
+    // Synthetic payloads exercise the relay's forms: only the envelope of their type is checked
+    // here (the family's own data shapes are checked on every frame a socket receives).
     for (const published of payloads) {
       const envelope = relayEnvelope(bus, socket, JSON.stringify(published));
-      assertServerMessage(envelope);
+      assertServerEnvelope(envelope);
       expect(envelope).toEqual(expected(family, socket, published));
+      expect(relayEnvelope(bus, socket, JSON.stringify(published), 's:1-0')).toEqual({ ...expected(family, socket, published), cursor: 's:1-0' });
     }
     expect(relayEnvelope(bus, socket, 'not json')).toBeNull();
   });
@@ -83,6 +89,29 @@ describe('the generated relay table', () => {
     }
   });
 });
+
+const soundId = randomUUID();
+/** Two bus messages per family as its publishers write them. */
+const REALISTIC: Record<'events' | 'music' | 'chat' | 'automations' | 'history' | 'sounds', [Record<string, unknown>, Record<string, unknown>]> = {
+  events: [
+    { id: randomUUID(), account_id: randomUUID(), type: 'platform_a:follower', platform: 'platform_a', external_id: null, raw: { user_id: 'u1' }, created_at: '2026-01-01T00:00:00.000Z' },
+    { type: 'channel:online', platform: 'platform_a' },
+  ],
+  music: [{ track: 'a', playing: true }, { track: 'b', playing: false }],
+  chat: [
+    { id: randomUUID(), username: 'viewer', message: 'hi', emotes: [], badges: [], is_shared_chat: false, source_channel: null },
+    { type: 'chat:delete', platform_message_id: 'm1', deleted_by: 'mod' },
+  ],
+  automations: [{ automation_id: 'a1', status: 'ran' }, { automation_id: 'a1', status: 'done' }],
+  history: [
+    { event_type: 'history:session_started', data: { id: 's1' } },
+    { event_type: 'history:session_updated', data: { id: 's1' } },
+  ],
+  sounds: [
+    { event_type: 'sound:play', data: { sound_id: soundId, name: 'ding', content_type: 'audio/mpeg', duration_ms: 100, volume: 1, target: null, stream_url: `/v1/sounds/${soundId}/stream` } },
+    { event_type: 'sound:stop', data: { sound_id: soundId, target: null } },
+  ],
+};
 
 describe('relay over real connections', () => {
   const key = systemKey('relay', ['events:read', 'music_platform:read', 'chat:read', 'automations:read', 'history:read']);
@@ -102,11 +131,15 @@ describe('relay over real connections', () => {
     const s = await session();
     s.send({ type: 'subscribe', channel: socket });
     expect(await s.next()).toEqual({ type: 'subscribed', channel: socket });
-    const published = SPEC_TABLE[family].form === 'legacy' ? { text: 'hi', n: 1 } : { event_type: `${family}:changed`, data: { n: 1 } };
+    // What the family's publishers send (the frames must match the family's messages in the spec).
+    const [published, second] = REALISTIC[family];
     await t.app.bus.publish(bus, JSON.stringify(published));
-    expect(await s.next()).toEqual(expected(family, socket, published));
-    const bare = { data: { n: 2 } };
-    await t.app.bus.publish(bus, JSON.stringify(bare));
-    expect(await s.next()).toEqual(expected(family, socket, bare));
+    const first = await s.next();
+    expect(first).toEqual({ ...expected(family, socket, published), cursor: expect.any(String) });
+    await t.app.bus.publish(bus, JSON.stringify(second));
+    const next = await s.next();
+    expect(next).toEqual({ ...expected(family, socket, second), cursor: expect.any(String) });
+    // Cursors increase per channel.
+    expect(compareCursors((first as { cursor: string }).cursor, (next as { cursor: string }).cursor)).toBeLessThan(0);
   });
 });

@@ -156,7 +156,7 @@ describe('WebSocket /v1/ws', () => {
     expect(await s.next()).toEqual({ type: 'unsubscribed', channel: dropped });
     await t.app.bus.publish(dropped, JSON.stringify({ leaked: true }));
     await t.app.bus.publish(kept, JSON.stringify({ marker: true }));
-    expect(await s.next()).toEqual({ type: 'event', data: { marker: true } });
+    expect(await s.next()).toEqual({ type: 'event', data: { marker: true }, cursor: expect.any(String) });
   });
 
   test('anonymous subscribe to events:<uuid> and to an unknown channel is UNAUTHORIZED with the channel set', async () => {
@@ -174,7 +174,7 @@ describe('WebSocket /v1/ws', () => {
     expect(await subscribe(listener, channel)).toEqual({ type: 'subscribed', channel });
     const sender = await session(t.wsUrl, bearer(keys.events.key));
     sender.send({ type: 'broadcast', channel, payload: JSON.stringify({ hello: 1 }) });
-    expect(await listener.next()).toEqual({ type: 'event', data: { hello: 1 } });
+    expect(await listener.next()).toEqual({ type: 'event', data: { hello: 1 }, cursor: expect.any(String) });
     // The sender is not subscribed and gets no reply to a successful broadcast.
     sender.send({ type: 'ping' });
     expect(await sender.next()).toEqual({ type: 'pong' });
@@ -199,7 +199,7 @@ describe('WebSocket /v1/ws', () => {
     // permitted session (the bus keeps one publisher's order, embedded and on Redis).
     const writer = await session(t.wsUrl, bearer(keys.events.key));
     writer.send({ type: 'broadcast', channel, payload: JSON.stringify({ marker: true }) });
-    expect(await listener.next()).toEqual({ type: 'event', data: { marker: true } });
+    expect(await listener.next()).toEqual({ type: 'event', data: { marker: true }, cursor: expect.any(String) });
   });
 
   test('a system key with the resource wildcard events:* may subscribe; *:* grants nothing', async () => {
@@ -278,7 +278,7 @@ describe('WebSocket /v1/ws', () => {
     const s = await session(t.wsUrl, bearer(keys.chat.key));
     expect(await subscribe(s, channel)).toEqual({ type: 'subscribed', channel });
     await t.app.bus.publish(channel, JSON.stringify({ text: 'hi' }));
-    expect(await s.nextMatching((m) => m.type === 'chat:message')).toEqual({ type: 'chat:message', data: { text: 'hi' } });
+    expect(await s.nextMatching((m) => m.type === 'chat:message')).toEqual({ type: 'chat:message', data: { text: 'hi' }, cursor: expect.any(String) });
   });
 
   test('bus relay: music:<uuid> publishes arrive on music_platform:<uuid> as music_platform:now-playing', async () => {
@@ -288,7 +288,7 @@ describe('WebSocket /v1/ws', () => {
     expect(await subscribe(s, channel)).toEqual({ type: 'subscribed', channel });
     const data = { track: 'Song', playing: true, progress_ms: 1200 };
     await t.app.bus.publish(`music:${account}`, JSON.stringify(data));
-    expect(await s.nextMatching((m) => m.type === 'music_platform:now-playing')).toEqual({ type: 'music_platform:now-playing', data });
+    expect(await s.nextMatching((m) => m.type === 'music_platform:now-playing')).toEqual({ type: 'music_platform:now-playing', data, cursor: expect.any(String) });
   });
 });
 
