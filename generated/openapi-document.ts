@@ -18067,7 +18067,7 @@ export const openapiDocument = {
           "developer"
         ],
         "summary": "Create an invite code for a role (default `team-member`); team `team-members:invite`. The code is returned only here.",
-        "description": "The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). The\n`team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a\nrole granting a team permission the caller does not hold (403).\n",
+        "description": "The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). With `email`,\nthe invite is mailed to that address as well. The\n`team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a\nrole granting a team permission the caller does not hold (403).\n",
         "x-auth": "first-party",
         "parameters": [
           {
@@ -25471,6 +25471,12 @@ export const openapiDocument = {
             "minimum": 1,
             "maximum": 30,
             "default": 7
+          },
+          "email": {
+            "type": "string",
+            "format": "email",
+            "maxLength": 254,
+            "description": "When given, the invite is also mailed to this address (team name, the inviter's display name, an accept link carrying the code), queued with the invite in one transaction. Invites are a locked notification type: the recipient's preferences do not stop it. The address is not stored on the invite, and the queued mail is sealed at rest."
           }
         }
       },

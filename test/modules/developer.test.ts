@@ -6,8 +6,9 @@
  * fails closed, surviving the creator's departure, the first-party gate refusing a developer key)
  * and teams (CRUD, members, invite codes, custom roles, cached team permissions dropped on change).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { defaultTeamRoles, teamPermissions } from '../../src/auth/registry';
+import { createSecretBox } from '../../src/auth/secrets';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type ApiResult, type LoggedIn } from '../helpers/users';
 
@@ -76,13 +77,16 @@ const verificationBody = (overrides: Record<string, unknown> = {}) => ({
 const operatorEmail = `operator-${randomUUID()}@example.test`;
 
 describe('developer portal', () => {
-  const t = useTestApp({ rate_limits: { enabled: false }, auth: { bootstrap_admins: [operatorEmail] } });
+  // A known key, so the test can open the outbox bodies the mail module seals at rest.
+  const mailKey = { id: 'dev-test', key: randomBytes(32).toString('base64') };
+  const box = createSecretBox([mailKey]);
+  const t = useTestApp({ rate_limits: { enabled: false }, auth: { bootstrap_admins: [operatorEmail] }, secrets: { encryption_keys: [mailKey] } });
   let operator: LoggedIn;
 
   /** The mail queued so far (the outbox of src/modules/mail), oldest first. */
   async function outbox(): Promise<{ to: string; topic: string; subject: string; text: string }[]> {
     const rows = await t.app.db.knex('mail_outbox').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('to_address', 'kind', 'subject', 'text_body');
-    return rows.map((r) => ({ to: r.to_address, topic: r.kind, subject: r.subject, text: r.text_body }));
+    return rows.map((r) => ({ to: r.to_address, topic: r.kind, subject: r.subject, text: box.open(r.text_body) }));
   }
 
   beforeAll(async () => {

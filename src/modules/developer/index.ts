@@ -50,6 +50,7 @@ export const developerModule = defineModule({
       audit: use('audit'),
       notifications: use('notifications'),
       apikeys: use('apikeys'),
+      mail: use('mail'),
     });
     use('accounts').provideDeveloperStatus(service.isDeveloper);
     const api: DeveloperApi = {

@@ -424,10 +424,12 @@ export interface DeveloperDeps {
   audit: Pick<ModuleApis['audit'], 'record'>;
   notifications: Pick<ModuleApis['notifications'], 'notify'>;
   apikeys: Pick<ModuleApis['apikeys'], 'validateKeyScopes' | 'keyLabel' | 'keyExpiry' | 'retireKey'>;
+  /** Team invites mailed to an address (`email` on the request); the outbox seals the body. */
+  mail: Pick<ModuleApis['mail'], 'queue'>;
 }
 
 export function createDeveloperService(deps: DeveloperDeps) {
-  const { knex, repo, cache, audit, notifications, apikeys, store } = deps;
+  const { knex, repo, cache, audit, notifications, apikeys, store, mail } = deps;
 
   // ------------------------------------------------------------------ team access (cached)
   async function teamAccess(teamId: string, userId: string): Promise<TeamAccess | null> {
@@ -966,17 +968,32 @@ export function createDeveloperService(deps: DeveloperDeps) {
     },
 
     // ------------------------------------------------------------------ invites
-    async createDeveloperTeamInvite(ctx: AuthContext, teamId: string, input: { roleId?: string | null; expiresInDays?: number | null }): Promise<TeamInvite & { code: string }> {
-      const { access, userId } = await requireTeam(ctx, teamId, 'team-members:invite');
+    /**
+     * With `email`, the invite is mailed there too (in the invite's transaction). Invites are a
+     * locked notification type, so no preference stops it; the address need not have an account,
+     * and it is not kept on the invite (only in the outbox row, whose body is sealed).
+     */
+    async createDeveloperTeamInvite(ctx: AuthContext, teamId: string, input: { roleId?: string | null; expiresInDays?: number | null; email?: string | null }): Promise<TeamInvite & { code: string }> {
+      const { access, userId, team } = await requireTeam(ctx, teamId, 'team-members:invite');
       const role = input.roleId ? await repo.role(teamId, input.roleId) : await repo.roleByName(teamId, MEMBER_ROLE);
       if (!role) throw AppError.notFound(M.roleNotFound);
       checkGrantable(access, role);
       const code = randomBytes(16).toString('hex');
       const id = randomUUID();
       const days = input.expiresInDays ?? 7;
+      const expiresAt = new Date(Date.now() + days * 86_400_000);
       await knex.transaction(async (trx) => {
-        await repo.insertInvite(trx, { id, team_id: teamId, code_hash: codeHash(code), code_prefix: code.slice(0, 8), role_id: role.id, invited_by: userId, expires_at: new Date(Date.now() + days * 86_400_000) });
-        await audit.record({ scope: 'user', type: 'user:developer_team_invite_created', userId, actorId: userId, metadata: { team_id: teamId, invite_id: id, role: role.name } }, trx);
+        await repo.insertInvite(trx, { id, team_id: teamId, code_hash: codeHash(code), code_prefix: code.slice(0, 8), role_id: role.id, invited_by: userId, expires_at: expiresAt });
+        await audit.record({ scope: 'user', type: 'user:developer_team_invite_created', userId, actorId: userId, metadata: { team_id: teamId, invite_id: id, role: role.name, mailed: Boolean(input.email) } }, trx);
+        if (input.email) {
+          const inviter = await repo.userContact(userId, trx);
+          await mail.queue(
+            'team_invite',
+            { address: input.email, name: null },
+            { teamName: team.name, role: role.name, code, expiresAt: expiresAt.toISOString(), inviterName: inviter?.display_name ?? null },
+            trx,
+          );
+        }
       });
       return { ...toInvite((await repo.invite(teamId, id))!), code };
     },

@@ -28,10 +28,10 @@ declare module '../contract' {
 export const mailModule = defineModule({
   name: 'mail',
   migrations: mailMigrations,
-  build: ({ db, log, config, jobs }) => {
+  build: ({ db, log, config, jobs, secrets }) => {
     const transport = createMailTransport(config, log);
     const nodeId = config.jobs.node_id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-    const service = createMailService({ repo: createMailRepo(db.knex), jobs, log, config: config.mail, transport, nodeId });
+    const service = createMailService({ repo: createMailRepo(db.knex), jobs, log, config: config.mail, transport, nodeId, secrets });
     jobs.define(DELIVER_JOB, async () => {
       await service.deliverDue();
     });

@@ -10,7 +10,9 @@ export interface OutboxRow {
   to_address: string;
   to_name: string | null;
   subject: string;
+  /** Sealed text (src/auth/secrets.ts): a body may carry an invite code; only the worker opens it. */
   text_body: string;
+  /** Sealed text, as text_body. */
   html_body: string;
   status: OutboxStatus;
   attempts: number;

@@ -9,9 +9,15 @@
  * dies mid-send leaves its hold to expire, and the row is tried again. The periodic
  * `mail.retry-sweep` picks up retries and expired holds on whichever node takes its slot. Owns
  * `mail_outbox`; reads a recipient's address from `users`.
+ *
+ * Bodies are sealed at rest (src/auth/secrets.ts, AES-256-GCM with key ids, as provider tokens
+ * are): a message may carry an invite code, which must never sit in clear in the database. Only
+ * the worker opens them, at send time; the operator listing shows no body. Subjects carry no
+ * secret (templates.ts keeps codes out of them) and recipients stay readable for operators.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { SecretBox } from '../../auth/secrets';
 import type { Config } from '../../config/config';
 import { isoTime } from '../../infra/db/database';
 import type { Jobs } from '../../infra/jobs';
@@ -63,6 +69,8 @@ export interface MailDeps {
   config: Readonly<Config['mail']>;
   transport: MailTransport;
   nodeId: string;
+  /** Seals bodies at rest; the worker opens them to send. */
+  secrets: SecretBox;
 }
 
 const isTransaction = (db: Knex | Knex.Transaction | undefined): db is Knex.Transaction => Boolean(db && 'commit' in db && typeof db.commit === 'function');
@@ -102,19 +110,30 @@ const toItem = (r: OutboxRow): OutboxItem => ({
 });
 
 export function createMailService(deps: MailDeps) {
-  const { repo, jobs, log, config, transport, nodeId } = deps;
+  const { repo, jobs, log, config, transport, nodeId, secrets } = deps;
   const linkBase = config.link_base.replace(/\/+$/, '');
   const from = singleLine(config.from, 320);
   const counts: MailCounts = { sent: 0, retried: 0, failed: 0 };
 
   async function deliver(row: OutboxRow): Promise<void> {
+    let text: string;
+    let html: string;
+    try {
+      text = secrets.open(row.text_body);
+      html = secrets.open(row.html_body);
+    } catch {
+      // Sealed under a key this node no longer has (or changed in the database): no try can help.
+      if (await repo.markFailed(row, nodeId, 'the sealed body cannot be opened (unknown key or altered row)')) counts.failed += 1;
+      log.warn({ mail_id: row.id, kind: row.kind }, 'mail not delivered: its sealed body cannot be opened');
+      return;
+    }
     try {
       const { messageId } = await transport.send({
         from,
         to: { address: row.to_address, name: row.to_name },
         subject: row.subject,
-        text: row.text_body,
-        html: row.html_body,
+        text,
+        html,
         kind: row.kind,
       });
       if (await repo.markSent(row, nodeId, messageId)) counts.sent += 1;
@@ -141,7 +160,7 @@ export function createMailService(deps: MailDeps) {
       const rendered = renderMail(kind, { name, data, linkBase });
       const id = randomUUID();
       await repo.insert(
-        { id, kind, user_id: to.userId ?? null, to_address: singleLine(to.address, 320), to_name: name, subject: rendered.subject, text_body: rendered.text, html_body: rendered.html, max_attempts: config.retry.max_attempts },
+        { id, kind, user_id: to.userId ?? null, to_address: singleLine(to.address, 320), to_name: name, subject: rendered.subject, text_body: secrets.seal(rendered.text), html_body: secrets.seal(rendered.html), max_attempts: config.retry.max_attempts },
         db,
       );
       await jobs.enqueue(DELIVER_JOB, {}, isTransaction(db) ? { trx: db } : {});

@@ -49,7 +49,9 @@ const templates: Readonly<Record<string, Template>> = {
   team_invite: (d) => ({
     subject: `You are invited to join the developer team ${str(d.teamName, 'a team')}`,
     paragraphs: [
-      `You are invited to join the developer team ${str(d.teamName, 'a team')} as ${str(d.role, 'a member')}.`,
+      str(d.inviterName)
+        ? `${str(d.inviterName)} invited you to join the developer team ${str(d.teamName, 'a team')} as ${str(d.role, 'a member')}.`
+        : `You are invited to join the developer team ${str(d.teamName, 'a team')} as ${str(d.role, 'a member')}.`,
       `Your invite code: ${str(d.code)}`,
       ...(str(d.expiresAt) ? [`The invite expires at ${str(d.expiresAt)}.`] : []),
     ],

@@ -8,7 +8,8 @@
  * mid-send leaves the row to be retried; preferences decide (off / in_app / email / locked).
  * Runs on both stores.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretBox } from '../../../src/auth/secrets';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { startTestSmtp, waitFor, type ReceivedMail, type TestSmtp } from '../../helpers/smtp';
 import { api, devLogin, type LoggedIn } from '../../helpers/users';
@@ -19,6 +20,9 @@ const operatorEmail = `mail-operator-${randomUUID()}@example.test`;
 let smtp: TestSmtp;
 let t: TestApp;
 let operator: LoggedIn;
+/** A known key, so rows written by the test are sealed as the mail module seals them. */
+const mailKey = { id: 'mail-test', key: randomBytes(32).toString('base64') };
+const box = createSecretBox([mailKey]);
 
 const slug = (prefix: string) => `${prefix}-${randomUUID().slice(0, 8)}`;
 const to = (address: string) => (m: ReceivedMail) => m.envelopeTo.includes(address);
@@ -47,6 +51,7 @@ beforeAll(async () => {
     rate_limits: { enabled: false },
     log: { level: 'silent' },
     auth: { bootstrap_admins: [operatorEmail] },
+    secrets: { encryption_keys: [mailKey] },
     jobs: { poll_interval_ms: 500 },
     mail: {
       transport: 'smtp',
@@ -248,8 +253,8 @@ describe('delivery that fails for a while', () => {
       to_address: u.email,
       to_name: null,
       subject: 'Your developer verification is approved',
-      text_body: 'Approved.',
-      html_body: '<p>Approved.</p>',
+      text_body: box.seal('Approved.'),
+      html_body: box.seal('<p>Approved.</p>'),
       status: 'sending',
       attempts,
       max_attempts: 4,

@@ -4,7 +4,7 @@
  * once, besides their own jobs; on the embedded store (one node by construction) several passes
  * of one node race instead. Against a real SMTP server (smtp-server).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createApp, type App } from '../../../src/app';
 import { loadConfig } from '../../../src/config/config';
 import type { ScratchDatabase } from '../../../src/infra/db/scratch';
@@ -15,6 +15,8 @@ const MESSAGES = 40;
 let smtp: TestSmtp;
 let database: ScratchDatabase | null = null;
 const nodes: App[] = [];
+/** Nodes of one cluster share their secret keys (as production's configured keys): outbox bodies are sealed with them. */
+const sharedKey = { id: 'nodes-test', key: randomBytes(32).toString('base64') };
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
@@ -31,6 +33,7 @@ beforeAll(async () => {
         redis_url: process.env.REDIS_URL ?? null,
         redis_prefix: `test:${randomUUID().slice(0, 8)}:`,
         jobs: { node_id: node, poll_interval_ms: 500 },
+        secrets: { encryption_keys: [sharedKey] },
         mail: {
           transport: 'smtp',
           smtp: { host: '127.0.0.1', port: smtp.port, ignore_tls: true, connection_timeout_ms: 2000, socket_timeout_ms: 5000 },
