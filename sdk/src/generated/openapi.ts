@@ -2458,7 +2458,8 @@ export interface paths {
         put?: never;
         /**
          * Create an invite code for a role (default `team-member`); team `team-members:invite`. The code is returned only here.
-         * @description The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). The
+         * @description The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). With `email`,
+         *     the invite is mailed to that address as well. The
          *     `team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a
          *     role granting a team permission the caller does not hold (403).
          */
@@ -4809,6 +4810,11 @@ export interface components {
             team_id?: string | null;
         };
         CreateDeveloperTeamInviteRequest: {
+            /**
+             * Format: email
+             * @description When given, the invite is also mailed to this address (team name, the inviter's display name, an accept link carrying the code), queued with the invite in one transaction. Invites are a locked notification type: the recipient's preferences do not stop it. The address is not stored on the invite, and the queued mail is sealed at rest.
+             */
+            email?: string;
             /** @default 7 */
             expires_in_days: number;
             /**
