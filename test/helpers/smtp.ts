@@ -84,3 +84,14 @@ export async function startTestSmtp(): Promise<TestSmtp> {
 export async function waitFor(check: () => boolean | Promise<boolean>, intervalMs = 50): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, intervalMs));
 }
+
+/** The service's `mail` config pointed at a test SMTP server, with short retry delays. */
+export function smtpMailConfig(port: number, maxAttempts: number) {
+  return {
+    transport: 'smtp',
+    from: 'Creator Backend <no-reply@example.test>',
+    link_base: 'https://dash.example.test/',
+    smtp: { host: '127.0.0.1', port, ignore_tls: true, connection_timeout_ms: 2000, socket_timeout_ms: 5000 },
+    retry: { max_attempts: maxAttempts, base_delay_ms: 100, max_delay_ms: 400, sweep_seconds: 1, lease_ms: 10_000 },
+  } as const;
+}

@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createSecretBox } from '../../../src/auth/secrets';
 import { startTestApp, type TestApp } from '../../helpers/app';
-import { startTestSmtp, waitFor, type ReceivedMail, type TestSmtp } from '../../helpers/smtp';
+import { smtpMailConfig, startTestSmtp, waitFor, type ReceivedMail, type TestSmtp } from '../../helpers/smtp';
 import { api, devLogin, type LoggedIn } from '../../helpers/users';
 
 type Json = Record<string, any>;
@@ -53,13 +53,7 @@ beforeAll(async () => {
     auth: { bootstrap_admins: [operatorEmail] },
     secrets: { encryption_keys: [mailKey] },
     jobs: { poll_interval_ms: 500 },
-    mail: {
-      transport: 'smtp',
-      from: 'Creator Backend <no-reply@example.test>',
-      link_base: 'https://dash.example.test/',
-      smtp: { host: '127.0.0.1', port: smtp.port, ignore_tls: true, connection_timeout_ms: 2000, socket_timeout_ms: 5000 },
-      retry: { max_attempts: 4, base_delay_ms: 100, max_delay_ms: 400, sweep_seconds: 1, lease_ms: 10_000 },
-    },
+    mail: smtpMailConfig(smtp.port, 4),
   });
   operator = await devLogin(t, operatorEmail);
 });
