@@ -18,15 +18,20 @@ import mime from 'mime-types';
 import { openapiDocument } from '../../generated/openapi-document';
 import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
+import { isKept, keptRendering } from '../infra/kept';
 import { pageRequest, type Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
-import { header, sendBody, sendJson, withCharset, type ApiRequest } from './request';
+import { header, prepareJson, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest } from './request';
 
-/** What a wire handler answers. */
-type WireResult = { status: string | number; body: unknown; headers?: Record<string, string> };
+/**
+ * What a wire handler answers. `kept` stands for `body` when the JSON answer is rendered from a
+ * kept value alone (src/infra/kept.ts) and `key` (the operation, status, request URL and page
+ * numbers): the dispatcher renders it once per value and key.
+ */
+type WireResult = { status: string | number; body: unknown; headers?: Record<string, string>; kept?: { value: object; key: string; wire(): unknown } };
 type AnyHandler = (request: RestRequest<never>, context: RequestContext) => Promise<WireResult>;
 type AnyOperation = (request: unknown, context: RequestContext) => Promise<unknown>;
 type Schema = Record<string, unknown>;
@@ -130,12 +135,26 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
       const result = await operation.call(operations, domainRequest, context);
       const { status, value, headers } =
         result instanceof Reply ? { status: Number(result.status), value: result.body, headers: result.headers } : { status: route.defaultStatus, value: result, headers: undefined };
-      return { status, body: wrap(route, shapes.results.get(status) ?? null, value, context), ...(headers ? { headers } : {}) };
+      const wire = () => wrap(route, shapes.results.get(status) ?? null, value, context);
+      const kept = headers || route.responses[String(status)] !== 'application/json' ? null : keptPart(route, value);
+      if (kept) return { status, body: undefined, kept: { value: kept.value, key: `${route.operationId} ${status} ${context.selfUrl}${kept.key}`, wire } };
+      return { status, body: wire(), ...(headers ? { headers } : {}) };
     };
     bound.add(handler);
     handlers[operationId] = handler;
   }
   return handlers as unknown as Pick<RestHandlers<RequestContext>, K>;
+}
+
+/**
+ * The kept value an answer is rendered from, with what else goes into the rendering besides the
+ * request URL: the value itself, or a page's kept items with the page's numbers.
+ */
+function keptPart(route: RouteSpec, value: unknown): { value: object; key: string } | null {
+  if (isKept(value)) return { value, key: '' };
+  if (route.envelope.kind !== 'collection' || !route.paging) return null;
+  const page = value as Page<unknown>;
+  return isKept(page.items) ? { value: page.items, key: ` ${page.total} ${page.page} ${page.limit} ${page.pages}` } : null;
 }
 
 /** A JSON writer the response validation installed (app.ts, tests); absent in production. */
@@ -167,7 +186,11 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     res.statusCode = status;
     const contentType = route.responses[String(result.status)] ?? null;
-    if (contentType === null || result.body === undefined) {
+    if (result.kept) {
+      // Response validation, when on, checks each rendering instead.
+      if (res.json) res.json(result.kept.wire());
+      else sendPreparedJson(req, res, status, keptRendering(result.kept.value, result.kept.key, () => prepareJson(result.kept!.wire())));
+    } else if (contentType === null || result.body === undefined) {
       res.end();
     } else if (contentType === 'application/json') {
       if (res.json) res.json(result.body);

@@ -3,9 +3,9 @@
  *
  * - What: a read's answer (src/infra/db/hot-read.ts: a session, a key's row, a member's grants, an
  *   event page) kept under its key and the version of the data it was read at; parsed GraphQL
- *   documents and their checked operations (src/http/graphql/endpoint.ts). Nothing derived from a
- *   kept value (mapped pages, response bytes, GraphQL answers) is kept beside it: requests derive
- *   their own from it.
+ *   documents and their checked operations (src/http/graphql/endpoint.ts). What is derived from a
+ *   kept value is derived by each request, except a rendering memoised against the value itself
+ *   (`keptRendering`: the REST response bytes of a kept page, src/http/rest.ts).
  * - Immutability: a kept value is deep-frozen when it is kept (`keep`), so a caller that mutates
  *   one fails at once (a TypeError in strict mode) instead of changing what other requests see.
  * - Bound: each cache has its own entry count, and together they hold at most `budget` bytes
@@ -114,6 +114,39 @@ export function keep<T>(value: T): { value: T; bytes: number } {
 }
 
 /**
+ * Every object and array of a kept value that is immutable all the way down (keep froze it and
+ * found nothing below it that cannot be frozen: no Date, no byte array).
+ */
+const immutable = new WeakSet<object>();
+
+/** Whether `value` is (part of) a kept value, immutable all the way down. */
+export function isKept(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && immutable.has(value);
+}
+
+/** Renderings kept per kept value (distinct `key`s: request URLs); a further one replaces them. */
+const RENDERINGS_PER_VALUE = 4;
+const renderings = new WeakMap<object, Map<string, unknown>>();
+
+/**
+ * A rendering of a kept value (its response bytes and ETag, say), made by `render` once per `key`
+ * and given again while the value lives: it cannot change, so neither can what is derived from it
+ * and `key` alone. `key` must name every other input of `render`. Held weakly by the value, so it
+ * goes when the kept value is dropped, and at most a few per value; a value that is not kept is
+ * rendered every time.
+ */
+export function keptRendering<R>(value: object, key: string, render: () => R): R {
+  if (!immutable.has(value)) return render();
+  let byKey = renderings.get(value);
+  if (byKey?.has(key)) return byKey.get(key) as R;
+  const rendered = render();
+  if (!byKey) renderings.set(value, (byKey = new Map()));
+  else if (byKey.size >= RENDERINGS_PER_VALUE) byKey.clear();
+  byKey.set(key, rendered);
+  return rendered;
+}
+
+/**
  * An estimate of the heap a value takes: strings by length, numbers and booleans by slot, byte
  * arrays by length, objects and arrays by their slots plus their contents. Walks the value once
  * (when it is kept, not when it is served).
@@ -126,6 +159,7 @@ function walk(value: unknown, freeze: boolean): number {
   let total = 0;
   const stack: unknown[] = [value];
   const seen = new Set<object>();
+  let whole = true;
   while (stack.length > 0) {
     const v = stack.pop();
     switch (typeof v) {
@@ -146,8 +180,10 @@ function walk(value: unknown, freeze: boolean): number {
     seen.add(v as object);
     if (ArrayBuffer.isView(v)) {
       total += 64 + v.byteLength;
+      whole = false;
     } else if (v instanceof Date) {
       total += 32;
+      whole = false;
     } else if (Array.isArray(v)) {
       total += 16 + 8 * v.length;
       for (const item of v) stack.push(item);
@@ -166,5 +202,6 @@ function walk(value: unknown, freeze: boolean): number {
       if (freeze) Object.freeze(v);
     }
   }
+  if (freeze && whole) for (const object of seen) immutable.add(object);
   return total;
 }

@@ -5,7 +5,7 @@
  * service (a hot read, src/infra/db/hot-read.ts), on whichever store the run uses.
  */
 import { ANONYMOUS, type AuthContext } from '../../src/auth/context';
-import { estimateBytes, keep } from '../../src/infra/kept';
+import { estimateBytes, isKept, keep, keptRendering } from '../../src/infra/kept';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin } from '../helpers/users';
 
@@ -39,6 +39,32 @@ describe('keep', () => {
   });
 });
 
+describe('keptRendering', () => {
+  test('renders a kept value once per key, and a value that is not kept every time', () => {
+    const { value } = keep({ items: [{ id: 'a' }], total: 1 });
+    expect(isKept(value)).toBe(true);
+    expect(isKept(value.items)).toBe(true);
+    let renders = 0;
+    const render = (key: string) => keptRendering(value.items, key, () => `${++renders} ${key} ${JSON.stringify(value.items)}`);
+    expect(render('/v1/events?limit=25')).toBe('1 /v1/events?limit=25 [{"id":"a"}]');
+    expect(render('/v1/events?limit=25')).toBe('1 /v1/events?limit=25 [{"id":"a"}]');
+    expect(render('/v1/events?limit=10')).toBe('2 /v1/events?limit=10 [{"id":"a"}]');
+    const plain = { items: [{ id: 'a' }] };
+    expect(isKept(plain)).toBe(false);
+    expect(keptRendering(plain, 'k', () => ++renders)).toBe(3);
+    expect(keptRendering(plain, 'k', () => ++renders)).toBe(4);
+  });
+
+  test('does not memoise against a value holding something that cannot be frozen', () => {
+    const { value } = keep({ at: new Date(0) });
+    expect(isKept(value)).toBe(false);
+    let renders = 0;
+    keptRendering(value, 'k', () => ++renders);
+    keptRendering(value, 'k', () => ++renders);
+    expect(renders).toBe(2);
+  });
+});
+
 describe('a kept events page', () => {
   const t = useTestApp();
 
@@ -62,5 +88,22 @@ describe('a kept events page', () => {
     const again = await t.app.modules.events.list(auth, {}, request);
     expect(again.items).toHaveLength(1);
     expect(again.items[0]).toMatchObject({ type: 'platform_a:follow', raw: { user_id: 'viewer-1', tags: ['a'] } });
+  });
+
+  test('over REST gives the same bytes and ETag while kept, and the new page after a write', async () => {
+    const owner = await devLogin(t);
+    const emit = (userId: string) => api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follow', platform: 'platform_a', raw: { user_id: userId } } });
+    expect((await emit('viewer-1')).status).toBe(201);
+    const read = () => api(t, 'GET', '/events?limit=25', { token: owner.accessToken });
+    const first = await read();
+    const second = await read();
+    expect(second.status).toBe(200);
+    expect(JSON.stringify(second.body)).toBe(JSON.stringify(first.body));
+    expect(second.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect((await emit('viewer-2')).status).toBe(201);
+    const third = await read();
+    expect(third.headers.get('etag')).not.toBe(first.headers.get('etag'));
+    expect((third.body as { data: { raw: { user_id: string } }[]; _meta: { total: number } })._meta.total).toBe(2);
+    expect((third.body as { data: { raw: { user_id: string } }[] }).data.map((e) => e.raw.user_id)).toEqual(['viewer-2', 'viewer-1']);
   });
 });
