@@ -178,9 +178,8 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
     const context = requestContext(req);
     context.raw = { body: req, header: (name: string) => header(req, name) };
     await deps.gates.enforce(route.gate, context.auth);
-    // The validator's copy of the path parameters (coerced to their schemas).
-    const params = (req as { openapi?: { pathParams?: Record<string, unknown> } }).openapi?.pathParams ?? found.params;
-    const input = { params, query: req.query, body: req.body } as unknown as RestRequest<never>;
+    // The path parameters as the validator left them (coerced to their schemas, in place).
+    const input = { params: found.params, query: req.query, body: req.body } as unknown as RestRequest<never>;
     const result = await handler(input, context);
     const status = Number(result.status);
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
