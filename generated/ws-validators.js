@@ -2320,7 +2320,7 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate22;
+exports.validateOverlaySettingsUpdate = validate22;
 const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 const formats16 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
@@ -2603,8 +2603,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlayUpdate = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2612,14 +2612,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2627,9 +2627,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate23.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2644,8 +2703,8 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validatePing = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2668,8 +2727,8 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -2685,8 +2744,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePong = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2694,14 +2753,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2709,180 +2768,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate25.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats0.test(data6))){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema26.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema26.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema26.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema26.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate25.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -2897,8 +2785,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2946,8 +2834,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2962,86 +2850,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
-validate26.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema27.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema27.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats0.test(data6))){
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema27.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema27.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate26.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -3072,8 +2997,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceJoin = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3121,8 +3046,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3247,8 +3172,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceLeave = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3296,8 +3221,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:leave" !== data.event_type){
+validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3309,9 +3234,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats0.test(data4))){
+validate28.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema29.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema29.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema29.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema29.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -3333,8 +3347,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePublicStatsBootstrap = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3349,7 +3363,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate29.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3382,8 +3396,94 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("bootstrap" !== data.event_type){
+validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate30.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3399,7 +3499,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3410,12 +3510,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate29.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3429,7 +3529,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate29.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -3441,7 +3541,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate29.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -3454,7 +3554,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate29.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema30.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate30.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema31.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -3469,18 +3569,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate29.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate29.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3528,7 +3628,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema30.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3586,7 +3686,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate29.errors = vErrors;
+validate30.errors = vErrors;
 return false;
 }
 else {
@@ -3609,7 +3709,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate29.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -3626,7 +3726,7 @@ var valid1 = true;
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3642,18 +3742,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate29.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate29.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate29.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3670,32 +3770,32 @@ var valid0 = true;
 }
 }
 else {
-validate29.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate29.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate30.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3704,7 +3804,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate30.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3716,7 +3816,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate30.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate31.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3728,7 +3828,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3744,7 +3844,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3755,12 +3855,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate31.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate31.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3809,7 +3909,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema32.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3867,7 +3967,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate30.errors = vErrors;
+validate31.errors = vErrors;
 return false;
 }
 else {
@@ -3890,7 +3990,7 @@ var valid1 = true;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3906,245 +4006,11 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data8) < 1){
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs19 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate30.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateStreamEvent = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs3 = errors;
-if(errors === _errs3){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data1.id !== undefined){
-let data2 = data1.id;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(!(formats0.test(data2))){
-validate31.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs5 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.account_id !== undefined){
-let data3 = data1.account_id;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(!(formats0.test(data3))){
-validate31.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs7 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.type !== undefined){
-let data4 = data1.type;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data4 === "string"){
-if(func2(data4) > 100){
-validate31.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
-return false;
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.platform !== undefined){
-const _errs11 = errors;
-if(typeof data1.platform !== "string"){
-validate31.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.external_id !== undefined){
-let data6 = data1.external_id;
-const _errs13 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate31.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema32.properties.data.properties.external_id.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.raw !== undefined){
-let data7 = data1.raw;
-const _errs15 = errors;
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate31.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data1.created_at !== undefined){
-let data8 = data1.created_at;
-const _errs17 = errors;
-if(errors === _errs17){
-if(errors === _errs17){
-if(typeof data8 === "string"){
-if(!(formats16.validate(data8))){
-validate31.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs17 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-let data9 = data.cursor;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data9 === "string"){
-if(func2(data9) > 128){
 validate31.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data9) < 1){
+if(func2(data8) < 1){
 validate31.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -4165,6 +4031,8 @@ var valid0 = true;
 }
 }
 }
+}
+}
 else {
 validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
@@ -4174,8 +4042,8 @@ validate31.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribe = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
+exports.validateStreamEvent = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4183,14 +4051,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate32.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4199,8 +4067,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribe" !== data.type){
-validate32.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate32.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4209,24 +4077,154 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
 if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate32.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(func2(data1) < 1){
-validate32.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(data1.id !== undefined){
+let data2 = data1.id;
+const _errs5 = errors;
+if(errors === _errs5){
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(!(formats0.test(data2))){
+validate32.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 }
+var valid1 = _errs5 === errors;
+}
 else {
-validate32.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+var valid1 = true;
+}
+if(valid1){
+if(data1.account_id !== undefined){
+let data3 = data1.account_id;
+const _errs7 = errors;
+if(errors === _errs7){
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(!(formats0.test(data3))){
+validate32.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs7 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.type !== undefined){
+let data4 = data1.type;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(func2(data4) > 100){
+validate32.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.platform !== undefined){
+const _errs11 = errors;
+if(typeof data1.platform !== "string"){
+validate32.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.external_id !== undefined){
+let data6 = data1.external_id;
+const _errs13 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate32.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema33.properties.data.properties.external_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.raw !== undefined){
+let data7 = data1.raw;
+const _errs15 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate32.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data1.created_at !== undefined){
+let data8 = data1.created_at;
+const _errs17 = errors;
+if(errors === _errs17){
+if(errors === _errs17){
+if(typeof data8 === "string"){
+if(!(formats16.validate(data8))){
+validate32.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs17 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4236,28 +4234,28 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate32.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+if(data.cursor !== undefined){
+let data9 = data.cursor;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data9 === "string"){
+if(func2(data9) > 128){
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
-validate32.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func2(data9) < 1){
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
@@ -4276,8 +4274,8 @@ validate32.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSubscribed = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribe = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4292,7 +4290,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4301,8 +4299,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("subscribed" !== data.type){
-validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4312,15 +4310,58 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -4335,8 +4376,8 @@ validate33.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribed = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4360,8 +4401,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4371,25 +4412,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
-let data1 = data.channel;
 const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
+if(typeof data.channel !== "string"){
 validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 var valid0 = _errs3 === errors;
 }
@@ -4409,8 +4435,8 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateUnsubscribe = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4434,8 +4460,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4445,10 +4471,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func2(data1) > 512){
+validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func2(data1) < 1){
+validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
 validate35.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -4468,8 +4509,8 @@ validate35.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribed = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4477,14 +4518,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate36.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate36.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4493,8 +4534,67 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
+if("unsubscribed" !== data.type){
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate36.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
 if("welcome" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4510,12 +4610,12 @@ if(errors === _errs3){
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate36.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate37.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate36.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4529,7 +4629,7 @@ if(valid0){
 if(data.server_version !== undefined){
 const _errs5 = errors;
 if(typeof data.server_version !== "string"){
-validate36.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4543,32 +4643,32 @@ var valid0 = true;
 }
 }
 else {
-validate36.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate36.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetSettingsUpdate = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate38.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4577,7 +4677,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4589,7 +4689,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4601,7 +4701,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("widget:update" !== data.event_type){
-validate37.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
+validate38.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4617,14 +4717,14 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
 if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4637,12 +4737,12 @@ if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4660,12 +4760,12 @@ if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats0.test(data5))){
-validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4679,7 +4779,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs13 = errors;
 if(typeof data3.name !== "string"){
-validate37.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4691,7 +4791,7 @@ if(valid1){
 if(data3.type !== undefined){
 const _errs15 = errors;
 if(typeof data3.type !== "string"){
-validate37.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -4707,7 +4807,7 @@ if(errors === _errs17){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate38.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4721,13 +4821,13 @@ if(data3.version !== undefined){
 let data9 = data3.version;
 const _errs20 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate37.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate38.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate37.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate38.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -4745,12 +4845,12 @@ if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
 if(!(formats16.validate(data10))){
-validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4768,12 +4868,12 @@ if(errors === _errs24){
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(!(formats16.validate(data11))){
-validate37.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate38.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4794,7 +4894,7 @@ var valid1 = true;
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4810,18 +4910,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func2(data12) > 128){
-validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data12) < 1){
-validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4838,18 +4938,118 @@ var valid0 = true;
 }
 }
 else {
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate37.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate38;
-const schema39 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateWidgetUpdate = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate39.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateAutomation = validate40;
+const schema41 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -4972,7 +5172,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return false;
 }
 else {
@@ -4986,14 +5186,14 @@ vErrors = null;
 }
 }
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate39;
-const schema40 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate41;
+const schema42 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5206,7 +5406,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5338,7 +5538,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5443,7 +5643,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5462,7 +5662,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema40.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema42.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5481,7 +5681,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5624,7 +5824,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5643,7 +5843,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5662,7 +5862,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5681,7 +5881,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5700,7 +5900,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5719,7 +5919,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5738,7 +5938,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5757,7 +5957,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema40.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -5908,7 +6108,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err49 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema40.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err49 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema42.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6042,7 +6242,7 @@ else {
 vErrors.push(err56);
 }
 errors++;
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return false;
 }
 else {
@@ -6056,14 +6256,14 @@ vErrors = null;
 }
 }
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate40;
-const schema41 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate42;
+const schema43 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6138,7 +6338,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema41.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6926,7 +7126,7 @@ if(data.event_type !== undefined){
 let data23 = data.event_type;
 const _errs55 = errors;
 if(!((data23 === "history:session_started") || (data23 === "history:session_updated"))){
-const err51 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema41.anyOf[4].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[4].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7095,7 +7295,7 @@ if(data.event_type !== undefined){
 let data28 = data.event_type;
 const _errs66 = errors;
 if(!((((data28 === "idea:created") || (data28 === "idea:updated")) || (data28 === "idea:status_changed")) || (data28 === "idea:voted"))){
-const err61 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema41.anyOf[5].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err61 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[5].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -7941,7 +8141,7 @@ const _errs119 = errors;
 if(errors === _errs119){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing13;
-if(((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))) || ((data.event_type === undefined) && (missing13 = "event_type"))){
+if((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))){
 const err110 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err110];
@@ -7954,7 +8154,7 @@ errors++;
 else {
 const _errs121 = errors;
 for(const key9 in data){
-if(!((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data"))){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
 const err111 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err111];
@@ -8005,8 +8205,8 @@ var valid14 = true;
 if(valid14){
 if(data.event_type !== undefined){
 const _errs125 = errors;
-if("bootstrap" !== data.event_type){
-const err114 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+if(typeof data.event_type !== "string"){
+const err114 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -8021,14 +8221,13 @@ else {
 var valid14 = true;
 }
 if(valid14){
-if(data.data !== undefined){
-let data56 = data.data;
-const _errs126 = errors;
-if(errors === _errs126){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-let missing14;
-if((data56.connections === undefined) && (missing14 = "connections")){
-const err115 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+if(data.cursor !== undefined){
+let data56 = data.cursor;
+const _errs127 = errors;
+if(errors === _errs127){
+if(typeof data56 === "string"){
+if(func2(data56) > 128){
+const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -8038,21 +8237,8 @@ vErrors.push(err115);
 errors++;
 }
 else {
-if(data56.connections !== undefined){
-let data57 = data56.connections;
-const _errs128 = errors;
-if(errors === _errs128){
-if(Array.isArray(data57)){
-var valid16 = true;
-const len0 = data57.length;
-for(let i0=0; i0<len0; i0++){
-let data58 = data57[i0];
-const _errs130 = errors;
-if(errors === _errs130){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-let missing15;
-if((data58.session_id === undefined) && (missing15 = "session_id")){
-const err116 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/8/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+if(func2(data56) < 1){
+const err116 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -8061,15 +8247,10 @@ vErrors.push(err116);
 }
 errors++;
 }
+}
+}
 else {
-if(data58.session_id !== undefined){
-let data59 = data58.session_id;
-const _errs132 = errors;
-if(errors === _errs132){
-if(errors === _errs132){
-if(typeof data59 === "string"){
-if(!(formats0.test(data59))){
-const err117 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err117 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -8079,148 +8260,7 @@ vErrors.push(err117);
 errors++;
 }
 }
-else {
-const err118 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-}
-}
-var valid17 = _errs132 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data58.user_id !== undefined){
-let data60 = data58.user_id;
-const _errs134 = errors;
-if((typeof data60 !== "string") && (data60 !== null)){
-const err119 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema41.anyOf[8].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-var valid17 = _errs134 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data58.account_id !== undefined){
-let data61 = data58.account_id;
-const _errs136 = errors;
-if((typeof data61 !== "string") && (data61 !== null)){
-const err120 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema41.anyOf[8].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-var valid17 = _errs136 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data58.display_name !== undefined){
-let data62 = data58.display_name;
-const _errs138 = errors;
-if((typeof data62 !== "string") && (data62 !== null)){
-const err121 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema41.anyOf[8].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-var valid17 = _errs138 === errors;
-}
-else {
-var valid17 = true;
-}
-if(valid17){
-if(data58.avatar_url !== undefined){
-let data63 = data58.avatar_url;
-const _errs140 = errors;
-if((typeof data63 !== "string") && (data63 !== null)){
-const err122 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/8/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema41.anyOf[8].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-var valid17 = _errs140 === errors;
-}
-else {
-var valid17 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err123 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/8/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-}
-var valid16 = _errs130 === errors;
-if(!valid16){
-break;
-}
-}
-}
-else {
-const err124 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/8/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-}
-}
-}
-}
-else {
-const err125 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-}
-var valid14 = _errs126 === errors;
+var valid14 = _errs127 === errors;
 }
 else {
 var valid14 = true;
@@ -8232,7 +8272,152 @@ var valid14 = true;
 }
 }
 else {
-const err126 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err118 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+var _valid0 = _errs119 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs129 = errors;
+if(errors === _errs129){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing14;
+if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
+const err119 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+else {
+const _errs131 = errors;
+for(const key10 in data){
+if(!((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data"))){
+const err120 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+break;
+}
+}
+if(_errs131 === errors){
+if(data.type !== undefined){
+const _errs132 = errors;
+if("event" !== data.type){
+const err121 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+var valid15 = _errs132 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.channel !== undefined){
+const _errs133 = errors;
+if(typeof data.channel !== "string"){
+const err122 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+var valid15 = _errs133 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.event_type !== undefined){
+const _errs135 = errors;
+if("bootstrap" !== data.event_type){
+const err123 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+var valid15 = _errs135 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data.data !== undefined){
+let data60 = data.data;
+const _errs136 = errors;
+if(errors === _errs136){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+let missing15;
+if((data60.connections === undefined) && (missing15 = "connections")){
+const err124 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+else {
+if(data60.connections !== undefined){
+let data61 = data60.connections;
+const _errs138 = errors;
+if(errors === _errs138){
+if(Array.isArray(data61)){
+var valid17 = true;
+const len0 = data61.length;
+for(let i0=0; i0<len0; i0++){
+let data62 = data61[i0];
+const _errs140 = errors;
+if(errors === _errs140){
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+let missing16;
+if((data62.session_id === undefined) && (missing16 = "session_id")){
+const err125 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/9/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+else {
+if(data62.session_id !== undefined){
+let data63 = data62.session_id;
+const _errs142 = errors;
+if(errors === _errs142){
+if(errors === _errs142){
+if(typeof data63 === "string"){
+if(!(formats0.test(data63))){
+const err126 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -8242,15 +8427,8 @@ vErrors.push(err126);
 errors++;
 }
 }
-var _valid0 = _errs119 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs142 = errors;
-if(errors === _errs142){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing16;
-if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
-const err127 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
+else {
+const err127 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -8259,11 +8437,19 @@ vErrors.push(err127);
 }
 errors++;
 }
+}
+}
+var valid18 = _errs142 === errors;
+}
 else {
+var valid18 = true;
+}
+if(valid18){
+if(data62.user_id !== undefined){
+let data64 = data62.user_id;
 const _errs144 = errors;
-for(const key10 in data){
-if(!((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data"))){
-const err128 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if((typeof data64 !== "string") && (data64 !== null)){
+const err128 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -8271,37 +8457,23 @@ else {
 vErrors.push(err128);
 }
 errors++;
-break;
 }
-}
-if(_errs144 === errors){
-if(data.type !== undefined){
-const _errs145 = errors;
-if("event" !== data.type){
-const err129 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-var valid18 = _errs145 === errors;
+var valid18 = _errs144 === errors;
 }
 else {
 var valid18 = true;
 }
 if(valid18){
-if(data.channel !== undefined){
+if(data62.account_id !== undefined){
+let data65 = data62.account_id;
 const _errs146 = errors;
-if(typeof data.channel !== "string"){
-const err130 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data65 !== "string") && (data65 !== null)){
+const err129 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err130];
+vErrors = [err129];
 }
 else {
-vErrors.push(err130);
+vErrors.push(err129);
 }
 errors++;
 }
@@ -8311,15 +8483,16 @@ else {
 var valid18 = true;
 }
 if(valid18){
-if(data.event_type !== undefined){
+if(data62.display_name !== undefined){
+let data66 = data62.display_name;
 const _errs148 = errors;
-if("presence:join" !== data.event_type){
-const err131 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if((typeof data66 !== "string") && (data66 !== null)){
+const err130 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err130];
 }
 else {
-vErrors.push(err131);
+vErrors.push(err130);
 }
 errors++;
 }
@@ -8329,14 +8502,32 @@ else {
 var valid18 = true;
 }
 if(valid18){
-if(data.data !== undefined){
-let data67 = data.data;
-const _errs149 = errors;
-if(errors === _errs149){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-let missing17;
-if((data67.session_id === undefined) && (missing17 = "session_id")){
-const err132 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+if(data62.avatar_url !== undefined){
+let data67 = data62.avatar_url;
+const _errs150 = errors;
+if((typeof data67 !== "string") && (data67 !== null)){
+const err131 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+var valid18 = _errs150 === errors;
+}
+else {
+var valid18 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/9/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -8345,15 +8536,15 @@ vErrors.push(err132);
 }
 errors++;
 }
+}
+var valid17 = _errs140 === errors;
+if(!valid17){
+break;
+}
+}
+}
 else {
-if(data67.session_id !== undefined){
-let data68 = data67.session_id;
-const _errs151 = errors;
-if(errors === _errs151){
-if(errors === _errs151){
-if(typeof data68 === "string"){
-if(!(formats0.test(data68))){
-const err133 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/9/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err133 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/9/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -8363,8 +8554,11 @@ vErrors.push(err133);
 errors++;
 }
 }
+}
+}
+}
 else {
-const err134 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/9/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err134 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -8374,18 +8568,19 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-var valid19 = _errs151 === errors;
+var valid15 = _errs136 === errors;
 }
 else {
-var valid19 = true;
+var valid15 = true;
 }
-if(valid19){
-if(data67.user_id !== undefined){
-let data69 = data67.user_id;
-const _errs153 = errors;
-if((typeof data69 !== "string") && (data69 !== null)){
-const err135 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/9/properties/data/properties/user_id/type",keyword:"type",params:{type: schema41.anyOf[9].properties.data.properties.user_id.type},message:"must be string,null"};
+}
+}
+}
+}
+}
+}
+else {
+const err135 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -8394,22 +8589,49 @@ vErrors.push(err135);
 }
 errors++;
 }
-var valid19 = _errs153 === errors;
 }
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data67.account_id !== undefined){
-let data70 = data67.account_id;
-const _errs155 = errors;
-if((typeof data70 !== "string") && (data70 !== null)){
-const err136 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/type",keyword:"type",params:{type: schema41.anyOf[9].properties.data.properties.account_id.type},message:"must be string,null"};
+var _valid0 = _errs129 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs152 = errors;
+if(errors === _errs152){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing17;
+if(((((data.type === undefined) && (missing17 = "type")) || ((data.channel === undefined) && (missing17 = "channel"))) || ((data.data === undefined) && (missing17 = "data"))) || ((data.event_type === undefined) && (missing17 = "event_type"))){
+const err136 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err136];
 }
 else {
 vErrors.push(err136);
+}
+errors++;
+}
+else {
+const _errs154 = errors;
+for(const key11 in data){
+if(!((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data"))){
+const err137 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+break;
+}
+}
+if(_errs154 === errors){
+if(data.type !== undefined){
+const _errs155 = errors;
+if("event" !== data.type){
+const err138 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
 }
 errors++;
 }
@@ -8419,37 +8641,185 @@ else {
 var valid19 = true;
 }
 if(valid19){
-if(data67.display_name !== undefined){
-let data71 = data67.display_name;
-const _errs157 = errors;
-if((typeof data71 !== "string") && (data71 !== null)){
-const err137 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/9/properties/data/properties/display_name/type",keyword:"type",params:{type: schema41.anyOf[9].properties.data.properties.display_name.type},message:"must be string,null"};
+if(data.channel !== undefined){
+const _errs156 = errors;
+if(typeof data.channel !== "string"){
+const err139 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err137];
+vErrors = [err139];
 }
 else {
-vErrors.push(err137);
+vErrors.push(err139);
 }
 errors++;
 }
-var valid19 = _errs157 === errors;
+var valid19 = _errs156 === errors;
 }
 else {
 var valid19 = true;
 }
 if(valid19){
-if(data67.avatar_url !== undefined){
-let data72 = data67.avatar_url;
-const _errs159 = errors;
-if((typeof data72 !== "string") && (data72 !== null)){
-const err138 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/9/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema41.anyOf[9].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(data.event_type !== undefined){
+const _errs158 = errors;
+if("presence:join" !== data.event_type){
+const err140 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err138];
+vErrors = [err140];
 }
 else {
-vErrors.push(err138);
+vErrors.push(err140);
 }
 errors++;
+}
+var valid19 = _errs158 === errors;
+}
+else {
+var valid19 = true;
+}
+if(valid19){
+if(data.data !== undefined){
+let data71 = data.data;
+const _errs159 = errors;
+if(errors === _errs159){
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+let missing18;
+if((data71.session_id === undefined) && (missing18 = "session_id")){
+const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+else {
+if(data71.session_id !== undefined){
+let data72 = data71.session_id;
+const _errs161 = errors;
+if(errors === _errs161){
+if(errors === _errs161){
+if(typeof data72 === "string"){
+if(!(formats0.test(data72))){
+const err142 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+}
+var valid20 = _errs161 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data71.user_id !== undefined){
+let data73 = data71.user_id;
+const _errs163 = errors;
+if((typeof data73 !== "string") && (data73 !== null)){
+const err144 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/10/properties/data/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+var valid20 = _errs163 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data71.account_id !== undefined){
+let data74 = data71.account_id;
+const _errs165 = errors;
+if((typeof data74 !== "string") && (data74 !== null)){
+const err145 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+var valid20 = _errs165 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data71.display_name !== undefined){
+let data75 = data71.display_name;
+const _errs167 = errors;
+if((typeof data75 !== "string") && (data75 !== null)){
+const err146 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/10/properties/data/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+var valid20 = _errs167 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data71.avatar_url !== undefined){
+let data76 = data71.avatar_url;
+const _errs169 = errors;
+if((typeof data76 !== "string") && (data76 !== null)){
+const err147 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/10/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+var valid20 = _errs169 === errors;
+}
+else {
+var valid20 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
 }
 var valid19 = _errs159 === errors;
 }
@@ -8463,182 +8833,7 @@ var valid19 = true;
 }
 }
 else {
-const err139 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-}
-var valid18 = _errs149 === errors;
-}
-else {
-var valid18 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err140 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err140];
-}
-else {
-vErrors.push(err140);
-}
-errors++;
-}
-}
-var _valid0 = _errs142 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs161 = errors;
-if(errors === _errs161){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing18;
-if(((((data.type === undefined) && (missing18 = "type")) || ((data.channel === undefined) && (missing18 = "channel"))) || ((data.data === undefined) && (missing18 = "data"))) || ((data.event_type === undefined) && (missing18 = "event_type"))){
-const err141 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
-if(vErrors === null){
-vErrors = [err141];
-}
-else {
-vErrors.push(err141);
-}
-errors++;
-}
-else {
-const _errs163 = errors;
-for(const key11 in data){
-if(!((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data"))){
-const err142 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-break;
-}
-}
-if(_errs163 === errors){
-if(data.type !== undefined){
-const _errs164 = errors;
-if("event" !== data.type){
-const err143 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-var valid20 = _errs164 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data.channel !== undefined){
-const _errs165 = errors;
-if(typeof data.channel !== "string"){
-const err144 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-}
-var valid20 = _errs165 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data.event_type !== undefined){
-const _errs167 = errors;
-if("presence:leave" !== data.event_type){
-const err145 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err145];
-}
-else {
-vErrors.push(err145);
-}
-errors++;
-}
-var valid20 = _errs167 === errors;
-}
-else {
-var valid20 = true;
-}
-if(valid20){
-if(data.data !== undefined){
-let data76 = data.data;
-const _errs168 = errors;
-if(errors === _errs168){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-let missing19;
-if((data76.session_id === undefined) && (missing19 = "session_id")){
-const err146 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
-if(vErrors === null){
-vErrors = [err146];
-}
-else {
-vErrors.push(err146);
-}
-errors++;
-}
-else {
-if(data76.session_id !== undefined){
-let data77 = data76.session_id;
-const _errs170 = errors;
-if(errors === _errs170){
-if(errors === _errs170){
-if(typeof data77 === "string"){
-if(!(formats0.test(data77))){
-const err147 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err147];
-}
-else {
-vErrors.push(err147);
-}
-errors++;
-}
-}
-else {
-const err148 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-}
-}
-var valid21 = _errs170 === errors;
-}
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data76.user_id !== undefined){
-let data78 = data76.user_id;
-const _errs172 = errors;
-if((typeof data78 !== "string") && (data78 !== null)){
-const err149 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/10/properties/data/properties/user_id/type",keyword:"type",params:{type: schema41.anyOf[10].properties.data.properties.user_id.type},message:"must be string,null"};
+const err149 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -8647,22 +8842,49 @@ vErrors.push(err149);
 }
 errors++;
 }
-var valid21 = _errs172 === errors;
 }
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data76.account_id !== undefined){
-let data79 = data76.account_id;
-const _errs174 = errors;
-if((typeof data79 !== "string") && (data79 !== null)){
-const err150 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: schema41.anyOf[10].properties.data.properties.account_id.type},message:"must be string,null"};
+var _valid0 = _errs152 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs171 = errors;
+if(errors === _errs171){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing19;
+if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
+const err150 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
 if(vErrors === null){
 vErrors = [err150];
 }
 else {
 vErrors.push(err150);
+}
+errors++;
+}
+else {
+const _errs173 = errors;
+for(const key12 in data){
+if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
+const err151 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+break;
+}
+}
+if(_errs173 === errors){
+if(data.type !== undefined){
+const _errs174 = errors;
+if("event" !== data.type){
+const err152 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
 }
 errors++;
 }
@@ -8672,37 +8894,185 @@ else {
 var valid21 = true;
 }
 if(valid21){
-if(data76.display_name !== undefined){
-let data80 = data76.display_name;
-const _errs176 = errors;
-if((typeof data80 !== "string") && (data80 !== null)){
-const err151 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/10/properties/data/properties/display_name/type",keyword:"type",params:{type: schema41.anyOf[10].properties.data.properties.display_name.type},message:"must be string,null"};
+if(data.channel !== undefined){
+const _errs175 = errors;
+if(typeof data.channel !== "string"){
+const err153 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err151];
+vErrors = [err153];
 }
 else {
-vErrors.push(err151);
+vErrors.push(err153);
 }
 errors++;
 }
-var valid21 = _errs176 === errors;
+var valid21 = _errs175 === errors;
 }
 else {
 var valid21 = true;
 }
 if(valid21){
-if(data76.avatar_url !== undefined){
-let data81 = data76.avatar_url;
-const _errs178 = errors;
-if((typeof data81 !== "string") && (data81 !== null)){
-const err152 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/10/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema41.anyOf[10].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(data.event_type !== undefined){
+const _errs177 = errors;
+if("presence:leave" !== data.event_type){
+const err154 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err152];
+vErrors = [err154];
 }
 else {
-vErrors.push(err152);
+vErrors.push(err154);
 }
 errors++;
+}
+var valid21 = _errs177 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data.data !== undefined){
+let data80 = data.data;
+const _errs178 = errors;
+if(errors === _errs178){
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+let missing20;
+if((data80.session_id === undefined) && (missing20 = "session_id")){
+const err155 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+else {
+if(data80.session_id !== undefined){
+let data81 = data80.session_id;
+const _errs180 = errors;
+if(errors === _errs180){
+if(errors === _errs180){
+if(typeof data81 === "string"){
+if(!(formats0.test(data81))){
+const err156 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/11/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+else {
+const err157 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/11/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+}
+var valid22 = _errs180 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data80.user_id !== undefined){
+let data82 = data80.user_id;
+const _errs182 = errors;
+if((typeof data82 !== "string") && (data82 !== null)){
+const err158 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/11/properties/data/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+var valid22 = _errs182 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data80.account_id !== undefined){
+let data83 = data80.account_id;
+const _errs184 = errors;
+if((typeof data83 !== "string") && (data83 !== null)){
+const err159 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+var valid22 = _errs184 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data80.display_name !== undefined){
+let data84 = data80.display_name;
+const _errs186 = errors;
+if((typeof data84 !== "string") && (data84 !== null)){
+const err160 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/11/properties/data/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+var valid22 = _errs186 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data80.avatar_url !== undefined){
+let data85 = data80.avatar_url;
+const _errs188 = errors;
+if((typeof data85 !== "string") && (data85 !== null)){
+const err161 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/11/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+var valid22 = _errs188 === errors;
+}
+else {
+var valid22 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err162 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
 }
 var valid21 = _errs178 === errors;
 }
@@ -8716,182 +9086,7 @@ var valid21 = true;
 }
 }
 else {
-const err153 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err153];
-}
-else {
-vErrors.push(err153);
-}
-errors++;
-}
-}
-var valid20 = _errs168 === errors;
-}
-else {
-var valid20 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err154 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err154];
-}
-else {
-vErrors.push(err154);
-}
-errors++;
-}
-}
-var _valid0 = _errs161 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs180 = errors;
-if(errors === _errs180){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing20;
-if(((((data.type === undefined) && (missing20 = "type")) || ((data.channel === undefined) && (missing20 = "channel"))) || ((data.data === undefined) && (missing20 = "data"))) || ((data.event_type === undefined) && (missing20 = "event_type"))){
-const err155 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
-if(vErrors === null){
-vErrors = [err155];
-}
-else {
-vErrors.push(err155);
-}
-errors++;
-}
-else {
-const _errs182 = errors;
-for(const key12 in data){
-if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
-const err156 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err156];
-}
-else {
-vErrors.push(err156);
-}
-errors++;
-break;
-}
-}
-if(_errs182 === errors){
-if(data.type !== undefined){
-const _errs183 = errors;
-if("event" !== data.type){
-const err157 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err157];
-}
-else {
-vErrors.push(err157);
-}
-errors++;
-}
-var valid22 = _errs183 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.channel !== undefined){
-const _errs184 = errors;
-if(typeof data.channel !== "string"){
-const err158 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err158];
-}
-else {
-vErrors.push(err158);
-}
-errors++;
-}
-var valid22 = _errs184 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.event_type !== undefined){
-const _errs186 = errors;
-if("bootstrap" !== data.event_type){
-const err159 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err159];
-}
-else {
-vErrors.push(err159);
-}
-errors++;
-}
-var valid22 = _errs186 === errors;
-}
-else {
-var valid22 = true;
-}
-if(valid22){
-if(data.data !== undefined){
-let data85 = data.data;
-const _errs187 = errors;
-if(!(data85 && typeof data85 == "object" && !Array.isArray(data85))){
-const err160 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err160];
-}
-else {
-vErrors.push(err160);
-}
-errors++;
-}
-var valid22 = _errs187 === errors;
-}
-else {
-var valid22 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err161 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err161];
-}
-else {
-vErrors.push(err161);
-}
-errors++;
-}
-}
-var _valid0 = _errs180 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs189 = errors;
-if(errors === _errs189){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err162 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
-if(vErrors === null){
-vErrors = [err162];
-}
-else {
-vErrors.push(err162);
-}
-errors++;
-}
-else {
-const _errs191 = errors;
-for(const key13 in data){
-if(!(((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data")) || (key13 === "cursor"))){
-const err163 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const err163 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -8899,14 +9094,17 @@ else {
 vErrors.push(err163);
 }
 errors++;
-break;
 }
 }
-if(_errs191 === errors){
-if(data.type !== undefined){
-const _errs192 = errors;
-if("event" !== data.type){
-const err164 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var _valid0 = _errs171 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs190 = errors;
+if(errors === _errs190){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing21;
+if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
+const err164 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -8915,21 +9113,31 @@ vErrors.push(err164);
 }
 errors++;
 }
-var valid23 = _errs192 === errors;
-}
 else {
-var valid23 = true;
-}
-if(valid23){
-if(data.channel !== undefined){
-const _errs193 = errors;
-if(typeof data.channel !== "string"){
-const err165 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs192 = errors;
+for(const key13 in data){
+if(!((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data"))){
+const err165 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
 }
 else {
 vErrors.push(err165);
+}
+errors++;
+break;
+}
+}
+if(_errs192 === errors){
+if(data.type !== undefined){
+const _errs193 = errors;
+if("event" !== data.type){
+const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
 }
 errors++;
 }
@@ -8939,32 +9147,10 @@ else {
 var valid23 = true;
 }
 if(valid23){
-if(data.event_type !== undefined){
-const _errs195 = errors;
-if("sound:play" !== data.event_type){
-const err166 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err166];
-}
-else {
-vErrors.push(err166);
-}
-errors++;
-}
-var valid23 = _errs195 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.data !== undefined){
-let data89 = data.data;
-const _errs196 = errors;
-if(errors === _errs196){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-let missing22;
-if(((((data89.sound_id === undefined) && (missing22 = "sound_id")) || ((data89.name === undefined) && (missing22 = "name"))) || ((data89.volume === undefined) && (missing22 = "volume"))) || ((data89.stream_url === undefined) && (missing22 = "stream_url"))){
-const err167 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(data.channel !== undefined){
+const _errs194 = errors;
+if(typeof data.channel !== "string"){
+const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -8973,15 +9159,16 @@ vErrors.push(err167);
 }
 errors++;
 }
+var valid23 = _errs194 === errors;
+}
 else {
-if(data89.sound_id !== undefined){
-let data90 = data89.sound_id;
-const _errs198 = errors;
-if(errors === _errs198){
-if(errors === _errs198){
-if(typeof data90 === "string"){
-if(!(formats0.test(data90))){
-const err168 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/12/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid23 = true;
+}
+if(valid23){
+if(data.event_type !== undefined){
+const _errs196 = errors;
+if("bootstrap" !== data.event_type){
+const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -8990,9 +9177,17 @@ vErrors.push(err168);
 }
 errors++;
 }
+var valid23 = _errs196 === errors;
 }
 else {
-const err169 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/12/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid23 = true;
+}
+if(valid23){
+if(data.data !== undefined){
+let data89 = data.data;
+const _errs197 = errors;
+if(!(data89 && typeof data89 == "object" && !Array.isArray(data89))){
+const err169 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -9001,18 +9196,19 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-}
-var valid24 = _errs198 === errors;
+var valid23 = _errs197 === errors;
 }
 else {
-var valid24 = true;
+var valid23 = true;
 }
-if(valid24){
-if(data89.name !== undefined){
-const _errs200 = errors;
-if(typeof data89.name !== "string"){
-const err170 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/12/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err170 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -9021,21 +9217,49 @@ vErrors.push(err170);
 }
 errors++;
 }
-var valid24 = _errs200 === errors;
 }
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data89.content_type !== undefined){
-const _errs202 = errors;
-if(typeof data89.content_type !== "string"){
-const err171 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/12/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs190 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs199 = errors;
+if(errors === _errs199){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing22;
+if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
+const err171 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err171];
 }
 else {
 vErrors.push(err171);
+}
+errors++;
+}
+else {
+const _errs201 = errors;
+for(const key14 in data){
+if(!(((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data")) || (key14 === "cursor"))){
+const err172 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+break;
+}
+}
+if(_errs201 === errors){
+if(data.type !== undefined){
+const _errs202 = errors;
+if("event" !== data.type){
+const err173 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
 }
 errors++;
 }
@@ -9045,43 +9269,10 @@ else {
 var valid24 = true;
 }
 if(valid24){
-if(data89.duration_ms !== undefined){
-let data93 = data89.duration_ms;
-const _errs204 = errors;
-if((!(((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93))) && (isFinite(data93)))) && (data93 !== null)){
-const err172 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/12/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema41.anyOf[12].properties.data.properties.duration_ms.type},message:"must be integer,null"};
-if(vErrors === null){
-vErrors = [err172];
-}
-else {
-vErrors.push(err172);
-}
-errors++;
-}
-var valid24 = _errs204 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data89.volume !== undefined){
-let data94 = data89.volume;
-const _errs206 = errors;
-if(errors === _errs206){
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 > 1 || isNaN(data94)){
-const err173 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/12/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
-if(vErrors === null){
-vErrors = [err173];
-}
-else {
-vErrors.push(err173);
-}
-errors++;
-}
-else {
-if(data94 < 0 || isNaN(data94)){
-const err174 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/12/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data.channel !== undefined){
+const _errs203 = errors;
+if(typeof data.channel !== "string"){
+const err174 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -9090,15 +9281,328 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
+var valid24 = _errs203 === errors;
 }
 else {
-const err175 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/12/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+var valid24 = true;
+}
+if(valid24){
+if(data.event_type !== undefined){
+const _errs205 = errors;
+if("sound:play" !== data.event_type){
+const err175 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err175];
 }
 else {
 vErrors.push(err175);
+}
+errors++;
+}
+var valid24 = _errs205 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data.data !== undefined){
+let data93 = data.data;
+const _errs206 = errors;
+if(errors === _errs206){
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+let missing23;
+if(((((data93.sound_id === undefined) && (missing23 = "sound_id")) || ((data93.name === undefined) && (missing23 = "name"))) || ((data93.volume === undefined) && (missing23 = "volume"))) || ((data93.stream_url === undefined) && (missing23 = "stream_url"))){
+const err176 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+else {
+if(data93.sound_id !== undefined){
+let data94 = data93.sound_id;
+const _errs208 = errors;
+if(errors === _errs208){
+if(errors === _errs208){
+if(typeof data94 === "string"){
+if(!(formats0.test(data94))){
+const err177 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+else {
+const err178 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+}
+var valid25 = _errs208 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.name !== undefined){
+const _errs210 = errors;
+if(typeof data93.name !== "string"){
+const err179 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/13/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+var valid25 = _errs210 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.content_type !== undefined){
+const _errs212 = errors;
+if(typeof data93.content_type !== "string"){
+const err180 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/13/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+var valid25 = _errs212 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.duration_ms !== undefined){
+let data97 = data93.duration_ms;
+const _errs214 = errors;
+if((!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))) && (data97 !== null)){
+const err181 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/13/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema43.anyOf[13].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+var valid25 = _errs214 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.volume !== undefined){
+let data98 = data93.volume;
+const _errs216 = errors;
+if(errors === _errs216){
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 > 1 || isNaN(data98)){
+const err182 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+else {
+if(data98 < 0 || isNaN(data98)){
+const err183 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+var valid25 = _errs216 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.target !== undefined){
+let data99 = data93.target;
+const _errs218 = errors;
+const _errs219 = errors;
+let valid26 = false;
+const _errs220 = errors;
+if(data99 !== null){
+const err185 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+var _valid1 = _errs220 === errors;
+valid26 = valid26 || _valid1;
+if(!valid26){
+const _errs222 = errors;
+if(errors === _errs222){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+let missing24;
+if(((data99.type === undefined) && (missing24 = "type")) || ((data99.id === undefined) && (missing24 = "id"))){
+const err186 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+else {
+if(data99.type !== undefined){
+let data100 = data99.type;
+const _errs224 = errors;
+if(!((data100 === "overlay") || (data100 === "widget"))){
+const err187 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[13].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+var valid27 = _errs224 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data99.id !== undefined){
+const _errs225 = errors;
+if(typeof data99.id !== "string"){
+const err188 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+var valid27 = _errs225 === errors;
+}
+else {
+var valid27 = true;
+}
+}
+}
+}
+else {
+const err189 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+var _valid1 = _errs222 === errors;
+valid26 = valid26 || _valid1;
+}
+if(!valid26){
+const err190 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+else {
+errors = _errs219;
+if(vErrors !== null){
+if(_errs219){
+vErrors.length = _errs219;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid25 = _errs218 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data93.stream_url !== undefined){
+const _errs227 = errors;
+if(typeof data93.stream_url !== "string"){
+const err191 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/13/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+var valid25 = _errs227 === errors;
+}
+else {
+var valid25 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
 }
 errors++;
 }
@@ -9109,319 +9613,13 @@ else {
 var valid24 = true;
 }
 if(valid24){
-if(data89.target !== undefined){
-let data95 = data89.target;
-const _errs208 = errors;
-const _errs209 = errors;
-let valid25 = false;
-const _errs210 = errors;
-if(data95 !== null){
-const err176 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err176];
-}
-else {
-vErrors.push(err176);
-}
-errors++;
-}
-var _valid1 = _errs210 === errors;
-valid25 = valid25 || _valid1;
-if(!valid25){
-const _errs212 = errors;
-if(errors === _errs212){
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-let missing23;
-if(((data95.type === undefined) && (missing23 = "type")) || ((data95.id === undefined) && (missing23 = "id"))){
-const err177 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
-if(vErrors === null){
-vErrors = [err177];
-}
-else {
-vErrors.push(err177);
-}
-errors++;
-}
-else {
-if(data95.type !== undefined){
-let data96 = data95.type;
-const _errs214 = errors;
-if(!((data96 === "overlay") || (data96 === "widget"))){
-const err178 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema41.anyOf[12].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err178];
-}
-else {
-vErrors.push(err178);
-}
-errors++;
-}
-var valid26 = _errs214 === errors;
-}
-else {
-var valid26 = true;
-}
-if(valid26){
-if(data95.id !== undefined){
-const _errs215 = errors;
-if(typeof data95.id !== "string"){
-const err179 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err179];
-}
-else {
-vErrors.push(err179);
-}
-errors++;
-}
-var valid26 = _errs215 === errors;
-}
-else {
-var valid26 = true;
-}
-}
-}
-}
-else {
-const err180 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err180];
-}
-else {
-vErrors.push(err180);
-}
-errors++;
-}
-}
-var _valid1 = _errs212 === errors;
-valid25 = valid25 || _valid1;
-}
-if(!valid25){
-const err181 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/12/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err181];
-}
-else {
-vErrors.push(err181);
-}
-errors++;
-}
-else {
-errors = _errs209;
-if(vErrors !== null){
-if(_errs209){
-vErrors.length = _errs209;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid24 = _errs208 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data89.stream_url !== undefined){
-const _errs217 = errors;
-if(typeof data89.stream_url !== "string"){
-const err182 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/12/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err182];
-}
-else {
-vErrors.push(err182);
-}
-errors++;
-}
-var valid24 = _errs217 === errors;
-}
-else {
-var valid24 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err183 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-}
-}
-var valid23 = _errs196 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
 if(data.cursor !== undefined){
-let data99 = data.cursor;
-const _errs219 = errors;
-if(errors === _errs219){
-if(typeof data99 === "string"){
-if(func2(data99) > 128){
-const err184 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-else {
-if(func2(data99) < 1){
-const err185 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-}
-}
-else {
-const err186 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/12/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err186];
-}
-else {
-vErrors.push(err186);
-}
-errors++;
-}
-}
-var valid23 = _errs219 === errors;
-}
-else {
-var valid23 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err187 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err187];
-}
-else {
-vErrors.push(err187);
-}
-errors++;
-}
-}
-var _valid0 = _errs189 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs221 = errors;
-if(errors === _errs221){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing24;
-if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
-const err188 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-else {
-const _errs223 = errors;
-for(const key14 in data){
-if(!(((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data")) || (key14 === "cursor"))){
-const err189 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err189];
-}
-else {
-vErrors.push(err189);
-}
-errors++;
-break;
-}
-}
-if(_errs223 === errors){
-if(data.type !== undefined){
-const _errs224 = errors;
-if("event" !== data.type){
-const err190 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err190];
-}
-else {
-vErrors.push(err190);
-}
-errors++;
-}
-var valid27 = _errs224 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data.channel !== undefined){
-const _errs225 = errors;
-if(typeof data.channel !== "string"){
-const err191 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err191];
-}
-else {
-vErrors.push(err191);
-}
-errors++;
-}
-var valid27 = _errs225 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data.event_type !== undefined){
-const _errs227 = errors;
-if("sound:stop" !== data.event_type){
-const err192 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-var valid27 = _errs227 === errors;
-}
-else {
-var valid27 = true;
-}
-if(valid27){
-if(data.data !== undefined){
-let data103 = data.data;
-const _errs228 = errors;
-if(errors === _errs228){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-let missing25;
-if((data103.sound_id === undefined) && (missing25 = "sound_id")){
-const err193 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+let data103 = data.cursor;
+const _errs229 = errors;
+if(errors === _errs229){
+if(typeof data103 === "string"){
+if(func2(data103) > 128){
+const err193 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -9431,14 +9629,8 @@ vErrors.push(err193);
 errors++;
 }
 else {
-if(data103.sound_id !== undefined){
-let data104 = data103.sound_id;
-const _errs230 = errors;
-if(errors === _errs230){
-if(errors === _errs230){
-if(typeof data104 === "string"){
-if(!(formats0.test(data104))){
-const err194 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(func2(data103) < 1){
+const err194 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -9448,8 +9640,9 @@ vErrors.push(err194);
 errors++;
 }
 }
+}
 else {
-const err195 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err195 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -9459,21 +9652,20 @@ vErrors.push(err195);
 errors++;
 }
 }
-}
-var valid28 = _errs230 === errors;
+var valid24 = _errs229 === errors;
 }
 else {
-var valid28 = true;
+var valid24 = true;
 }
-if(valid28){
-if(data103.target !== undefined){
-let data105 = data103.target;
-const _errs232 = errors;
-const _errs233 = errors;
-let valid29 = false;
-const _errs234 = errors;
-if(data105 !== null){
-const err196 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err196 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -9482,15 +9674,16 @@ vErrors.push(err196);
 }
 errors++;
 }
-var _valid2 = _errs234 === errors;
-valid29 = valid29 || _valid2;
-if(!valid29){
-const _errs236 = errors;
-if(errors === _errs236){
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-let missing26;
-if(((data105.type === undefined) && (missing26 = "type")) || ((data105.id === undefined) && (missing26 = "id"))){
-const err197 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+}
+var _valid0 = _errs199 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs231 = errors;
+if(errors === _errs231){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing25;
+if(((((data.type === undefined) && (missing25 = "type")) || ((data.channel === undefined) && (missing25 = "channel"))) || ((data.data === undefined) && (missing25 = "data"))) || ((data.event_type === undefined) && (missing25 = "event_type"))){
+const err197 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -9500,11 +9693,10 @@ vErrors.push(err197);
 errors++;
 }
 else {
-if(data105.type !== undefined){
-let data106 = data105.type;
-const _errs238 = errors;
-if(!((data106 === "overlay") || (data106 === "widget"))){
-const err198 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema41.anyOf[13].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const _errs233 = errors;
+for(const key15 in data){
+if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
+const err198 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -9512,17 +9704,14 @@ else {
 vErrors.push(err198);
 }
 errors++;
+break;
 }
-var valid30 = _errs238 === errors;
 }
-else {
-var valid30 = true;
-}
-if(valid30){
-if(data105.id !== undefined){
-const _errs239 = errors;
-if(typeof data105.id !== "string"){
-const err199 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs233 === errors){
+if(data.type !== undefined){
+const _errs234 = errors;
+if("event" !== data.type){
+const err199 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9531,16 +9720,16 @@ vErrors.push(err199);
 }
 errors++;
 }
-var valid30 = _errs239 === errors;
+var valid28 = _errs234 === errors;
 }
 else {
-var valid30 = true;
+var valid28 = true;
 }
-}
-}
-}
-else {
-const err200 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid28){
+if(data.channel !== undefined){
+const _errs235 = errors;
+if(typeof data.channel !== "string"){
+const err200 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9549,12 +9738,16 @@ vErrors.push(err200);
 }
 errors++;
 }
+var valid28 = _errs235 === errors;
 }
-var _valid2 = _errs236 === errors;
-valid29 = valid29 || _valid2;
+else {
+var valid28 = true;
 }
-if(!valid29){
-const err201 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(valid28){
+if(data.event_type !== undefined){
+const _errs237 = errors;
+if("sound:stop" !== data.event_type){
+const err201 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9563,27 +9756,20 @@ vErrors.push(err201);
 }
 errors++;
 }
-else {
-errors = _errs233;
-if(vErrors !== null){
-if(_errs233){
-vErrors.length = _errs233;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid28 = _errs232 === errors;
+var valid28 = _errs237 === errors;
 }
 else {
 var valid28 = true;
 }
-}
-}
-}
-else {
-const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid28){
+if(data.data !== undefined){
+let data107 = data.data;
+const _errs238 = errors;
+if(errors === _errs238){
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+let missing26;
+if((data107.sound_id === undefined) && (missing26 = "sound_id")){
+const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9592,20 +9778,15 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-var valid27 = _errs228 === errors;
-}
 else {
-var valid27 = true;
-}
-if(valid27){
-if(data.cursor !== undefined){
-let data108 = data.cursor;
-const _errs241 = errors;
-if(errors === _errs241){
+if(data107.sound_id !== undefined){
+let data108 = data107.sound_id;
+const _errs240 = errors;
+if(errors === _errs240){
+if(errors === _errs240){
 if(typeof data108 === "string"){
-if(func2(data108) > 128){
-const err203 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!(formats0.test(data108))){
+const err203 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/14/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -9614,9 +9795,9 @@ vErrors.push(err203);
 }
 errors++;
 }
+}
 else {
-if(func2(data108) < 1){
-const err204 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err204 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/14/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -9627,8 +9808,20 @@ errors++;
 }
 }
 }
+var valid29 = _errs240 === errors;
+}
 else {
-const err205 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid29 = true;
+}
+if(valid29){
+if(data107.target !== undefined){
+let data109 = data107.target;
+const _errs242 = errors;
+const _errs243 = errors;
+let valid30 = false;
+const _errs244 = errors;
+if(data109 !== null){
+const err205 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -9637,21 +9830,15 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-var valid27 = _errs241 === errors;
-}
-else {
-var valid27 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err206 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid2 = _errs244 === errors;
+valid30 = valid30 || _valid2;
+if(!valid30){
+const _errs246 = errors;
+if(errors === _errs246){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+let missing27;
+if(((data109.type === undefined) && (missing27 = "type")) || ((data109.id === undefined) && (missing27 = "id"))){
+const err206 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -9660,16 +9847,12 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-var _valid0 = _errs221 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs243 = errors;
-if(errors === _errs243){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing27;
-if(((data.type === undefined) && (missing27 = "type")) || ((data.data === undefined) && (missing27 = "data"))){
-const err207 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+else {
+if(data109.type !== undefined){
+let data110 = data109.type;
+const _errs248 = errors;
+if(!((data110 === "overlay") || (data110 === "widget"))){
+const err207 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[14].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -9678,11 +9861,16 @@ vErrors.push(err207);
 }
 errors++;
 }
+var valid31 = _errs248 === errors;
+}
 else {
-const _errs245 = errors;
-for(const key15 in data){
-if(!(((key15 === "type") || (key15 === "data")) || (key15 === "cursor"))){
-const err208 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+var valid31 = true;
+}
+if(valid31){
+if(data109.id !== undefined){
+const _errs249 = errors;
+if(typeof data109.id !== "string"){
+const err208 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -9690,14 +9878,17 @@ else {
 vErrors.push(err208);
 }
 errors++;
-break;
+}
+var valid31 = _errs249 === errors;
+}
+else {
+var valid31 = true;
 }
 }
-if(_errs245 === errors){
-if(data.type !== undefined){
-const _errs246 = errors;
-if("event" !== data.type){
-const err209 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+}
+else {
+const err209 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -9706,20 +9897,12 @@ vErrors.push(err209);
 }
 errors++;
 }
-var valid31 = _errs246 === errors;
 }
-else {
-var valid31 = true;
+var _valid2 = _errs246 === errors;
+valid30 = valid30 || _valid2;
 }
-if(valid31){
-if(data.data !== undefined){
-let data110 = data.data;
-const _errs247 = errors;
-if(errors === _errs247){
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-let missing28;
-if(((((((data110.id === undefined) && (missing28 = "id")) || ((data110.account_id === undefined) && (missing28 = "account_id"))) || ((data110.type === undefined) && (missing28 = "type"))) || ((data110.platform === undefined) && (missing28 = "platform"))) || ((data110.raw === undefined) && (missing28 = "raw"))) || ((data110.created_at === undefined) && (missing28 = "created_at"))){
-const err210 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+if(!valid30){
+const err210 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -9729,14 +9912,26 @@ vErrors.push(err210);
 errors++;
 }
 else {
-if(data110.id !== undefined){
-let data111 = data110.id;
-const _errs249 = errors;
-if(errors === _errs249){
-if(errors === _errs249){
-if(typeof data111 === "string"){
-if(!(formats0.test(data111))){
-const err211 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/14/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+errors = _errs243;
+if(vErrors !== null){
+if(_errs243){
+vErrors.length = _errs243;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid29 = _errs242 === errors;
+}
+else {
+var valid29 = true;
+}
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -9746,8 +9941,19 @@ vErrors.push(err211);
 errors++;
 }
 }
+var valid28 = _errs238 === errors;
+}
 else {
-const err212 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/14/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid28 = true;
+}
+if(valid28){
+if(data.cursor !== undefined){
+let data112 = data.cursor;
+const _errs251 = errors;
+if(errors === _errs251){
+if(typeof data112 === "string"){
+if(func2(data112) > 128){
+const err212 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -9756,22 +9962,9 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-}
-var valid32 = _errs249 === errors;
-}
 else {
-var valid32 = true;
-}
-if(valid32){
-if(data110.account_id !== undefined){
-let data112 = data110.account_id;
-const _errs251 = errors;
-if(errors === _errs251){
-if(errors === _errs251){
-if(typeof data112 === "string"){
-if(!(formats0.test(data112))){
-const err213 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(func2(data112) < 1){
+const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -9781,8 +9974,9 @@ vErrors.push(err213);
 errors++;
 }
 }
+}
 else {
-const err214 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/14/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err214 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -9792,20 +9986,20 @@ vErrors.push(err214);
 errors++;
 }
 }
-}
-var valid32 = _errs251 === errors;
+var valid28 = _errs251 === errors;
 }
 else {
-var valid32 = true;
+var valid28 = true;
 }
-if(valid32){
-if(data110.type !== undefined){
-let data113 = data110.type;
-const _errs253 = errors;
-if(errors === _errs253){
-if(typeof data113 === "string"){
-if(func2(data113) > 100){
-const err215 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/14/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err215 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -9815,8 +10009,15 @@ vErrors.push(err215);
 errors++;
 }
 }
-else {
-const err216 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/14/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs231 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs253 = errors;
+if(errors === _errs253){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing28;
+if(((data.type === undefined) && (missing28 = "type")) || ((data.data === undefined) && (missing28 = "data"))){
+const err216 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -9825,17 +10026,11 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-var valid32 = _errs253 === errors;
-}
 else {
-var valid32 = true;
-}
-if(valid32){
-if(data110.platform !== undefined){
 const _errs255 = errors;
-if(typeof data110.platform !== "string"){
-const err217 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/14/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key16 in data){
+if(!(((key16 === "type") || (key16 === "data")) || (key16 === "cursor"))){
+const err217 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -9843,18 +10038,14 @@ else {
 vErrors.push(err217);
 }
 errors++;
+break;
 }
-var valid32 = _errs255 === errors;
 }
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data110.external_id !== undefined){
-let data115 = data110.external_id;
-const _errs257 = errors;
-if((typeof data115 !== "string") && (data115 !== null)){
-const err218 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/14/properties/data/properties/external_id/type",keyword:"type",params:{type: schema41.anyOf[14].properties.data.properties.external_id.type},message:"must be string,null"};
+if(_errs255 === errors){
+if(data.type !== undefined){
+const _errs256 = errors;
+if("event" !== data.type){
+const err218 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -9863,17 +10054,20 @@ vErrors.push(err218);
 }
 errors++;
 }
-var valid32 = _errs257 === errors;
+var valid32 = _errs256 === errors;
 }
 else {
 var valid32 = true;
 }
 if(valid32){
-if(data110.raw !== undefined){
-let data116 = data110.raw;
-const _errs259 = errors;
-if(!(data116 && typeof data116 == "object" && !Array.isArray(data116))){
-const err219 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/14/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.data !== undefined){
+let data114 = data.data;
+const _errs257 = errors;
+if(errors === _errs257){
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+let missing29;
+if(((((((data114.id === undefined) && (missing29 = "id")) || ((data114.account_id === undefined) && (missing29 = "account_id"))) || ((data114.type === undefined) && (missing29 = "type"))) || ((data114.platform === undefined) && (missing29 = "platform"))) || ((data114.raw === undefined) && (missing29 = "raw"))) || ((data114.created_at === undefined) && (missing29 = "created_at"))){
+const err219 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -9882,20 +10076,15 @@ vErrors.push(err219);
 }
 errors++;
 }
-var valid32 = _errs259 === errors;
-}
 else {
-var valid32 = true;
-}
-if(valid32){
-if(data110.created_at !== undefined){
-let data117 = data110.created_at;
-const _errs261 = errors;
-if(errors === _errs261){
-if(errors === _errs261){
-if(typeof data117 === "string"){
-if(!(formats16.validate(data117))){
-const err220 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/14/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data114.id !== undefined){
+let data115 = data114.id;
+const _errs259 = errors;
+if(errors === _errs259){
+if(errors === _errs259){
+if(typeof data115 === "string"){
+if(!(formats0.test(data115))){
+const err220 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -9906,7 +10095,7 @@ errors++;
 }
 }
 else {
-const err221 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/14/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err221 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -9917,21 +10106,20 @@ errors++;
 }
 }
 }
-var valid32 = _errs261 === errors;
+var valid33 = _errs259 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err222 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid33){
+if(data114.account_id !== undefined){
+let data116 = data114.account_id;
+const _errs261 = errors;
+if(errors === _errs261){
+if(errors === _errs261){
+if(typeof data116 === "string"){
+if(!(formats0.test(data116))){
+const err222 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -9941,19 +10129,8 @@ vErrors.push(err222);
 errors++;
 }
 }
-var valid31 = _errs247 === errors;
-}
 else {
-var valid31 = true;
-}
-if(valid31){
-if(data.cursor !== undefined){
-let data118 = data.cursor;
-const _errs263 = errors;
-if(errors === _errs263){
-if(typeof data118 === "string"){
-if(func2(data118) > 128){
-const err223 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err223 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -9962,9 +10139,21 @@ vErrors.push(err223);
 }
 errors++;
 }
+}
+}
+var valid33 = _errs261 === errors;
+}
 else {
-if(func2(data118) < 1){
-const err224 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid33 = true;
+}
+if(valid33){
+if(data114.type !== undefined){
+let data117 = data114.type;
+const _errs263 = errors;
+if(errors === _errs263){
+if(typeof data117 === "string"){
+if(func2(data117) > 100){
+const err224 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/15/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -9974,9 +10163,8 @@ vErrors.push(err224);
 errors++;
 }
 }
-}
 else {
-const err225 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err225 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/15/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -9986,18 +10174,16 @@ vErrors.push(err225);
 errors++;
 }
 }
-var valid31 = _errs263 === errors;
+var valid33 = _errs263 === errors;
 }
 else {
-var valid31 = true;
+var valid33 = true;
 }
-}
-}
-}
-}
-}
-else {
-const err226 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid33){
+if(data114.platform !== undefined){
+const _errs265 = errors;
+if(typeof data114.platform !== "string"){
+const err226 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/15/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10006,16 +10192,17 @@ vErrors.push(err226);
 }
 errors++;
 }
+var valid33 = _errs265 === errors;
 }
-var _valid0 = _errs243 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs265 = errors;
-if(errors === _errs265){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing29;
-if((((data.type === undefined) && (missing29 = "type")) || ((data.channel === undefined) && (missing29 = "channel"))) || ((data.data === undefined) && (missing29 = "data"))){
-const err227 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data114.external_id !== undefined){
+let data119 = data114.external_id;
+const _errs267 = errors;
+if((typeof data119 !== "string") && (data119 !== null)){
+const err227 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/15/properties/data/properties/external_id/type",keyword:"type",params:{type: schema43.anyOf[15].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10024,49 +10211,22 @@ vErrors.push(err227);
 }
 errors++;
 }
-else {
-const _errs267 = errors;
-for(const key16 in data){
-if(!(((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data")) || (key16 === "cursor"))){
-const err228 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err228];
-}
-else {
-vErrors.push(err228);
-}
-errors++;
-break;
-}
-}
-if(_errs267 === errors){
-if(data.type !== undefined){
-const _errs268 = errors;
-if("event" !== data.type){
-const err229 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err229];
-}
-else {
-vErrors.push(err229);
-}
-errors++;
-}
-var valid33 = _errs268 === errors;
+var valid33 = _errs267 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data.channel !== undefined){
+if(data114.raw !== undefined){
+let data120 = data114.raw;
 const _errs269 = errors;
-if(typeof data.channel !== "string"){
-const err230 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(data120 && typeof data120 == "object" && !Array.isArray(data120))){
+const err228 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/15/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err230];
+vErrors = [err228];
 }
 else {
-vErrors.push(err230);
+vErrors.push(err228);
 }
 errors++;
 }
@@ -10076,10 +10236,50 @@ else {
 var valid33 = true;
 }
 if(valid33){
-if(data.event_type !== undefined){
+if(data114.created_at !== undefined){
+let data121 = data114.created_at;
 const _errs271 = errors;
-if("widget:update" !== data.event_type){
-const err231 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(errors === _errs271){
+if(errors === _errs271){
+if(typeof data121 === "string"){
+if(!(formats16.validate(data121))){
+const err229 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+}
+else {
+const err230 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+}
+}
+var valid33 = _errs271 === errors;
+}
+else {
+var valid33 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err231 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10088,20 +10288,20 @@ vErrors.push(err231);
 }
 errors++;
 }
-var valid33 = _errs271 === errors;
+}
+var valid32 = _errs257 === errors;
 }
 else {
-var valid33 = true;
+var valid32 = true;
 }
-if(valid33){
-if(data.data !== undefined){
-let data122 = data.data;
-const _errs272 = errors;
-if(errors === _errs272){
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-let missing30;
-if(((((((((data122.id === undefined) && (missing30 = "id")) || ((data122.account_id === undefined) && (missing30 = "account_id"))) || ((data122.name === undefined) && (missing30 = "name"))) || ((data122.type === undefined) && (missing30 = "type"))) || ((data122.settings === undefined) && (missing30 = "settings"))) || ((data122.version === undefined) && (missing30 = "version"))) || ((data122.created_at === undefined) && (missing30 = "created_at"))) || ((data122.updated_at === undefined) && (missing30 = "updated_at"))){
-const err232 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+if(valid32){
+if(data.cursor !== undefined){
+let data122 = data.cursor;
+const _errs273 = errors;
+if(errors === _errs273){
+if(typeof data122 === "string"){
+if(func2(data122) > 128){
+const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10111,10 +10311,8 @@ vErrors.push(err232);
 errors++;
 }
 else {
-const _errs274 = errors;
-for(const key17 in data122){
-if(!((((((((key17 === "id") || (key17 === "account_id")) || (key17 === "name")) || (key17 === "type")) || (key17 === "settings")) || (key17 === "version")) || (key17 === "created_at")) || (key17 === "updated_at"))){
-const err233 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(func2(data122) < 1){
+const err233 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -10122,18 +10320,11 @@ else {
 vErrors.push(err233);
 }
 errors++;
-break;
 }
 }
-if(_errs274 === errors){
-if(data122.id !== undefined){
-let data123 = data122.id;
-const _errs275 = errors;
-if(errors === _errs275){
-if(errors === _errs275){
-if(typeof data123 === "string"){
-if(!(formats0.test(data123))){
-const err234 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+}
+else {
+const err234 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -10143,8 +10334,18 @@ vErrors.push(err234);
 errors++;
 }
 }
+var valid32 = _errs273 === errors;
+}
 else {
-const err235 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid32 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err235 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -10154,21 +10355,15 @@ vErrors.push(err235);
 errors++;
 }
 }
-}
-var valid34 = _errs275 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data122.account_id !== undefined){
-let data124 = data122.account_id;
-const _errs277 = errors;
-if(errors === _errs277){
-if(errors === _errs277){
-if(typeof data124 === "string"){
-if(!(formats0.test(data124))){
-const err236 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var _valid0 = _errs253 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs275 = errors;
+if(errors === _errs275){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing30;
+if((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))){
+const err236 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -10177,9 +10372,11 @@ vErrors.push(err236);
 }
 errors++;
 }
-}
 else {
-const err237 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs277 = errors;
+for(const key17 in data){
+if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
+const err237 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -10187,24 +10384,37 @@ else {
 vErrors.push(err237);
 }
 errors++;
+break;
 }
 }
-}
-var valid34 = _errs277 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data122.name !== undefined){
-const _errs279 = errors;
-if(typeof data122.name !== "string"){
-const err238 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/15/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs277 === errors){
+if(data.type !== undefined){
+const _errs278 = errors;
+if("event" !== data.type){
+const err238 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err238];
 }
 else {
 vErrors.push(err238);
+}
+errors++;
+}
+var valid34 = _errs278 === errors;
+}
+else {
+var valid34 = true;
+}
+if(valid34){
+if(data.channel !== undefined){
+const _errs279 = errors;
+if(typeof data.channel !== "string"){
+const err239 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
 }
 errors++;
 }
@@ -10214,15 +10424,15 @@ else {
 var valid34 = true;
 }
 if(valid34){
-if(data122.type !== undefined){
+if(data.event_type !== undefined){
 const _errs281 = errors;
-if(typeof data122.type !== "string"){
-const err239 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/15/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("widget:update" !== data.event_type){
+const err240 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err239];
+vErrors = [err240];
 }
 else {
-vErrors.push(err239);
+vErrors.push(err240);
 }
 errors++;
 }
@@ -10232,34 +10442,14 @@ else {
 var valid34 = true;
 }
 if(valid34){
-if(data122.settings !== undefined){
-let data127 = data122.settings;
-const _errs283 = errors;
-if(errors === _errs283){
-if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
-}
-else {
-const err240 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/15/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err240];
-}
-else {
-vErrors.push(err240);
-}
-errors++;
-}
-}
-var valid34 = _errs283 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data122.version !== undefined){
-let data128 = data122.version;
-const _errs286 = errors;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err241 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/15/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.data !== undefined){
+let data126 = data.data;
+const _errs282 = errors;
+if(errors === _errs282){
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+let missing31;
+if(((((((((data126.id === undefined) && (missing31 = "id")) || ((data126.account_id === undefined) && (missing31 = "account_id"))) || ((data126.name === undefined) && (missing31 = "name"))) || ((data126.type === undefined) && (missing31 = "type"))) || ((data126.settings === undefined) && (missing31 = "settings"))) || ((data126.version === undefined) && (missing31 = "version"))) || ((data126.created_at === undefined) && (missing31 = "created_at"))) || ((data126.updated_at === undefined) && (missing31 = "updated_at"))){
+const err241 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10268,10 +10458,11 @@ vErrors.push(err241);
 }
 errors++;
 }
-if(errors === _errs286){
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 < 1 || isNaN(data128)){
-const err242 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/15/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+else {
+const _errs284 = errors;
+for(const key18 in data126){
+if(!((((((((key18 === "id") || (key18 === "account_id")) || (key18 === "name")) || (key18 === "type")) || (key18 === "settings")) || (key18 === "version")) || (key18 === "created_at")) || (key18 === "updated_at"))){
+const err242 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -10279,23 +10470,18 @@ else {
 vErrors.push(err242);
 }
 errors++;
+break;
 }
 }
-}
-var valid34 = _errs286 === errors;
-}
-else {
-var valid34 = true;
-}
-if(valid34){
-if(data122.created_at !== undefined){
-let data129 = data122.created_at;
-const _errs288 = errors;
-if(errors === _errs288){
-if(errors === _errs288){
-if(typeof data129 === "string"){
-if(!(formats16.validate(data129))){
-const err243 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(_errs284 === errors){
+if(data126.id !== undefined){
+let data127 = data126.id;
+const _errs285 = errors;
+if(errors === _errs285){
+if(errors === _errs285){
+if(typeof data127 === "string"){
+if(!(formats0.test(data127))){
+const err243 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/16/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -10306,7 +10492,7 @@ errors++;
 }
 }
 else {
-const err244 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err244 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/16/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -10317,20 +10503,20 @@ errors++;
 }
 }
 }
-var valid34 = _errs288 === errors;
+var valid35 = _errs285 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data122.updated_at !== undefined){
-let data130 = data122.updated_at;
-const _errs290 = errors;
-if(errors === _errs290){
-if(errors === _errs290){
-if(typeof data130 === "string"){
-if(!(formats16.validate(data130))){
-const err245 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/15/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(valid35){
+if(data126.account_id !== undefined){
+let data128 = data126.account_id;
+const _errs287 = errors;
+if(errors === _errs287){
+if(errors === _errs287){
+if(typeof data128 === "string"){
+if(!(formats0.test(data128))){
+const err245 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -10341,7 +10527,7 @@ errors++;
 }
 }
 else {
-const err246 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/15/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err246 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -10352,7 +10538,240 @@ errors++;
 }
 }
 }
-var valid34 = _errs290 === errors;
+var valid35 = _errs287 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.name !== undefined){
+const _errs289 = errors;
+if(typeof data126.name !== "string"){
+const err247 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/16/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+var valid35 = _errs289 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.type !== undefined){
+const _errs291 = errors;
+if(typeof data126.type !== "string"){
+const err248 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/16/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+var valid35 = _errs291 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.settings !== undefined){
+let data131 = data126.settings;
+const _errs293 = errors;
+if(errors === _errs293){
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+}
+else {
+const err249 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/16/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+}
+var valid35 = _errs293 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.version !== undefined){
+let data132 = data126.version;
+const _errs296 = errors;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
+const err250 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/16/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+if(errors === _errs296){
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 < 1 || isNaN(data132)){
+const err251 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/16/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+}
+var valid35 = _errs296 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.created_at !== undefined){
+let data133 = data126.created_at;
+const _errs298 = errors;
+if(errors === _errs298){
+if(errors === _errs298){
+if(typeof data133 === "string"){
+if(!(formats16.validate(data133))){
+const err252 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/16/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+else {
+const err253 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/16/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+}
+}
+var valid35 = _errs298 === errors;
+}
+else {
+var valid35 = true;
+}
+if(valid35){
+if(data126.updated_at !== undefined){
+let data134 = data126.updated_at;
+const _errs300 = errors;
+if(errors === _errs300){
+if(errors === _errs300){
+if(typeof data134 === "string"){
+if(!(formats16.validate(data134))){
+const err254 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/16/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+else {
+const err255 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/16/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+}
+var valid35 = _errs300 === errors;
+}
+else {
+var valid35 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+var valid34 = _errs282 === errors;
+}
+else {
+var valid34 = true;
+}
+if(valid34){
+if(data.cursor !== undefined){
+let data135 = data.cursor;
+const _errs302 = errors;
+if(errors === _errs302){
+if(typeof data135 === "string"){
+if(func2(data135) > 128){
+const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+else {
+if(func2(data135) < 1){
+const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+var valid34 = _errs302 === errors;
 }
 else {
 var valid34 = true;
@@ -10364,70 +10783,147 @@ var valid34 = true;
 }
 }
 }
-}
-}
-}
 else {
-const err247 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err260 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err260];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err260);
 }
 errors++;
 }
 }
-var valid33 = _errs272 === errors;
+var _valid0 = _errs275 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs304 = errors;
+if(errors === _errs304){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing32;
+if((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))){
+const err261 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+if(vErrors === null){
+vErrors = [err261];
 }
 else {
-var valid33 = true;
+vErrors.push(err261);
 }
-if(valid33){
+errors++;
+}
+else {
+const _errs306 = errors;
+for(const key19 in data){
+if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
+const err262 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+break;
+}
+}
+if(_errs306 === errors){
+if(data.type !== undefined){
+const _errs307 = errors;
+if("event" !== data.type){
+const err263 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+var valid36 = _errs307 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data.channel !== undefined){
+const _errs308 = errors;
+if(typeof data.channel !== "string"){
+const err264 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+var valid36 = _errs308 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data.event_type !== undefined){
+const _errs310 = errors;
+if(typeof data.event_type !== "string"){
+const err265 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+var valid36 = _errs310 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
 if(data.cursor !== undefined){
-let data131 = data.cursor;
-const _errs292 = errors;
-if(errors === _errs292){
-if(typeof data131 === "string"){
-if(func2(data131) > 128){
-const err248 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+let data139 = data.cursor;
+const _errs312 = errors;
+if(errors === _errs312){
+if(typeof data139 === "string"){
+if(func2(data139) > 128){
+const err266 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err266];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err266);
 }
 errors++;
 }
 else {
-if(func2(data131) < 1){
-const err249 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func2(data139) < 1){
+const err267 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err267];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err267);
 }
 errors++;
 }
 }
 }
 else {
-const err250 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err268 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err250];
+vErrors = [err268];
 }
 else {
-vErrors.push(err250);
+vErrors.push(err268);
 }
 errors++;
 }
 }
-var valid33 = _errs292 === errors;
+var valid36 = _errs312 === errors;
 }
 else {
-var valid33 = true;
-}
+var valid36 = true;
 }
 }
 }
@@ -10436,17 +10932,17 @@ var valid33 = true;
 }
 }
 else {
-const err251 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err269 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err251];
+vErrors = [err269];
 }
 else {
-vErrors.push(err251);
+vErrors.push(err269);
 }
 errors++;
 }
 }
-var _valid0 = _errs265 === errors;
+var _valid0 = _errs304 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -10463,16 +10959,18 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
+}
 if(!valid0){
-const err252 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err270 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err252];
+vErrors = [err270];
 }
 else {
-vErrors.push(err252);
+vErrors.push(err270);
 }
 errors++;
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return false;
 }
 else {
@@ -10486,14 +10984,14 @@ vErrors = null;
 }
 }
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate41;
-const schema42 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate43;
+const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -10636,7 +11134,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return false;
 }
 else {
@@ -10650,6 +11148,6 @@ vErrors = null;
 }
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }

@@ -232,12 +232,21 @@ export type WsMusicNowPlayingMessage = {
   "cursor"?: string;
 };
 
-/** overlayUpdate: Overlay update (server message `event`) */
-export type WsOverlayUpdateMessage = {
+/** overlaySettingsUpdate: Overlay settings update (server message `event`) */
+export type WsOverlaySettingsUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type"?: "overlay:update";
   "data": WsOverlayUpdateData;
+  "cursor"?: string;
+};
+
+/** overlayUpdate: Overlay update (server message `event`) */
+export type WsOverlayUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
   "cursor"?: string;
 };
 
@@ -342,12 +351,21 @@ export type WsWelcomeMessage = {
   "server_version": string;
 };
 
-/** widgetUpdate: Widget update (server message `event`) */
-export type WsWidgetUpdateMessage = {
+/** widgetSettingsUpdate: Widget settings update (server message `event`) */
+export type WsWidgetSettingsUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type"?: "widget:update";
   "data": WsWidgetUpdateData;
+  "cursor"?: string;
+};
+
+/** widgetUpdate: Widget update (server message `event`) */
+export type WsWidgetUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
   "cursor"?: string;
 };
 
@@ -358,7 +376,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -384,6 +402,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "ideaChange": "event",
   "ideaDeleted": "event",
   "musicNowPlaying": "music_platform:now-playing",
+  "overlaySettingsUpdate": "event",
   "overlayUpdate": "event",
   "ping": "ping",
   "pong": "pong",
@@ -399,6 +418,7 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "unsubscribe": "unsubscribe",
   "unsubscribed": "unsubscribed",
   "welcome": "welcome",
+  "widgetSettingsUpdate": "event",
   "widgetUpdate": "event"
 };
 
@@ -446,7 +466,8 @@ export const channels: readonly ChannelSpec[] = [
       "resume": "buffer"
     },
     "messages": [
-      "overlayUpdate"
+      "overlayUpdate",
+      "overlaySettingsUpdate"
     ]
   },
   {
@@ -464,7 +485,8 @@ export const channels: readonly ChannelSpec[] = [
       "resume": "buffer"
     },
     "messages": [
-      "widgetUpdate"
+      "widgetUpdate",
+      "widgetSettingsUpdate"
     ]
   },
   {

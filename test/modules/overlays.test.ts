@@ -168,7 +168,7 @@ describe('settings and versioned updates (issue 33)', () => {
     expect(updated.status).toBe(200);
     expect(updated.body.data).toMatchObject({ id: overlay.id, name: 'Live', settings: { theme: 'light' }, version: 2 });
     const frame = (await source.nextMatching((m) => m.type === 'event')) as { type: string; channel: string; event_type: string; data: unknown };
-    expect(frame).toEqual({ type: 'event', channel: `overlay:${overlay.id}`, event_type: 'overlay:update', data: updated.body.data });
+    expect(frame).toEqual({ type: 'event', channel: `overlay:${overlay.id}`, event_type: 'overlay:update', data: updated.body.data, cursor: expect.any(String) });
     expect(ajv.validate(frameDataSchema('OverlayUpdateData'), frame.data)).toBe(true);
 
     const stale = await api(t, 'PATCH', `/overlays/${overlay.id}`, { token: owner.accessToken, body: { version: 1, name: 'Lost' } });

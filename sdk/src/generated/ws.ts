@@ -235,12 +235,21 @@ export type WsMusicNowPlayingMessage = {
   "cursor"?: string;
 };
 
-/** overlayUpdate: Overlay update (server message `event`) */
-export type WsOverlayUpdateMessage = {
+/** overlaySettingsUpdate: Overlay settings update (server message `event`) */
+export type WsOverlaySettingsUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type"?: "overlay:update";
   "data": WsOverlayUpdateData;
+  "cursor"?: string;
+};
+
+/** overlayUpdate: Overlay update (server message `event`) */
+export type WsOverlayUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
   "cursor"?: string;
 };
 
@@ -345,12 +354,21 @@ export type WsWelcomeMessage = {
   "server_version": string;
 };
 
-/** widgetUpdate: Widget update (server message `event`) */
-export type WsWidgetUpdateMessage = {
+/** widgetSettingsUpdate: Widget settings update (server message `event`) */
+export type WsWidgetSettingsUpdateMessage = {
   "type": "event";
   "channel": string;
   "event_type"?: "widget:update";
   "data": WsWidgetUpdateData;
+  "cursor"?: string;
+};
+
+/** widgetUpdate: Widget update (server message `event`) */
+export type WsWidgetUpdateMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
   "cursor"?: string;
 };
 
@@ -361,7 +379,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -526,11 +544,11 @@ export interface ChannelMessages {
   "ideas:list": WsIdeaChangeMessage | WsIdeaDeletedMessage;
   "login-assignments:{id}": Extract<WsServerMessage, { type: "event" }>;
   "music_platform:{account_id}": WsMusicNowPlayingMessage;
-  "overlay:{key}": WsOverlayUpdateMessage;
+  "overlay:{key}": WsOverlayUpdateMessage | WsOverlaySettingsUpdateMessage;
   "presence:{resource_channel}": WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage;
   "public-stats:{platform}:{broadcast_id}": WsPublicStatsBootstrapMessage;
   "sounds:{account_id}": WsSoundPlayMessage | WsSoundStopMessage;
-  "widget:{widget_instance_id}": WsWidgetUpdateMessage;
+  "widget:{widget_instance_id}": WsWidgetUpdateMessage | WsWidgetSettingsUpdateMessage;
 }
 
 /** Families a client may broadcast to (with the permission the spec names). */
