@@ -6526,6 +6526,7 @@ export const openapiDocument = {
           "overlays"
         ],
         "summary": "One overlay of the active account, with its settings and version.",
+        "description": "Returns one overlay of the active account with its `settings` and the `version` an update must name (`overlays:read`, `feature:overlays`); another account's overlay is 404.",
         "x-permission": "overlays:read",
         "x-feature": "feature:overlays",
         "x-graphql": "Query.overlay",
@@ -7207,6 +7208,7 @@ export const openapiDocument = {
           "widgets"
         ],
         "summary": "One widget of the active account, with its settings and version.",
+        "description": "Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404.",
         "x-permission": "widgets:read",
         "x-feature": "feature:widgets",
         "x-graphql": "Query.widget",

@@ -3601,7 +3601,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One overlay of the active account, with its settings and version. */
+        /**
+         * One overlay of the active account, with its settings and version.
+         * @description Returns one overlay of the active account with its `settings` and the `version` an update must name (`overlays:read`, `feature:overlays`); another account's overlay is 404.
+         */
         get: operations["overlay"];
         put?: never;
         post?: never;
@@ -4445,7 +4448,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One widget of the active account, with its settings and version. */
+        /**
+         * One widget of the active account, with its settings and version.
+         * @description Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404.
+         */
         get: operations["widget"];
         put?: never;
         post?: never;
