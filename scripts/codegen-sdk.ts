@@ -26,23 +26,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 
 type OpenApiDoc = { paths: Record<string, Record<string, unknown>>; [key: string]: unknown };
 interface SdkInput {
-  /** The served OpenAPI document (shared parameters and responses applied), before x-internal is dropped. */
-  openapi: OpenApiDoc;
   schema: GraphQLSchema;
   /** Everything codegen produced so far, by path (generated/ws.ts is read from here, not from disk). */
   files: ReadonlyMap<string, string>;
-}
-
-/** The published document: what a consumer generating a client from /v1/openapi.json sees. */
-function publishedDocument(doc: OpenApiDoc): OpenApiDoc {
-  const copy = structuredClone(doc);
-  for (const [route, item] of Object.entries(copy.paths)) {
-    for (const method of METHODS) {
-      if ((item[method] as { 'x-internal'?: boolean } | undefined)?.['x-internal'] === true) delete item[method];
-    }
-    if (!METHODS.some((m) => m in item)) delete copy.paths[route];
-  }
-  return copy;
 }
 
 /** `METHOD /path` of every operation that takes the credential as `?token=` (a query parameter named token). */
@@ -62,8 +48,7 @@ function tokenQueryOperations(doc: OpenApiDoc): string[] {
   return found.sort();
 }
 
-async function restModules(doc: OpenApiDoc): Promise<[string, string][]> {
-  const published = publishedDocument(doc);
+async function restModules(published: OpenApiDoc): Promise<[string, string][]> {
   const types = astToString(await openapiTS(structuredClone(published) as never, { alphabetize: true }));
   const servers = (published.servers ?? []) as { url?: string }[];
   const meta = `${banner('spec/openapi.yaml')}
@@ -189,9 +174,11 @@ export const wsLimits = ${JSON.stringify(limits ?? {}, null, 2)} as const;
 
 /** Every SDK file, by path relative to the repository root. */
 export async function sdkFiles(input: SdkInput): Promise<Map<string, string>> {
-  // The document the service serves (security schemes and all), when codegen published one.
+  // The document the service serves (internal operations left out, security schemes and all):
+  // codegen publishes it before the SDK is built, and only from specs without problems (a run with
+  // problems fails before anything is written).
   const served = input.files.get('spec/published/openapi.json');
-  const files = new Map<string, string>(await restModules(served ? (JSON.parse(served) as OpenApiDoc) : input.openapi));
+  const files = new Map<string, string>(served ? await restModules(JSON.parse(served) as OpenApiDoc) : []);
   files.set(`${OUT}/graphql.ts`, await graphqlModule(input.schema));
   files.set(`${OUT}/ws.ts`, wsModule(input.files));
   return files;

@@ -1126,7 +1126,7 @@ export const fieldGates: Readonly<Record<string, Gate>> = ${JSON.stringify(gates
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, readSpec('spec/ws-protocol.json'))) files.set(file, content);
-  for (const [file, content] of await sdkFiles({ openapi, schema, files })) files.set(file, content);
+  for (const [file, content] of await sdkFiles({ schema, files })) files.set(file, content);
   return files;
 }
 
