@@ -74,6 +74,10 @@ export const openapiDocument = {
       "description": "Developer applications, verification, developer keys (`lm_dev_`) and teams (issue 14, developer module)."
     },
     {
+      "name": "payouts",
+      "description": "Developer revenue, payout settings and payout requests moved by the payout provider (issue 33)."
+    },
+    {
       "name": "webhooks",
       "description": "Inbound webhook receivers of the platforms and the payment provider (signature-verified, unauthenticated)."
     },
@@ -11666,7 +11670,7 @@ export const openapiDocument = {
           "webhooks"
         ],
         "summary": "payment_provider connect webhook (extension purchases, transfers, connected accounts).",
-        "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent); `transfer.paid`,\n`customer.subscription.created` and `.deleted`, `invoice.payment_succeeded` and\n`.payment_failed` and `account.updated` are recorded in the webhook receipt log. Each\nevent id is processed once; other types answer 200. Not rate limited.\n",
+        "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent); `account.updated` stores the\nconnected account's state on the developer or team it belongs to (by account id, first\nlinked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the\npayout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`\nrecord an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active\nor canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active\nor past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.\nEach event id is processed once (the receipt log); other types answer 200. Not rate limited.\n",
         "x-auth": "public",
         "requestBody": {
           "required": false,
@@ -11717,7 +11721,7 @@ export const openapiDocument = {
           "webhooks"
         ],
         "summary": "Payout provider webhook (internal; left out of the published document).",
-        "description": "The `Payout-Provider-Transmission-Id`, `-Transmission-Time`, `-Transmission-Sig`,\n`-Cert-Url` and `-Auth-Algo` headers, the configured `payments.payout_webhook_id` and the\nraw event go to the provider's verification API (`payments.payout_api_url`); the\ncertificate URL must be https on the provider's domain (`payments.payout_cert_domain`)\nor a subdomain. Missing headers, a foreign certificate host or a verdict other than\n`SUCCESS` give 401; an unset webhook id fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. `PAYMENT.PAYOUTS-ITEM.SUCCEEDED`,\n`.FAILED`, `.UNCLAIMED` and `PAYMENT.PAYOUTSBATCH.SUCCESS` are recorded in the webhook\nreceipt log once per event id; other types answer 200. Not rate limited.\n",
+        "description": "The `Payout-Provider-Transmission-Id`, `-Transmission-Time`, `-Transmission-Sig`,\n`-Cert-Url` and `-Auth-Algo` headers, the configured `payments.payout_webhook_id` and the\nraw event go to the provider's verification API (`payments.payout_api_url`); the\ncertificate URL must be https on the provider's domain (`payments.payout_cert_domain`)\nor a subdomain. Missing headers, a foreign certificate host or a verdict other than\n`SUCCESS` give 401; an unset webhook id fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. The events move a payout request (found by\nits id as the sender item or batch id, else by the provider's item or batch id):\n`PAYMENT.PAYOUTSBATCH.SUCCESS` pending to processing, `PAYMENT.PAYOUTS-ITEM.SUCCEEDED` to\npaid, `.FAILED` to failed, `.UNCLAIMED` to canceled; the requester is notified. An unknown\npayout or a payout already settled answers 200 and changes nothing. Each event id is\nprocessed once (the receipt log); other types answer 200. Not rate limited.\n",
         "x-internal": true,
         "x-auth": "public",
         "requestBody": {
@@ -16703,6 +16707,465 @@ export const openapiDocument = {
         ]
       }
     },
+    "/developer/revenue": {
+      "get": {
+        "operationId": "developerRevenue",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "The caller's (or a team's) extension revenue per currency, with what is paid, pending and available.",
+        "description": "Per currency: `earned_cents` (completed, not refunded extension purchases of the payee's\nextensions), `paid_cents` (payouts `paid`), `pending_cents` (payouts `pending` or\n`processing`) and `available_cents` (earned minus paid and pending, never below 0).\nWithout `team_id` the payee is the caller's developer profile (403 `You must be an\napproved developer to manage payouts` without one); with it, the team, and the caller needs\nthe team permission `team-payouts:read` (403 `Missing team permission: team-payouts:read`;\n404 `Team not found` for a team the caller is not in). First-party only: developer keys,\npopout, overlay, widget and extension tokens get 403.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "parameters": [
+          {
+            "name": "team_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "One balance per currency the payee earned or was paid in, by currency.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/RevenueBalance"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/developer/payout-settings": {
+      "get": {
+        "operationId": "developerPayoutSettings",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "Where the payee's payouts go, and the state of its connected payment account.",
+        "description": "The payout e-mail and the connected account the payment-connect webhook reports\n(`account.updated`); every field is null (flags false) until set or reported. The payee is\nchosen as for `GET /developer/revenue` (team permission `team-payouts:read`). First-party only.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "parameters": [
+          {
+            "name": "team_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/PayoutSettingsResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "put": {
+        "operationId": "updateDeveloperPayoutSettings",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "Set the e-mail address the payee's payouts are sent to.",
+        "description": "Sets `payout_email` (the payout provider's receiver) of the caller's developer profile, or\nof the team named by `team_id` (team permission `team-payouts:edit`). 400\nVALIDATION_ERROR `Invalid payout email`. First-party only.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdatePayoutSettingsBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/PayoutSettingsResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/payouts": {
+      "get": {
+        "operationId": "developerPayouts",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "The payee's payout requests, newest first.",
+        "description": "Payout requests of the caller's developer profile, or of the team named by `team_id` (team\npermission `team-payouts:read`), newest first, optionally by `status`. First-party only.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "parameters": [
+          {
+            "name": "team_id",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            },
+            "allowReserved": true
+          },
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "pending",
+                "processing",
+                "paid",
+                "failed",
+                "canceled"
+              ]
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page of payouts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/Payout"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "requestDeveloperPayout",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "Request a payout of available revenue in one currency (status `pending`).",
+        "description": "Pays out `amount_cents` (default: everything available) of `currency` to the payee's payout\ne-mail. The payee is the caller's developer profile, or the team named by `team_id` (team\npermission `team-payouts:edit`). 400 VALIDATION_ERROR: `Set a payout email before requesting\na payout`, `No available revenue in {currency}`, `Amount exceeds the available revenue`.\nThe payout provider's webhook then moves it: `processing` (batch accepted), `paid`,\n`failed` or `canceled` (unclaimed); failed and canceled amounts become available again. The\nrequester is notified of each change. First-party only.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/RequestPayoutBody"
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/payouts/{id}"
+        },
+        "responses": {
+          "201": {
+            "description": "The payout request.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Payout"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/developer/payouts/{id}": {
+      "get": {
+        "operationId": "developerPayout",
+        "tags": [
+          "payouts"
+        ],
+        "summary": "One payout request of the caller's profile or of a team the caller may read payouts of.",
+        "description": "404 `Payout not found` for a payout of another payee; a team payout needs the team\npermission `team-payouts:read`. First-party only.\n",
+        "x-auth": "first-party",
+        "x-permission": "extension-dev:payouts",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/developer/payouts/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The payout.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Payout"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/developer-applications": {
       "get": {
         "operationId": "adminDeveloperApplications",
@@ -21029,6 +21492,25 @@ export const openapiDocument = {
           }
         }
       },
+      "PayoutSettingsResult": {
+        "description": "The payee's payout settings.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/PayoutSettings"
+                }
+              }
+            }
+          }
+        }
+      },
       "ExtensionLimitsResult": {
         "description": "The extension's sound limit overrides.",
         "content": {
@@ -22433,6 +22915,224 @@ export const openapiDocument = {
                 }
               }
             }
+          }
+        }
+      },
+      "Payout": {
+        "description": "A payout request of a developer profile or team, moved by the payout provider's webhook.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "developer_id",
+          "team_id",
+          "requested_by",
+          "amount_cents",
+          "currency",
+          "status",
+          "payout_email",
+          "provider_batch_id",
+          "provider_item_id",
+          "failure_reason",
+          "created_at",
+          "updated_at",
+          "paid_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid",
+            "description": "Also the provider's sender batch and item id."
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "requested_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "amount_cents": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "currency": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "processing",
+              "paid",
+              "failed",
+              "canceled"
+            ]
+          },
+          "payout_email": {
+            "type": "string"
+          },
+          "provider_batch_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "provider_item_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "failure_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "paid_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "RevenueBalance": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "currency",
+          "earned_cents",
+          "paid_cents",
+          "pending_cents",
+          "available_cents"
+        ],
+        "properties": {
+          "currency": {
+            "type": "string"
+          },
+          "earned_cents": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "paid_cents": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "pending_cents": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "available_cents": {
+            "type": "integer",
+            "format": "int64"
+          }
+        }
+      },
+      "PayoutSettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "developer_id",
+          "team_id",
+          "payout_email",
+          "connect_account_id",
+          "connect_charges_enabled",
+          "connect_payouts_enabled",
+          "connect_details_submitted",
+          "connect_updated_at",
+          "updated_at"
+        ],
+        "properties": {
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "payout_email": {
+            "type": "string",
+            "nullable": true
+          },
+          "connect_account_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "connect_charges_enabled": {
+            "type": "boolean"
+          },
+          "connect_payouts_enabled": {
+            "type": "boolean"
+          },
+          "connect_details_submitted": {
+            "type": "boolean"
+          },
+          "connect_updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "UpdatePayoutSettingsBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "payout_email"
+        ],
+        "properties": {
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "payout_email": {
+            "type": "string",
+            "maxLength": 320
+          }
+        }
+      },
+      "RequestPayoutBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "currency"
+        ],
+        "properties": {
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "currency": {
+            "type": "string",
+            "minLength": 3,
+            "maxLength": 3,
+            "pattern": "^[A-Za-z]{3}$"
+          },
+          "amount_cents": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 9007199254740991
           }
         }
       },

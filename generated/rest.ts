@@ -117,7 +117,11 @@ export type OperationId =
   | 'developerLimitRequestEvents'
   | 'developerLimitRequests'
   | 'developerLimits'
+  | 'developerPayout'
+  | 'developerPayouts'
+  | 'developerPayoutSettings'
   | 'developerPublicProfile'
+  | 'developerRevenue'
   | 'developerTeam'
   | 'developerTeamInvite'
   | 'developerTeamInvites'
@@ -195,6 +199,7 @@ export type OperationId =
   | 'removeExtensionScreenshot'
   | 'removeExtensionTester'
   | 'removeFromWatchlist'
+  | 'requestDeveloperPayout'
   | 'reviewLimitRequest'
   | 'revokeDeveloperApiKey'
   | 'revokeDeveloperTeamInvite'
@@ -232,6 +237,7 @@ export type OperationId =
   | 'updateAccountServiceKey'
   | 'updateDeveloperApiKey'
   | 'updateDeveloperExtension'
+  | 'updateDeveloperPayoutSettings'
   | 'updateDeveloperTeam'
   | 'updateDeveloperTeamMemberRole'
   | 'updateDeveloperTeamRole'
@@ -509,8 +515,16 @@ export interface RestHandlers<Context> {
   developerLimitRequests(request: RestRequest<'developerLimitRequests'>, context: Context): Promise<RestResponse<'developerLimitRequests'>>;
   /** GET /v1/developer/limits */
   developerLimits(request: RestRequest<'developerLimits'>, context: Context): Promise<RestResponse<'developerLimits'>>;
+  /** GET /v1/developer/payouts/{id} */
+  developerPayout(request: RestRequest<'developerPayout'>, context: Context): Promise<RestResponse<'developerPayout'>>;
+  /** GET /v1/developer/payouts */
+  developerPayouts(request: RestRequest<'developerPayouts'>, context: Context): Promise<RestResponse<'developerPayouts'>>;
+  /** GET /v1/developer/payout-settings */
+  developerPayoutSettings(request: RestRequest<'developerPayoutSettings'>, context: Context): Promise<RestResponse<'developerPayoutSettings'>>;
   /** GET /v1/developer/profiles/{slug} */
   developerPublicProfile(request: RestRequest<'developerPublicProfile'>, context: Context): Promise<RestResponse<'developerPublicProfile'>>;
+  /** GET /v1/developer/revenue */
+  developerRevenue(request: RestRequest<'developerRevenue'>, context: Context): Promise<RestResponse<'developerRevenue'>>;
   /** GET /v1/developer/teams/{id} */
   developerTeam(request: RestRequest<'developerTeam'>, context: Context): Promise<RestResponse<'developerTeam'>>;
   /** GET /v1/developer/team-invites/{code} */
@@ -665,6 +679,8 @@ export interface RestHandlers<Context> {
   removeExtensionTester(request: RestRequest<'removeExtensionTester'>, context: Context): Promise<RestResponse<'removeExtensionTester'>>;
   /** DELETE /v1/watchlist */
   removeFromWatchlist(request: RestRequest<'removeFromWatchlist'>, context: Context): Promise<RestResponse<'removeFromWatchlist'>>;
+  /** POST /v1/developer/payouts */
+  requestDeveloperPayout(request: RestRequest<'requestDeveloperPayout'>, context: Context): Promise<RestResponse<'requestDeveloperPayout'>>;
   /** PUT /v1/admin/limit-requests/{id} */
   reviewLimitRequest(request: RestRequest<'reviewLimitRequest'>, context: Context): Promise<RestResponse<'reviewLimitRequest'>>;
   /** DELETE /v1/developer/api-keys/{id} */
@@ -739,6 +755,8 @@ export interface RestHandlers<Context> {
   updateDeveloperApiKey(request: RestRequest<'updateDeveloperApiKey'>, context: Context): Promise<RestResponse<'updateDeveloperApiKey'>>;
   /** PATCH /v1/developer/extensions/{id} */
   updateDeveloperExtension(request: RestRequest<'updateDeveloperExtension'>, context: Context): Promise<RestResponse<'updateDeveloperExtension'>>;
+  /** PUT /v1/developer/payout-settings */
+  updateDeveloperPayoutSettings(request: RestRequest<'updateDeveloperPayoutSettings'>, context: Context): Promise<RestResponse<'updateDeveloperPayoutSettings'>>;
   /** PATCH /v1/developer/teams/{id} */
   updateDeveloperTeam(request: RestRequest<'updateDeveloperTeam'>, context: Context): Promise<RestResponse<'updateDeveloperTeam'>>;
   /** PATCH /v1/developer/teams/{id}/members/{member_id}/role */
@@ -910,7 +928,11 @@ export interface DomainResults {
   developerLimitRequestEvents: { 200: Camelize<DataOf<Wire<'developerLimitRequestEvents', 200>>> };
   developerLimitRequests: { 200: Camelize<DataOf<Wire<'developerLimitRequests', 200>>> };
   developerLimits: { 200: Camelize<DataOf<Wire<'developerLimits', 200>>> };
+  developerPayout: { 200: Camelize<DataOf<Wire<'developerPayout', 200>>> };
+  developerPayouts: { 200: Page<Camelize<ItemOf<Wire<'developerPayouts', 200>>>> };
+  developerPayoutSettings: { 200: Camelize<DataOf<Wire<'developerPayoutSettings', 200>>> };
   developerPublicProfile: { 200: Camelize<DataOf<Wire<'developerPublicProfile', 200>>> };
+  developerRevenue: { 200: Camelize<DataOf<Wire<'developerRevenue', 200>>> };
   developerTeam: { 200: Camelize<DataOf<Wire<'developerTeam', 200>>> };
   developerTeamInvite: { 200: Camelize<DataOf<Wire<'developerTeamInvite', 200>>> };
   developerTeamInvites: { 200: Camelize<ItemOf<Wire<'developerTeamInvites', 200>>>[] };
@@ -988,6 +1010,7 @@ export interface DomainResults {
   removeExtensionScreenshot: { 200: Camelize<Wire<'removeExtensionScreenshot', 200>> };
   removeExtensionTester: { 200: Camelize<Wire<'removeExtensionTester', 200>> };
   removeFromWatchlist: { 200: Camelize<Wire<'removeFromWatchlist', 200>> };
+  requestDeveloperPayout: { 201: Camelize<DataOf<Wire<'requestDeveloperPayout', 201>>> };
   reviewLimitRequest: { 200: Camelize<DataOf<Wire<'reviewLimitRequest', 200>>> };
   revokeDeveloperApiKey: { 200: Camelize<Wire<'revokeDeveloperApiKey', 200>> };
   revokeDeveloperTeamInvite: { 200: Camelize<Wire<'revokeDeveloperTeamInvite', 200>> };
@@ -1025,6 +1048,7 @@ export interface DomainResults {
   updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
   updateDeveloperApiKey: { 200: Camelize<DataOf<Wire<'updateDeveloperApiKey', 200>>> };
   updateDeveloperExtension: { 200: Camelize<DataOf<Wire<'updateDeveloperExtension', 200>>> };
+  updateDeveloperPayoutSettings: { 200: Camelize<DataOf<Wire<'updateDeveloperPayoutSettings', 200>>> };
   updateDeveloperTeam: { 200: Camelize<DataOf<Wire<'updateDeveloperTeam', 200>>> };
   updateDeveloperTeamMemberRole: { 200: Camelize<DataOf<Wire<'updateDeveloperTeamMemberRole', 200>>> };
   updateDeveloperTeamRole: { 200: Camelize<DataOf<Wire<'updateDeveloperTeamRole', 200>>> };
@@ -1161,7 +1185,11 @@ export interface DefaultStatus {
   developerLimitRequestEvents: 200;
   developerLimitRequests: 200;
   developerLimits: 200;
+  developerPayout: 200;
+  developerPayouts: 200;
+  developerPayoutSettings: 200;
   developerPublicProfile: 200;
+  developerRevenue: 200;
   developerTeam: 200;
   developerTeamInvite: 200;
   developerTeamInvites: 200;
@@ -1239,6 +1267,7 @@ export interface DefaultStatus {
   removeExtensionScreenshot: 200;
   removeExtensionTester: 200;
   removeFromWatchlist: 200;
+  requestDeveloperPayout: 201;
   reviewLimitRequest: 200;
   revokeDeveloperApiKey: 200;
   revokeDeveloperTeamInvite: 200;
@@ -1276,6 +1305,7 @@ export interface DefaultStatus {
   updateAccountServiceKey: 200;
   updateDeveloperApiKey: 200;
   updateDeveloperExtension: 200;
+  updateDeveloperPayoutSettings: 200;
   updateDeveloperTeam: 200;
   updateDeveloperTeamMemberRole: 200;
   updateDeveloperTeamRole: 200;
@@ -1530,8 +1560,16 @@ export interface RestOperations<Context> {
   developerLimitRequests(request: DomainRequest<'developerLimitRequests'>, context: Context): Promise<DomainResult<'developerLimitRequests'>>;
   /** GET /v1/developer/limits (data) */
   developerLimits(request: DomainRequest<'developerLimits'>, context: Context): Promise<DomainResult<'developerLimits'>>;
+  /** GET /v1/developer/payouts/{id} (single) */
+  developerPayout(request: DomainRequest<'developerPayout'>, context: Context): Promise<DomainResult<'developerPayout'>>;
+  /** GET /v1/developer/payouts (collection) */
+  developerPayouts(request: DomainRequest<'developerPayouts'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'developerPayouts'>>;
+  /** GET /v1/developer/payout-settings (data) */
+  developerPayoutSettings(request: DomainRequest<'developerPayoutSettings'>, context: Context): Promise<DomainResult<'developerPayoutSettings'>>;
   /** GET /v1/developer/profiles/{slug} (single) */
   developerPublicProfile(request: DomainRequest<'developerPublicProfile'>, context: Context): Promise<DomainResult<'developerPublicProfile'>>;
+  /** GET /v1/developer/revenue (data) */
+  developerRevenue(request: DomainRequest<'developerRevenue'>, context: Context): Promise<DomainResult<'developerRevenue'>>;
   /** GET /v1/developer/teams/{id} (single) */
   developerTeam(request: DomainRequest<'developerTeam'>, context: Context): Promise<DomainResult<'developerTeam'>>;
   /** GET /v1/developer/team-invites/{code} (single) */
@@ -1686,6 +1724,8 @@ export interface RestOperations<Context> {
   removeExtensionTester(request: DomainRequest<'removeExtensionTester'>, context: Context): Promise<DomainResult<'removeExtensionTester'>>;
   /** DELETE /v1/watchlist (bare) */
   removeFromWatchlist(request: DomainRequest<'removeFromWatchlist'>, context: Context): Promise<DomainResult<'removeFromWatchlist'>>;
+  /** POST /v1/developer/payouts (single) */
+  requestDeveloperPayout(request: DomainRequest<'requestDeveloperPayout'>, context: Context): Promise<DomainResult<'requestDeveloperPayout'>>;
   /** PUT /v1/admin/limit-requests/{id} (data) */
   reviewLimitRequest(request: DomainRequest<'reviewLimitRequest'>, context: Context): Promise<DomainResult<'reviewLimitRequest'>>;
   /** DELETE /v1/developer/api-keys/{id} (bare) */
@@ -1760,6 +1800,8 @@ export interface RestOperations<Context> {
   updateDeveloperApiKey(request: DomainRequest<'updateDeveloperApiKey'>, context: Context): Promise<DomainResult<'updateDeveloperApiKey'>>;
   /** PATCH /v1/developer/extensions/{id} (single) */
   updateDeveloperExtension(request: DomainRequest<'updateDeveloperExtension'>, context: Context): Promise<DomainResult<'updateDeveloperExtension'>>;
+  /** PUT /v1/developer/payout-settings (data) */
+  updateDeveloperPayoutSettings(request: DomainRequest<'updateDeveloperPayoutSettings'>, context: Context): Promise<DomainResult<'updateDeveloperPayoutSettings'>>;
   /** PATCH /v1/developer/teams/{id} (single) */
   updateDeveloperTeam(request: DomainRequest<'updateDeveloperTeam'>, context: Context): Promise<DomainResult<'updateDeveloperTeam'>>;
   /** PATCH /v1/developer/teams/{id}/members/{member_id}/role (single) */
@@ -5660,6 +5702,120 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "developerPayout",
+    "method": "get",
+    "path": "/v1/developer/payouts/{id}",
+    "expressPath": "/v1/developer/payouts/:id",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/payouts/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerPayouts",
+    "method": "get",
+    "path": "/v1/developer/payouts",
+    "expressPath": "/v1/developer/payouts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerPayoutSettings",
+    "method": "get",
+    "path": "/v1/developer/payout-settings",
+    "expressPath": "/v1/developer/payout-settings",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "developerPublicProfile",
     "method": "get",
     "path": "/v1/developer/profiles/{slug}",
@@ -5682,6 +5838,42 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerRevenue",
+    "method": "get",
+    "path": "/v1/developer/revenue",
+    "expressPath": "/v1/developer/revenue",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -8117,6 +8309,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "requestDeveloperPayout",
+    "method": "post",
+    "path": "/v1/developer/payouts",
+    "expressPath": "/v1/developer/payouts",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/developer/payouts/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
     "operationId": "reviewLimitRequest",
     "method": "put",
     "path": "/v1/admin/limit-requests/{id}",
@@ -9379,6 +9607,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "updateDeveloperPayoutSettings",
+    "method": "put",
+    "path": "/v1/developer/payout-settings",
+    "expressPath": "/v1/developer/payout-settings",
+    "gate": {
+      "auth": "first-party",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-dev:payouts"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "updateDeveloperTeam",
     "method": "patch",
     "path": "/v1/developer/teams/{id}",
@@ -10133,7 +10397,7 @@ export const routes: readonly RouteSpec[] = [
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'chatHistory' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
+export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'chatHistory' | 'developerPayouts' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -10177,6 +10441,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "minLimit": 1,
     "maxLimit": 100,
     "clampLimit": false,
+    "maxPage": 2147483647
+  },
+  "developerPayouts": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
     "maxPage": 2147483647
   },
   "events": {

@@ -47,6 +47,7 @@ import { ideasModule } from './modules/ideas';
 import { mailModule } from './modules/mail';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
+import { payoutsModule } from './modules/payouts';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { sessionsModule } from './modules/sessions';
@@ -85,6 +86,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     soundsModule,
     developerModule,
     extensionsModule,
+    payoutsModule,
     webhooksModule,
     ideasModule,
     statsModule,

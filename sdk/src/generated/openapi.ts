@@ -2322,6 +2322,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/developer/payout-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the payee's payouts go, and the state of its connected payment account.
+         * @description The payout e-mail and the connected account the payment-connect webhook reports
+         *     (`account.updated`); every field is null (flags false) until set or reported. The payee is
+         *     chosen as for `GET /developer/revenue` (team permission `team-payouts:read`). First-party only.
+         */
+        get: operations["developerPayoutSettings"];
+        /**
+         * Set the e-mail address the payee's payouts are sent to.
+         * @description Sets `payout_email` (the payout provider's receiver) of the caller's developer profile, or
+         *     of the team named by `team_id` (team permission `team-payouts:edit`). 400
+         *     VALIDATION_ERROR `Invalid payout email`. First-party only.
+         */
+        put: operations["updateDeveloperPayoutSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The payee's payout requests, newest first.
+         * @description Payout requests of the caller's developer profile, or of the team named by `team_id` (team
+         *     permission `team-payouts:read`), newest first, optionally by `status`. First-party only.
+         */
+        get: operations["developerPayouts"];
+        put?: never;
+        /**
+         * Request a payout of available revenue in one currency (status `pending`).
+         * @description Pays out `amount_cents` (default: everything available) of `currency` to the payee's payout
+         *     e-mail. The payee is the caller's developer profile, or the team named by `team_id` (team
+         *     permission `team-payouts:edit`). 400 VALIDATION_ERROR: `Set a payout email before requesting
+         *     a payout`, `No available revenue in {currency}`, `Amount exceeds the available revenue`.
+         *     The payout provider's webhook then moves it: `processing` (batch accepted), `paid`,
+         *     `failed` or `canceled` (unclaimed); failed and canceled amounts become available again. The
+         *     requester is notified of each change. First-party only.
+         */
+        post: operations["requestDeveloperPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/payouts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One payout request of the caller's profile or of a team the caller may read payouts of.
+         * @description 404 `Payout not found` for a payout of another payee; a team payout needs the team
+         *     permission `team-payouts:read`. First-party only.
+         */
+        get: operations["developerPayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/developer/profiles/{slug}": {
         parameters: {
             query?: never;
@@ -2335,6 +2415,33 @@ export interface paths {
          *     `avg_rating` the mean rating over rated extensions (null when none is rated).
          */
         get: operations["developerPublicProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's (or a team's) extension revenue per currency, with what is paid, pending and available.
+         * @description Per currency: `earned_cents` (completed, not refunded extension purchases of the payee's
+         *     extensions), `paid_cents` (payouts `paid`), `pending_cents` (payouts `pending` or
+         *     `processing`) and `available_cents` (earned minus paid and pending, never below 0).
+         *     Without `team_id` the payee is the caller's developer profile (403 `You must be an
+         *     approved developer to manage payouts` without one); with it, the team, and the caller needs
+         *     the team permission `team-payouts:read` (403 `Missing team permission: team-payouts:read`;
+         *     404 `Team not found` for a team the caller is not in). First-party only: developer keys,
+         *     popout, overlay, widget and extension tokens get 403.
+         */
+        get: operations["developerRevenue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4178,10 +4285,14 @@ export interface paths {
          *     `payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset
          *     secret fails closed unless `payments.allow_unsigned_webhooks` is true.
          *     `checkout.session.completed` with `metadata.extension_id` records an extension purchase;
-         *     `charge.refunded` marks it refunded (by payment intent); `transfer.paid`,
-         *     `customer.subscription.created` and `.deleted`, `invoice.payment_succeeded` and
-         *     `.payment_failed` and `account.updated` are recorded in the webhook receipt log. Each
-         *     event id is processed once; other types answer 200. Not rate limited.
+         *     `charge.refunded` marks it refunded (by payment intent); `account.updated` stores the
+         *     connected account's state on the developer or team it belongs to (by account id, first
+         *     linked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the
+         *     payout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`
+         *     record an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active
+         *     or canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active
+         *     or past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.
+         *     Each event id is processed once (the receipt log); other types answer 200. Not rate limited.
          */
         post: operations["paymentConnectWebhook"];
         delete?: never;
@@ -5789,6 +5900,50 @@ export interface components {
             /** @description Starts at 1, one higher with every update (send it back with the next update). */
             version: number;
         };
+        /** @description A payout request of a developer profile or team, moved by the payout provider's webhook. */
+        Payout: {
+            /** Format: int64 */
+            amount_cents: number;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            /** Format: uuid */
+            developer_id: string | null;
+            failure_reason: string | null;
+            /**
+             * Format: uuid
+             * @description Also the provider's sender batch and item id.
+             */
+            id: string;
+            /** Format: date-time */
+            paid_at: string | null;
+            payout_email: string;
+            provider_batch_id: string | null;
+            provider_item_id: string | null;
+            /** Format: uuid */
+            requested_by: string | null;
+            /** @enum {string} */
+            status: "pending" | "processing" | "paid" | "failed" | "canceled";
+            /** Format: uuid */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PayoutSettings: {
+            connect_account_id: string | null;
+            connect_charges_enabled: boolean;
+            connect_details_submitted: boolean;
+            connect_payouts_enabled: boolean;
+            /** Format: date-time */
+            connect_updated_at: string | null;
+            /** Format: uuid */
+            developer_id: string | null;
+            payout_email: string | null;
+            /** Format: uuid */
+            team_id: string | null;
+            /** Format: date-time */
+            updated_at: string | null;
+        };
         PlatformCredentialMode: {
             /** @enum {string} */
             kind: "channel" | "bot";
@@ -6100,6 +6255,24 @@ export interface components {
             max_sound_storage_bytes?: number;
             max_sounds?: number;
         };
+        RequestPayoutBody: {
+            /** Format: int64 */
+            amount_cents?: number;
+            currency: string;
+            /** Format: uuid */
+            team_id?: string | null;
+        };
+        RevenueBalance: {
+            /** Format: int64 */
+            available_cents: number;
+            currency: string;
+            /** Format: int64 */
+            earned_cents: number;
+            /** Format: int64 */
+            paid_cents: number;
+            /** Format: int64 */
+            pending_cents: number;
+        };
         SelfLinks: {
             self: string;
         };
@@ -6312,6 +6485,11 @@ export interface components {
         UpdateIdeaCommentBody: {
             /** @description Must keep some text after sanitising. */
             body: string;
+        };
+        UpdatePayoutSettingsBody: {
+            payout_email: string;
+            /** Format: uuid */
+            team_id?: string | null;
         };
         /**
          * @description Prices are integers in the minor currency unit; limits are integers (`chat_retention_days`
@@ -6625,6 +6803,17 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The payee's payout settings. */
+        PayoutSettingsResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PayoutSettings"];
+                };
             };
         };
         /** @description A browser redirect (to the provider, or back to the sign-in's `redirect_uri`). */
@@ -11791,6 +11980,200 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    developerPayoutSettings: {
+        parameters: {
+            query?: {
+                team_id?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PayoutSettingsResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateDeveloperPayoutSettings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePayoutSettingsBody"];
+            };
+        };
+        responses: {
+            200: components["responses"]["PayoutSettingsResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    developerPayouts: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                status?: "pending" | "processing" | "paid" | "failed" | "canceled";
+                team_id?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["Payout"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestDeveloperPayout: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestPayoutBody"];
+            };
+        };
+        responses: {
+            /** @description The payout request. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Payout"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    developerPayout: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Payout"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     developerPublicProfile: {
         parameters: {
             query?: {
@@ -11823,6 +12206,45 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    developerRevenue: {
+        parameters: {
+            query?: {
+                team_id?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One balance per currency the payee earned or was paid in, by currency. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RevenueBalance"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];

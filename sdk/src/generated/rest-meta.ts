@@ -98,7 +98,11 @@ export const tokenQueryOperations: readonly string[] = [
   "GET /developer/limits",
   "GET /developer/limits/requests",
   "GET /developer/limits/requests/{id}/events",
+  "GET /developer/payout-settings",
+  "GET /developer/payouts",
+  "GET /developer/payouts/{id}",
   "GET /developer/profiles/{slug}",
+  "GET /developer/revenue",
   "GET /developer/team-invites/{code}",
   "GET /developer/teams",
   "GET /developer/teams/permissions",
@@ -205,6 +209,7 @@ export const tokenQueryOperations: readonly string[] = [
   "POST /developer/extensions/{id}/versions",
   "POST /developer/extensions/{id}/versions/{version_id}/publish",
   "POST /developer/limits/requests",
+  "POST /developer/payouts",
   "POST /developer/team-invites/{code}/accept",
   "POST /developer/teams",
   "POST /developer/teams/{id}/invites",
@@ -250,5 +255,6 @@ export const tokenQueryOperations: readonly string[] = [
   "PUT /admin/limit-requests/{id}",
   "PUT /admin/plans/{id}/features",
   "PUT /admin/platforms/{platform}",
-  "PUT /developer/extensions/{id}/versions/{version_id}/bundle"
+  "PUT /developer/extensions/{id}/versions/{version_id}/bundle",
+  "PUT /developer/payout-settings"
 ];

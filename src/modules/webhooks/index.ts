@@ -3,7 +3,7 @@
  * (Part 2 "Inbound webhook receivers"), the shop_platform shops with their signing secrets, the
  * billing state the payment provider reports, and the receipt log of payment and payout
  * deliveries. Owns `webhook_receipts`, `webhook_shops` and `billing_subscriptions`; reaches
- * events, chat, extensions, plans and accounts only through their APIs (and reads, never writes,
+ * events, chat, extensions, payouts, plans and accounts only through their APIs (and reads, never writes,
  * the connections module's channel ids to resolve an account).
  */
 import { defineModule } from '../contract';
@@ -39,6 +39,7 @@ export function createWebhooksModule(options: { payout?: PayoutVerifier } = {}) 
         plans: use('plans'),
         features: use('features'),
         audit: use('audit'),
+        payouts: use('payouts'),
         payout: options.payout ?? createHttpPayoutVerifier({ apiUrl: config.payments.payout_api_url, log }),
       });
       return { api: { receipts: service.receipts, billing: service.billing } as WebhooksApi, rest: createWebhooksRest(service) };

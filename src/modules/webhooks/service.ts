@@ -3,8 +3,9 @@
  * formats"). Each verifies the raw bytes first (signature, timestamp tolerance), then parses, then
  * resolves the account from the signed payload and hands the result to the module that owns it:
  * events (`emitFor`, idempotent on the platform's id), the chat and moderation-log pipelines, the
- * extension purchases, the account plans. Payment and payout deliveries are kept in the receipt
- * log, once per provider event id. A valid delivery that matches no connection, or has a type
+ * extension purchases, the account plans, the payouts module (payout requests, connected
+ * accounts, extension subscriptions). Payment and payout deliveries are kept in the receipt log,
+ * once per provider event id. A valid delivery that matches no connection, or has a type
  * nobody handles, is acknowledged with 200. Gates are not checked here: the receivers are public.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -52,6 +53,8 @@ export interface WebhooksDeps {
   plans: Pick<ModuleApis['plans'], 'billingPlan' | 'freePlan' | 'applyBillingPlan'>;
   features: Pick<ModuleApis['features'], 'invalidate'>;
   audit: Pick<ModuleApis['audit'], 'record'>;
+  /** Payout requests, connected accounts and extension subscriptions the payout and connect events move. */
+  payouts: Pick<ModuleApis['payouts'], 'payoutEvent' | 'connectEvent'>;
   payout: PayoutVerifier;
   /** Unix seconds (tests leave it alone: the tolerance edges are signed relative to the clock). */
   now?: () => number;
@@ -94,8 +97,8 @@ const PLATFORM_C_EVENTS: Readonly<Record<string, string>> = {
   'channel.followed': 'platform_c:follower',
 };
 
-const CONNECT_RECORDED = new Set(['transfer.paid', 'customer.subscription.created', 'customer.subscription.deleted', 'invoice.payment_succeeded', 'invoice.payment_failed', 'account.updated']);
-const PAYOUT_TYPES = new Set(['PAYMENT.PAYOUTS-ITEM.SUCCEEDED', 'PAYMENT.PAYOUTS-ITEM.FAILED', 'PAYMENT.PAYOUTS-ITEM.UNCLAIMED', 'PAYMENT.PAYOUTSBATCH.SUCCESS']);
+/** Connect events the payouts module applies (connected accounts, transfers, extension subscriptions). */
+const CONNECT_STATE = new Set(['transfer.paid', 'customer.subscription.created', 'customer.subscription.deleted', 'invoice.payment_succeeded', 'invoice.payment_failed', 'account.updated']);
 
 const xml = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, parseTagValue: false, processEntities: true, htmlEntities: false });
 
@@ -508,7 +511,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
           await deps.extensions.refundPurchase(text(o.payment_intent) ?? text(o.id) ?? event.id);
           return { outcome: 'refund_recorded' };
         }
-        if (CONNECT_RECORDED.has(event.type)) return { outcome: 'recorded', accountId: await knownAccount(meta.account_id) };
+        if (CONNECT_STATE.has(event.type)) return deps.payouts.connectEvent({ id: event.id, type: event.type, object: o });
         return { outcome: 'ignored' };
       });
     },
@@ -528,7 +531,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         if (!verified) throw unauthorized(webhookMessages.signatureInvalid);
       }
       const event = providerEvent(inbound.body);
-      return once('payout-provider', event, () => Promise.resolve({ outcome: PAYOUT_TYPES.has(event.type) ? 'recorded' : 'ignored' }));
+      return once('payout-provider', event, () => deps.payouts.payoutEvent({ id: event.id, type: event.type, object: event.object }));
     },
 
     // ---------------------------------------------------------------- operator path: shops

@@ -1,0 +1,200 @@
+/**
+ * Storage of the payouts module (knex): payout accounts, payout requests and their timeline,
+ * extension subscriptions. Revenue reads the extensions module's `extensions` and
+ * `extension_purchases` tables (read-only: its API has no sum by owner, and the sum must run in
+ * the request's transaction, under the payee's row lock).
+ */
+import type { Knex } from 'knex';
+
+type Db = Knex | Knex.Transaction;
+
+export type PayoutStatus = 'pending' | 'processing' | 'paid' | 'failed' | 'canceled';
+
+export interface PayoutAccountRow {
+  payee_id: string;
+  developer_id: string | null;
+  team_id: string | null;
+  payout_email: string | null;
+  connect_account_id: string | null;
+  connect_charges_enabled: boolean;
+  connect_payouts_enabled: boolean;
+  connect_details_submitted: boolean;
+  connect_updated_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PayoutRow {
+  id: string;
+  payee_id: string;
+  developer_id: string | null;
+  team_id: string | null;
+  requested_by: string | null;
+  amount_cents: string | number;
+  currency: string;
+  status: PayoutStatus;
+  payout_email: string;
+  provider_batch_id: string | null;
+  provider_item_id: string | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  paid_at: Date | null;
+}
+
+export interface SubscriptionRow {
+  subscription_id: string;
+  extension_id: string;
+  account_id: string | null;
+  customer_id: string | null;
+  status: string;
+  last_invoice_status: string | null;
+  current_period_end: Date | null;
+  canceled_at: Date | null;
+}
+
+export interface Payee {
+  id: string;
+  developerId: string | null;
+  teamId: string | null;
+}
+
+export interface Sums {
+  currency: string;
+  amount: number;
+}
+
+const toSums = (rows: { currency: string; amount: string | number | null }[]): Sums[] => rows.map((r) => ({ currency: r.currency, amount: Number(r.amount ?? 0) }));
+
+export function createPayoutsRepo(knex: Knex) {
+  return {
+    /** payout_accounts.get */
+    account(payeeId: string, db: Db = knex): Promise<PayoutAccountRow | undefined> {
+      return db('payout_accounts').where({ payee_id: payeeId }).first('*');
+    },
+    /** payout_accounts.lock: the payee's row, locked for the transaction (serialises payout requests) */
+    lockAccount(db: Knex.Transaction, payeeId: string): Promise<PayoutAccountRow | undefined> {
+      return db('payout_accounts').where({ payee_id: payeeId }).forUpdate().first('*');
+    },
+    /** payout_accounts.byConnectAccount */
+    accountByConnect(connectAccountId: string, db: Db = knex): Promise<PayoutAccountRow | undefined> {
+      return db('payout_accounts').where({ connect_account_id: connectAccountId }).first('*');
+    },
+    /** payout_accounts.ensure: the payee's row exists (no change when it does) */
+    async ensureAccount(db: Db, payee: Payee): Promise<void> {
+      await db('payout_accounts').insert({ payee_id: payee.id, developer_id: payee.developerId, team_id: payee.teamId }).onConflict('payee_id').ignore();
+    },
+    /** payout_accounts.update */
+    async updateAccount(db: Db, payeeId: string, patch: Partial<Omit<PayoutAccountRow, 'payee_id' | 'developer_id' | 'team_id' | 'created_at'>>): Promise<void> {
+      await db('payout_accounts').where({ payee_id: payeeId }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /** payout_accounts.unlinkConnect: a connected account id moves to its latest payee */
+    async unlinkConnect(db: Db, connectAccountId: string, keepPayeeId: string): Promise<void> {
+      await db('payout_accounts').where({ connect_account_id: connectAccountId }).whereNot({ payee_id: keepPayeeId }).update({ connect_account_id: null, updated_at: db.fn.now() });
+    },
+    /** developer_profiles.exists / developer_teams.exists (the developer module's rows, read-only) */
+    async payeeExists(kind: 'developer' | 'team', id: string): Promise<boolean> {
+      return Boolean(await knex(kind === 'developer' ? 'developer_profiles' : 'developer_teams').where({ id }).first('id'));
+    },
+
+    /** extension_purchases.earnedByPayee: completed, unrefunded purchases of the payee's extensions, per currency */
+    async earned(payee: Payee, db: Db = knex): Promise<Sums[]> {
+      const rows = await db('extension_purchases as p')
+        .join('extensions as e', 'e.id', 'p.extension_id')
+        .where('p.status', 'completed')
+        .andWhere(payee.developerId ? { 'e.developer_id': payee.developerId } : { 'e.team_id': payee.teamId })
+        .groupBy('p.currency')
+        .select('p.currency as currency')
+        .sum({ amount: 'p.amount_cents' });
+      return toSums(rows as { currency: string; amount: string | number | null }[]);
+    },
+    /** payouts.sumsByStatus: per status and currency */
+    async payoutSums(payeeId: string, db: Db = knex): Promise<(Sums & { status: PayoutStatus })[]> {
+      const rows: { status: PayoutStatus; currency: string; amount: string | number | null }[] = await db('payouts')
+        .where({ payee_id: payeeId })
+        .whereIn('status', ['pending', 'processing', 'paid'])
+        .groupBy('status', 'currency')
+        .select('status', 'currency')
+        .sum({ amount: 'amount_cents' });
+      return rows.map((r) => ({ status: r.status, currency: r.currency, amount: Number(r.amount ?? 0) }));
+    },
+
+    /** payouts.insert */
+    async insertPayout(db: Knex.Transaction, row: Omit<PayoutRow, 'created_at' | 'updated_at' | 'paid_at' | 'provider_batch_id' | 'provider_item_id' | 'failure_reason' | 'status'>): Promise<void> {
+      await db('payouts').insert({ ...row, status: 'pending' });
+    },
+    /** payouts.get */
+    payout(id: string, db: Db = knex): Promise<PayoutRow | undefined> {
+      return db('payouts').where({ id }).first('*');
+    },
+    /** payouts.page: a payee's, newest first */
+    async payouts(payeeId: string, status: PayoutStatus | undefined, page: { limit: number; offset: number }): Promise<{ rows: PayoutRow[]; total: number }> {
+      const base = () => knex('payouts').where({ payee_id: payeeId }).modify((q) => (status ? q.where({ status }) : q));
+      const [rows, counted] = await Promise.all([
+        base().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit).offset(page.offset).select('*'),
+        base().count<{ count: string | number }[]>('* as count'),
+      ]);
+      return { rows: rows as PayoutRow[], total: Number(counted[0]?.count ?? 0) };
+    },
+    /** payouts.lockForEvent: a payout by our id, else the provider's item id, else batch id; locked */
+    async lockPayout(db: Knex.Transaction, ref: { ids: string[]; itemId: string | null; batchId: string | null }): Promise<PayoutRow | undefined> {
+      for (const id of ref.ids) {
+        const row = await db('payouts').where({ id }).forUpdate().first('*');
+        if (row) return row as PayoutRow;
+      }
+      if (ref.itemId) {
+        const row = await db('payouts').where({ provider_item_id: ref.itemId }).forUpdate().first('*');
+        if (row) return row as PayoutRow;
+      }
+      if (ref.batchId) {
+        const row = await db('payouts').where({ provider_batch_id: ref.batchId }).orderBy('created_at').forUpdate().first('*');
+        if (row) return row as PayoutRow;
+      }
+      return undefined;
+    },
+    /** payouts.update */
+    async updatePayout(db: Knex.Transaction, id: string, patch: Partial<Pick<PayoutRow, 'status' | 'provider_batch_id' | 'provider_item_id' | 'failure_reason'>> & { paid_at?: unknown }): Promise<void> {
+      await db('payouts').where({ id }).update({ ...patch, updated_at: db.fn.now() });
+    },
+    /** payout_events.claim: false when this provider event id was applied before */
+    async claimEvent(db: Knex.Transaction, row: { id: string; payout_id: string; event_id: string; event_type: string; from_status: string; to_status: string }): Promise<boolean> {
+      const inserted: unknown[] = await db('payout_events').insert(row).onConflict('event_id').ignore().returning('id');
+      return inserted.length > 0;
+    },
+    /** payout_events.ofPayout, oldest first (tests and operators) */
+    events(payoutId: string): Promise<{ event_id: string; event_type: string; from_status: string; to_status: string }[]> {
+      return knex('payout_events').where({ payout_id: payoutId }).orderBy('created_at').select('event_id', 'event_type', 'from_status', 'to_status');
+    },
+
+    /** extensions.exists (the extensions module's rows, read-only) */
+    async extensionExists(id: string): Promise<boolean> {
+      return Boolean(await knex('extensions').where({ id }).first('id'));
+    },
+    /** accounts.exists */
+    async accountExists(id: string): Promise<boolean> {
+      return Boolean(await knex('accounts').where({ id }).first('id'));
+    },
+    /** extension_subscriptions.get */
+    subscription(id: string, db: Db = knex): Promise<SubscriptionRow | undefined> {
+      return db('extension_subscriptions').where({ subscription_id: id }).first('*');
+    },
+    /** extension_subscriptions.latest: an account's newest subscription of an extension */
+    subscriptionOf(extensionId: string, accountId: string): Promise<SubscriptionRow | undefined> {
+      return knex('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').first('*');
+    },
+    /** extension_subscriptions.upsert */
+    async saveSubscription(row: Omit<SubscriptionRow, 'canceled_at' | 'last_invoice_status'> & { canceled_at?: unknown }): Promise<void> {
+      await knex('extension_subscriptions')
+        .insert({ ...row, updated_at: knex.fn.now() })
+        .onConflict('subscription_id')
+        .merge({ status: row.status, customer_id: row.customer_id, current_period_end: row.current_period_end, ...(row.canceled_at !== undefined ? { canceled_at: row.canceled_at } : {}), updated_at: knex.fn.now() });
+    },
+    /** extension_subscriptions.update: true when the subscription exists */
+    async updateSubscription(id: string, patch: Partial<Pick<SubscriptionRow, 'status' | 'last_invoice_status' | 'current_period_end'>> & { canceled_at?: unknown }): Promise<boolean> {
+      const updated: unknown[] = await knex('extension_subscriptions').where({ subscription_id: id }).update({ ...patch, updated_at: knex.fn.now() }).returning('subscription_id');
+      return updated.length > 0;
+    },
+  };
+}
+
+export type PayoutsRepo = ReturnType<typeof createPayoutsRepo>;
