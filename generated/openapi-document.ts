@@ -16849,7 +16849,7 @@ export const openapiDocument = {
           "payouts"
         ],
         "summary": "Set the e-mail address the payee's payouts are sent to.",
-        "description": "Sets `payout_email` (the payout provider's receiver) of the caller's developer profile, or\nof the team named by `team_id` (team permission `team-payouts:edit`). 400\nVALIDATION_ERROR `Invalid payout email`. First-party only.\n",
+        "description": "Sets `payout_email` (the payout provider's receiver) of the caller's developer profile, or\nof the team named by `team_id` (team permission `team-payouts:edit`); an address that is\nnot an e-mail is 400 VALIDATION_ERROR. First-party only.\n",
         "x-auth": "first-party",
         "x-permission": "extension-dev:payouts",
         "requestBody": {
@@ -23106,6 +23106,7 @@ export const openapiDocument = {
           },
           "payout_email": {
             "type": "string",
+            "format": "email",
             "maxLength": 320
           }
         }

@@ -2339,8 +2339,8 @@ export interface paths {
         /**
          * Set the e-mail address the payee's payouts are sent to.
          * @description Sets `payout_email` (the payout provider's receiver) of the caller's developer profile, or
-         *     of the team named by `team_id` (team permission `team-payouts:edit`). 400
-         *     VALIDATION_ERROR `Invalid payout email`. First-party only.
+         *     of the team named by `team_id` (team permission `team-payouts:edit`); an address that is
+         *     not an e-mail is 400 VALIDATION_ERROR. First-party only.
          */
         put: operations["updateDeveloperPayoutSettings"];
         post?: never;
@@ -6793,6 +6793,7 @@ export interface components {
             body: string;
         };
         UpdatePayoutSettingsBody: {
+            /** Format: email */
             payout_email: string;
             /** Format: uuid */
             team_id?: string | null;

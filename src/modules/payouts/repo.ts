@@ -93,8 +93,8 @@ export function createPayoutsRepo(knex: Knex) {
       await db('payout_accounts').where({ connect_account_id: connectAccountId }).whereNot({ payee_id: keepPayeeId }).update({ connect_account_id: null, updated_at: db.fn.now() });
     },
     /** developer_profiles.exists / developer_teams.exists (the developer module's rows, read-only) */
-    async payeeExists(kind: 'developer' | 'team', id: string): Promise<boolean> {
-      return Boolean(await knex(kind === 'developer' ? 'developer_profiles' : 'developer_teams').where({ id }).first('id'));
+    async payeeExists(kind: 'developer' | 'team', id: string, db: Db = knex): Promise<boolean> {
+      return Boolean(await db(kind === 'developer' ? 'developer_profiles' : 'developer_teams').where({ id }).first('id'));
     },
 
     /** extension_purchases.earnedByPayee: completed, unrefunded purchases of the payee's extensions, per currency */

@@ -199,7 +199,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
       if (!row) {
         const developerId = uuid(meta.developer_id);
         const teamId = developerId ? null : uuid(meta.team_id);
-        const payee: Payee | null = developerId && (await repo.payeeExists('developer', developerId)) ? { id: developerId, developerId, teamId: null } : teamId && (await repo.payeeExists('team', teamId)) ? { id: teamId, developerId: null, teamId } : null;
+        const payee: Payee | null = developerId && (await repo.payeeExists('developer', developerId, trx)) ? { id: developerId, developerId, teamId: null } : teamId && (await repo.payeeExists('team', teamId, trx)) ? { id: teamId, developerId: null, teamId } : null;
         if (!payee) return { outcome: 'no_developer' };
         await repo.ensureAccount(trx, payee);
         await repo.unlinkConnect(trx, connectId, payee.id);
