@@ -4622,7 +4622,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_edit"
+          "ideas:edit"
         ]
       },
       "feature": "system:ideas_hub"
@@ -5169,7 +5169,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_delete"
+          "ideas:delete"
         ]
       },
       "feature": "system:ideas_hub"
@@ -5235,7 +5235,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_delete"
+          "ideas:delete"
         ]
       },
       "feature": "system:ideas_hub"
@@ -9547,7 +9547,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_edit"
+          "ideas:edit"
         ]
       },
       "feature": "system:ideas_hub"
