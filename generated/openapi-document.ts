@@ -19633,8 +19633,8 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Creates a category (Part 2, \"Ideas board\"; admin).",
-        "description": "Admin scope. Part 2 writes \"admin `ideas:edit`\", but `ideas:edit` is a user-scope\npermission (own ideas) that every user holds through the `Member` role; the admin-scope\nedit permission of the ideas family is `ideas:moderate_edit`, which this gate checks.\n`name` 1 to 100 characters (trimmed), unique case-insensitively (409 CONFLICT `Category\nname already in use`); optional `description` (up to 500) and `sort_order`.\n",
-        "x-permission": "ideas:moderate_edit",
+        "description": "Admin `ideas:edit` (Part 2), checked against the caller's admin role: the user-scope\n`ideas:edit` every user holds for their own ideas does not open it, nor does the\nmoderation grant `ideas:moderate_edit` (403 FORBIDDEN `Missing permission: ideas:edit`).\n`name` 1 to 100 characters (trimmed), unique case-insensitively (409 CONFLICT `Category\nname already in use`); optional `description` (up to 500) and `sort_order`.\n",
+        "x-permission": "ideas:edit",
         "x-permission-scope": "admin",
         "x-feature": "system:ideas_hub",
         "requestBody": {
@@ -19727,9 +19727,9 @@ export const openapiDocument = {
         "tags": [
           "ideas"
         ],
-        "summary": "Updates a category (admin `ideas:moderate_edit`; see createIdeaCategory).",
+        "summary": "Updates a category (admin `ideas:edit`; see createIdeaCategory).",
         "description": "Any of `name`, `description` (null clears), `sort_order`. 404 `Category not found`; 409 as on create.",
-        "x-permission": "ideas:moderate_edit",
+        "x-permission": "ideas:edit",
         "x-permission-scope": "admin",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -19819,8 +19819,8 @@ export const openapiDocument = {
           "ideas"
         ],
         "summary": "Deletes a category; its ideas keep existing without one (Part 2, \"Ideas board\").",
-        "description": "Admin scope. Part 2 writes \"admin `ideas:delete`\"; the admin-scope delete permission of\nthe ideas family is `ideas:moderate_delete` (see createIdeaCategory). 404 `Category not found`.\n",
-        "x-permission": "ideas:moderate_delete",
+        "description": "Admin `ideas:delete` (Part 2), checked against the caller's admin role, not the\nuser-scope `ideas:delete` of own ideas (see createIdeaCategory). 404 `Category not found`.\n",
+        "x-permission": "ideas:delete",
         "x-permission-scope": "admin",
         "x-feature": "system:ideas_hub",
         "parameters": [
@@ -20067,9 +20067,9 @@ export const openapiDocument = {
         "tags": [
           "ideas"
         ],
-        "summary": "Deletes a tag and removes it from every idea (admin `ideas:moderate_delete`; see deleteIdeaCategory).",
+        "summary": "Deletes a tag and removes it from every idea (admin `ideas:delete`; see deleteIdeaCategory).",
         "description": "404 `Tag not found`.",
-        "x-permission": "ideas:moderate_delete",
+        "x-permission": "ideas:delete",
         "x-permission-scope": "admin",
         "x-feature": "system:ideas_hub",
         "parameters": [

@@ -4664,7 +4664,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_edit"
+          "ideas:edit"
         ]
       },
       "feature": "system:ideas_hub"
@@ -5211,7 +5211,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_delete"
+          "ideas:delete"
         ]
       },
       "feature": "system:ideas_hub"
@@ -5277,7 +5277,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_delete"
+          "ideas:delete"
         ]
       },
       "feature": "system:ideas_hub"
@@ -9811,7 +9811,7 @@ export const routes: readonly RouteSpec[] = [
         "mode": "all",
         "scope": "admin",
         "list": [
-          "ideas:moderate_edit"
+          "ideas:edit"
         ]
       },
       "feature": "system:ideas_hub"

@@ -822,6 +822,7 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
 
 export const wsLimits = {
   "max_frame_bytes": 65536,
+  "max_buffered_frame_bytes": 1048576,
   "silence_timeout_ms": 30000,
   "heartbeat_tick_ms": 5000,
   "overlay_revalidate_ms": 30000,

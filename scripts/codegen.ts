@@ -31,6 +31,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import standaloneCode from 'ajv/dist/standalone';
 import { publishedDocuments } from './codegen/published';
+import { graphqlStringLimitsModule } from './codegen/string-limits';
 import { sdkFiles } from './codegen-sdk';
 
 const root = path.resolve(__dirname, '..');
@@ -1123,6 +1124,7 @@ export const fieldGates: Readonly<Record<string, Gate>> = ${JSON.stringify(gates
   files.set('generated/ws-validators.js', wsOut.validators);
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
+  files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, readSpec('spec/ws-protocol.json'))) files.set(file, content);

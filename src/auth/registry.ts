@@ -229,6 +229,15 @@ export const sharedPermissions: readonly string[] = freeze([
 ]);
 
 /**
+ * Admin `ideas:edit` / `ideas:delete`: Part 2's ideas table gates category writes and category and
+ * tag deletion on "admin `ideas:edit`" and "admin `ideas:delete`". The same strings are user-scope
+ * grants (own ideas, held by every Member); like the account/admin shared strings, the two scopes
+ * are checked independently, so a user's own-idea grant never opens the board's admin writes.
+ * They are not in the Moderator user role (Part 1 gives it only `ideas:moderate_*`).
+ */
+export const ideasBoardAdmin: readonly string[] = freeze(['ideas:edit', 'ideas:delete']);
+
+/**
  * Part 1's list writes `developer-verification:read|edit` but the REST gates (Part 2, admin
  * developer-applications routes) use `developer-verifications:`; the singular is a typo in
  * Part 1's list, so only the plural is registered.
@@ -258,6 +267,7 @@ const adminOnlyPermissions = [
   'csp-reports:read',
   'extension-review:read', 'extension-review:edit',
   'developer-limits:read', 'developer-limits:edit',
+  ...ideasBoardAdmin,
   ...ideasModeration,
   'copyright:moderate',
   'user-roles:read', 'user-roles:create', 'user-roles:edit', 'user-roles:delete',

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LRUCache } from 'lru-cache';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { clientMessageTypes, wsLimits, type WsClientMessage, type WsErrorCode, type WsServerMessage } from '../../generated/ws';
 import * as validators from '../../generated/ws-validators';
 import type { WsValidator } from '../../generated/ws-validators';
@@ -41,6 +41,9 @@ export const closeCodes = {
   /** The outbound queue overflowed (in messages or bytes): the client fell behind. */
   overflow: 1013,
 } as const;
+
+/** RFC 6455 "Message Too Big": ws's own close for a message past its maxPayload. */
+const MESSAGE_TOO_BIG = 1009;
 
 /** How long a revocation is remembered for upgrades that were verified just before it. */
 const REVOKED_MEMORY_MS = 120_000;
@@ -137,10 +140,27 @@ export function createRealtimeServer(options: RealtimeOptions) {
     outboundQueueBytes: options.caps.outbound_queue_bytes,
     revalidateMs: options.limits?.revalidateMs ?? wsLimits.overlay_revalidate_ms,
   };
-  // Frames over the protocol limit are answered with MESSAGE_TOO_LARGE; ws itself only closes
-  // (1009) on frames far beyond it, so one oversized message does not end the session.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes * 16 });
   const sessions = new Map<string, Session>();
+  const sessionOf = new WeakMap<WebSocket, Session>();
+  const tooLarge = `Message exceeds ${limits.maxFrameBytes} bytes`;
+  /**
+   * A message over max_frame_bytes is answered with MESSAGE_TOO_LARGE and the session stays (see
+   * onMessage). One over max_buffered_frame_bytes is not read in: ws stops reading and closes the
+   * socket with 1009 itself, then emits 'error' (WS_ERR_UNSUPPORTED_MESSAGE_LENGTH), when nothing can
+   * be sent any more. Its one public hook before the close frame is the socket class
+   * (`WebSocketServer`'s `WebSocket` option): this class puts the error frame ahead of that close.
+   * ws closes with 1009 for nothing else, and this module never does.
+   */
+  class SizeLimitedSocket extends WebSocket {
+    override close(code?: number, reason?: string | Buffer): void {
+      if (code !== MESSAGE_TOO_BIG || this.readyState !== this.OPEN) return super.close(code, reason);
+      const session = sessionOf.get(this);
+      if (session) error(session, 'MESSAGE_TOO_LARGE', tooLarge);
+      else this.send(JSON.stringify({ type: 'error', code: 'MESSAGE_TOO_LARGE', message: tooLarge } satisfies WsServerMessage));
+      super.close(code, reason ?? 'Message too large');
+    }
+  }
+  const wss = new WebSocketServer({ noServer: true, maxPayload: wsLimits.max_buffered_frame_bytes, WebSocket: SizeLimitedSocket });
   const { log, hub, channels } = options;
   const clientAddress = clientAddressResolver(options.trustProxy);
   /** Open sockets (and upgrades past admission) per cap key, on this node. */
@@ -309,7 +329,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
   async function onMessage(session: Session, data: RawData, isBinary: boolean): Promise<void> {
     session.lastSeen = Date.now();
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer | ArrayBuffer).byteLength;
-    if (size > limits.maxFrameBytes) return error(session, 'MESSAGE_TOO_LARGE', `Message exceeds ${limits.maxFrameBytes} bytes`);
+    if (size > limits.maxFrameBytes) return error(session, 'MESSAGE_TOO_LARGE', tooLarge);
     if (isBinary) return error(session, 'INVALID_FORMAT', 'Binary frames are not accepted');
     let parsed: unknown;
     try {
@@ -391,6 +411,7 @@ export function createRealtimeServer(options: RealtimeOptions) {
       replaying: new Map(),
     };
     sessions.set(id, session);
+    sessionOf.set(socket, session);
     // One message at a time per session: replies keep the client's order, and an unsubscribe
     // sent right after a subscribe cannot overtake it.
     let inOrder = Promise.resolve();

@@ -139,6 +139,18 @@ describe('admin scope', () => {
     expect(category('audit-log:read')).toBe('audit-log');
   });
 
+  test('admin ideas:edit and ideas:delete (Part 2 ideas board) straddle user and admin scope, and only they do', () => {
+    for (const p of ['ideas:edit', 'ideas:delete']) {
+      expect(isUserPermission(p)).toBe(true);
+      expect(isAdminPermission(p)).toBe(true);
+      expect(superAdminPermissions).toContain(p);
+      expect(adminPermissionCatalogue).toContainEqual({ permission: p, category: 'ideas' });
+    }
+    expect(sorted(userPermissions.filter(isAdminPermission))).toEqual(['ideas:delete', 'ideas:edit']);
+    // The Moderator user role keeps exactly the moderation grants Part 1 gives it.
+    expect(role(defaultUserRoles, 'Moderator').adminPermissions).not.toContain('ideas:edit');
+  });
+
   test('registers the plural developer-verifications prefix the REST gates use', () => {
     expect(isAdminPermission('developer-verifications:read')).toBe(true);
     expect(isAdminPermission('developer-verifications:edit')).toBe(true);

@@ -1,18 +1,21 @@
 /**
  * The ideas board (Part 2, "Ideas board") over real HTTP and WebSocket: the gates of every
  * endpoint (`system:ideas_hub`, public reads and `system:ideas_hub_public`, user-scope `ideas:*`,
- * admin `ideas:moderate_*`, own-or-moderator edits), validation without partial writes, the
+ * admin `ideas:edit` / `ideas:delete` for categories and tags, admin `ideas:moderate_*`,
+ * own-or-moderator edits, the migration that carried the category grants over), validation without partial writes, the
  * status timeline, idea votes, comment votes (one per user, repeating the direction removes it),
  * sanitized comment HTML with mentions, nested comments, full-text search, filters, the four
  * sorts, participants, voters, tags and categories, and live updates on `ideas:list` and
  * `ideas:{idea_id}`.
  */
 import { randomUUID } from 'node:crypto';
+import { ideasMigrations } from '../../src/modules/ideas/migrations';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 import { closeSocketsAfterEach, connect, type TestSocket } from '../helpers/ws';
 
-const t = useTestApp({ rate_limits: { enabled: false } });
+const boardAdminEmail = `board-admin-${randomUUID()}@example.test`;
+const t = useTestApp({ rate_limits: { enabled: false }, auth: { bootstrap_admins: [boardAdminEmail] } });
 const opened = closeSocketsAfterEach();
 
 interface Idea {
@@ -53,6 +56,8 @@ let alice: LoggedIn;
 let bob: LoggedIn;
 let carol: LoggedIn;
 let moderator: LoggedIn;
+/** The seeded super-admin: holds admin `ideas:edit` / `ideas:delete`. */
+let boardAdmin: LoggedIn;
 let restricted: LoggedIn;
 let roleless: LoggedIn;
 
@@ -72,6 +77,7 @@ beforeAll(async () => {
   moderator = await withUserRoles(await devLogin(t, `mod-${randomUUID()}@example.test`, 'Mod'), ['Moderator']);
   restricted = await withUserRoles(await devLogin(t, `restricted-${randomUUID()}@example.test`, 'Restricted'), ['Restricted']);
   roleless = await withUserRoles(await devLogin(t, `roleless-${randomUUID()}@example.test`, 'Roleless'), []);
+  boardAdmin = await devLogin(t, boardAdminEmail, 'Board admin');
 });
 
 const call = (method: string, path: string, user?: LoggedIn, body?: unknown, query?: Record<string, string>) =>
@@ -84,7 +90,7 @@ async function newIdea(user: LoggedIn, overrides: Record<string, unknown> = {}):
 }
 
 async function newCategory(name = `Category ${randomUUID().slice(0, 8)}`): Promise<{ id: string; name: string }> {
-  const res = await call('POST', '/ideas/categories', moderator, { name });
+  const res = await call('POST', '/ideas/categories', boardAdmin, { name });
   expect(res.status).toBe(201);
   return res.body.data as { id: string; name: string };
 }
@@ -150,7 +156,7 @@ describe('gates', () => {
   test('system:ideas_hub off: every operation answers 403 FEATURE_DISABLED, whoever calls', async () => {
     await withFlag('system:ideas_hub', false, async () => {
       for (const [method, path, body] of EVERY_OPERATION) {
-        for (const user of [undefined, moderator]) {
+        for (const user of [undefined, boardAdmin]) {
           const res = await call(method, path, user, body);
           if ((method === 'GET' && !path.endsWith('/participants')) || user) {
             expect({ method, path, status: res.status, body: res.body }).toEqual({ method, path, status: 403, body: { error: 'FEATURE_DISABLED', message: 'Feature disabled: system:ideas_hub' } });
@@ -213,20 +219,70 @@ describe('gates', () => {
     expect((await call('GET', `/ideas/${idea.id}`)).body.data).toMatchObject({ title: idea.title, vote_count_up: 0, comment_count: 1 });
   });
 
-  test('admin-scope grants: categories, tag deletion and status need ideas:moderate_*', async () => {
+  test('admin-scope grants: categories and tag deletion need admin ideas:edit / ideas:delete, status ideas:moderate_status', async () => {
     const idea = await newIdea(alice);
     const tag = (await call('POST', '/ideas/tags', alice, { name: `gate-${randomUUID().slice(0, 6)}` })).body.data as { id: string };
     const category = await newCategory();
     const refusals: [string, string, unknown, string][] = [
-      ['POST', '/ideas/categories', { name: 'Mine' }, 'ideas:moderate_edit'],
-      ['PATCH', `/ideas/categories/${category.id}`, { name: 'Mine' }, 'ideas:moderate_edit'],
-      ['DELETE', `/ideas/categories/${category.id}`, undefined, 'ideas:moderate_delete'],
-      ['DELETE', `/ideas/tags/${tag.id}`, undefined, 'ideas:moderate_delete'],
+      ['POST', '/ideas/categories', { name: 'Mine' }, 'ideas:edit'],
+      ['PATCH', `/ideas/categories/${category.id}`, { name: 'Mine' }, 'ideas:edit'],
+      ['DELETE', `/ideas/categories/${category.id}`, undefined, 'ideas:delete'],
+      ['DELETE', `/ideas/tags/${tag.id}`, undefined, 'ideas:delete'],
       ['PATCH', `/ideas/${idea.id}/status`, { status: 'done' }, 'ideas:moderate_status'],
     ];
-    for (const [method, path, body, grant] of refusals) {
-      const res = await call(method, path, alice, body);
-      expect({ method, path, status: res.status, body: res.body }).toEqual({ method, path, status: 403, body: { error: 'FORBIDDEN', message: `Missing permission: ${grant}` } });
+    // Alice holds the user-scope ideas:edit / ideas:delete (own ideas); the Moderator user role adds
+    // ideas:moderate_*. Neither is the admin-scope grant the board's category and tag writes check.
+    for (const user of [alice, moderator]) {
+      for (const [method, path, body, grant] of refusals) {
+        if (user === moderator && grant === 'ideas:moderate_status') continue;
+        const res = await call(method, path, user, body);
+        expect({ method, path, status: res.status, body: res.body }).toEqual({ method, path, status: 403, body: { error: 'FORBIDDEN', message: `Missing permission: ${grant}` } });
+      }
+    }
+  });
+
+  test('an admin role holding only ideas:edit writes categories but deletes neither categories nor tags', async () => {
+    const catalogue = (await call('GET', '/admin/admin-permissions', boardAdmin)).body.data as { permission: string; category: string }[];
+    expect(catalogue).toEqual(expect.arrayContaining([{ permission: 'ideas:edit', category: 'ideas' }, { permission: 'ideas:delete', category: 'ideas' }]));
+    const role = await call('POST', '/admin/admin-roles', boardAdmin, { name: `board-editor-${randomUUID().slice(0, 8)}`, permissions: ['ideas:edit'] });
+    expect(role.status).toBe(201);
+    expect((role.body.data as { permissions: string[] }).permissions).toEqual(['admin:access', 'ideas:edit']);
+    const editor = await devLogin(t, `board-editor-${randomUUID()}@example.test`);
+    expect((await call('PUT', `/admin/admin-roles/${(role.body.data as { id: string }).id}/members/${editor.userId}`, boardAdmin)).status).toBe(200);
+    const signedIn = await devLogin(t, editor.email);
+    const created = await call('POST', '/ideas/categories', signedIn, { name: `Edited ${randomUUID().slice(0, 8)}` });
+    expect(created.status).toBe(201);
+    const id = (created.body.data as { id: string }).id;
+    expect((await call('PATCH', `/ideas/categories/${id}`, signedIn, { sort_order: 3 })).body.data).toMatchObject({ id, sort_order: 3 });
+    expect((await call('DELETE', `/ideas/categories/${id}`, signedIn)).body).toEqual({ error: 'FORBIDDEN', message: 'Missing permission: ideas:delete' });
+    const tag = (await call('POST', '/ideas/tags', alice, { name: `kept-${randomUUID().slice(0, 6)}` })).body.data as { id: string };
+    expect((await call('DELETE', `/ideas/tags/${tag.id}`, signedIn)).body).toEqual({ error: 'FORBIDDEN', message: 'Missing permission: ideas:delete' });
+  });
+
+  test('the migration gives super-admin, and every admin role that held ideas:moderate_edit / _delete, the admin ideas:edit / ideas:delete', async () => {
+    const knex = t.app.db.knex;
+    const migration = ideasMigrations.find((m) => m.name === '20261125220000_admin_ideas_edit_delete')!;
+    const id = (suffix: string) => `${suffix}-${randomUUID().slice(0, 8)}`;
+    const rows = [
+      { id: randomUUID(), name: id('mod-edit'), permissions: ['admin:access', 'ideas:moderate_edit'] },
+      { id: randomUUID(), name: id('mod-both'), permissions: ['admin:access', 'ideas:moderate_edit', 'ideas:moderate_delete'] },
+      { id: randomUUID(), name: id('unrelated'), permissions: ['admin:access', 'users:read'] },
+    ];
+    await knex('admin_roles').insert(rows.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
+    const superAdmin = (await knex('admin_roles').where({ name: 'super-admin' }).first()) as { permissions: string[] };
+    await knex('admin_roles').where({ name: 'super-admin' }).update({ permissions: JSON.stringify(superAdmin.permissions.filter((p) => p !== 'ideas:edit' && p !== 'ideas:delete')) });
+    try {
+      await knex.transaction((trx) => migration.up(trx));
+      await knex.transaction((trx) => migration.up(trx)); // a second run changes nothing
+      const after = async (name: string) => ((await knex('admin_roles').where({ name }).first()) as { permissions: string[] }).permissions;
+      expect(await after(rows[0]!.name)).toEqual(['admin:access', 'ideas:moderate_edit', 'ideas:edit']);
+      expect(await after(rows[1]!.name)).toEqual(['admin:access', 'ideas:moderate_edit', 'ideas:moderate_delete', 'ideas:edit', 'ideas:delete']);
+      expect(await after(rows[2]!.name)).toEqual(['admin:access', 'users:read']);
+      const granted = await after('super-admin');
+      expect(granted.filter((p) => p === 'ideas:edit' || p === 'ideas:delete').sort()).toEqual(['ideas:delete', 'ideas:edit']);
+    } finally {
+      await knex('admin_roles').whereIn('id', rows.map((r) => r.id)).delete();
+      await knex('admin_roles').where({ name: 'super-admin' }).update({ permissions: JSON.stringify(superAdmin.permissions) });
     }
   });
 
@@ -504,22 +560,22 @@ describe('listing', () => {
 
   test('categories: create, rename, unique names, delete leaves ideas without a category', async () => {
     const name = `Overlays ${randomUUID().slice(0, 6)}`;
-    const created = await call('POST', '/ideas/categories', moderator, { name, description: 'Overlay ideas', sort_order: -5 });
+    const created = await call('POST', '/ideas/categories', boardAdmin, { name, description: 'Overlay ideas', sort_order: -5 });
     expect(created.status).toBe(201);
     const category = created.body.data as { id: string };
     expect(category).toMatchObject({ name, description: 'Overlay ideas', sort_order: -5 });
-    expect((await call('POST', '/ideas/categories', moderator, { name: name.toUpperCase() })).body).toEqual({ error: 'CONFLICT', message: 'Category name already in use' });
-    expect((await call('POST', '/ideas/categories', moderator, { name: '   ' })).body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'Category name must be between 1 and 100 characters' });
+    expect((await call('POST', '/ideas/categories', boardAdmin, { name: name.toUpperCase() })).body).toEqual({ error: 'CONFLICT', message: 'Category name already in use' });
+    expect((await call('POST', '/ideas/categories', boardAdmin, { name: '   ' })).body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'Category name must be between 1 and 100 characters' });
     const other = await newCategory();
-    expect((await call('PATCH', `/ideas/categories/${other.id}`, moderator, { name })).body).toEqual({ error: 'CONFLICT', message: 'Category name already in use' });
-    expect((await call('PATCH', `/ideas/categories/${category.id}`, moderator, { description: null })).body.data).toMatchObject({ name, description: null });
-    expect((await call('PATCH', `/ideas/categories/${randomUUID()}`, moderator, { name: 'x' })).body).toEqual({ error: 'NOT_FOUND', message: 'Category not found' });
+    expect((await call('PATCH', `/ideas/categories/${other.id}`, boardAdmin, { name })).body).toEqual({ error: 'CONFLICT', message: 'Category name already in use' });
+    expect((await call('PATCH', `/ideas/categories/${category.id}`, boardAdmin, { description: null })).body.data).toMatchObject({ name, description: null });
+    expect((await call('PATCH', `/ideas/categories/${randomUUID()}`, boardAdmin, { name: 'x' })).body).toEqual({ error: 'NOT_FOUND', message: 'Category not found' });
     const listed = (await call('GET', '/ideas/categories')).body.data as { id: string }[];
     expect(listed[0]!.id).toBe(category.id);
     const idea = await newIdea(alice, { category_id: category.id });
-    expect((await call('DELETE', `/ideas/categories/${category.id}`, moderator)).body).toEqual({ success: true });
+    expect((await call('DELETE', `/ideas/categories/${category.id}`, boardAdmin)).body).toEqual({ success: true });
     expect((await call('GET', `/ideas/${idea.id}`)).body.data).toMatchObject({ category_id: null, category: null });
-    expect((await call('DELETE', `/ideas/categories/${category.id}`, moderator)).body).toEqual({ error: 'NOT_FOUND', message: 'Category not found' });
+    expect((await call('DELETE', `/ideas/categories/${category.id}`, boardAdmin)).body).toEqual({ error: 'NOT_FOUND', message: 'Category not found' });
   });
 
   test('tags: created once per name (case-insensitive), searchable, deletion removes them from ideas', async () => {
@@ -534,9 +590,9 @@ describe('listing', () => {
     expect((await call('GET', '/ideas/tags', undefined, undefined, { search: name.slice(0, 9).toLowerCase() })).body.data).toEqual([tag]);
     expect((await call('GET', '/ideas/tags', undefined, undefined, { search: `${name.slice(4, 7)}%` })).body.data).toEqual([]);
     const idea = await newIdea(alice, { tag_ids: [tag.id] });
-    expect((await call('DELETE', `/ideas/tags/${tag.id}`, moderator)).body).toEqual({ success: true });
+    expect((await call('DELETE', `/ideas/tags/${tag.id}`, boardAdmin)).body).toEqual({ success: true });
     expect((await call('GET', `/ideas/${idea.id}`)).body.data).toMatchObject({ tags: [] });
-    expect((await call('DELETE', `/ideas/tags/${tag.id}`, moderator)).body).toEqual({ error: 'NOT_FOUND', message: 'Tag not found' });
+    expect((await call('DELETE', `/ideas/tags/${tag.id}`, boardAdmin)).body).toEqual({ error: 'NOT_FOUND', message: 'Tag not found' });
   });
 });
 

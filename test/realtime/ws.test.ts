@@ -7,7 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { systemKey, useTestApp, type TestApp } from '../helpers/app';
 import { connect, type TestSocket, within, closeSocketsAfterEach } from '../helpers/ws';
-import type { WsServerMessage } from '../../generated/ws';
+import { wsLimits, type WsServerMessage } from '../../generated/ws';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const MAX_FRAME_BYTES = 65536;
@@ -120,6 +120,21 @@ describe('WebSocket /v1/ws', () => {
     expect(await s.next()).toEqual({ type: 'pong' });
     s.send({ type: 'ping' });
     expect(await s.next()).toEqual({ type: 'pong' });
+    expect(s.socket.readyState).toBe(s.socket.OPEN);
+  });
+
+  test('a text frame the server does not read in (over max_buffered_frame_bytes) gets MESSAGE_TOO_LARGE, then the close 1009', async () => {
+    const s = await session(t.wsUrl);
+    s.socket.on('error', () => undefined); // the server may reset the rest of the upload
+    s.send(paddedPing(wsLimits.max_buffered_frame_bytes + 1));
+    expect(await s.next()).toEqual({ type: 'error', code: 'MESSAGE_TOO_LARGE', message: `Message exceeds ${MAX_FRAME_BYTES} bytes` });
+    expect(await within(s.closed, 5000, 'the close after MESSAGE_TOO_LARGE')).toEqual({ code: 1009, reason: 'Message too large' });
+  });
+
+  test('a frame just over max_frame_bytes gets the same error body and the session stays', async () => {
+    const s = await session(t.wsUrl);
+    s.send(paddedPing(MAX_FRAME_BYTES + 1));
+    expect(await s.next()).toEqual({ type: 'error', code: 'MESSAGE_TOO_LARGE', message: `Message exceeds ${MAX_FRAME_BYTES} bytes` });
     expect(s.socket.readyState).toBe(s.socket.OPEN);
   });
 

@@ -3216,9 +3216,9 @@ export interface paths {
         put?: never;
         /**
          * Creates a category (Part 2, "Ideas board"; admin).
-         * @description Admin scope. Part 2 writes "admin `ideas:edit`", but `ideas:edit` is a user-scope
-         *     permission (own ideas) that every user holds through the `Member` role; the admin-scope
-         *     edit permission of the ideas family is `ideas:moderate_edit`, which this gate checks.
+         * @description Admin `ideas:edit` (Part 2), checked against the caller's admin role: the user-scope
+         *     `ideas:edit` every user holds for their own ideas does not open it, nor does the
+         *     moderation grant `ideas:moderate_edit` (403 FORBIDDEN `Missing permission: ideas:edit`).
          *     `name` 1 to 100 characters (trimmed), unique case-insensitively (409 CONFLICT `Category
          *     name already in use`); optional `description` (up to 500) and `sort_order`.
          */
@@ -3241,14 +3241,14 @@ export interface paths {
         post?: never;
         /**
          * Deletes a category; its ideas keep existing without one (Part 2, "Ideas board").
-         * @description Admin scope. Part 2 writes "admin `ideas:delete`"; the admin-scope delete permission of
-         *     the ideas family is `ideas:moderate_delete` (see createIdeaCategory). 404 `Category not found`.
+         * @description Admin `ideas:delete` (Part 2), checked against the caller's admin role, not the
+         *     user-scope `ideas:delete` of own ideas (see createIdeaCategory). 404 `Category not found`.
          */
         delete: operations["deleteIdeaCategory"];
         options?: never;
         head?: never;
         /**
-         * Updates a category (admin `ideas:moderate_edit`; see createIdeaCategory).
+         * Updates a category (admin `ideas:edit`; see createIdeaCategory).
          * @description Any of `name`, `description` (null clears), `sort_order`. 404 `Category not found`; 409 as on create.
          */
         patch: operations["updateIdeaCategory"];
@@ -3350,7 +3350,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Deletes a tag and removes it from every idea (admin `ideas:moderate_delete`; see deleteIdeaCategory).
+         * Deletes a tag and removes it from every idea (admin `ideas:delete`; see deleteIdeaCategory).
          * @description 404 `Tag not found`.
          */
         delete: operations["deleteIdeaTag"];

@@ -556,6 +556,7 @@ export type BroadcastFamily = "automations:{account_id}" | "chat:{account_id}" |
 
 export const wsLimits = {
   "max_frame_bytes": 65536,
+  "max_buffered_frame_bytes": 1048576,
   "silence_timeout_ms": 30000,
   "heartbeat_tick_ms": 5000,
   "overlay_revalidate_ms": 30000,

@@ -4,7 +4,9 @@
  * named by its argument path (`input.name`, `filter.type`) whichever way it was sent. Opaque JSON
  * arguments are checked whole, keys and nesting depth included. An explicit null where the REST
  * twin's body schema refuses null is refused as REST refuses it (the same words, the GraphQL name):
- * GraphQL's nullable input fields only say "optional".
+ * GraphQL's nullable input fields only say "optional". A string longer than the `maxLength` of the
+ * REST twin's field is refused with the REST validator's refusal, word for word
+ * (generated/graphql-string-limits.ts), rather than reaching the database.
  */
 import {
   BREAK,
@@ -22,6 +24,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import { graphqlStringLimits, type StringLimit } from '../../../generated/graphql-string-limits';
 import { openapiDocument } from '../../../generated/openapi-document';
 import { twins } from '../../../generated/parity';
 import { AppError } from '../../errors';
@@ -82,6 +85,39 @@ function refusedNull(refusals: Map<string, string> | undefined, values: Record<s
   return null;
 }
 
+/** Ajv's `maxLength` counts code points (a surrogate pair is one character), as this does. */
+const longerThan = (value: string, max: number) => value.length > max && [...value].length > max;
+
+/** Every value at `path` under `value` (`*` = each list item), with the list positions it went through. */
+function* valuesAt(value: unknown, path: readonly string[], positions: number[] = []): Generator<{ value: unknown; positions: number[] }> {
+  if (value === null || value === undefined) return;
+  if (path.length === 0) {
+    yield { value, positions };
+    return;
+  }
+  const [head, ...tail] = path as [string, ...string[]];
+  if (head === '*') {
+    if (Array.isArray(value)) for (const [i, item] of value.entries()) yield* valuesAt(item, tail, [...positions, i]);
+    return;
+  }
+  if (typeof value === 'object' && !Array.isArray(value)) yield* valuesAt((value as Record<string, unknown>)[head], tail, positions);
+}
+
+/** The first string of `values` over its REST twin's `maxLength`, refused as the REST validator refuses it. */
+function overLong(limits: readonly StringLimit[] | undefined, values: Record<string, unknown>): AppError | null {
+  for (const limit of limits ?? []) {
+    for (const { value, positions } of valuesAt(values, limit.path)) {
+      if (typeof value !== 'string' || !longerThan(value, limit.maxLength)) continue;
+      let index = 0;
+      const words = (text: string) => text.replace(/\{index\}/g, () => `.${positions[index++] ?? 0}`).replace('{value}', value);
+      const message = words(limit.message);
+      index = 0;
+      return limit.field ? AppError.validation(message, { fields: [{ field: words(limit.field.field), message: limit.field.message.replace('{value}', value) }] }) : AppError.validation(message);
+    }
+  }
+  return null;
+}
+
 /**
  * The refusal for the first argument of `operation` (or of a fragment it spreads) holding a string
  * PostgreSQL cannot store (or JSON nested too deep), or null. Variables that fail coercion are left to execution, which
@@ -119,7 +155,8 @@ export function invalidArgumentError(
         return BREAK;
       }
       const parent = typeInfo.getParentType();
-      found = parent ? refusedNull(refusals.get(`${parent.name}.${field.name}`), values) : null;
+      const key = parent ? `${parent.name}.${field.name}` : null;
+      found = key ? (refusedNull(refusals.get(key), values) ?? overLong(graphqlStringLimits[key], values)) : null;
       return found ? BREAK : undefined;
     },
     FragmentSpread(node) {

@@ -110,4 +110,31 @@ export const ideasMigrations: readonly Migration[] = [
       }
     },
   },
+  {
+    // Part 2 gates category writes and category and tag deletion on admin `ideas:edit` /
+    // `ideas:delete` (they had been gated on `ideas:moderate_edit` / `ideas:moderate_delete`).
+    // The seeded super-admin holds every admin permission, so it gets both; an admin role that
+    // could do these writes through the moderation grant keeps that ability under the new name.
+    // The strings are spelled out so a later registry edit cannot change what this migration did.
+    name: '20261125220000_admin_ideas_edit_delete',
+    async up(knex: Knex) {
+      const roles = (await knex('admin_roles').select('id', 'name', 'permissions')) as { id: string; name: string; permissions: string[] }[];
+      for (const role of roles) {
+        const held = new Set(role.permissions);
+        const add: string[] = [];
+        if (role.name === 'super-admin' || held.has('ideas:moderate_edit')) add.push('ideas:edit');
+        if (role.name === 'super-admin' || held.has('ideas:moderate_delete')) add.push('ideas:delete');
+        const missing = add.filter((p) => !held.has(p));
+        if (missing.length === 0) continue;
+        await knex('admin_roles').where({ id: role.id }).update({ permissions: JSON.stringify([...role.permissions, ...missing]), updated_at: knex.fn.now() });
+      }
+    },
+    async down(knex: Knex) {
+      const roles = (await knex('admin_roles').select('id', 'permissions')) as { id: string; permissions: string[] }[];
+      for (const role of roles) {
+        const kept = role.permissions.filter((p) => p !== 'ideas:edit' && p !== 'ideas:delete');
+        if (kept.length !== role.permissions.length) await knex('admin_roles').where({ id: role.id }).update({ permissions: JSON.stringify(kept) });
+      }
+    },
+  },
 ];
