@@ -49,6 +49,7 @@ import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
+import { privacyModule } from './modules/privacy';
 import { sessionsModule } from './modules/sessions';
 import { signinModule } from './modules/signin';
 import { soundsModule } from './modules/sounds';
@@ -88,6 +89,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     webhooksModule,
     ideasModule,
     statsModule,
+    privacyModule,
     authModule,
     createRealtimeModule(realtimeLimits),
     systemModule,
