@@ -269,15 +269,18 @@ export function createChatRepo(knex: Knex) {
           if (logins.length) q.orWhereRaw(`lower(m.reply_to_username) in (${placeholders(logins.length)})`, logins);
         })
         .where((q) => q.whereNotNull('m.reply_to_username').orWhereNotNull('m.reply_to_message'))
-        .update({ reply_to_username: null, reply_to_message: null });
+        .update({ reply_to_username: null, reply_to_message: null })
+        .returning('m.id');
       if (logins.length) await db('chat_messages').where({ platform }).whereRaw(`lower(deleted_by) in (${placeholders(logins.length)})`, logins).update({ deleted_by: null });
-      const messages = await db('chat_messages').where({ platform, platform_user_id: platformUserId }).delete();
-      const users = await db('chat_platform_users').where({ platform, platform_user_id: platformUserId }).delete();
-      const targeted = await db('chat_moderation_log').where({ platform, target_user_id: platformUserId }).delete();
-      const moderated = await db('chat_moderation_log')
+      // Counted through `returning` (the embedded driver answers a bare delete with a result object).
+      const messages: unknown[] = await db('chat_messages').where({ platform, platform_user_id: platformUserId }).delete().returning('id');
+      const users: unknown[] = await db('chat_platform_users').where({ platform, platform_user_id: platformUserId }).delete().returning('platform_user_id');
+      const targeted: unknown[] = await db('chat_moderation_log').where({ platform, target_user_id: platformUserId }).delete().returning('id');
+      const moderated: unknown[] = await db('chat_moderation_log')
         .where({ platform, moderator_user_id: platformUserId })
-        .update({ moderator_user_id: null, moderator_name: null, raw: JSON.stringify({}) });
-      return { messages: Number(messages) + Number(replies), users: Number(users), moderation: Number(targeted) + Number(moderated), logins };
+        .update({ moderator_user_id: null, moderator_name: null, raw: JSON.stringify({}) })
+        .returning('id');
+      return { messages: messages.length + (replies as unknown[]).length, users: users.length, moderation: targeted.length + moderated.length, logins };
     },
     /** chat.channelOf: the account's channel connection on a platform (connections module's table, read-only) */
     async channelOf(accountId: string, platform: string): Promise<{ platformChannelId: string; reconnectRequired: boolean } | undefined> {

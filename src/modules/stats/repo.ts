@@ -288,7 +288,8 @@ export function createStatsRepo(knex: Knex) {
      */
     async eraseChatters(db: Db, platform: string, logins: readonly string[]): Promise<number> {
       if (!logins.length) return 0;
-      return Number(await db('ps_stream_chatters').where({ platform }).whereIn('login', logins.map((l) => l.toLowerCase())).delete());
+      const deleted: unknown[] = await db('ps_stream_chatters').where({ platform }).whereIn('login', logins.map((l) => l.toLowerCase())).delete().returning('login');
+      return deleted.length;
     },
     /** stats.addSharedChat */
     async addSharedChat(db: Db, platform: string, broadcastId: string, rows: readonly { platform_channel_id: string; messages: number; display_name?: string | null; avatar_url?: string | null }[]): Promise<void> {
