@@ -7,6 +7,8 @@
  * erased data, answer zeros on a repeat, 403 without `admin:privacy-erase` and 400 on a bad body.
  */
 import { randomUUID } from 'node:crypto';
+import { deidentify } from '../../src/modules/events/erase';
+import { createPrivacyService } from '../../src/modules/privacy/service';
 import { gql, systemKey, useTestApp } from '../helpers/app';
 import { api, devLogin, type LoggedIn } from '../helpers/users';
 
@@ -278,5 +280,66 @@ describe('platform_b member erasure', () => {
     const rows = (log.body.items as Row[]).filter((i) => (i.metadata as Row).route === 'platform_b_member');
     expect(rows).toHaveLength(3);
     expect(JSON.stringify(rows)).not.toMatch(/UCmember|MemberName|member text/);
+  });
+});
+
+describe('one transaction', () => {
+  test('a failing step leaves every module as it was, and no audit row', async () => {
+    await say(a, 'platform_a', 'u-atomic', 'atomicguy', 'still here');
+    const audit = async () => Number(((await t.app.db.knex('audit_log').where({ type: 'system:privacy_erased' }).count({ n: '*' }).first()) as { n: string | number }).n);
+    const before = await audit();
+    const failing = createPrivacyService({
+      knex: t.app.db.knex,
+      chat: t.app.modules.chat,
+      events: t.app.modules.events,
+      stats: {
+        eraseChatters: async () => {
+          throw new Error('statistics store down');
+        },
+      },
+      audit: t.app.modules.audit,
+    });
+    await expect(failing.eraseChatSubject({ userId: ops.userId } as never, { platform: 'platform_a', platformUserId: 'u-atomic' })).rejects.toThrow('statistics store down');
+    expect((await history(a, { platform_user_id: 'u-atomic' })).map((m) => m.message)).toEqual(['still here']);
+    expect((await chatters(a, 'atom')).length).toBe(1);
+    expect(await audit()).toBe(before);
+  });
+});
+
+describe('deidentify', () => {
+  const subject = { platformUserId: '42', logins: new Set(['neo']) };
+  test('clears each group naming the subject (snake or camel case, nested, numeric ids) and leaves the rest', () => {
+    const raw = {
+      userId: 42,
+      userName: 'Neo',
+      text: 'hi',
+      amount: 3,
+      gifter: { user_login: 'trinity', display_name: 'Trinity' },
+      giftRecipients: [
+        { user_id: '42', user_name: 'neo', display_name: 'Neo' },
+        { user_id: '7', user_name: 'morpheus', display_name: 'Morpheus' },
+      ],
+      toBroadcasterUserLogin: 'NEO',
+      toBroadcasterUserId: null,
+    };
+    expect(deidentify(raw, subject)).toEqual({
+      userId: null,
+      userName: null,
+      text: null,
+      amount: 3,
+      gifter: { user_login: 'trinity', display_name: 'Trinity' },
+      giftRecipients: [
+        { user_id: null, user_name: null, display_name: null },
+        { user_id: '7', user_name: 'morpheus', display_name: 'Morpheus' },
+      ],
+      toBroadcasterUserLogin: null,
+      toBroadcasterUserId: null,
+    });
+    expect(raw.userName).toBe('Neo');
+  });
+
+  test('answers null when the payload does not name the subject (a display name alone does not)', () => {
+    expect(deidentify({ user_id: '420', display_name: 'neo', note: 'neo 42' }, subject)).toBeNull();
+    expect(deidentify({}, subject)).toBeNull();
   });
 });
