@@ -494,6 +494,40 @@ export type SoundActionResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** What one privacy erasure removed or de-identified; zeros when nothing was left. */
+export type PrivacyErasureCounts = {
+  __typename?: 'PrivacyErasureCounts';
+  /** Messages deleted plus replies whose quote of the subject was cleared. */
+  chatMessages: Scalars['Int']['output'];
+  /** Chatter profiles deleted (one per account). */
+  chatUsers: Scalars['Int']['output'];
+  /** Moderation log rows deleted (subject as target) or cleared (subject as moderator). */
+  moderationEntries: Scalars['Int']['output'];
+  /** Events whose raw payload had the subject's identifiers set to null. */
+  events: Scalars['Int']['output'];
+  /** Public statistics chatter rows deleted. */
+  statsRows: Scalars['Int']['output'];
+};
+
+/** The answer of a privacy erasure (REST PrivacyErasure). */
+export type PrivacyErasure = {
+  __typename?: 'PrivacyErasure';
+  platform: Scalars['String']['output'];
+  /** Hex SHA-256 of <platform>:<platform_user_id>, the subject's name in the audit log. */
+  subjectHash: Scalars['String']['output'];
+  erased: PrivacyErasureCounts;
+};
+
+/** The subject of a chat erasure: a platform user; username adds a login to match where the service never saw one. */
+export type AdminEraseChatSubjectInput = {
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR Unsupported platform: <platform>). */
+  platform: Scalars['String']['input'];
+  /** 1 to 200 characters. */
+  platformUserId: Scalars['String']['input'];
+  /** 1 to 200 characters. */
+  username?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type AdminRole = {
   __typename?: 'AdminRole';
   id: Scalars['UUID']['output'];
@@ -1538,6 +1572,10 @@ export type Mutation = {
   adminRotateApiKey: AdminApiKeyRotated;
   /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
   adminDeleteApiKey: Scalars['Boolean']['output'];
+  /** Erase one platform user's chat messages, chatter profiles, moderation log entries, event identifiers and chatter statistics across every account, in one transaction; a repeat answers zeros; REST POST /v1/admin/privacy/chat/erase. */
+  adminEraseChatSubject: PrivacyErasure;
+  /** Erase one platform_b member's data everywhere (the chat erasure for platform_b); REST DELETE /v1/admin/privacy/platform_b/member/{id}. */
+  adminErasePlatformBMember: PrivacyErasure;
   /** Add a channel by its URL handle (idempotent; at most 500; platform platform_a, platform_b or platform_c); REST POST /v1/watchlist. */
   addToWatchlist: WatchlistItem;
   /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
@@ -1881,6 +1919,16 @@ export type MutationAdminRotateApiKeyArgs = {
 export type MutationAdminDeleteApiKeyArgs = {
   kind: ApiKeyKind;
   id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminEraseChatSubjectArgs = {
+  input: AdminEraseChatSubjectInput;
+};
+
+
+export type MutationAdminErasePlatformBMemberArgs = {
+  id: Scalars['String']['input'];
 };
 
 
@@ -2301,6 +2349,9 @@ export type ResolversTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
+  PrivacyErasureCounts: ResolverTypeWrapper<PrivacyErasureCounts>;
+  PrivacyErasure: ResolverTypeWrapper<PrivacyErasure>;
+  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
   AdminRole: ResolverTypeWrapper<AdminRole>;
   AdminRoleMember: ResolverTypeWrapper<AdminRoleMember>;
   AdminPermissionInfo: ResolverTypeWrapper<AdminPermissionInfo>;
@@ -2437,6 +2488,9 @@ export type ResolversParentTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: SoundActionResult;
+  PrivacyErasureCounts: PrivacyErasureCounts;
+  PrivacyErasure: PrivacyErasure;
+  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
   AdminRole: AdminRole;
   AdminRoleMember: AdminRoleMember;
   AdminPermissionInfo: AdminPermissionInfo;
@@ -2801,6 +2855,20 @@ export type SoundLibraryResolvers<ContextType = GraphQLContext, ParentType exten
 
 export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundActionResult'] = ResolversParentTypes['SoundActionResult']> = {
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type PrivacyErasureCountsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasureCounts'] = ResolversParentTypes['PrivacyErasureCounts']> = {
+  chatMessages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatUsers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  moderationEntries?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  events?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  statsRows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PrivacyErasureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasure'] = ResolversParentTypes['PrivacyErasure']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subjectHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  erased?: Resolver<ResolversTypes['PrivacyErasureCounts'], ParentType, ContextType>;
 };
 
 export type AdminRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
@@ -3261,6 +3329,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   adminUpdateApiKey: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType, RequireFields<MutationAdminUpdateApiKeyArgs, 'kind' | 'id' | 'label' | 'permissions'>>;
   adminRotateApiKey: Resolver<ResolversTypes['AdminApiKeyRotated'], ParentType, ContextType, RequireFields<MutationAdminRotateApiKeyArgs, 'kind' | 'id'>>;
   adminDeleteApiKey: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteApiKeyArgs, 'kind' | 'id'>>;
+  adminEraseChatSubject: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminEraseChatSubjectArgs, 'input'>>;
+  adminErasePlatformBMember: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminErasePlatformBMemberArgs, 'id'>>;
   addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
   removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
@@ -3489,6 +3559,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Sound?: SoundResolvers<ContextType>;
   SoundLibrary?: SoundLibraryResolvers<ContextType>;
   SoundActionResult?: SoundActionResultResolvers<ContextType>;
+  PrivacyErasureCounts?: PrivacyErasureCountsResolvers<ContextType>;
+  PrivacyErasure?: PrivacyErasureResolvers<ContextType>;
   AdminRole?: AdminRoleResolvers<ContextType>;
   AdminRoleMember?: AdminRoleMemberResolvers<ContextType>;
   AdminPermissionInfo?: AdminPermissionInfoResolvers<ContextType>;

@@ -12097,6 +12097,185 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/privacy/chat/erase": {
+      "post": {
+        "operationId": "adminEraseChatSubject",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Erase one platform user's chat data, event identifiers and chatter statistics across every account (the body is not shown in Part 2, designed here).",
+        "description": "Body `{ platform, platform_user_id, username? }`: the subject is the user `platform_user_id`\non `platform`. Everywhere in the service, in one transaction: their chat messages are deleted\nand replies quoting them lose the quoted name and text; their chatter profiles are deleted;\nmoderation log rows naming them as target are deleted and as moderator lose the name; every\nevent of that platform whose `raw` payload names them (by user id, or by a login they were\nseen with) has those identifiers set to null (the event row stays, de-identified); their\nrows among the public statistics' chatters (top chatters) are deleted. `username` adds a\nlogin to match where the service never saw one (statistics know chatters by login only).\nKept results and caches are invalidated in the same transaction, so no later read serves\nerased data. Answers the counts of rows deleted or de-identified; a repeated request finds\nnothing left and answers zeros. Records `system:privacy_erased` with the platform, an opaque\n`subject_hash` (hex SHA-256 of `<platform>:<platform_user_id>`) and the counts, never the\nnames or texts erased. An unsupported platform gives 400 `Unsupported platform: <platform>`;\nan empty or longer than 200 characters id or username gives 400 VALIDATION_ERROR.\n",
+        "x-permission": "admin:privacy-erase",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminEraseChatSubject",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "platform",
+                  "platform_user_id"
+                ],
+                "properties": {
+                  "platform": {
+                    "x-error-message": "Unsupported platform: {value}",
+                    "x-error-details": false,
+                    "type": "string",
+                    "enum": [
+                      "platform_a",
+                      "platform_b",
+                      "platform_c"
+                    ]
+                  },
+                  "platform_user_id": {
+                    "x-error-message": "platform_user_id must be 1 to 200 characters",
+                    "x-error-details": false,
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  },
+                  "username": {
+                    "x-error-message": "username must be 1 to 200 characters",
+                    "x-error-details": false,
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "What was erased.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PrivacyErasure"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/privacy/platform_b/member/{id}": {
+      "delete": {
+        "operationId": "adminErasePlatformBMember",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Erase one platform_b member's data everywhere (the platform's deletion request for a channel member).",
+        "description": "`id` is the member's platform_b channel id. The same erasure as\n`POST /v1/admin/privacy/chat/erase` with `platform: platform_b` and `platform_user_id: id`\n(chat messages, chatter profiles, moderation log, event identifiers, chatter statistics),\nin one transaction, audited as `system:privacy_erased` without the erased data. A repeated\nrequest answers zeros. An id longer than 200 characters gives 400 VALIDATION_ERROR.\n",
+        "x-permission": "admin:privacy-erase",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminErasePlatformBMember",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "x-error-message": "id must be 1 to 200 characters",
+              "x-error-details": false,
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "What was erased.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/PrivacyErasure"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/internal/audit-ingest": {
       "post": {
         "operationId": "ingestAuditEvent",
@@ -29936,6 +30115,68 @@ export const openapiDocument = {
             "minLength": 1,
             "maxLength": 50,
             "example": "accessibility"
+          }
+        }
+      },
+      "PrivacyErasure": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "What one privacy erasure removed or de-identified (issue 33 item 5); zeros when nothing was left.",
+        "required": [
+          "platform",
+          "subject_hash",
+          "erased"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b",
+              "platform_c"
+            ]
+          },
+          "subject_hash": {
+            "type": "string",
+            "description": "Hex SHA-256 of `<platform>:<platform_user_id>`: names the subject in the audit log without the id itself."
+          },
+          "erased": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "chat_messages",
+              "chat_users",
+              "moderation_entries",
+              "events",
+              "stats_rows"
+            ],
+            "properties": {
+              "chat_messages": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Messages deleted plus replies whose quote of the subject was cleared."
+              },
+              "chat_users": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Chatter profiles deleted (one per account)."
+              },
+              "moderation_entries": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Moderation log rows deleted (subject as target) or cleared (subject as moderator)."
+              },
+              "events": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Events whose raw payload had the subject's identifiers set to null."
+              },
+              "stats_rows": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Public statistics chatter rows deleted."
+              }
+            }
           }
         }
       },

@@ -281,6 +281,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminEraseChatSubject",
+    "method": "post",
+    "path": "/v1/admin/privacy/chat/erase",
+    "graphql": "Mutation.adminEraseChatSubject",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin:privacy-erase"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminErasePlatformBMember",
+    "method": "delete",
+    "path": "/v1/admin/privacy/platform_b/member/{id}",
+    "graphql": "Mutation.adminErasePlatformBMember",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin:privacy-erase"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminRole",
     "method": "get",
     "path": "/v1/admin/admin-roles/{id}",
@@ -1693,6 +1727,8 @@ export type TwinShapes = [
   Serves<Query['adminAuditLog'], DomainResults['adminAuditLog'][DefaultStatus['adminAuditLog']]>,
   Serves<Mutation['adminCreatePlan'], DomainResults['adminCreatePlan'][DefaultStatus['adminCreatePlan']]>,
   Serves<Mutation['adminCreateRole'], DomainResults['adminCreateRole'][DefaultStatus['adminCreateRole']]>,
+  Serves<Mutation['adminEraseChatSubject'], DomainResults['adminEraseChatSubject'][DefaultStatus['adminEraseChatSubject']]>,
+  Serves<Mutation['adminErasePlatformBMember'], DomainResults['adminErasePlatformBMember'][DefaultStatus['adminErasePlatformBMember']]>,
   Serves<Query['adminRole'], DomainResults['adminRole'][DefaultStatus['adminRole']]>,
   Serves<Query['adminRoleMembers'], DomainResults['adminRoleMembers'][DefaultStatus['adminRoleMembers']]>,
   Serves<Query['adminRoles'], DomainResults['adminRoles'][DefaultStatus['adminRoles']]>,

@@ -35,6 +35,8 @@ export type OperationId =
   | 'adminDeveloperLimitRequests'
   | 'adminDeveloperVerification'
   | 'adminDeveloperVerifications'
+  | 'adminEraseChatSubject'
+  | 'adminErasePlatformBMember'
   | 'adminLimitRequestEvents'
   | 'adminLimitRequests'
   | 'adminMailOutbox'
@@ -351,6 +353,10 @@ export interface RestHandlers<Context> {
   adminDeveloperVerification(request: RestRequest<'adminDeveloperVerification'>, context: Context): Promise<RestResponse<'adminDeveloperVerification'>>;
   /** GET /v1/admin/developer-verifications */
   adminDeveloperVerifications(request: RestRequest<'adminDeveloperVerifications'>, context: Context): Promise<RestResponse<'adminDeveloperVerifications'>>;
+  /** POST /v1/admin/privacy/chat/erase */
+  adminEraseChatSubject(request: RestRequest<'adminEraseChatSubject'>, context: Context): Promise<RestResponse<'adminEraseChatSubject'>>;
+  /** DELETE /v1/admin/privacy/platform_b/member/{id} */
+  adminErasePlatformBMember(request: RestRequest<'adminErasePlatformBMember'>, context: Context): Promise<RestResponse<'adminErasePlatformBMember'>>;
   /** GET /v1/admin/limit-requests/{id}/events */
   adminLimitRequestEvents(request: RestRequest<'adminLimitRequestEvents'>, context: Context): Promise<RestResponse<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests */
@@ -846,6 +852,8 @@ export interface DomainResults {
   adminDeveloperLimitRequests: { 200: Camelize<DataOf<Wire<'adminDeveloperLimitRequests', 200>>> };
   adminDeveloperVerification: { 200: Camelize<DataOf<Wire<'adminDeveloperVerification', 200>>> };
   adminDeveloperVerifications: { 200: Camelize<Wire<'adminDeveloperVerifications', 200>> };
+  adminEraseChatSubject: { 200: Camelize<DataOf<Wire<'adminEraseChatSubject', 200>>> };
+  adminErasePlatformBMember: { 200: Camelize<DataOf<Wire<'adminErasePlatformBMember', 200>>> };
   adminLimitRequestEvents: { 200: Camelize<DataOf<Wire<'adminLimitRequestEvents', 200>>> };
   adminLimitRequests: { 200: Camelize<DataOf<Wire<'adminLimitRequests', 200>>> };
   adminMailOutbox: { 200: Page<Camelize<ItemOf<Wire<'adminMailOutbox', 200>>>> };
@@ -1103,6 +1111,8 @@ export interface DefaultStatus {
   adminDeveloperLimitRequests: 200;
   adminDeveloperVerification: 200;
   adminDeveloperVerifications: 200;
+  adminEraseChatSubject: 200;
+  adminErasePlatformBMember: 200;
   adminLimitRequestEvents: 200;
   adminLimitRequests: 200;
   adminMailOutbox: 200;
@@ -1396,6 +1406,10 @@ export interface RestOperations<Context> {
   adminDeveloperVerification(request: DomainRequest<'adminDeveloperVerification'>, context: Context): Promise<DomainResult<'adminDeveloperVerification'>>;
   /** GET /v1/admin/developer-verifications (bare) */
   adminDeveloperVerifications(request: DomainRequest<'adminDeveloperVerifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminDeveloperVerifications'>>;
+  /** POST /v1/admin/privacy/chat/erase (data) */
+  adminEraseChatSubject(request: DomainRequest<'adminEraseChatSubject'>, context: Context): Promise<DomainResult<'adminEraseChatSubject'>>;
+  /** DELETE /v1/admin/privacy/platform_b/member/{id} (data) */
+  adminErasePlatformBMember(request: DomainRequest<'adminErasePlatformBMember'>, context: Context): Promise<DomainResult<'adminErasePlatformBMember'>>;
   /** GET /v1/admin/limit-requests/{id}/events (data) */
   adminLimitRequestEvents(request: DomainRequest<'adminLimitRequestEvents'>, context: Context): Promise<DomainResult<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests (data) */
@@ -2874,6 +2888,76 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminEraseChatSubject",
+    "method": "post",
+    "path": "/v1/admin/privacy/chat/erase",
+    "expressPath": "/v1/admin/privacy/chat/erase",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin:privacy-erase"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminEraseChatSubject",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminErasePlatformBMember",
+    "method": "delete",
+    "path": "/v1/admin/privacy/platform_b/member/{id}",
+    "expressPath": "/v1/admin/privacy/platform_b/member/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "admin:privacy-erase"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminErasePlatformBMember",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200
   },
   {

@@ -50,6 +50,7 @@ import { overlaysModule } from './modules/overlays';
 import { payoutsModule } from './modules/payouts';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
+import { privacyModule } from './modules/privacy';
 import { sessionsModule } from './modules/sessions';
 import { signinModule } from './modules/signin';
 import { soundsModule } from './modules/sounds';
@@ -90,6 +91,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     webhooksModule,
     ideasModule,
     statsModule,
+    privacyModule,
     authModule,
     createRealtimeModule(realtimeLimits),
     systemModule,

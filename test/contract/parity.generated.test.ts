@@ -28,6 +28,8 @@ describeTwinContract(fixtures, twin('adminDeleteApiKey'));
 describeTwinContract(fixtures, twin('adminDeletePlan'));
 describeTwinContract(fixtures, twin('adminDeleteRole'));
 describeTwinContract(fixtures, twin('adminDeleteUserSettingPreset'));
+describeTwinContract(fixtures, twin('adminEraseChatSubject'));
+describeTwinContract(fixtures, twin('adminErasePlatformBMember'));
 describeTwinContract(fixtures, twin('adminRole'));
 describeTwinContract(fixtures, twin('adminRoleMembers'));
 describeTwinContract(fixtures, twin('adminRoles'));

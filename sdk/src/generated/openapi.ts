@@ -1057,6 +1057,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/privacy/chat/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase one platform user's chat data, event identifiers and chatter statistics across every account (the body is not shown in Part 2, designed here).
+         * @description Body `{ platform, platform_user_id, username? }`: the subject is the user `platform_user_id`
+         *     on `platform`. Everywhere in the service, in one transaction: their chat messages are deleted
+         *     and replies quoting them lose the quoted name and text; their chatter profiles are deleted;
+         *     moderation log rows naming them as target are deleted and as moderator lose the name; every
+         *     event of that platform whose `raw` payload names them (by user id, or by a login they were
+         *     seen with) has those identifiers set to null (the event row stays, de-identified); their
+         *     rows among the public statistics' chatters (top chatters) are deleted. `username` adds a
+         *     login to match where the service never saw one (statistics know chatters by login only).
+         *     Kept results and caches are invalidated in the same transaction, so no later read serves
+         *     erased data. Answers the counts of rows deleted or de-identified; a repeated request finds
+         *     nothing left and answers zeros. Records `system:privacy_erased` with the platform, an opaque
+         *     `subject_hash` (hex SHA-256 of `<platform>:<platform_user_id>`) and the counts, never the
+         *     names or texts erased. An unsupported platform gives 400 `Unsupported platform: <platform>`;
+         *     an empty or longer than 200 characters id or username gives 400 VALIDATION_ERROR.
+         */
+        post: operations["adminEraseChatSubject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/privacy/platform_b/member/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase one platform_b member's data everywhere (the platform's deletion request for a channel member).
+         * @description `id` is the member's platform_b channel id. The same erasure as
+         *     `POST /v1/admin/privacy/chat/erase` with `platform: platform_b` and `platform_user_id: id`
+         *     (chat messages, chatter profiles, moderation log, event identifiers, chatter statistics),
+         *     in one transaction, audited as `system:privacy_erased` without the erased data. A repeated
+         *     request answers zeros. An id longer than 200 characters gives 400 VALIDATION_ERROR.
+         */
+        delete: operations["adminErasePlatformBMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/setting-presets/{id}": {
         parameters: {
             query?: never;
@@ -6011,6 +6068,25 @@ export interface components {
             /** Format: uuid */
             user_id: string | null;
         };
+        /** @description What one privacy erasure removed or de-identified (issue 33 item 5); zeros when nothing was left. */
+        PrivacyErasure: {
+            erased: {
+                /** @description Messages deleted plus replies whose quote of the subject was cleared. */
+                chat_messages: number;
+                /** @description Chatter profiles deleted (one per account). */
+                chat_users: number;
+                /** @description Events whose raw payload had the subject's identifiers set to null. */
+                events: number;
+                /** @description Moderation log rows deleted (subject as target) or cleared (subject as moderator). */
+                moderation_entries: number;
+                /** @description Public statistics chatter rows deleted. */
+                stats_rows: number;
+            };
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b" | "platform_c";
+            /** @description Hex SHA-256 of `<platform>:<platform_user_id>`: names the subject in the audit log without the id itself. */
+            subject_hash: string;
+        };
         PublicBrowseChannel: {
             avg_viewers: number;
             /** @enum {string|null} */
@@ -9432,6 +9508,91 @@ export interface operations {
                             login_enabled: boolean;
                             platform: string;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminEraseChatSubject: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    platform: "platform_a" | "platform_b" | "platform_c";
+                    platform_user_id: string;
+                    username?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What was erased. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PrivacyErasure"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminErasePlatformBMember: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was erased. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PrivacyErasure"];
                     };
                 };
             };

@@ -13,12 +13,16 @@ import { createHttpAdapter, type ChatAdapters } from './adapters';
 import type { ChatPipeline } from './api';
 import { createChatResolvers } from './graphql';
 import { chatMigrations } from './migrations';
-import { createChatRepo } from './repo';
+import { createChatRepo, type ChatRepo } from './repo';
 import { createChatRest } from './rest';
 import { createChatService, type ChatService } from './service';
 import { createPlatformASocketWorker, createPlatformBPoller, type Worker } from './workers';
 
-export type ChatApi = ChatPipeline & Pick<ChatService, 'updateUserTreatment' | 'sweepRetention'>;
+export type ChatApi = ChatPipeline &
+  Pick<ChatService, 'updateUserTreatment' | 'sweepRetention'> & {
+    /** Privacy erasure of one platform user in every account, in the caller's transaction (repo.ts `eraseSubject`). */
+    eraseSubject: ChatRepo['eraseSubject'];
+  };
 
 declare module '../contract' {
   interface ModuleApis {
@@ -90,6 +94,7 @@ export function createChatModule(options: ChatModuleOptions = {}) {
         recordModeration: (input) => service.recordModeration(input),
         updateUserTreatment: (input) => service.updateUserTreatment(input),
         sweepRetention: () => service.sweepRetention(),
+        eraseSubject: (db, platform, platformUserId, extraLogins) => repo.eraseSubject(db, platform, platformUserId, extraLogins),
       };
       return {
         api,

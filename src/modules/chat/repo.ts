@@ -90,6 +90,8 @@ const parseProfile = (row: ProfileRow): ProfileRow => ({ ...row, message_count: 
 /** `%`, `_` and the escape character match literally inside a LIKE pattern. */
 export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
 const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
 
 export function createChatRepo(knex: Knex) {
@@ -238,6 +240,47 @@ export function createChatRepo(knex: Knex) {
         )
         select (select count(*) from messages)::int + (select count(*) from moderation)::int as n`);
       return Number(rowsOf<{ n: number }>(result)[0]?.n ?? 0);
+    },
+    /**
+     * chat.eraseSubject (privacy erasure, issue 33 item 5): everything stored about one platform user
+     * in every account, inside the caller's transaction. Their messages and profiles are deleted;
+     * replies quoting them lose the quoted name and text; moderation rows naming them as target
+     * are deleted and as moderator lose the moderator's identity and payload; a message deleted by
+     * them loses `deleted_by`. Answers the counts and the logins (lower case) the subject was seen
+     * with, read before the delete, for the modules that know a chatter by login only.
+     */
+    async eraseSubject(db: Db, platform: string, platformUserId: string, extraLogins: readonly string[]): Promise<{ messages: number; users: number; moderation: number; logins: string[] }> {
+      const seen = await db
+        .select(db.raw('lower(username) as login'))
+        .from('chat_messages')
+        .where({ platform, platform_user_id: platformUserId })
+        .union((q) => q.select(db.raw('lower(username)')).from('chat_platform_users').where({ platform, platform_user_id: platformUserId }))
+        .union((q) => q.select(db.raw('lower(target_username)')).from('chat_moderation_log').where({ platform, target_user_id: platformUserId }).whereNotNull('target_username'))
+        .union((q) => q.select(db.raw('lower(moderator_name)')).from('chat_moderation_log').where({ platform, moderator_user_id: platformUserId }).whereNotNull('moderator_name'));
+      const logins = [...new Set([...(seen as { login: string | null }[]).map((r) => r.login), ...extraLogins.map((l) => l.toLowerCase())])].filter((l): l is string => Boolean(l));
+      // Replies quoting one of the subject's messages (same account) or naming them.
+      const replies = await db('chat_messages as m')
+        .where('m.platform', platform)
+        .whereNot('m.platform_user_id', platformUserId)
+        .where((q) => {
+          q.whereExists((s) =>
+            s.select(db.raw('1')).from('chat_messages as s').whereRaw('s.account_id = m.account_id').where({ 's.platform': platform, 's.platform_user_id': platformUserId }).whereRaw('s.platform_message_id = m.reply_to_message_id'),
+          );
+          if (logins.length) q.orWhereRaw(`lower(m.reply_to_username) in (${placeholders(logins.length)})`, logins);
+        })
+        .where((q) => q.whereNotNull('m.reply_to_username').orWhereNotNull('m.reply_to_message'))
+        .update({ reply_to_username: null, reply_to_message: null })
+        .returning('m.id');
+      if (logins.length) await db('chat_messages').where({ platform }).whereRaw(`lower(deleted_by) in (${placeholders(logins.length)})`, logins).update({ deleted_by: null });
+      // Counted through `returning` (the embedded driver answers a bare delete with a result object).
+      const messages: unknown[] = await db('chat_messages').where({ platform, platform_user_id: platformUserId }).delete().returning('id');
+      const users: unknown[] = await db('chat_platform_users').where({ platform, platform_user_id: platformUserId }).delete().returning('platform_user_id');
+      const targeted: unknown[] = await db('chat_moderation_log').where({ platform, target_user_id: platformUserId }).delete().returning('id');
+      const moderated: unknown[] = await db('chat_moderation_log')
+        .where({ platform, moderator_user_id: platformUserId })
+        .update({ moderator_user_id: null, moderator_name: null, raw: JSON.stringify({}) })
+        .returning('id');
+      return { messages: messages.length + (replies as unknown[]).length, users: users.length, moderation: targeted.length + moderated.length, logins };
     },
     /** chat.channelOf: the account's channel connection on a platform (connections module's table, read-only) */
     async channelOf(accountId: string, platform: string): Promise<{ platformChannelId: string; reconnectRequired: boolean } | undefined> {

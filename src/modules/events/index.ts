@@ -3,8 +3,10 @@
  * broadcast on `events:{account_id}` after each commit. Owns the events table only; other
  * modules (webhooks, workers) emit through its API (`emitFor`).
  */
+import type { Knex } from 'knex';
 import { periodSeconds as seconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
+import { deidentify, type ErasureSubject } from './erase';
 import { createGiftBundler } from './gifts';
 import { createEventsResolvers } from './graphql';
 import { eventMigrations } from './migrations';
@@ -12,9 +14,19 @@ import { createEventsRepo } from './repo';
 import { createEventsRest } from './rest';
 import { createEventsService, type EventsService } from './service';
 
+/** Privacy erasure (issue 33 item 5): what the events module offers the privacy module. */
+export interface EventsErasure {
+  /**
+   * Sets the subject's identifiers in the payloads of `platform`'s events (every account) to null,
+   * in the caller's transaction; answers the rows changed. The per-account event versions the
+   * update bumps (migrations.ts triggers) drop kept event pages.
+   */
+  eraseSubject(db: Knex.Transaction, platform: string, subject: ErasureSubject): Promise<number>;
+}
+
 declare module '../contract' {
   interface ModuleApis {
-    events: EventsService;
+    events: EventsService & EventsErasure;
   }
 }
 
@@ -24,7 +36,8 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
     name: 'events',
     migrations: eventMigrations,
     build: ({ db, bus, log, jobs }) => {
-      const service = createEventsService({ repo: createEventsRepo(db.knex), bus, log });
+      const repo = createEventsRepo(db.knex);
+      const service = createEventsService({ repo, bus, log });
       const gifts = createGiftBundler({ knex: db.knex, log, rebroadcast: (row) => service.rebroadcast(row), bundleTimeoutMs: options.bundleTimeoutMs, holdMs: options.giftHoldMs });
       service.hooks = gifts.hooks;
       service.sweepGifts = () => gifts.sweep();
@@ -32,8 +45,21 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
       // the next period's runs anyway.
       jobs.every('events.gift-sweep', seconds(options.sweepMs ?? 5000), async () => void (await service.sweepGifts()), { retryLimit: 1 });
       jobs.every('events.retention', seconds(options.retentionMs ?? 3_600_000), async () => void (await service.sweepRetention()), { retryLimit: 1 });
+      const erasure: EventsErasure = {
+        async eraseSubject(trx, platform, subject) {
+          let changed = 0;
+          for (const row of await repo.erasureCandidates(trx, platform, [subject.platformUserId, ...subject.logins])) {
+            const raw = deidentify(row.raw, subject);
+            if (!raw) continue;
+            await repo.updateRaw(row.id, raw, trx);
+            changed += 1;
+          }
+          return changed;
+        },
+      };
       return {
-        api: service,
+        // The service object itself (its hooks are set above), with the erasure beside it.
+        api: Object.assign(service, erasure),
         rest: createEventsRest(service),
         resolvers: createEventsResolvers(service),
       };

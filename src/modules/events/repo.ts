@@ -228,6 +228,21 @@ export function createEventsRepo(knex: Knex) {
       return row ? parse(row) : undefined;
     },
     /**
+     * events.erasureCandidates (privacy erasure): every row of `platform`, in any account, whose
+     * payload text contains one of `needles` (the subject's id and logins); the caller reads each
+     * payload and rewrites the ones that name the subject (erase.ts).
+     */
+    async erasureCandidates(db: Knex | Knex.Transaction, platform: string, needles: readonly string[]): Promise<EventRow[]> {
+      if (needles.length === 0) return [];
+      const rows = await db('events')
+        .where({ platform })
+        .where((q) => {
+          for (const needle of needles) q.orWhereRaw("(raw::text) ilike ? escape '\\'", [`%${likeLiteral(needle)}%`]);
+        })
+        .orderBy('id');
+      return (rows as EventRow[]).map(parse);
+    },
+    /**
      * events.retentionSweep: deletes every account's events older than its effective
      * `chat_retention_days` (RETENTION_WINDOWS_SQL); 0 keeps forever.
      */

@@ -12,7 +12,7 @@ import { defineModule } from '../contract';
 import { createStatsResolvers } from './graphql';
 import { createIngestion, type Ingest } from './ingest';
 import { statsMigrations, statsTimeseriesMigrations } from './migrations';
-import { createStatsRepo } from './repo';
+import { createStatsRepo, type StatsRepo } from './repo';
 import { createStatsRest } from './rest';
 import { createSeriesRepo } from './series';
 import { createPublicStatsService, type PublicStatsService } from './service';
@@ -22,6 +22,8 @@ export interface StatsApi {
   readonly stats: PublicStatsService;
   readonly watchlist: WatchlistService;
   readonly ingest: Ingest;
+  /** Privacy erasure (issue 33 item 5): a chatter's top-chatter rows, in the caller's transaction (repo.ts `eraseChatters`). */
+  readonly eraseChatters: StatsRepo['eraseChatters'];
 }
 
 declare module '../contract' {
@@ -46,7 +48,7 @@ export function createStatsModule(options: { sweepMs?: number; now?: () => Date 
       const ingest = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
       jobs.every('stats.sweep', seconds(options.sweepMs ?? 86_400_000), async () => void (await stats.sweep()), { retryLimit: 1 });
       return {
-        api: { stats, watchlist, ingest },
+        api: { stats, watchlist, ingest, eraseChatters: (db, platform, logins) => repo.eraseChatters(db, platform, logins) },
         rest: createStatsRest({ stats, watchlist, ingest }),
         resolvers: createStatsResolvers({ stats, watchlist }),
         // The socket snapshot is the REST summary's wire form (snake_case).

@@ -282,6 +282,15 @@ export function createStatsRepo(knex: Knex) {
         [platform, broadcastId, JSON.stringify(mergeBy(rows.map((r) => ({ login: r.login.toLowerCase(), display_name: r.display_name ?? null, messages: r.messages })), (r) => r.login, (a, b) => ({ ...a, display_name: b.display_name ?? a.display_name, messages: a.messages + b.messages })))],
       );
     },
+    /**
+     * stats.eraseChatters (privacy erasure): a chatter's rows among every stream's chatters (the
+     * top chatters), by login (stored in lower case); answers the rows deleted.
+     */
+    async eraseChatters(db: Db, platform: string, logins: readonly string[]): Promise<number> {
+      if (!logins.length) return 0;
+      const deleted: unknown[] = await db('ps_stream_chatters').where({ platform }).whereIn('login', logins.map((l) => l.toLowerCase())).delete().returning('login');
+      return deleted.length;
+    },
     /** stats.addSharedChat */
     async addSharedChat(db: Db, platform: string, broadcastId: string, rows: readonly { platform_channel_id: string; messages: number; display_name?: string | null; avatar_url?: string | null }[]): Promise<void> {
       if (!rows.length) return;

@@ -1,0 +1,101 @@
+/**
+ * Privacy erasure (issue 33 item 5; Part 2 "Other admin privacy erasure endpoints"): an operator
+ * holding the admin `admin:privacy-erase` erases one platform user's data everywhere the service
+ * keeps it: chat messages, chatter profiles and the moderation log (chat module), the identifiers
+ * in event payloads (events module), the top-chatter rows of public statistics (stats module).
+ *
+ * One transaction per request: every module's erasure and the audit row land together or not at
+ * all. Kept results follow from that transaction: the event page cache is guarded by the
+ * per-account event versions the update bumps (PostgreSQL) or by the embedded store's write count
+ * (src/infra/db/hot-read.ts), and no other module keeps chat, chatter or statistics reads. The
+ * audit row names the subject only by an opaque hash, never by the names or texts erased. A
+ * repeat finds nothing left and answers zeros. Owns no table; reaches the others only through
+ * their modules' APIs.
+ */
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import type { ModuleApis } from '../contract';
+import { privacyMessages } from './errors';
+
+type Platform = 'platform_a' | 'platform_b' | 'platform_c';
+
+/** The answer (spec `PrivacyErasure`; the GraphQL type of the same name). */
+export interface PrivacyErasure {
+  platform: Platform;
+  subjectHash: string;
+  erased: { chatMessages: number; chatUsers: number; moderationEntries: number; events: number; statsRows: number };
+}
+
+export const PRIVACY_PLATFORMS: readonly Platform[] = ['platform_a', 'platform_b', 'platform_c'];
+const isPlatform = (value: string): value is Platform => (PRIVACY_PLATFORMS as readonly string[]).includes(value);
+const MAX_ID = 200;
+
+export interface PrivacyDeps {
+  knex: Knex;
+  chat: Pick<ModuleApis['chat'], 'eraseSubject'>;
+  events: Pick<ModuleApis['events'], 'eraseSubject'>;
+  stats: Pick<ModuleApis['stats'], 'eraseChatters'>;
+  audit: Pick<ModuleApis['audit'], 'record'>;
+}
+
+/** The audit row's name for a subject: the same subject always hashes the same, the id is not readable from it. */
+export const subjectHash = (platform: string, platformUserId: string): string => createHash('sha256').update(`${platform}:${platformUserId}`).digest('hex');
+
+/** A 1 to 200 character value (as the REST schema checks; GraphQL strings reach here unchecked). */
+function bounded(value: string | null | undefined, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value.length < 1 || value.length > MAX_ID) throw AppError.validation(privacyMessages.length(field));
+  return value;
+}
+
+export function createPrivacyService(deps: PrivacyDeps) {
+  const { knex, chat, events, stats, audit } = deps;
+
+  async function erase(ctx: AuthContext, route: 'chat' | 'platform_b_member', platform: Platform, platformUserId: string, username: string | undefined): Promise<PrivacyErasure> {
+    const hash = subjectHash(platform, platformUserId);
+    const erased = await knex.transaction(async (trx) => {
+      const fromChat = await chat.eraseSubject(trx, platform, platformUserId, username ? [username] : []);
+      const logins = new Set(fromChat.logins);
+      const eventRows = await events.eraseSubject(trx, platform, { platformUserId, logins });
+      const statsRows = await stats.eraseChatters(trx, platform, [...logins]);
+      const counts = { chatMessages: fromChat.messages, chatUsers: fromChat.users, moderationEntries: fromChat.moderation, events: eventRows, statsRows };
+      await audit.record(
+        {
+          scope: 'system',
+          type: 'system:privacy_erased',
+          userId: ctx.userId,
+          actorId: ctx.userId,
+          metadata: {
+            route,
+            platform,
+            subject_hash: hash,
+            username_given: username !== undefined,
+            erased: { chat_messages: counts.chatMessages, chat_users: counts.chatUsers, moderation_entries: counts.moderationEntries, events: counts.events, stats_rows: counts.statsRows },
+          },
+        },
+        trx,
+      );
+      return counts;
+    });
+    return { platform, subjectHash: hash, erased };
+  }
+
+  return {
+    /** POST /v1/admin/privacy/chat/erase, GraphQL adminEraseChatSubject. */
+    async eraseChatSubject(ctx: AuthContext, input: { platform: string; platformUserId: string; username?: string | null }): Promise<PrivacyErasure> {
+      const { platform } = input;
+      if (!isPlatform(platform)) throw AppError.validation(privacyMessages.unsupportedPlatform(platform));
+      const platformUserId = bounded(input.platformUserId, 'platform_user_id')!;
+      return erase(ctx, 'chat', platform, platformUserId, bounded(input.username, 'username'));
+    },
+
+    /** DELETE /v1/admin/privacy/platform_b/member/{id}, GraphQL adminErasePlatformBMember. */
+    async erasePlatformBMember(ctx: AuthContext, id: string): Promise<PrivacyErasure> {
+      return erase(ctx, 'platform_b_member', 'platform_b', bounded(id, 'id')!, undefined);
+    },
+  };
+}
+
+export type PrivacyService = ReturnType<typeof createPrivacyService>;
