@@ -138,6 +138,36 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Mutation.adminEraseChatSubject": [
+    {
+      "path": [
+        "input",
+        "platformUserId"
+      ],
+      "maxLength": 200,
+      "message": "platform_user_id must be 1 to 200 characters",
+      "field": null
+    },
+    {
+      "path": [
+        "input",
+        "username"
+      ],
+      "maxLength": 200,
+      "message": "username must be 1 to 200 characters",
+      "field": null
+    }
+  ],
+  "Mutation.adminErasePlatformBMember": [
+    {
+      "path": [
+        "id"
+      ],
+      "maxLength": 200,
+      "message": "id must be 1 to 200 characters",
+      "field": null
+    }
+  ],
   "Mutation.adminUpdateApiKey": [
     {
       "path": [
