@@ -4,11 +4,15 @@
  * verification stays in src/auth (verifiers.ts, system-keys.ts) behind the key cache this module
  * invalidates. It holds members' keys, so it reacts to a member leaving an account (the accounts
  * module's hook): their personal keys are purged, `created_by` is cleared on what they created.
+ * Its API carries the one key lifecycle (`keys`); a module owning another key kind describes the
+ * kind with the types below and calls it through `use('apikeys')`.
  */
 import { defineModule } from '../contract';
 import { createApiKeysResolvers } from './graphql';
 import { createApiKeysRest } from './rest';
 import { createApiKeysService, type ApiKeysService } from './service';
+
+export type { CreateKeyInput, DeleteTokenResult, KeyKind, KeyLifecycle, KeyOwnerColumns, KeyRow } from './lifecycle';
 
 declare module '../contract' {
   interface ModuleApis {

@@ -3,6 +3,7 @@
  * with the deny-list applied, and the scopes a system key may hold. Built from src/auth/registry.ts
  * at load; the developer kind is here already so the developer portal only adds its key routes.
  */
+import type { components } from '../../../generated/openapi';
 import {
   accountPermissionCategories,
   accountPermissions,
@@ -14,16 +15,11 @@ import {
 
 export type AssignableKind = 'personal' | 'service' | 'developer';
 
-export interface ApiKeyPermission {
-  key: string;
-  label: string;
-  category: string;
-}
+/** An offered scope (`GET /v1/api-keys/permissions`); the schema's members are one word each, so the wire form is the domain form. */
+export type ApiKeyPermission = components['schemas']['ApiKeyPermission'];
 
-export interface SystemKeyPermission {
-  permission: string;
-  category: string;
-}
+/** A scope a system key may hold (`GET /v1/admin/system-key-permissions`). */
+export type SystemKeyPermission = components['schemas']['AdminPermissionInfo'];
 
 const denied = new Set(apiKeyDenyList);
 const categoryOf = (p: string) => p.slice(0, p.indexOf(':'));
