@@ -16,27 +16,37 @@ import { createSigninService } from '../../../src/modules/signin/service';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { OAUTH2_CLIENT_ID, OAUTH2_CLIENT_SECRET, startTestOAuth2Server, type TestOAuth2Server } from '../../helpers/oauth2-server';
 import { Browser } from '../../helpers/oidc';
+import { startFakePlatform, type FakePlatform } from '../../helpers/fake-platform';
 import { api } from '../../helpers/users';
 
 const BACK = 'http://127.0.0.1:9/signed-in';
 const SLUG = 'platform_a';
 
 let as: TestOAuth2Server;
+let fake: FakePlatform;
 let t: TestApp;
 
 beforeAll(async () => {
   as = await startTestOAuth2Server();
+  fake = await startFakePlatform();
+  const provider = { kind: 'oauth2', ...as.endpoints, client_id: OAUTH2_CLIENT_ID, client_secret: OAUTH2_CLIENT_SECRET, scopes: ['profile', 'email'] };
   t = await startTestApp({
     auth: {
       redirect_allow_list: [BACK],
-      providers: [{ slug: SLUG, kind: 'oauth2', ...as.endpoints, client_id: OAUTH2_CLIENT_ID, client_secret: OAUTH2_CLIENT_SECRET, scopes: ['profile', 'email'], purposes: ['login', 'channel', 'bot'] }],
+      providers: [
+        { ...provider, slug: SLUG, purposes: ['login', 'channel', 'bot'] },
+        { ...provider, slug: 'platform_b', purposes: ['channel'] },
+      ],
     },
+    // platform_b's live chat poller runs against the fake platform (the last describe).
+    chat: { request_timeout_ms: 2000, platforms: { platform_b: { api_url: fake.apiUrl('platform_b'), poll_interval_ms: 50 } } },
   });
-  as.register([`${t.url}/v1/auth/callback/${SLUG}`]);
+  as.register([SLUG, 'platform_b'].map((slug) => `${t.url}/v1/auth/callback/${slug}`));
 });
 
 afterAll(async () => {
   await t?.stop();
+  await fake?.close();
   await as?.stop();
 });
 
@@ -251,5 +261,46 @@ describe('grants of an OAuth 2.0-only provider: connections, refresh, revocation
     expect((await fetch(as.endpoints.userinfo_endpoint, { headers: { authorization: `Bearer ${grant.accessToken}` } })).status).toBe(401);
     expect(await t.app.db.knex('account_bot_connections').where({ account_id: owner.account_id }).select('platform')).toHaveLength(0);
     expect((await api(t, 'DELETE', `/connections/${SLUG}`, { token: owner.access_token, query: { type: 'bot' } })).status).toBe(404);
+  });
+});
+
+describe('platform_b\'s live chat poller uses the channel connection\'s grant', () => {
+  /** Polls `check` every 50 ms until it holds (the test's own timeout bounds it). */
+  async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+    while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const polls = () => fake.requests.filter((r) => r.platform === 'platform_b' && r.method === 'GET');
+
+  test('the live chat look-up and every poll carry the channel token; a flagged grant stops the polling', async () => {
+    const owner = await signIn('uma');
+    const channel = 'uma-b';
+    const live = 'live-uma';
+    fake.liveChats.set(`platform_b:${channel}`, live);
+    fake.liveChatItems.set(live, [{ id: 'pb-uma-1', author: { channel_id: 'viewer-1', name: 'viewer1' }, message: 'hello from the video chat' }]);
+    const { url } = await new Browser().navigate(`${t.url}/v1/connections/platform_b/connect?type=channel&redirect_uri=${encodeURIComponent(BACK)}`, {
+      stopAt: BACK,
+      login: channel,
+      headers: { authorization: `Bearer ${owner.access_token}` },
+    });
+    expect(Object.fromEntries(fragment(url))).toEqual({ connected: 'platform_b', type: 'channel' });
+    const grant = (await t.app.modules.connections.accountGrant(owner.account_id, 'platform_b', 'channel'))!;
+
+    const stored = async () => t.app.db.knex('chat_messages').where({ account_id: owner.account_id, platform: 'platform_b' }).select('platform_message_id', 'live_chat_id');
+    await until(async () => (await stored()).length > 0);
+    expect(await stored()).toEqual([{ platform_message_id: 'pb-uma-1', live_chat_id: live }]);
+    await until(() => polls().some((r) => r.path === `/live-chats/${live}/messages`));
+    const seen = polls().map((r) => [r.path, r.authorization]);
+    expect(seen[0]).toEqual([`/channels/${channel}/live-chat`, `Bearer ${grant.accessToken}`]);
+    expect(new Set(seen.map(([, authorization]) => authorization))).toEqual(new Set([`Bearer ${grant.accessToken}`]));
+
+    // The provider refuses the refresh: the grant is flagged, and the poller stops asking the platform.
+    as.revoke(grant.refreshToken!);
+    await t.app.db.knex('account_connections').where({ account_id: owner.account_id, platform: 'platform_b' }).update({ expires_at: new Date(Date.now() + 1000) });
+    await until(async () => (await t.app.modules.connections.accountGrant(owner.account_id, 'platform_b', 'channel'))!.reconnectRequired);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    fake.reset();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(polls()).toEqual([]);
+    expect(fake.unexpected).toEqual([]);
   });
 });
