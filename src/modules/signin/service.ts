@@ -128,8 +128,9 @@ export function createSigninService(deps: SigninDeps) {
    * (connections' `claimGrantRefresh`), and a node that finds it claimed reads the grant again
    * every CLAIM_POLL_MS until the holder's result is stored (or the claim ends unused, when it
    * claims it itself). A provider that rotates refresh tokens thus never sees the same one twice.
+   * `wait: false` (the background sweep) leaves a grant another node is refreshing to that node.
    */
-  async function fresh(slug: string, ref: GrantOf, store: GrantStore, marginMs: number): Promise<GrantToken> {
+  async function fresh(slug: string, ref: GrantOf, store: GrantStore, marginMs: number, wait = true): Promise<GrantToken> {
     const giveUpAt = Date.now() + REFRESH_CLAIM_MS;
     for (;;) {
       const grant = await store.load();
@@ -151,7 +152,7 @@ export function createSigninService(deps: SigninDeps) {
         continue;
       }
       // Another node is refreshing this grant: its result is read on the next turn.
-      if (Date.now() >= giveUpAt) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
+      if (!wait || Date.now() >= giveUpAt) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
     }
   }
@@ -185,7 +186,7 @@ export function createSigninService(deps: SigninDeps) {
     return started;
   }
 
-  function accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot', marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
+  function accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot', marginMs = REFRESH_MARGIN_MS, wait = true): Promise<GrantToken> {
     return once(`${type}:${accountId}:${platform}`, () =>
       fresh(platform, { type, accountId, platform }, {
         load: () => deps.connections.accountGrant(accountId, platform, type),
@@ -197,11 +198,11 @@ export function createSigninService(deps: SigninDeps) {
           log.info({ platform, type, account_id: accountId }, 'connection needs reconnection');
           return { token: null, reconnect: true };
         },
-      }, marginMs),
+      }, marginMs, wait),
     );
   }
 
-  function grantToken(loginConnectionId: string, marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
+  function grantToken(loginConnectionId: string, marginMs = REFRESH_MARGIN_MS, wait = true): Promise<GrantToken> {
     return once(`login:${loginConnectionId}`, async () => {
       const grant = await deps.connections.loginGrant(loginConnectionId);
       if (!grant) return { token: null, reconnect: false };
@@ -209,7 +210,7 @@ export function createSigninService(deps: SigninDeps) {
         load: () => deps.connections.loginGrant(loginConnectionId),
         replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
         refused: () => needsReconnect(loginConnectionId, grant),
-      }, marginMs);
+      }, marginMs, wait);
     });
   }
 
@@ -226,14 +227,15 @@ export function createSigninService(deps: SigninDeps) {
      * bot grant that expires within SWEEP_HORIZON_MS and is not flagged goes through the same rule
      * as a platform call's, so tokens are fresh before anyone needs them and a refusal flags the
      * grant and notifies its owner without waiting for a call. One grant's failure does not stop
-     * the others. Answers how many grants were looked at.
+     * the others; a grant another node is refreshing is left to it. Answers how many grants were
+     * looked at.
      */
     async refreshDue(): Promise<number> {
       const due = await deps.connections.dueGrants(new Date(Date.now() + SWEEP_HORIZON_MS), SWEEP_BATCH);
       for (const grant of due) {
         try {
-          if (grant.type === 'login') await grantToken(grant.id, SWEEP_HORIZON_MS);
-          else await accountGrantToken(grant.accountId, grant.platform, grant.type, SWEEP_HORIZON_MS);
+          if (grant.type === 'login') await grantToken(grant.id, SWEEP_HORIZON_MS, false);
+          else await accountGrantToken(grant.accountId, grant.platform, grant.type, SWEEP_HORIZON_MS, false);
         } catch (error) {
           log.warn({ grant_type: grant.type, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh sweep: one grant failed');
         }

@@ -215,6 +215,23 @@ describe('grants of an OAuth 2.0-only provider: connections, refresh, revocation
     expect(as.accessTokenLive(after.accessToken)).toBe(true);
   });
 
+  test('the background sweep leaves a grant another node is refreshing to that node, without waiting', async () => {
+    const m = t.app.modules;
+    const ref = { type: 'channel' as const, accountId: owner.account_id, platform: SLUG };
+    await t.app.db.knex('account_connections').where({ account_id: owner.account_id, platform: SLUG }).update({ expires_at: new Date(Date.now() + 60_000) });
+    const claim = await m.connections.claimGrantRefresh(ref, 20_000);
+    expect(claim).toBeInstanceOf(Date);
+    expect(await m.connections.claimGrantRefresh(ref, 20_000)).toBeNull();
+    const asked = refreshes().length;
+    const started = Date.now();
+    await m.signin.service.refreshDue();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(refreshes().length).toBe(asked);
+    await m.connections.releaseGrantRefresh(ref, claim!);
+    await m.signin.service.refreshDue();
+    expect(refreshes().slice(asked)).toEqual([{ grantType: 'refresh_token', status: 200 }]);
+  });
+
   test('refresh refused at the provider: the sweep flags the login and channel grants and notifies the owner', async () => {
     const id = await loginRow();
     const login = (await t.app.modules.connections.loginGrant(id))!;
