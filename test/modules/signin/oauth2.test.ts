@@ -4,16 +4,20 @@
  * endpoints named in config, the subject read from userinfo. Driven as a browser drives it (the
  * provider's login and consent forms, redirects, cookies): sign-in and session, the refusals
  * (state, replayed code, PKCE), a refresh the provider refuses found by the background sweep,
- * channel and bot connections with revocation at the provider on disconnect, and one refresh of a
- * grant when two nodes (two sign-in services over one database) need it at once.
+ * channel and bot connections with revocation at the provider on disconnect, one refresh of a
+ * grant when two nodes need it at once (two sign-in services over one database on both stores; on
+ * PostgreSQL also a second app node), and platform_b's live chat poller carrying the channel token.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { createApp, type App } from '../../../src/app';
+import { loadConfig } from '../../../src/config/config';
 import { createLogger } from '../../../src/infra/logger';
 import { createFlowCodec, FLOW_COOKIE } from '../../../src/modules/signin/flow-cookie';
 import { createProviderClient } from '../../../src/modules/signin/providers';
 import { createSigninRepo } from '../../../src/modules/signin/repo';
 import { createSigninService } from '../../../src/modules/signin/service';
-import { startTestApp, type TestApp } from '../../helpers/app';
+import { services, startTestApp, type TestApp } from '../../helpers/app';
 import { OAUTH2_CLIENT_ID, OAUTH2_CLIENT_SECRET, startTestOAuth2Server, type TestOAuth2Server } from '../../helpers/oauth2-server';
 import { Browser } from '../../helpers/oidc';
 import { startFakePlatform, type FakePlatform } from '../../helpers/fake-platform';
@@ -25,12 +29,15 @@ const SLUG = 'platform_a';
 let as: TestOAuth2Server;
 let fake: FakePlatform;
 let t: TestApp;
+/** The nodes of a cluster share their secret keys (as production's configured keys): grants are sealed with them. */
+const sharedKey = { id: 'oauth2-test', key: randomBytes(32).toString('base64') };
 
 beforeAll(async () => {
   as = await startTestOAuth2Server();
   fake = await startFakePlatform();
   const provider = { kind: 'oauth2', ...as.endpoints, client_id: OAUTH2_CLIENT_ID, client_secret: OAUTH2_CLIENT_SECRET, scopes: ['profile', 'email'] };
   t = await startTestApp({
+    secrets: { encryption_keys: [sharedKey] },
     auth: {
       redirect_allow_list: [BACK],
       providers: [
@@ -177,7 +184,7 @@ describe('grants of an OAuth 2.0-only provider: connections, refresh, revocation
     expect(as.accessTokenLive(grant.accessToken)).toBe(true);
   });
 
-  test('two nodes needing the same grant refreshed at once: the provider\'s token endpoint is asked once', async () => {
+  test('two sign-in services (each its own in-process dedup) over one database refreshing the same grant at once: the token endpoint is asked once', async () => {
     // A second node: its own sign-in service (its own in-process dedup, its own provider client) over the same database.
     const quiet = createLogger({ level: 'warn', service: 'test', env: 'test', version: '0' }, new Writable({ write: (_c, _e, done) => done() }));
     const m = t.app.modules;
@@ -213,6 +220,46 @@ describe('grants of an OAuth 2.0-only provider: connections, refresh, revocation
     ]);
     expect(await t.app.db.knex('account_connections').where({ account_id: owner.account_id, platform: SLUG }).first('refresh_claimed_until')).toEqual({ refresh_claimed_until: null });
     expect(as.accessTokenLive(after.accessToken)).toBe(true);
+  });
+
+  (services.postgres ? test : test.skip)('PostgreSQL: a second app node on the same database refreshing the same grant at once: one token request', async () => {
+    const c = t.app.config;
+    const node: App = await createApp(
+      loadConfig({
+        env: {},
+        overrides: {
+          env: 'test',
+          port: 0,
+          log: { level: 'silent' },
+          database_url: c.database_url,
+          data_dir: 'memory://',
+          redis_url: c.redis_url,
+          redis_prefix: c.redis_prefix,
+          jobs: { node_id: 'oauth2-node-b' },
+          secrets: { encryption_keys: [sharedKey] },
+          auth: { redirect_allow_list: c.auth.redirect_allow_list, providers: c.auth.providers },
+        },
+      }),
+    );
+    try {
+      await t.app.db.knex('account_connections').where({ account_id: owner.account_id, platform: SLUG }).update({ expires_at: new Date(Date.now() + 30_000) });
+      const asked = refreshes().length;
+      as.tokenDelayMs = 300;
+      let answers;
+      try {
+        answers = await Promise.all([t.app.modules.signin.accountGrantToken(owner.account_id, SLUG, 'channel'), node.modules.signin.accountGrantToken(owner.account_id, SLUG, 'channel')]);
+      } finally {
+        as.tokenDelayMs = 0;
+      }
+      expect(refreshes().slice(asked)).toEqual([{ grantType: 'refresh_token', status: 200 }]);
+      const after = (await t.app.modules.connections.accountGrant(owner.account_id, SLUG, 'channel'))!;
+      expect(answers).toEqual([
+        { token: after.accessToken, reconnect: false },
+        { token: after.accessToken, reconnect: false },
+      ]);
+    } finally {
+      await node.close();
+    }
   });
 
   test('the background sweep leaves a grant another node is refreshing to that node, without waiting', async () => {
