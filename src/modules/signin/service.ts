@@ -145,7 +145,7 @@ export function createSigninService(deps: SigninDeps) {
         try {
           // Another node may have stored its refresh between the read and the claim: read again.
           const current = await store.load();
-          if (current && !current.reconnectRequired && current.accessToken === grant.accessToken) return await refreshHeld(slug, client, grant.refreshToken, expiresAt, current.accessToken, store);
+          if (current?.refreshToken && !current.reconnectRequired && current.accessToken === grant.accessToken) return await refreshHeld(slug, client, current.refreshToken, expiresAt, current.accessToken, store);
         } finally {
           await deps.connections.releaseGrantRefresh(ref, claim);
         }
