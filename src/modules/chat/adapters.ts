@@ -5,7 +5,8 @@
  * fake server on 127.0.0.1. A request names the acting platform user (`sender_id`, `moderator_id`)
  * and the channel, and carries the acting grant's token (issue 29) as `Authorization: Bearer`: the
  * signed-in user's login grant, or the account's bot connection when no user acts (a service key,
- * an extension), or platform_b's channel connection. Without a stored grant (an operator-recorded
+ * an extension), or platform_b's channel connection (also for the live chat polling of its
+ * ingest worker). Without a stored grant (an operator-recorded
  * connection) a deployment's credential proxy at the base URL supplies it.
  *
  * Wire contract (JSON):
@@ -76,8 +77,8 @@ export interface ChatPlatformAdapter {
   fetchUser(platformUserId: string): Promise<PlatformOutcome<PlatformUser | null>>;
   /** The channel's current live chat (platform_b); `null` when it is not live. `accessToken`: the channel connection's. */
   resolveLiveChatId(channelId: string, accessToken?: string | null): Promise<PlatformOutcome<string | null>>;
-  /** One page of a live chat (platform_b polling). */
-  pollLiveChat(liveChatId: string, pageToken: string | null): Promise<PlatformOutcome<{ items: PolledMessage[]; nextPageToken: string | null; pollingIntervalMs: number | null }>>;
+  /** One page of a live chat (platform_b polling). `accessToken`: the channel connection's. */
+  pollLiveChat(liveChatId: string, pageToken: string | null, accessToken?: string | null): Promise<PlatformOutcome<{ items: PolledMessage[]; nextPageToken: string | null; pollingIntervalMs: number | null }>>;
 }
 
 export type ChatAdapters = Readonly<Record<ChatPlatform, ChatPlatformAdapter>>;
@@ -167,9 +168,9 @@ export function createHttpAdapter(platform: ChatPlatform, options: { apiUrl: str
       if (status >= 400) return refused(status, json);
       return { ok: true, value: isObject(json) ? str(json.live_chat_id) : null };
     },
-    async pollLiveChat(liveChatId, pageToken) {
+    async pollLiveChat(liveChatId, pageToken, accessToken) {
       const query = pageToken ? `?page_token=${seg(pageToken)}` : '';
-      const answer = await call('GET', `/live-chats/${seg(liveChatId)}/messages${query}`);
+      const answer = await call('GET', `/live-chats/${seg(liveChatId)}/messages${query}`, undefined, accessToken);
       if (!answer.ok) return answer;
       const { status, json } = answer.value;
       if (status >= 400) return refused(status, json);

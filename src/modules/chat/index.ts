@@ -84,7 +84,14 @@ export function createChatModule(options: ChatModuleOptions = {}) {
       }
       if (platforms.platform_b.api_url && platforms.platform_b.poll_interval_ms > 0) {
         workers.push(
-          createPlatformBPoller({ adapter: adapters.platform_b, intervalMs: platforms.platform_b.poll_interval_ms, connected: () => repo.accountsConnectedTo('platform_b'), pipeline: service, log }),
+          createPlatformBPoller({
+            adapter: adapters.platform_b,
+            intervalMs: platforms.platform_b.poll_interval_ms,
+            connected: () => repo.accountsConnectedTo('platform_b'),
+            pipeline: service,
+            log,
+            channelToken: (accountId) => use('signin').accountGrantToken(accountId, 'platform_b', 'channel'),
+          }),
         );
       }
       // Each connected channel's ingest runs on the one node holding its lease.

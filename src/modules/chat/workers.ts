@@ -220,12 +220,26 @@ export function createPlatformASocketWorker(deps: { socketUrl: string; reconnect
 }
 
 /**
- * platform_b: polls the live chat of every channel this node holds. The live chat id is resolved
+ * platform_b: polls the live chat of every channel this node holds, with the channel connection's
+ * token (`channelToken`) as every platform_b call. The live chat id is resolved
  * once per broadcast (again after the platform stops answering for it); the page token carries on
  * between polls so each message is read once (a node taking a channel over starts from the first
  * page, which the idempotent pipeline stores nothing of twice).
  */
-export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; intervalMs: number; connected: () => Promise<Connected[]>; pipeline: Pipeline; log: Logger }): Worker {
+export function createPlatformBPoller(deps: {
+  adapter: ChatPlatformAdapter;
+  intervalMs: number;
+  connected: () => Promise<Connected[]>;
+  pipeline: Pipeline;
+  log: Logger;
+  /**
+   * The account's platform_b channel connection's access token (signin's `accountGrantToken`,
+   * refreshed when near expiry), sent with the live chat look-up and every poll as platform
+   * calls carry it; `reconnect`: the grant is flagged, so the channel is not polled until it is
+   * connected again. Absent, or `token: null` (an operator-recorded connection): none is sent.
+   */
+  channelToken?: (accountId: string) => Promise<{ token: string | null; reconnect: boolean }>;
+}): Worker {
   const state = new Map<string, { liveChatId: string; pageToken: string | null } | null>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
@@ -234,13 +248,15 @@ export function createPlatformBPoller(deps: { adapter: ChatPlatformAdapter; inte
     const c = connectedOf(unit);
     let current = state.get(unit);
     if (current === undefined) return;
+    const grant = deps.channelToken ? await deps.channelToken(c.accountId) : { token: null, reconnect: false };
+    if (grant.reconnect) return;
     if (!current) {
-      const resolved = await deps.adapter.resolveLiveChatId(c.platformChannelId);
+      const resolved = await deps.adapter.resolveLiveChatId(c.platformChannelId, grant.token);
       if (!resolved.ok || !resolved.value || !state.has(unit)) return;
       current = { liveChatId: resolved.value, pageToken: null };
       state.set(unit, current);
     }
-    const page = await deps.adapter.pollLiveChat(current.liveChatId, current.pageToken);
+    const page = await deps.adapter.pollLiveChat(current.liveChatId, current.pageToken, grant.token);
     if (!page.ok) {
       if (page.kind === 'refused' && state.has(unit)) state.set(unit, null); // the broadcast ended: resolve again next time
       return;

@@ -118,4 +118,23 @@ export const connectionMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    // A grant's refresh is claimed before the provider is asked (until the stored instant), so two
+    // nodes due to refresh the same grant ask the provider once: the other waits for the result.
+    name: '20261125220000_add_grant_refresh_claims',
+    async up(knex: Knex) {
+      for (const table of ['login_connections', 'account_connections', 'account_bot_connections']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.timestamp('refresh_claimed_until', { useTz: true }).nullable();
+        });
+      }
+    },
+    async down(knex: Knex) {
+      for (const table of ['login_connections', 'account_connections', 'account_bot_connections']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.dropColumn('refresh_claimed_until');
+        });
+      }
+    },
+  },
 ];

@@ -42,6 +42,10 @@ export interface AssignmentRow {
   created_at: Date;
 }
 
+/** Which stored grant: a login connection's, or an account's channel or bot connection's. */
+export type GrantRef = { table: 'login_connections'; id: string } | { table: 'account_connections' | 'account_bot_connections'; accountId: string; platform: string };
+const grantWhere = (ref: GrantRef) => (ref.table === 'login_connections' ? { id: ref.id } : { account_id: ref.accountId, platform: ref.platform });
+
 export interface SwitchRow {
   platform: string;
   enabled: boolean;
@@ -79,7 +83,7 @@ export function createConnectionsRepo(knex: Knex) {
     },
     /** connections.storeGrant: the sealed grant of a login connection (clears its reconnect flag) */
     async storeGrant(db: Knex | Knex.Transaction, id: string, grant: Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required'>): Promise<void> {
-      await db('login_connections').where({ id }).update({ ...grant, reconnect_required: false, updated_at: db.fn.now() });
+      await db('login_connections').where({ id }).update({ ...grant, reconnect_required: false, refresh_claimed_until: null, updated_at: db.fn.now() });
     },
     /** connections.sealedGrant */
     sealedGrant(id: string): Promise<SealedGrantRow | undefined> {
@@ -87,7 +91,7 @@ export function createConnectionsRepo(knex: Knex) {
     },
     /** connections.flagLoginReconnect */
     async flagLoginReconnect(id: string): Promise<void> {
-      await knex('login_connections').where({ id }).update({ reconnect_required: true, updated_at: knex.fn.now() });
+      await knex('login_connections').where({ id }).update({ reconnect_required: true, refresh_claimed_until: null, updated_at: knex.fn.now() });
     },
     /** connections.deleteLoginConnection (assignments cascade); the oldest remaining becomes primary */
     async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRow): Promise<void> {
@@ -169,11 +173,28 @@ export function createConnectionsRepo(knex: Knex) {
     },
     /** connections.replaceAccountGrant */
     async replaceAccountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string, grant: { access_token_sealed: string; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string }): Promise<void> {
-      await knex(table).where({ account_id: accountId, platform }).update({ ...grant, reconnect_required: false, updated_at: knex.fn.now() });
+      await knex(table).where({ account_id: accountId, platform }).update({ ...grant, reconnect_required: false, refresh_claimed_until: null, updated_at: knex.fn.now() });
     },
     /** connections.flagAccountReconnect */
     async flagAccountReconnect(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<void> {
-      await knex(table).where({ account_id: accountId, platform }).update({ reconnect_required: true, updated_at: knex.fn.now() });
+      await knex(table).where({ account_id: accountId, platform }).update({ reconnect_required: true, refresh_claimed_until: null, updated_at: knex.fn.now() });
+    },
+    /**
+     * connections.claimRefresh: the claim on a grant's refresh until `until`, when nobody holds an
+     * unexpired one (one atomic UPDATE, so of two nodes asking at once one gets it); answers the
+     * claim (its instant, which `releaseRefresh` names) or null.
+     */
+    async claimRefresh(ref: GrantRef, now: Date, until: Date): Promise<Date | null> {
+      const claimed: unknown[] = await knex(ref.table)
+        .where(grantWhere(ref))
+        .where((q) => q.whereNull('refresh_claimed_until').orWhere('refresh_claimed_until', '<', now))
+        .update({ refresh_claimed_until: until })
+        .returning('refresh_claimed_until');
+      return claimed.length > 0 ? until : null;
+    },
+    /** connections.releaseRefresh: gives up this claim (not a later one of another node) */
+    async releaseRefresh(ref: GrantRef, claim: Date): Promise<void> {
+      await knex(ref.table).where(grantWhere(ref)).where({ refresh_claimed_until: claim }).update({ refresh_claimed_until: null });
     },
     /** connections.removeAccountGrant: true when one was removed */
     async removeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<boolean> {

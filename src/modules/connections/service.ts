@@ -16,7 +16,7 @@ import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
 import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
-import type { AssignmentRow, ConnectionRow, ConnectionsRepo, LoginConnectionRow, SwitchRow } from './repo';
+import type { AssignmentRow, ConnectionRow, ConnectionsRepo, GrantRef, LoginConnectionRow, SwitchRow } from './repo';
 
 export interface ConnectionStatus {
   platform: ChannelPlatform;
@@ -85,6 +85,9 @@ function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, log
 }
 
 const grantTable = { channel: 'account_connections', bot: 'account_bot_connections' } as const;
+/** A stored grant: a login connection's, or an account's channel or bot connection's. */
+export type GrantOf = { type: 'login'; id: string } | { type: CredentialKind; accountId: string; platform: string };
+const grantRef = (of: GrantOf): GrantRef => (of.type === 'login' ? { table: 'login_connections', id: of.id } : { table: grantTable[of.type], accountId: of.accountId, platform: of.platform });
 
 /** A provider grant in clear, only ever in memory (stored sealed). */
 export interface ProviderGrant {
@@ -237,6 +240,17 @@ export function createConnectionsService(deps: {
       const { token_expires_at, ...sealed } = sealGrant(grant);
       await repo.replaceAccountGrant(grantTable[type], accountId, platform, { ...sealed, access_token_sealed: sealed.access_token_sealed, expires_at: token_expires_at });
     },
+
+    /**
+     * Claims the refresh of one grant for `ttlMs` across every node sharing the database: the
+     * claim (to release) or null when another node holds one. Replacing or flagging the grant
+     * ends the claim; so does its expiry, for a node that died holding it.
+     */
+    claimGrantRefresh: (ref: GrantOf, ttlMs: number): Promise<Date | null> => {
+      const now = new Date();
+      return repo.claimRefresh(grantRef(ref), now, new Date(now.getTime() + ttlMs));
+    },
+    releaseGrantRefresh: (ref: GrantOf, claim: Date): Promise<void> => repo.releaseRefresh(grantRef(ref), claim),
 
     /** Grants the background refresh should look at (signin's `refreshDue`), soonest expiry first. */
     dueGrants: (before: Date, limit: number) => repo.dueGrants(before, limit),

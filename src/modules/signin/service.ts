@@ -14,6 +14,7 @@ import type { Config } from '../../config/config';
 import { AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
+import type { GrantOf } from '../connections/service';
 import type { Client, SessionTokens } from '../sessions/service';
 import { signinMessages } from './errors';
 import { FLOW_TTL_SECONDS, type Flow, type FlowCodec } from './flow-cookie';
@@ -33,7 +34,7 @@ export interface SigninDeps {
   sessions: Pick<ModuleApis['sessions'], 'openSession'>;
   connections: Pick<
     ModuleApis['connections'],
-    'loginUserOf' | 'storeLoginGrant' | 'assignSignedInLogin' | 'dueGrants' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
+    'loginUserOf' | 'claimGrantRefresh' | 'releaseGrantRefresh' | 'storeLoginGrant' | 'assignSignedInLogin' | 'dueGrants' | 'loginGrant' | 'replaceLoginGrant' | 'flagLoginReconnect' | 'storeAccountGrant' | 'accountGrant' | 'replaceAccountGrant' | 'flagAccountReconnect' | 'removeAccountGrant'
   >;
   notifications: Pick<ModuleApis['notifications'], 'notify'>;
   /** The owner of an account (told when its connection needs reconnecting). */
@@ -50,6 +51,18 @@ export const REFRESH_MARGIN_MS = 5 * 60_000;
 export const SWEEP_HORIZON_MS = 2 * REFRESH_MARGIN_MS;
 /** Grants one sweep looks at (soonest expiry first); the next period takes the rest. */
 export const SWEEP_BATCH = 200;
+
+/** How long a node holds a grant's refresh: twice openid-client's wait for the provider, so a live holder is done first. */
+export const REFRESH_CLAIM_MS = 20_000;
+/** How often a node waiting on another's refresh reads the grant again. */
+const CLAIM_POLL_MS = 100;
+
+/** A stored grant as the refresh rule sees it, and how to replace or flag it. */
+interface GrantStore {
+  load(): Promise<{ accessToken: string; refreshToken: string | null; expiresAt: Date | null; reconnectRequired: boolean } | null>;
+  replace(next: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string[] }): Promise<void>;
+  refused(): Promise<GrantToken>;
+}
 
 /** What a platform call may use: the access token, or why there is none. */
 export type GrantToken = { token: string; reconnect: false } | { token: null; reconnect: boolean };
@@ -109,43 +122,60 @@ export function createSigninService(deps: SigninDeps) {
 
   /**
    * The refresh rule shared by login, channel and bot grants: the token while it has more than
-   * REFRESH_MARGIN_MS left, else a refresh; a refusal flags the grant and tells its owner.
+   * `marginMs` left, else a refresh; a refusal flags the grant and tells its owner.
+   *
+   * One refresh per grant across nodes: the refresh is claimed in the grant's row first
+   * (connections' `claimGrantRefresh`), and a node that finds it claimed reads the grant again
+   * every CLAIM_POLL_MS until the holder's result is stored (or the claim ends unused, when it
+   * claims it itself). A provider that rotates refresh tokens thus never sees the same one twice.
+   * `wait: false` (the background sweep) leaves a grant another node is refreshing to that node.
    */
-  async function fresh(
-    slug: string,
-    grant: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; reconnectRequired: boolean } | null,
-    store: {
-      reload(): Promise<{ accessToken: string; refreshToken: string | null; reconnectRequired: boolean } | null>;
-      replace(next: { accessToken: string; refreshToken: string | null; expiresAt: Date | null; scopes: string[] }): Promise<void>;
-      refused(): Promise<GrantToken>;
-    },
-    marginMs: number,
-  ): Promise<GrantToken> {
-    if (!grant) return { token: null, reconnect: false };
-    if (grant.reconnectRequired) return { token: null, reconnect: true };
-    const expiresAt = grant.expiresAt?.getTime() ?? Infinity;
-    if (expiresAt - Date.now() > marginMs) return { token: grant.accessToken, reconnect: false };
-    const client = providers.get(slug);
-    if (!client || !grant.refreshToken) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : store.refused();
+  async function fresh(slug: string, ref: GrantOf, store: GrantStore, marginMs: number, wait = true): Promise<GrantToken> {
+    const giveUpAt = Date.now() + REFRESH_CLAIM_MS;
+    for (;;) {
+      const grant = await store.load();
+      if (!grant) return { token: null, reconnect: false };
+      if (grant.reconnectRequired) return { token: null, reconnect: true };
+      const expiresAt = grant.expiresAt?.getTime() ?? Infinity;
+      if (expiresAt - Date.now() > marginMs) return { token: grant.accessToken, reconnect: false };
+      const client = providers.get(slug);
+      if (!client || !grant.refreshToken) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : store.refused();
+      const claim = await deps.connections.claimGrantRefresh(ref, REFRESH_CLAIM_MS);
+      if (claim) {
+        try {
+          // Another node may have stored its refresh between the read and the claim: read again.
+          const current = await store.load();
+          if (current?.refreshToken && !current.reconnectRequired && current.accessToken === grant.accessToken) return await refreshHeld(slug, client, current.refreshToken, expiresAt, current.accessToken, store);
+        } finally {
+          await deps.connections.releaseGrantRefresh(ref, claim);
+        }
+        continue;
+      }
+      // Another node is refreshing this grant: its result is read on the next turn.
+      if (!wait || Date.now() >= giveUpAt) return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+  }
+
+  /** The refresh itself, under this node's claim. */
+  async function refreshHeld(slug: string, client: ProviderClient, refreshToken: string, expiresAt: number, accessToken: string, store: GrantStore): Promise<GrantToken> {
     try {
-      const next = await client.refresh(grant.refreshToken);
+      const next = await client.refresh(refreshToken);
       await store.replace(next);
       return { token: next.accessToken, reconnect: false };
     } catch (error) {
-      // Another request may have rotated the refresh token first: its result stands.
-      const now = await store.reload();
-      if (now && now.refreshToken !== grant.refreshToken && !now.reconnectRequired) return { token: now.accessToken, reconnect: false };
+      // A claim that ran out while the provider answered slowly: another node's rotation stands.
+      const now = await store.load();
+      if (now && now.refreshToken !== refreshToken && !now.reconnectRequired) return { token: now.accessToken, reconnect: false };
       if (await isProviderRefusal(error)) return store.refused();
       log.warn({ provider: slug, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh failed');
-      return expiresAt > Date.now() ? { token: grant.accessToken, reconnect: false } : { token: null, reconnect: false };
+      return expiresAt > Date.now() ? { token: accessToken, reconnect: false } : { token: null, reconnect: false };
     }
   }
 
   /**
    * One look-up (and refresh) per grant at a time in this process: a platform call and the sweep,
-   * or two calls, asking at once share the answer instead of spending the same refresh token
-   * twice (a provider that rotates refresh tokens refuses the second use). Across nodes the
-   * reload in `fresh` keeps the winner's result.
+   * or two calls, asking at once share the answer instead of each waiting on the row's claim.
    */
   const inFlight = new Map<string, Promise<GrantToken>>();
   function once(key: string, run: () => Promise<GrantToken>): Promise<GrantToken> {
@@ -156,10 +186,10 @@ export function createSigninService(deps: SigninDeps) {
     return started;
   }
 
-  function accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot', marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
-    return once(`${type}:${accountId}:${platform}`, async () =>
-      fresh(platform, await deps.connections.accountGrant(accountId, platform, type), {
-        reload: () => deps.connections.accountGrant(accountId, platform, type),
+  function accountGrantToken(accountId: string, platform: string, type: 'channel' | 'bot', marginMs = REFRESH_MARGIN_MS, wait = true): Promise<GrantToken> {
+    return once(`${type}:${accountId}:${platform}`, () =>
+      fresh(platform, { type, accountId, platform }, {
+        load: () => deps.connections.accountGrant(accountId, platform, type),
         replace: (next) => deps.connections.replaceAccountGrant(accountId, platform, type, next),
         async refused() {
           await deps.connections.flagAccountReconnect(accountId, platform, type);
@@ -168,19 +198,19 @@ export function createSigninService(deps: SigninDeps) {
           log.info({ platform, type, account_id: accountId }, 'connection needs reconnection');
           return { token: null, reconnect: true };
         },
-      }, marginMs),
+      }, marginMs, wait),
     );
   }
 
-  function grantToken(loginConnectionId: string, marginMs = REFRESH_MARGIN_MS): Promise<GrantToken> {
+  function grantToken(loginConnectionId: string, marginMs = REFRESH_MARGIN_MS, wait = true): Promise<GrantToken> {
     return once(`login:${loginConnectionId}`, async () => {
       const grant = await deps.connections.loginGrant(loginConnectionId);
       if (!grant) return { token: null, reconnect: false };
-      return fresh(grant.provider, grant, {
-        reload: () => deps.connections.loginGrant(loginConnectionId),
+      return fresh(grant.provider, { type: 'login', id: loginConnectionId }, {
+        load: () => deps.connections.loginGrant(loginConnectionId),
         replace: (next) => deps.connections.replaceLoginGrant(loginConnectionId, next),
         refused: () => needsReconnect(loginConnectionId, grant),
-      }, marginMs);
+      }, marginMs, wait);
     });
   }
 
@@ -197,14 +227,15 @@ export function createSigninService(deps: SigninDeps) {
      * bot grant that expires within SWEEP_HORIZON_MS and is not flagged goes through the same rule
      * as a platform call's, so tokens are fresh before anyone needs them and a refusal flags the
      * grant and notifies its owner without waiting for a call. One grant's failure does not stop
-     * the others. Answers how many grants were looked at.
+     * the others; a grant another node is refreshing is left to it. Answers how many grants were
+     * looked at.
      */
     async refreshDue(): Promise<number> {
       const due = await deps.connections.dueGrants(new Date(Date.now() + SWEEP_HORIZON_MS), SWEEP_BATCH);
       for (const grant of due) {
         try {
-          if (grant.type === 'login') await grantToken(grant.id, SWEEP_HORIZON_MS);
-          else await accountGrantToken(grant.accountId, grant.platform, grant.type, SWEEP_HORIZON_MS);
+          if (grant.type === 'login') await grantToken(grant.id, SWEEP_HORIZON_MS, false);
+          else await accountGrantToken(grant.accountId, grant.platform, grant.type, SWEEP_HORIZON_MS, false);
         } catch (error) {
           log.warn({ grant_type: grant.type, error: (error as Error).name, reason: (error as Error).message }, 'grant refresh sweep: one grant failed');
         }

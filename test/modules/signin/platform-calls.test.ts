@@ -35,7 +35,9 @@ beforeAll(async () => {
       request_timeout_ms: 2000,
       platforms: {
         platform_a: { api_url: fake.apiUrl('platform_a') },
-        platform_b: { api_url: fake.apiUrl('platform_b') },
+        // No live chat poller here (test/modules/signin/oauth2.test.ts covers its token): its
+        // look-ups every 5 s would interleave with the requests a test expects.
+        platform_b: { api_url: fake.apiUrl('platform_b'), poll_interval_ms: 0 },
         platform_c: { api_url: fake.apiUrl('platform_c') },
       },
     },
