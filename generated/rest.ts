@@ -8,6 +8,7 @@ import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
   | 'acceptDeveloperTeamInvite'
+  | 'acceptExtensionAccessInvite'
   | 'account'
   | 'accountAuditLog'
   | 'accountInvites'
@@ -35,6 +36,7 @@ export type OperationId =
   | 'adminDeveloperLimitRequests'
   | 'adminDeveloperVerification'
   | 'adminDeveloperVerifications'
+  | 'adminExtensionReviews'
   | 'adminLimitRequestEvents'
   | 'adminLimitRequests'
   | 'adminMailOutbox'
@@ -68,6 +70,7 @@ export type OperationId =
   | 'allAdminPermissions'
   | 'allTeamPermissions'
   | 'apiKeyAssignablePermissions'
+  | 'approveExtensionVersion'
   | 'automationNodeHandlers'
   | 'botModuleHandlers'
   | 'botModuleTriggers'
@@ -84,6 +87,7 @@ export type OperationId =
   | 'createDeveloperTeam'
   | 'createDeveloperTeamInvite'
   | 'createDeveloperTeamRole'
+  | 'createExtensionAccessInvite'
   | 'createExtensionVersion'
   | 'createIdea'
   | 'createIdeaCategory'
@@ -101,6 +105,7 @@ export type OperationId =
   | 'deleteDeveloperExtension'
   | 'deleteDeveloperTeam'
   | 'deleteDeveloperTeamRole'
+  | 'deleteExtensionInstallStorage'
   | 'deleteIdea'
   | 'deleteIdeaCategory'
   | 'deleteIdeaComment'
@@ -113,6 +118,7 @@ export type OperationId =
   | 'developerApiKeys'
   | 'developerExtension'
   | 'developerExtensionLimits'
+  | 'developerExtensionLogs'
   | 'developerExtensions'
   | 'developerLimitRequestEvents'
   | 'developerLimitRequests'
@@ -133,7 +139,9 @@ export type OperationId =
   | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
+  | 'extensionInstallLogs'
   | 'extensionInstalls'
+  | 'extensionInstallStorage'
   | 'extensionPurchases'
   | 'extensionScreenshots'
   | 'extensionTesters'
@@ -143,10 +151,12 @@ export type OperationId =
   | 'getPopoutSession'
   | 'getReadiness'
   | 'getSchema'
+  | 'grantExtensionAccess'
   | 'grantWidgetAccess'
   | 'ingestAuditEvent'
   | 'ingestPublicStats'
   | 'installExtension'
+  | 'issueExtensionInstallToken'
   | 'issuePopoutWsToken'
   | 'issueWsToken'
   | 'leaveAccount'
@@ -190,6 +200,7 @@ export type OperationId =
   | 'publishExtensionVersion'
   | 'refreshPlatformUserProfile'
   | 'refreshSession'
+  | 'rejectExtensionVersion'
   | 'removeAccountMember'
   | 'removeDeveloperTeamMember'
   | 'removeExtensionScreenshot'
@@ -210,6 +221,7 @@ export type OperationId =
   | 'searchPlatformUsers'
   | 'sendChatToPlatform'
   | 'sessions'
+  | 'setExtensionInstallStorage'
   | 'setIdeaStatus'
   | 'shopPlatformWebhook'
   | 'sound'
@@ -253,7 +265,8 @@ export type OperationId =
   | 'voteIdeaComment'
   | 'widget'
   | 'widgetAccess'
-  | 'widgets';
+  | 'widgets'
+  | 'writeExtensionLog';
 
 type Or<T, D> = [T] extends [never] ? D : [T] extends [undefined] ? D : T;
 type Op<K extends OperationId> = operations[K];
@@ -291,6 +304,8 @@ export type RestResponse<K extends OperationId> = {
 export interface RestHandlers<Context> {
   /** POST /v1/developer/team-invites/{code}/accept */
   acceptDeveloperTeamInvite(request: RestRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'acceptDeveloperTeamInvite'>>;
+  /** POST /v1/extension-access-invites/accept */
+  acceptExtensionAccessInvite(request: RestRequest<'acceptExtensionAccessInvite'>, context: Context): Promise<RestResponse<'acceptExtensionAccessInvite'>>;
   /** GET /v1/account */
   account(request: RestRequest<'account'>, context: Context): Promise<RestResponse<'account'>>;
   /** GET /v1/account/audit-log */
@@ -345,6 +360,8 @@ export interface RestHandlers<Context> {
   adminDeveloperVerification(request: RestRequest<'adminDeveloperVerification'>, context: Context): Promise<RestResponse<'adminDeveloperVerification'>>;
   /** GET /v1/admin/developer-verifications */
   adminDeveloperVerifications(request: RestRequest<'adminDeveloperVerifications'>, context: Context): Promise<RestResponse<'adminDeveloperVerifications'>>;
+  /** GET /v1/admin/extension-reviews */
+  adminExtensionReviews(request: RestRequest<'adminExtensionReviews'>, context: Context): Promise<RestResponse<'adminExtensionReviews'>>;
   /** GET /v1/admin/limit-requests/{id}/events */
   adminLimitRequestEvents(request: RestRequest<'adminLimitRequestEvents'>, context: Context): Promise<RestResponse<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests */
@@ -411,6 +428,8 @@ export interface RestHandlers<Context> {
   allTeamPermissions(request: RestRequest<'allTeamPermissions'>, context: Context): Promise<RestResponse<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions */
   apiKeyAssignablePermissions(request: RestRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<RestResponse<'apiKeyAssignablePermissions'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/approve */
+  approveExtensionVersion(request: RestRequest<'approveExtensionVersion'>, context: Context): Promise<RestResponse<'approveExtensionVersion'>>;
   /** GET /v1/internal/automation-nodes/handlers */
   automationNodeHandlers(request: RestRequest<'automationNodeHandlers'>, context: Context): Promise<RestResponse<'automationNodeHandlers'>>;
   /** GET /v1/internal/bot-modules/handlers */
@@ -443,6 +462,8 @@ export interface RestHandlers<Context> {
   createDeveloperTeamInvite(request: RestRequest<'createDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'createDeveloperTeamInvite'>>;
   /** POST /v1/developer/teams/{id}/roles */
   createDeveloperTeamRole(request: RestRequest<'createDeveloperTeamRole'>, context: Context): Promise<RestResponse<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/access-invites */
+  createExtensionAccessInvite(request: RestRequest<'createExtensionAccessInvite'>, context: Context): Promise<RestResponse<'createExtensionAccessInvite'>>;
   /** POST /v1/developer/extensions/{id}/versions */
   createExtensionVersion(request: RestRequest<'createExtensionVersion'>, context: Context): Promise<RestResponse<'createExtensionVersion'>>;
   /** POST /v1/ideas */
@@ -477,6 +498,8 @@ export interface RestHandlers<Context> {
   deleteDeveloperTeam(request: RestRequest<'deleteDeveloperTeam'>, context: Context): Promise<RestResponse<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} */
   deleteDeveloperTeamRole(request: RestRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<RestResponse<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/storage/{key} */
+  deleteExtensionInstallStorage(request: RestRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<RestResponse<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} */
   deleteIdea(request: RestRequest<'deleteIdea'>, context: Context): Promise<RestResponse<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} */
@@ -501,6 +524,8 @@ export interface RestHandlers<Context> {
   developerExtension(request: RestRequest<'developerExtension'>, context: Context): Promise<RestResponse<'developerExtension'>>;
   /** GET /v1/developer/extensions/{id}/limits */
   developerExtensionLimits(request: RestRequest<'developerExtensionLimits'>, context: Context): Promise<RestResponse<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions/{id}/logs */
+  developerExtensionLogs(request: RestRequest<'developerExtensionLogs'>, context: Context): Promise<RestResponse<'developerExtensionLogs'>>;
   /** GET /v1/developer/extensions */
   developerExtensions(request: RestRequest<'developerExtensions'>, context: Context): Promise<RestResponse<'developerExtensions'>>;
   /** GET /v1/developer/limits/requests/{id}/events */
@@ -541,8 +566,12 @@ export interface RestHandlers<Context> {
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
   extensionAnalytics(request: RestRequest<'extensionAnalytics'>, context: Context): Promise<RestResponse<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs/{id}/logs */
+  extensionInstallLogs(request: RestRequest<'extensionInstallLogs'>, context: Context): Promise<RestResponse<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs */
   extensionInstalls(request: RestRequest<'extensionInstalls'>, context: Context): Promise<RestResponse<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/storage */
+  extensionInstallStorage(request: RestRequest<'extensionInstallStorage'>, context: Context): Promise<RestResponse<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases */
   extensionPurchases(request: RestRequest<'extensionPurchases'>, context: Context): Promise<RestResponse<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots */
@@ -561,6 +590,8 @@ export interface RestHandlers<Context> {
   getReadiness(request: RestRequest<'getReadiness'>, context: Context): Promise<RestResponse<'getReadiness'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
+  /** POST /v1/developer/extensions/{id}/access */
+  grantExtensionAccess(request: RestRequest<'grantExtensionAccess'>, context: Context): Promise<RestResponse<'grantExtensionAccess'>>;
   /** POST /v1/widgets/{id}/access */
   grantWidgetAccess(request: RestRequest<'grantWidgetAccess'>, context: Context): Promise<RestResponse<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest */
@@ -569,6 +600,8 @@ export interface RestHandlers<Context> {
   ingestPublicStats(request: RestRequest<'ingestPublicStats'>, context: Context): Promise<RestResponse<'ingestPublicStats'>>;
   /** POST /v1/extension-installs */
   installExtension(request: RestRequest<'installExtension'>, context: Context): Promise<RestResponse<'installExtension'>>;
+  /** POST /v1/extension-installs/{id}/token */
+  issueExtensionInstallToken(request: RestRequest<'issueExtensionInstallToken'>, context: Context): Promise<RestResponse<'issueExtensionInstallToken'>>;
   /** POST /v1/auth/popout/ws-token */
   issuePopoutWsToken(request: RestRequest<'issuePopoutWsToken'>, context: Context): Promise<RestResponse<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token */
@@ -655,6 +688,8 @@ export interface RestHandlers<Context> {
   refreshPlatformUserProfile(request: RestRequest<'refreshPlatformUserProfile'>, context: Context): Promise<RestResponse<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh */
   refreshSession(request: RestRequest<'refreshSession'>, context: Context): Promise<RestResponse<'refreshSession'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/reject */
+  rejectExtensionVersion(request: RestRequest<'rejectExtensionVersion'>, context: Context): Promise<RestResponse<'rejectExtensionVersion'>>;
   /** DELETE /v1/account/members/{user_id} */
   removeAccountMember(request: RestRequest<'removeAccountMember'>, context: Context): Promise<RestResponse<'removeAccountMember'>>;
   /** DELETE /v1/developer/teams/{id}/members/{member_id} */
@@ -695,6 +730,8 @@ export interface RestHandlers<Context> {
   sendChatToPlatform(request: RestRequest<'sendChatToPlatform'>, context: Context): Promise<RestResponse<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions */
   sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/storage/{key} */
+  setExtensionInstallStorage(request: RestRequest<'setExtensionInstallStorage'>, context: Context): Promise<RestResponse<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status */
   setIdeaStatus(request: RestRequest<'setIdeaStatus'>, context: Context): Promise<RestResponse<'setIdeaStatus'>>;
   /** POST /v1/webhooks/shop_platform */
@@ -783,6 +820,8 @@ export interface RestHandlers<Context> {
   widgetAccess(request: RestRequest<'widgetAccess'>, context: Context): Promise<RestResponse<'widgetAccess'>>;
   /** GET /v1/widgets */
   widgets(request: RestRequest<'widgets'>, context: Context): Promise<RestResponse<'widgets'>>;
+  /** POST /v1/internal/extension-logs */
+  writeExtensionLog(request: RestRequest<'writeExtensionLog'>, context: Context): Promise<RestResponse<'writeExtensionLog'>>;
 }
 
 // ---- the domain side of each operation (what a module's binding writes; see bindRest)
@@ -801,6 +840,7 @@ export interface DomainRequest<K extends OperationId> {
 /** Per operation and status, the domain value the router maps and wraps (x-envelope). */
 export interface DomainResults {
   acceptDeveloperTeamInvite: { 200: Camelize<DataOf<Wire<'acceptDeveloperTeamInvite', 200>>> };
+  acceptExtensionAccessInvite: { 200: Camelize<DataOf<Wire<'acceptExtensionAccessInvite', 200>>> };
   account: { 200: Camelize<DataOf<Wire<'account', 200>>> };
   accountAuditLog: { 200: Camelize<Wire<'accountAuditLog', 200>> };
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
@@ -828,6 +868,7 @@ export interface DomainResults {
   adminDeveloperLimitRequests: { 200: Camelize<DataOf<Wire<'adminDeveloperLimitRequests', 200>>> };
   adminDeveloperVerification: { 200: Camelize<DataOf<Wire<'adminDeveloperVerification', 200>>> };
   adminDeveloperVerifications: { 200: Camelize<Wire<'adminDeveloperVerifications', 200>> };
+  adminExtensionReviews: { 200: Camelize<DataOf<Wire<'adminExtensionReviews', 200>>> };
   adminLimitRequestEvents: { 200: Camelize<DataOf<Wire<'adminLimitRequestEvents', 200>>> };
   adminLimitRequests: { 200: Camelize<DataOf<Wire<'adminLimitRequests', 200>>> };
   adminMailOutbox: { 200: Page<Camelize<ItemOf<Wire<'adminMailOutbox', 200>>>> };
@@ -861,6 +902,7 @@ export interface DomainResults {
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
   allTeamPermissions: { 200: Camelize<ItemOf<Wire<'allTeamPermissions', 200>>>[] };
   apiKeyAssignablePermissions: { 200: Camelize<ItemOf<Wire<'apiKeyAssignablePermissions', 200>>>[] };
+  approveExtensionVersion: { 200: Camelize<DataOf<Wire<'approveExtensionVersion', 200>>> };
   automationNodeHandlers: { 200: Camelize<Wire<'automationNodeHandlers', 200>> };
   botModuleHandlers: { 200: Camelize<Wire<'botModuleHandlers', 200>> };
   botModuleTriggers: { 200: Camelize<Wire<'botModuleTriggers', 200>> };
@@ -877,6 +919,7 @@ export interface DomainResults {
   createDeveloperTeam: { 201: Camelize<DataOf<Wire<'createDeveloperTeam', 201>>> };
   createDeveloperTeamInvite: { 201: Camelize<DataOf<Wire<'createDeveloperTeamInvite', 201>>> };
   createDeveloperTeamRole: { 201: Camelize<DataOf<Wire<'createDeveloperTeamRole', 201>>> };
+  createExtensionAccessInvite: { 201: Camelize<DataOf<Wire<'createExtensionAccessInvite', 201>>> };
   createExtensionVersion: { 201: Camelize<DataOf<Wire<'createExtensionVersion', 201>>> };
   createIdea: { 201: Camelize<DataOf<Wire<'createIdea', 201>>> };
   createIdeaCategory: { 201: Camelize<DataOf<Wire<'createIdeaCategory', 201>>> };
@@ -894,6 +937,7 @@ export interface DomainResults {
   deleteDeveloperExtension: { 200: Camelize<Wire<'deleteDeveloperExtension', 200>> };
   deleteDeveloperTeam: { 200: Camelize<Wire<'deleteDeveloperTeam', 200>> };
   deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
+  deleteExtensionInstallStorage: { 200: Camelize<Wire<'deleteExtensionInstallStorage', 200>> };
   deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
   deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
   deleteIdeaComment: { 200: Camelize<Wire<'deleteIdeaComment', 200>> };
@@ -906,6 +950,7 @@ export interface DomainResults {
   developerApiKeys: { 200: Camelize<ItemOf<Wire<'developerApiKeys', 200>>>[] };
   developerExtension: { 200: Camelize<DataOf<Wire<'developerExtension', 200>>> };
   developerExtensionLimits: { 200: Camelize<DataOf<Wire<'developerExtensionLimits', 200>>> };
+  developerExtensionLogs: { 200: Camelize<DataOf<Wire<'developerExtensionLogs', 200>>> };
   developerExtensions: { 200: Camelize<ItemOf<Wire<'developerExtensions', 200>>>[] };
   developerLimitRequestEvents: { 200: Camelize<DataOf<Wire<'developerLimitRequestEvents', 200>>> };
   developerLimitRequests: { 200: Camelize<DataOf<Wire<'developerLimitRequests', 200>>> };
@@ -926,7 +971,9 @@ export interface DomainResults {
   exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
+  extensionInstallLogs: { 200: Camelize<DataOf<Wire<'extensionInstallLogs', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
+  extensionInstallStorage: { 200: Camelize<DataOf<Wire<'extensionInstallStorage', 200>>> };
   extensionPurchases: { 200: Page<Camelize<ItemOf<Wire<'extensionPurchases', 200>>>> };
   extensionScreenshots: { 200: Camelize<ItemOf<Wire<'extensionScreenshots', 200>>>[] };
   extensionTesters: { 200: Camelize<ItemOf<Wire<'extensionTesters', 200>>>[] };
@@ -936,10 +983,12 @@ export interface DomainResults {
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
   getReadiness: { 200: Camelize<DataOf<Wire<'getReadiness', 200>>>; 503: Camelize<DataOf<Wire<'getReadiness', 503>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
+  grantExtensionAccess: { 200: Camelize<DataOf<Wire<'grantExtensionAccess', 200>>> };
   grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
   ingestPublicStats: { 200: Camelize<Wire<'ingestPublicStats', 200>> };
   installExtension: { 201: Camelize<DataOf<Wire<'installExtension', 201>>> };
+  issueExtensionInstallToken: { 200: Camelize<DataOf<Wire<'issueExtensionInstallToken', 200>>> };
   issuePopoutWsToken: { 200: Camelize<DataOf<Wire<'issuePopoutWsToken', 200>>> };
   issueWsToken: { 200: Camelize<DataOf<Wire<'issueWsToken', 200>>> };
   leaveAccount: { 200: Camelize<Wire<'leaveAccount', 200>> };
@@ -983,6 +1032,7 @@ export interface DomainResults {
   publishExtensionVersion: { 200: Camelize<DataOf<Wire<'publishExtensionVersion', 200>>> };
   refreshPlatformUserProfile: { 200: Camelize<Wire<'refreshPlatformUserProfile', 200>>; 429: Camelize<Wire<'refreshPlatformUserProfile', 429>> };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
+  rejectExtensionVersion: { 200: Camelize<DataOf<Wire<'rejectExtensionVersion', 200>>> };
   removeAccountMember: { 200: Camelize<Wire<'removeAccountMember', 200>> };
   removeDeveloperTeamMember: { 200: Camelize<Wire<'removeDeveloperTeamMember', 200>> };
   removeExtensionScreenshot: { 200: Camelize<Wire<'removeExtensionScreenshot', 200>> };
@@ -1003,6 +1053,7 @@ export interface DomainResults {
   searchPlatformUsers: { 200: Camelize<DataOf<Wire<'searchPlatformUsers', 200>>> };
   sendChatToPlatform: { 200: Camelize<DataOf<Wire<'sendChatToPlatform', 200>>> };
   sessions: { 200: Camelize<ItemOf<Wire<'sessions', 200>>>[] };
+  setExtensionInstallStorage: { 200: Camelize<DataOf<Wire<'setExtensionInstallStorage', 200>>> };
   setIdeaStatus: { 200: Camelize<DataOf<Wire<'setIdeaStatus', 200>>> };
   shopPlatformWebhook: { 200: Camelize<Wire<'shopPlatformWebhook', 200>> };
   sound: { 200: Camelize<DataOf<Wire<'sound', 200>>> };
@@ -1047,11 +1098,13 @@ export interface DomainResults {
   widget: { 200: Camelize<DataOf<Wire<'widget', 200>>> };
   widgetAccess: { 200: Camelize<ItemOf<Wire<'widgetAccess', 200>>>[] };
   widgets: { 200: Camelize<ItemOf<Wire<'widgets', 200>>>[] };
+  writeExtensionLog: { 201: Camelize<DataOf<Wire<'writeExtensionLog', 201>>> };
 }
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
 export interface DefaultStatus {
   acceptDeveloperTeamInvite: 200;
+  acceptExtensionAccessInvite: 200;
   account: 200;
   accountAuditLog: 200;
   accountInvites: 200;
@@ -1079,6 +1132,7 @@ export interface DefaultStatus {
   adminDeveloperLimitRequests: 200;
   adminDeveloperVerification: 200;
   adminDeveloperVerifications: 200;
+  adminExtensionReviews: 200;
   adminLimitRequestEvents: 200;
   adminLimitRequests: 200;
   adminMailOutbox: 200;
@@ -1112,6 +1166,7 @@ export interface DefaultStatus {
   allAdminPermissions: 200;
   allTeamPermissions: 200;
   apiKeyAssignablePermissions: 200;
+  approveExtensionVersion: 200;
   automationNodeHandlers: 200;
   botModuleHandlers: 200;
   botModuleTriggers: 200;
@@ -1128,6 +1183,7 @@ export interface DefaultStatus {
   createDeveloperTeam: 201;
   createDeveloperTeamInvite: 201;
   createDeveloperTeamRole: 201;
+  createExtensionAccessInvite: 201;
   createExtensionVersion: 201;
   createIdea: 201;
   createIdeaCategory: 201;
@@ -1145,6 +1201,7 @@ export interface DefaultStatus {
   deleteDeveloperExtension: 200;
   deleteDeveloperTeam: 200;
   deleteDeveloperTeamRole: 200;
+  deleteExtensionInstallStorage: 200;
   deleteIdea: 200;
   deleteIdeaCategory: 200;
   deleteIdeaComment: 200;
@@ -1157,6 +1214,7 @@ export interface DefaultStatus {
   developerApiKeys: 200;
   developerExtension: 200;
   developerExtensionLimits: 200;
+  developerExtensionLogs: 200;
   developerExtensions: 200;
   developerLimitRequestEvents: 200;
   developerLimitRequests: 200;
@@ -1177,7 +1235,9 @@ export interface DefaultStatus {
   exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
+  extensionInstallLogs: 200;
   extensionInstalls: 200;
+  extensionInstallStorage: 200;
   extensionPurchases: 200;
   extensionScreenshots: 200;
   extensionTesters: 200;
@@ -1187,10 +1247,12 @@ export interface DefaultStatus {
   getPopoutSession: 200;
   getReadiness: 200;
   getSchema: 200;
+  grantExtensionAccess: 200;
   grantWidgetAccess: 201;
   ingestAuditEvent: 201;
   ingestPublicStats: 200;
   installExtension: 201;
+  issueExtensionInstallToken: 200;
   issuePopoutWsToken: 200;
   issueWsToken: 200;
   leaveAccount: 200;
@@ -1234,6 +1296,7 @@ export interface DefaultStatus {
   publishExtensionVersion: 200;
   refreshPlatformUserProfile: 200;
   refreshSession: 200;
+  rejectExtensionVersion: 200;
   removeAccountMember: 200;
   removeDeveloperTeamMember: 200;
   removeExtensionScreenshot: 200;
@@ -1254,6 +1317,7 @@ export interface DefaultStatus {
   searchPlatformUsers: 200;
   sendChatToPlatform: 200;
   sessions: 200;
+  setExtensionInstallStorage: 200;
   setIdeaStatus: 200;
   shopPlatformWebhook: 200;
   sound: 200;
@@ -1298,6 +1362,7 @@ export interface DefaultStatus {
   widget: 200;
   widgetAccess: 200;
   widgets: 200;
+  writeExtensionLog: 201;
 }
 
 /** A domain value (sent with the default status) or `reply(status, value, headers)`. */
@@ -1312,6 +1377,8 @@ export type DomainResult<K extends OperationId> =
 export interface RestOperations<Context> {
   /** POST /v1/developer/team-invites/{code}/accept (single) */
   acceptDeveloperTeamInvite(request: DomainRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'acceptDeveloperTeamInvite'>>;
+  /** POST /v1/extension-access-invites/accept (data) */
+  acceptExtensionAccessInvite(request: DomainRequest<'acceptExtensionAccessInvite'>, context: Context): Promise<DomainResult<'acceptExtensionAccessInvite'>>;
   /** GET /v1/account (single) */
   account(request: DomainRequest<'account'>, context: Context): Promise<DomainResult<'account'>>;
   /** GET /v1/account/audit-log (bare) */
@@ -1366,6 +1433,8 @@ export interface RestOperations<Context> {
   adminDeveloperVerification(request: DomainRequest<'adminDeveloperVerification'>, context: Context): Promise<DomainResult<'adminDeveloperVerification'>>;
   /** GET /v1/admin/developer-verifications (bare) */
   adminDeveloperVerifications(request: DomainRequest<'adminDeveloperVerifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminDeveloperVerifications'>>;
+  /** GET /v1/admin/extension-reviews (data) */
+  adminExtensionReviews(request: DomainRequest<'adminExtensionReviews'>, context: Context): Promise<DomainResult<'adminExtensionReviews'>>;
   /** GET /v1/admin/limit-requests/{id}/events (data) */
   adminLimitRequestEvents(request: DomainRequest<'adminLimitRequestEvents'>, context: Context): Promise<DomainResult<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests (data) */
@@ -1432,6 +1501,8 @@ export interface RestOperations<Context> {
   allTeamPermissions(request: DomainRequest<'allTeamPermissions'>, context: Context): Promise<DomainResult<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions (collection) */
   apiKeyAssignablePermissions(request: DomainRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<DomainResult<'apiKeyAssignablePermissions'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/approve (data) */
+  approveExtensionVersion(request: DomainRequest<'approveExtensionVersion'>, context: Context): Promise<DomainResult<'approveExtensionVersion'>>;
   /** GET /v1/internal/automation-nodes/handlers (bare) */
   automationNodeHandlers(request: DomainRequest<'automationNodeHandlers'>, context: Context): Promise<DomainResult<'automationNodeHandlers'>>;
   /** GET /v1/internal/bot-modules/handlers (bare) */
@@ -1464,6 +1535,8 @@ export interface RestOperations<Context> {
   createDeveloperTeamInvite(request: DomainRequest<'createDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'createDeveloperTeamInvite'>>;
   /** POST /v1/developer/teams/{id}/roles (single) */
   createDeveloperTeamRole(request: DomainRequest<'createDeveloperTeamRole'>, context: Context): Promise<DomainResult<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/access-invites (data) */
+  createExtensionAccessInvite(request: DomainRequest<'createExtensionAccessInvite'>, context: Context): Promise<DomainResult<'createExtensionAccessInvite'>>;
   /** POST /v1/developer/extensions/{id}/versions (single) */
   createExtensionVersion(request: DomainRequest<'createExtensionVersion'>, context: Context): Promise<DomainResult<'createExtensionVersion'>>;
   /** POST /v1/ideas (single) */
@@ -1498,6 +1571,8 @@ export interface RestOperations<Context> {
   deleteDeveloperTeam(request: DomainRequest<'deleteDeveloperTeam'>, context: Context): Promise<DomainResult<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} (bare) */
   deleteDeveloperTeamRole(request: DomainRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<DomainResult<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/storage/{key} (bare) */
+  deleteExtensionInstallStorage(request: DomainRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<DomainResult<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} (bare) */
   deleteIdea(request: DomainRequest<'deleteIdea'>, context: Context): Promise<DomainResult<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} (bare) */
@@ -1522,6 +1597,8 @@ export interface RestOperations<Context> {
   developerExtension(request: DomainRequest<'developerExtension'>, context: Context): Promise<DomainResult<'developerExtension'>>;
   /** GET /v1/developer/extensions/{id}/limits (data) */
   developerExtensionLimits(request: DomainRequest<'developerExtensionLimits'>, context: Context): Promise<DomainResult<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions/{id}/logs (data) */
+  developerExtensionLogs(request: DomainRequest<'developerExtensionLogs'>, context: Context): Promise<DomainResult<'developerExtensionLogs'>>;
   /** GET /v1/developer/extensions (collection) */
   developerExtensions(request: DomainRequest<'developerExtensions'>, context: Context): Promise<DomainResult<'developerExtensions'>>;
   /** GET /v1/developer/limits/requests/{id}/events (data) */
@@ -1562,8 +1639,12 @@ export interface RestOperations<Context> {
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
   extensionAnalytics(request: DomainRequest<'extensionAnalytics'>, context: Context): Promise<DomainResult<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs/{id}/logs (data) */
+  extensionInstallLogs(request: DomainRequest<'extensionInstallLogs'>, context: Context): Promise<DomainResult<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs (collection) */
   extensionInstalls(request: DomainRequest<'extensionInstalls'>, context: Context): Promise<DomainResult<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/storage (data) */
+  extensionInstallStorage(request: DomainRequest<'extensionInstallStorage'>, context: Context): Promise<DomainResult<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases (collection) */
   extensionPurchases(request: DomainRequest<'extensionPurchases'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots (collection) */
@@ -1582,6 +1663,8 @@ export interface RestOperations<Context> {
   getReadiness(request: DomainRequest<'getReadiness'>, context: Context): Promise<DomainResult<'getReadiness'>>;
   /** GET /v1/schema (raw) */
   getSchema(request: DomainRequest<'getSchema'>, context: Context): Promise<DomainResult<'getSchema'>>;
+  /** POST /v1/developer/extensions/{id}/access (data) */
+  grantExtensionAccess(request: DomainRequest<'grantExtensionAccess'>, context: Context): Promise<DomainResult<'grantExtensionAccess'>>;
   /** POST /v1/widgets/{id}/access (data) */
   grantWidgetAccess(request: DomainRequest<'grantWidgetAccess'>, context: Context): Promise<DomainResult<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest (bare) */
@@ -1590,6 +1673,8 @@ export interface RestOperations<Context> {
   ingestPublicStats(request: DomainRequest<'ingestPublicStats'>, context: Context): Promise<DomainResult<'ingestPublicStats'>>;
   /** POST /v1/extension-installs (single) */
   installExtension(request: DomainRequest<'installExtension'>, context: Context): Promise<DomainResult<'installExtension'>>;
+  /** POST /v1/extension-installs/{id}/token (data) */
+  issueExtensionInstallToken(request: DomainRequest<'issueExtensionInstallToken'>, context: Context): Promise<DomainResult<'issueExtensionInstallToken'>>;
   /** POST /v1/auth/popout/ws-token (data) */
   issuePopoutWsToken(request: DomainRequest<'issuePopoutWsToken'>, context: Context): Promise<DomainResult<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token (data) */
@@ -1676,6 +1761,8 @@ export interface RestOperations<Context> {
   refreshPlatformUserProfile(request: DomainRequest<'refreshPlatformUserProfile'>, context: Context): Promise<DomainResult<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh (data) */
   refreshSession(request: DomainRequest<'refreshSession'>, context: Context): Promise<DomainResult<'refreshSession'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/reject (data) */
+  rejectExtensionVersion(request: DomainRequest<'rejectExtensionVersion'>, context: Context): Promise<DomainResult<'rejectExtensionVersion'>>;
   /** DELETE /v1/account/members/{user_id} (bare) */
   removeAccountMember(request: DomainRequest<'removeAccountMember'>, context: Context): Promise<DomainResult<'removeAccountMember'>>;
   /** DELETE /v1/developer/teams/{id}/members/{member_id} (bare) */
@@ -1716,6 +1803,8 @@ export interface RestOperations<Context> {
   sendChatToPlatform(request: DomainRequest<'sendChatToPlatform'>, context: Context): Promise<DomainResult<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions (collection) */
   sessions(request: DomainRequest<'sessions'>, context: Context): Promise<DomainResult<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/storage/{key} (data) */
+  setExtensionInstallStorage(request: DomainRequest<'setExtensionInstallStorage'>, context: Context): Promise<DomainResult<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status (single) */
   setIdeaStatus(request: DomainRequest<'setIdeaStatus'>, context: Context): Promise<DomainResult<'setIdeaStatus'>>;
   /** POST /v1/webhooks/shop_platform (bare) */
@@ -1804,6 +1893,8 @@ export interface RestOperations<Context> {
   widgetAccess(request: DomainRequest<'widgetAccess'>, context: Context): Promise<DomainResult<'widgetAccess'>>;
   /** GET /v1/widgets (collection) */
   widgets(request: DomainRequest<'widgets'>, context: Context): Promise<DomainResult<'widgets'>>;
+  /** POST /v1/internal/extension-logs (data) */
+  writeExtensionLog(request: DomainRequest<'writeExtensionLog'>, context: Context): Promise<DomainResult<'writeExtensionLog'>>;
 }
 
 export type EnvelopeKind = 'single' | 'data' | 'collection' | 'bare' | 'raw';
@@ -1854,6 +1945,36 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "acceptExtensionAccessInvite",
+    "method": "post",
+    "path": "/v1/extension-access-invites/accept",
+    "expressPath": "/v1/extension-access-invites/accept",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
     },
     "paging": null,
     "defaultStatus": 200
@@ -2832,6 +2953,41 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminExtensionReviews",
+    "method": "get",
+    "path": "/v1/admin/extension-reviews",
+    "expressPath": "/v1/admin/extension-reviews",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200
   },
   {
@@ -4014,6 +4170,43 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "approveExtensionVersion",
+    "method": "post",
+    "path": "/v1/admin/extension-reviews/{version_id}/approve",
+    "expressPath": "/v1/admin/extension-reviews/:version_id/approve",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "automationNodeHandlers",
     "method": "get",
     "path": "/v1/internal/automation-nodes/handlers",
@@ -4534,6 +4727,36 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createExtensionAccessInvite",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access-invites",
+    "expressPath": "/v1/developer/extensions/:id/access-invites",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.createExtensionAccessInvite",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -5129,6 +5352,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "deleteExtensionInstallStorage",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}/storage/{key}",
+    "expressPath": "/v1/extension-installs/:id/storage/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "deleteIdea",
     "method": "delete",
     "path": "/v1/ideas/{id}",
@@ -5513,6 +5772,36 @@ export const routes: readonly RouteSpec[] = [
           "extension-dev:read"
         ]
       },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerExtensionLogs",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/logs",
+    "expressPath": "/v1/developer/extensions/:id/logs",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
       "feature": null
     },
     "graphql": null,
@@ -6164,6 +6453,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "extensionInstallLogs",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/logs",
+    "expressPath": "/v1/extension-installs/:id/logs",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "bot-modules:read"
+        ]
+      },
+      "feature": "feature:bot_module_extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "extensionInstalls",
     "method": "get",
     "path": "/v1/extension-installs",
@@ -6193,6 +6518,42 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionInstallStorage",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/storage",
+    "expressPath": "/v1/extension-installs/:id/storage",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -6485,6 +6846,36 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "grantExtensionAccess",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access",
+    "expressPath": "/v1/developer/extensions/:id/access",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.grantExtensionAccess",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "grantWidgetAccess",
     "method": "post",
     "path": "/v1/widgets/{id}/access",
@@ -6621,6 +7012,43 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201
+  },
+  {
+    "operationId": "issueExtensionInstallToken",
+    "method": "post",
+    "path": "/v1/extension-installs/{id}/token",
+    "expressPath": "/v1/extension-installs/:id/token",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
   },
   {
     "operationId": "issuePopoutWsToken",
@@ -7949,6 +8377,43 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "rejectExtensionVersion",
+    "method": "post",
+    "path": "/v1/admin/extension-reviews/{version_id}/reject",
+    "expressPath": "/v1/admin/extension-reviews/:version_id/reject",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "removeAccountMember",
     "method": "delete",
     "path": "/v1/account/members/{user_id}",
@@ -8625,6 +9090,42 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "setExtensionInstallStorage",
+    "method": "put",
+    "path": "/v1/extension-installs/{id}/storage/{key}",
+    "expressPath": "/v1/extension-installs/:id/storage/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -9494,6 +9995,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10130,6 +10632,36 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "writeExtensionLog",
+    "method": "post",
+    "path": "/v1/internal/extension-logs",
+    "expressPath": "/v1/internal/extension-logs",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
   }
 ];
 

@@ -31,13 +31,18 @@ export interface VersionRow {
   id: string;
   extension_id: string;
   version: string;
-  status: 'draft' | 'uploaded' | 'published';
+  status: 'draft' | 'uploaded' | 'pending_review' | 'published' | 'rejected';
   changelog: string | null;
   manifest: unknown;
   handler_code: string | null;
   created_at: Date;
   uploaded_at: Date | null;
   published_at: Date | null;
+  review_notes?: string | null;
+  reviewed_by?: string | null;
+  reviewed_at?: Date | null;
+  submitted_at?: Date | null;
+  submitted_by?: string | null;
 }
 
 export interface ScreenshotRow {
@@ -299,8 +304,8 @@ export function createExtensionsRepo(knex: Knex) {
       return (await knex('extension_installs').where({ account_id: accountId, id }).update(values).returning('id')).length > 0;
     },
     /** extension_installs.delete */
-    async deleteInstall(accountId: string, id: string): Promise<boolean> {
-      return (await knex('extension_installs').where({ account_id: accountId, id }).delete().returning('id')).length > 0;
+    async deleteInstall(accountId: string, id: string, db: Db = knex): Promise<boolean> {
+      return (await db('extension_installs').where({ account_id: accountId, id }).delete().returning('id')).length > 0;
     },
     /** extension_installs.feed: installs with their version's bundle, by account and/or install */
     feed(filter: { accountId?: string; installId?: string; enabledOnly?: boolean }): Promise<FeedRow[]> {
