@@ -15775,7 +15775,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Enable, disable or configure an install (404 `Extension install not found`).",
-        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\nDisabling revokes the install's token; an install a refund disabled cannot be enabled\nagain (409 `The purchase of this extension was refunded; buy it again to enable it`).\n",
+        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\nDisabling revokes the install's token; an install a refund disabled is enabled again only\nafter a new completed purchase (409 `The purchase of this extension was refunded; buy it\nagain to enable it`).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "parameters": [
@@ -23337,7 +23337,7 @@ export const openapiDocument = {
           "disabled_reason": {
             "type": "string",
             "nullable": true,
-            "description": "`refunded` when a refund of the purchase disabled the install (it cannot be re-enabled)."
+            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
           },
           "installed_by": {
             "type": "string",
@@ -23441,7 +23441,7 @@ export const openapiDocument = {
           "disabled_reason": {
             "type": "string",
             "nullable": true,
-            "description": "`refunded` when a refund of the purchase disabled the install (it cannot be re-enabled)."
+            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
           },
           "installed_by": {
             "type": "string",

@@ -228,6 +228,12 @@ describe('paid extensions', () => {
     expect((await api(t, 'POST', `/extension-installs/${install.id}/token`, { token: buyer.accessToken })).status).toBe(409);
     const bot = await api(t, 'GET', '/internal/bot-modules/handlers', { token: runtimeKey.key, query: { install_id: install.id } });
     expect((bot.body as Json).installs[0].enabled).toBe(false);
+    // Bought again: the install may be enabled and gets tokens again.
+    const rebuy = { id: `evt_${randomUUID()}`, type: 'checkout.session.completed', data: { object: { payment_intent: `pi_${randomUUID()}`, amount_total: 499, currency: 'usd', metadata: { extension_id: ext.id, account_id: buyer.accountId } } } };
+    expect((await connectWebhook(rebuy)).status).toBe(200);
+    const enabled = await api(t, 'PATCH', `/extension-installs/${install.id}`, { token: buyer.accessToken, body: { enabled: true } });
+    expect(enabled.body.data).toEqual(expect.objectContaining({ enabled: true, disabled_reason: null }));
+    expect((await api(t, 'POST', `/extension-installs/${install.id}/token`, { token: buyer.accessToken })).status).toBe(200);
   });
 });
 
@@ -247,13 +253,13 @@ describe('storage and log channels', () => {
       expect.objectContaining({ type: 'event', channel: `ext-storage:${install.id}`, event_type: 'storage:update', data: { install_id: install.id, key: 'score', value: { points: 3 }, deleted: false } }),
     );
     await api(t, 'PUT', `/extension-installs/${install.id}/storage/title`, { token: owner.accessToken, body: { value: 'just a string' } });
-    expect((await storage.nextMatching((m) => m.type === 'event')).data).toEqual(expect.objectContaining({ key: 'title', value: 'just a string' }));
+    expect(((await storage.nextMatching((m) => m.type === 'event')) as Json).data).toEqual(expect.objectContaining({ key: 'title', value: 'just a string' }));
     expect(((await api(t, 'GET', `/extension-installs/${install.id}/storage`, { token: owner.accessToken })).body.data as Json[]).map((e) => [e.key, e.value])).toEqual([
       ['score', { points: 3 }],
       ['title', 'just a string'],
     ]);
     expect((await api(t, 'DELETE', `/extension-installs/${install.id}/storage/score`, { token: owner.accessToken })).status).toBe(200);
-    expect((await storage.nextMatching((m) => m.type === 'event')).data).toEqual({ install_id: install.id, key: 'score', value: null, deleted: true });
+    expect(((await storage.nextMatching((m) => m.type === 'event')) as Json).data).toEqual({ install_id: install.id, key: 'score', value: null, deleted: true });
     expect((await api(t, 'DELETE', `/extension-installs/${install.id}/storage/score`, { token: owner.accessToken })).body.message).toBe('Storage entry not found');
     const tooLarge = await api(t, 'PUT', `/extension-installs/${install.id}/storage/big`, { token: owner.accessToken, body: { value: 'x'.repeat(70_000) } });
     expect(tooLarge.status).toBe(400);

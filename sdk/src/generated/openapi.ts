@@ -2991,8 +2991,9 @@ export interface paths {
          *     override the manifest's triggers of the same `name`, `value` or `regex` member by member
          *     in the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one
          *     of the manifest's handlers); other members are opaque and pass through untouched.
-         *     Disabling revokes the install's token; an install a refund disabled cannot be enabled
-         *     again (409 `The purchase of this extension was refunded; buy it again to enable it`).
+         *     Disabling revokes the install's token; an install a refund disabled is enabled again only
+         *     after a new completed purchase (409 `The purchase of this extension was refunded; buy it
+         *     again to enable it`).
          */
         patch: operations["updateExtensionInstall"];
         trace?: never;
@@ -5575,7 +5576,7 @@ export interface components {
             config: components["schemas"]["ExtensionInstallConfig"];
             /** Format: date-time */
             created_at: string;
-            /** @description `refunded` when a refund of the purchase disabled the install (it cannot be re-enabled). */
+            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
             disabled_reason: string | null;
             enabled: boolean;
             /** Format: uuid */
@@ -5629,7 +5630,7 @@ export interface components {
             config: components["schemas"]["ExtensionInstallConfig"];
             /** Format: date-time */
             created_at: string;
-            /** @description `refunded` when a refund of the purchase disabled the install (it cannot be re-enabled). */
+            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
             disabled_reason: string | null;
             enabled: boolean;
             /** Format: uuid */

@@ -9,7 +9,7 @@
  *   15 minutes, scoped to extension, install and account) holds exactly those; only its SHA-256 is
  *   stored (src/auth/store.ts) and the plain token is answered once. A new token revokes the last.
  * - Uninstalling, disabling and a refund revoke the token; a refund also disables the install
- *   (`disabled_reason: refunded`), and a refunded install cannot be enabled again.
+ *   (`disabled_reason: refunded`), which can be enabled again only after a new purchase.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -173,8 +173,13 @@ export function createInstalls(deps: InstallsDeps) {
       await knex.transaction(async (trx) => {
         const current = await installRow(accountId, id, trx);
         if (!current) throw AppError.notFound(m.installNotFound);
-        if (input.enabled === true && current.disabled_reason) throw new AppError('CONFLICT', m.installRefunded);
         const values: Record<string, unknown> = { updated_at: trx.fn.now() };
+        if (input.enabled === true && current.disabled_reason) {
+          // A refunded install comes back only with a new completed purchase.
+          await repo.lockExtension(current.extension_id, trx);
+          if (!(await purchaseOf(current.extension_id, accountId, trx))) throw new AppError('CONFLICT', m.installRefunded);
+          values.disabled_reason = null;
+        }
         if (input.enabled !== undefined) values.enabled = input.enabled;
         if (input.config !== undefined) values.config = JSON.stringify(input.config);
         if (input.enabled === false) values.token_id = null;
