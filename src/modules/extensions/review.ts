@@ -52,10 +52,10 @@ export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notificat
 
   async function decide(auth: AuthContext, versionId: string, decision: 'published' | 'rejected', notes: string | null): Promise<ExtensionReview> {
     if (!UUID_RE.test(versionId)) throw AppError.notFound(m.versionNotFound);
-    if (decision === 'rejected' && !notes) throw AppError.validation(m.reviewNotesRequired, { fields: [{ field: 'notes', message: m.reviewNotesRequired }] });
     const row = await knex.transaction(async (trx) => {
       const found = (await reviews(trx).where('v.id', versionId).first()) as ReviewRow | undefined;
       if (!found) throw AppError.notFound(m.versionNotFound);
+      if (decision === 'rejected' && !notes) throw AppError.validation(m.reviewNotesRequired, { fields: [{ field: 'notes', message: m.reviewNotesRequired }] });
       // The extension's lock orders this against a concurrent submission or a second decision.
       await repo.lockExtension(found.extension_id, trx);
       const current = (await reviews(trx).where('v.id', versionId).first()) as ReviewRow;

@@ -1,8 +1,9 @@
 /**
  * Extensions (Part 1, "Key rules" 4 and the first-party gate; Part 2, "Developer portal", "Limit
  * request", "Public developer profile", "Limits"): the publishing surface a developer reaches with
- * a session or a developer key, limit requests and their review, public profiles, account
- * installs and the internal bot and automation feeds. Gates (auth kind, `extension-dev:*` scope,
+ * a session or a developer key (publishing submits a version for review, see review.ts), limit
+ * requests and their review, public profiles and the internal bot and automation feeds (account
+ * installs live in installs.ts). Gates (auth kind, `extension-dev:*` scope,
  * admin and account permissions, feature flags) are declared in spec/ and enforced by shared
  * code; this service adds only the data-dependent checks: which profile or team owns an
  * extension, and the team permission a member acts through.
