@@ -993,6 +993,33 @@ export type CreateAccountServiceKeyInput = {
   expiresAt?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A user's access to an extension before it is published. */
+export type ExtensionAccessGrant = {
+  __typename?: 'ExtensionAccessGrant';
+  extensionId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  grantedBy: Maybe<Scalars['UUID']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+/** An extension access invite; `code` is shown only when it is created. */
+export type ExtensionAccessInvite = {
+  __typename?: 'ExtensionAccessInvite';
+  id: Scalars['UUID']['output'];
+  extensionId: Scalars['UUID']['output'];
+  code: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  maxUses: Maybe<Scalars['Int']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type CreateExtensionAccessInviteInput = {
+  /** RFC 3339; null or absent = never. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 10000; null or absent = unlimited. */
+  maxUses?: InputMaybe<Scalars['Int']['input']>;
+};
+
 /** A developer key (lm_dev_): exactly one of developerId (profile key) and teamId (team key) is set; never the secret. */
 export type DeveloperApiKey = {
   __typename?: 'DeveloperApiKey';
@@ -1450,6 +1477,10 @@ export type Mutation = {
   createWidget: Widget;
   /** Change a widget at the version read (CONFLICT when stale); published as widget:update on widget:{id}; REST PATCH /v1/widgets/{id}. */
   updateWidget: Widget;
+  /** Let one user install an unpublished extension (first-party; team extensions need team-testers:invite); REST POST /v1/developer/extensions/{id}/access. */
+  grantExtensionAccess: ExtensionAccessGrant;
+  /** Create an access invite code for an extension (code shown once; first-party); REST POST /v1/developer/extensions/{id}/access-invites. */
+  createExtensionAccessInvite: ExtensionAccessInvite;
   /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
   createDeveloperApiKey: CreateDeveloperApiKeyResult;
   /** Rename a developer key (label only: 1 to 100 characters, not blank); REST PATCH /v1/developer/api-keys/{id}. */
@@ -1606,6 +1637,18 @@ export type MutationCreateWidgetArgs = {
 export type MutationUpdateWidgetArgs = {
   id: Scalars['UUID']['input'];
   input: UpdateWidgetInput;
+};
+
+
+export type MutationGrantExtensionAccessArgs = {
+  extensionId: Scalars['UUID']['input'];
+  userId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateExtensionAccessInviteArgs = {
+  extensionId: Scalars['UUID']['input'];
+  input?: InputMaybe<CreateExtensionAccessInviteInput>;
 };
 
 
@@ -2396,6 +2439,9 @@ export type ResolversTypes = {
   AdminApiKeyRotated: ResolverTypeWrapper<AdminApiKeyRotated>;
   CreateUserApiKeyInput: CreateUserApiKeyInput;
   CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  ExtensionAccessGrant: ResolverTypeWrapper<ExtensionAccessGrant>;
+  ExtensionAccessInvite: ResolverTypeWrapper<ExtensionAccessInvite>;
+  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   DeveloperApiKey: ResolverTypeWrapper<DeveloperApiKey>;
   CreateDeveloperApiKeyResult: ResolverTypeWrapper<CreateDeveloperApiKeyResult>;
   CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
@@ -2529,6 +2575,9 @@ export type ResolversParentTypes = {
   AdminApiKeyRotated: AdminApiKeyRotated;
   CreateUserApiKeyInput: CreateUserApiKeyInput;
   CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  ExtensionAccessGrant: ExtensionAccessGrant;
+  ExtensionAccessInvite: ExtensionAccessInvite;
+  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   DeveloperApiKey: DeveloperApiKey;
   CreateDeveloperApiKeyResult: CreateDeveloperApiKeyResult;
   CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
@@ -3122,6 +3171,22 @@ export type AdminApiKeyRotatedResolvers<ContextType = GraphQLContext, ParentType
   apiKey?: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType>;
 };
 
+export type ExtensionAccessGrantResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessGrant'] = ResolversParentTypes['ExtensionAccessGrant']> = {
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  grantedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionAccessInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessInvite'] = ResolversParentTypes['ExtensionAccessInvite']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  maxUses?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type DeveloperApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeveloperApiKey'] = ResolversParentTypes['DeveloperApiKey']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   developerId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
@@ -3268,6 +3333,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
   createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
   updateWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationUpdateWidgetArgs, 'id' | 'input'>>;
+  grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
+  createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
   createDeveloperApiKey: Resolver<ResolversTypes['CreateDeveloperApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateDeveloperApiKeyArgs, 'input'>>;
   updateDeveloperApiKey: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType, RequireFields<MutationUpdateDeveloperApiKeyArgs, 'id' | 'label'>>;
   revokeDeveloperApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationRevokeDeveloperApiKeyArgs, 'id'>>;
@@ -3589,6 +3656,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   DeleteTokenResult?: DeleteTokenResultResolvers<ContextType>;
   AdminApiKey?: AdminApiKeyResolvers<ContextType>;
   AdminApiKeyRotated?: AdminApiKeyRotatedResolvers<ContextType>;
+  ExtensionAccessGrant?: ExtensionAccessGrantResolvers<ContextType>;
+  ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
   DeveloperApiKey?: DeveloperApiKeyResolvers<ContextType>;
   CreateDeveloperApiKeyResult?: CreateDeveloperApiKeyResultResolvers<ContextType>;
   DeveloperApplication?: DeveloperApplicationResolvers<ContextType>;

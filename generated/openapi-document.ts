@@ -14106,8 +14106,8 @@ export const openapiDocument = {
         "tags": [
           "extensions"
         ],
-        "summary": "Submit an uploaded version; it becomes `published` and the extension public (no review queue is modelled).",
-        "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). 409\n`Upload the version's bundle before publishing` for a draft. A team extension needs the\nteam permission `team-extensions:publish`. The extension's `published_at` is set on its\nfirst published version.\n",
+        "summary": "Submit an uploaded (or rejected and re-uploaded) version for review; it becomes `pending_review`.",
+        "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). 409\n`Upload the version's bundle before publishing` for a draft; a version already pending or\npublished is answered as it is. A team extension needs the team permission\n`team-extensions:publish`. An operator holding `extension-review:edit` then approves it\n(`published`; the extension's `published_at` is set on its first published version) or\nrejects it with notes (`POST /v1/admin/extension-reviews/{version_id}/approve|reject`);\nthe submitter is notified (`extension_review`).\n",
         "x-auth": "first-party",
         "parameters": [
           {
@@ -15837,7 +15837,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Install an extension into the active account (enabled, empty config).",
-        "description": "Without `version` the latest published version is installed. An unpublished extension\n(or an unpublished `version`) installs only for its testers and owners, with their\nlatest uploaded version. 404 `Extension not found` (also for an unpublished extension the\ncaller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409\n`Extension has no installable version`.\n",
+        "description": "Without `version` the latest published version is installed. An unpublished extension\n(or an unpublished `version`) installs only for its testers and owners, with their\nlatest uploaded version. 404 `Extension not found` (also for an unpublished extension the\ncaller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409\n`Extension has no installable version`. A paid extension installs only after a completed\n(not refunded) purchase by the account: 403 FORBIDDEN `Purchase this extension before\ninstalling it`; a later refund disables the install and revokes its token. The install\ngrants `permissions` (default: every permission the version's manifest asks for; 400\n`Permission not requested by the extension: <perm>` otherwise), each of which the caller\nmust hold (403 `Cannot grant permissions you do not hold: <perm>`). The answer carries the\ninstall's `lm_ext_` `token` once (15 minutes; renew with `POST\n/v1/extension-installs/{id}/token`); uninstalling revokes it.\n",
         "x-permission": "extension-store:install",
         "x-feature": "feature:extensions",
         "requestBody": {
@@ -15859,6 +15859,15 @@ export const openapiDocument = {
                     "type": "string",
                     "minLength": 1,
                     "maxLength": 50
+                  },
+                  "permissions": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "items": {
+                      "type": "string",
+                      "minLength": 3,
+                      "maxLength": 100
+                    }
                   }
                 }
               }
@@ -15897,7 +15906,7 @@ export const openapiDocument = {
                   ],
                   "properties": {
                     "data": {
-                      "$ref": "#/components/schemas/ExtensionInstall"
+                      "$ref": "#/components/schemas/ExtensionInstallCreated"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -15949,7 +15958,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Enable, disable or configure an install (404 `Extension install not found`).",
-        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\n",
+        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\nDisabling revokes the install's token; an install a refund disabled is enabled again only\nafter a new completed purchase (409 `The purchase of this extension was refunded; buy it\nagain to enable it`).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "parameters": [
@@ -16005,6 +16014,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -16075,6 +16087,1070 @@ export const openapiDocument = {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
+      }
+    },
+    "/extension-installs/{id}/token": {
+      "post": {
+        "operationId": "issueExtensionInstallToken",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Mint a fresh `lm_ext_` token for an enabled install (shown once; the previous one is revoked).",
+        "description": "The extension iframe's token lives 15 minutes; the dashboard asks for a new one here. It\nholds the permissions the install granted (`permissions` of the install) and is bound to\nthe install, its extension and the account. 404 `Extension install not found`, 409\n`Extension install is disabled`.\n",
+        "x-permission": "extension-store:read",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The new token.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionInstallToken"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-installs/{id}/storage": {
+      "get": {
+        "operationId": "extensionInstallStorage",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The install's isolated key-value storage, by key.",
+        "description": "Every entry of one install's storage, ordered by key (`extension-store:read`); 404 `Extension install not found`.",
+        "x-permission": "extension-store:read",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The entries.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionStorageEntry"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-installs/{id}/storage/{key}": {
+      "put": {
+        "operationId": "setExtensionInstallStorage",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Set one storage entry (any JSON value, at most 64 KiB serialised); published on `ext-storage:{install_id}`.",
+        "description": "Creates or replaces the entry and publishes `storage:update` `{ install_id, key, value,\ndeleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`). 400\n`Storage value is too large` past 64 KiB; 404 `Extension install not found`.\n",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "key",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200,
+              "pattern": "^[A-Za-z0-9_.:-]+$"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "value"
+                ],
+                "properties": {
+                  "value": {
+                    "description": "Any JSON value."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The entry.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionStorageEntry"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteExtensionInstallStorage",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Delete one storage entry; published on `ext-storage:{install_id}` with `deleted` true.",
+        "description": "404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`).",
+        "x-permission": "extension-store:configure",
+        "x-feature": "feature:extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "name": "key",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-installs/{id}/logs": {
+      "get": {
+        "operationId": "extensionInstallLogs",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The newest log lines the runtime wrote for one install (at most 200, newest first).",
+        "description": "Install logs of the active account (`bot-modules:read`, `feature:bot_module_extensions`); 404 `Extension install not found`.",
+        "x-permission": "bot-modules:read",
+        "x-feature": "feature:bot_module_extensions",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionLogList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/logs": {
+      "get": {
+        "operationId": "developerExtensionLogs",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The newest log lines of one extension across its installs (at most 200, newest first).",
+        "description": "For the extension's developers (first-party; a team member needs no extra team permission); 404 `Extension not found`.",
+        "x-auth": "first-party",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionLogList"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/internal/extension-logs": {
+      "post": {
+        "operationId": "writeExtensionLog",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "The extension runtime writes one log line of an install (system key only).",
+        "description": "Stores the line and publishes it as `extension:log` on `ext-logs:{extension_id}` and\n`ext-install-logs:{account_id}`. 404 `Extension install not found`.\n",
+        "x-internal": true,
+        "x-auth": "system-key",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "install_id",
+                  "level",
+                  "message"
+                ],
+                "properties": {
+                  "install_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "level": {
+                    "type": "string",
+                    "enum": [
+                      "debug",
+                      "info",
+                      "warn",
+                      "error"
+                    ]
+                  },
+                  "message": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4000
+                  },
+                  "data": {
+                    "type": "object",
+                    "additionalProperties": true,
+                    "nullable": true,
+                    "description": "Opaque JSON."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The stored line.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionLog"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/extension-reviews": {
+      "get": {
+        "operationId": "adminExtensionReviews",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Extension versions by review status (default `pending_review`), oldest submission first.",
+        "description": "The review queue of submitted extension versions (admin `extension-review:read`).",
+        "x-permission": "extension-review:read",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "status",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "pending_review",
+                "published",
+                "rejected"
+              ]
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The versions.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ExtensionReview"
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/extension-reviews/{version_id}/approve": {
+      "post": {
+        "operationId": "approveExtensionVersion",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Approve a version in review; it becomes `published` and its extension public; the developer is notified.",
+        "description": "409 `Version is not awaiting review` for any other state; 404 `Version not found` (admin `extension-review:edit`).",
+        "x-permission": "extension-review:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "version_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "notes": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionReviewResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/extension-reviews/{version_id}/reject": {
+      "post": {
+        "operationId": "rejectExtensionVersion",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Reject a version in review with notes; it becomes `rejected` and the developer is notified.",
+        "description": "400 `Notes are required to reject a version`; 409 `Version is not awaiting review`; 404 `Version not found` (admin `extension-review:edit`).",
+        "x-permission": "extension-review:edit",
+        "x-permission-scope": "admin",
+        "parameters": [
+          {
+            "name": "version_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "notes"
+                ],
+                "properties": {
+                  "notes": {
+                    "type": "string",
+                    "maxLength": 2000
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "$ref": "#/components/responses/ExtensionReviewResult"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/access": {
+      "post": {
+        "operationId": "grantExtensionAccess",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Let one user install the extension before it is published (as testers can).",
+        "description": "First-party only (popout, overlay, widget and extension tokens and developer keys get 403\nFORBIDDEN). A team extension needs `team-testers:invite`. 404 `Extension not found`, 404\n`User not found`; granting again answers the existing grant.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.grantExtensionAccess",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "user_id"
+                ],
+                "properties": {
+                  "user_id": {
+                    "type": "string",
+                    "format": "uuid"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The grant.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionAccessGrant"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/developer/extensions/{id}/access-invites": {
+      "post": {
+        "operationId": "createExtensionAccessInvite",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Create an invite code that grants access to the extension to whoever accepts it (the code is shown once).",
+        "description": "First-party only (popout, overlay, widget and extension tokens and developer keys get 403\nFORBIDDEN). A team extension needs `team-testers:invite`. Only the code's SHA-256 is\nstored. `expires_at` in the past: 400 `expires_at cannot be in the past`. 404 `Extension not found`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.createExtensionAccessInvite",
+        "x-graphql-shape": "own",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "expires_at": {
+                    "type": "string",
+                    "format": "date-time",
+                    "nullable": true
+                  },
+                  "max_uses": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10000,
+                    "nullable": true
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "201": {
+            "description": "The invite with its code.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionAccessInvite"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/extension-access-invites/accept": {
+      "post": {
+        "operationId": "acceptExtensionAccessInvite",
+        "tags": [
+          "extensions"
+        ],
+        "summary": "Accept an access invite code; the caller is granted access to its extension.",
+        "description": "First-party only. 404 `Invite not found` for an unknown, expired or used-up code.",
+        "x-auth": "first-party",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "code"
+                ],
+                "properties": {
+                  "code": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "data"
+        },
+        "responses": {
+          "200": {
+            "description": "The grant.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ExtensionAccessGrant"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/internal/bot-modules/{account_id}/triggers": {
@@ -21772,6 +22848,47 @@ export const openapiDocument = {
           }
         }
       },
+      "ExtensionLogList": {
+        "description": "The log lines, newest first.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "type": "array",
+                  "items": {
+                    "$ref": "#/components/schemas/ExtensionLog"
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "ExtensionReviewResult": {
+        "description": "The reviewed version.",
+        "content": {
+          "application/json": {
+            "schema": {
+              "type": "object",
+              "additionalProperties": false,
+              "required": [
+                "data"
+              ],
+              "properties": {
+                "data": {
+                  "$ref": "#/components/schemas/ExtensionReview"
+                }
+              }
+            }
+          }
+        }
+      },
       "ExtensionInstallResult": {
         "description": "The install.",
         "content": {
@@ -22494,8 +23611,11 @@ export const openapiDocument = {
             "enum": [
               "draft",
               "uploaded",
-              "published"
-            ]
+              "pending_review",
+              "published",
+              "rejected"
+            ],
+            "description": "`pending_review` after submission; `published` or `rejected` by an operator holding `extension-review:edit`."
           },
           "changelog": {
             "type": "string",
@@ -22503,6 +23623,11 @@ export const openapiDocument = {
           },
           "has_bundle": {
             "type": "boolean"
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true,
+            "description": "The reviewer's notes: set on rejection, optional on approval."
           },
           "manifest": {
             "$ref": "#/components/schemas/ExtensionManifest"
@@ -22586,6 +23711,17 @@ export const openapiDocument = {
           },
           "has_moderate": {
             "type": "boolean"
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 50,
+            "description": "Account permissions the extension asks for; an install grants them (or the subset it names) to the install's `lm_ext_` token.",
+            "items": {
+              "type": "string",
+              "minLength": 3,
+              "maxLength": 100,
+              "pattern": "^[a-z0-9_-]+:[a-z0-9_-]+$"
+            }
           }
         }
       },
@@ -22815,6 +23951,8 @@ export const openapiDocument = {
           "version",
           "enabled",
           "config",
+          "permissions",
+          "disabled_reason",
           "installed_by",
           "created_at",
           "updated_at"
@@ -22850,6 +23988,18 @@ export const openapiDocument = {
           "config": {
             "$ref": "#/components/schemas/ExtensionInstallConfig"
           },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "The account permissions the install granted to its `lm_ext_` token."
+          },
+          "disabled_reason": {
+            "type": "string",
+            "nullable": true,
+            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
+          },
           "installed_by": {
             "type": "string",
             "format": "uuid",
@@ -22860,6 +24010,341 @@ export const openapiDocument = {
             "format": "date-time"
           },
           "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionInstallToken": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "An install's `lm_ext_` token (shown only in this answer; only its SHA-256 is stored).",
+        "required": [
+          "token",
+          "expires_at",
+          "permissions"
+        ],
+        "properties": {
+          "token": {
+            "type": "string",
+            "description": "`lm_ext_` plus 64 hex characters."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "ExtensionInstallCreated": {
+        "description": "A new install with its `lm_ext_` token (shown only here).",
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "account_id",
+          "extension_id",
+          "extension_name",
+          "version_id",
+          "version",
+          "enabled",
+          "config",
+          "permissions",
+          "disabled_reason",
+          "installed_by",
+          "created_at",
+          "updated_at",
+          "token"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_name": {
+            "type": "string"
+          },
+          "version_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "version": {
+            "type": "string",
+            "nullable": true
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "config": {
+            "$ref": "#/components/schemas/ExtensionInstallConfig"
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "The account permissions the install granted to its `lm_ext_` token."
+          },
+          "disabled_reason": {
+            "type": "string",
+            "nullable": true,
+            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
+          },
+          "installed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "token": {
+            "$ref": "#/components/schemas/ExtensionInstallToken"
+          }
+        }
+      },
+      "ExtensionStorageEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "key",
+          "value",
+          "updated_at"
+        ],
+        "properties": {
+          "key": {
+            "type": "string"
+          },
+          "value": {
+            "description": "Any JSON value."
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionLog": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "extension_id",
+          "install_id",
+          "account_id",
+          "level",
+          "message",
+          "data",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "install_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "level": {
+            "type": "string",
+            "enum": [
+              "debug",
+              "info",
+              "warn",
+              "error"
+            ]
+          },
+          "message": {
+            "type": "string"
+          },
+          "data": {
+            "type": "object",
+            "additionalProperties": true,
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionReview": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "A submitted version with its extension, for the review queue.",
+        "required": [
+          "id",
+          "extension_id",
+          "extension_name",
+          "developer_id",
+          "team_id",
+          "version",
+          "status",
+          "changelog",
+          "manifest",
+          "submitted_at",
+          "review_notes",
+          "reviewed_by",
+          "reviewed_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_name": {
+            "type": "string"
+          },
+          "developer_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "team_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "version": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "draft",
+              "uploaded",
+              "pending_review",
+              "published",
+              "rejected"
+            ]
+          },
+          "changelog": {
+            "type": "string",
+            "nullable": true
+          },
+          "manifest": {
+            "type": "object",
+            "additionalProperties": true,
+            "nullable": true
+          },
+          "submitted_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "review_notes": {
+            "type": "string",
+            "nullable": true
+          },
+          "reviewed_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "reviewed_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "ExtensionAccessGrant": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "extension_id",
+          "user_id",
+          "granted_by",
+          "created_at"
+        ],
+        "properties": {
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "granted_by": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ExtensionAccessInvite": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "extension_id",
+          "code",
+          "expires_at",
+          "max_uses",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "extension_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "code": {
+            "type": "string",
+            "description": "The invite code (`lm_inv_` plus 32 hex characters), shown only here."
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "max_uses": {
+            "type": "integer",
+            "nullable": true
+          },
+          "created_at": {
             "type": "string",
             "format": "date-time"
           }

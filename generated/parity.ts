@@ -660,6 +660,17 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "createExtensionAccessInvite",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access-invites",
+    "graphql": "Mutation.createExtensionAccessInvite",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "createOverlay",
     "method": "post",
     "path": "/v1/overlays",
@@ -919,6 +930,17 @@ export const twins: readonly Twin[] = [
     "graphql": "Mutation.exchangePopoutToken",
     "gate": {
       "auth": "public",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "grantExtensionAccess",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access",
+    "graphql": "Mutation.grantExtensionAccess",
+    "gate": {
+      "auth": "first-party",
       "permissions": null,
       "feature": null
     }

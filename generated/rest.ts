@@ -8,6 +8,7 @@ import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
   | 'acceptDeveloperTeamInvite'
+  | 'acceptExtensionAccessInvite'
   | 'account'
   | 'accountAuditLog'
   | 'accountInvites'
@@ -37,6 +38,7 @@ export type OperationId =
   | 'adminDeveloperVerifications'
   | 'adminEraseChatSubject'
   | 'adminErasePlatformBMember'
+  | 'adminExtensionReviews'
   | 'adminLimitRequestEvents'
   | 'adminLimitRequests'
   | 'adminMailOutbox'
@@ -70,6 +72,7 @@ export type OperationId =
   | 'allAdminPermissions'
   | 'allTeamPermissions'
   | 'apiKeyAssignablePermissions'
+  | 'approveExtensionVersion'
   | 'automationNodeHandlers'
   | 'botModuleHandlers'
   | 'botModuleTriggers'
@@ -86,6 +89,7 @@ export type OperationId =
   | 'createDeveloperTeam'
   | 'createDeveloperTeamInvite'
   | 'createDeveloperTeamRole'
+  | 'createExtensionAccessInvite'
   | 'createExtensionVersion'
   | 'createIdea'
   | 'createIdeaCategory'
@@ -103,6 +107,7 @@ export type OperationId =
   | 'deleteDeveloperExtension'
   | 'deleteDeveloperTeam'
   | 'deleteDeveloperTeamRole'
+  | 'deleteExtensionInstallStorage'
   | 'deleteIdea'
   | 'deleteIdeaCategory'
   | 'deleteIdeaComment'
@@ -115,6 +120,7 @@ export type OperationId =
   | 'developerApiKeys'
   | 'developerExtension'
   | 'developerExtensionLimits'
+  | 'developerExtensionLogs'
   | 'developerExtensions'
   | 'developerLimitRequestEvents'
   | 'developerLimitRequests'
@@ -139,7 +145,9 @@ export type OperationId =
   | 'exchangeLoginCode'
   | 'exchangePopoutToken'
   | 'extensionAnalytics'
+  | 'extensionInstallLogs'
   | 'extensionInstalls'
+  | 'extensionInstallStorage'
   | 'extensionPurchases'
   | 'extensionScreenshots'
   | 'extensionTesters'
@@ -149,10 +157,12 @@ export type OperationId =
   | 'getPopoutSession'
   | 'getReadiness'
   | 'getSchema'
+  | 'grantExtensionAccess'
   | 'grantWidgetAccess'
   | 'ingestAuditEvent'
   | 'ingestPublicStats'
   | 'installExtension'
+  | 'issueExtensionInstallToken'
   | 'issuePopoutWsToken'
   | 'issueWsToken'
   | 'leaveAccount'
@@ -196,6 +206,7 @@ export type OperationId =
   | 'publishExtensionVersion'
   | 'refreshPlatformUserProfile'
   | 'refreshSession'
+  | 'rejectExtensionVersion'
   | 'removeAccountMember'
   | 'removeDeveloperTeamMember'
   | 'removeExtensionScreenshot'
@@ -217,6 +228,7 @@ export type OperationId =
   | 'searchPlatformUsers'
   | 'sendChatToPlatform'
   | 'sessions'
+  | 'setExtensionInstallStorage'
   | 'setIdeaStatus'
   | 'shopPlatformWebhook'
   | 'sound'
@@ -261,7 +273,8 @@ export type OperationId =
   | 'voteIdeaComment'
   | 'widget'
   | 'widgetAccess'
-  | 'widgets';
+  | 'widgets'
+  | 'writeExtensionLog';
 
 type Or<T, D> = [T] extends [never] ? D : [T] extends [undefined] ? D : T;
 type Op<K extends OperationId> = operations[K];
@@ -299,6 +312,8 @@ export type RestResponse<K extends OperationId> = {
 export interface RestHandlers<Context> {
   /** POST /v1/developer/team-invites/{code}/accept */
   acceptDeveloperTeamInvite(request: RestRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'acceptDeveloperTeamInvite'>>;
+  /** POST /v1/extension-access-invites/accept */
+  acceptExtensionAccessInvite(request: RestRequest<'acceptExtensionAccessInvite'>, context: Context): Promise<RestResponse<'acceptExtensionAccessInvite'>>;
   /** GET /v1/account */
   account(request: RestRequest<'account'>, context: Context): Promise<RestResponse<'account'>>;
   /** GET /v1/account/audit-log */
@@ -357,6 +372,8 @@ export interface RestHandlers<Context> {
   adminEraseChatSubject(request: RestRequest<'adminEraseChatSubject'>, context: Context): Promise<RestResponse<'adminEraseChatSubject'>>;
   /** DELETE /v1/admin/privacy/platform_b/member/{id} */
   adminErasePlatformBMember(request: RestRequest<'adminErasePlatformBMember'>, context: Context): Promise<RestResponse<'adminErasePlatformBMember'>>;
+  /** GET /v1/admin/extension-reviews */
+  adminExtensionReviews(request: RestRequest<'adminExtensionReviews'>, context: Context): Promise<RestResponse<'adminExtensionReviews'>>;
   /** GET /v1/admin/limit-requests/{id}/events */
   adminLimitRequestEvents(request: RestRequest<'adminLimitRequestEvents'>, context: Context): Promise<RestResponse<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests */
@@ -423,6 +440,8 @@ export interface RestHandlers<Context> {
   allTeamPermissions(request: RestRequest<'allTeamPermissions'>, context: Context): Promise<RestResponse<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions */
   apiKeyAssignablePermissions(request: RestRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<RestResponse<'apiKeyAssignablePermissions'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/approve */
+  approveExtensionVersion(request: RestRequest<'approveExtensionVersion'>, context: Context): Promise<RestResponse<'approveExtensionVersion'>>;
   /** GET /v1/internal/automation-nodes/handlers */
   automationNodeHandlers(request: RestRequest<'automationNodeHandlers'>, context: Context): Promise<RestResponse<'automationNodeHandlers'>>;
   /** GET /v1/internal/bot-modules/handlers */
@@ -455,6 +474,8 @@ export interface RestHandlers<Context> {
   createDeveloperTeamInvite(request: RestRequest<'createDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'createDeveloperTeamInvite'>>;
   /** POST /v1/developer/teams/{id}/roles */
   createDeveloperTeamRole(request: RestRequest<'createDeveloperTeamRole'>, context: Context): Promise<RestResponse<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/access-invites */
+  createExtensionAccessInvite(request: RestRequest<'createExtensionAccessInvite'>, context: Context): Promise<RestResponse<'createExtensionAccessInvite'>>;
   /** POST /v1/developer/extensions/{id}/versions */
   createExtensionVersion(request: RestRequest<'createExtensionVersion'>, context: Context): Promise<RestResponse<'createExtensionVersion'>>;
   /** POST /v1/ideas */
@@ -489,6 +510,8 @@ export interface RestHandlers<Context> {
   deleteDeveloperTeam(request: RestRequest<'deleteDeveloperTeam'>, context: Context): Promise<RestResponse<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} */
   deleteDeveloperTeamRole(request: RestRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<RestResponse<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/storage/{key} */
+  deleteExtensionInstallStorage(request: RestRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<RestResponse<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} */
   deleteIdea(request: RestRequest<'deleteIdea'>, context: Context): Promise<RestResponse<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} */
@@ -513,6 +536,8 @@ export interface RestHandlers<Context> {
   developerExtension(request: RestRequest<'developerExtension'>, context: Context): Promise<RestResponse<'developerExtension'>>;
   /** GET /v1/developer/extensions/{id}/limits */
   developerExtensionLimits(request: RestRequest<'developerExtensionLimits'>, context: Context): Promise<RestResponse<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions/{id}/logs */
+  developerExtensionLogs(request: RestRequest<'developerExtensionLogs'>, context: Context): Promise<RestResponse<'developerExtensionLogs'>>;
   /** GET /v1/developer/extensions */
   developerExtensions(request: RestRequest<'developerExtensions'>, context: Context): Promise<RestResponse<'developerExtensions'>>;
   /** GET /v1/developer/limits/requests/{id}/events */
@@ -561,8 +586,12 @@ export interface RestHandlers<Context> {
   exchangePopoutToken(request: RestRequest<'exchangePopoutToken'>, context: Context): Promise<RestResponse<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics */
   extensionAnalytics(request: RestRequest<'extensionAnalytics'>, context: Context): Promise<RestResponse<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs/{id}/logs */
+  extensionInstallLogs(request: RestRequest<'extensionInstallLogs'>, context: Context): Promise<RestResponse<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs */
   extensionInstalls(request: RestRequest<'extensionInstalls'>, context: Context): Promise<RestResponse<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/storage */
+  extensionInstallStorage(request: RestRequest<'extensionInstallStorage'>, context: Context): Promise<RestResponse<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases */
   extensionPurchases(request: RestRequest<'extensionPurchases'>, context: Context): Promise<RestResponse<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots */
@@ -581,6 +610,8 @@ export interface RestHandlers<Context> {
   getReadiness(request: RestRequest<'getReadiness'>, context: Context): Promise<RestResponse<'getReadiness'>>;
   /** GET /v1/schema */
   getSchema(request: RestRequest<'getSchema'>, context: Context): Promise<RestResponse<'getSchema'>>;
+  /** POST /v1/developer/extensions/{id}/access */
+  grantExtensionAccess(request: RestRequest<'grantExtensionAccess'>, context: Context): Promise<RestResponse<'grantExtensionAccess'>>;
   /** POST /v1/widgets/{id}/access */
   grantWidgetAccess(request: RestRequest<'grantWidgetAccess'>, context: Context): Promise<RestResponse<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest */
@@ -589,6 +620,8 @@ export interface RestHandlers<Context> {
   ingestPublicStats(request: RestRequest<'ingestPublicStats'>, context: Context): Promise<RestResponse<'ingestPublicStats'>>;
   /** POST /v1/extension-installs */
   installExtension(request: RestRequest<'installExtension'>, context: Context): Promise<RestResponse<'installExtension'>>;
+  /** POST /v1/extension-installs/{id}/token */
+  issueExtensionInstallToken(request: RestRequest<'issueExtensionInstallToken'>, context: Context): Promise<RestResponse<'issueExtensionInstallToken'>>;
   /** POST /v1/auth/popout/ws-token */
   issuePopoutWsToken(request: RestRequest<'issuePopoutWsToken'>, context: Context): Promise<RestResponse<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token */
@@ -675,6 +708,8 @@ export interface RestHandlers<Context> {
   refreshPlatformUserProfile(request: RestRequest<'refreshPlatformUserProfile'>, context: Context): Promise<RestResponse<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh */
   refreshSession(request: RestRequest<'refreshSession'>, context: Context): Promise<RestResponse<'refreshSession'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/reject */
+  rejectExtensionVersion(request: RestRequest<'rejectExtensionVersion'>, context: Context): Promise<RestResponse<'rejectExtensionVersion'>>;
   /** DELETE /v1/account/members/{user_id} */
   removeAccountMember(request: RestRequest<'removeAccountMember'>, context: Context): Promise<RestResponse<'removeAccountMember'>>;
   /** DELETE /v1/developer/teams/{id}/members/{member_id} */
@@ -717,6 +752,8 @@ export interface RestHandlers<Context> {
   sendChatToPlatform(request: RestRequest<'sendChatToPlatform'>, context: Context): Promise<RestResponse<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions */
   sessions(request: RestRequest<'sessions'>, context: Context): Promise<RestResponse<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/storage/{key} */
+  setExtensionInstallStorage(request: RestRequest<'setExtensionInstallStorage'>, context: Context): Promise<RestResponse<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status */
   setIdeaStatus(request: RestRequest<'setIdeaStatus'>, context: Context): Promise<RestResponse<'setIdeaStatus'>>;
   /** POST /v1/webhooks/shop_platform */
@@ -807,6 +844,8 @@ export interface RestHandlers<Context> {
   widgetAccess(request: RestRequest<'widgetAccess'>, context: Context): Promise<RestResponse<'widgetAccess'>>;
   /** GET /v1/widgets */
   widgets(request: RestRequest<'widgets'>, context: Context): Promise<RestResponse<'widgets'>>;
+  /** POST /v1/internal/extension-logs */
+  writeExtensionLog(request: RestRequest<'writeExtensionLog'>, context: Context): Promise<RestResponse<'writeExtensionLog'>>;
 }
 
 // ---- the domain side of each operation (what a module's binding writes; see bindRest)
@@ -825,6 +864,7 @@ export interface DomainRequest<K extends OperationId> {
 /** Per operation and status, the domain value the router maps and wraps (x-envelope). */
 export interface DomainResults {
   acceptDeveloperTeamInvite: { 200: Camelize<DataOf<Wire<'acceptDeveloperTeamInvite', 200>>> };
+  acceptExtensionAccessInvite: { 200: Camelize<DataOf<Wire<'acceptExtensionAccessInvite', 200>>> };
   account: { 200: Camelize<DataOf<Wire<'account', 200>>> };
   accountAuditLog: { 200: Camelize<Wire<'accountAuditLog', 200>> };
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
@@ -854,6 +894,7 @@ export interface DomainResults {
   adminDeveloperVerifications: { 200: Camelize<Wire<'adminDeveloperVerifications', 200>> };
   adminEraseChatSubject: { 200: Camelize<DataOf<Wire<'adminEraseChatSubject', 200>>> };
   adminErasePlatformBMember: { 200: Camelize<DataOf<Wire<'adminErasePlatformBMember', 200>>> };
+  adminExtensionReviews: { 200: Camelize<DataOf<Wire<'adminExtensionReviews', 200>>> };
   adminLimitRequestEvents: { 200: Camelize<DataOf<Wire<'adminLimitRequestEvents', 200>>> };
   adminLimitRequests: { 200: Camelize<DataOf<Wire<'adminLimitRequests', 200>>> };
   adminMailOutbox: { 200: Page<Camelize<ItemOf<Wire<'adminMailOutbox', 200>>>> };
@@ -887,6 +928,7 @@ export interface DomainResults {
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
   allTeamPermissions: { 200: Camelize<ItemOf<Wire<'allTeamPermissions', 200>>>[] };
   apiKeyAssignablePermissions: { 200: Camelize<ItemOf<Wire<'apiKeyAssignablePermissions', 200>>>[] };
+  approveExtensionVersion: { 200: Camelize<DataOf<Wire<'approveExtensionVersion', 200>>> };
   automationNodeHandlers: { 200: Camelize<Wire<'automationNodeHandlers', 200>> };
   botModuleHandlers: { 200: Camelize<Wire<'botModuleHandlers', 200>> };
   botModuleTriggers: { 200: Camelize<Wire<'botModuleTriggers', 200>> };
@@ -903,6 +945,7 @@ export interface DomainResults {
   createDeveloperTeam: { 201: Camelize<DataOf<Wire<'createDeveloperTeam', 201>>> };
   createDeveloperTeamInvite: { 201: Camelize<DataOf<Wire<'createDeveloperTeamInvite', 201>>> };
   createDeveloperTeamRole: { 201: Camelize<DataOf<Wire<'createDeveloperTeamRole', 201>>> };
+  createExtensionAccessInvite: { 201: Camelize<DataOf<Wire<'createExtensionAccessInvite', 201>>> };
   createExtensionVersion: { 201: Camelize<DataOf<Wire<'createExtensionVersion', 201>>> };
   createIdea: { 201: Camelize<DataOf<Wire<'createIdea', 201>>> };
   createIdeaCategory: { 201: Camelize<DataOf<Wire<'createIdeaCategory', 201>>> };
@@ -920,6 +963,7 @@ export interface DomainResults {
   deleteDeveloperExtension: { 200: Camelize<Wire<'deleteDeveloperExtension', 200>> };
   deleteDeveloperTeam: { 200: Camelize<Wire<'deleteDeveloperTeam', 200>> };
   deleteDeveloperTeamRole: { 200: Camelize<Wire<'deleteDeveloperTeamRole', 200>> };
+  deleteExtensionInstallStorage: { 200: Camelize<Wire<'deleteExtensionInstallStorage', 200>> };
   deleteIdea: { 200: Camelize<Wire<'deleteIdea', 200>> };
   deleteIdeaCategory: { 200: Camelize<Wire<'deleteIdeaCategory', 200>> };
   deleteIdeaComment: { 200: Camelize<Wire<'deleteIdeaComment', 200>> };
@@ -932,6 +976,7 @@ export interface DomainResults {
   developerApiKeys: { 200: Camelize<ItemOf<Wire<'developerApiKeys', 200>>>[] };
   developerExtension: { 200: Camelize<DataOf<Wire<'developerExtension', 200>>> };
   developerExtensionLimits: { 200: Camelize<DataOf<Wire<'developerExtensionLimits', 200>>> };
+  developerExtensionLogs: { 200: Camelize<DataOf<Wire<'developerExtensionLogs', 200>>> };
   developerExtensions: { 200: Camelize<ItemOf<Wire<'developerExtensions', 200>>>[] };
   developerLimitRequestEvents: { 200: Camelize<DataOf<Wire<'developerLimitRequestEvents', 200>>> };
   developerLimitRequests: { 200: Camelize<DataOf<Wire<'developerLimitRequests', 200>>> };
@@ -956,7 +1001,9 @@ export interface DomainResults {
   exchangeLoginCode: { 200: Camelize<DataOf<Wire<'exchangeLoginCode', 200>>> };
   exchangePopoutToken: { 200: Camelize<DataOf<Wire<'exchangePopoutToken', 200>>> };
   extensionAnalytics: { 200: Camelize<DataOf<Wire<'extensionAnalytics', 200>>> };
+  extensionInstallLogs: { 200: Camelize<DataOf<Wire<'extensionInstallLogs', 200>>> };
   extensionInstalls: { 200: Camelize<ItemOf<Wire<'extensionInstalls', 200>>>[] };
+  extensionInstallStorage: { 200: Camelize<DataOf<Wire<'extensionInstallStorage', 200>>> };
   extensionPurchases: { 200: Page<Camelize<ItemOf<Wire<'extensionPurchases', 200>>>> };
   extensionScreenshots: { 200: Camelize<ItemOf<Wire<'extensionScreenshots', 200>>>[] };
   extensionTesters: { 200: Camelize<ItemOf<Wire<'extensionTesters', 200>>>[] };
@@ -966,10 +1013,12 @@ export interface DomainResults {
   getPopoutSession: { 200: Camelize<DataOf<Wire<'getPopoutSession', 200>>> };
   getReadiness: { 200: Camelize<DataOf<Wire<'getReadiness', 200>>>; 503: Camelize<DataOf<Wire<'getReadiness', 503>>> };
   getSchema: { 200: Wire<'getSchema', 200> };
+  grantExtensionAccess: { 200: Camelize<DataOf<Wire<'grantExtensionAccess', 200>>> };
   grantWidgetAccess: { 201: Camelize<DataOf<Wire<'grantWidgetAccess', 201>>> };
   ingestAuditEvent: { 201: Camelize<Wire<'ingestAuditEvent', 201>> };
   ingestPublicStats: { 200: Camelize<Wire<'ingestPublicStats', 200>> };
   installExtension: { 201: Camelize<DataOf<Wire<'installExtension', 201>>> };
+  issueExtensionInstallToken: { 200: Camelize<DataOf<Wire<'issueExtensionInstallToken', 200>>> };
   issuePopoutWsToken: { 200: Camelize<DataOf<Wire<'issuePopoutWsToken', 200>>> };
   issueWsToken: { 200: Camelize<DataOf<Wire<'issueWsToken', 200>>> };
   leaveAccount: { 200: Camelize<Wire<'leaveAccount', 200>> };
@@ -1013,6 +1062,7 @@ export interface DomainResults {
   publishExtensionVersion: { 200: Camelize<DataOf<Wire<'publishExtensionVersion', 200>>> };
   refreshPlatformUserProfile: { 200: Camelize<Wire<'refreshPlatformUserProfile', 200>>; 429: Camelize<Wire<'refreshPlatformUserProfile', 429>> };
   refreshSession: { 200: Camelize<DataOf<Wire<'refreshSession', 200>>> };
+  rejectExtensionVersion: { 200: Camelize<DataOf<Wire<'rejectExtensionVersion', 200>>> };
   removeAccountMember: { 200: Camelize<Wire<'removeAccountMember', 200>> };
   removeDeveloperTeamMember: { 200: Camelize<Wire<'removeDeveloperTeamMember', 200>> };
   removeExtensionScreenshot: { 200: Camelize<Wire<'removeExtensionScreenshot', 200>> };
@@ -1034,6 +1084,7 @@ export interface DomainResults {
   searchPlatformUsers: { 200: Camelize<DataOf<Wire<'searchPlatformUsers', 200>>> };
   sendChatToPlatform: { 200: Camelize<DataOf<Wire<'sendChatToPlatform', 200>>> };
   sessions: { 200: Camelize<ItemOf<Wire<'sessions', 200>>>[] };
+  setExtensionInstallStorage: { 200: Camelize<DataOf<Wire<'setExtensionInstallStorage', 200>>> };
   setIdeaStatus: { 200: Camelize<DataOf<Wire<'setIdeaStatus', 200>>> };
   shopPlatformWebhook: { 200: Camelize<Wire<'shopPlatformWebhook', 200>> };
   sound: { 200: Camelize<DataOf<Wire<'sound', 200>>> };
@@ -1079,11 +1130,13 @@ export interface DomainResults {
   widget: { 200: Camelize<DataOf<Wire<'widget', 200>>> };
   widgetAccess: { 200: Camelize<ItemOf<Wire<'widgetAccess', 200>>>[] };
   widgets: { 200: Camelize<ItemOf<Wire<'widgets', 200>>>[] };
+  writeExtensionLog: { 201: Camelize<DataOf<Wire<'writeExtensionLog', 201>>> };
 }
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
 export interface DefaultStatus {
   acceptDeveloperTeamInvite: 200;
+  acceptExtensionAccessInvite: 200;
   account: 200;
   accountAuditLog: 200;
   accountInvites: 200;
@@ -1113,6 +1166,7 @@ export interface DefaultStatus {
   adminDeveloperVerifications: 200;
   adminEraseChatSubject: 200;
   adminErasePlatformBMember: 200;
+  adminExtensionReviews: 200;
   adminLimitRequestEvents: 200;
   adminLimitRequests: 200;
   adminMailOutbox: 200;
@@ -1146,6 +1200,7 @@ export interface DefaultStatus {
   allAdminPermissions: 200;
   allTeamPermissions: 200;
   apiKeyAssignablePermissions: 200;
+  approveExtensionVersion: 200;
   automationNodeHandlers: 200;
   botModuleHandlers: 200;
   botModuleTriggers: 200;
@@ -1162,6 +1217,7 @@ export interface DefaultStatus {
   createDeveloperTeam: 201;
   createDeveloperTeamInvite: 201;
   createDeveloperTeamRole: 201;
+  createExtensionAccessInvite: 201;
   createExtensionVersion: 201;
   createIdea: 201;
   createIdeaCategory: 201;
@@ -1179,6 +1235,7 @@ export interface DefaultStatus {
   deleteDeveloperExtension: 200;
   deleteDeveloperTeam: 200;
   deleteDeveloperTeamRole: 200;
+  deleteExtensionInstallStorage: 200;
   deleteIdea: 200;
   deleteIdeaCategory: 200;
   deleteIdeaComment: 200;
@@ -1191,6 +1248,7 @@ export interface DefaultStatus {
   developerApiKeys: 200;
   developerExtension: 200;
   developerExtensionLimits: 200;
+  developerExtensionLogs: 200;
   developerExtensions: 200;
   developerLimitRequestEvents: 200;
   developerLimitRequests: 200;
@@ -1215,7 +1273,9 @@ export interface DefaultStatus {
   exchangeLoginCode: 200;
   exchangePopoutToken: 200;
   extensionAnalytics: 200;
+  extensionInstallLogs: 200;
   extensionInstalls: 200;
+  extensionInstallStorage: 200;
   extensionPurchases: 200;
   extensionScreenshots: 200;
   extensionTesters: 200;
@@ -1225,10 +1285,12 @@ export interface DefaultStatus {
   getPopoutSession: 200;
   getReadiness: 200;
   getSchema: 200;
+  grantExtensionAccess: 200;
   grantWidgetAccess: 201;
   ingestAuditEvent: 201;
   ingestPublicStats: 200;
   installExtension: 201;
+  issueExtensionInstallToken: 200;
   issuePopoutWsToken: 200;
   issueWsToken: 200;
   leaveAccount: 200;
@@ -1272,6 +1334,7 @@ export interface DefaultStatus {
   publishExtensionVersion: 200;
   refreshPlatformUserProfile: 200;
   refreshSession: 200;
+  rejectExtensionVersion: 200;
   removeAccountMember: 200;
   removeDeveloperTeamMember: 200;
   removeExtensionScreenshot: 200;
@@ -1293,6 +1356,7 @@ export interface DefaultStatus {
   searchPlatformUsers: 200;
   sendChatToPlatform: 200;
   sessions: 200;
+  setExtensionInstallStorage: 200;
   setIdeaStatus: 200;
   shopPlatformWebhook: 200;
   sound: 200;
@@ -1338,6 +1402,7 @@ export interface DefaultStatus {
   widget: 200;
   widgetAccess: 200;
   widgets: 200;
+  writeExtensionLog: 201;
 }
 
 /** A domain value (sent with the default status) or `reply(status, value, headers)`. */
@@ -1352,6 +1417,8 @@ export type DomainResult<K extends OperationId> =
 export interface RestOperations<Context> {
   /** POST /v1/developer/team-invites/{code}/accept (single) */
   acceptDeveloperTeamInvite(request: DomainRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'acceptDeveloperTeamInvite'>>;
+  /** POST /v1/extension-access-invites/accept (data) */
+  acceptExtensionAccessInvite(request: DomainRequest<'acceptExtensionAccessInvite'>, context: Context): Promise<DomainResult<'acceptExtensionAccessInvite'>>;
   /** GET /v1/account (single) */
   account(request: DomainRequest<'account'>, context: Context): Promise<DomainResult<'account'>>;
   /** GET /v1/account/audit-log (bare) */
@@ -1410,6 +1477,8 @@ export interface RestOperations<Context> {
   adminEraseChatSubject(request: DomainRequest<'adminEraseChatSubject'>, context: Context): Promise<DomainResult<'adminEraseChatSubject'>>;
   /** DELETE /v1/admin/privacy/platform_b/member/{id} (data) */
   adminErasePlatformBMember(request: DomainRequest<'adminErasePlatformBMember'>, context: Context): Promise<DomainResult<'adminErasePlatformBMember'>>;
+  /** GET /v1/admin/extension-reviews (data) */
+  adminExtensionReviews(request: DomainRequest<'adminExtensionReviews'>, context: Context): Promise<DomainResult<'adminExtensionReviews'>>;
   /** GET /v1/admin/limit-requests/{id}/events (data) */
   adminLimitRequestEvents(request: DomainRequest<'adminLimitRequestEvents'>, context: Context): Promise<DomainResult<'adminLimitRequestEvents'>>;
   /** GET /v1/admin/limit-requests (data) */
@@ -1476,6 +1545,8 @@ export interface RestOperations<Context> {
   allTeamPermissions(request: DomainRequest<'allTeamPermissions'>, context: Context): Promise<DomainResult<'allTeamPermissions'>>;
   /** GET /v1/api-keys/permissions (collection) */
   apiKeyAssignablePermissions(request: DomainRequest<'apiKeyAssignablePermissions'>, context: Context): Promise<DomainResult<'apiKeyAssignablePermissions'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/approve (data) */
+  approveExtensionVersion(request: DomainRequest<'approveExtensionVersion'>, context: Context): Promise<DomainResult<'approveExtensionVersion'>>;
   /** GET /v1/internal/automation-nodes/handlers (bare) */
   automationNodeHandlers(request: DomainRequest<'automationNodeHandlers'>, context: Context): Promise<DomainResult<'automationNodeHandlers'>>;
   /** GET /v1/internal/bot-modules/handlers (bare) */
@@ -1508,6 +1579,8 @@ export interface RestOperations<Context> {
   createDeveloperTeamInvite(request: DomainRequest<'createDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'createDeveloperTeamInvite'>>;
   /** POST /v1/developer/teams/{id}/roles (single) */
   createDeveloperTeamRole(request: DomainRequest<'createDeveloperTeamRole'>, context: Context): Promise<DomainResult<'createDeveloperTeamRole'>>;
+  /** POST /v1/developer/extensions/{id}/access-invites (data) */
+  createExtensionAccessInvite(request: DomainRequest<'createExtensionAccessInvite'>, context: Context): Promise<DomainResult<'createExtensionAccessInvite'>>;
   /** POST /v1/developer/extensions/{id}/versions (single) */
   createExtensionVersion(request: DomainRequest<'createExtensionVersion'>, context: Context): Promise<DomainResult<'createExtensionVersion'>>;
   /** POST /v1/ideas (single) */
@@ -1542,6 +1615,8 @@ export interface RestOperations<Context> {
   deleteDeveloperTeam(request: DomainRequest<'deleteDeveloperTeam'>, context: Context): Promise<DomainResult<'deleteDeveloperTeam'>>;
   /** DELETE /v1/developer/teams/{id}/roles/{rid} (bare) */
   deleteDeveloperTeamRole(request: DomainRequest<'deleteDeveloperTeamRole'>, context: Context): Promise<DomainResult<'deleteDeveloperTeamRole'>>;
+  /** DELETE /v1/extension-installs/{id}/storage/{key} (bare) */
+  deleteExtensionInstallStorage(request: DomainRequest<'deleteExtensionInstallStorage'>, context: Context): Promise<DomainResult<'deleteExtensionInstallStorage'>>;
   /** DELETE /v1/ideas/{id} (bare) */
   deleteIdea(request: DomainRequest<'deleteIdea'>, context: Context): Promise<DomainResult<'deleteIdea'>>;
   /** DELETE /v1/ideas/categories/{id} (bare) */
@@ -1566,6 +1641,8 @@ export interface RestOperations<Context> {
   developerExtension(request: DomainRequest<'developerExtension'>, context: Context): Promise<DomainResult<'developerExtension'>>;
   /** GET /v1/developer/extensions/{id}/limits (data) */
   developerExtensionLimits(request: DomainRequest<'developerExtensionLimits'>, context: Context): Promise<DomainResult<'developerExtensionLimits'>>;
+  /** GET /v1/developer/extensions/{id}/logs (data) */
+  developerExtensionLogs(request: DomainRequest<'developerExtensionLogs'>, context: Context): Promise<DomainResult<'developerExtensionLogs'>>;
   /** GET /v1/developer/extensions (collection) */
   developerExtensions(request: DomainRequest<'developerExtensions'>, context: Context): Promise<DomainResult<'developerExtensions'>>;
   /** GET /v1/developer/limits/requests/{id}/events (data) */
@@ -1614,8 +1691,12 @@ export interface RestOperations<Context> {
   exchangePopoutToken(request: DomainRequest<'exchangePopoutToken'>, context: Context): Promise<DomainResult<'exchangePopoutToken'>>;
   /** GET /v1/developer/extensions/{id}/analytics (data) */
   extensionAnalytics(request: DomainRequest<'extensionAnalytics'>, context: Context): Promise<DomainResult<'extensionAnalytics'>>;
+  /** GET /v1/extension-installs/{id}/logs (data) */
+  extensionInstallLogs(request: DomainRequest<'extensionInstallLogs'>, context: Context): Promise<DomainResult<'extensionInstallLogs'>>;
   /** GET /v1/extension-installs (collection) */
   extensionInstalls(request: DomainRequest<'extensionInstalls'>, context: Context): Promise<DomainResult<'extensionInstalls'>>;
+  /** GET /v1/extension-installs/{id}/storage (data) */
+  extensionInstallStorage(request: DomainRequest<'extensionInstallStorage'>, context: Context): Promise<DomainResult<'extensionInstallStorage'>>;
   /** GET /v1/developer/extensions/{id}/purchases (collection) */
   extensionPurchases(request: DomainRequest<'extensionPurchases'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'extensionPurchases'>>;
   /** GET /v1/developer/extensions/{id}/screenshots (collection) */
@@ -1634,6 +1715,8 @@ export interface RestOperations<Context> {
   getReadiness(request: DomainRequest<'getReadiness'>, context: Context): Promise<DomainResult<'getReadiness'>>;
   /** GET /v1/schema (raw) */
   getSchema(request: DomainRequest<'getSchema'>, context: Context): Promise<DomainResult<'getSchema'>>;
+  /** POST /v1/developer/extensions/{id}/access (data) */
+  grantExtensionAccess(request: DomainRequest<'grantExtensionAccess'>, context: Context): Promise<DomainResult<'grantExtensionAccess'>>;
   /** POST /v1/widgets/{id}/access (data) */
   grantWidgetAccess(request: DomainRequest<'grantWidgetAccess'>, context: Context): Promise<DomainResult<'grantWidgetAccess'>>;
   /** POST /v1/internal/audit-ingest (bare) */
@@ -1642,6 +1725,8 @@ export interface RestOperations<Context> {
   ingestPublicStats(request: DomainRequest<'ingestPublicStats'>, context: Context): Promise<DomainResult<'ingestPublicStats'>>;
   /** POST /v1/extension-installs (single) */
   installExtension(request: DomainRequest<'installExtension'>, context: Context): Promise<DomainResult<'installExtension'>>;
+  /** POST /v1/extension-installs/{id}/token (data) */
+  issueExtensionInstallToken(request: DomainRequest<'issueExtensionInstallToken'>, context: Context): Promise<DomainResult<'issueExtensionInstallToken'>>;
   /** POST /v1/auth/popout/ws-token (data) */
   issuePopoutWsToken(request: DomainRequest<'issuePopoutWsToken'>, context: Context): Promise<DomainResult<'issuePopoutWsToken'>>;
   /** POST /v1/auth/ws-token (data) */
@@ -1728,6 +1813,8 @@ export interface RestOperations<Context> {
   refreshPlatformUserProfile(request: DomainRequest<'refreshPlatformUserProfile'>, context: Context): Promise<DomainResult<'refreshPlatformUserProfile'>>;
   /** POST /v1/auth/refresh (data) */
   refreshSession(request: DomainRequest<'refreshSession'>, context: Context): Promise<DomainResult<'refreshSession'>>;
+  /** POST /v1/admin/extension-reviews/{version_id}/reject (data) */
+  rejectExtensionVersion(request: DomainRequest<'rejectExtensionVersion'>, context: Context): Promise<DomainResult<'rejectExtensionVersion'>>;
   /** DELETE /v1/account/members/{user_id} (bare) */
   removeAccountMember(request: DomainRequest<'removeAccountMember'>, context: Context): Promise<DomainResult<'removeAccountMember'>>;
   /** DELETE /v1/developer/teams/{id}/members/{member_id} (bare) */
@@ -1770,6 +1857,8 @@ export interface RestOperations<Context> {
   sendChatToPlatform(request: DomainRequest<'sendChatToPlatform'>, context: Context): Promise<DomainResult<'sendChatToPlatform'>>;
   /** GET /v1/auth/sessions (collection) */
   sessions(request: DomainRequest<'sessions'>, context: Context): Promise<DomainResult<'sessions'>>;
+  /** PUT /v1/extension-installs/{id}/storage/{key} (data) */
+  setExtensionInstallStorage(request: DomainRequest<'setExtensionInstallStorage'>, context: Context): Promise<DomainResult<'setExtensionInstallStorage'>>;
   /** PATCH /v1/ideas/{id}/status (single) */
   setIdeaStatus(request: DomainRequest<'setIdeaStatus'>, context: Context): Promise<DomainResult<'setIdeaStatus'>>;
   /** POST /v1/webhooks/shop_platform (bare) */
@@ -1860,6 +1949,8 @@ export interface RestOperations<Context> {
   widgetAccess(request: DomainRequest<'widgetAccess'>, context: Context): Promise<DomainResult<'widgetAccess'>>;
   /** GET /v1/widgets (collection) */
   widgets(request: DomainRequest<'widgets'>, context: Context): Promise<DomainResult<'widgets'>>;
+  /** POST /v1/internal/extension-logs (data) */
+  writeExtensionLog(request: DomainRequest<'writeExtensionLog'>, context: Context): Promise<DomainResult<'writeExtensionLog'>>;
 }
 
 export type EnvelopeKind = 'single' | 'data' | 'collection' | 'bare' | 'raw';
@@ -1910,6 +2001,36 @@ export const routes: readonly RouteSpec[] = [
     "envelope": {
       "kind": "single",
       "self": "/v1/developer/teams/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "acceptExtensionAccessInvite",
+    "method": "post",
+    "path": "/v1/extension-access-invites/accept",
+    "expressPath": "/v1/extension-access-invites/accept",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
     },
     "paging": null,
     "defaultStatus": 200
@@ -2942,6 +3063,41 @@ export const routes: readonly RouteSpec[] = [
       "feature": null
     },
     "graphql": "Mutation.adminErasePlatformBMember",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminExtensionReviews",
+    "method": "get",
+    "path": "/v1/admin/extension-reviews",
+    "expressPath": "/v1/admin/extension-reviews",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -4140,6 +4296,43 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "approveExtensionVersion",
+    "method": "post",
+    "path": "/v1/admin/extension-reviews/{version_id}/approve",
+    "expressPath": "/v1/admin/extension-reviews/:version_id/approve",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "automationNodeHandlers",
     "method": "get",
     "path": "/v1/internal/automation-nodes/handlers",
@@ -4660,6 +4853,36 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
+  },
+  {
+    "operationId": "createExtensionAccessInvite",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access-invites",
+    "expressPath": "/v1/developer/extensions/:id/access-invites",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.createExtensionAccessInvite",
+    "internal": false,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -5255,6 +5478,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "deleteExtensionInstallStorage",
+    "method": "delete",
+    "path": "/v1/extension-installs/{id}/storage/{key}",
+    "expressPath": "/v1/extension-installs/:id/storage/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "deleteIdea",
     "method": "delete",
     "path": "/v1/ideas/{id}",
@@ -5639,6 +5898,36 @@ export const routes: readonly RouteSpec[] = [
           "extension-dev:read"
         ]
       },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "developerExtensionLogs",
+    "method": "get",
+    "path": "/v1/developer/extensions/{id}/logs",
+    "expressPath": "/v1/developer/extensions/:id/logs",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
       "feature": null
     },
     "graphql": null,
@@ -6440,6 +6729,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "extensionInstallLogs",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/logs",
+    "expressPath": "/v1/extension-installs/:id/logs",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "bot-modules:read"
+        ]
+      },
+      "feature": "feature:bot_module_extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "extensionInstalls",
     "method": "get",
     "path": "/v1/extension-installs",
@@ -6469,6 +6794,42 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "extensionInstallStorage",
+    "method": "get",
+    "path": "/v1/extension-installs/{id}/storage",
+    "expressPath": "/v1/extension-installs/:id/storage",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -6761,6 +7122,36 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "grantExtensionAccess",
+    "method": "post",
+    "path": "/v1/developer/extensions/{id}/access",
+    "expressPath": "/v1/developer/extensions/:id/access",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.grantExtensionAccess",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "grantWidgetAccess",
     "method": "post",
     "path": "/v1/widgets/{id}/access",
@@ -6897,6 +7288,43 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201
+  },
+  {
+    "operationId": "issueExtensionInstallToken",
+    "method": "post",
+    "path": "/v1/extension-installs/{id}/token",
+    "expressPath": "/v1/extension-installs/:id/token",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:read"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
   },
   {
     "operationId": "issuePopoutWsToken",
@@ -8225,6 +8653,43 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "rejectExtensionVersion",
+    "method": "post",
+    "path": "/v1/admin/extension-reviews/{version_id}/reject",
+    "expressPath": "/v1/admin/extension-reviews/:version_id/reject",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "extension-review:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "removeAccountMember",
     "method": "delete",
     "path": "/v1/account/members/{user_id}",
@@ -8937,6 +9402,42 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "setExtensionInstallStorage",
+    "method": "put",
+    "path": "/v1/extension-installs/{id}/storage/{key}",
+    "expressPath": "/v1/extension-installs/:id/storage/:key",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "extension-store:configure"
+        ]
+      },
+      "feature": "feature:extensions"
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
       "self": null
     },
     "paging": null,
@@ -9842,6 +10343,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10478,6 +10980,36 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200
+  },
+  {
+    "operationId": "writeExtensionLog",
+    "method": "post",
+    "path": "/v1/internal/extension-logs",
+    "expressPath": "/v1/internal/extension-logs",
+    "gate": {
+      "auth": "system-key",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": true,
+    "responses": {
+      "201": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 201
   }
 ];
 

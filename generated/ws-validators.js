@@ -1687,7 +1687,7 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateExtStorageUpdate = validate17;
+exports.validateExtInstallLog = validate17;
 const schema18 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1787,8 +1787,8 @@ validate17.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateHistoryUpdate = validate18;
-const schema19 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateExtLog = validate18;
+const schema19 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1796,7 +1796,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate18.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -1835,10 +1835,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
-validate18.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema19.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data.event_type !== "string"){
+validate18.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -1847,30 +1846,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate18.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data4 = data.cursor;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(func2(data4) > 128){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
 validate18.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data4) < 1){
+if(func2(data3) < 1){
 validate18.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -1881,11 +1867,10 @@ validate18.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -1902,8 +1887,8 @@ validate18.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaChange = validate19;
-const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateExtStorageUpdate = validate19;
+const schema20 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1911,7 +1896,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate19.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -1950,10 +1935,9 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
-let data2 = data.event_type;
 const _errs5 = errors;
-if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
-validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema20.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+if(typeof data.event_type !== "string"){
+validate19.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -1962,102 +1946,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
-validate19.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
-validate19.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate19.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.title !== undefined){
-const _errs10 = errors;
-if(typeof data3.title !== "string"){
-validate19.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.status !== undefined){
-const _errs12 = errors;
-if(typeof data3.status !== "string"){
-validate19.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs12 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.my_vote !== undefined){
-const _errs14 = errors;
-if(data3.my_vote !== null){
-validate19.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
-return false;
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate19.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data8 = data.cursor;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data8 === "string"){
-if(func2(data8) > 128){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
 validate19.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data8) < 1){
+if(func2(data3) < 1){
 validate19.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2068,11 +1967,10 @@ validate19.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -2089,8 +1987,8 @@ validate19.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateIdeaDeleted = validate20;
-const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateHistoryUpdate = validate20;
+const schema21 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2137,9 +2035,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if("idea:deleted" !== data.event_type){
-validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
+if(!((data2 === "history:session_started") || (data2 === "history:session_updated"))){
+validate20.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema21.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2151,38 +2050,9 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.id === undefined) && (missing1 = "id")){
-validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.id !== undefined){
-let data4 = data3.id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
-validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate20.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-}
-}
-else {
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
 validate20.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -2191,16 +2061,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data5 = data.cursor;
-const _errs10 = errors;
-if(errors === _errs10){
-if(typeof data5 === "string"){
-if(func2(data5) > 128){
+let data4 = data.cursor;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(func2(data4) > 128){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data5) < 1){
+if(func2(data4) < 1){
 validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2211,7 +2081,7 @@ validate20.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
@@ -2232,8 +2102,8 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicNowPlaying = validate21;
-const schema22 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateIdeaChange = validate21;
+const schema22 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2241,14 +2111,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2257,8 +2127,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("music_platform:now-playing" !== data.type){
-validate21.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
+if("event" !== data.type){
+validate21.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2267,11 +2137,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
+if(data.channel !== undefined){
 const _errs3 = errors;
-if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+if(typeof data.channel !== "string"){
+validate21.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2280,17 +2149,115 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.cursor !== undefined){
-let data2 = data.cursor;
+if(data.event_type !== undefined){
+let data2 = data.event_type;
 const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
+if(!((((data2 === "idea:created") || (data2 === "idea:updated")) || (data2 === "idea:status_changed")) || (data2 === "idea:voted"))){
+validate21.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema22.properties.event_type.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.id === undefined) && (missing1 = "id")){
+validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats0.test(data4))){
+validate21.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.title !== undefined){
+const _errs10 = errors;
+if(typeof data3.title !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/title",schemaPath:"#/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.status !== undefined){
+const _errs12 = errors;
+if(typeof data3.status !== "string"){
+validate21.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.my_vote !== undefined){
+const _errs14 = errors;
+if(data3.my_vote !== null){
+validate21.errors = [{instancePath:instancePath+"/data/my_vote",schemaPath:"#/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data8 = data.cursor;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data8 === "string"){
+if(func2(data8) > 128){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data2) < 1){
+if(func2(data8) < 1){
 validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2301,10 +2268,12 @@ validate21.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }
@@ -2320,9 +2289,8 @@ validate21.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlaySettingsUpdate = validate22;
-const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const formats16 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+exports.validateIdeaDeleted = validate22;
+const schema23 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2330,7 +2298,7 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
 validate22.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -2370,8 +2338,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("overlay:update" !== data.event_type){
-validate22.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
+if("idea:deleted" !== data.event_type){
+validate22.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -2386,25 +2354,16 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+if((data3.id === undefined) && (missing1 = "id")){
 validate22.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs8 = errors;
-for(const key1 in data3){
-if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate22.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
 if(data3.id !== undefined){
 let data4 = data3.id;
-const _errs9 = errors;
-if(errors === _errs9){
-if(errors === _errs9){
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
 validate22.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
@@ -2414,136 +2373,6 @@ return false;
 else {
 validate22.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
-}
-var valid1 = _errs9 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data5 = data3.account_id;
-const _errs11 = errors;
-if(errors === _errs11){
-if(errors === _errs11){
-if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
-validate22.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate22.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs11 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.name !== undefined){
-const _errs13 = errors;
-if(typeof data3.name !== "string"){
-validate22.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid1 = _errs13 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.settings !== undefined){
-let data7 = data3.settings;
-const _errs15 = errors;
-if(errors === _errs15){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-validate22.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs15 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.version !== undefined){
-let data8 = data3.version;
-const _errs18 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate22.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs18){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-validate22.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid1 = _errs18 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.created_at !== undefined){
-let data9 = data3.created_at;
-const _errs20 = errors;
-if(errors === _errs20){
-if(errors === _errs20){
-if(typeof data9 === "string"){
-if(!(formats16.validate(data9))){
-validate22.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate22.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs20 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.updated_at !== undefined){
-let data10 = data3.updated_at;
-const _errs22 = errors;
-if(errors === _errs22){
-if(errors === _errs22){
-if(typeof data10 === "string"){
-if(!(formats16.validate(data10))){
-validate22.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
-return false;
-}
-}
-else {
-validate22.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs22 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -2562,16 +2391,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.cursor !== undefined){
-let data11 = data.cursor;
-const _errs24 = errors;
-if(errors === _errs24){
-if(typeof data11 === "string"){
-if(func2(data11) > 128){
+let data5 = data.cursor;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data5 === "string"){
+if(func2(data5) > 128){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data11) < 1){
+if(func2(data5) < 1){
 validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2582,7 +2411,7 @@ validate22.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs24 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
@@ -2603,8 +2432,8 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateOverlayUpdate = validate23;
-const schema24 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateMusicNowPlaying = validate23;
+const schema24 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2612,14 +2441,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
 validate23.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
 validate23.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2628,8 +2457,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("music_platform:now-playing" !== data.type){
+validate23.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "music_platform:now-playing"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2638,10 +2467,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.channel !== undefined){
+if(data.data !== undefined){
+let data1 = data.data;
 const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate23.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+validate23.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -2650,29 +2480,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if(typeof data.event_type !== "string"){
-validate23.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.cursor !== undefined){
-let data3 = data.cursor;
-const _errs7 = errors;
-if(errors === _errs7){
-if(typeof data3 === "string"){
-if(func2(data3) > 128){
+let data2 = data.cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
-if(func2(data3) < 1){
+if(func2(data2) < 1){
 validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2683,11 +2501,10 @@ validate23.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -2703,8 +2520,9 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePing = validate24;
-const schema25 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
+exports.validateOverlaySettingsUpdate = validate24;
+const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const formats16 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2712,14 +2530,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate24.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2727,9 +2545,250 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("ping" !== data.type){
-validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate24.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate24.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if("overlay:update" !== data.event_type){
+validate24.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data3){
+if(!(((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data3.id !== undefined){
+let data4 = data3.id;
+const _errs9 = errors;
+if(errors === _errs9){
+if(errors === _errs9){
+if(typeof data4 === "string"){
+if(!(formats0.test(data4))){
+validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs9 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data5 = data3.account_id;
+const _errs11 = errors;
+if(errors === _errs11){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(!(formats0.test(data5))){
+validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs11 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.name !== undefined){
+const _errs13 = errors;
+if(typeof data3.name !== "string"){
+validate24.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid1 = _errs13 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.settings !== undefined){
+let data7 = data3.settings;
+const _errs15 = errors;
+if(errors === _errs15){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs15 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.version !== undefined){
+let data8 = data3.version;
+const _errs18 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs18){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+validate24.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid1 = _errs18 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.created_at !== undefined){
+let data9 = data3.created_at;
+const _errs20 = errors;
+if(errors === _errs20){
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(!(formats16.validate(data9))){
+validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs20 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.updated_at !== undefined){
+let data10 = data3.updated_at;
+const _errs22 = errors;
+if(errors === _errs22){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(!(formats16.validate(data10))){
+validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+return false;
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs22 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data11 = data.cursor;
+const _errs24 = errors;
+if(errors === _errs24){
+if(typeof data11 === "string"){
+if(func2(data11) > 128){
+validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data11) < 1){
+validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate24.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -2744,8 +2803,8 @@ validate24.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePong = validate25;
-const schema26 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
+exports.validateOverlayUpdate = validate25;
+const schema26 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2753,14 +2812,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.type === undefined) && (missing0 = "type")){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
 validate25.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "type")){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
 validate25.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2768,9 +2827,68 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-if("pong" !== data.type){
-validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
+const _errs2 = errors;
+if("event" !== data.type){
+validate25.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate25.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if(typeof data.event_type !== "string"){
+validate25.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+let data3 = data.cursor;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func2(data3) > 128){
+validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data3) < 1){
+validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate25.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2785,8 +2903,8 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceBootstrap = validate26;
-const schema27 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
+exports.validatePing = validate26;
+const schema27 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"ping"}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2794,14 +2912,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate26.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate26.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2809,180 +2927,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("ping" !== data.type){
+validate26.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ping"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate26.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate26.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.connections === undefined) && (missing1 = "connections")){
-validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.connections !== undefined){
-let data4 = data3.connections;
-const _errs8 = errors;
-if(errors === _errs8){
-if(Array.isArray(data4)){
-var valid2 = true;
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-const _errs10 = errors;
-if(errors === _errs10){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing2;
-if((data5.session_id === undefined) && (missing2 = "session_id")){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
-}
-else {
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs12 = errors;
-if(errors === _errs12){
-if(errors === _errs12){
-if(typeof data6 === "string"){
-if(!(formats0.test(data6))){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.user_id !== undefined){
-let data7 = data5.user_id;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs14 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.account_id !== undefined){
-let data8 = data5.account_id;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.display_name !== undefined){
-let data9 = data5.display_name;
-const _errs18 = errors;
-if((typeof data9 !== "string") && (data9 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs18 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.avatar_url !== undefined){
-let data10 = data5.avatar_url;
-const _errs20 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema27.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate26.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -2997,8 +2944,8 @@ validate26.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceJoin = validate27;
-const schema28 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePong = validate27;
+const schema28 = {"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"pong"}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3006,14 +2953,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+if((data.type === undefined) && (missing0 = "type")){
 validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+if(!(key0 === "type")){
 validate27.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3021,143 +2968,9 @@ break;
 }
 if(_errs1 === errors){
 if(data.type !== undefined){
-const _errs2 = errors;
-if("event" !== data.type){
-validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("pong" !== data.type){
+validate27.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "pong"},message:"must be equal to constant"}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate27.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.event_type !== undefined){
-const _errs5 = errors;
-if("presence:join" !== data.event_type){
-validate27.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data3 = data.data;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
-validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
-validate27.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
-const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate27.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema28.properties.data.properties.user_id.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs10 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
-const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate27.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema28.properties.data.properties.account_id.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs12 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
-const _errs14 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate27.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema28.properties.data.properties.display_name.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs14 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
-const _errs16 = errors;
-if((typeof data8 !== "string") && (data8 !== null)){
-validate27.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema28.properties.data.properties.avatar_url.type},message:"must be string,null"}];
-return false;
-}
-var valid1 = _errs16 === errors;
-}
-else {
-var valid1 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate27.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -3172,8 +2985,8 @@ validate27.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePresenceLeave = validate28;
-const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
+exports.validatePresenceBootstrap = validate28;
+const schema29 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3221,8 +3034,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("presence:leave" !== data.event_type){
-validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+if("bootstrap" !== data.event_type){
+validate28.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3237,86 +3050,123 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((data3.session_id === undefined) && (missing1 = "session_id")){
+if((data3.connections === undefined) && (missing1 = "connections")){
 validate28.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-if(data3.session_id !== undefined){
-let data4 = data3.session_id;
+if(data3.connections !== undefined){
+let data4 = data3.connections;
 const _errs8 = errors;
 if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
-validate28.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
-return false;
-}
-}
-else {
-validate28.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid1 = _errs8 === errors;
-}
-else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.user_id !== undefined){
-let data5 = data3.user_id;
+if(Array.isArray(data4)){
+var valid2 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs10 = errors;
-if((typeof data5 !== "string") && (data5 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema29.properties.data.properties.user_id.type},message:"must be string,null"}];
+if(errors === _errs10){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((data5.session_id === undefined) && (missing2 = "session_id")){
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
-var valid1 = _errs10 === errors;
-}
 else {
-var valid1 = true;
-}
-if(valid1){
-if(data3.account_id !== undefined){
-let data6 = data3.account_id;
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
 const _errs12 = errors;
-if((typeof data6 !== "string") && (data6 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema29.properties.data.properties.account_id.type},message:"must be string,null"}];
+if(errors === _errs12){
+if(errors === _errs12){
+if(typeof data6 === "string"){
+if(!(formats0.test(data6))){
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
-var valid1 = _errs12 === errors;
 }
 else {
-var valid1 = true;
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
 }
-if(valid1){
-if(data3.display_name !== undefined){
-let data7 = data3.display_name;
+}
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.user_id !== undefined){
+let data7 = data5.user_id;
 const _errs14 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema29.properties.data.properties.display_name.type},message:"must be string,null"}];
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs14 === errors;
+var valid3 = _errs14 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data3.avatar_url !== undefined){
-let data8 = data3.avatar_url;
+if(valid3){
+if(data5.account_id !== undefined){
+let data8 = data5.account_id;
 const _errs16 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate28.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema29.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"}];
 return false;
 }
-var valid1 = _errs16 === errors;
+var valid3 = _errs16 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
+}
+if(valid3){
+if(data5.display_name !== undefined){
+let data9 = data5.display_name;
+const _errs18 = errors;
+if((typeof data9 !== "string") && (data9 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.avatar_url !== undefined){
+let data10 = data5.avatar_url;
+const _errs20 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema29.properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
 }
 }
+}
+}
+}
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate28.errors = [{instancePath:instancePath+"/data/connections",schemaPath:"#/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
 }
 }
 }
@@ -3347,8 +3197,8 @@ validate28.errors = vErrors;
 return errors === 0;
 }
 
-exports.validatePublicStatsBootstrap = validate29;
-const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+exports.validatePresenceJoin = validate29;
+const schema30 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3396,8 +3246,8 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
-if("bootstrap" !== data.event_type){
-validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+if("presence:join" !== data.event_type){
+validate29.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3409,9 +3259,98 @@ if(valid0){
 if(data.data !== undefined){
 let data3 = data.data;
 const _errs6 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats0.test(data4))){
+validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema30.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema30.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema30.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate29.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema30.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
 validate29.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -3433,8 +3372,8 @@ validate29.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundPlay = validate30;
-const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validatePresenceLeave = validate30;
+const schema31 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3449,7 +3388,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
 validate30.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3482,8 +3421,269 @@ var valid0 = true;
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
+if("presence:leave" !== data.event_type){
+validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+let missing1;
+if((data3.session_id === undefined) && (missing1 = "session_id")){
+validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data3.session_id !== undefined){
+let data4 = data3.session_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(errors === _errs8){
+if(typeof data4 === "string"){
+if(!(formats0.test(data4))){
+validate30.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid1 = _errs8 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.user_id !== undefined){
+let data5 = data3.user_id;
+const _errs10 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/user_id",schemaPath:"#/properties/data/properties/user_id/type",keyword:"type",params:{type: schema31.properties.data.properties.user_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs10 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.account_id !== undefined){
+let data6 = data3.account_id;
+const _errs12 = errors;
+if((typeof data6 !== "string") && (data6 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: schema31.properties.data.properties.account_id.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs12 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.display_name !== undefined){
+let data7 = data3.display_name;
+const _errs14 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/display_name",schemaPath:"#/properties/data/properties/display_name/type",keyword:"type",params:{type: schema31.properties.data.properties.display_name.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs14 === errors;
+}
+else {
+var valid1 = true;
+}
+if(valid1){
+if(data3.avatar_url !== undefined){
+let data8 = data3.avatar_url;
+const _errs16 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate30.errors = [{instancePath:instancePath+"/data/avatar_url",schemaPath:"#/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema31.properties.data.properties.avatar_url.type},message:"must be string,null"}];
+return false;
+}
+var valid1 = _errs16 === errors;
+}
+else {
+var valid1 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+exports.validatePublicStatsBootstrap = validate31;
+const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}};
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data"))){
+validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate31.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
+if("bootstrap" !== data.event_type){
+validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data3 = data.data;
+const _errs6 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateSoundPlay = validate32;
+const schema33 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
+validate32.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate32.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate32.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.event_type !== undefined){
+const _errs5 = errors;
 if("sound:play" !== data.event_type){
-validate30.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
+validate32.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3499,7 +3699,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((data3.sound_id === undefined) && (missing1 = "sound_id")) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.volume === undefined) && (missing1 = "volume"))) || ((data3.stream_url === undefined) && (missing1 = "stream_url"))){
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3510,12 +3710,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3529,7 +3729,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs10 = errors;
 if(typeof data3.name !== "string"){
-validate30.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs10 === errors;
@@ -3541,7 +3741,7 @@ if(valid1){
 if(data3.content_type !== undefined){
 const _errs12 = errors;
 if(typeof data3.content_type !== "string"){
-validate30.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/data/content_type",schemaPath:"#/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -3554,7 +3754,7 @@ if(data3.duration_ms !== undefined){
 let data7 = data3.duration_ms;
 const _errs14 = errors;
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-validate30.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema31.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
+validate32.errors = [{instancePath:instancePath+"/data/duration_ms",schemaPath:"#/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema33.properties.data.properties.duration_ms.type},message:"must be integer,null"}];
 return false;
 }
 var valid1 = _errs14 === errors;
@@ -3569,18 +3769,18 @@ const _errs16 = errors;
 if(errors === _errs16){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1 || isNaN(data8)){
-validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
+validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
+validate32.errors = [{instancePath:instancePath+"/data/volume",schemaPath:"#/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"}];
 return false;
 }
 }
@@ -3628,7 +3828,7 @@ if(data9.type !== undefined){
 let data10 = data9.type;
 const _errs24 = errors;
 if(!((data10 === "overlay") || (data10 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema33.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3686,7 +3886,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return false;
 }
 else {
@@ -3709,7 +3909,7 @@ if(valid1){
 if(data3.stream_url !== undefined){
 const _errs27 = errors;
 if(typeof data3.stream_url !== "string"){
-validate30.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/data/stream_url",schemaPath:"#/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs27 === errors;
@@ -3726,7 +3926,7 @@ var valid1 = true;
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -3742,18 +3942,18 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(func2(data13) > 128){
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data13) < 1){
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate30.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3770,32 +3970,32 @@ var valid0 = true;
 }
 }
 else {
-validate30.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateSoundStop = validate31;
-const schema32 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateSoundStop = validate33;
+const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))) || ((data.event_type === undefined) && (missing0 = "event_type"))){
-validate31.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate31.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3804,7 +4004,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate31.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3816,7 +4016,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate31.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -3828,7 +4028,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("sound:stop" !== data.event_type){
-validate31.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
+validate33.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -3844,7 +4044,7 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((data3.sound_id === undefined) && (missing1 = "sound_id")){
-validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -3855,12 +4055,12 @@ if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate31.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate31.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3909,7 +4109,7 @@ if(data5.type !== undefined){
 let data6 = data5.type;
 const _errs16 = errors;
 if(!((data6 === "overlay") || (data6 === "widget"))){
-const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema32.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema34.properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3967,7 +4167,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return false;
 }
 else {
@@ -3990,7 +4190,7 @@ var valid1 = true;
 }
 }
 else {
-validate31.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate33.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4006,18 +4206,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data8 === "string"){
 if(func2(data8) > 128){
-validate31.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data8) < 1){
-validate31.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate31.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate33.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4034,32 +4234,32 @@ var valid0 = true;
 }
 }
 else {
-validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateStreamEvent = validate32;
-const schema33 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateStreamEvent = validate34;
+const schema35 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.data === undefined) && (missing0 = "data"))){
-validate32.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "data")) || (key0 === "cursor"))){
-validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4068,7 +4268,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate32.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4084,7 +4284,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((((((data1.id === undefined) && (missing1 = "id")) || ((data1.account_id === undefined) && (missing1 = "account_id"))) || ((data1.type === undefined) && (missing1 = "type"))) || ((data1.platform === undefined) && (missing1 = "platform"))) || ((data1.raw === undefined) && (missing1 = "raw"))) || ((data1.created_at === undefined) && (missing1 = "created_at"))){
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -4095,12 +4295,12 @@ if(errors === _errs5){
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(!(formats0.test(data2))){
-validate32.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4118,12 +4318,12 @@ if(errors === _errs7){
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(!(formats0.test(data3))){
-validate32.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4140,12 +4340,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(func2(data4) > 100){
-validate32.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
+validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4158,7 +4358,7 @@ if(valid1){
 if(data1.platform !== undefined){
 const _errs11 = errors;
 if(typeof data1.platform !== "string"){
-validate32.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -4171,7 +4371,7 @@ if(data1.external_id !== undefined){
 let data6 = data1.external_id;
 const _errs13 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
-validate32.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema33.properties.data.properties.external_id.type},message:"must be string,null"}];
+validate34.errors = [{instancePath:instancePath+"/data/external_id",schemaPath:"#/properties/data/properties/external_id/type",keyword:"type",params:{type: schema35.properties.data.properties.external_id.type},message:"must be string,null"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4184,7 +4384,7 @@ if(data1.raw !== undefined){
 let data7 = data1.raw;
 const _errs15 = errors;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate32.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath:instancePath+"/data/raw",schemaPath:"#/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -4200,12 +4400,12 @@ if(errors === _errs17){
 if(errors === _errs17){
 if(typeof data8 === "string"){
 if(!(formats16.validate(data8))){
-validate32.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4224,7 +4424,7 @@ var valid1 = true;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate34.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4240,18 +4440,18 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data9 === "string"){
 if(func2(data9) > 128){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data9) < 1){
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate34.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4266,167 +4466,6 @@ var valid0 = true;
 }
 }
 else {
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate32.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribe = validate33;
-const schema34 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
-
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate33.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
-validate33.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribe" !== data.type){
-validate33.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-let data1 = data.channel;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data1 === "string"){
-if(func2(data1) > 512){
-validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
-return false;
-}
-else {
-if(func2(data1) < 1){
-validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate33.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.since !== undefined){
-let data2 = data.since;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func2(data2) > 128){
-validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func2(data2) < 1){
-validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate33.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate33.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate33.errors = vErrors;
-return errors === 0;
-}
-
-exports.validateSubscribed = validate34;
-const schema35 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
-
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
-validate34.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
-validate34.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-const _errs2 = errors;
-if("subscribed" !== data.type){
-validate34.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.channel !== undefined){
-const _errs3 = errors;
-if(typeof data.channel !== "string"){
-validate34.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
 validate34.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
@@ -4435,8 +4474,8 @@ validate34.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribe = validate35;
-const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
+exports.validateSubscribe = validate35;
+const schema36 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribe"},"channel":{"type":"string","minLength":1,"maxLength":512},"since":{"type":"string","minLength":1,"maxLength":128,"description":"Resume after this cursor (the last one the client received on this channel)."}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4451,7 +4490,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "channel"))){
+if(!(((key0 === "type") || (key0 === "channel")) || (key0 === "since"))){
 validate35.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4460,8 +4499,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribe" !== data.type){
-validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
+if("subscribe" !== data.type){
+validate35.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4496,6 +4535,34 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.since !== undefined){
+let data2 = data.since;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func2(data2) > 128){
+validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func2(data2) < 1){
+validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate35.errors = [{instancePath:instancePath+"/since",schemaPath:"#/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -4509,8 +4576,8 @@ validate35.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateUnsubscribed = validate36;
-const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
+exports.validateSubscribed = validate36;
+const schema37 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"subscribed"},"channel":{"type":"string"}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4534,8 +4601,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("unsubscribed" !== data.type){
-validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
+if("subscribed" !== data.type){
+validate36.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "subscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4568,8 +4635,8 @@ validate36.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWelcome = validate37;
-const schema38 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+exports.validateUnsubscribe = validate37;
+const schema38 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribe"},"channel":{"type":"string","minLength":1,"maxLength":512}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4577,14 +4644,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate37.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4593,8 +4660,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("welcome" !== data.type){
-validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+if("unsubscribe" !== data.type){
+validate37.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribe"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4603,40 +4670,31 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.session_id !== undefined){
-let data1 = data.session_id;
+if(data.channel !== undefined){
+let data1 = data.channel;
 const _errs3 = errors;
 if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data1 === "string"){
-if(!(formats0.test(data1))){
-validate37.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+if(func2(data1) > 512){
+validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
+}
+else {
+if(func2(data1) < 1){
+validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
 }
 }
 else {
-validate37.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate37.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
 }
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.server_version !== undefined){
-const _errs5 = errors;
-if(typeof data.server_version !== "string"){
-validate37.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -4651,8 +4709,8 @@ validate37.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetSettingsUpdate = validate38;
-const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateUnsubscribed = validate38;
+const schema39 = {"type":"object","additionalProperties":false,"required":["type","channel"],"properties":{"type":{"const":"unsubscribed"},"channel":{"type":"string"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4660,14 +4718,14 @@ let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))){
 validate38.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+if(!((key0 === "type") || (key0 === "channel"))){
 validate38.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4676,8 +4734,8 @@ break;
 if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
-if("event" !== data.type){
-validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+if("unsubscribed" !== data.type){
+validate38.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "unsubscribed"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4697,11 +4755,153 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+}
+}
+}
+}
+else {
+validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWelcome = validate39;
+const schema40 = {"type":"object","additionalProperties":false,"required":["type","session_id","server_version"],"properties":{"type":{"const":"welcome"},"session_id":{"type":"string","format":"uuid"},"server_version":{"type":"string"}}};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.server_version === undefined) && (missing0 = "server_version"))){
+validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "session_id")) || (key0 === "server_version"))){
+validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("welcome" !== data.type){
+validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "welcome"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data1 = data.session_id;
+const _errs3 = errors;
+if(errors === _errs3){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(!(formats0.test(data1))){
+validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+return false;
+}
+}
+else {
+validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_version !== undefined){
+const _errs5 = errors;
+if(typeof data.server_version !== "string"){
+validate39.errors = [{instancePath:instancePath+"/server_version",schemaPath:"#/properties/server_version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+
+exports.validateWidgetSettingsUpdate = validate40;
+const schema41 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
+validate40.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
+validate40.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("event" !== data.type){
+validate40.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.channel !== undefined){
+const _errs3 = errors;
+if(typeof data.channel !== "string"){
+validate40.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
 if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if("widget:update" !== data.event_type){
-validate38.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
+validate40.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -4717,14 +4917,14 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if(((((((((data3.id === undefined) && (missing1 = "id")) || ((data3.account_id === undefined) && (missing1 = "account_id"))) || ((data3.name === undefined) && (missing1 = "name"))) || ((data3.type === undefined) && (missing1 = "type"))) || ((data3.settings === undefined) && (missing1 = "settings"))) || ((data3.version === undefined) && (missing1 = "version"))) || ((data3.created_at === undefined) && (missing1 = "created_at"))) || ((data3.updated_at === undefined) && (missing1 = "updated_at"))){
-validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
 if(!((((((((key1 === "id") || (key1 === "account_id")) || (key1 === "name")) || (key1 === "type")) || (key1 === "settings")) || (key1 === "version")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4737,12 +4937,12 @@ if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
 if(!(formats0.test(data4))){
-validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4760,12 +4960,12 @@ if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
 if(!(formats0.test(data5))){
-validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
+validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4779,7 +4979,7 @@ if(valid1){
 if(data3.name !== undefined){
 const _errs13 = errors;
 if(typeof data3.name !== "string"){
-validate38.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/name",schemaPath:"#/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs13 === errors;
@@ -4791,7 +4991,7 @@ if(valid1){
 if(data3.type !== undefined){
 const _errs15 = errors;
 if(typeof data3.type !== "string"){
-validate38.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid1 = _errs15 === errors;
@@ -4807,7 +5007,7 @@ if(errors === _errs17){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath:instancePath+"/data/settings",schemaPath:"#/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4821,13 +5021,13 @@ if(data3.version !== undefined){
 let data9 = data3.version;
 const _errs20 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate38.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate38.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate40.errors = [{instancePath:instancePath+"/data/version",schemaPath:"#/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -4845,12 +5045,12 @@ if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
 if(!(formats16.validate(data10))){
-validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4868,12 +5068,12 @@ if(errors === _errs24){
 if(errors === _errs24){
 if(typeof data11 === "string"){
 if(!(formats16.validate(data11))){
-validate38.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
+validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4894,7 +5094,7 @@ var valid1 = true;
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -4910,18 +5110,18 @@ const _errs26 = errors;
 if(errors === _errs26){
 if(typeof data12 === "string"){
 if(func2(data12) > 128){
-validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data12) < 1){
-validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate38.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate40.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4938,32 +5138,32 @@ var valid0 = true;
 }
 }
 else {
-validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateWidgetUpdate = validate39;
-const schema40 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+exports.validateWidgetUpdate = validate41;
+const schema42 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.channel === undefined) && (missing0 = "channel"))) || ((data.data === undefined) && (missing0 = "data"))){
-validate39.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate41.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "type") || (key0 === "channel")) || (key0 === "event_type")) || (key0 === "data")) || (key0 === "cursor"))){
-validate39.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate41.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -4972,7 +5172,7 @@ if(_errs1 === errors){
 if(data.type !== undefined){
 const _errs2 = errors;
 if("event" !== data.type){
-validate39.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
+validate41.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -4984,7 +5184,7 @@ if(valid0){
 if(data.channel !== undefined){
 const _errs3 = errors;
 if(typeof data.channel !== "string"){
-validate39.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate41.errors = [{instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4996,7 +5196,7 @@ if(valid0){
 if(data.event_type !== undefined){
 const _errs5 = errors;
 if(typeof data.event_type !== "string"){
-validate39.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate41.errors = [{instancePath:instancePath+"/event_type",schemaPath:"#/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -5011,18 +5211,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func2(data3) > 128){
-validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func2(data3) < 1){
-validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate39.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate41.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5038,18 +5238,18 @@ var valid0 = true;
 }
 }
 else {
-validate39.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateAutomation = validate40;
-const schema41 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateAutomation = validate42;
+const schema43 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"automation"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5172,7 +5372,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return false;
 }
 else {
@@ -5186,14 +5386,14 @@ vErrors = null;
 }
 }
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateChatMessage = validate41;
-const schema42 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateChatMessage = validate43;
+const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -5406,7 +5606,7 @@ if(data6.avatar_url !== undefined){
 let data10 = data6.avatar_url;
 const _errs29 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/data/source_channel/avatar_url",schemaPath:"#/anyOf/0/properties/data/anyOf/0/properties/source_channel/anyOf/1/properties/avatar_url/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[0].properties.source_channel.anyOf[1].properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5538,7 +5738,7 @@ if(data1.deleted_by !== undefined){
 let data13 = data1.deleted_by;
 const _errs36 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/1/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[1].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5643,7 +5843,7 @@ if(data1.deleted_by !== undefined){
 let data17 = data1.deleted_by;
 const _errs45 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/data/deleted_by",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/deleted_by/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.deleted_by.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5662,7 +5862,7 @@ if(data1.action !== undefined){
 let data18 = data1.action;
 const _errs47 = errors;
 if(!((data18 === "ban") || (data18 === "timeout"))){
-const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema42.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/data/action",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/action/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[2].properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5681,7 +5881,7 @@ if(data1.duration_secs !== undefined){
 let data19 = data1.duration_secs;
 const _errs48 = errors;
 if((!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))) && (data19 !== null)){
-const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/2/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[2].properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5824,7 +6024,7 @@ if(data21.target_user_id !== undefined){
 let data25 = data21.target_user_id;
 const _errs61 = errors;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/data/data/target_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5843,7 +6043,7 @@ if(data21.target_username !== undefined){
 let data26 = data21.target_username;
 const _errs63 = errors;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/data/target_username",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/target_username/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.target_username.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5862,7 +6062,7 @@ if(data21.platform_message_id !== undefined){
 let data27 = data21.platform_message_id;
 const _errs65 = errors;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/data/data/platform_message_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/platform_message_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.platform_message_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5881,7 +6081,7 @@ if(data21.moderator_user_id !== undefined){
 let data28 = data21.moderator_user_id;
 const _errs67 = errors;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
+const err37 = {instancePath:instancePath+"/data/data/moderator_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_user_id/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5900,7 +6100,7 @@ if(data21.moderator_name !== undefined){
 let data29 = data21.moderator_name;
 const _errs69 = errors;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
+const err38 = {instancePath:instancePath+"/data/data/moderator_name",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/moderator_name/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.moderator_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5919,7 +6119,7 @@ if(data21.duration_secs !== undefined){
 let data30 = data21.duration_secs;
 const _errs71 = errors;
 if((!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))) && (data30 !== null)){
-const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
+const err39 = {instancePath:instancePath+"/data/data/duration_secs",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/duration_secs/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.duration_secs.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5938,7 +6138,7 @@ if(data21.reason !== undefined){
 let data31 = data21.reason;
 const _errs73 = errors;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/data/data/reason",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/reason/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5957,7 +6157,7 @@ if(data21.source !== undefined){
 let data32 = data21.source;
 const _errs75 = errors;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema42.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
+const err41 = {instancePath:instancePath+"/data/data/source",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/source/type",keyword:"type",params:{type: schema44.anyOf[0].properties.data.anyOf[3].properties.data.properties.source.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6108,7 +6308,7 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err49 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema42.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err49 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6242,7 +6442,7 @@ else {
 vErrors.push(err56);
 }
 errors++;
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return false;
 }
 else {
@@ -6256,14 +6456,14 @@ vErrors = null;
 }
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateEvent = validate42;
-const schema43 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateEvent = validate44;
+const schema45 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"comment:deleted"},"data":{"type":"object","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["history:session_started","history:session_updated"]},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["idea:created","idea:updated","idea:status_changed","idea:voted"]},"data":{"type":"object","title":"Idea","required":["id"],"properties":{"id":{"type":"string","format":"uuid"},"title":{"type":"string"},"status":{"type":"string"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"idea:deleted"},"data":{"type":"object","required":["id"],"properties":{"id":{"type":"string","format":"uuid"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object","required":["connections"],"properties":{"connections":{"type":"array","items":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:join"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"presence:leave"},"data":{"type":"object","title":"Presence member","required":["session_id"],"properties":{"session_id":{"type":"string","format":"uuid"},"user_id":{"type":["string","null"]},"account_id":{"type":["string","null"]},"display_name":{"type":["string","null"]},"avatar_url":{"type":["string","null"]}}}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"bootstrap"},"data":{"type":"object"}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:play"},"data":{"type":"object","title":"sound:play","required":["sound_id","name","volume","stream_url"],"properties":{"sound_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"content_type":{"type":"string"},"duration_ms":{"type":["integer","null"]},"volume":{"type":"number","minimum":0,"maximum":1},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]},"stream_url":{"type":"string"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"sound:stop"},"data":{"type":"object","title":"sound:stop","required":["sound_id"],"properties":{"sound_id":{"type":"string","format":"uuid"},"target":{"anyOf":[{"type":"null"},{"type":"object","title":"Sound target","required":["type","id"],"properties":{"type":{"enum":["overlay","widget"]},"id":{"type":"string"}}}]}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"event"},"data":{"type":"object","title":"Event row","required":["id","account_id","type","platform","raw","created_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"type":{"type":"string","maxLength":100,"description":"platform:action, e.g. platform_a:follower."},"platform":{"type":"string"},"external_id":{"type":["string","null"]},"raw":{"type":"object"},"created_at":{"type":"string","format":"date-time"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"widget:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","type","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"type":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/widgets/{id}, GraphQL updateWidget); data is the widget as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}},{"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"type":"string"},"data":{},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -6338,7 +6538,7 @@ if(data.event_type !== undefined){
 let data2 = data.event_type;
 const _errs7 = errors;
 if(!(((data2 === "comment:created") || (data2 === "comment:updated")) || (data2 === "comment:voted"))){
-const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/0/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[0].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7060,7 +7260,7 @@ const _errs49 = errors;
 if(errors === _errs49){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing6;
-if(((((data.type === undefined) && (missing6 = "type")) || ((data.channel === undefined) && (missing6 = "channel"))) || ((data.data === undefined) && (missing6 = "data"))) || ((data.event_type === undefined) && (missing6 = "event_type"))){
+if((((data.type === undefined) && (missing6 = "type")) || ((data.channel === undefined) && (missing6 = "channel"))) || ((data.data === undefined) && (missing6 = "data"))){
 const err47 = {instancePath,schemaPath:"#/anyOf/4/required",keyword:"required",params:{missingProperty: missing6},message:"must have required property '"+missing6+"'"};
 if(vErrors === null){
 vErrors = [err47];
@@ -7123,10 +7323,9 @@ var valid7 = true;
 }
 if(valid7){
 if(data.event_type !== undefined){
-let data23 = data.event_type;
 const _errs55 = errors;
-if(!((data23 === "history:session_started") || (data23 === "history:session_updated"))){
-const err51 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[4].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(typeof data.event_type !== "string"){
+const err51 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/4/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7141,11 +7340,13 @@ else {
 var valid7 = true;
 }
 if(valid7){
-if(data.data !== undefined){
-let data24 = data.data;
-const _errs56 = errors;
-if(!(data24 && typeof data24 == "object" && !Array.isArray(data24))){
-const err52 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/4/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.cursor !== undefined){
+let data24 = data.cursor;
+const _errs57 = errors;
+if(errors === _errs57){
+if(typeof data24 === "string"){
+if(func2(data24) > 128){
+const err52 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7154,19 +7355,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-var valid7 = _errs56 === errors;
-}
 else {
-var valid7 = true;
-}
-if(valid7){
-if(data.cursor !== undefined){
-let data25 = data.cursor;
-const _errs58 = errors;
-if(errors === _errs58){
-if(typeof data25 === "string"){
-if(func2(data25) > 128){
-const err53 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func2(data24) < 1){
+const err53 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7175,9 +7366,10 @@ vErrors.push(err53);
 }
 errors++;
 }
+}
+}
 else {
-if(func2(data25) < 1){
-const err54 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err54 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7187,19 +7379,7 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/4/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
-var valid7 = _errs58 === errors;
+var valid7 = _errs57 === errors;
 }
 else {
 var valid7 = true;
@@ -7210,9 +7390,26 @@ var valid7 = true;
 }
 }
 }
+else {
+const err55 = {instancePath,schemaPath:"#/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
 }
 else {
-const err56 = {instancePath,schemaPath:"#/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err55);
+}
+errors++;
+}
+}
+var _valid0 = _errs49 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs59 = errors;
+if(errors === _errs59){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing7;
+if((((data.type === undefined) && (missing7 = "type")) || ((data.channel === undefined) && (missing7 = "channel"))) || ((data.data === undefined) && (missing7 = "data"))){
+const err56 = {instancePath,schemaPath:"#/anyOf/5/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7221,16 +7418,11 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-var _valid0 = _errs49 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs60 = errors;
-if(errors === _errs60){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing7;
-if(((((data.type === undefined) && (missing7 = "type")) || ((data.channel === undefined) && (missing7 = "channel"))) || ((data.data === undefined) && (missing7 = "data"))) || ((data.event_type === undefined) && (missing7 = "event_type"))){
-const err57 = {instancePath,schemaPath:"#/anyOf/5/required",keyword:"required",params:{missingProperty: missing7},message:"must have required property '"+missing7+"'"};
+else {
+const _errs61 = errors;
+for(const key5 in data){
+if(!(((((key5 === "type") || (key5 === "channel")) || (key5 === "event_type")) || (key5 === "data")) || (key5 === "cursor"))){
+const err57 = {instancePath,schemaPath:"#/anyOf/5/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7238,12 +7430,14 @@ else {
 vErrors.push(err57);
 }
 errors++;
+break;
 }
-else {
+}
+if(_errs61 === errors){
+if(data.type !== undefined){
 const _errs62 = errors;
-for(const key5 in data){
-if(!(((((key5 === "type") || (key5 === "channel")) || (key5 === "event_type")) || (key5 === "data")) || (key5 === "cursor"))){
-const err58 = {instancePath,schemaPath:"#/anyOf/5/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if("event" !== data.type){
+const err58 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/5/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -7251,14 +7445,17 @@ else {
 vErrors.push(err58);
 }
 errors++;
-break;
 }
+var valid8 = _errs62 === errors;
 }
-if(_errs62 === errors){
-if(data.type !== undefined){
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data.channel !== undefined){
 const _errs63 = errors;
-if("event" !== data.type){
-const err59 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/5/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(typeof data.channel !== "string"){
+const err59 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/5/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -7273,10 +7470,10 @@ else {
 var valid8 = true;
 }
 if(valid8){
-if(data.channel !== undefined){
-const _errs64 = errors;
-if(typeof data.channel !== "string"){
-const err60 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/5/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.event_type !== undefined){
+const _errs65 = errors;
+if(typeof data.event_type !== "string"){
+const err60 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -7285,17 +7482,19 @@ vErrors.push(err60);
 }
 errors++;
 }
-var valid8 = _errs64 === errors;
+var valid8 = _errs65 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data.event_type !== undefined){
-let data28 = data.event_type;
-const _errs66 = errors;
-if(!((((data28 === "idea:created") || (data28 === "idea:updated")) || (data28 === "idea:status_changed")) || (data28 === "idea:voted"))){
-const err61 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/5/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[5].properties.event_type.enum},message:"must be equal to one of the allowed values"};
+if(data.cursor !== undefined){
+let data28 = data.cursor;
+const _errs67 = errors;
+if(errors === _errs67){
+if(typeof data28 === "string"){
+if(func2(data28) > 128){
+const err61 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -7304,20 +7503,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-var valid8 = _errs66 === errors;
-}
 else {
-var valid8 = true;
-}
-if(valid8){
-if(data.data !== undefined){
-let data29 = data.data;
-const _errs67 = errors;
-if(errors === _errs67){
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-let missing8;
-if((data29.id === undefined) && (missing8 = "id")){
-const err62 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/5/properties/data/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
+if(func2(data28) < 1){
+const err62 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -7326,15 +7514,10 @@ vErrors.push(err62);
 }
 errors++;
 }
+}
+}
 else {
-if(data29.id !== undefined){
-let data30 = data29.id;
-const _errs69 = errors;
-if(errors === _errs69){
-if(errors === _errs69){
-if(typeof data30 === "string"){
-if(!(formats0.test(data30))){
-const err63 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/5/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err63 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -7344,8 +7527,19 @@ vErrors.push(err63);
 errors++;
 }
 }
+var valid8 = _errs67 === errors;
+}
 else {
-const err64 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/5/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid8 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err64 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -7355,17 +7549,15 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
-var valid9 = _errs69 === errors;
-}
-else {
-var valid9 = true;
-}
-if(valid9){
-if(data29.title !== undefined){
-const _errs71 = errors;
-if(typeof data29.title !== "string"){
-const err65 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/5/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs59 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs69 = errors;
+if(errors === _errs69){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing8;
+if(((((data.type === undefined) && (missing8 = "type")) || ((data.channel === undefined) && (missing8 = "channel"))) || ((data.data === undefined) && (missing8 = "data"))) || ((data.event_type === undefined) && (missing8 = "event_type"))){
+const err65 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing8},message:"must have required property '"+missing8+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -7374,21 +7566,49 @@ vErrors.push(err65);
 }
 errors++;
 }
-var valid9 = _errs71 === errors;
-}
 else {
-var valid9 = true;
-}
-if(valid9){
-if(data29.status !== undefined){
-const _errs73 = errors;
-if(typeof data29.status !== "string"){
-const err66 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/5/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs71 = errors;
+for(const key6 in data){
+if(!(((((key6 === "type") || (key6 === "channel")) || (key6 === "event_type")) || (key6 === "data")) || (key6 === "cursor"))){
+const err66 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
 else {
 vErrors.push(err66);
+}
+errors++;
+break;
+}
+}
+if(_errs71 === errors){
+if(data.type !== undefined){
+const _errs72 = errors;
+if("event" !== data.type){
+const err67 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+var valid9 = _errs72 === errors;
+}
+else {
+var valid9 = true;
+}
+if(valid9){
+if(data.channel !== undefined){
+const _errs73 = errors;
+if(typeof data.channel !== "string"){
+const err68 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
 }
 errors++;
 }
@@ -7398,52 +7618,11 @@ else {
 var valid9 = true;
 }
 if(valid9){
-if(data29.my_vote !== undefined){
+if(data.event_type !== undefined){
+let data31 = data.event_type;
 const _errs75 = errors;
-if(data29.my_vote !== null){
-const err67 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/5/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-var valid9 = _errs75 === errors;
-}
-else {
-var valid9 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/5/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-}
-var valid8 = _errs67 === errors;
-}
-else {
-var valid8 = true;
-}
-if(valid8){
-if(data.cursor !== undefined){
-let data34 = data.cursor;
-const _errs77 = errors;
-if(errors === _errs77){
-if(typeof data34 === "string"){
-if(func2(data34) > 128){
-const err69 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(!((data31 === "history:session_started") || (data31 === "history:session_updated"))){
+const err69 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[6].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7452,9 +7631,17 @@ vErrors.push(err69);
 }
 errors++;
 }
+var valid9 = _errs75 === errors;
+}
 else {
-if(func2(data34) < 1){
-const err70 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid9 = true;
+}
+if(valid9){
+if(data.data !== undefined){
+let data32 = data.data;
+const _errs76 = errors;
+if(!(data32 && typeof data32 == "object" && !Array.isArray(data32))){
+const err70 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -7463,10 +7650,19 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
+var valid9 = _errs76 === errors;
 }
 else {
-const err71 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/5/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid9 = true;
+}
+if(valid9){
+if(data.cursor !== undefined){
+let data33 = data.cursor;
+const _errs78 = errors;
+if(errors === _errs78){
+if(typeof data33 === "string"){
+if(func2(data33) > 128){
+const err71 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -7475,21 +7671,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-var valid8 = _errs77 === errors;
-}
 else {
-var valid8 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err72 = {instancePath,schemaPath:"#/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data33) < 1){
+const err72 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -7499,15 +7683,9 @@ vErrors.push(err72);
 errors++;
 }
 }
-var _valid0 = _errs60 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs79 = errors;
-if(errors === _errs79){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing9;
-if(((((data.type === undefined) && (missing9 = "type")) || ((data.channel === undefined) && (missing9 = "channel"))) || ((data.data === undefined) && (missing9 = "data"))) || ((data.event_type === undefined) && (missing9 = "event_type"))){
-const err73 = {instancePath,schemaPath:"#/anyOf/6/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
+}
+else {
+const err73 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -7516,11 +7694,21 @@ vErrors.push(err73);
 }
 errors++;
 }
+}
+var valid9 = _errs78 === errors;
+}
 else {
-const _errs81 = errors;
-for(const key6 in data){
-if(!(((((key6 === "type") || (key6 === "channel")) || (key6 === "event_type")) || (key6 === "data")) || (key6 === "cursor"))){
-const err74 = {instancePath,schemaPath:"#/anyOf/6/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+var valid9 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err74 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -7528,14 +7716,17 @@ else {
 vErrors.push(err74);
 }
 errors++;
-break;
 }
 }
-if(_errs81 === errors){
-if(data.type !== undefined){
-const _errs82 = errors;
-if("event" !== data.type){
-const err75 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/6/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+var _valid0 = _errs69 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs80 = errors;
+if(errors === _errs80){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing9;
+if(((((data.type === undefined) && (missing9 = "type")) || ((data.channel === undefined) && (missing9 = "channel"))) || ((data.data === undefined) && (missing9 = "data"))) || ((data.event_type === undefined) && (missing9 = "event_type"))){
+const err75 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing9},message:"must have required property '"+missing9+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -7544,21 +7735,31 @@ vErrors.push(err75);
 }
 errors++;
 }
-var valid10 = _errs82 === errors;
-}
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data.channel !== undefined){
-const _errs83 = errors;
-if(typeof data.channel !== "string"){
-const err76 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/6/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs82 = errors;
+for(const key7 in data){
+if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
+const err76 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
 else {
 vErrors.push(err76);
+}
+errors++;
+break;
+}
+}
+if(_errs82 === errors){
+if(data.type !== undefined){
+const _errs83 = errors;
+if("event" !== data.type){
+const err77 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
 }
 errors++;
 }
@@ -7568,32 +7769,10 @@ else {
 var valid10 = true;
 }
 if(valid10){
-if(data.event_type !== undefined){
-const _errs85 = errors;
-if("idea:deleted" !== data.event_type){
-const err77 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/6/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-var valid10 = _errs85 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.data !== undefined){
-let data38 = data.data;
-const _errs86 = errors;
-if(errors === _errs86){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-let missing10;
-if((data38.id === undefined) && (missing10 = "id")){
-const err78 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
+if(data.channel !== undefined){
+const _errs84 = errors;
+if(typeof data.channel !== "string"){
+const err78 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -7602,15 +7781,17 @@ vErrors.push(err78);
 }
 errors++;
 }
+var valid10 = _errs84 === errors;
+}
 else {
-if(data38.id !== undefined){
-let data39 = data38.id;
-const _errs88 = errors;
-if(errors === _errs88){
-if(errors === _errs88){
-if(typeof data39 === "string"){
-if(!(formats0.test(data39))){
-const err79 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid10 = true;
+}
+if(valid10){
+if(data.event_type !== undefined){
+let data36 = data.event_type;
+const _errs86 = errors;
+if(!((((data36 === "idea:created") || (data36 === "idea:updated")) || (data36 === "idea:status_changed")) || (data36 === "idea:voted"))){
+const err79 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[7].properties.event_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -7619,9 +7800,20 @@ vErrors.push(err79);
 }
 errors++;
 }
+var valid10 = _errs86 === errors;
 }
 else {
-const err80 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/6/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid10 = true;
+}
+if(valid10){
+if(data.data !== undefined){
+let data37 = data.data;
+const _errs87 = errors;
+if(errors === _errs87){
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+let missing10;
+if((data37.id === undefined) && (missing10 = "id")){
+const err80 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing10},message:"must have required property '"+missing10+"'"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -7630,13 +7822,15 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-}
-}
-}
 else {
-const err81 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/6/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data37.id !== undefined){
+let data38 = data37.id;
+const _errs89 = errors;
+if(errors === _errs89){
+if(errors === _errs89){
+if(typeof data38 === "string"){
+if(!(formats0.test(data38))){
+const err81 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -7646,19 +7840,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-var valid10 = _errs86 === errors;
-}
 else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-let data40 = data.cursor;
-const _errs90 = errors;
-if(errors === _errs90){
-if(typeof data40 === "string"){
-if(func2(data40) > 128){
-const err82 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err82 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -7667,9 +7850,18 @@ vErrors.push(err82);
 }
 errors++;
 }
+}
+}
+var valid11 = _errs89 === errors;
+}
 else {
-if(func2(data40) < 1){
-const err83 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid11 = true;
+}
+if(valid11){
+if(data37.title !== undefined){
+const _errs91 = errors;
+if(typeof data37.title !== "string"){
+const err83 = {instancePath:instancePath+"/data/title",schemaPath:"#/anyOf/7/properties/data/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -7678,10 +7870,16 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
+var valid11 = _errs91 === errors;
 }
 else {
-const err84 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/6/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid11 = true;
+}
+if(valid11){
+if(data37.status !== undefined){
+const _errs93 = errors;
+if(typeof data37.status !== "string"){
+const err84 = {instancePath:instancePath+"/data/status",schemaPath:"#/anyOf/7/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -7690,8 +7888,91 @@ vErrors.push(err84);
 }
 errors++;
 }
+var valid11 = _errs93 === errors;
 }
-var valid10 = _errs90 === errors;
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data37.my_vote !== undefined){
+const _errs95 = errors;
+if(data37.my_vote !== null){
+const err85 = {instancePath:instancePath+"/data/my_vote",schemaPath:"#/anyOf/7/properties/data/properties/my_vote/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+var valid11 = _errs95 === errors;
+}
+else {
+var valid11 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+var valid10 = _errs87 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data.cursor !== undefined){
+let data42 = data.cursor;
+const _errs97 = errors;
+if(errors === _errs97){
+if(typeof data42 === "string"){
+if(func2(data42) > 128){
+const err87 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+else {
+if(func2(data42) < 1){
+const err88 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+var valid10 = _errs97 === errors;
 }
 else {
 var valid10 = true;
@@ -7704,89 +7985,7 @@ var valid10 = true;
 }
 }
 else {
-const err85 = {instancePath,schemaPath:"#/anyOf/6/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-}
-var _valid0 = _errs79 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs92 = errors;
-if(errors === _errs92){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing11;
-if((((data.type === undefined) && (missing11 = "type")) || ((data.channel === undefined) && (missing11 = "channel"))) || ((data.data === undefined) && (missing11 = "data"))){
-const err86 = {instancePath,schemaPath:"#/anyOf/7/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-else {
-const _errs94 = errors;
-for(const key7 in data){
-if(!(((((key7 === "type") || (key7 === "channel")) || (key7 === "event_type")) || (key7 === "data")) || (key7 === "cursor"))){
-const err87 = {instancePath,schemaPath:"#/anyOf/7/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-break;
-}
-}
-if(_errs94 === errors){
-if(data.type !== undefined){
-const _errs95 = errors;
-if("event" !== data.type){
-const err88 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/7/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-var valid12 = _errs95 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.channel !== undefined){
-const _errs96 = errors;
-if(typeof data.channel !== "string"){
-const err89 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/7/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-var valid12 = _errs96 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.event_type !== undefined){
-const _errs98 = errors;
-if("overlay:update" !== data.event_type){
-const err90 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/7/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
+const err90 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -7795,20 +7994,16 @@ vErrors.push(err90);
 }
 errors++;
 }
-var valid12 = _errs98 === errors;
 }
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.data !== undefined){
-let data44 = data.data;
+var _valid0 = _errs80 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
 const _errs99 = errors;
 if(errors === _errs99){
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-let missing12;
-if((((((((data44.id === undefined) && (missing12 = "id")) || ((data44.account_id === undefined) && (missing12 = "account_id"))) || ((data44.name === undefined) && (missing12 = "name"))) || ((data44.settings === undefined) && (missing12 = "settings"))) || ((data44.version === undefined) && (missing12 = "version"))) || ((data44.created_at === undefined) && (missing12 = "created_at"))) || ((data44.updated_at === undefined) && (missing12 = "updated_at"))){
-const err91 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing11;
+if(((((data.type === undefined) && (missing11 = "type")) || ((data.channel === undefined) && (missing11 = "channel"))) || ((data.data === undefined) && (missing11 = "data"))) || ((data.event_type === undefined) && (missing11 = "event_type"))){
+const err91 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing11},message:"must have required property '"+missing11+"'"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -7819,9 +8014,9 @@ errors++;
 }
 else {
 const _errs101 = errors;
-for(const key8 in data44){
-if(!(((((((key8 === "id") || (key8 === "account_id")) || (key8 === "name")) || (key8 === "settings")) || (key8 === "version")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-const err92 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+for(const key8 in data){
+if(!(((((key8 === "type") || (key8 === "channel")) || (key8 === "event_type")) || (key8 === "data")) || (key8 === "cursor"))){
+const err92 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -7833,14 +8028,10 @@ break;
 }
 }
 if(_errs101 === errors){
-if(data44.id !== undefined){
-let data45 = data44.id;
+if(data.type !== undefined){
 const _errs102 = errors;
-if(errors === _errs102){
-if(errors === _errs102){
-if(typeof data45 === "string"){
-if(!(formats0.test(data45))){
-const err93 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if("event" !== data.type){
+const err93 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -7849,9 +8040,16 @@ vErrors.push(err93);
 }
 errors++;
 }
+var valid12 = _errs102 === errors;
 }
 else {
-const err94 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = true;
+}
+if(valid12){
+if(data.channel !== undefined){
+const _errs103 = errors;
+if(typeof data.channel !== "string"){
+const err94 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -7860,22 +8058,16 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-}
-var valid13 = _errs102 === errors;
+var valid12 = _errs103 === errors;
 }
 else {
-var valid13 = true;
+var valid12 = true;
 }
-if(valid13){
-if(data44.account_id !== undefined){
-let data46 = data44.account_id;
-const _errs104 = errors;
-if(errors === _errs104){
-if(errors === _errs104){
-if(typeof data46 === "string"){
-if(!(formats0.test(data46))){
-const err95 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(valid12){
+if(data.event_type !== undefined){
+const _errs105 = errors;
+if("idea:deleted" !== data.event_type){
+const err95 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/const",keyword:"const",params:{allowedValue: "idea:deleted"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -7884,9 +8076,20 @@ vErrors.push(err95);
 }
 errors++;
 }
+var valid12 = _errs105 === errors;
 }
 else {
-const err96 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/7/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid12 = true;
+}
+if(valid12){
+if(data.data !== undefined){
+let data46 = data.data;
+const _errs106 = errors;
+if(errors === _errs106){
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+let missing12;
+if((data46.id === undefined) && (missing12 = "id")){
+const err96 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -7895,18 +8098,15 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-}
-var valid13 = _errs104 === errors;
-}
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data44.name !== undefined){
-const _errs106 = errors;
-if(typeof data44.name !== "string"){
-const err97 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/7/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data46.id !== undefined){
+let data47 = data46.id;
+const _errs108 = errors;
+if(errors === _errs108){
+if(errors === _errs108){
+if(typeof data47 === "string"){
+if(!(formats0.test(data47))){
+const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7915,20 +8115,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-var valid13 = _errs106 === errors;
 }
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data44.settings !== undefined){
-let data48 = data44.settings;
-const _errs108 = errors;
-if(errors === _errs108){
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-}
-else {
-const err98 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/7/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err98 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -7938,17 +8127,12 @@ vErrors.push(err98);
 errors++;
 }
 }
-var valid13 = _errs108 === errors;
+}
+}
+}
 }
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data44.version !== undefined){
-let data49 = data44.version;
-const _errs111 = errors;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err99 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/7/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err99 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/8/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -7957,10 +8141,20 @@ vErrors.push(err99);
 }
 errors++;
 }
-if(errors === _errs111){
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 1 || isNaN(data49)){
-const err100 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/7/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+var valid12 = _errs106 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data.cursor !== undefined){
+let data48 = data.cursor;
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data48 === "string"){
+if(func2(data48) > 128){
+const err100 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -7969,22 +8163,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-}
-var valid13 = _errs111 === errors;
-}
 else {
-var valid13 = true;
-}
-if(valid13){
-if(data44.created_at !== undefined){
-let data50 = data44.created_at;
-const _errs113 = errors;
-if(errors === _errs113){
-if(errors === _errs113){
-if(typeof data50 === "string"){
-if(!(formats16.validate(data50))){
-const err101 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/7/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(func2(data48) < 1){
+const err101 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -7994,8 +8175,9 @@ vErrors.push(err101);
 errors++;
 }
 }
+}
 else {
-const err102 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/7/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err102 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -8005,21 +8187,20 @@ vErrors.push(err102);
 errors++;
 }
 }
-}
-var valid13 = _errs113 === errors;
+var valid12 = _errs110 === errors;
 }
 else {
-var valid13 = true;
+var valid12 = true;
 }
-if(valid13){
-if(data44.updated_at !== undefined){
-let data51 = data44.updated_at;
-const _errs115 = errors;
-if(errors === _errs115){
-if(errors === _errs115){
-if(typeof data51 === "string"){
-if(!(formats16.validate(data51))){
-const err103 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+}
+}
+}
+}
+}
+else {
+const err103 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -8029,8 +8210,15 @@ vErrors.push(err103);
 errors++;
 }
 }
-else {
-const err104 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/7/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs99 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs112 = errors;
+if(errors === _errs112){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing13;
+if((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))){
+const err104 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -8039,24 +8227,11 @@ vErrors.push(err104);
 }
 errors++;
 }
-}
-}
-var valid13 = _errs115 === errors;
-}
 else {
-var valid13 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err105 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/7/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs114 = errors;
+for(const key9 in data){
+if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
+const err105 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -8064,21 +8239,14 @@ else {
 vErrors.push(err105);
 }
 errors++;
+break;
 }
 }
-var valid12 = _errs99 === errors;
-}
-else {
-var valid12 = true;
-}
-if(valid12){
-if(data.cursor !== undefined){
-let data52 = data.cursor;
-const _errs117 = errors;
-if(errors === _errs117){
-if(typeof data52 === "string"){
-if(func2(data52) > 128){
-const err106 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(_errs114 === errors){
+if(data.type !== undefined){
+const _errs115 = errors;
+if("event" !== data.type){
+const err106 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -8087,9 +8255,16 @@ vErrors.push(err106);
 }
 errors++;
 }
+var valid14 = _errs115 === errors;
+}
 else {
-if(func2(data52) < 1){
-const err107 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid14 = true;
+}
+if(valid14){
+if(data.channel !== undefined){
+const _errs116 = errors;
+if(typeof data.channel !== "string"){
+const err107 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -8098,10 +8273,16 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
+var valid14 = _errs116 === errors;
 }
 else {
-const err108 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/7/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid14 = true;
+}
+if(valid14){
+if(data.event_type !== undefined){
+const _errs118 = errors;
+if("overlay:update" !== data.event_type){
+const err108 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "overlay:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -8110,21 +8291,20 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-var valid12 = _errs117 === errors;
-}
-else {
-var valid12 = true;
-}
-}
-}
-}
-}
-}
-}
+var valid14 = _errs118 === errors;
 }
 else {
-const err109 = {instancePath,schemaPath:"#/anyOf/7/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid14 = true;
+}
+if(valid14){
+if(data.data !== undefined){
+let data52 = data.data;
+const _errs119 = errors;
+if(errors === _errs119){
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+let missing14;
+if((((((((data52.id === undefined) && (missing14 = "id")) || ((data52.account_id === undefined) && (missing14 = "account_id"))) || ((data52.name === undefined) && (missing14 = "name"))) || ((data52.settings === undefined) && (missing14 = "settings"))) || ((data52.version === undefined) && (missing14 = "version"))) || ((data52.created_at === undefined) && (missing14 = "created_at"))) || ((data52.updated_at === undefined) && (missing14 = "updated_at"))){
+const err109 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -8133,16 +8313,11 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-var _valid0 = _errs92 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs119 = errors;
-if(errors === _errs119){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing13;
-if((((data.type === undefined) && (missing13 = "type")) || ((data.channel === undefined) && (missing13 = "channel"))) || ((data.data === undefined) && (missing13 = "data"))){
-const err110 = {instancePath,schemaPath:"#/anyOf/8/required",keyword:"required",params:{missingProperty: missing13},message:"must have required property '"+missing13+"'"};
+else {
+const _errs121 = errors;
+for(const key10 in data52){
+if(!(((((((key10 === "id") || (key10 === "account_id")) || (key10 === "name")) || (key10 === "settings")) || (key10 === "version")) || (key10 === "created_at")) || (key10 === "updated_at"))){
+const err110 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -8150,12 +8325,18 @@ else {
 vErrors.push(err110);
 }
 errors++;
+break;
 }
-else {
-const _errs121 = errors;
-for(const key9 in data){
-if(!(((((key9 === "type") || (key9 === "channel")) || (key9 === "event_type")) || (key9 === "data")) || (key9 === "cursor"))){
-const err111 = {instancePath,schemaPath:"#/anyOf/8/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+if(_errs121 === errors){
+if(data52.id !== undefined){
+let data53 = data52.id;
+const _errs122 = errors;
+if(errors === _errs122){
+if(errors === _errs122){
+if(typeof data53 === "string"){
+if(!(formats0.test(data53))){
+const err111 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -8163,14 +8344,10 @@ else {
 vErrors.push(err111);
 }
 errors++;
-break;
 }
 }
-if(_errs121 === errors){
-if(data.type !== undefined){
-const _errs122 = errors;
-if("event" !== data.type){
-const err112 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/8/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const err112 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -8179,16 +8356,22 @@ vErrors.push(err112);
 }
 errors++;
 }
-var valid14 = _errs122 === errors;
+}
+}
+var valid15 = _errs122 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data.channel !== undefined){
-const _errs123 = errors;
-if(typeof data.channel !== "string"){
-const err113 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/8/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid15){
+if(data52.account_id !== undefined){
+let data54 = data52.account_id;
+const _errs124 = errors;
+if(errors === _errs124){
+if(errors === _errs124){
+if(typeof data54 === "string"){
+if(!(formats0.test(data54))){
+const err113 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -8197,16 +8380,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-var valid14 = _errs123 === errors;
 }
 else {
-var valid14 = true;
-}
-if(valid14){
-if(data.event_type !== undefined){
-const _errs125 = errors;
-if(typeof data.event_type !== "string"){
-const err114 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/8/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err114 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -8215,19 +8391,18 @@ vErrors.push(err114);
 }
 errors++;
 }
-var valid14 = _errs125 === errors;
+}
+}
+var valid15 = _errs124 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data.cursor !== undefined){
-let data56 = data.cursor;
-const _errs127 = errors;
-if(errors === _errs127){
-if(typeof data56 === "string"){
-if(func2(data56) > 128){
-const err115 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid15){
+if(data52.name !== undefined){
+const _errs126 = errors;
+if(typeof data52.name !== "string"){
+const err115 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/9/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -8236,9 +8411,20 @@ vErrors.push(err115);
 }
 errors++;
 }
+var valid15 = _errs126 === errors;
+}
 else {
-if(func2(data56) < 1){
-const err116 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid15 = true;
+}
+if(valid15){
+if(data52.settings !== undefined){
+let data56 = data52.settings;
+const _errs128 = errors;
+if(errors === _errs128){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+}
+else {
+const err116 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/9/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -8248,9 +8434,17 @@ vErrors.push(err116);
 errors++;
 }
 }
+var valid15 = _errs128 === errors;
 }
 else {
-const err117 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/8/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid15 = true;
+}
+if(valid15){
+if(data52.version !== undefined){
+let data57 = data52.version;
+const _errs131 = errors;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err117 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -8259,8 +8453,161 @@ vErrors.push(err117);
 }
 errors++;
 }
+if(errors === _errs131){
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 < 1 || isNaN(data57)){
+const err118 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/9/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err118];
 }
-var valid14 = _errs127 === errors;
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+var valid15 = _errs131 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data52.created_at !== undefined){
+let data58 = data52.created_at;
+const _errs133 = errors;
+if(errors === _errs133){
+if(errors === _errs133){
+if(typeof data58 === "string"){
+if(!(formats16.validate(data58))){
+const err119 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+var valid15 = _errs133 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data52.updated_at !== undefined){
+let data59 = data52.updated_at;
+const _errs135 = errors;
+if(errors === _errs135){
+if(errors === _errs135){
+if(typeof data59 === "string"){
+if(!(formats16.validate(data59))){
+const err121 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+}
+var valid15 = _errs135 === errors;
+}
+else {
+var valid15 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+var valid14 = _errs119 === errors;
+}
+else {
+var valid14 = true;
+}
+if(valid14){
+if(data.cursor !== undefined){
+let data60 = data.cursor;
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data60 === "string"){
+if(func2(data60) > 128){
+const err124 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+else {
+if(func2(data60) < 1){
+const err125 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+}
+else {
+const err126 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/9/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+var valid14 = _errs137 === errors;
 }
 else {
 var valid14 = true;
@@ -8271,164 +8618,9 @@ var valid14 = true;
 }
 }
 }
-else {
-const err118 = {instancePath,schemaPath:"#/anyOf/8/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err118];
 }
 else {
-vErrors.push(err118);
-}
-errors++;
-}
-}
-var _valid0 = _errs119 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs129 = errors;
-if(errors === _errs129){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing14;
-if(((((data.type === undefined) && (missing14 = "type")) || ((data.channel === undefined) && (missing14 = "channel"))) || ((data.data === undefined) && (missing14 = "data"))) || ((data.event_type === undefined) && (missing14 = "event_type"))){
-const err119 = {instancePath,schemaPath:"#/anyOf/9/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-else {
-const _errs131 = errors;
-for(const key10 in data){
-if(!((((key10 === "type") || (key10 === "channel")) || (key10 === "event_type")) || (key10 === "data"))){
-const err120 = {instancePath,schemaPath:"#/anyOf/9/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-break;
-}
-}
-if(_errs131 === errors){
-if(data.type !== undefined){
-const _errs132 = errors;
-if("event" !== data.type){
-const err121 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/9/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-var valid15 = _errs132 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data.channel !== undefined){
-const _errs133 = errors;
-if(typeof data.channel !== "string"){
-const err122 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/9/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-var valid15 = _errs133 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data.event_type !== undefined){
-const _errs135 = errors;
-if("bootstrap" !== data.event_type){
-const err123 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/9/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-var valid15 = _errs135 === errors;
-}
-else {
-var valid15 = true;
-}
-if(valid15){
-if(data.data !== undefined){
-let data60 = data.data;
-const _errs136 = errors;
-if(errors === _errs136){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-let missing15;
-if((data60.connections === undefined) && (missing15 = "connections")){
-const err124 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-else {
-if(data60.connections !== undefined){
-let data61 = data60.connections;
-const _errs138 = errors;
-if(errors === _errs138){
-if(Array.isArray(data61)){
-var valid17 = true;
-const len0 = data61.length;
-for(let i0=0; i0<len0; i0++){
-let data62 = data61[i0];
-const _errs140 = errors;
-if(errors === _errs140){
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-let missing16;
-if((data62.session_id === undefined) && (missing16 = "session_id")){
-const err125 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/9/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-else {
-if(data62.session_id !== undefined){
-let data63 = data62.session_id;
-const _errs142 = errors;
-if(errors === _errs142){
-if(errors === _errs142){
-if(typeof data63 === "string"){
-if(!(formats0.test(data63))){
-const err126 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-}
-else {
-const err127 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err127 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -8438,18 +8630,15 @@ vErrors.push(err127);
 errors++;
 }
 }
-}
-var valid18 = _errs142 === errors;
-}
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data62.user_id !== undefined){
-let data64 = data62.user_id;
-const _errs144 = errors;
-if((typeof data64 !== "string") && (data64 !== null)){
-const err128 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
+var _valid0 = _errs112 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs139 = errors;
+if(errors === _errs139){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing15;
+if((((data.type === undefined) && (missing15 = "type")) || ((data.channel === undefined) && (missing15 = "channel"))) || ((data.data === undefined) && (missing15 = "data"))){
+const err128 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing15},message:"must have required property '"+missing15+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -8458,17 +8647,11 @@ vErrors.push(err128);
 }
 errors++;
 }
-var valid18 = _errs144 === errors;
-}
 else {
-var valid18 = true;
-}
-if(valid18){
-if(data62.account_id !== undefined){
-let data65 = data62.account_id;
-const _errs146 = errors;
-if((typeof data65 !== "string") && (data65 !== null)){
-const err129 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
+const _errs141 = errors;
+for(const key11 in data){
+if(!(((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data")) || (key11 === "cursor"))){
+const err129 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -8476,18 +8659,14 @@ else {
 vErrors.push(err129);
 }
 errors++;
+break;
 }
-var valid18 = _errs146 === errors;
 }
-else {
-var valid18 = true;
-}
-if(valid18){
-if(data62.display_name !== undefined){
-let data66 = data62.display_name;
-const _errs148 = errors;
-if((typeof data66 !== "string") && (data66 !== null)){
-const err130 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(_errs141 === errors){
+if(data.type !== undefined){
+const _errs142 = errors;
+if("event" !== data.type){
+const err130 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -8496,17 +8675,16 @@ vErrors.push(err130);
 }
 errors++;
 }
-var valid18 = _errs148 === errors;
+var valid16 = _errs142 === errors;
 }
 else {
-var valid18 = true;
+var valid16 = true;
 }
-if(valid18){
-if(data62.avatar_url !== undefined){
-let data67 = data62.avatar_url;
-const _errs150 = errors;
-if((typeof data67 !== "string") && (data67 !== null)){
-const err131 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/9/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[9].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(valid16){
+if(data.channel !== undefined){
+const _errs143 = errors;
+if(typeof data.channel !== "string"){
+const err131 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -8515,19 +8693,16 @@ vErrors.push(err131);
 }
 errors++;
 }
-var valid18 = _errs150 === errors;
+var valid16 = _errs143 === errors;
 }
 else {
-var valid18 = true;
+var valid16 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/9/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid16){
+if(data.event_type !== undefined){
+const _errs145 = errors;
+if(typeof data.event_type !== "string"){
+const err132 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -8536,15 +8711,19 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-var valid17 = _errs140 === errors;
-if(!valid17){
-break;
-}
-}
+var valid16 = _errs145 === errors;
 }
 else {
-const err133 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/9/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid16 = true;
+}
+if(valid16){
+if(data.cursor !== undefined){
+let data64 = data.cursor;
+const _errs147 = errors;
+if(errors === _errs147){
+if(typeof data64 === "string"){
+if(func2(data64) > 128){
+const err133 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -8553,12 +8732,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-}
-}
-}
 else {
-const err134 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/9/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data64) < 1){
+const err134 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -8568,19 +8744,9 @@ vErrors.push(err134);
 errors++;
 }
 }
-var valid15 = _errs136 === errors;
 }
 else {
-var valid15 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err135 = {instancePath,schemaPath:"#/anyOf/9/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err135 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/10/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -8590,15 +8756,19 @@ vErrors.push(err135);
 errors++;
 }
 }
-var _valid0 = _errs129 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs152 = errors;
-if(errors === _errs152){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing17;
-if(((((data.type === undefined) && (missing17 = "type")) || ((data.channel === undefined) && (missing17 = "channel"))) || ((data.data === undefined) && (missing17 = "data"))) || ((data.event_type === undefined) && (missing17 = "event_type"))){
-const err136 = {instancePath,schemaPath:"#/anyOf/10/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
+var valid16 = _errs147 === errors;
+}
+else {
+var valid16 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err136 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -8607,11 +8777,16 @@ vErrors.push(err136);
 }
 errors++;
 }
-else {
-const _errs154 = errors;
-for(const key11 in data){
-if(!((((key11 === "type") || (key11 === "channel")) || (key11 === "event_type")) || (key11 === "data"))){
-const err137 = {instancePath,schemaPath:"#/anyOf/10/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+var _valid0 = _errs139 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs149 = errors;
+if(errors === _errs149){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing16;
+if(((((data.type === undefined) && (missing16 = "type")) || ((data.channel === undefined) && (missing16 = "channel"))) || ((data.data === undefined) && (missing16 = "data"))) || ((data.event_type === undefined) && (missing16 = "event_type"))){
+const err137 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing16},message:"must have required property '"+missing16+"'"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -8619,14 +8794,12 @@ else {
 vErrors.push(err137);
 }
 errors++;
-break;
 }
-}
-if(_errs154 === errors){
-if(data.type !== undefined){
-const _errs155 = errors;
-if("event" !== data.type){
-const err138 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/10/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+const _errs151 = errors;
+for(const key12 in data){
+if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
+const err138 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -8634,17 +8807,14 @@ else {
 vErrors.push(err138);
 }
 errors++;
+break;
 }
-var valid19 = _errs155 === errors;
 }
-else {
-var valid19 = true;
-}
-if(valid19){
-if(data.channel !== undefined){
-const _errs156 = errors;
-if(typeof data.channel !== "string"){
-const err139 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/10/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs151 === errors){
+if(data.type !== undefined){
+const _errs152 = errors;
+if("event" !== data.type){
+const err139 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -8653,16 +8823,16 @@ vErrors.push(err139);
 }
 errors++;
 }
-var valid19 = _errs156 === errors;
+var valid17 = _errs152 === errors;
 }
 else {
-var valid19 = true;
+var valid17 = true;
 }
-if(valid19){
-if(data.event_type !== undefined){
-const _errs158 = errors;
-if("presence:join" !== data.event_type){
-const err140 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/10/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
+if(valid17){
+if(data.channel !== undefined){
+const _errs153 = errors;
+if(typeof data.channel !== "string"){
+const err140 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -8671,20 +8841,16 @@ vErrors.push(err140);
 }
 errors++;
 }
-var valid19 = _errs158 === errors;
+var valid17 = _errs153 === errors;
 }
 else {
-var valid19 = true;
+var valid17 = true;
 }
-if(valid19){
-if(data.data !== undefined){
-let data71 = data.data;
-const _errs159 = errors;
-if(errors === _errs159){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-let missing18;
-if((data71.session_id === undefined) && (missing18 = "session_id")){
-const err141 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
+if(valid17){
+if(data.event_type !== undefined){
+const _errs155 = errors;
+if("bootstrap" !== data.event_type){
+const err141 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -8693,15 +8859,20 @@ vErrors.push(err141);
 }
 errors++;
 }
+var valid17 = _errs155 === errors;
+}
 else {
-if(data71.session_id !== undefined){
-let data72 = data71.session_id;
-const _errs161 = errors;
-if(errors === _errs161){
-if(errors === _errs161){
-if(typeof data72 === "string"){
-if(!(formats0.test(data72))){
-const err142 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid17 = true;
+}
+if(valid17){
+if(data.data !== undefined){
+let data68 = data.data;
+const _errs156 = errors;
+if(errors === _errs156){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+let missing17;
+if((data68.connections === undefined) && (missing17 = "connections")){
+const err142 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing17},message:"must have required property '"+missing17+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -8710,9 +8881,22 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
 else {
-const err143 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/10/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data68.connections !== undefined){
+let data69 = data68.connections;
+const _errs158 = errors;
+if(errors === _errs158){
+if(Array.isArray(data69)){
+var valid19 = true;
+const len0 = data69.length;
+for(let i0=0; i0<len0; i0++){
+let data70 = data69[i0];
+const _errs160 = errors;
+if(errors === _errs160){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+let missing18;
+if((data70.session_id === undefined) && (missing18 = "session_id")){
+const err143 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/required",keyword:"required",params:{missingProperty: missing18},message:"must have required property '"+missing18+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -8721,19 +8905,15 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-}
-var valid20 = _errs161 === errors;
-}
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data71.user_id !== undefined){
-let data73 = data71.user_id;
-const _errs163 = errors;
-if((typeof data73 !== "string") && (data73 !== null)){
-const err144 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/10/properties/data/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.user_id.type},message:"must be string,null"};
+if(data70.session_id !== undefined){
+let data71 = data70.session_id;
+const _errs162 = errors;
+if(errors === _errs162){
+if(errors === _errs162){
+if(typeof data71 === "string"){
+if(!(formats0.test(data71))){
+const err144 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -8742,17 +8922,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-var valid20 = _errs163 === errors;
 }
 else {
-var valid20 = true;
-}
-if(valid20){
-if(data71.account_id !== undefined){
-let data74 = data71.account_id;
-const _errs165 = errors;
-if((typeof data74 !== "string") && (data74 !== null)){
-const err145 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/10/properties/data/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.account_id.type},message:"must be string,null"};
+const err145 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -8761,17 +8933,19 @@ vErrors.push(err145);
 }
 errors++;
 }
-var valid20 = _errs165 === errors;
+}
+}
+var valid20 = _errs162 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data71.display_name !== undefined){
-let data75 = data71.display_name;
-const _errs167 = errors;
-if((typeof data75 !== "string") && (data75 !== null)){
-const err146 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/10/properties/data/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.display_name.type},message:"must be string,null"};
+if(data70.user_id !== undefined){
+let data72 = data70.user_id;
+const _errs164 = errors;
+if((typeof data72 !== "string") && (data72 !== null)){
+const err146 = {instancePath:instancePath+"/data/connections/" + i0+"/user_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.user_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -8780,17 +8954,17 @@ vErrors.push(err146);
 }
 errors++;
 }
-var valid20 = _errs167 === errors;
+var valid20 = _errs164 === errors;
 }
 else {
 var valid20 = true;
 }
 if(valid20){
-if(data71.avatar_url !== undefined){
-let data76 = data71.avatar_url;
-const _errs169 = errors;
-if((typeof data76 !== "string") && (data76 !== null)){
-const err147 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/10/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[10].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(data70.account_id !== undefined){
+let data73 = data70.account_id;
+const _errs166 = errors;
+if((typeof data73 !== "string") && (data73 !== null)){
+const err147 = {instancePath:instancePath+"/data/connections/" + i0+"/account_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -8799,7 +8973,45 @@ vErrors.push(err147);
 }
 errors++;
 }
-var valid20 = _errs169 === errors;
+var valid20 = _errs166 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data70.display_name !== undefined){
+let data74 = data70.display_name;
+const _errs168 = errors;
+if((typeof data74 !== "string") && (data74 !== null)){
+const err148 = {instancePath:instancePath+"/data/connections/" + i0+"/display_name",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+var valid20 = _errs168 === errors;
+}
+else {
+var valid20 = true;
+}
+if(valid20){
+if(data70.avatar_url !== undefined){
+let data75 = data70.avatar_url;
+const _errs170 = errors;
+if((typeof data75 !== "string") && (data75 !== null)){
+const err149 = {instancePath:instancePath+"/data/connections/" + i0+"/avatar_url",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[11].properties.data.properties.connections.items.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+var valid20 = _errs170 === errors;
 }
 else {
 var valid20 = true;
@@ -8811,47 +9023,7 @@ var valid20 = true;
 }
 }
 else {
-const err148 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/10/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-}
-var valid19 = _errs159 === errors;
-}
-else {
-var valid19 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err149 = {instancePath,schemaPath:"#/anyOf/10/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err149];
-}
-else {
-vErrors.push(err149);
-}
-errors++;
-}
-}
-var _valid0 = _errs152 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs171 = errors;
-if(errors === _errs171){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing19;
-if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
-const err150 = {instancePath,schemaPath:"#/anyOf/11/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+const err150 = {instancePath:instancePath+"/data/connections/" + i0,schemaPath:"#/anyOf/11/properties/data/properties/connections/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -8860,11 +9032,15 @@ vErrors.push(err150);
 }
 errors++;
 }
+}
+var valid19 = _errs160 === errors;
+if(!valid19){
+break;
+}
+}
+}
 else {
-const _errs173 = errors;
-for(const key12 in data){
-if(!((((key12 === "type") || (key12 === "channel")) || (key12 === "event_type")) || (key12 === "data"))){
-const err151 = {instancePath,schemaPath:"#/anyOf/11/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const err151 = {instancePath:instancePath+"/data/connections",schemaPath:"#/anyOf/11/properties/data/properties/connections/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -8872,14 +9048,13 @@ else {
 vErrors.push(err151);
 }
 errors++;
-break;
 }
 }
-if(_errs173 === errors){
-if(data.type !== undefined){
-const _errs174 = errors;
-if("event" !== data.type){
-const err152 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/11/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+}
+}
+}
+else {
+const err152 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -8888,21 +9063,71 @@ vErrors.push(err152);
 }
 errors++;
 }
-var valid21 = _errs174 === errors;
+}
+var valid17 = _errs156 === errors;
 }
 else {
-var valid21 = true;
+var valid17 = true;
 }
-if(valid21){
-if(data.channel !== undefined){
-const _errs175 = errors;
-if(typeof data.channel !== "string"){
-const err153 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/11/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err153 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err153];
 }
 else {
 vErrors.push(err153);
+}
+errors++;
+}
+}
+var _valid0 = _errs149 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs172 = errors;
+if(errors === _errs172){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing19;
+if(((((data.type === undefined) && (missing19 = "type")) || ((data.channel === undefined) && (missing19 = "channel"))) || ((data.data === undefined) && (missing19 = "data"))) || ((data.event_type === undefined) && (missing19 = "event_type"))){
+const err154 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing19},message:"must have required property '"+missing19+"'"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+else {
+const _errs174 = errors;
+for(const key13 in data){
+if(!((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data"))){
+const err155 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+break;
+}
+}
+if(_errs174 === errors){
+if(data.type !== undefined){
+const _errs175 = errors;
+if("event" !== data.type){
+const err156 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
 }
 errors++;
 }
@@ -8912,60 +9137,10 @@ else {
 var valid21 = true;
 }
 if(valid21){
-if(data.event_type !== undefined){
-const _errs177 = errors;
-if("presence:leave" !== data.event_type){
-const err154 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/11/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err154];
-}
-else {
-vErrors.push(err154);
-}
-errors++;
-}
-var valid21 = _errs177 === errors;
-}
-else {
-var valid21 = true;
-}
-if(valid21){
-if(data.data !== undefined){
-let data80 = data.data;
-const _errs178 = errors;
-if(errors === _errs178){
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-let missing20;
-if((data80.session_id === undefined) && (missing20 = "session_id")){
-const err155 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
-if(vErrors === null){
-vErrors = [err155];
-}
-else {
-vErrors.push(err155);
-}
-errors++;
-}
-else {
-if(data80.session_id !== undefined){
-let data81 = data80.session_id;
-const _errs180 = errors;
-if(errors === _errs180){
-if(errors === _errs180){
-if(typeof data81 === "string"){
-if(!(formats0.test(data81))){
-const err156 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/11/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err156];
-}
-else {
-vErrors.push(err156);
-}
-errors++;
-}
-}
-else {
-const err157 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/11/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.channel !== undefined){
+const _errs176 = errors;
+if(typeof data.channel !== "string"){
+const err157 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -8974,19 +9149,16 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-}
-var valid22 = _errs180 === errors;
+var valid21 = _errs176 === errors;
 }
 else {
-var valid22 = true;
+var valid21 = true;
 }
-if(valid22){
-if(data80.user_id !== undefined){
-let data82 = data80.user_id;
-const _errs182 = errors;
-if((typeof data82 !== "string") && (data82 !== null)){
-const err158 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/11/properties/data/properties/user_id/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.user_id.type},message:"must be string,null"};
+if(valid21){
+if(data.event_type !== undefined){
+const _errs178 = errors;
+if("presence:join" !== data.event_type){
+const err158 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:join"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -8995,17 +9167,20 @@ vErrors.push(err158);
 }
 errors++;
 }
-var valid22 = _errs182 === errors;
+var valid21 = _errs178 === errors;
 }
 else {
-var valid22 = true;
+var valid21 = true;
 }
-if(valid22){
-if(data80.account_id !== undefined){
-let data83 = data80.account_id;
-const _errs184 = errors;
-if((typeof data83 !== "string") && (data83 !== null)){
-const err159 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/11/properties/data/properties/account_id/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.account_id.type},message:"must be string,null"};
+if(valid21){
+if(data.data !== undefined){
+let data79 = data.data;
+const _errs179 = errors;
+if(errors === _errs179){
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+let missing20;
+if((data79.session_id === undefined) && (missing20 = "session_id")){
+const err159 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/required",keyword:"required",params:{missingProperty: missing20},message:"must have required property '"+missing20+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -9014,17 +9189,15 @@ vErrors.push(err159);
 }
 errors++;
 }
-var valid22 = _errs184 === errors;
-}
 else {
-var valid22 = true;
-}
-if(valid22){
-if(data80.display_name !== undefined){
-let data84 = data80.display_name;
-const _errs186 = errors;
-if((typeof data84 !== "string") && (data84 !== null)){
-const err160 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/11/properties/data/properties/display_name/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.display_name.type},message:"must be string,null"};
+if(data79.session_id !== undefined){
+let data80 = data79.session_id;
+const _errs181 = errors;
+if(errors === _errs181){
+if(errors === _errs181){
+if(typeof data80 === "string"){
+if(!(formats0.test(data80))){
+const err160 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -9033,17 +9206,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-var valid22 = _errs186 === errors;
 }
 else {
-var valid22 = true;
-}
-if(valid22){
-if(data80.avatar_url !== undefined){
-let data85 = data80.avatar_url;
-const _errs188 = errors;
-if((typeof data85 !== "string") && (data85 !== null)){
-const err161 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/11/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema43.anyOf[11].properties.data.properties.avatar_url.type},message:"must be string,null"};
+const err161 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -9052,7 +9217,85 @@ vErrors.push(err161);
 }
 errors++;
 }
-var valid22 = _errs188 === errors;
+}
+}
+var valid22 = _errs181 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data79.user_id !== undefined){
+let data81 = data79.user_id;
+const _errs183 = errors;
+if((typeof data81 !== "string") && (data81 !== null)){
+const err162 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/12/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+var valid22 = _errs183 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data79.account_id !== undefined){
+let data82 = data79.account_id;
+const _errs185 = errors;
+if((typeof data82 !== "string") && (data82 !== null)){
+const err163 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/12/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.account_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+var valid22 = _errs185 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data79.display_name !== undefined){
+let data83 = data79.display_name;
+const _errs187 = errors;
+if((typeof data83 !== "string") && (data83 !== null)){
+const err164 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/12/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+var valid22 = _errs187 === errors;
+}
+else {
+var valid22 = true;
+}
+if(valid22){
+if(data79.avatar_url !== undefined){
+let data84 = data79.avatar_url;
+const _errs189 = errors;
+if((typeof data84 !== "string") && (data84 !== null)){
+const err165 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/12/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[12].properties.data.properties.avatar_url.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+var valid22 = _errs189 === errors;
 }
 else {
 var valid22 = true;
@@ -9064,17 +9307,17 @@ var valid22 = true;
 }
 }
 else {
-const err162 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/11/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err166 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err166];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err166);
 }
 errors++;
 }
 }
-var valid21 = _errs178 === errors;
+var valid21 = _errs179 === errors;
 }
 else {
 var valid21 = true;
@@ -9086,76 +9329,58 @@ var valid21 = true;
 }
 }
 else {
-const err163 = {instancePath,schemaPath:"#/anyOf/11/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err163];
-}
-else {
-vErrors.push(err163);
-}
-errors++;
-}
-}
-var _valid0 = _errs171 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs190 = errors;
-if(errors === _errs190){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing21;
-if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
-const err164 = {instancePath,schemaPath:"#/anyOf/12/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
-if(vErrors === null){
-vErrors = [err164];
-}
-else {
-vErrors.push(err164);
-}
-errors++;
-}
-else {
-const _errs192 = errors;
-for(const key13 in data){
-if(!((((key13 === "type") || (key13 === "channel")) || (key13 === "event_type")) || (key13 === "data"))){
-const err165 = {instancePath,schemaPath:"#/anyOf/12/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err165];
-}
-else {
-vErrors.push(err165);
-}
-errors++;
-break;
-}
-}
-if(_errs192 === errors){
-if(data.type !== undefined){
-const _errs193 = errors;
-if("event" !== data.type){
-const err166 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/12/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err166];
-}
-else {
-vErrors.push(err166);
-}
-errors++;
-}
-var valid23 = _errs193 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.channel !== undefined){
-const _errs194 = errors;
-if(typeof data.channel !== "string"){
-const err167 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/12/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err167 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err167];
 }
 else {
 vErrors.push(err167);
+}
+errors++;
+}
+}
+var _valid0 = _errs172 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs191 = errors;
+if(errors === _errs191){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing21;
+if(((((data.type === undefined) && (missing21 = "type")) || ((data.channel === undefined) && (missing21 = "channel"))) || ((data.data === undefined) && (missing21 = "data"))) || ((data.event_type === undefined) && (missing21 = "event_type"))){
+const err168 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing21},message:"must have required property '"+missing21+"'"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+else {
+const _errs193 = errors;
+for(const key14 in data){
+if(!((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data"))){
+const err169 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+break;
+}
+}
+if(_errs193 === errors){
+if(data.type !== undefined){
+const _errs194 = errors;
+if("event" !== data.type){
+const err170 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
 }
 errors++;
 }
@@ -9165,68 +9390,10 @@ else {
 var valid23 = true;
 }
 if(valid23){
-if(data.event_type !== undefined){
-const _errs196 = errors;
-if("bootstrap" !== data.event_type){
-const err168 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/12/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err168];
-}
-else {
-vErrors.push(err168);
-}
-errors++;
-}
-var valid23 = _errs196 === errors;
-}
-else {
-var valid23 = true;
-}
-if(valid23){
-if(data.data !== undefined){
-let data89 = data.data;
-const _errs197 = errors;
-if(!(data89 && typeof data89 == "object" && !Array.isArray(data89))){
-const err169 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/12/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err169];
-}
-else {
-vErrors.push(err169);
-}
-errors++;
-}
-var valid23 = _errs197 === errors;
-}
-else {
-var valid23 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-const err170 = {instancePath,schemaPath:"#/anyOf/12/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err170];
-}
-else {
-vErrors.push(err170);
-}
-errors++;
-}
-}
-var _valid0 = _errs190 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs199 = errors;
-if(errors === _errs199){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing22;
-if(((((data.type === undefined) && (missing22 = "type")) || ((data.channel === undefined) && (missing22 = "channel"))) || ((data.data === undefined) && (missing22 = "data"))) || ((data.event_type === undefined) && (missing22 = "event_type"))){
-const err171 = {instancePath,schemaPath:"#/anyOf/13/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
+if(data.channel !== undefined){
+const _errs195 = errors;
+if(typeof data.channel !== "string"){
+const err171 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -9235,11 +9402,16 @@ vErrors.push(err171);
 }
 errors++;
 }
+var valid23 = _errs195 === errors;
+}
 else {
-const _errs201 = errors;
-for(const key14 in data){
-if(!(((((key14 === "type") || (key14 === "channel")) || (key14 === "event_type")) || (key14 === "data")) || (key14 === "cursor"))){
-const err172 = {instancePath,schemaPath:"#/anyOf/13/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+var valid23 = true;
+}
+if(valid23){
+if(data.event_type !== undefined){
+const _errs197 = errors;
+if("presence:leave" !== data.event_type){
+const err172 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "presence:leave"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -9247,19 +9419,75 @@ else {
 vErrors.push(err172);
 }
 errors++;
-break;
 }
+var valid23 = _errs197 === errors;
 }
-if(_errs201 === errors){
-if(data.type !== undefined){
-const _errs202 = errors;
-if("event" !== data.type){
-const err173 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/13/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid23 = true;
+}
+if(valid23){
+if(data.data !== undefined){
+let data88 = data.data;
+const _errs198 = errors;
+if(errors === _errs198){
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+let missing22;
+if((data88.session_id === undefined) && (missing22 = "session_id")){
+const err173 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing22},message:"must have required property '"+missing22+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
 else {
 vErrors.push(err173);
+}
+errors++;
+}
+else {
+if(data88.session_id !== undefined){
+let data89 = data88.session_id;
+const _errs200 = errors;
+if(errors === _errs200){
+if(errors === _errs200){
+if(typeof data89 === "string"){
+if(!(formats0.test(data89))){
+const err174 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+}
+var valid24 = _errs200 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data88.user_id !== undefined){
+let data90 = data88.user_id;
+const _errs202 = errors;
+if((typeof data90 !== "string") && (data90 !== null)){
+const err176 = {instancePath:instancePath+"/data/user_id",schemaPath:"#/anyOf/13/properties/data/properties/user_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.user_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
 }
 errors++;
 }
@@ -9269,67 +9497,11 @@ else {
 var valid24 = true;
 }
 if(valid24){
-if(data.channel !== undefined){
-const _errs203 = errors;
-if(typeof data.channel !== "string"){
-const err174 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/13/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err174];
-}
-else {
-vErrors.push(err174);
-}
-errors++;
-}
-var valid24 = _errs203 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data.event_type !== undefined){
-const _errs205 = errors;
-if("sound:play" !== data.event_type){
-const err175 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/13/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err175];
-}
-else {
-vErrors.push(err175);
-}
-errors++;
-}
-var valid24 = _errs205 === errors;
-}
-else {
-var valid24 = true;
-}
-if(valid24){
-if(data.data !== undefined){
-let data93 = data.data;
-const _errs206 = errors;
-if(errors === _errs206){
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-let missing23;
-if(((((data93.sound_id === undefined) && (missing23 = "sound_id")) || ((data93.name === undefined) && (missing23 = "name"))) || ((data93.volume === undefined) && (missing23 = "volume"))) || ((data93.stream_url === undefined) && (missing23 = "stream_url"))){
-const err176 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
-if(vErrors === null){
-vErrors = [err176];
-}
-else {
-vErrors.push(err176);
-}
-errors++;
-}
-else {
-if(data93.sound_id !== undefined){
-let data94 = data93.sound_id;
-const _errs208 = errors;
-if(errors === _errs208){
-if(errors === _errs208){
-if(typeof data94 === "string"){
-if(!(formats0.test(data94))){
-const err177 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(data88.account_id !== undefined){
+let data91 = data88.account_id;
+const _errs204 = errors;
+if((typeof data91 !== "string") && (data91 !== null)){
+const err177 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/13/properties/data/properties/account_id/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.account_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -9338,9 +9510,17 @@ vErrors.push(err177);
 }
 errors++;
 }
+var valid24 = _errs204 === errors;
 }
 else {
-const err178 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/13/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid24 = true;
+}
+if(valid24){
+if(data88.display_name !== undefined){
+let data92 = data88.display_name;
+const _errs206 = errors;
+if((typeof data92 !== "string") && (data92 !== null)){
+const err178 = {instancePath:instancePath+"/data/display_name",schemaPath:"#/anyOf/13/properties/data/properties/display_name/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -9349,18 +9529,17 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-}
-var valid25 = _errs208 === errors;
+var valid24 = _errs206 === errors;
 }
 else {
-var valid25 = true;
+var valid24 = true;
 }
-if(valid25){
-if(data93.name !== undefined){
-const _errs210 = errors;
-if(typeof data93.name !== "string"){
-const err179 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/13/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid24){
+if(data88.avatar_url !== undefined){
+let data93 = data88.avatar_url;
+const _errs208 = errors;
+if((typeof data93 !== "string") && (data93 !== null)){
+const err179 = {instancePath:instancePath+"/data/avatar_url",schemaPath:"#/anyOf/13/properties/data/properties/avatar_url/type",keyword:"type",params:{type: schema45.anyOf[13].properties.data.properties.avatar_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -9369,16 +9548,19 @@ vErrors.push(err179);
 }
 errors++;
 }
-var valid25 = _errs210 === errors;
+var valid24 = _errs208 === errors;
 }
 else {
-var valid25 = true;
+var valid24 = true;
 }
-if(valid25){
-if(data93.content_type !== undefined){
-const _errs212 = errors;
-if(typeof data93.content_type !== "string"){
-const err180 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/13/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -9387,17 +9569,20 @@ vErrors.push(err180);
 }
 errors++;
 }
-var valid25 = _errs212 === errors;
+}
+var valid23 = _errs198 === errors;
 }
 else {
-var valid25 = true;
+var valid23 = true;
 }
-if(valid25){
-if(data93.duration_ms !== undefined){
-let data97 = data93.duration_ms;
-const _errs214 = errors;
-if((!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))) && (data97 !== null)){
-const err181 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/13/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema43.anyOf[13].properties.data.properties.duration_ms.type},message:"must be integer,null"};
+}
+}
+}
+}
+}
+}
+else {
+const err181 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -9406,19 +9591,16 @@ vErrors.push(err181);
 }
 errors++;
 }
-var valid25 = _errs214 === errors;
 }
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data93.volume !== undefined){
-let data98 = data93.volume;
-const _errs216 = errors;
-if(errors === _errs216){
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 1 || isNaN(data98)){
-const err182 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+var _valid0 = _errs191 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs210 = errors;
+if(errors === _errs210){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing23;
+if(((((data.type === undefined) && (missing23 = "type")) || ((data.channel === undefined) && (missing23 = "channel"))) || ((data.data === undefined) && (missing23 = "data"))) || ((data.event_type === undefined) && (missing23 = "event_type"))){
+const err182 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing23},message:"must have required property '"+missing23+"'"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -9428,8 +9610,10 @@ vErrors.push(err182);
 errors++;
 }
 else {
-if(data98 < 0 || isNaN(data98)){
-const err183 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const _errs212 = errors;
+for(const key15 in data){
+if(!((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data"))){
+const err183 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -9437,11 +9621,14 @@ else {
 vErrors.push(err183);
 }
 errors++;
+break;
 }
 }
-}
-else {
-const err184 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/13/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(_errs212 === errors){
+if(data.type !== undefined){
+const _errs213 = errors;
+if("event" !== data.type){
+const err184 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -9450,21 +9637,16 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-var valid25 = _errs216 === errors;
+var valid25 = _errs213 === errors;
 }
 else {
 var valid25 = true;
 }
 if(valid25){
-if(data93.target !== undefined){
-let data99 = data93.target;
-const _errs218 = errors;
-const _errs219 = errors;
-let valid26 = false;
-const _errs220 = errors;
-if(data99 !== null){
-const err185 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.channel !== undefined){
+const _errs214 = errors;
+if(typeof data.channel !== "string"){
+const err185 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -9473,15 +9655,16 @@ vErrors.push(err185);
 }
 errors++;
 }
-var _valid1 = _errs220 === errors;
-valid26 = valid26 || _valid1;
-if(!valid26){
-const _errs222 = errors;
-if(errors === _errs222){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-let missing24;
-if(((data99.type === undefined) && (missing24 = "type")) || ((data99.id === undefined) && (missing24 = "id"))){
-const err186 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
+var valid25 = _errs214 === errors;
+}
+else {
+var valid25 = true;
+}
+if(valid25){
+if(data.event_type !== undefined){
+const _errs216 = errors;
+if("bootstrap" !== data.event_type){
+const err186 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "bootstrap"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -9490,12 +9673,17 @@ vErrors.push(err186);
 }
 errors++;
 }
+var valid25 = _errs216 === errors;
+}
 else {
-if(data99.type !== undefined){
-let data100 = data99.type;
-const _errs224 = errors;
-if(!((data100 === "overlay") || (data100 === "widget"))){
-const err187 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[13].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
+var valid25 = true;
+}
+if(valid25){
+if(data.data !== undefined){
+let data97 = data.data;
+const _errs217 = errors;
+if(!(data97 && typeof data97 == "object" && !Array.isArray(data97))){
+const err187 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -9504,16 +9692,19 @@ vErrors.push(err187);
 }
 errors++;
 }
-var valid27 = _errs224 === errors;
+var valid25 = _errs217 === errors;
 }
 else {
-var valid27 = true;
+var valid25 = true;
 }
-if(valid27){
-if(data99.id !== undefined){
-const _errs225 = errors;
-if(typeof data99.id !== "string"){
-const err188 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+}
+}
+}
+}
+else {
+const err188 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -9522,16 +9713,16 @@ vErrors.push(err188);
 }
 errors++;
 }
-var valid27 = _errs225 === errors;
 }
-else {
-var valid27 = true;
-}
-}
-}
-}
-else {
-const err189 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs210 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs219 = errors;
+if(errors === _errs219){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing24;
+if(((((data.type === undefined) && (missing24 = "type")) || ((data.channel === undefined) && (missing24 = "channel"))) || ((data.data === undefined) && (missing24 = "data"))) || ((data.event_type === undefined) && (missing24 = "event_type"))){
+const err189 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing24},message:"must have required property '"+missing24+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -9540,12 +9731,11 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-var _valid1 = _errs222 === errors;
-valid26 = valid26 || _valid1;
-}
-if(!valid26){
-const err190 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/13/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const _errs221 = errors;
+for(const key16 in data){
+if(!(((((key16 === "type") || (key16 === "channel")) || (key16 === "event_type")) || (key16 === "data")) || (key16 === "cursor"))){
+const err190 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -9553,28 +9743,14 @@ else {
 vErrors.push(err190);
 }
 errors++;
-}
-else {
-errors = _errs219;
-if(vErrors !== null){
-if(_errs219){
-vErrors.length = _errs219;
-}
-else {
-vErrors = null;
+break;
 }
 }
-}
-var valid25 = _errs218 === errors;
-}
-else {
-var valid25 = true;
-}
-if(valid25){
-if(data93.stream_url !== undefined){
-const _errs227 = errors;
-if(typeof data93.stream_url !== "string"){
-const err191 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/13/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_errs221 === errors){
+if(data.type !== undefined){
+const _errs222 = errors;
+if("event" !== data.type){
+const err191 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -9583,21 +9759,16 @@ vErrors.push(err191);
 }
 errors++;
 }
-var valid25 = _errs227 === errors;
+var valid26 = _errs222 === errors;
 }
 else {
-var valid25 = true;
+var valid26 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err192 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/13/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(valid26){
+if(data.channel !== undefined){
+const _errs223 = errors;
+if(typeof data.channel !== "string"){
+const err192 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/15/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -9606,20 +9777,16 @@ vErrors.push(err192);
 }
 errors++;
 }
-}
-var valid24 = _errs206 === errors;
+var valid26 = _errs223 === errors;
 }
 else {
-var valid24 = true;
+var valid26 = true;
 }
-if(valid24){
-if(data.cursor !== undefined){
-let data103 = data.cursor;
-const _errs229 = errors;
-if(errors === _errs229){
-if(typeof data103 === "string"){
-if(func2(data103) > 128){
-const err193 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid26){
+if(data.event_type !== undefined){
+const _errs225 = errors;
+if("sound:play" !== data.event_type){
+const err193 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/15/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:play"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -9628,9 +9795,20 @@ vErrors.push(err193);
 }
 errors++;
 }
+var valid26 = _errs225 === errors;
+}
 else {
-if(func2(data103) < 1){
-const err194 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid26 = true;
+}
+if(valid26){
+if(data.data !== undefined){
+let data101 = data.data;
+const _errs226 = errors;
+if(errors === _errs226){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+let missing25;
+if(((((data101.sound_id === undefined) && (missing25 = "sound_id")) || ((data101.name === undefined) && (missing25 = "name"))) || ((data101.volume === undefined) && (missing25 = "volume"))) || ((data101.stream_url === undefined) && (missing25 = "stream_url"))){
+const err194 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -9639,10 +9817,15 @@ vErrors.push(err194);
 }
 errors++;
 }
-}
-}
 else {
-const err195 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/13/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data101.sound_id !== undefined){
+let data102 = data101.sound_id;
+const _errs228 = errors;
+if(errors === _errs228){
+if(errors === _errs228){
+if(typeof data102 === "string"){
+if(!(formats0.test(data102))){
+const err195 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -9652,20 +9835,8 @@ vErrors.push(err195);
 errors++;
 }
 }
-var valid24 = _errs229 === errors;
-}
 else {
-var valid24 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err196 = {instancePath,schemaPath:"#/anyOf/13/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err196 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -9675,15 +9846,17 @@ vErrors.push(err196);
 errors++;
 }
 }
-var _valid0 = _errs199 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs231 = errors;
-if(errors === _errs231){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing25;
-if(((((data.type === undefined) && (missing25 = "type")) || ((data.channel === undefined) && (missing25 = "channel"))) || ((data.data === undefined) && (missing25 = "data"))) || ((data.event_type === undefined) && (missing25 = "event_type"))){
-const err197 = {instancePath,schemaPath:"#/anyOf/14/required",keyword:"required",params:{missingProperty: missing25},message:"must have required property '"+missing25+"'"};
+}
+var valid27 = _errs228 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data101.name !== undefined){
+const _errs230 = errors;
+if(typeof data101.name !== "string"){
+const err197 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/15/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -9692,11 +9865,16 @@ vErrors.push(err197);
 }
 errors++;
 }
+var valid27 = _errs230 === errors;
+}
 else {
-const _errs233 = errors;
-for(const key15 in data){
-if(!(((((key15 === "type") || (key15 === "channel")) || (key15 === "event_type")) || (key15 === "data")) || (key15 === "cursor"))){
-const err198 = {instancePath,schemaPath:"#/anyOf/14/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+var valid27 = true;
+}
+if(valid27){
+if(data101.content_type !== undefined){
+const _errs232 = errors;
+if(typeof data101.content_type !== "string"){
+const err198 = {instancePath:instancePath+"/data/content_type",schemaPath:"#/anyOf/15/properties/data/properties/content_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -9704,14 +9882,18 @@ else {
 vErrors.push(err198);
 }
 errors++;
-break;
 }
+var valid27 = _errs232 === errors;
 }
-if(_errs233 === errors){
-if(data.type !== undefined){
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data101.duration_ms !== undefined){
+let data105 = data101.duration_ms;
 const _errs234 = errors;
-if("event" !== data.type){
-const err199 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/14/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if((!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))) && (data105 !== null)){
+const err199 = {instancePath:instancePath+"/data/duration_ms",schemaPath:"#/anyOf/15/properties/data/properties/duration_ms/type",keyword:"type",params:{type: schema45.anyOf[15].properties.data.properties.duration_ms.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9720,16 +9902,19 @@ vErrors.push(err199);
 }
 errors++;
 }
-var valid28 = _errs234 === errors;
+var valid27 = _errs234 === errors;
 }
 else {
-var valid28 = true;
+var valid27 = true;
 }
-if(valid28){
-if(data.channel !== undefined){
-const _errs235 = errors;
-if(typeof data.channel !== "string"){
-const err200 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/14/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid27){
+if(data101.volume !== undefined){
+let data106 = data101.volume;
+const _errs236 = errors;
+if(errors === _errs236){
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 > 1 || isNaN(data106)){
+const err200 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9738,16 +9923,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-var valid28 = _errs235 === errors;
-}
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.event_type !== undefined){
-const _errs237 = errors;
-if("sound:stop" !== data.event_type){
-const err201 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/14/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
+if(data106 < 0 || isNaN(data106)){
+const err201 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9756,20 +9934,10 @@ vErrors.push(err201);
 }
 errors++;
 }
-var valid28 = _errs237 === errors;
+}
 }
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.data !== undefined){
-let data107 = data.data;
-const _errs238 = errors;
-if(errors === _errs238){
-if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
-let missing26;
-if((data107.sound_id === undefined) && (missing26 = "sound_id")){
-const err202 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
+const err202 = {instancePath:instancePath+"/data/volume",schemaPath:"#/anyOf/15/properties/data/properties/volume/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9778,15 +9946,21 @@ vErrors.push(err202);
 }
 errors++;
 }
+}
+var valid27 = _errs236 === errors;
+}
 else {
-if(data107.sound_id !== undefined){
-let data108 = data107.sound_id;
+var valid27 = true;
+}
+if(valid27){
+if(data101.target !== undefined){
+let data107 = data101.target;
+const _errs238 = errors;
+const _errs239 = errors;
+let valid28 = false;
 const _errs240 = errors;
-if(errors === _errs240){
-if(errors === _errs240){
-if(typeof data108 === "string"){
-if(!(formats0.test(data108))){
-const err203 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/14/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(data107 !== null){
+const err203 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -9795,9 +9969,15 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-else {
-const err204 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/14/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid1 = _errs240 === errors;
+valid28 = valid28 || _valid1;
+if(!valid28){
+const _errs242 = errors;
+if(errors === _errs242){
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+let missing26;
+if(((data107.type === undefined) && (missing26 = "type")) || ((data107.id === undefined) && (missing26 = "id"))){
+const err204 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing26},message:"must have required property '"+missing26+"'"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -9806,22 +9986,12 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-var valid29 = _errs240 === errors;
-}
 else {
-var valid29 = true;
-}
-if(valid29){
-if(data107.target !== undefined){
-let data109 = data107.target;
-const _errs242 = errors;
-const _errs243 = errors;
-let valid30 = false;
+if(data107.type !== undefined){
+let data108 = data107.type;
 const _errs244 = errors;
-if(data109 !== null){
-const err205 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(!((data108 === "overlay") || (data108 === "widget"))){
+const err205 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[15].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -9830,15 +10000,16 @@ vErrors.push(err205);
 }
 errors++;
 }
-var _valid2 = _errs244 === errors;
-valid30 = valid30 || _valid2;
-if(!valid30){
-const _errs246 = errors;
-if(errors === _errs246){
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-let missing27;
-if(((data109.type === undefined) && (missing27 = "type")) || ((data109.id === undefined) && (missing27 = "id"))){
-const err206 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
+var valid29 = _errs244 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data107.id !== undefined){
+const _errs245 = errors;
+if(typeof data107.id !== "string"){
+const err206 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -9847,82 +10018,7 @@ vErrors.push(err206);
 }
 errors++;
 }
-else {
-if(data109.type !== undefined){
-let data110 = data109.type;
-const _errs248 = errors;
-if(!((data110 === "overlay") || (data110 === "widget"))){
-const err207 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.anyOf[14].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err207];
-}
-else {
-vErrors.push(err207);
-}
-errors++;
-}
-var valid31 = _errs248 === errors;
-}
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data109.id !== undefined){
-const _errs249 = errors;
-if(typeof data109.id !== "string"){
-const err208 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err208];
-}
-else {
-vErrors.push(err208);
-}
-errors++;
-}
-var valid31 = _errs249 === errors;
-}
-else {
-var valid31 = true;
-}
-}
-}
-}
-else {
-const err209 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err209];
-}
-else {
-vErrors.push(err209);
-}
-errors++;
-}
-}
-var _valid2 = _errs246 === errors;
-valid30 = valid30 || _valid2;
-}
-if(!valid30){
-const err210 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/14/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err210];
-}
-else {
-vErrors.push(err210);
-}
-errors++;
-}
-else {
-errors = _errs243;
-if(vErrors !== null){
-if(_errs243){
-vErrors.length = _errs243;
-}
-else {
-vErrors = null;
-}
-}
-}
-var valid29 = _errs242 === errors;
+var valid29 = _errs245 === errors;
 }
 else {
 var valid29 = true;
@@ -9931,7 +10027,95 @@ var valid29 = true;
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/14/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err207 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+var _valid1 = _errs242 === errors;
+valid28 = valid28 || _valid1;
+}
+if(!valid28){
+const err208 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/15/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+else {
+errors = _errs239;
+if(vErrors !== null){
+if(_errs239){
+vErrors.length = _errs239;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid27 = _errs238 === errors;
+}
+else {
+var valid27 = true;
+}
+if(valid27){
+if(data101.stream_url !== undefined){
+const _errs247 = errors;
+if(typeof data101.stream_url !== "string"){
+const err209 = {instancePath:instancePath+"/data/stream_url",schemaPath:"#/anyOf/15/properties/data/properties/stream_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+var valid27 = _errs247 === errors;
+}
+else {
+var valid27 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err210 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+var valid26 = _errs226 === errors;
+}
+else {
+var valid26 = true;
+}
+if(valid26){
+if(data.cursor !== undefined){
+let data111 = data.cursor;
+const _errs249 = errors;
+if(errors === _errs249){
+if(typeof data111 === "string"){
+if(func2(data111) > 128){
+const err211 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -9940,20 +10124,9 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-var valid28 = _errs238 === errors;
-}
 else {
-var valid28 = true;
-}
-if(valid28){
-if(data.cursor !== undefined){
-let data112 = data.cursor;
-const _errs251 = errors;
-if(errors === _errs251){
-if(typeof data112 === "string"){
-if(func2(data112) > 128){
-const err212 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(func2(data111) < 1){
+const err212 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -9962,9 +10135,10 @@ vErrors.push(err212);
 }
 errors++;
 }
+}
+}
 else {
-if(func2(data112) < 1){
-const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err213 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -9974,9 +10148,20 @@ vErrors.push(err213);
 errors++;
 }
 }
+var valid26 = _errs249 === errors;
 }
 else {
-const err214 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/14/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid26 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err214 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -9986,20 +10171,15 @@ vErrors.push(err214);
 errors++;
 }
 }
-var valid28 = _errs251 === errors;
-}
-else {
-var valid28 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err215 = {instancePath,schemaPath:"#/anyOf/14/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var _valid0 = _errs219 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs251 = errors;
+if(errors === _errs251){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing27;
+if(((((data.type === undefined) && (missing27 = "type")) || ((data.channel === undefined) && (missing27 = "channel"))) || ((data.data === undefined) && (missing27 = "data"))) || ((data.event_type === undefined) && (missing27 = "event_type"))){
+const err215 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing27},message:"must have required property '"+missing27+"'"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -10008,16 +10188,11 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-var _valid0 = _errs231 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
+else {
 const _errs253 = errors;
-if(errors === _errs253){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing28;
-if(((data.type === undefined) && (missing28 = "type")) || ((data.data === undefined) && (missing28 = "data"))){
-const err216 = {instancePath,schemaPath:"#/anyOf/15/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
+for(const key17 in data){
+if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
+const err216 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -10025,12 +10200,14 @@ else {
 vErrors.push(err216);
 }
 errors++;
+break;
 }
-else {
-const _errs255 = errors;
-for(const key16 in data){
-if(!(((key16 === "type") || (key16 === "data")) || (key16 === "cursor"))){
-const err217 = {instancePath,schemaPath:"#/anyOf/15/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(_errs253 === errors){
+if(data.type !== undefined){
+const _errs254 = errors;
+if("event" !== data.type){
+const err217 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -10038,14 +10215,17 @@ else {
 vErrors.push(err217);
 }
 errors++;
-break;
 }
+var valid30 = _errs254 === errors;
 }
-if(_errs255 === errors){
-if(data.type !== undefined){
-const _errs256 = errors;
-if("event" !== data.type){
-const err218 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/15/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+var valid30 = true;
+}
+if(valid30){
+if(data.channel !== undefined){
+const _errs255 = errors;
+if(typeof data.channel !== "string"){
+const err218 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -10054,20 +10234,16 @@ vErrors.push(err218);
 }
 errors++;
 }
-var valid32 = _errs256 === errors;
+var valid30 = _errs255 === errors;
 }
 else {
-var valid32 = true;
+var valid30 = true;
 }
-if(valid32){
-if(data.data !== undefined){
-let data114 = data.data;
+if(valid30){
+if(data.event_type !== undefined){
 const _errs257 = errors;
-if(errors === _errs257){
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-let missing29;
-if(((((((data114.id === undefined) && (missing29 = "id")) || ((data114.account_id === undefined) && (missing29 = "account_id"))) || ((data114.type === undefined) && (missing29 = "type"))) || ((data114.platform === undefined) && (missing29 = "platform"))) || ((data114.raw === undefined) && (missing29 = "raw"))) || ((data114.created_at === undefined) && (missing29 = "created_at"))){
-const err219 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
+if("sound:stop" !== data.event_type){
+const err219 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "sound:stop"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -10076,15 +10252,20 @@ vErrors.push(err219);
 }
 errors++;
 }
+var valid30 = _errs257 === errors;
+}
 else {
-if(data114.id !== undefined){
-let data115 = data114.id;
-const _errs259 = errors;
-if(errors === _errs259){
-if(errors === _errs259){
-if(typeof data115 === "string"){
-if(!(formats0.test(data115))){
-const err220 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+var valid30 = true;
+}
+if(valid30){
+if(data.data !== undefined){
+let data115 = data.data;
+const _errs258 = errors;
+if(errors === _errs258){
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+let missing28;
+if((data115.sound_id === undefined) && (missing28 = "sound_id")){
+const err220 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing28},message:"must have required property '"+missing28+"'"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -10093,9 +10274,15 @@ vErrors.push(err220);
 }
 errors++;
 }
-}
 else {
-const err221 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/15/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data115.sound_id !== undefined){
+let data116 = data115.sound_id;
+const _errs260 = errors;
+if(errors === _errs260){
+if(errors === _errs260){
+if(typeof data116 === "string"){
+if(!(formats0.test(data116))){
+const err221 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -10105,21 +10292,8 @@ vErrors.push(err221);
 errors++;
 }
 }
-}
-var valid33 = _errs259 === errors;
-}
 else {
-var valid33 = true;
-}
-if(valid33){
-if(data114.account_id !== undefined){
-let data116 = data114.account_id;
-const _errs261 = errors;
-if(errors === _errs261){
-if(errors === _errs261){
-if(typeof data116 === "string"){
-if(!(formats0.test(data116))){
-const err222 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+const err222 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -10129,8 +10303,21 @@ vErrors.push(err222);
 errors++;
 }
 }
+}
+var valid31 = _errs260 === errors;
+}
 else {
-const err223 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/15/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid31 = true;
+}
+if(valid31){
+if(data115.target !== undefined){
+let data117 = data115.target;
+const _errs262 = errors;
+const _errs263 = errors;
+let valid32 = false;
+const _errs264 = errors;
+if(data117 !== null){
+const err223 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -10139,21 +10326,15 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-}
-var valid33 = _errs261 === errors;
-}
-else {
-var valid33 = true;
-}
-if(valid33){
-if(data114.type !== undefined){
-let data117 = data114.type;
-const _errs263 = errors;
-if(errors === _errs263){
-if(typeof data117 === "string"){
-if(func2(data117) > 100){
-const err224 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/15/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+var _valid2 = _errs264 === errors;
+valid32 = valid32 || _valid2;
+if(!valid32){
+const _errs266 = errors;
+if(errors === _errs266){
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+let missing29;
+if(((data117.type === undefined) && (missing29 = "type")) || ((data117.id === undefined) && (missing29 = "id"))){
+const err224 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/required",keyword:"required",params:{missingProperty: missing29},message:"must have required property '"+missing29+"'"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -10162,9 +10343,12 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
 else {
-const err225 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/15/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data117.type !== undefined){
+let data118 = data117.type;
+const _errs268 = errors;
+if(!((data118 === "overlay") || (data118 === "widget"))){
+const err225 = {instancePath:instancePath+"/data/target/type",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.anyOf[16].properties.data.properties.target.anyOf[1].properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -10173,17 +10357,16 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-var valid33 = _errs263 === errors;
+var valid33 = _errs268 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data114.platform !== undefined){
-const _errs265 = errors;
-if(typeof data114.platform !== "string"){
-const err226 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/15/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data117.id !== undefined){
+const _errs269 = errors;
+if(typeof data117.id !== "string"){
+const err226 = {instancePath:instancePath+"/data/target/id",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10192,17 +10375,16 @@ vErrors.push(err226);
 }
 errors++;
 }
-var valid33 = _errs265 === errors;
+var valid33 = _errs269 === errors;
 }
 else {
 var valid33 = true;
 }
-if(valid33){
-if(data114.external_id !== undefined){
-let data119 = data114.external_id;
-const _errs267 = errors;
-if((typeof data119 !== "string") && (data119 !== null)){
-const err227 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/15/properties/data/properties/external_id/type",keyword:"type",params:{type: schema43.anyOf[15].properties.data.properties.external_id.type},message:"must be string,null"};
+}
+}
+}
+else {
+const err227 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10211,17 +10393,12 @@ vErrors.push(err227);
 }
 errors++;
 }
-var valid33 = _errs267 === errors;
 }
-else {
-var valid33 = true;
+var _valid2 = _errs266 === errors;
+valid32 = valid32 || _valid2;
 }
-if(valid33){
-if(data114.raw !== undefined){
-let data120 = data114.raw;
-const _errs269 = errors;
-if(!(data120 && typeof data120 == "object" && !Array.isArray(data120))){
-const err228 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/15/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!valid32){
+const err228 = {instancePath:instancePath+"/data/target",schemaPath:"#/anyOf/16/properties/data/properties/target/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10230,20 +10407,27 @@ vErrors.push(err228);
 }
 errors++;
 }
-var valid33 = _errs269 === errors;
+else {
+errors = _errs263;
+if(vErrors !== null){
+if(_errs263){
+vErrors.length = _errs263;
 }
 else {
-var valid33 = true;
+vErrors = null;
 }
-if(valid33){
-if(data114.created_at !== undefined){
-let data121 = data114.created_at;
-const _errs271 = errors;
-if(errors === _errs271){
-if(errors === _errs271){
-if(typeof data121 === "string"){
-if(!(formats16.validate(data121))){
-const err229 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+}
+var valid31 = _errs262 === errors;
+}
+else {
+var valid31 = true;
+}
+}
+}
+}
+else {
+const err229 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -10253,8 +10437,19 @@ vErrors.push(err229);
 errors++;
 }
 }
+var valid30 = _errs258 === errors;
+}
 else {
-const err230 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/15/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid30 = true;
+}
+if(valid30){
+if(data.cursor !== undefined){
+let data120 = data.cursor;
+const _errs271 = errors;
+if(errors === _errs271){
+if(typeof data120 === "string"){
+if(func2(data120) > 128){
+const err230 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -10263,23 +10458,9 @@ vErrors.push(err230);
 }
 errors++;
 }
-}
-}
-var valid33 = _errs271 === errors;
-}
 else {
-var valid33 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err231 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/15/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(func2(data120) < 1){
+const err231 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10289,19 +10470,9 @@ vErrors.push(err231);
 errors++;
 }
 }
-var valid32 = _errs257 === errors;
 }
 else {
-var valid32 = true;
-}
-if(valid32){
-if(data.cursor !== undefined){
-let data122 = data.cursor;
-const _errs273 = errors;
-if(errors === _errs273){
-if(typeof data122 === "string"){
-if(func2(data122) > 128){
-const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+const err232 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10310,9 +10481,21 @@ vErrors.push(err232);
 }
 errors++;
 }
+}
+var valid30 = _errs271 === errors;
+}
 else {
-if(func2(data122) < 1){
-const err233 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid30 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err233 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -10322,9 +10505,15 @@ vErrors.push(err233);
 errors++;
 }
 }
-}
-else {
-const err234 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/15/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid0 = _errs251 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs273 = errors;
+if(errors === _errs273){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing30;
+if(((data.type === undefined) && (missing30 = "type")) || ((data.data === undefined) && (missing30 = "data"))){
+const err234 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -10333,19 +10522,11 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-var valid32 = _errs273 === errors;
-}
 else {
-var valid32 = true;
-}
-}
-}
-}
-}
-}
-else {
-const err235 = {instancePath,schemaPath:"#/anyOf/15/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs275 = errors;
+for(const key18 in data){
+if(!(((key18 === "type") || (key18 === "data")) || (key18 === "cursor"))){
+const err235 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -10353,17 +10534,14 @@ else {
 vErrors.push(err235);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs253 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs275 = errors;
-if(errors === _errs275){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing30;
-if((((data.type === undefined) && (missing30 = "type")) || ((data.channel === undefined) && (missing30 = "channel"))) || ((data.data === undefined) && (missing30 = "data"))){
-const err236 = {instancePath,schemaPath:"#/anyOf/16/required",keyword:"required",params:{missingProperty: missing30},message:"must have required property '"+missing30+"'"};
+if(_errs275 === errors){
+if(data.type !== undefined){
+const _errs276 = errors;
+if("event" !== data.type){
+const err236 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -10372,11 +10550,20 @@ vErrors.push(err236);
 }
 errors++;
 }
+var valid34 = _errs276 === errors;
+}
 else {
+var valid34 = true;
+}
+if(valid34){
+if(data.data !== undefined){
+let data122 = data.data;
 const _errs277 = errors;
-for(const key17 in data){
-if(!(((((key17 === "type") || (key17 === "channel")) || (key17 === "event_type")) || (key17 === "data")) || (key17 === "cursor"))){
-const err237 = {instancePath,schemaPath:"#/anyOf/16/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(errors === _errs277){
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+let missing31;
+if(((((((data122.id === undefined) && (missing31 = "id")) || ((data122.account_id === undefined) && (missing31 = "account_id"))) || ((data122.type === undefined) && (missing31 = "type"))) || ((data122.platform === undefined) && (missing31 = "platform"))) || ((data122.raw === undefined) && (missing31 = "raw"))) || ((data122.created_at === undefined) && (missing31 = "created_at"))){
+const err237 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -10384,14 +10571,16 @@ else {
 vErrors.push(err237);
 }
 errors++;
-break;
 }
-}
-if(_errs277 === errors){
-if(data.type !== undefined){
-const _errs278 = errors;
-if("event" !== data.type){
-const err238 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/16/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+else {
+if(data122.id !== undefined){
+let data123 = data122.id;
+const _errs279 = errors;
+if(errors === _errs279){
+if(errors === _errs279){
+if(typeof data123 === "string"){
+if(!(formats0.test(data123))){
+const err238 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -10400,16 +10589,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-var valid34 = _errs278 === errors;
 }
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.channel !== undefined){
-const _errs279 = errors;
-if(typeof data.channel !== "string"){
-const err239 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/16/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err239 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -10418,16 +10600,22 @@ vErrors.push(err239);
 }
 errors++;
 }
-var valid34 = _errs279 === errors;
+}
+}
+var valid35 = _errs279 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data.event_type !== undefined){
+if(valid35){
+if(data122.account_id !== undefined){
+let data124 = data122.account_id;
 const _errs281 = errors;
-if("widget:update" !== data.event_type){
-const err240 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/16/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
+if(errors === _errs281){
+if(errors === _errs281){
+if(typeof data124 === "string"){
+if(!(formats0.test(data124))){
+const err240 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -10436,20 +10624,9 @@ vErrors.push(err240);
 }
 errors++;
 }
-var valid34 = _errs281 === errors;
 }
 else {
-var valid34 = true;
-}
-if(valid34){
-if(data.data !== undefined){
-let data126 = data.data;
-const _errs282 = errors;
-if(errors === _errs282){
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-let missing31;
-if(((((((((data126.id === undefined) && (missing31 = "id")) || ((data126.account_id === undefined) && (missing31 = "account_id"))) || ((data126.name === undefined) && (missing31 = "name"))) || ((data126.type === undefined) && (missing31 = "type"))) || ((data126.settings === undefined) && (missing31 = "settings"))) || ((data126.version === undefined) && (missing31 = "version"))) || ((data126.created_at === undefined) && (missing31 = "created_at"))) || ((data126.updated_at === undefined) && (missing31 = "updated_at"))){
-const err241 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/required",keyword:"required",params:{missingProperty: missing31},message:"must have required property '"+missing31+"'"};
+const err241 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10458,11 +10635,21 @@ vErrors.push(err241);
 }
 errors++;
 }
+}
+}
+var valid35 = _errs281 === errors;
+}
 else {
-const _errs284 = errors;
-for(const key18 in data126){
-if(!((((((((key18 === "id") || (key18 === "account_id")) || (key18 === "name")) || (key18 === "type")) || (key18 === "settings")) || (key18 === "version")) || (key18 === "created_at")) || (key18 === "updated_at"))){
-const err242 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+var valid35 = true;
+}
+if(valid35){
+if(data122.type !== undefined){
+let data125 = data122.type;
+const _errs283 = errors;
+if(errors === _errs283){
+if(typeof data125 === "string"){
+if(func2(data125) > 100){
+const err242 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -10470,18 +10657,10 @@ else {
 vErrors.push(err242);
 }
 errors++;
-break;
 }
 }
-if(_errs284 === errors){
-if(data126.id !== undefined){
-let data127 = data126.id;
-const _errs285 = errors;
-if(errors === _errs285){
-if(errors === _errs285){
-if(typeof data127 === "string"){
-if(!(formats0.test(data127))){
-const err243 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/16/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+else {
+const err243 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/17/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -10491,8 +10670,16 @@ vErrors.push(err243);
 errors++;
 }
 }
+var valid35 = _errs283 === errors;
+}
 else {
-const err244 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/16/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid35 = true;
+}
+if(valid35){
+if(data122.platform !== undefined){
+const _errs285 = errors;
+if(typeof data122.platform !== "string"){
+const err244 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/17/properties/data/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -10501,22 +10688,17 @@ vErrors.push(err244);
 }
 errors++;
 }
-}
-}
 var valid35 = _errs285 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data126.account_id !== undefined){
-let data128 = data126.account_id;
+if(data122.external_id !== undefined){
+let data127 = data122.external_id;
 const _errs287 = errors;
-if(errors === _errs287){
-if(errors === _errs287){
-if(typeof data128 === "string"){
-if(!(formats0.test(data128))){
-const err245 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if((typeof data127 !== "string") && (data127 !== null)){
+const err245 = {instancePath:instancePath+"/data/external_id",schemaPath:"#/anyOf/17/properties/data/properties/external_id/type",keyword:"type",params:{type: schema45.anyOf[17].properties.data.properties.external_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -10525,34 +10707,22 @@ vErrors.push(err245);
 }
 errors++;
 }
-}
-else {
-const err246 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/16/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err246];
-}
-else {
-vErrors.push(err246);
-}
-errors++;
-}
-}
-}
 var valid35 = _errs287 === errors;
 }
 else {
 var valid35 = true;
 }
 if(valid35){
-if(data126.name !== undefined){
+if(data122.raw !== undefined){
+let data128 = data122.raw;
 const _errs289 = errors;
-if(typeof data126.name !== "string"){
-const err247 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/16/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(data128 && typeof data128 == "object" && !Array.isArray(data128))){
+const err246 = {instancePath:instancePath+"/data/raw",schemaPath:"#/anyOf/17/properties/data/properties/raw/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err246];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err246);
 }
 errors++;
 }
@@ -10562,10 +10732,25 @@ else {
 var valid35 = true;
 }
 if(valid35){
-if(data126.type !== undefined){
+if(data122.created_at !== undefined){
+let data129 = data122.created_at;
 const _errs291 = errors;
-if(typeof data126.type !== "string"){
-const err248 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/16/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs291){
+if(errors === _errs291){
+if(typeof data129 === "string"){
+if(!(formats16.validate(data129))){
+const err247 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -10574,20 +10759,23 @@ vErrors.push(err248);
 }
 errors++;
 }
+}
+}
 var valid35 = _errs291 === errors;
 }
 else {
 var valid35 = true;
 }
-if(valid35){
-if(data126.settings !== undefined){
-let data131 = data126.settings;
-const _errs293 = errors;
-if(errors === _errs293){
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+}
+}
+}
+}
+}
+}
+}
 }
 else {
-const err249 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/16/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err249 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/17/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -10597,17 +10785,19 @@ vErrors.push(err249);
 errors++;
 }
 }
-var valid35 = _errs293 === errors;
+var valid34 = _errs277 === errors;
 }
 else {
-var valid35 = true;
+var valid34 = true;
 }
-if(valid35){
-if(data126.version !== undefined){
-let data132 = data126.version;
-const _errs296 = errors;
-if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
-const err250 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/16/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(valid34){
+if(data.cursor !== undefined){
+let data130 = data.cursor;
+const _errs293 = errors;
+if(errors === _errs293){
+if(typeof data130 === "string"){
+if(func2(data130) > 128){
+const err250 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -10616,10 +10806,9 @@ vErrors.push(err250);
 }
 errors++;
 }
-if(errors === _errs296){
-if((typeof data132 == "number") && (isFinite(data132))){
-if(data132 < 1 || isNaN(data132)){
-const err251 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/16/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+else {
+if(func2(data130) < 1){
+const err251 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -10630,20 +10819,8 @@ errors++;
 }
 }
 }
-var valid35 = _errs296 === errors;
-}
 else {
-var valid35 = true;
-}
-if(valid35){
-if(data126.created_at !== undefined){
-let data133 = data126.created_at;
-const _errs298 = errors;
-if(errors === _errs298){
-if(errors === _errs298){
-if(typeof data133 === "string"){
-if(!(formats16.validate(data133))){
-const err252 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/16/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err252 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -10653,8 +10830,18 @@ vErrors.push(err252);
 errors++;
 }
 }
+var valid34 = _errs293 === errors;
+}
 else {
-const err253 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/16/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid34 = true;
+}
+}
+}
+}
+}
+}
+else {
+const err253 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -10664,21 +10851,15 @@ vErrors.push(err253);
 errors++;
 }
 }
-}
-var valid35 = _errs298 === errors;
-}
-else {
-var valid35 = true;
-}
-if(valid35){
-if(data126.updated_at !== undefined){
-let data134 = data126.updated_at;
-const _errs300 = errors;
-if(errors === _errs300){
-if(errors === _errs300){
-if(typeof data134 === "string"){
-if(!(formats16.validate(data134))){
-const err254 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/16/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+var _valid0 = _errs273 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs295 = errors;
+if(errors === _errs295){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing32;
+if((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))){
+const err254 = {instancePath,schemaPath:"#/anyOf/18/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -10687,9 +10868,11 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
 else {
-const err255 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/16/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs297 = errors;
+for(const key19 in data){
+if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
+const err255 = {instancePath,schemaPath:"#/anyOf/18/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -10697,26 +10880,14 @@ else {
 vErrors.push(err255);
 }
 errors++;
+break;
 }
 }
-}
-var valid35 = _errs300 === errors;
-}
-else {
-var valid35 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err256 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/16/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_errs297 === errors){
+if(data.type !== undefined){
+const _errs298 = errors;
+if("event" !== data.type){
+const err256 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/18/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -10725,20 +10896,16 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-var valid34 = _errs282 === errors;
+var valid36 = _errs298 === errors;
 }
 else {
-var valid34 = true;
+var valid36 = true;
 }
-if(valid34){
-if(data.cursor !== undefined){
-let data135 = data.cursor;
-const _errs302 = errors;
-if(errors === _errs302){
-if(typeof data135 === "string"){
-if(func2(data135) > 128){
-const err257 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid36){
+if(data.channel !== undefined){
+const _errs299 = errors;
+if(typeof data.channel !== "string"){
+const err257 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/18/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -10747,9 +10914,16 @@ vErrors.push(err257);
 }
 errors++;
 }
+var valid36 = _errs299 === errors;
+}
 else {
-if(func2(data135) < 1){
-const err258 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid36 = true;
+}
+if(valid36){
+if(data.event_type !== undefined){
+const _errs301 = errors;
+if("widget:update" !== data.event_type){
+const err258 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/18/properties/event_type/const",keyword:"const",params:{allowedValue: "widget:update"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -10758,10 +10932,20 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
+var valid36 = _errs301 === errors;
 }
 else {
-const err259 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/16/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid36 = true;
+}
+if(valid36){
+if(data.data !== undefined){
+let data134 = data.data;
+const _errs302 = errors;
+if(errors === _errs302){
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+let missing33;
+if(((((((((data134.id === undefined) && (missing33 = "id")) || ((data134.account_id === undefined) && (missing33 = "account_id"))) || ((data134.name === undefined) && (missing33 = "name"))) || ((data134.type === undefined) && (missing33 = "type"))) || ((data134.settings === undefined) && (missing33 = "settings"))) || ((data134.version === undefined) && (missing33 = "version"))) || ((data134.created_at === undefined) && (missing33 = "created_at"))) || ((data134.updated_at === undefined) && (missing33 = "updated_at"))){
+const err259 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/required",keyword:"required",params:{missingProperty: missing33},message:"must have required property '"+missing33+"'"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -10770,21 +10954,11 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-var valid34 = _errs302 === errors;
-}
 else {
-var valid34 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-const err260 = {instancePath,schemaPath:"#/anyOf/16/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs304 = errors;
+for(const key20 in data134){
+if(!((((((((key20 === "id") || (key20 === "account_id")) || (key20 === "name")) || (key20 === "type")) || (key20 === "settings")) || (key20 === "version")) || (key20 === "created_at")) || (key20 === "updated_at"))){
+const err260 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -10792,17 +10966,18 @@ else {
 vErrors.push(err260);
 }
 errors++;
+break;
 }
 }
-var _valid0 = _errs275 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs304 = errors;
-if(errors === _errs304){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing32;
-if((((data.type === undefined) && (missing32 = "type")) || ((data.channel === undefined) && (missing32 = "channel"))) || ((data.data === undefined) && (missing32 = "data"))){
-const err261 = {instancePath,schemaPath:"#/anyOf/17/required",keyword:"required",params:{missingProperty: missing32},message:"must have required property '"+missing32+"'"};
+if(_errs304 === errors){
+if(data134.id !== undefined){
+let data135 = data134.id;
+const _errs305 = errors;
+if(errors === _errs305){
+if(errors === _errs305){
+if(typeof data135 === "string"){
+if(!(formats0.test(data135))){
+const err261 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -10811,11 +10986,9 @@ vErrors.push(err261);
 }
 errors++;
 }
+}
 else {
-const _errs306 = errors;
-for(const key19 in data){
-if(!(((((key19 === "type") || (key19 === "channel")) || (key19 === "event_type")) || (key19 === "data")) || (key19 === "cursor"))){
-const err262 = {instancePath,schemaPath:"#/anyOf/17/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+const err262 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -10823,14 +10996,23 @@ else {
 vErrors.push(err262);
 }
 errors++;
-break;
 }
 }
-if(_errs306 === errors){
-if(data.type !== undefined){
+}
+var valid37 = _errs305 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data134.account_id !== undefined){
+let data136 = data134.account_id;
 const _errs307 = errors;
-if("event" !== data.type){
-const err263 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/17/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(errors === _errs307){
+if(errors === _errs307){
+if(typeof data136 === "string"){
+if(!(formats0.test(data136))){
+const err263 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -10839,16 +11021,9 @@ vErrors.push(err263);
 }
 errors++;
 }
-var valid36 = _errs307 === errors;
 }
 else {
-var valid36 = true;
-}
-if(valid36){
-if(data.channel !== undefined){
-const _errs308 = errors;
-if(typeof data.channel !== "string"){
-const err264 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/17/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -10857,16 +11032,18 @@ vErrors.push(err264);
 }
 errors++;
 }
-var valid36 = _errs308 === errors;
+}
+}
+var valid37 = _errs307 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data.event_type !== undefined){
-const _errs310 = errors;
-if(typeof data.event_type !== "string"){
-const err265 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/17/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(valid37){
+if(data134.name !== undefined){
+const _errs309 = errors;
+if(typeof data134.name !== "string"){
+const err265 = {instancePath:instancePath+"/data/name",schemaPath:"#/anyOf/18/properties/data/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -10875,19 +11052,16 @@ vErrors.push(err265);
 }
 errors++;
 }
-var valid36 = _errs310 === errors;
+var valid37 = _errs309 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data.cursor !== undefined){
-let data139 = data.cursor;
-const _errs312 = errors;
-if(errors === _errs312){
-if(typeof data139 === "string"){
-if(func2(data139) > 128){
-const err266 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(valid37){
+if(data134.type !== undefined){
+const _errs311 = errors;
+if(typeof data134.type !== "string"){
+const err266 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/18/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -10896,9 +11070,20 @@ vErrors.push(err266);
 }
 errors++;
 }
+var valid37 = _errs311 === errors;
+}
 else {
-if(func2(data139) < 1){
-const err267 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var valid37 = true;
+}
+if(valid37){
+if(data134.settings !== undefined){
+let data139 = data134.settings;
+const _errs313 = errors;
+if(errors === _errs313){
+if(data139 && typeof data139 == "object" && !Array.isArray(data139)){
+}
+else {
+const err267 = {instancePath:instancePath+"/data/settings",schemaPath:"#/anyOf/18/properties/data/properties/settings/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -10908,9 +11093,17 @@ vErrors.push(err267);
 errors++;
 }
 }
+var valid37 = _errs313 === errors;
 }
 else {
-const err268 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/17/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var valid37 = true;
+}
+if(valid37){
+if(data134.version !== undefined){
+let data140 = data134.version;
+const _errs316 = errors;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+const err268 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -10919,8 +11112,162 @@ vErrors.push(err268);
 }
 errors++;
 }
+if(errors === _errs316){
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 < 1 || isNaN(data140)){
+const err269 = {instancePath:instancePath+"/data/version",schemaPath:"#/anyOf/18/properties/data/properties/version/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err269];
 }
-var valid36 = _errs312 === errors;
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+}
+var valid37 = _errs316 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data134.created_at !== undefined){
+let data141 = data134.created_at;
+const _errs318 = errors;
+if(errors === _errs318){
+if(errors === _errs318){
+if(typeof data141 === "string"){
+if(!(formats16.validate(data141))){
+const err270 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+}
+else {
+const err271 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+}
+var valid37 = _errs318 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data134.updated_at !== undefined){
+let data142 = data134.updated_at;
+const _errs320 = errors;
+if(errors === _errs320){
+if(errors === _errs320){
+if(typeof data142 === "string"){
+if(!(formats16.validate(data142))){
+const err272 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+}
+else {
+const err273 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+}
+}
+var valid37 = _errs320 === errors;
+}
+else {
+var valid37 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+const err274 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/18/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+var valid36 = _errs302 === errors;
+}
+else {
+var valid36 = true;
+}
+if(valid36){
+if(data.cursor !== undefined){
+let data143 = data.cursor;
+const _errs322 = errors;
+if(errors === _errs322){
+if(typeof data143 === "string"){
+if(func2(data143) > 128){
+const err275 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+else {
+if(func2(data143) < 1){
+const err276 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+}
+else {
+const err277 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/18/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+}
+var valid36 = _errs322 === errors;
 }
 else {
 var valid36 = true;
@@ -10931,18 +11278,167 @@ var valid36 = true;
 }
 }
 }
-else {
-const err269 = {instancePath,schemaPath:"#/anyOf/17/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err269];
 }
 else {
-vErrors.push(err269);
+const err278 = {instancePath,schemaPath:"#/anyOf/18/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
 }
 errors++;
 }
 }
-var _valid0 = _errs304 === errors;
+var _valid0 = _errs295 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const _errs324 = errors;
+if(errors === _errs324){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing34;
+if((((data.type === undefined) && (missing34 = "type")) || ((data.channel === undefined) && (missing34 = "channel"))) || ((data.data === undefined) && (missing34 = "data"))){
+const err279 = {instancePath,schemaPath:"#/anyOf/19/required",keyword:"required",params:{missingProperty: missing34},message:"must have required property '"+missing34+"'"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+else {
+const _errs326 = errors;
+for(const key21 in data){
+if(!(((((key21 === "type") || (key21 === "channel")) || (key21 === "event_type")) || (key21 === "data")) || (key21 === "cursor"))){
+const err280 = {instancePath,schemaPath:"#/anyOf/19/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+break;
+}
+}
+if(_errs326 === errors){
+if(data.type !== undefined){
+const _errs327 = errors;
+if("event" !== data.type){
+const err281 = {instancePath:instancePath+"/type",schemaPath:"#/anyOf/19/properties/type/const",keyword:"const",params:{allowedValue: "event"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+var valid38 = _errs327 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data.channel !== undefined){
+const _errs328 = errors;
+if(typeof data.channel !== "string"){
+const err282 = {instancePath:instancePath+"/channel",schemaPath:"#/anyOf/19/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+var valid38 = _errs328 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data.event_type !== undefined){
+const _errs330 = errors;
+if(typeof data.event_type !== "string"){
+const err283 = {instancePath:instancePath+"/event_type",schemaPath:"#/anyOf/19/properties/event_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+var valid38 = _errs330 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data.cursor !== undefined){
+let data147 = data.cursor;
+const _errs332 = errors;
+if(errors === _errs332){
+if(typeof data147 === "string"){
+if(func2(data147) > 128){
+const err284 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+else {
+if(func2(data147) < 1){
+const err285 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+}
+else {
+const err286 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/19/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+var valid38 = _errs332 === errors;
+}
+else {
+var valid38 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err287 = {instancePath,schemaPath:"#/anyOf/19/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+}
+var _valid0 = _errs324 === errors;
 valid0 = valid0 || _valid0;
 }
 }
@@ -10961,16 +11457,18 @@ valid0 = valid0 || _valid0;
 }
 }
 }
+}
+}
 if(!valid0){
-const err270 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err288 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err270];
+vErrors = [err288];
 }
 else {
-vErrors.push(err270);
+vErrors.push(err288);
 }
 errors++;
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return false;
 }
 else {
@@ -10984,14 +11482,14 @@ vErrors = null;
 }
 }
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-exports.validateMusicPlatformNowPlaying = validate43;
-const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+exports.validateMusicPlatformNowPlaying = validate45;
+const schema46 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"music_platform:now-playing"},"data":{"type":"object"},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs0 = errors;
@@ -11134,7 +11632,7 @@ else {
 vErrors.push(err8);
 }
 errors++;
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return false;
 }
 else {
@@ -11148,6 +11646,6 @@ vErrors = null;
 }
 }
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }

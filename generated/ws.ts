@@ -187,6 +187,24 @@ export type WsEventsNoticeMessage = {
   "cursor"?: string;
 };
 
+/** extInstallLog: Extension install log line (server message `event`) */
+export type WsExtInstallLogMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
+  "cursor"?: string;
+};
+
+/** extLog: Extension log line (server message `event`) */
+export type WsExtLogMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
+  "cursor"?: string;
+};
+
 /** extStorageUpdate: Extension storage update (server message `event`) */
 export type WsExtStorageUpdateMessage = {
   "type": "event";
@@ -376,7 +394,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -397,6 +415,8 @@ export const messageWireTypes: Readonly<Record<string, string>> = {
   "commentDeleted": "event",
   "error": "error",
   "eventsNotice": "event",
+  "extInstallLog": "event",
+  "extLog": "event",
   "extStorageUpdate": "event",
   "historyUpdate": "event",
   "ideaChange": "event",
@@ -612,8 +632,16 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": "feature:bot_module_extensions",
     "broadcastPermission": null,
-    "relay": null,
-    "messages": []
+    "relay": {
+      "bus": "ext-install-logs:{account_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "extension:log",
+      "resume": "buffer"
+    },
+    "messages": [
+      "extInstallLog"
+    ]
   },
   {
     "pattern": "sounds:{account_id}",
@@ -655,8 +683,16 @@ export const channels: readonly ChannelSpec[] = [
     },
     "feature": "feature:extension_development",
     "broadcastPermission": null,
-    "relay": null,
-    "messages": []
+    "relay": {
+      "bus": "ext-logs:{extension_id}",
+      "envelope": "event",
+      "form": "lifted",
+      "eventTypeDefault": "extension:log",
+      "resume": "buffer"
+    },
+    "messages": [
+      "extLog"
+    ]
   },
   {
     "pattern": "ideas:list",
@@ -794,6 +830,14 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "resume": "buffer",
     "channel": "ext-storage:{install_id}"
   },
+  "ext-install-logs": {
+    "bus": "ext-install-logs:{account_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "extension:log",
+    "resume": "buffer",
+    "channel": "ext-install-logs:{account_id}"
+  },
   "sounds": {
     "bus": "sounds:{account_id}",
     "envelope": "event",
@@ -801,6 +845,14 @@ export const relays: Readonly<Record<string, ChannelRelay & { channel: string }>
     "eventTypeDefault": null,
     "resume": "buffer",
     "channel": "sounds:{account_id}"
+  },
+  "ext-logs": {
+    "bus": "ext-logs:{extension_id}",
+    "envelope": "event",
+    "form": "lifted",
+    "eventTypeDefault": "extension:log",
+    "resume": "buffer",
+    "channel": "ext-logs:{extension_id}"
   },
   "ideas": {
     "bus": "ideas:list",

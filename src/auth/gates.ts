@@ -105,6 +105,15 @@ export interface GateEnforcer {
   evaluateChannel(target: ChannelTarget, ctx: AuthContext, check: ChannelCheck): Promise<ChannelRefusal | null>;
 }
 
+/**
+ * An extension token (Part 1: `has_permission` is false for it on REST and GraphQL) opens the
+ * account channels whose permission its install granted, and its own install's storage channel.
+ */
+function extensionGrant(ctx: AuthContext, permission: string, params: Record<string, string>): boolean {
+  if (ctx.kind !== 'extension') return false;
+  return ctx.permissions.has(permission) || (params.install_id !== undefined && params.install_id === ctx.binding?.installId);
+}
+
 export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
   async function featureRefusal(feature: string | null, ctx: AuthContext): Promise<GateRefusal<'FEATURE_DISABLED'> | null> {
     if (!feature || (await features.isEnabled(feature, ctx))) return null;
@@ -140,7 +149,7 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
       case 'Authenticated':
         return ctx.kind !== 'anonymous';
       case 'Permission':
-        return (await accountAccess(ctx, target.params, resolvers)) && hasPermission(ctx, gate.permission!);
+        return (await accountAccess(ctx, target.params, resolvers)) && (hasPermission(ctx, gate.permission!) || extensionGrant(ctx, gate.permission!, target.params));
       case 'AccountScoped':
         return accountAccess(ctx, target.params, resolvers);
       case 'UserPermission':

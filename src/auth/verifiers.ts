@@ -208,7 +208,16 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
       case 'widget':
         return bound({ widgetInstanceId: row.subject_id ?? undefined });
       case 'extension':
-        return bound({ installId: row.subject_id ?? undefined, extensionId: row.extension_id ?? undefined });
+        // The account permissions its install granted (Part 1: "Extension tokens grant capability
+        // through the permissions the extension declared and was granted at install time"); they
+        // open WebSocket channels only (see gates.ts), never REST or GraphQL.
+        return context({
+          kind: 'extension',
+          accountId: row.account_id,
+          ...base,
+          permissions: set(row.permissions.filter(isAccountPermission)),
+          binding: { installId: row.subject_id ?? undefined, extensionId: row.extension_id ?? undefined },
+        });
       default:
         return INVALID;
     }

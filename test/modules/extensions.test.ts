@@ -67,9 +67,12 @@ async function publishVersion(user: LoggedIn, extensionId: string, version: stri
   const versionId = (created.body.data as Json).id as string;
   const uploaded = await api(t, 'PUT', `/developer/extensions/${extensionId}/versions/${versionId}/bundle`, { token: user.accessToken, body: { manifest, handler_code: code } });
   expect(uploaded.status).toBe(200);
-  const published = await api(t, 'POST', `/developer/extensions/${extensionId}/versions/${versionId}/publish`, { token: user.accessToken });
-  expect(published.status).toBe(200);
-  return published.body.data as Json;
+  const submitted = await api(t, 'POST', `/developer/extensions/${extensionId}/versions/${versionId}/publish`, { token: user.accessToken });
+  expect(submitted.status).toBe(200);
+  // Publishing goes through review (issue 33): the operator approves the submitted version.
+  const approved = await api(t, 'POST', `/admin/extension-reviews/${versionId}/approve`, { token: admin.accessToken, body: {} });
+  expect(approved.status).toBe(200);
+  return (await api(t, 'GET', `/developer/extensions/${extensionId}/versions`, { token: user.accessToken })).body.data.find((v: Json) => v.id === versionId) as Json;
 }
 
 beforeAll(async () => {
@@ -213,9 +216,12 @@ describe('versions, screenshots, testers', () => {
     expect(uploaded.status).toBe(200);
     expect(uploaded.body.data).toEqual(expect.objectContaining({ status: 'uploaded', has_bundle: true, manifest: MANIFEST, uploaded_at: expect.any(String) }));
 
-    const published = await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${version.id}/publish`, { token: dev.accessToken });
+    const submitted = await api(t, 'POST', `/developer/extensions/${ext.id}/versions/${version.id}/publish`, { token: dev.accessToken });
+    expect(submitted.status).toBe(200);
+    expect(submitted.body.data).toEqual(expect.objectContaining({ status: 'pending_review', published_at: null }));
+    const published = await api(t, 'POST', `/admin/extension-reviews/${version.id}/approve`, { token: admin.accessToken, body: {} });
     expect(published.status).toBe(200);
-    expect(published.body.data).toEqual(expect.objectContaining({ status: 'published', published_at: expect.any(String) }));
+    expect(published.body.data).toEqual(expect.objectContaining({ status: 'published', reviewed_by: admin.userId }));
     const after = (await api(t, 'GET', `/developer/extensions/${ext.id}`, { token: dev.accessToken })).body.data as Json;
     expect(after.status).toBe('published');
     expect(after.published_at).toEqual(expect.any(String));

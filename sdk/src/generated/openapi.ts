@@ -803,6 +803,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/extension-reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extension versions by review status (default `pending_review`), oldest submission first.
+         * @description The review queue of submitted extension versions (admin `extension-review:read`).
+         */
+        get: operations["adminExtensionReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/extension-reviews/{version_id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a version in review; it becomes `published` and its extension public; the developer is notified.
+         * @description 409 `Version is not awaiting review` for any other state; 404 `Version not found` (admin `extension-review:edit`).
+         */
+        post: operations["approveExtensionVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/extension-reviews/{version_id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a version in review with notes; it becomes `rejected` and the developer is notified.
+         * @description 400 `Notes are required to reject a version`; 409 `Version is not awaiting review`; 404 `Version not found` (admin `extension-review:edit`).
+         */
+        post: operations["rejectExtensionVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/extensions/{id}/limits": {
         parameters: {
             query?: never;
@@ -2091,6 +2151,50 @@ export interface paths {
         patch: operations["updateDeveloperExtension"];
         trace?: never;
     };
+    "/developer/extensions/{id}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let one user install the extension before it is published (as testers can).
+         * @description First-party only (popout, overlay, widget and extension tokens and developer keys get 403
+         *     FORBIDDEN). A team extension needs `team-testers:invite`. 404 `Extension not found`, 404
+         *     `User not found`; granting again answers the existing grant.
+         */
+        post: operations["grantExtensionAccess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/access-invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an invite code that grants access to the extension to whoever accepts it (the code is shown once).
+         * @description First-party only (popout, overlay, widget and extension tokens and developer keys get 403
+         *     FORBIDDEN). A team extension needs `team-testers:invite`. Only the code's SHA-256 is
+         *     stored. `expires_at` in the past: 400 `expires_at cannot be in the past`. 404 `Extension not found`.
+         */
+        post: operations["createExtensionAccessInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/developer/extensions/{id}/analytics": {
         parameters: {
             query?: never;
@@ -2123,6 +2227,26 @@ export interface paths {
          * @description The sound limit overrides operators set on one of the caller's extensions (`max_sounds`, `max_sound_file_size`, `max_sound_storage_bytes`; null means the plan's value applies; `extension-dev:read`).
          */
         get: operations["developerExtensionLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/developer/extensions/{id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest log lines of one extension across its installs (at most 200, newest first).
+         * @description For the extension's developers (first-party; a team member needs no extra team permission); 404 `Extension not found`.
+         */
+        get: operations["developerExtensionLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2299,11 +2423,14 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Submit an uploaded version; it becomes `published` and the extension public (no review queue is modelled).
+         * Submit an uploaded (or rejected and re-uploaded) version for review; it becomes `pending_review`.
          * @description First-party only (Part 1: "create or submit extension" refuses developer keys). 409
-         *     `Upload the version's bundle before publishing` for a draft. A team extension needs the
-         *     team permission `team-extensions:publish`. The extension's `published_at` is set on its
-         *     first published version.
+         *     `Upload the version's bundle before publishing` for a draft; a version already pending or
+         *     published is answered as it is. A team extension needs the team permission
+         *     `team-extensions:publish`. An operator holding `extension-review:edit` then approves it
+         *     (`published`; the extension's `published_at` is set on its first published version) or
+         *     rejects it with notes (`POST /v1/admin/extension-reviews/{version_id}/approve|reject`);
+         *     the submitter is notified (`extension_review`).
          */
         post: operations["publishExtensionVersion"];
         delete?: never;
@@ -2950,6 +3077,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extension-access-invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an access invite code; the caller is granted access to its extension.
+         * @description First-party only. 404 `Invite not found` for an unknown, expired or used-up code.
+         */
+        post: operations["acceptExtensionAccessInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extension-installs": {
         parameters: {
             query?: never;
@@ -2969,7 +3116,14 @@ export interface paths {
          *     (or an unpublished `version`) installs only for its testers and owners, with their
          *     latest uploaded version. 404 `Extension not found` (also for an unpublished extension the
          *     caller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409
-         *     `Extension has no installable version`.
+         *     `Extension has no installable version`. A paid extension installs only after a completed
+         *     (not refunded) purchase by the account: 403 FORBIDDEN `Purchase this extension before
+         *     installing it`; a later refund disables the install and revokes its token. The install
+         *     grants `permissions` (default: every permission the version's manifest asks for; 400
+         *     `Permission not requested by the extension: <perm>` otherwise), each of which the caller
+         *     must hold (403 `Cannot grant permissions you do not hold: <perm>`). The answer carries the
+         *     install's `lm_ext_` `token` once (15 minutes; renew with `POST
+         *     /v1/extension-installs/{id}/token`); uninstalling revokes it.
          */
         post: operations["installExtension"];
         delete?: never;
@@ -3001,8 +3155,100 @@ export interface paths {
          *     override the manifest's triggers of the same `name`, `value` or `regex` member by member
          *     in the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one
          *     of the manifest's handlers); other members are opaque and pass through untouched.
+         *     Disabling revokes the install's token; an install a refund disabled is enabled again only
+         *     after a new completed purchase (409 `The purchase of this extension was refunded; buy it
+         *     again to enable it`).
          */
         patch: operations["updateExtensionInstall"];
+        trace?: never;
+    };
+    "/extension-installs/{id}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest log lines the runtime wrote for one install (at most 200, newest first).
+         * @description Install logs of the active account (`bot-modules:read`, `feature:bot_module_extensions`); 404 `Extension install not found`.
+         */
+        get: operations["extensionInstallLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension-installs/{id}/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The install's isolated key-value storage, by key.
+         * @description Every entry of one install's storage, ordered by key (`extension-store:read`); 404 `Extension install not found`.
+         */
+        get: operations["extensionInstallStorage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension-installs/{id}/storage/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set one storage entry (any JSON value, at most 64 KiB serialised); published on `ext-storage:{install_id}`.
+         * @description Creates or replaces the entry and publishes `storage:update` `{ install_id, key, value,
+         *     deleted: false }` on `ext-storage:{install_id}` (`extension-store:configure`). 400
+         *     `Storage value is too large` past 64 KiB; 404 `Extension install not found`.
+         */
+        put: operations["setExtensionInstallStorage"];
+        post?: never;
+        /**
+         * Delete one storage entry; published on `ext-storage:{install_id}` with `deleted` true.
+         * @description 404 `Extension install not found` or `Storage entry not found` (`extension-store:configure`).
+         */
+        delete: operations["deleteExtensionInstallStorage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extension-installs/{id}/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a fresh `lm_ext_` token for an enabled install (shown once; the previous one is revoked).
+         * @description The extension iframe's token lives 15 minutes; the dashboard asks for a new one here. It
+         *     holds the permissions the install granted (`permissions` of the install) and is bound to
+         *     the install, its extension and the account. 404 `Extension install not found`, 409
+         *     `Extension install is disabled`.
+         */
+        post: operations["issueExtensionInstallToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/health": {
@@ -5454,6 +5700,29 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        ExtensionAccessGrant: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            granted_by: string | null;
+            /** Format: uuid */
+            user_id: string;
+        };
+        ExtensionAccessInvite: {
+            /** @description The invite code (`lm_inv_` plus 32 hex characters), shown only here. */
+            code: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            id: string;
+            max_uses: number | null;
+        };
         ExtensionAnalytics: {
             enabled_install_count: number;
             /** Format: uuid */
@@ -5475,6 +5744,8 @@ export interface components {
             config: components["schemas"]["ExtensionInstallConfig"];
             /** Format: date-time */
             created_at: string;
+            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
+            disabled_reason: string | null;
             enabled: boolean;
             /** Format: uuid */
             extension_id: string;
@@ -5483,6 +5754,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             installed_by: string | null;
+            /** @description The account permissions the install granted to its `lm_ext_` token. */
+            permissions: string[];
             /** Format: date-time */
             updated_at: string;
             version: string | null;
@@ -5518,6 +5791,40 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A new install with its `lm_ext_` token (shown only here). */
+        ExtensionInstallCreated: {
+            /** Format: uuid */
+            account_id: string;
+            config: components["schemas"]["ExtensionInstallConfig"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
+            disabled_reason: string | null;
+            enabled: boolean;
+            /** Format: uuid */
+            extension_id: string;
+            extension_name: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            installed_by: string | null;
+            /** @description The account permissions the install granted to its `lm_ext_` token. */
+            permissions: string[];
+            token: components["schemas"]["ExtensionInstallToken"];
+            /** Format: date-time */
+            updated_at: string;
+            version: string | null;
+            /** Format: uuid */
+            version_id: string | null;
+        };
+        /** @description An install's `lm_ext_` token (shown only in this answer; only its SHA-256 is stored). */
+        ExtensionInstallToken: {
+            /** Format: date-time */
+            expires_at: string;
+            permissions: string[];
+            /** @description `lm_ext_` plus 64 hex characters. */
+            token: string;
+        };
         ExtensionLimits: {
             /** Format: uuid */
             extension_id: string;
@@ -5526,6 +5833,24 @@ export interface components {
             /** Format: int64 */
             max_sound_storage_bytes: number | null;
             max_sounds: number | null;
+        };
+        ExtensionLog: {
+            /** Format: uuid */
+            account_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            data: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: uuid */
+            extension_id: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            install_id: string | null;
+            /** @enum {string} */
+            level: "debug" | "info" | "warn" | "error";
+            message: string;
         };
         /**
          * @description What a version declares: bot triggers (`commands`, `keywords`, `patterns`), the names of
@@ -5542,6 +5867,8 @@ export interface components {
             /** @enum {string} */
             node_type?: "trigger" | "action" | "logic";
             patterns?: components["schemas"]["ManifestPattern"][];
+            /** @description Account permissions the extension asks for; an install grants them (or the subset it names) to the install's `lm_ext_` token. */
+            permissions?: string[];
             platforms?: ("platform_a" | "platform_b" | "platform_c")[];
         };
         ExtensionPurchase: {
@@ -5564,6 +5891,32 @@ export interface components {
             /** @enum {string} */
             status: "completed" | "refunded";
         };
+        /** @description A submitted version with its extension, for the review queue. */
+        ExtensionReview: {
+            changelog: string | null;
+            /** Format: uuid */
+            developer_id: string | null;
+            /** Format: uuid */
+            extension_id: string;
+            extension_name: string;
+            /** Format: uuid */
+            id: string;
+            manifest: {
+                [key: string]: unknown;
+            } | null;
+            review_notes: string | null;
+            /** Format: date-time */
+            reviewed_at: string | null;
+            /** Format: uuid */
+            reviewed_by: string | null;
+            /** @enum {string} */
+            status: "draft" | "uploaded" | "pending_review" | "published" | "rejected";
+            /** Format: date-time */
+            submitted_at: string | null;
+            /** Format: uuid */
+            team_id: string | null;
+            version: string;
+        };
         ExtensionScreenshot: {
             caption: string | null;
             /** Format: date-time */
@@ -5575,6 +5928,13 @@ export interface components {
             key: string | null;
             position: number;
             url: string | null;
+        };
+        ExtensionStorageEntry: {
+            key: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Any JSON value. */
+            value: unknown;
         };
         ExtensionTester: {
             /** Format: uuid */
@@ -5599,8 +5959,13 @@ export interface components {
             manifest?: components["schemas"]["ExtensionManifest"];
             /** Format: date-time */
             published_at: string | null;
-            /** @enum {string} */
-            status: "draft" | "uploaded" | "published";
+            /** @description The reviewer's notes: set on rejection, optional on approval. */
+            review_notes?: string | null;
+            /**
+             * @description `pending_review` after submission; `published` or `rejected` by an operator holding `extension-review:edit`.
+             * @enum {string}
+             */
+            status: "draft" | "uploaded" | "pending_review" | "published" | "rejected";
             /** Format: date-time */
             uploaded_at: string | null;
             version: string;
@@ -6790,6 +7155,17 @@ export interface components {
                 };
             };
         };
+        /** @description The log lines, newest first. */
+        ExtensionLogList: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionLog"][];
+                };
+            };
+        };
         /** @description The extension. */
         ExtensionResult: {
             headers: {
@@ -6799,6 +7175,17 @@ export interface components {
                 "application/json": {
                     _links: components["schemas"]["SelfLinks"];
                     data: components["schemas"]["Extension"];
+                };
+            };
+        };
+        /** @description The reviewed version. */
+        ExtensionReviewResult: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    data: components["schemas"]["ExtensionReview"];
                 };
             };
         };
@@ -8981,6 +9368,118 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminExtensionReviews: {
+        parameters: {
+            query?: {
+                status?: "pending_review" | "published" | "rejected";
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionReview"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    approveExtensionVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    notes?: string | null;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionReviewResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rejectExtensionVersion: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    notes: string;
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["ExtensionReviewResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11502,6 +12001,101 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    grantExtensionAccess: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The grant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionAccessGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createExtensionAccessInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    expires_at?: string | null;
+                    max_uses?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The invite with its code. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionAccessInvite"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     extensionAnalytics: {
         parameters: {
             query?: {
@@ -11562,6 +12156,36 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["ExtensionLimitsResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    developerExtensionLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionLogList"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -13453,6 +14077,50 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    acceptExtensionAccessInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The grant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionAccessGrant"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     extensionInstalls: {
         parameters: {
             query?: {
@@ -13512,6 +14180,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uuid */
                     extension_id: string;
+                    permissions?: string[];
                     version?: string;
                 };
             };
@@ -13525,7 +14194,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         _links: components["schemas"]["SelfLinks"];
-                        data: components["schemas"]["ExtensionInstall"];
+                        data: components["schemas"]["ExtensionInstallCreated"];
                     };
                 };
             };
@@ -13601,6 +14270,197 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    extensionInstallLogs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["ExtensionLogList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    extensionInstallStorage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionStorageEntry"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setExtensionInstallStorage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Any JSON value. */
+                    value: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The entry. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionStorageEntry"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteExtensionInstallStorage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    issueExtensionInstallToken: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ExtensionInstallToken"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -190,6 +190,24 @@ export type WsEventsNoticeMessage = {
   "cursor"?: string;
 };
 
+/** extInstallLog: Extension install log line (server message `event`) */
+export type WsExtInstallLogMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
+  "cursor"?: string;
+};
+
+/** extLog: Extension log line (server message `event`) */
+export type WsExtLogMessage = {
+  "type": "event";
+  "channel": string;
+  "event_type"?: string;
+  "data": unknown;
+  "cursor"?: string;
+};
+
 /** extStorageUpdate: Extension storage update (server message `event`) */
 export type WsExtStorageUpdateMessage = {
   "type": "event";
@@ -379,7 +397,7 @@ export type WsAutomationMessage = WsAutomationUpdateMessage;
 export type WsChatMessageMessage = WsChatUpdateMessage;
 
 /** Every `event` frame. */
-export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
+export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | WsEventsNoticeMessage | WsExtInstallLogMessage | WsExtLogMessage | WsExtStorageUpdateMessage | WsHistoryUpdateMessage | WsIdeaChangeMessage | WsIdeaDeletedMessage | WsOverlaySettingsUpdateMessage | WsOverlayUpdateMessage | WsPresenceBootstrapMessage | WsPresenceJoinMessage | WsPresenceLeaveMessage | WsPublicStatsBootstrapMessage | WsSoundPlayMessage | WsSoundStopMessage | WsStreamEventMessage | WsWidgetSettingsUpdateMessage | WsWidgetUpdateMessage;
 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
@@ -536,8 +554,8 @@ export interface ChannelMessages {
   "automations:{account_id}": WsAutomationUpdateMessage;
   "chat:{account_id}": WsChatUpdateMessage;
   "events:{account_id}": WsStreamEventMessage | WsEventsNoticeMessage;
-  "ext-install-logs:{account_id}": Extract<WsServerMessage, { type: "event" }>;
-  "ext-logs:{extension_id}": Extract<WsServerMessage, { type: "event" }>;
+  "ext-install-logs:{account_id}": WsExtInstallLogMessage;
+  "ext-logs:{extension_id}": WsExtLogMessage;
   "ext-storage:{install_id}": WsExtStorageUpdateMessage;
   "history:{account_id}": WsHistoryUpdateMessage;
   "ideas:{idea_id}": WsIdeaChangeMessage | WsIdeaDeletedMessage | WsCommentChangeMessage | WsCommentDeletedMessage;

@@ -3,15 +3,23 @@
  * versions, screenshots, testers, analytics and purchases (the publishing routes a developer key
  * reaches on its `extension-dev:*` scope), limit requests and the admin limit levers, public
  * developer and team profiles, account installs, and the internal bot and automation feeds.
+ * Issue 33 adds, each in its own file: version review (review.ts), installs with their purchase
+ * check, `lm_ext_` tokens and the refund hook (installs.ts), install storage and runtime logs
+ * published on their channels (runtime.ts), and access grants and invites (access.ts).
  * Supplies the `install_id` channel-account resolver (`ext-storage:{install_id}`) and the
  * `extension_id` owner check of the ExtensionOwner gate kind (`ext-logs:{extension_id}`). Owns its
  * tables only; developer profiles and teams are read through `use('developer')`, sound limits
  * written through `use('sounds')`.
  */
 import { defineModule } from '../contract';
+import { createAccess } from './access';
+import { createExtensionsResolvers } from './graphql';
+import { createInstalls } from './installs';
 import { extensionMigrations } from './migrations';
 import { createExtensionsRepo } from './repo';
 import { createExtensionsRest } from './rest';
+import { createReview } from './review';
+import { createRuntime } from './runtime';
 import { createExtensionsService } from './service';
 
 /** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
@@ -28,7 +36,11 @@ export interface PurchaseRecord {
 
 export interface ExtensionsApi {
   recordPurchase(purchase: PurchaseRecord): Promise<void>;
-  /** Marks a purchase refunded by its external id (checkout session or payment intent); unknown ids are ignored. */
+  /**
+   * The refund hook (payment-connect `charge.refunded`): marks a purchase refunded by its external
+   * id (checkout session or payment intent), disables the account's installs of the extension it
+   * paid for and revokes their `lm_ext_` tokens, in one transaction; unknown ids are ignored.
+   */
   refundPurchase(externalId: string): Promise<void>;
 }
 
@@ -41,12 +53,20 @@ declare module '../contract' {
 export const extensionsModule = defineModule({
   name: 'extensions',
   migrations: extensionMigrations,
-  build: ({ db, log, use }) => {
-    const service = createExtensionsService({ repo: createExtensionsRepo(db.knex), knex: db.knex, developer: use('developer'), sounds: use('sounds'), log, notifications: use('notifications') });
-    const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => service.refundPurchase(externalId) };
+  build: ({ db, log, use, bus, credentials, revocations }) => {
+    const repo = createExtensionsRepo(db.knex);
+    const notifications = use('notifications');
+    const service = createExtensionsService({ repo, knex: db.knex, developer: use('developer'), sounds: use('sounds'), log, notifications });
+    const installs = createInstalls({ repo, knex: db.knex, credentials, revocations, log, mayTest: (userId, row) => service.mayTest(userId, row) });
+    const review = createReview({ repo, knex: db.knex, notifications });
+    const runtime = createRuntime({ knex: db.knex, bus, log, ownedExtension: (auth, id) => service.ownedFor(auth, id, 'read') });
+    const access = createAccess({ repo, knex: db.knex, ownedForInvite: (auth, id) => service.ownedFor(auth, id, 'inviteTester') });
+    const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId) };
+    const parts = { service, installs, review, runtime, access };
     return {
       api,
-      rest: createExtensionsRest(service),
+      rest: createExtensionsRest(parts),
+      resolvers: createExtensionsResolvers(parts),
       channelAccounts: { install_id: ({ install_id: id }: Record<string, string>) => service.installAccount(id ?? '') },
       channelOwners: { extension_id: ({ extension_id: id }: Record<string, string>, ctx) => service.ownsExtension(ctx, id ?? '') },
     };

@@ -121,4 +121,68 @@ export const extensionMigrations: readonly Migration[] = [
       }
     },
   },
+  {
+    name: '20261125220000_extensions_review_tokens_storage_logs_access',
+    async up(knex: Knex) {
+      /** Version review (issue 33): `pending_review` -> `published` or `rejected` with notes. */
+      await knex.schema.alterTable('extension_versions', (t) => {
+        t.text('review_notes').nullable();
+        t.uuid('reviewed_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('reviewed_at', { useTz: true }).nullable();
+        t.timestamp('submitted_at', { useTz: true }).nullable();
+        t.uuid('submitted_by').nullable().references('users.id').onDelete('SET NULL');
+      });
+      /** What the install granted, its current `lm_ext_` token (a credentials row id) and why it is disabled. */
+      await knex.schema.alterTable('extension_installs', (t) => {
+        t.jsonb('permissions').notNullable().defaultTo('[]');
+        t.uuid('token_id').nullable();
+        t.string('disabled_reason', 30).nullable();
+        t.string('purchase_external_id', 255).nullable();
+      });
+      await knex.schema.createTable('extension_install_storage', (t) => {
+        t.uuid('install_id').notNullable().references('extension_installs.id').onDelete('CASCADE');
+        t.string('key', 200).notNullable();
+        t.jsonb('value').notNullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['install_id', 'key']);
+      });
+      await knex.schema.createTable('extension_logs', (t) => {
+        t.uuid('id').primary();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.uuid('install_id').nullable().references('extension_installs.id').onDelete('SET NULL');
+        t.uuid('account_id').nullable().references('accounts.id').onDelete('CASCADE');
+        t.string('level', 10).notNullable();
+        t.text('message').notNullable();
+        t.jsonb('data').nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.index(['extension_id', 'created_at']);
+        t.index(['account_id', 'created_at']);
+      });
+      /** Users granted access to an extension that is not published (besides testers and developers). */
+      await knex.schema.createTable('extension_access_grants', (t) => {
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE');
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.uuid('granted_by').nullable().references('users.id').onDelete('SET NULL');
+        t.uuid('invite_id').nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['extension_id', 'user_id']);
+      });
+      /** Access invites: only the SHA-256 of the code is stored; the code is shown once. */
+      await knex.schema.createTable('extension_access_invites', (t) => {
+        t.uuid('id').primary();
+        t.uuid('extension_id').notNullable().references('extensions.id').onDelete('CASCADE').index();
+        t.specificType('code_hash', 'char(64)').notNullable().unique();
+        t.integer('max_uses').nullable();
+        t.integer('uses').notNullable().defaultTo(0);
+        t.uuid('created_by').nullable().references('users.id').onDelete('SET NULL');
+        t.timestamp('expires_at', { useTz: true }).nullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+      });
+    },
+    async down(knex: Knex) {
+      for (const table of ['extension_access_invites', 'extension_access_grants', 'extension_logs', 'extension_install_storage']) await knex.schema.dropTableIfExists(table);
+      await knex.schema.alterTable('extension_installs', (t) => t.dropColumns('permissions', 'token_id', 'disabled_reason', 'purchase_external_id'));
+      await knex.schema.alterTable('extension_versions', (t) => t.dropColumns('review_notes', 'reviewed_by', 'reviewed_at', 'submitted_at', 'submitted_by'));
+    },
+  },
 ];

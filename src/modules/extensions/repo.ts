@@ -31,13 +31,18 @@ export interface VersionRow {
   id: string;
   extension_id: string;
   version: string;
-  status: 'draft' | 'uploaded' | 'published';
+  status: 'draft' | 'uploaded' | 'pending_review' | 'published' | 'rejected';
   changelog: string | null;
   manifest: unknown;
   handler_code: string | null;
   created_at: Date;
   uploaded_at: Date | null;
   published_at: Date | null;
+  review_notes?: string | null;
+  reviewed_by?: string | null;
+  reviewed_at?: Date | null;
+  submitted_at?: Date | null;
+  submitted_by?: string | null;
 }
 
 export interface ScreenshotRow {
@@ -244,10 +249,6 @@ export function createExtensionsRepo(knex: Knex) {
     async insertPurchase(row: Omit<PurchaseRow, 'status' | 'created_at' | 'refunded_at'>): Promise<void> {
       await knex('extension_purchases').insert(row).onConflict('external_id').ignore();
     },
-    /** extension_purchases.refund: only a completed purchase moves */
-    async refundPurchase(externalId: string): Promise<void> {
-      await knex('extension_purchases').where({ external_id: externalId, status: 'completed' }).update({ status: 'refunded', refunded_at: knex.fn.now() });
-    },
     /** extension_purchases.page, newest first */
     async purchases(extensionId: string, page: { limit: number; offset: number }): Promise<{ rows: PurchaseRow[]; total: number }> {
       const [rows, count] = await Promise.all([
@@ -286,21 +287,9 @@ export function createExtensionsRepo(knex: Knex) {
       const row = await knex('extension_installs').where({ id }).first('account_id');
       return (row as { account_id: string } | undefined)?.account_id ?? null;
     },
-    /** extension_installs.insert: false when the account has it installed already */
-    async insertInstall(row: { id: string; account_id: string; extension_id: string; version_id: string | null; installed_by: string | null }): Promise<boolean> {
-      const inserted = await knex('extension_installs').insert({ ...row, config: JSON.stringify({}) }).onConflict(['account_id', 'extension_id']).ignore().returning('id');
-      return inserted.length > 0;
-    },
-    /** extension_installs.update */
-    async updateInstall(accountId: string, id: string, patch: { enabled?: boolean; config?: unknown }): Promise<boolean> {
-      const values: Record<string, unknown> = { updated_at: knex.fn.now() };
-      if (patch.enabled !== undefined) values.enabled = patch.enabled;
-      if (patch.config !== undefined) values.config = JSON.stringify(patch.config);
-      return (await knex('extension_installs').where({ account_id: accountId, id }).update(values).returning('id')).length > 0;
-    },
     /** extension_installs.delete */
-    async deleteInstall(accountId: string, id: string): Promise<boolean> {
-      return (await knex('extension_installs').where({ account_id: accountId, id }).delete().returning('id')).length > 0;
+    async deleteInstall(accountId: string, id: string, db: Db = knex): Promise<boolean> {
+      return (await db('extension_installs').where({ account_id: accountId, id }).delete().returning('id')).length > 0;
     },
     /** extension_installs.feed: installs with their version's bundle, by account and/or install */
     feed(filter: { accountId?: string; installId?: string; enabledOnly?: boolean }): Promise<FeedRow[]> {

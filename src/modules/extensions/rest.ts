@@ -1,9 +1,21 @@
 /** REST bindings of the extensions surface, in domain form (the router maps names, pages and applies the declared envelopes). */
 import { SUCCESS, reply } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
+import type { Access } from './access';
+import type { Installs } from './installs';
+import type { Review } from './review';
+import type { Runtime } from './runtime';
 import type { ExtensionsService } from './service';
 
-export function createExtensionsRest(service: ExtensionsService) {
+export interface ExtensionsParts {
+  service: ExtensionsService;
+  installs: Installs;
+  review: Review;
+  runtime: Runtime;
+  access: Access;
+}
+
+export function createExtensionsRest({ service, installs, review, runtime, access }: ExtensionsParts) {
   return bindRest({
     developerExtensions: (_r, context) => service.list(context.auth),
     createDeveloperExtension: async ({ body }, context) => reply(201, await service.create(context.auth, body)),
@@ -44,13 +56,29 @@ export function createExtensionsRest(service: ExtensionsService) {
     adminLimitRequestEvents: ({ params }) => service.adminLimitRequestEvents(params.id),
     adminDeveloperLimitRequests: ({ params }) => service.adminDeveloperLimitRequests(params.id),
     adminSetExtensionLimits: ({ params, body }) => service.adminSetLimits(params.id, body),
-    extensionInstalls: (_r, context) => service.installs(context.auth),
-    installExtension: async ({ body }, context) => reply(201, await service.install(context.auth, body)),
-    updateExtensionInstall: ({ params, body }, context) => service.updateInstall(context.auth, params.id, body),
+    extensionInstalls: (_r, context) => installs.installs(context.auth),
+    installExtension: async ({ body }, context) => reply(201, await installs.install(context.auth, body)),
+    updateExtensionInstall: ({ params, body }, context) => installs.updateInstall(context.auth, params.id, body),
     async uninstallExtension({ params }, context) {
-      await service.uninstall(context.auth, params.id);
+      await installs.uninstall(context.auth, params.id);
       return SUCCESS;
     },
+    issueExtensionInstallToken: ({ params }, context) => installs.issueToken(context.auth, params.id),
+    extensionInstallStorage: ({ params }, context) => runtime.storage(context.auth, params.id),
+    setExtensionInstallStorage: ({ params, body }, context) => runtime.setStorage(context.auth, params.id, params.key, body.value),
+    async deleteExtensionInstallStorage({ params }, context) {
+      await runtime.deleteStorage(context.auth, params.id, params.key);
+      return SUCCESS;
+    },
+    extensionInstallLogs: ({ params }, context) => runtime.installLogs(context.auth, params.id),
+    developerExtensionLogs: ({ params }, context) => runtime.extensionLogs(context.auth, params.id),
+    writeExtensionLog: async ({ body }) => reply(201, await runtime.writeLog(body)),
+    adminExtensionReviews: ({ query }) => review.list(query.status),
+    approveExtensionVersion: ({ params, body }, context) => review.approve(context.auth, params.versionId, body?.notes),
+    rejectExtensionVersion: ({ params, body }, context) => review.reject(context.auth, params.versionId, body.notes),
+    grantExtensionAccess: ({ params, body }, context) => access.grantAccess(context.auth, params.id, body.userId),
+    createExtensionAccessInvite: async ({ params, body }, context) => reply(201, await access.createInvite(context.auth, params.id, body ?? {})),
+    acceptExtensionAccessInvite: ({ body }, context) => access.acceptInvite(context.auth, body.code),
     botModuleTriggers: ({ params }) => service.botTriggers(params.accountId),
     botModuleHandlers: ({ query }) => service.botHandlers(query),
     automationNodeHandlers: ({ query }) => service.automationHandlers(query),

@@ -1,8 +1,9 @@
 /**
  * Extensions (Part 1, "Key rules" 4 and the first-party gate; Part 2, "Developer portal", "Limit
  * request", "Public developer profile", "Limits"): the publishing surface a developer reaches with
- * a session or a developer key, limit requests and their review, public profiles, account
- * installs and the internal bot and automation feeds. Gates (auth kind, `extension-dev:*` scope,
+ * a session or a developer key (publishing submits a version for review, see review.ts), limit
+ * requests and their review, public profiles and the internal bot and automation feeds (account
+ * installs live in installs.ts). Gates (auth kind, `extension-dev:*` scope,
  * admin and account permissions, feature flags) are declared in spec/ and enforced by shared
  * code; this service adds only the data-dependent checks: which profile or team owns an
  * extension, and the team permission a member acts through.
@@ -10,7 +11,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
+import { requireUserId, type AuthContext } from '../../auth/context';
+import { isAccountPermission } from '../../auth/registry';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { fromJson, isoTime } from '../../infra/db/database';
@@ -21,14 +23,13 @@ import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
 import { extensionMessages as m } from './errors';
 import type { PurchaseRecord } from './index';
-import type { ExtensionRow, ExtensionsRepo, FeedRow, InstallRow, LimitRequestRow, Owners, VersionRow } from './repo';
+import type { ExtensionRow, ExtensionsRepo, FeedRow, LimitRequestRow, Owners, VersionRow } from './repo';
 
 type Schemas = components['schemas'];
 export type Extension = Camelize<Schemas['Extension']>;
 export type ExtensionVersion = Camelize<Schemas['ExtensionVersion']>;
 export type Manifest = Camelize<Schemas['ExtensionManifest']>;
 export type InstallConfig = Camelize<Schemas['ExtensionInstallConfig']>;
-export type ExtensionInstall = Camelize<Schemas['ExtensionInstall']>;
 export type LimitRequest = Camelize<Schemas['LimitRequest']>;
 export type LimitRequestEvent = Camelize<Schemas['LimitRequestEvent']>;
 export type RequestedLimits = Camelize<Schemas['RequestedLimits']>;
@@ -122,26 +123,11 @@ function toVersion(row: VersionRow): ExtensionVersion {
     status: row.status,
     changelog: row.changelog,
     hasBundle: row.handler_code !== null,
+    reviewNotes: row.review_notes ?? null,
     ...(manifest ? { manifest } : {}),
     createdAt: isoTime(row.created_at),
     uploadedAt: isoTime(row.uploaded_at),
     publishedAt: isoTime(row.published_at),
-  };
-}
-
-function toInstall(row: InstallRow): ExtensionInstall {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    extensionId: row.extension_id,
-    extensionName: row.extension_name,
-    versionId: row.version_id,
-    version: row.version,
-    enabled: row.enabled,
-    config: fromJson<InstallConfig>(row.config, {}),
-    installedBy: row.installed_by,
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
   };
 }
 
@@ -274,6 +260,9 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     ];
     const unknown = used.find((h) => !handlers.has(h));
     if (unknown !== undefined) throw AppError.validation(m.unknownHandler(unknown), { fields: [{ field: 'manifest', message: m.unknownHandler(unknown) }] });
+    // What an install may grant the extension's token: account permissions only.
+    const badPermission = (manifest.permissions ?? []).find((p) => !isAccountPermission(p));
+    if (badPermission !== undefined) throw AppError.validation(m.unknownPermission(badPermission), { fields: [{ field: 'manifest', message: m.unknownPermission(badPermission) }] });
   }
 
   async function reloaded(id: string): Promise<Extension> {
@@ -417,9 +406,9 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         const current = await repo.versionById(row.id, versionId, trx);
         if (!current) throw AppError.notFound(m.versionNotFound);
         if (current.status === 'draft') throw new AppError('CONFLICT', m.uploadFirst);
-        if (current.status === 'uploaded') {
-          await repo.updateVersion(current.id, { status: 'published', published_at: trx.fn.now() }, trx);
-          await repo.updateExtension(row.id, { status: 'published', ...(row.published_at ? {} : { published_at: trx.fn.now() as unknown as Date }) }, trx);
+        // Submission for review (review.ts decides); pending and published versions stay as they are.
+        if (current.status === 'uploaded' || current.status === 'rejected') {
+          await repo.updateVersion(current.id, { status: 'pending_review', submitted_at: trx.fn.now(), submitted_by: auth.userId, review_notes: null, reviewed_by: null, reviewed_at: null }, trx);
         }
         return (await repo.versionById(row.id, versionId, trx))!;
       });
@@ -606,43 +595,14 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       };
     },
 
-    // ------------------------------------------------------------ account installs
-    async installs(auth: AuthContext): Promise<ExtensionInstall[]> {
-      return (await repo.installsOf(requireAccountId(auth))).map(toInstall);
-    },
-    async install(auth: AuthContext, input: { extensionId: string; version?: string }): Promise<ExtensionInstall> {
-      const accountId = requireAccountId(auth);
-      const row = await repo.extensionById(input.extensionId);
-      if (!row) throw notFound();
-      // Testers and the extension's own developers may install what is not published yet.
-      const mayTest = auth.userId !== null && ((await repo.isTester(row.id, auth.userId)) || (await develops(auth.userId, row)));
-      let version: VersionRow | undefined;
-      if (input.version !== undefined) {
-        version = await repo.versionByName(row.id, input.version);
-        if (!version || !(version.status === 'published' || (mayTest && version.status === 'uploaded'))) {
-          throw row.status === 'published' || mayTest ? AppError.notFound(m.versionNotFound) : notFound();
-        }
-      } else if (row.status === 'published') {
-        version = await repo.latestVersion(row.id, ['published']);
-      } else if (mayTest) {
-        version = await repo.latestVersion(row.id, ['uploaded', 'published']);
-      } else {
-        throw notFound();
-      }
-      if (!version) throw new AppError('CONFLICT', m.noInstallableVersion);
-      const id = randomUUID();
-      if (!(await repo.insertInstall({ id, account_id: accountId, extension_id: row.id, version_id: version.id, installed_by: auth.userId }))) {
-        throw new AppError('CONFLICT', m.alreadyInstalled);
-      }
-      return toInstall((await repo.installById(accountId, id))!);
-    },
-    async updateInstall(auth: AuthContext, id: string, input: { enabled?: boolean; config?: InstallConfig }): Promise<ExtensionInstall> {
-      const accountId = requireAccountId(auth);
-      if (!(await repo.updateInstall(accountId, id, input))) throw AppError.notFound(m.installNotFound);
-      return toInstall((await repo.installById(accountId, id))!);
-    },
-    async uninstall(auth: AuthContext, id: string): Promise<void> {
-      if (!(await repo.deleteInstall(requireAccountId(auth), id))) throw AppError.notFound(m.installNotFound);
+    // ------------------------------------------------------------ helpers for installs.ts, access.ts, runtime.ts
+    /** The extension when the caller may act on it (404 otherwise; 403 without the team permission). */
+    ownedFor: (auth: AuthContext, id: string, action: ExtensionAction) => owned(auth, id, action),
+    /** Whether a user may install what is not published: a tester, a developer of it, or granted access. */
+    async mayTest(userId: string, row: ExtensionRow): Promise<boolean> {
+      if (await repo.isTester(row.id, userId)) return true;
+      if (await knex('extension_access_grants').where({ extension_id: row.id, user_id: userId }).first('user_id')) return true;
+      return develops(userId, row);
     },
 
     // ------------------------------------------------------------ internal feeds (system keys)
@@ -701,7 +661,6 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         currency: purchase.currency.toUpperCase(),
       });
     },
-    refundPurchase: (externalId: string) => repo.refundPurchase(externalId),
 
     /** The owning account of `ext-storage:{install_id}` (null fails closed). */
     installAccount: (installId: string): Promise<string | null> => (UUID_RE.test(installId) ? repo.installAccount(installId) : Promise.resolve(null)),

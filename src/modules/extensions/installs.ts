@@ -1,0 +1,248 @@
+/**
+ * Account installs of extensions (issue 33, item 3): what an install grants and the `lm_ext_`
+ * token it mints, the purchase a paid extension needs first, and what a refund does to it.
+ *
+ * - Installing a paid extension needs a completed (not refunded) purchase of it by the account,
+ *   as the payment-connect webhook recorded it (`recordPurchase`).
+ * - The install grants account permissions the version's manifest asks for (all of them unless
+ *   the request names a subset), each held by the installer. Its token (Part 1: `lm_ext_`, TTL
+ *   15 minutes, scoped to extension, install and account) holds exactly those; only its SHA-256 is
+ *   stored (src/auth/store.ts) and the plain token is answered once. A new token revokes the last.
+ * - Uninstalling, disabling and a refund revoke the token; a refund also disables the install
+ *   (`disabled_reason: refunded`), which can be enabled again only after a new purchase.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import { hasPermission, requireAccountId, type AuthContext } from '../../auth/context';
+import type { Revocations } from '../../auth/revocations';
+import type { CredentialStore } from '../../auth/store';
+import { AppError } from '../../errors';
+import type { Camelize } from '../../http/mapping';
+import { fromJson, isoTime } from '../../infra/db/database';
+import type { Logger } from '../../infra/logger';
+import { extensionMessages as m } from './errors';
+import type { ExtensionRow, ExtensionsRepo, InstallRow, VersionRow } from './repo';
+
+type Schemas = components['schemas'];
+export type ExtensionInstall = Camelize<Schemas['ExtensionInstall']>;
+export type InstallConfig = Camelize<Schemas['ExtensionInstallConfig']>;
+export type InstallToken = Camelize<Schemas['ExtensionInstallToken']>;
+
+/** Part 1, "Limits": an extension token lives 15 minutes. */
+export const EXTENSION_TOKEN_TTL_MS = 15 * 60 * 1000;
+
+/** The install columns this file adds to the base row (migration 20261125220000). */
+export interface InstallGrantRow extends InstallRow {
+  permissions?: unknown;
+  token_id?: string | null;
+  disabled_reason?: string | null;
+}
+
+export function toInstall(row: InstallGrantRow): ExtensionInstall {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    extensionId: row.extension_id,
+    extensionName: row.extension_name,
+    versionId: row.version_id,
+    version: row.version,
+    enabled: row.enabled,
+    config: fromJson<InstallConfig>(row.config, {}),
+    permissions: fromJson<string[]>(row.permissions, []),
+    disabledReason: row.disabled_reason ?? null,
+    installedBy: row.installed_by,
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
+  };
+}
+
+export interface InstallsDeps {
+  repo: ExtensionsRepo;
+  knex: Knex;
+  credentials: CredentialStore;
+  revocations: Revocations;
+  log: Logger;
+  /** Whether the user may install what is not published (tester, developer, access grant). */
+  mayTest(userId: string, row: ExtensionRow): Promise<boolean>;
+}
+
+export function createInstalls(deps: InstallsDeps) {
+  const { repo, knex, credentials, revocations } = deps;
+
+  const installRow = (accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<InstallGrantRow | undefined> =>
+    repo.installById(accountId, id, db) as Promise<InstallGrantRow | undefined>;
+
+  /**
+   * Revokes an install's current token (if any) in the caller's transaction and remembers its
+   * hash in `revoked`; `announce` closes its sockets on every node once the transaction committed.
+   */
+  async function revokeToken(tokenId: string | null | undefined, db: Knex.Transaction, revoked: string[]): Promise<void> {
+    if (!tokenId) return;
+    const row = await credentials.byId(tokenId, db);
+    if (row && (await credentials.revoke(tokenId, db))) revoked.push(row.token_hash);
+  }
+  const announce = async (revoked: string[]) => {
+    for (const hash of revoked) await revocations.announce({ credential_id: hash, kind: 'token' });
+  };
+
+  /** Mints the install's token (revoking the previous one) in the caller's transaction. */
+  async function mintToken(
+    install: { id: string; account_id: string; extension_id: string; token_id?: string | null },
+    permissions: string[],
+    createdBy: string | null,
+    trx: Knex.Transaction,
+    revoked: string[],
+  ): Promise<InstallToken> {
+    const expiresAt = new Date(Date.now() + EXTENSION_TOKEN_TTL_MS);
+    const { token, row } = await credentials.mint(
+      { kind: 'extension', accountId: install.account_id, createdBy, subjectId: install.id, extensionId: install.extension_id, permissions, expiresAt, label: 'extension install' },
+      trx,
+    );
+    await trx('extension_installs').where({ id: install.id }).update({ token_id: row.id });
+    await revokeToken(install.token_id, trx, revoked);
+    return { token, expiresAt: expiresAt.toISOString(), permissions };
+  }
+
+  /** The permissions an install grants: the manifest's (or the requested subset), each held by the installer. */
+  function grantedPermissions(auth: AuthContext, version: VersionRow, requested: string[] | undefined): string[] {
+    const declared = fromJson<{ permissions?: string[] }>(version.manifest, {}).permissions ?? [];
+    const wanted = requested ?? declared;
+    const unknown = wanted.find((p) => !declared.includes(p));
+    if (unknown !== undefined) throw AppError.validation(m.permissionNotRequested(unknown), { fields: [{ field: 'permissions', message: m.permissionNotRequested(unknown) }] });
+    const missing = wanted.find((p) => !hasPermission(auth, p));
+    if (missing !== undefined) throw AppError.forbidden(m.cannotGrant(missing));
+    return [...new Set(wanted)].sort();
+  }
+
+  /** A completed, unrefunded purchase of the extension by the account (the purchase's external id). */
+  async function purchaseOf(extensionId: string, accountId: string, db: Knex | Knex.Transaction): Promise<string | null> {
+    const row = (await db('extension_purchases').where({ extension_id: extensionId, account_id: accountId, status: 'completed' }).orderBy('created_at', 'desc').first('external_id')) as
+      | { external_id: string }
+      | undefined;
+    return row?.external_id ?? null;
+  }
+
+  return {
+    async installs(auth: AuthContext): Promise<ExtensionInstall[]> {
+      return (await repo.installsOf(requireAccountId(auth))).map(toInstall);
+    },
+
+    async install(auth: AuthContext, input: { extensionId: string; version?: string; permissions?: string[] }): Promise<ExtensionInstall & { token: InstallToken }> {
+      const accountId = requireAccountId(auth);
+      const notFound = () => AppError.notFound(m.extensionNotFound);
+      const row = await repo.extensionById(input.extensionId);
+      if (!row) throw notFound();
+      // Testers, access grants and the extension's own developers may install what is not published yet.
+      const mayTest = auth.userId !== null && (await deps.mayTest(auth.userId, row));
+      let version: VersionRow | undefined;
+      if (input.version !== undefined) {
+        version = await repo.versionByName(row.id, input.version);
+        if (!version || !(version.status === 'published' || (mayTest && version.status === 'uploaded'))) {
+          throw row.status === 'published' || mayTest ? AppError.notFound(m.versionNotFound) : notFound();
+        }
+      } else if (row.status === 'published') {
+        version = await repo.latestVersion(row.id, ['published']);
+      } else if (mayTest) {
+        version = await repo.latestVersion(row.id, ['uploaded', 'pending_review', 'published']);
+      } else {
+        throw notFound();
+      }
+      if (!version) throw new AppError('CONFLICT', m.noInstallableVersion);
+      const permissions = grantedPermissions(auth, version, input.permissions);
+      const id = randomUUID();
+      const token = await knex.transaction(async (trx) => {
+        // The purchase is read under the extension's lock, so a refund recorded meanwhile is seen.
+        await repo.lockExtension(row.id, trx);
+        const purchase = row.pricing_type === 'free' ? null : await purchaseOf(row.id, accountId, trx);
+        if (row.pricing_type !== 'free' && !purchase) throw AppError.forbidden(m.purchaseRequired);
+        const inserted = await trx('extension_installs')
+          .insert({ id, account_id: accountId, extension_id: row.id, version_id: version.id, installed_by: auth.userId, config: JSON.stringify({}), permissions: JSON.stringify(permissions), purchase_external_id: purchase })
+          .onConflict(['account_id', 'extension_id'])
+          .ignore()
+          .returning('id');
+        if (inserted.length === 0) throw new AppError('CONFLICT', m.alreadyInstalled);
+        return mintToken({ id, account_id: accountId, extension_id: row.id }, permissions, auth.userId, trx, []);
+      });
+      return { ...toInstall((await installRow(accountId, id))!), token };
+    },
+
+    async updateInstall(auth: AuthContext, id: string, input: { enabled?: boolean; config?: InstallConfig }): Promise<ExtensionInstall> {
+      const accountId = requireAccountId(auth);
+      const revoked: string[] = [];
+      await knex.transaction(async (trx) => {
+        const current = await installRow(accountId, id, trx);
+        if (!current) throw AppError.notFound(m.installNotFound);
+        const values: Record<string, unknown> = { updated_at: trx.fn.now() };
+        if (input.enabled === true && current.disabled_reason) {
+          // A refunded install comes back only with a new completed purchase.
+          await repo.lockExtension(current.extension_id, trx);
+          if (!(await purchaseOf(current.extension_id, accountId, trx))) throw new AppError('CONFLICT', m.installRefunded);
+          values.disabled_reason = null;
+        }
+        if (input.enabled !== undefined) values.enabled = input.enabled;
+        if (input.config !== undefined) values.config = JSON.stringify(input.config);
+        if (input.enabled === false) values.token_id = null;
+        await trx('extension_installs').where({ account_id: accountId, id }).update(values);
+        if (input.enabled === false) await revokeToken(current.token_id, trx, revoked);
+      });
+      await announce(revoked);
+      return toInstall((await installRow(accountId, id))!);
+    },
+
+    async uninstall(auth: AuthContext, id: string): Promise<void> {
+      const accountId = requireAccountId(auth);
+      const revoked: string[] = [];
+      await knex.transaction(async (trx) => {
+        const current = await installRow(accountId, id, trx);
+        if (!current || !(await repo.deleteInstall(accountId, id, trx))) throw AppError.notFound(m.installNotFound);
+        await revokeToken(current.token_id, trx, revoked);
+      });
+      await announce(revoked);
+    },
+
+    async issueToken(auth: AuthContext, id: string): Promise<InstallToken> {
+      const accountId = requireAccountId(auth);
+      const revoked: string[] = [];
+      const token = await knex.transaction(async (trx) => {
+        await trx('extension_installs').where({ account_id: accountId, id }).forUpdate().first('id');
+        const current = await installRow(accountId, id, trx);
+        if (!current) throw AppError.notFound(m.installNotFound);
+        if (!current.enabled) throw new AppError('CONFLICT', m.installDisabled);
+        return mintToken(current, fromJson<string[]>(current.permissions, []), auth.userId, trx, revoked);
+      });
+      await announce(revoked);
+      return token;
+    },
+
+    /**
+     * The refund hook the payment-connect webhook calls (through `refundPurchase` of the module
+     * API): the purchase is marked refunded, and every install that purchase paid for, or that the
+     * account holds of the extension with no other completed purchase, is disabled and its token
+     * revoked, in one transaction. Unknown or already refunded ids change nothing.
+     */
+    async refundPurchase(externalId: string): Promise<void> {
+      const revoked: string[] = [];
+      await knex.transaction(async (trx) => {
+        const refunded = (await trx('extension_purchases')
+          .where({ external_id: externalId, status: 'completed' })
+          .update({ status: 'refunded', refunded_at: trx.fn.now() })
+          .returning(['extension_id', 'account_id'])) as { extension_id: string; account_id: string | null }[];
+        for (const purchase of refunded) {
+          if (!purchase.account_id) continue;
+          await repo.lockExtension(purchase.extension_id, trx);
+          if (await purchaseOf(purchase.extension_id, purchase.account_id, trx)) continue;
+          const installs = (await trx('extension_installs').where({ extension_id: purchase.extension_id, account_id: purchase.account_id }).select('id', 'token_id')) as { id: string; token_id: string | null }[];
+          for (const install of installs) {
+            await trx('extension_installs').where({ id: install.id }).update({ enabled: false, disabled_reason: 'refunded', token_id: null, updated_at: trx.fn.now() });
+            await revokeToken(install.token_id, trx, revoked);
+          }
+          if (installs.length) deps.log.info({ extension_id: purchase.extension_id, account_id: purchase.account_id, installs: installs.length }, 'refunded extension installs disabled');
+        }
+      });
+      await announce(revoked);
+    },
+  };
+}
+
+export type Installs = ReturnType<typeof createInstalls>;

@@ -1,0 +1,147 @@
+/**
+ * What an install's extension keeps and says while it runs (issue 33, item 3): its isolated
+ * key-value storage and its log lines. Every change is published on the internal bus under the
+ * socket channel's own name, which the realtime relay forwards (spec/ws-protocol.json):
+ * - a storage write or delete: `ext-storage:{install_id}`, `storage:update`
+ *   `{ install_id, key, value, deleted }`;
+ * - a log line the runtime writes (system key): `ext-logs:{extension_id}` for the extension's
+ *   developers and `ext-install-logs:{account_id}` for the account, `extension:log` with the line.
+ * Publishing happens after the write committed; a bus failure is logged, never a failed write.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import { requireAccountId, type AuthContext } from '../../auth/context';
+import { AppError } from '../../errors';
+import type { Camelize } from '../../http/mapping';
+import type { Bus } from '../../infra/bus';
+import { fromJson, isoTime } from '../../infra/db/database';
+import type { Logger } from '../../infra/logger';
+import { extensionMessages as m } from './errors';
+
+type Schemas = components['schemas'];
+export type StorageEntry = Camelize<Schemas['ExtensionStorageEntry']>;
+export type ExtensionLog = Camelize<Schemas['ExtensionLog']>;
+type LogLevel = ExtensionLog['level'];
+
+/** Largest stored value, serialised (64 KiB, the WebSocket frame limit). */
+export const MAX_STORAGE_VALUE_BYTES = 64 * 1024;
+const LOG_PAGE = 200;
+
+interface LogRow {
+  id: string;
+  extension_id: string;
+  install_id: string | null;
+  account_id: string | null;
+  level: LogLevel;
+  message: string;
+  data: unknown;
+  created_at: Date;
+}
+
+/** Stored values are wrapped (`{ v }`) so that a JSON string survives the jsonb round trip. */
+const unwrap = (stored: unknown): unknown => fromJson<{ v?: unknown }>(stored, {}).v ?? null;
+
+function toLog(row: LogRow): ExtensionLog {
+  return {
+    id: row.id,
+    extensionId: row.extension_id,
+    installId: row.install_id,
+    accountId: row.account_id,
+    level: row.level,
+    message: row.message,
+    data: row.data === null || row.data === undefined ? null : fromJson<Record<string, unknown>>(row.data, {}),
+    createdAt: isoTime(row.created_at),
+  };
+}
+
+/** A log line in wire form (snake_case), the `data` of an `extension:log` frame. */
+function logWire(log: ExtensionLog): Record<string, unknown> {
+  return {
+    id: log.id,
+    extension_id: log.extensionId,
+    install_id: log.installId,
+    account_id: log.accountId,
+    level: log.level,
+    message: log.message,
+    data: log.data,
+    created_at: log.createdAt,
+  };
+}
+
+export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedExtension: (auth: AuthContext, id: string) => Promise<{ id: string }> }) {
+  const { knex, bus, log } = deps;
+  const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+  async function publish(channel: string, eventType: string, data: unknown): Promise<void> {
+    await bus.publish(channel, JSON.stringify({ event_type: eventType, data })).catch((error: unknown) => log.warn({ err: error, channel }, 'extension broadcast failed'));
+  }
+
+  /** The active account's install, or 404. */
+  async function ownInstall(auth: AuthContext, id: string): Promise<{ id: string; account_id: string; extension_id: string }> {
+    const accountId = requireAccountId(auth);
+    const row = UUID_RE.test(id) ? await knex('extension_installs').where({ id, account_id: accountId }).first('id', 'account_id', 'extension_id') : undefined;
+    if (!row) throw AppError.notFound(m.installNotFound);
+    return row as { id: string; account_id: string; extension_id: string };
+  }
+
+  return {
+    async storage(auth: AuthContext, installId: string): Promise<StorageEntry[]> {
+      const install = await ownInstall(auth, installId);
+      const rows = (await knex('extension_install_storage').where({ install_id: install.id }).orderBy('key')) as { key: string; value: unknown; updated_at: Date }[];
+      return rows.map((r) => ({ key: r.key, value: unwrap(r.value), updatedAt: isoTime(r.updated_at) }));
+    },
+    async setStorage(auth: AuthContext, installId: string, key: string, value: unknown): Promise<StorageEntry> {
+      const install = await ownInstall(auth, installId);
+      const serialised = JSON.stringify(value ?? null);
+      if (Buffer.byteLength(serialised) > MAX_STORAGE_VALUE_BYTES) throw AppError.validation(m.storageValueTooLarge, { fields: [{ field: 'value', message: m.storageValueTooLarge }] });
+      const [row] = (await knex('extension_install_storage')
+        .insert({ install_id: install.id, key, value: JSON.stringify({ v: value ?? null }), updated_at: knex.fn.now() })
+        .onConflict(['install_id', 'key'])
+        .merge(['value', 'updated_at'])
+        .returning(['key', 'value', 'updated_at'])) as { key: string; value: unknown; updated_at: Date }[];
+      const entry = { key: row!.key, value: unwrap(row!.value), updatedAt: isoTime(row!.updated_at) };
+      await publish(`ext-storage:${install.id}`, 'storage:update', { install_id: install.id, key, value: entry.value, deleted: false });
+      return entry;
+    },
+    async deleteStorage(auth: AuthContext, installId: string, key: string): Promise<void> {
+      const install = await ownInstall(auth, installId);
+      const deleted = await knex('extension_install_storage').where({ install_id: install.id, key }).delete().returning('key');
+      if (deleted.length === 0) throw AppError.notFound(m.storageEntryNotFound);
+      await publish(`ext-storage:${install.id}`, 'storage:update', { install_id: install.id, key, value: null, deleted: true });
+    },
+
+    /** The runtime's log writer (system key): stored, then published to the developer's and the account's channels. */
+    async writeLog(input: { installId: string; level: LogLevel; message: string; data?: Record<string, unknown> | null }): Promise<ExtensionLog> {
+      const install = (await knex('extension_installs').where({ id: input.installId }).first('id', 'account_id', 'extension_id')) as { id: string; account_id: string; extension_id: string } | undefined;
+      if (!install) throw AppError.notFound(m.installNotFound);
+      const [row] = (await knex('extension_logs')
+        .insert({
+          id: randomUUID(),
+          extension_id: install.extension_id,
+          install_id: install.id,
+          account_id: install.account_id,
+          level: input.level,
+          message: input.message,
+          data: input.data === undefined || input.data === null ? null : JSON.stringify(input.data),
+        })
+        .returning('*')) as LogRow[];
+      const line = toLog(row!);
+      await publish(`ext-logs:${install.extension_id}`, 'extension:log', logWire(line));
+      await publish(`ext-install-logs:${install.account_id}`, 'extension:log', logWire(line));
+      return line;
+    },
+    async installLogs(auth: AuthContext, installId: string): Promise<ExtensionLog[]> {
+      const install = await ownInstall(auth, installId);
+      const rows = (await knex('extension_logs').where({ install_id: install.id, account_id: install.account_id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
+      return rows.map(toLog);
+    },
+    async extensionLogs(auth: AuthContext, extensionId: string): Promise<ExtensionLog[]> {
+      const row = await deps.ownedExtension(auth, extensionId);
+      const rows = (await knex('extension_logs').where({ extension_id: row.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
+      return rows.map(toLog);
+    },
+  };
+}
+
+export type Runtime = ReturnType<typeof createRuntime>;
