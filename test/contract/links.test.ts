@@ -95,8 +95,6 @@ describe('OpenAPI links: create → read → update → delete', () => {
   let member: LoggedIn;
   /** Nobody's member yet (account invites); an extension tester. */
   let outsider: LoggedIn;
-  /** Holds the `Moderator` user role (idea categories and tags). */
-  let moderator: LoggedIn;
 
   beforeAll(async () => {
     owner = await devLogin(t, operatorEmail);
@@ -108,11 +106,6 @@ describe('OpenAPI links: create → read → update → delete', () => {
     if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
     member = await joinAccount(t, owner, await devLogin(t), { role: 'administrator' });
     outsider = await devLogin(t);
-    const mod = await devLogin(t);
-    const knex = t.app.db.knex;
-    const role = (await knex('user_roles').where({ name: 'Moderator' }).first('id')) as { id: string };
-    await knex('user_role_assignments').insert({ user_id: mod.userId, role_id: role.id }).onConflict(['user_id', 'role_id']).ignore();
-    moderator = await devLogin(t, mod.email);
   });
 
   const post = async (token: string, url: string, body: unknown) => {
@@ -217,8 +210,8 @@ describe('OpenAPI links: create → read → update → delete', () => {
       update: { updateDeveloperTeamRole: { name: `renamed-${short()}` } },
     },
     createIdea: { actor: () => owner, body: () => ({ title: `Links idea ${short()}`, description: 'Chain create, read, update, delete.' }), update: { updateIdea: { title: `Renamed idea ${short()}` } } },
-    createIdeaCategory: { actor: () => moderator, body: () => ({ name: `cat-${short()}` }), update: { updateIdeaCategory: { name: `renamed-${short()}` } } },
-    createIdeaTag: { actor: () => owner, body: () => ({ name: `tag-${short()}` }), by: { deleteIdeaTag: () => moderator } },
+    createIdeaCategory: { actor: () => owner, body: () => ({ name: `cat-${short()}` }), update: { updateIdeaCategory: { name: `renamed-${short()}` } } },
+    createIdeaTag: { actor: () => owner, body: () => ({ name: `tag-${short()}` }), by: { deleteIdeaTag: () => owner } },
     createIdeaComment: {
       actor: () => owner,
       path: async () => ({ id: (await post(owner.accessToken, '/ideas', { title: `Commented ${short()}`, description: 'A place for a comment.' })).id! }),
