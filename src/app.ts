@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
-import { authModule } from './auth/module';
+import { authModule } from './modules/auth';
 import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
@@ -57,7 +57,7 @@ import { systemModule } from './modules/system';
 import { tokensModule } from './modules/tokens';
 import { webhooksModule } from './modules/webhooks';
 import { workersModule } from './modules/workers';
-import { createRealtimeModule } from './realtime/module';
+import { createRealtimeModule } from './modules/realtime';
 import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
 export const SERVICE_NAME = 'creator-backend';

@@ -4,19 +4,19 @@
  * the session server. `src/server.ts` attaches `server` to the HTTP listener.
  */
 import { randomUUID } from 'node:crypto';
-import { defineModule } from '../modules/contract';
-import { createChannelGate } from './channels';
-import { createHub } from './hub';
-import { createPresence } from './presence';
-import { channelLogOf, createStoredReplay } from './resume';
-import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from './server';
+import { defineModule } from '../contract';
+import { createChannelGate } from '../../realtime/channels';
+import { createHub } from '../../realtime/hub';
+import { createPresence } from '../../realtime/presence';
+import { channelLogOf, createStoredReplay } from '../../realtime/resume';
+import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from '../../realtime/server';
 
 export interface RealtimeApi {
   readonly server: RealtimeServer;
   stats(): { sessions: number; channels: number };
 }
 
-declare module '../modules/contract' {
+declare module '../contract' {
   interface ModuleApis {
     realtime: RealtimeApi;
   }
