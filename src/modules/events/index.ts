@@ -4,17 +4,22 @@
  * modules (webhooks, workers) emit through its API (`emitFor`).
  */
 import { periodSeconds as seconds } from '../../infra/jobs';
+import type { StoredReplay } from '../../realtime/resume';
 import { defineModule } from '../contract';
 import { createGiftBundler } from './gifts';
 import { createEventsResolvers } from './graphql';
 import { eventMigrations } from './migrations';
+import { createStoredReplay } from './replay';
 import { createEventsRepo } from './repo';
 import { createEventsRest } from './rest';
 import { createEventsService, type EventsService } from './service';
 
+/** The events service, and the `stored` resume source of events:{account_id} (the realtime hub's). */
+export type EventsApi = EventsService & { readonly storedReplay: StoredReplay };
+
 declare module '../contract' {
   interface ModuleApis {
-    events: EventsService;
+    events: EventsApi;
   }
 }
 
@@ -32,8 +37,9 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
       // the next period's runs anyway.
       jobs.every('events.gift-sweep', seconds(options.sweepMs ?? 5000), async () => void (await service.sweepGifts()), { retryLimit: 1 });
       jobs.every('events.retention', seconds(options.retentionMs ?? 3_600_000), async () => void (await service.sweepRetention()), { retryLimit: 1 });
+      const api: EventsApi = Object.assign(service, { storedReplay: createStoredReplay(db.knex) });
       return {
-        api: service,
+        api,
         rest: createEventsRest(service),
         resolvers: createEventsResolvers(service),
       };
