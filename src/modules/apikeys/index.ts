@@ -10,6 +10,8 @@ import { createApiKeysResolvers } from './graphql';
 import { createApiKeysRest } from './rest';
 import { createApiKeysService, type ApiKeysService } from './service';
 
+export type { OwnedKeyFields } from './service';
+
 declare module '../contract' {
   interface ModuleApis {
     apikeys: ApiKeysService;

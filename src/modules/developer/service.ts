@@ -20,7 +20,7 @@ import type { Cache } from '../../infra/cache';
 import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import type { PageRequest } from '../../paging';
-import type { OwnedKeyFields } from '../apikeys/service';
+import type { OwnedKeyFields } from '../apikeys';
 import type { ModuleApis } from '../contract';
 import { developerMessages as M } from './errors';
 import type {

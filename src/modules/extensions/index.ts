@@ -12,19 +12,9 @@ import { defineModule } from '../contract';
 import { extensionMigrations } from './migrations';
 import { createExtensionsRepo } from './repo';
 import { createExtensionsRest } from './rest';
-import { createExtensionsService } from './service';
+import { createExtensionsService, type PurchaseRecord } from './service';
 
-/** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
-export interface PurchaseRecord {
-  /** The payment provider's checkout session or payment id. */
-  externalId: string;
-  extensionId: string;
-  /** The buying account when the checkout carried it, else null. */
-  accountId: string | null;
-  buyerUserId: string | null;
-  amountCents: number;
-  currency: string;
-}
+export type { PurchaseRecord } from './service';
 
 export interface ExtensionsApi {
   recordPurchase(purchase: PurchaseRecord): Promise<void>;

@@ -14,7 +14,7 @@ import type { Config } from '../../config/config';
 import { AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
-import type { Client, SessionTokens } from '../sessions/service';
+import type { Client, SessionTokens } from '../sessions';
 import { signinMessages } from './errors';
 import { FLOW_TTL_SECONDS, type Flow, type FlowCodec } from './flow-cookie';
 import { isProviderRefusal, ProviderUnavailableError, type ProviderClient } from './providers';
