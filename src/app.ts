@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { MutationResolvers, QueryResolvers } from '../generated/graphql';
 import { routes, type OperationId, type RestHandlers } from '../generated/rest';
-import { authModule } from './auth/module';
+import { authModule } from './modules/auth';
 import { loadSecretBox } from './auth/secrets';
 import { createJwtService } from './auth/jwt';
 import { createRevocations } from './auth/revocations';
@@ -41,8 +41,7 @@ import { chatModule } from './modules/chat';
 import { developerModule } from './modules/developer';
 import { eventsModule } from './modules/events';
 import { extensionsModule } from './modules/extensions';
-import { featuresModule } from './modules/features';
-import { GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features/service';
+import { featuresModule, GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features';
 import { ideasModule } from './modules/ideas';
 import { mailModule } from './modules/mail';
 import { notificationsModule } from './modules/notifications';
@@ -59,7 +58,7 @@ import { systemModule } from './modules/system';
 import { tokensModule } from './modules/tokens';
 import { webhooksModule } from './modules/webhooks';
 import { workersModule } from './modules/workers';
-import { createRealtimeModule } from './realtime/module';
+import { createRealtimeModule } from './modules/realtime';
 import type { RealtimeOptions, RealtimeServer } from './realtime/server';
 
 export const SERVICE_NAME = 'creator-backend';

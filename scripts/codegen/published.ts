@@ -9,7 +9,7 @@
  * from each operation's gate (`x-auth`, `x-permission`): the gate stays the one truth, and
  * `securitySchemes` tell a client generator how each credential kind travels.
  */
-/** The part of a normalised gate (scripts/codegen.ts) that decides which credentials pass. */
+/** The part of a normalised gate (scripts/codegen/gates.ts) that decides which credentials pass. */
 interface Gate {
   auth: 'public' | 'authenticated' | 'user' | 'first-party' | 'popout-session' | 'system-key' | 'developer';
   permissions: { scope: string } | null;

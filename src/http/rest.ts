@@ -16,14 +16,15 @@ import { pipeline } from 'node:stream/promises';
 import type { ServerResponse } from 'node:http';
 import mime from 'mime-types';
 import { openapiDocument } from '../../generated/openapi-document';
-import { routes, type OperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
+import { routes, type OperationId, type PagedOperationId, type RestHandlers, type RestOperations, type RestRequest, type RouteSpec } from '../../generated/rest';
 import type { GateEnforcer } from '../auth/gates';
 import { isKept, keptRendering } from '../infra/kept';
-import { pageRequest, type Page } from '../paging';
+import type { Page } from '../paging';
 import { requestContext, type RequestContext } from './context';
 import { Reply, collection, fillSelf, single, wholeCollection } from './envelope';
 import { camelKeys, shapeOf, toDomain, toWire, type Shape } from './mapping';
 import type { ResolvedOperation } from './operations';
+import { pageFor } from './paging';
 import { header, prepareJson, sendBody, sendJson, sendPreparedJson, withCharset, type ApiRequest } from './request';
 
 /**
@@ -130,7 +131,7 @@ export function bindRest<K extends OperationId>(operations: Pick<RestOperations<
         params: camelKeys(request.params as Record<string, unknown>),
         query: camelKeys(query),
         body: shapes.body ? toDomain(request.body, shapes.body) : request.body,
-        ...(route.paging ? { paging: pageRequest(route.paging, query) } : {}),
+        ...(route.paging ? { paging: pageFor(route.operationId as PagedOperationId, query) } : {}),
       };
       const result = await operation.call(operations, domainRequest, context);
       const { status, value, headers } =

@@ -16,13 +16,10 @@
  * process's memory cursor, malformed) is a gap: the caller answers RESUME_GAP.
  */
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
 import { relays, wsLimits } from '../../generated/ws';
 import type { Bus } from '../infra/bus';
 import { createRedisLink, RedisUnavailableError, type RedisLink } from '../infra/cache';
 import type { Logger } from '../infra/logger';
-import { eventWire, toStreamEvent } from '../modules/events/service';
-import type { EventRow } from '../modules/events/repo';
 
 export interface LoggedFrame {
   cursor: string;
@@ -64,12 +61,12 @@ export function unframe(text: string): LoggedFrame | { cursor: null; message: st
 
 const frame = (cursor: string, message: string) => `#${cursor} ${message}`;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const STREAM_RE = /^s:(\d{1,15})-(\d{1,15})$/;
 const MEMORY_RE = /^m:([0-9a-f]{8,32}):(\d{1,15})$/;
 const STORED_RE = /^e:(\d{1,15}):([0-9a-f-]{36})$/;
 
-interface StoredPosition {
+export interface StoredPosition {
   ms: number;
   id: string;
 }
@@ -82,7 +79,7 @@ export function storedCursor(data: unknown): string {
   return `e:${Date.now()}:${randomUUID()}`;
 }
 
-function parseStored(cursor: string): StoredPosition | null {
+export function parseStored(cursor: string): StoredPosition | null {
   const m = STORED_RE.exec(cursor);
   return m && UUID_RE.test(m[2]!) ? { ms: Number(m[1]), id: m[2]! } : null;
 }
@@ -269,29 +266,10 @@ export const channelLogOf = (bus: Bus): ChannelLog | undefined => (bus as Partia
 
 // ------------------------------------------------------------------ the stored source (events)
 
-/** The stored events of the account after `since`, as their bus messages (what the events module publishes). */
-export function createStoredReplay(knex: Knex, limits: ResumeLimits = defaultResumeLimits) {
-  return async (busChannel: string, since: string): Promise<Replay> => {
-    const position = parseStored(since);
-    const accountId = busChannel.slice(busChannel.indexOf(':') + 1).toLowerCase();
-    if (!position || !UUID_RE.test(accountId) || position.ms > Date.now() + 60_000 || position.ms < Date.now() - limits.eventsWindowMs) return { gap: true };
-    // Positions are milliseconds (the wire's created_at), ties broken by id: the frames' own order.
-    const rows = (await knex('events')
-      .select('id', 'account_id', 'type', 'platform', 'external_id', 'raw', 'hidden', 'created_at')
-      .where({ account_id: accountId, hidden: false })
-      .andWhere(knex.raw("(date_trunc('milliseconds', created_at), id) > (?::timestamptz, ?::uuid)", [new Date(position.ms).toISOString(), position.id]))
-      .orderByRaw("date_trunc('milliseconds', created_at), id")
-      .limit(limits.maxFrames + 1)) as EventRow[];
-    if (rows.length > limits.maxFrames) return { gap: true };
-    return {
-      frames: rows.map((row) => {
-        const wire = eventWire(toStreamEvent(row));
-        return { cursor: storedCursor(wire), message: JSON.stringify(wire) };
-      }),
-    };
-  };
-}
-
-export type StoredReplay = ReturnType<typeof createStoredReplay>;
+/**
+ * The stored frames of an events channel after `since`, or a gap: the events module, which owns
+ * the events table, supplies it (its API's `storedReplay`); the hub calls it for `stored` families.
+ */
+export type StoredReplay = (busChannel: string, since: string) => Promise<Replay>;
 
 export const validCursor = (since: string) => since.length <= CURSOR_MAX;

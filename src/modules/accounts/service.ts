@@ -13,7 +13,7 @@ import type { PrincipalSource } from '../../auth/verifiers';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
-import type { FeatureStatus } from '../features/service';
+import type { FeatureStatus } from '../features';
 import { accountMessages } from './errors';
 import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
 

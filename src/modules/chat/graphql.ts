@@ -1,8 +1,7 @@
 /** GraphQL bindings of chat: the domain shape is camelCase already; paging uses the REST twin's declared bounds. */
-import { paging } from '../../../generated/rest';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { pageRequest } from '../../paging';
+import { pageFor } from '../../http/paging';
 import type { ChatService } from './service';
 
 export function createChatResolvers(service: ChatService): {
@@ -11,7 +10,7 @@ export function createChatResolvers(service: ChatService): {
 } {
   return {
     Query: {
-      chatHistory: (_p, { filter }, context) => service.history(context.auth, filter ?? {}, pageRequest(paging.chatHistory, filter ?? {})),
+      chatHistory: (_p, { filter }, context) => service.history(context.auth, filter ?? {}, pageFor('chatHistory', filter)),
       searchPlatformUsers: (_p, args, context) => service.searchUsers(context.auth, args),
     },
     Mutation: {

@@ -18,6 +18,8 @@ import { createChatRest } from './rest';
 import { createChatService, type ChatService } from './service';
 import { createPlatformASocketWorker, createPlatformBPoller, type Worker } from './workers';
 
+export type { ChatPipeline } from './api';
+
 export type ChatApi = ChatPipeline &
   Pick<ChatService, 'updateUserTreatment' | 'sweepRetention'> & {
     /** Privacy erasure of one platform user in every account, in the caller's transaction (repo.ts `eraseSubject`). */

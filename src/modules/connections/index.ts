@@ -11,6 +11,8 @@ import { createConnectionsRepo } from './repo';
 import { createConnectionsRest } from './rest';
 import { createConnectionsService, type ConnectionsService } from './service';
 
+export type { GrantOf } from './service';
+
 declare module '../contract' {
   interface ModuleApis {
     connections: ConnectionsService;

@@ -1,8 +1,7 @@
 /** GraphQL bindings of the events surface: the domain shape is already camelCase; paging uses the REST twin's declared bounds. */
-import { paging } from '../../../generated/rest';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { pageRequest } from '../../paging';
+import { pageFor } from '../../http/paging';
 import type { EventsService } from './service';
 
 export function createEventsResolvers(service: EventsService): {
@@ -11,7 +10,7 @@ export function createEventsResolvers(service: EventsService): {
 } {
   return {
     Query: {
-      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageRequest(paging.events, filter ?? {})),
+      events: (_p, { filter }, context) => service.list(context.auth, filter ?? {}, pageFor('events', filter)),
       event: (_p, { id }, context) => service.get(context.auth, id),
     },
     Mutation: {

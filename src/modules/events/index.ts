@@ -5,11 +5,13 @@
  */
 import type { Knex } from 'knex';
 import { periodSeconds as seconds } from '../../infra/jobs';
+import type { StoredReplay } from '../../realtime/resume';
 import { defineModule } from '../contract';
 import { deidentify, type ErasureSubject } from './erase';
 import { createGiftBundler } from './gifts';
 import { createEventsResolvers } from './graphql';
 import { eventMigrations } from './migrations';
+import { createStoredReplay } from './replay';
 import { createEventsRepo } from './repo';
 import { createEventsRest } from './rest';
 import { createEventsService, type EventsService } from './service';
@@ -24,9 +26,12 @@ export interface EventsErasure {
   eraseSubject(db: Knex.Transaction, platform: string, subject: ErasureSubject): Promise<number>;
 }
 
+/** The events service, its privacy erasure, and the `stored` resume source of events:{account_id} (the realtime hub's). */
+export type EventsApi = EventsService & EventsErasure & { readonly storedReplay: StoredReplay };
+
 declare module '../contract' {
   interface ModuleApis {
-    events: EventsService & EventsErasure;
+    events: EventsApi;
   }
 }
 
@@ -57,9 +62,10 @@ export function createEventsModule(options: { bundleTimeoutMs?: number; giftHold
           return changed;
         },
       };
+      // The service object itself (its hooks are set above), with the erasure and the resume source beside it.
+      const api: EventsApi = Object.assign(service, erasure, { storedReplay: createStoredReplay(db.knex) });
       return {
-        // The service object itself (its hooks are set above), with the erasure beside it.
-        api: Object.assign(service, erasure),
+        api,
         rest: createEventsRest(service),
         resolvers: createEventsResolvers(service),
       };

@@ -20,19 +20,9 @@ import { createExtensionsRepo } from './repo';
 import { createExtensionsRest } from './rest';
 import { createReview } from './review';
 import { createRuntime } from './runtime';
-import { createExtensionsService } from './service';
+import { createExtensionsService, type PurchaseRecord } from './service';
 
-/** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
-export interface PurchaseRecord {
-  /** The payment provider's checkout session or payment id. */
-  externalId: string;
-  extensionId: string;
-  /** The buying account when the checkout carried it, else null. */
-  accountId: string | null;
-  buyerUserId: string | null;
-  amountCents: number;
-  currency: string;
-}
+export type { PurchaseRecord } from './service';
 
 export interface ExtensionsApi {
   recordPurchase(purchase: PurchaseRecord): Promise<void>;

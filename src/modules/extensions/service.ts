@@ -22,8 +22,19 @@ import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
 import { extensionMessages as m } from './errors';
-import type { PurchaseRecord } from './index';
 import type { ExtensionRow, ExtensionsRepo, FeedRow, LimitRequestRow, Owners, VersionRow } from './repo';
+
+/** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
+export interface PurchaseRecord {
+  /** The payment provider's checkout session or payment id. */
+  externalId: string;
+  extensionId: string;
+  /** The buying account when the checkout carried it, else null. */
+  accountId: string | null;
+  buyerUserId: string | null;
+  amountCents: number;
+  currency: string;
+}
 
 type Schemas = components['schemas'];
 export type Extension = Camelize<Schemas['Extension']>;

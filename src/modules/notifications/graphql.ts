@@ -1,8 +1,7 @@
 /** GraphQL bindings of notifications: the domain shape is already camelCase; paging uses the REST twin's declared bounds. */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
-import { paging } from '../../../generated/rest';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { pageRequest } from '../../paging';
+import { pageFor } from '../../http/paging';
 import type { NotificationsService } from './service';
 
 export function createNotificationsResolvers(service: NotificationsService): {
@@ -11,7 +10,7 @@ export function createNotificationsResolvers(service: NotificationsService): {
 } {
   return {
     Query: {
-      notifications: (_p, args, context) => service.list(context.auth, pageRequest(paging.notifications, args)),
+      notifications: (_p, args, context) => service.list(context.auth, pageFor('notifications', args)),
       notificationPreferences: (_p, _a, context) => service.preferences(context.auth),
     },
     Mutation: {

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
-import type { FeatureStatus } from '../features/service';
+import type { FeatureStatus } from '../features';
 import { planMessages } from './errors';
 import type { PlanRow, PlansRepo, PlanWrite } from './repo';
 

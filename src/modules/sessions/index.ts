@@ -11,6 +11,8 @@ import { createSessionsRepo } from './repo';
 import { createSessionsRest } from './rest';
 import { createSessionsService, type SessionsService } from './service';
 
+export type { Client, SessionTokens } from './service';
+
 export interface SessionsApi extends SessionsService {
   readonly sessionSource: SessionSource;
 }

@@ -1,8 +1,7 @@
 /** GraphQL bindings of public statistics and the watchlist: the domain shape is already camelCase; paging uses the REST twins' declared bounds. */
-import { paging } from '../../../generated/rest';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
-import { pageRequest } from '../../paging';
+import { pageFor } from '../../http/paging';
 import type { PublicStatsService } from './service';
 import type { WatchlistService } from './watchlist';
 
@@ -20,9 +19,9 @@ export function createStatsResolvers(deps: { stats: PublicStatsService; watchlis
       publicChannelPanelHistory: (_p, args) => stats.panelHistory(args),
       publicStreamSummary: (_p, args) => stats.streamSummary(args),
       publicStreamMetadataHistory: (_p, args) => stats.metadataHistory(args),
-      publicChannelBrowse: (_p, { filter }) => stats.browse(filter ?? {}, pageRequest(paging.publicChannelBrowse, filter ?? {})),
-      publicGames: (_p, { filter }) => stats.games(filter ?? {}, pageRequest(paging.publicGames, filter ?? {})),
-      publicEmotes: (_p, { filter }) => stats.emotes(filter ?? {}, pageRequest(paging.publicEmotes, filter ?? {})),
+      publicChannelBrowse: (_p, { filter }) => stats.browse(filter ?? {}, pageFor('publicChannelBrowse', filter)),
+      publicGames: (_p, { filter }) => stats.games(filter ?? {}, pageFor('publicGames', filter)),
+      publicEmotes: (_p, { filter }) => stats.emotes(filter ?? {}, pageFor('publicEmotes', filter)),
       myWatchlist: async (_p, _args, context) => ({ items: await watchlist.list(context.auth) }),
     },
     Mutation: {

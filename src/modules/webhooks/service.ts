@@ -18,7 +18,7 @@ import type { InboundRequest } from '../../http/context';
 import { inputProblem, inputProblemError } from '../../http/input-guard';
 import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
-import type { ChatPipeline } from '../chat/api';
+import type { ChatPipeline } from '../chat';
 import type { ModuleApis } from '../contract';
 import type { ExtensionsApi } from '../extensions';
 import { webhookMessages } from './errors';

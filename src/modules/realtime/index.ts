@@ -4,19 +4,19 @@
  * the session server. `src/server.ts` attaches `server` to the HTTP listener.
  */
 import { randomUUID } from 'node:crypto';
-import { defineModule } from '../modules/contract';
-import { createChannelGate } from './channels';
-import { createHub } from './hub';
-import { createPresence } from './presence';
-import { channelLogOf, createStoredReplay } from './resume';
-import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from './server';
+import { defineModule } from '../contract';
+import { createChannelGate } from '../../realtime/channels';
+import { createHub } from '../../realtime/hub';
+import { createPresence } from '../../realtime/presence';
+import { channelLogOf } from '../../realtime/resume';
+import { createRealtimeServer, type RealtimeOptions, type RealtimeServer } from '../../realtime/server';
 
 export interface RealtimeApi {
   readonly server: RealtimeServer;
   stats(): { sessions: number; channels: number };
 }
 
-declare module '../modules/contract' {
+declare module '../contract' {
   interface ModuleApis {
     realtime: RealtimeApi;
   }
@@ -26,13 +26,13 @@ declare module '../modules/contract' {
 export function createRealtimeModule(limits?: RealtimeOptions['limits']) {
   return defineModule({
     name: 'realtime',
-    build: ({ config, log, bus, db, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
+    build: ({ config, log, bus, limiter, revocations, channelAccounts, channelBootstraps, channelOwners, use }) => {
       const auth = use('auth');
       const accounts = use('accounts');
       const server = createRealtimeServer({
         credentials: auth.credentials,
         channels: createChannelGate({ gates: auth.gates, accountResolvers: channelAccounts, ownerChecks: channelOwners }),
-        hub: createHub({ bus, log, channelLog: channelLogOf(bus), storedReplay: createStoredReplay(db.knex) }),
+        hub: createHub({ bus, log, channelLog: channelLogOf(bus), storedReplay: use('events').storedReplay }),
         log,
         version: config.version,
         limiter,

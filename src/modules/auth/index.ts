@@ -3,15 +3,15 @@
  * the credential resolver of the eleven contexts (over the accounts module's live grants and the
  * sessions module's rows). Transports take both from here; it serves no operation itself.
  */
-import { defineModule } from '../modules/contract';
-import { createCredentialResolver, type CredentialResolver } from './credentials';
-import type { AuthContext } from './context';
-import { createGateEnforcer, type GateEnforcer } from './gates';
-import { createKeyLookup, credentialMigrations, invalidateKey, KEY_INVALIDATIONS_CHANNEL } from './store';
-import { REVOCATIONS_CHANNEL } from './revocations';
-import { createSystemKeyVerifier } from './system-keys';
-import { createVerifiers } from './verifiers';
-import { accessVersionMigrations } from './access-version';
+import { defineModule } from '../contract';
+import { createCredentialResolver, type CredentialResolver } from '../../auth/credentials';
+import type { AuthContext } from '../../auth/context';
+import { createGateEnforcer, type GateEnforcer } from '../../auth/gates';
+import { createKeyLookup, credentialMigrations, invalidateKey, KEY_INVALIDATIONS_CHANNEL } from '../../auth/store';
+import { REVOCATIONS_CHANNEL } from '../../auth/revocations';
+import { createSystemKeyVerifier } from '../../auth/system-keys';
+import { createVerifiers } from '../../auth/verifiers';
+import { accessVersionMigrations } from '../../auth/access-version';
 
 export interface AuthApi {
   readonly gates: GateEnforcer;
@@ -20,7 +20,7 @@ export interface AuthApi {
   revokedAmong(contexts: Iterable<AuthContext>): Promise<Set<string>>;
 }
 
-declare module '../modules/contract' {
+declare module '../contract' {
   interface ModuleApis {
     auth: AuthApi;
   }

@@ -1,0 +1,82 @@
+/**
+ * Gates: the normal form of a declared gate (auth kind, permission, feature flag), read alike
+ * from OpenAPI's x-auth / x-permission / x-feature and GraphQL's @gate, and generated/gates.ts.
+ */
+import { BANNER, FEATURE_RE, PERMISSION_RE, fail } from './common';
+
+export const AUTH_KINDS = ['public', 'authenticated', 'user', 'first-party', 'popout-session', 'system-key', 'developer'] as const;
+
+export type AuthKind = (typeof AUTH_KINDS)[number];
+export interface Gate {
+  auth: AuthKind;
+  permissions: { mode: 'all' | 'any'; scope: PermissionScope; list: string[] } | null;
+  feature: string | null;
+}
+export type PermissionScope = 'account' | 'admin' | 'user';
+export const SCOPES: PermissionScope[] = ['account', 'admin', 'user'];
+
+export function normaliseGate(
+  where: string,
+  auth: unknown,
+  permission: unknown,
+  feature: unknown,
+  scopeValue: unknown = undefined,
+): Gate | null {
+  let permissions: Gate['permissions'] = null;
+  const scope = (scopeValue ?? 'account') as PermissionScope;
+  if (!SCOPES.includes(scope)) fail(`${where}: permission scope must be one of ${SCOPES.join(', ')}`);
+  if (scopeValue !== undefined && scopeValue !== null && (permission === undefined || permission === null)) {
+    fail(`${where}: a permission scope without a permission`);
+  }
+  if (permission !== undefined && permission !== null) {
+    if (typeof permission === 'string') permissions = { mode: 'all', scope, list: [permission] };
+    else if (Array.isArray(permission)) permissions = { mode: 'all', scope, list: permission.map(String) };
+    else if (typeof permission === 'object') {
+      const p = permission as { any?: unknown; all?: unknown };
+      if (Array.isArray(p.any)) permissions = { mode: 'any', scope, list: p.any.map(String) };
+      else if (Array.isArray(p.all)) permissions = { mode: 'all', scope, list: p.all.map(String) };
+    }
+    if (!permissions || permissions.list.length === 0) {
+      fail(`${where}: permission must be a string, a list, or { any | all: [...] }`);
+      return null;
+    }
+    for (const perm of permissions.list) {
+      if (!PERMISSION_RE.test(perm)) fail(`${where}: "${perm}" is not a resource:action permission`);
+    }
+    permissions.list = [...new Set(permissions.list)].sort();
+  }
+  if (auth === undefined || auth === null) {
+    if (!permissions) {
+      fail(`${where}: no gate (declare an auth kind or a permission)`);
+      return null;
+    }
+    auth = 'authenticated';
+  }
+  if (!AUTH_KINDS.includes(auth as AuthKind)) {
+    fail(`${where}: unknown auth kind "${String(auth)}" (one of ${AUTH_KINDS.join(', ')})`);
+    return null;
+  }
+  if (auth === 'public' && permissions) fail(`${where}: a public operation cannot require a permission`);
+  if (feature !== undefined && feature !== null && (typeof feature !== 'string' || !FEATURE_RE.test(feature))) {
+    fail(`${where}: "${String(feature)}" is not a feature flag key`);
+  }
+  return { auth: auth as AuthKind, permissions, feature: (feature as string | undefined) ?? null };
+}
+
+export function sameGate(a: Gate, b: Gate): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export const gatesModule = `${BANNER}
+export type AuthKind = ${AUTH_KINDS.map((k) => `'${k}'`).join(' | ')};
+
+/** Where a permission is checked: the active account's role, the admin role, or user roles. */
+export type PermissionScope = ${SCOPES.map((k) => `'${k}'`).join(' | ')};
+
+/** A declared gate, normalised: auth kind, then permission (all or any of a list), then feature flag. */
+export interface Gate {
+  auth: AuthKind;
+  permissions: { mode: 'all' | 'any'; scope: PermissionScope; list: string[] } | null;
+  feature: string | null;
+}
+`;
