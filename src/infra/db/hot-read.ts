@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
 import { keep, keptCache } from '../kept';
 
@@ -157,6 +158,13 @@ export function hotRead<A extends unknown[], V>(
      * statement, and what it keeps is tagged with the exact version of its rows.
      */
     versioned?: (...args: A) => PromiseLike<{ value: V; version: string }>;
+    /**
+     * Keep a result only when its key is loaded a second time (or replaces a kept one). For reads
+     * whose keys are mostly asked once (event pages: other pages, filters, users): keeping
+     * freezes and sizes the whole result, which a key nobody asks again never repays (issue 27).
+     * The keys seen once are remembered (keys only), up to four times `max`.
+     */
+    keepOnRepeat?: boolean;
   } = {},
 ): (...args: A) => Promise<V> {
   // The version a kept result is checked against: this process's write count on the embedded
@@ -174,20 +182,27 @@ export function hotRead<A extends unknown[], V>(
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
   const versioned = !embedded && guard ? options.versioned : undefined;
+  const seenOnce = options.keepOnRepeat ? new LRUCache<string, true>({ max: 4 * (options.max ?? MAX_KEPT) }) : null;
+  /** Whether a loaded result for `key` is kept (`stale`: a kept one it replaces). */
+  const admit = (key: string, stale: boolean): boolean => {
+    if (!seenOnce || stale || seenOnce.delete(key)) return true;
+    seenOnce.set(key, true);
+    return false;
+  };
   return async (...args: A) => {
     const key = keyOf(...args);
     if (versioned) {
       const known = kept.get(key);
       if (known && known.version === (await versionOf(...args))) return known.value;
       const loaded = await versioned(...args);
-      if (loaded.value !== undefined && loaded.value !== null) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+      if (loaded.value !== undefined && loaded.value !== null && admit(key, known !== undefined)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
       return loaded.value;
     }
     const version = await versionOf(...args);
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = await loadOnce(...args);
-    if (value !== undefined && value !== null) kept.set(key, { version, ...keep(value as V & {}) });
+    if (value !== undefined && value !== null && admit(key, hit !== undefined)) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
 }
