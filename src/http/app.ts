@@ -25,7 +25,6 @@ import typeIs from 'type-is';
 import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
 import { AppError, messages, scrubbedMessages } from '../errors';
-import { servingRequestArrivedAt } from '../infra/db/hot-read';
 import { guarded } from '../infra/listeners';
 import type { Logger } from '../infra/logger';
 import { corsMiddleware } from './cors';
@@ -180,8 +179,7 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
   // The server's `request` listener: whatever escapes `handle` (its own error answer failing, a
   // request it cannot even prepare) ends this request with a scrubbed 500, never the process.
   return guarded(
-    // Every read the request makes may use a version counter read since it arrived (hot-read.ts).
-    (req: IncomingMessage, res: ServerResponse) => servingRequestArrivedAt(performance.now(), () => handle(prepareRequest(req), res)),
+    (req: IncomingMessage, res: ServerResponse) => handle(prepareRequest(req), res),
     (error: unknown, req: IncomingMessage, res: ServerResponse) => {
       deps.log.error({ err: error, method: req.method }, 'request handler failed');
       if (res.headersSent || res.writableEnded) {

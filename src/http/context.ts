@@ -10,10 +10,7 @@ export type CookieOptions = Omit<SerializeOptions, 'maxAge'> & { maxAge?: number
 export interface RequestContext {
   auth: AuthContext;
   requestId: string;
-  /**
-   * When the request arrived (`performance.now()`): reads that must see every write committed
-   * before it may use a value read since (src/infra/db/hot-read.ts).
-   */
+  /** When the request arrived (`performance.now()`). */
   arrivedAt: number;
   log: Logger;
   /** Path and query of this request, for `_links.self`. */

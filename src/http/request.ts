@@ -75,12 +75,15 @@ function isFresh(req: IncomingMessage, res: ServerResponse): boolean {
   return fresh(req.headers, { etag: res.getHeader('ETag') as string | undefined, 'last-modified': res.getHeader('Last-Modified') as string | undefined });
 }
 
-/** Sends a string or bytes with the headers Express's `res.send` would set. */
+/**
+ * Sends a string or bytes with the headers Express's `res.send` would set. A string is written as
+ * it is (as Express writes it): its UTF-8 bytes, length and ETag are those of `Buffer.from(body)`,
+ * without copying it into a buffer first (issue 27: a page's copy per answer).
+ */
 export function sendBody(req: IncomingMessage, res: ServerResponse, status: number, body: string | Buffer, contentType: string, etag?: string): void {
   res.statusCode = status;
-  const chunk = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', contentType);
-  if (!res.hasHeader('ETag')) res.setHeader('ETag', etag ?? createETag(chunk, { weak: true }));
+  if (!res.hasHeader('ETag')) res.setHeader('ETag', etag ?? createETag(body, { weak: true }));
   if (isFresh(req, res)) res.statusCode = 304;
   if (res.statusCode === 204 || res.statusCode === 304) {
     res.removeHeader('Content-Type');
@@ -89,9 +92,9 @@ export function sendBody(req: IncomingMessage, res: ServerResponse, status: numb
     res.end();
     return;
   }
-  res.setHeader('Content-Length', chunk.length);
+  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length);
   if (req.method === 'HEAD') res.end();
-  else res.end(chunk);
+  else res.end(body);
 }
 
 /** `res.status(status).json(value)`. */

@@ -90,6 +90,19 @@ describe('a kept events page', () => {
     expect(again.items[0]).toMatchObject({ type: 'platform_a:follow', raw: { user_id: 'viewer-1', tags: ['a'] } });
   });
 
+  test('is kept from its second load: a page asked for once is not frozen, sized or kept (issue 27)', async () => {
+    const owner = await devLogin(t);
+    expect((await api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follow', platform: 'platform_a', raw: { user_id: 'viewer-1' } } })).status).toBe(201);
+    const auth: AuthContext = { ...ANONYMOUS, accountId: owner.accountId! };
+    const request = { page: 1, limit: 10, offset: 0 };
+    const once = await t.app.modules.events.list(auth, { platform: 'platform_a' }, request);
+    expect(once.items).toHaveLength(1);
+    expect(Object.isFrozen(once.items[0])).toBe(false);
+    const twice = await t.app.modules.events.list(auth, { platform: 'platform_a' }, request);
+    expect(Object.isFrozen(twice.items[0])).toBe(true);
+    expect(twice.items).toEqual(once.items);
+  });
+
   test('over REST gives the same bytes and ETag while kept, and the new page after a write', async () => {
     const owner = await devLogin(t);
     const emit = (userId: string) => api(t, 'POST', '/events/emit', { token: owner.accessToken, body: { type: 'platform_a:follow', platform: 'platform_a', raw: { user_id: userId } } });

@@ -9,9 +9,8 @@
  * - PostgreSQL, guarded read: other nodes write too. The read names a version counter that every
  *   write to its data bumps in the writing transaction (src/auth/access-version.ts, the events
  *   module's per-account version). Each call reads the counter, in a query that starts after the
- *   call, or after the request being served arrived (`servingRequestArrivedAt`; one query reads
- *   every counter asked for meanwhile); a result kept under the same count is still exact, any
- *   other is loaded again, after the counter was read.
+ *   call (one query reads every counter asked for meanwhile); a result kept under the same count
+ *   is still exact, any other is loaded again, after the counter was read.
  * - PostgreSQL, unguarded read: nothing is kept; concurrent reads of one key share one query that
  *   starts after each of them (coalesce.ts).
  *
@@ -20,7 +19,6 @@
  * would mutate it fails at once. Only reads whose result depends on their arguments and the
  * stored rows alone (no `now()`) belong here. Misses (`undefined` or `null`) are never kept.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LRUCache } from 'lru-cache';
@@ -56,28 +54,11 @@ export function trackWrites(knex: Knex): void {
 const counters = new WeakMap<Knex, CounterReader>();
 
 /**
- * Reads a counter. With `since` (a `performance.now()` instant: when the request that asks
- * arrived), a value read by a round that began at or after it is answered at once; otherwise, or
- * without `since`, by the next round.
+ * Reads a counter, by the next round. (Until issue 27's profile, a request's reads could also take
+ * a value from a round that began after the request arrived, an instant an AsyncLocalStorage
+ * carried: its promise hooks cost every request more than the rounds it saved; ADR 004.)
  */
-type CounterReader = (guard: Guard, since?: number) => Promise<string> | string;
-
-/**
- * When the request being served arrived (`performance.now()`), for every read it makes however
- * deep: the one place the arrival instant reaches the hot read (set around each HTTP request by
- * the server's request listener, src/http/app.ts), instead of a `since` argument threaded through
- * services and repos. Outside a request (jobs, WebSocket frames) there is none, and a read waits
- * for a round that starts after its call.
- */
-const arrival = new AsyncLocalStorage<number>();
-
-/** Runs `serve` (a request's whole handling) with `arrivedAt` as the instant its reads may use values read since. */
-export function servingRequestArrivedAt<R>(arrivedAt: number, serve: () => R): R {
-  return arrival.run(arrivedAt, serve);
-}
-
-/** Counters whose last value is remembered, with the instant its round began. */
-const REMEMBERED = 10_000;
+type CounterReader = (guard: Guard) => Promise<string>;
 
 interface Waiting {
   readonly guard: Guard;
@@ -100,19 +81,16 @@ function preparedName(sql: string): string {
  * way (the access version of requests still authenticating, the event versions of requests
  * further on) is read by the next round, which starts when the running one ends; a first call
  * waits one turn of the event loop, so the requests whose bytes arrived together share it. Each
- * value thus comes from a query that began after the call, as a read of its own would, or, for a
- * call made while serving a request, after that request arrived: a request sees every write
- * committed before it arrived either way.
+ * value thus comes from a query that began after the call, as a read of its own would: a request
+ * sees every write committed before it made the read.
  */
 function counterReader(knex: Knex): CounterReader {
   let next: Map<string, Waiting> | null = null;
   let running = false;
-  const last = new LRUCache<string, { value: string; since: number }>({ max: REMEMBERED });
   const start = (): void => {
     const round = [...next!.values()];
     next = null;
     running = true;
-    const began = performance.now();
     const sql = `select ${round.map((w, i) => `(${w.guard.sql}) as v${i}`).join(', ')}`;
     const query = knex.raw(sql, round.flatMap((w) => w.guard.bindings));
     // Rounds of a few counters repeat the same text: each connection prepares it once.
@@ -123,7 +101,6 @@ function counterReader(knex: Knex): CounterReader {
           const row = result.rows[0] ?? {};
           round.forEach((w, i) => {
             const value = String(row[`v${i}`] ?? '0');
-            last.set(w.guard.id, { value, since: began });
             w.resolve(value);
           });
         },
@@ -136,11 +113,7 @@ function counterReader(knex: Knex): CounterReader {
         if (next) start();
       });
   };
-  return (guard, since) => {
-    if (since !== undefined) {
-      const known = last.get(guard.id);
-      if (known && known.since >= since) return known.value;
-    }
+  return (guard) => {
     if (!next) {
       next = new Map();
       if (!running) setImmediate(start);
@@ -185,6 +158,13 @@ export function hotRead<A extends unknown[], V>(
      * statement, and what it keeps is tagged with the exact version of its rows.
      */
     versioned?: (...args: A) => PromiseLike<{ value: V; version: string }>;
+    /**
+     * Keep a result only when its key is loaded a second time (or replaces a kept one). For reads
+     * whose keys are mostly asked once (event pages: other pages, filters, users): keeping
+     * freezes and sizes the whole result, which a key nobody asks again never repays (issue 27).
+     * The keys seen once are remembered (keys only), up to four times `max`.
+     */
+    keepOnRepeat?: boolean;
   } = {},
 ): (...args: A) => Promise<V> {
   // The version a kept result is checked against: this process's write count on the embedded
@@ -195,27 +175,34 @@ export function hotRead<A extends unknown[], V>(
   if (embedded) versionOf = () => embedded.count;
   else if (guard) {
     const counter = counterReaderOf(knex);
-    versionOf = (...args) => counter(guard(...args), arrival.getStore());
+    versionOf = (...args) => counter(guard(...args));
   } else return coalesced(load, keyOf);
   // One connection runs every embedded statement in turn: nothing to gain from sharing a load there.
   const loadOnce = embedded ? load : coalesced(load, keyOf);
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
   const versioned = !embedded && guard ? options.versioned : undefined;
+  const seenOnce = options.keepOnRepeat ? new LRUCache<string, true>({ max: 4 * (options.max ?? MAX_KEPT) }) : null;
+  /** Whether a loaded result for `key` is kept (`stale`: a kept one it replaces). */
+  const admit = (key: string, stale: boolean): boolean => {
+    if (!seenOnce || stale || seenOnce.delete(key)) return true;
+    seenOnce.set(key, true);
+    return false;
+  };
   return async (...args: A) => {
     const key = keyOf(...args);
     if (versioned) {
       const known = kept.get(key);
       if (known && known.version === (await versionOf(...args))) return known.value;
       const loaded = await versioned(...args);
-      if (loaded.value !== undefined && loaded.value !== null) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
+      if (loaded.value !== undefined && loaded.value !== null && admit(key, known !== undefined)) kept.set(key, { version: loaded.version, ...keep(loaded.value as V & {}) });
       return loaded.value;
     }
     const version = await versionOf(...args);
     const hit = kept.get(key);
     if (hit && hit.version === version) return hit.value;
     const value = await loadOnce(...args);
-    if (value !== undefined && value !== null) kept.set(key, { version, ...keep(value as V & {}) });
+    if (value !== undefined && value !== null && admit(key, hit !== undefined)) kept.set(key, { version, ...keep(value as V & {}) });
     return value;
   };
 }
