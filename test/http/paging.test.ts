@@ -5,6 +5,7 @@
  * GraphQL (issue 7, finding 3: they used to give 500 or silently page 1), the largest page answers
  * an empty page, and `limit` defaults and clamps to the declared numbers on both protocols alike.
  */
+import { randomUUID } from 'node:crypto';
 import { buildSchema, getNamedType, isInputObjectType, type GraphQLField } from 'graphql';
 import { typeDefs } from '../../generated/graphql-schema';
 import { routes, type RouteSpec } from '../../generated/rest';
@@ -72,8 +73,15 @@ describe('paging bounds', () => {
   let operator: LoggedIn;
 
   beforeAll(async () => {
-    // A bootstrap admin who owns an account: passes the user, first-party, account and admin gates.
+    // A bootstrap admin who owns an account and is an approved developer: passes the user,
+    // first-party, account, admin and developer gates (the payout list needs the last).
     operator = await devLogin(t, OPERATOR);
+    const applied = await api(t, 'POST', '/developer/application', {
+      token: operator.accessToken,
+      body: { application_type: 'solo', display_name: 'Paging', slug: `paging-${randomUUID().slice(0, 8)}`, description: 'Pages', motivation: 'Bounds', what_to_build: 'Lists' },
+    });
+    const approved = await api(t, 'POST', `/admin/developer-applications/${(applied.body.data as { id: string }).id}/approve`, { token: operator.accessToken, body: {} });
+    if (approved.status !== 200) throw new Error(`approve: ${approved.status} ${JSON.stringify(approved.body)}`);
   });
 
   // Path parameters get a well-formed id: the bounds are refused before the resource is looked up.

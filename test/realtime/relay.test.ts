@@ -28,6 +28,9 @@ const SPEC_TABLE = {
   // The ideas board's live updates (issue 15): the list and one idea, both lifted with the publisher's event type.
   ideas: { channel: 'ideas:list', envelope: 'event', form: 'lifted', eventTypeDefault: null },
   idea: { channel: 'ideas:{idea_id}', envelope: 'event', form: 'lifted', eventTypeDefault: null },
+  // Extension log lines (issue 33 item 3): a developer's own extension, and an account's installs.
+  'ext-logs': { channel: 'ext-logs:{extension_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
+  'ext-install-logs': { channel: 'ext-install-logs:{account_id}', envelope: 'event', form: 'lifted', eventTypeDefault: 'extension:log' },
 } as const;
 
 type Family = keyof typeof SPEC_TABLE;
@@ -84,7 +87,7 @@ describe('the generated relay table', () => {
   });
 
   test('channels without a relay row have no bus channel', () => {
-    for (const name of ['presence:events:1', 'public-stats:platform_a:1', 'login-assignments:1', 'ext-logs:1', 'ext-install-logs:1', 'nope:1']) {
+    for (const name of ['presence:events:1', 'public-stats:platform_a:1', 'login-assignments:1', 'nope:1']) {
       expect(busChannelFor(name)).toBeNull();
     }
   });
