@@ -11,28 +11,18 @@
  * Composed of the one key lifecycle (lifecycle.ts, offered to the developer module as `keys`),
  * the personal and service key kinds (keys.ts) and the operators' side (operators.ts).
  */
-import type { Knex } from 'knex';
 import type { Revocations } from '../../auth/revocations';
-import type { CredentialStore } from '../../auth/store';
-import type { Bus } from '../../infra/bus';
-import type { Cache } from '../../infra/cache';
-import type { ModuleApis } from '../contract';
 import { createAccountKeys } from './keys';
 import { createKeyLifecycle } from './lifecycle';
-import { createKeyOperators } from './operators';
+import { createKeyOperators, type OperatorDeps } from './operators';
 
 export type { AccountServiceKey, UserApiKey } from './keys';
 export type { CreateKeyInput, DeleteTokenResult } from './lifecycle';
 export { assignableKind, type AdminApiKey, type AdminKeyKind, type SystemKey } from './operators';
 
-export interface ApiKeysDeps {
-  knex: Knex;
-  store: CredentialStore;
-  cache: Cache;
-  bus: Bus;
+/** The operator paths' dependencies, and the revocations the account keys' lifecycle signals. */
+export interface ApiKeysDeps extends OperatorDeps {
   revocations: Revocations;
-  accounts: Pick<ModuleApis['accounts'], 'principals'>;
-  audit: Pick<ModuleApis['audit'], 'record'>;
 }
 
 export function createApiKeysService(deps: ApiKeysDeps) {

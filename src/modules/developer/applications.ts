@@ -9,7 +9,7 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { rowMapping } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
-import { checkSlug, conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
+import { checkSlug, conflictOnDuplicate, required, reviewNotes, reviewedColumns, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { AdminDeveloperApplicationItem, DeveloperApplication, ReviewResult, SubmitApplicationInput } from './types';
 
@@ -26,12 +26,7 @@ const applicationColumns = {
   website_url: { type: 'text', nullable: true },
   experience: { type: 'text', nullable: true },
   avatar_key: { type: 'text', nullable: true },
-  status: 'text',
-  review_notes: { type: 'text', nullable: true },
-  reviewed_by: { type: 'uuid', nullable: true },
-  reviewed_at: { type: 'timestamp', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
+  ...reviewedColumns,
 } as const;
 const applicationOf = rowMapping<typeof applicationColumns, DeveloperApplication>(applicationColumns);
 

@@ -9,7 +9,7 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { rowMapping } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
-import { conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
+import { conflictOnDuplicate, required, reviewNotes, reviewedColumns, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { VerificationFields } from './repo';
 import type { DeveloperVerification, ReviewResult, SubmitVerificationInput } from './types';
@@ -27,12 +27,7 @@ const verificationColumns = {
   tax_id: { type: 'text', nullable: true },
   trade_register_id: { type: 'text', nullable: true },
   document_key: { type: 'text', nullable: true },
-  status: 'text',
-  review_notes: { type: 'text', nullable: true },
-  reviewed_by: { type: 'uuid', nullable: true },
-  reviewed_at: { type: 'timestamp', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
+  ...reviewedColumns,
 } as const;
 const verificationOf = rowMapping<typeof verificationColumns, DeveloperVerification>(verificationColumns);
 const toVerification = (row: object): DeveloperVerification => verificationOf.map(row as Record<string, unknown>);

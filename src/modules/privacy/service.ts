@@ -43,7 +43,11 @@ export interface PrivacyDeps {
 /** The audit row's name for a subject: the same subject always hashes the same, the id is not readable from it. */
 export const subjectHash = (platform: string, platformUserId: string): string => createHash('sha256').update(`${platform}:${platformUserId}`).digest('hex');
 
-/** A 1 to 200 character value (as the REST schema checks; GraphQL strings reach here unchecked). */
+/**
+ * A 1 to 200 character value, as the REST schema checks. GraphQL's shared argument check
+ * (generated/graphql-string-limits.ts) refuses only the over-long ones, with this same message;
+ * an empty string reaches here.
+ */
 function bounded(value: string | null | undefined, field: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (value.length < 1 || value.length > MAX_ID) throw AppError.validation(privacyMessages.length(field));
