@@ -9,25 +9,10 @@
  * OpenAPI validator ran before).
  */
 import { openapiDocument } from '../../generated/openapi-document';
+import { camelName } from '../infra/names';
 
-type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
-
-/**
- * The domain form of a wire type: member names camelCased at every level, except inside
- * records with an index signature (opaque JSON), which stay as they are.
- */
-export type Camelize<T> = T extends readonly (infer Item)[]
-  ? Camelize<Item>[]
-  : T extends object
-    ? string extends keyof T
-      ? T
-      : { [K in keyof T as K extends string ? CamelCase<K> : K]: Camelize<T[K]> }
-    : T;
-
-/** `user_id` → `userId`: the runtime twin of `CamelCase`. */
-export function camelName(wire: string): string {
-  return wire.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-}
+export type { Camelize } from '../infra/names';
+export { camelName };
 
 interface Field {
   wire: string;

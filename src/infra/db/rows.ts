@@ -10,10 +10,12 @@
  * serialiser of the response walks them fast.
  */
 
+import { openapiDocument } from '../../../generated/openapi-document';
+import type { components } from '../../../generated/openapi';
+import { camelName, type CamelCase, type Camelize } from '../names';
+
 /** The SQL types a mapping converts by. */
 export type ColumnType = 'text' | 'uuid' | 'boolean' | 'integer' | 'bigint' | 'json' | 'timestamp';
-
-type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : S;
 
 /** The domain value of a column type (json stays `unknown` unless the mapping names its type). */
 type ValueOf<T extends ColumnType> = T extends 'json' ? unknown : T extends 'boolean' ? boolean : T extends 'integer' | 'bigint' ? number : string;
@@ -37,7 +39,6 @@ export interface RowMapping<Out> {
   map(row: Record<string, unknown>): Out;
 }
 
-const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 function converter(type: ColumnType): ((value: unknown) => unknown) | null {
   switch (type) {
@@ -60,7 +61,7 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
   const plan = Object.entries(columns).map(([column, spec]) => ({
     column,
     from: typeof spec === 'string' ? undefined : spec.from,
-    member: camel(column),
+    member: camelName(column),
     convert: converter(typeof spec === 'string' ? spec : spec.type),
   }));
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
@@ -75,4 +76,77 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
       return out as Out;
     },
   };
+}
+
+type Schemas = components['schemas'];
+type Wire<N extends keyof Schemas> = keyof Schemas[N] & string;
+
+/** How `schemaRows` reads a schema's rows. */
+export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<N>, Extra extends Columns> {
+  /** Wire members the row does not carry (the service adds them). */
+  omit?: readonly Omitted[];
+  /** Members selected from an expression or another column (`{ event_type: 'type' }`). */
+  from?: Partial<Record<Wire<N>, string>>;
+  /** Columns the domain needs that the wire does not carry (an explicit extension of the type). */
+  extra?: Extra;
+}
+
+type SchemaNode = Record<string, unknown>;
+
+function resolved(node: unknown): SchemaNode {
+  let current = node as SchemaNode;
+  for (let hops = 0; typeof current.$ref === 'string'; hops++) {
+    if (hops > 32) throw new Error(`unresolvable $ref ${current.$ref}`);
+    const name = current.$ref.replace('#/components/schemas/', '');
+    current = (openapiDocument.components.schemas as Record<string, SchemaNode>)[name]!;
+    if (!current) throw new Error(`unknown schema ${name}`);
+  }
+  return current;
+}
+
+/** A schema's members (allOf merged), each with the column type its wire type is stored as. */
+function membersOf(node: unknown): Map<string, { type: ColumnType; nullable?: true }> {
+  const schema = resolved(node);
+  const members = new Map<string, { type: ColumnType; nullable?: true }>();
+  for (const part of (schema.allOf as unknown[] | undefined) ?? []) for (const [name, member] of membersOf(part)) members.set(name, member);
+  for (const [name, property] of Object.entries((schema.properties as Record<string, unknown> | undefined) ?? {})) {
+    const p = resolved(property);
+    const nullable = p.nullable === true || undefined;
+    members.set(name, { type: columnTypeOf(p), ...(nullable ? { nullable } : {}) });
+  }
+  return members;
+}
+
+/** The column type a wire member is stored as: objects and arrays as json, date-times as timestamps. */
+function columnTypeOf(p: SchemaNode): ColumnType {
+  if (p.type === 'object' || p.type === 'array' || p.allOf || p.oneOf || p.anyOf) return 'json';
+  if (p.type === 'string' && p.format === 'date-time') return 'timestamp';
+  if (p.type === 'integer' || p.type === 'number') return 'bigint';
+  if (p.type === 'boolean') return 'boolean';
+  return 'text';
+}
+
+/**
+ * The row mapping of a spec schema: its columns are the schema's wire members (the wire is
+ * snake_case, as the columns are), converted by their wire types (date-time as a timestamp,
+ * integers and numbers as counts, objects and arrays as json). The entity's fields are written in
+ * the spec and the migration only; the domain type is the schema's, camelCased, plus `extra`.
+ */
+export function schemaRows<N extends keyof Schemas, Omitted extends Wire<N> = never, Extra extends Columns = Record<never, never>>(
+  name: N,
+  options: SchemaRowOptions<N, Omitted, Extra> = {},
+): RowMapping<Camelize<Omit<Schemas[N], Omitted>> & Mapped<Extra>> {
+  const schema = (openapiDocument.components.schemas as Record<string, unknown>)[name as string];
+  if (!schema) throw new Error(`schemaRows: no schema ${String(name)} in the OpenAPI document`);
+  const members = membersOf(schema);
+  const omitted = new Set<string>(options.omit ?? []);
+  for (const wire of [...omitted, ...Object.keys(options.from ?? {})]) if (!members.has(wire)) throw new Error(`schemaRows(${String(name)}): the schema has no member ${wire}`);
+  const columns: Columns = {};
+  for (const [wire, member] of members) {
+    if (omitted.has(wire)) continue;
+    const from = options.from?.[wire as Wire<N>];
+    columns[wire] = from === undefined ? member : { ...member, from };
+  }
+  Object.assign(columns, options.extra ?? {});
+  return rowMapping<Columns, Camelize<Omit<Schemas[N], Omitted>> & Mapped<Extra>>(columns);
 }
