@@ -19,7 +19,7 @@ import type { AuthContext } from '../../auth/context';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
-import type { Camelize } from '../../http/mapping';
+import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
@@ -43,16 +43,7 @@ export type IssuedToken = Camelize<components['schemas']['IssuedToken']>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
-const wireForm = (r: Resource) => ({
-  id: r.id,
-  account_id: r.accountId,
-  name: r.name,
-  ...('type' in r ? { type: r.type } : {}),
-  settings: r.settings,
-  version: r.version,
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-});
+const wireShapes = { overlays: shapeOf({ $ref: '#/components/schemas/Overlay' }), widgets: shapeOf({ $ref: '#/components/schemas/Widget' }) } as const;
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 
 /** The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked against the same bounds). */
@@ -179,7 +170,7 @@ export function createOverlaysService(deps: {
         await audit.record({ scope: 'account', type: `account:${singular(table)}_updated`, accountId, actorId: auth.userId, metadata: { id: row.id, version: row.version, fields: Object.keys(patch) } }, trx);
         return row;
       });
-      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: wireForm(updated) }));
+      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: toWire(updated, wireShapes[table]) }));
       return updated;
     },
     deleteOverlay: (auth: AuthContext, id: string) => remove(auth, 'overlays', id, OVERLAY_KINDS),
