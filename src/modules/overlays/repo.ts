@@ -26,19 +26,7 @@ const resourceOf = {
   overlays: rowMapping<typeof overlayColumns, Resource>(overlayColumns),
   widgets: rowMapping<typeof widgetColumns, Resource>(widgetColumns),
 } as const;
-const accessOf = rowMapping<
-  {
-    id: { type: 'uuid'; from: string };
-    widget_id: { type: 'uuid'; from: string };
-    user_id: { type: 'uuid'; from: string };
-    user_name: { type: 'text'; from: string };
-    user_avatar: { type: 'text'; nullable: true; from: string };
-    role: { type: 'text'; from: string };
-    granted_by: { type: 'uuid'; nullable: true; from: string };
-    created_at: { type: 'timestamp'; from: string };
-  },
-  AccessEntry
->({
+const accessColumns = {
   id: { type: 'uuid', from: 'a.id' },
   widget_id: { type: 'uuid', from: 'a.widget_id' },
   user_id: { type: 'uuid', from: 'a.user_id' },
@@ -47,7 +35,8 @@ const accessOf = rowMapping<
   role: { type: 'text', from: 'a.role' },
   granted_by: { type: 'uuid', nullable: true, from: 'a.granted_by' },
   created_at: { type: 'timestamp', from: 'a.created_at' },
-});
+} as const;
+const accessOf = rowMapping<typeof accessColumns, AccessEntry>(accessColumns);
 
 export function createOverlaysRepo(knex: Knex) {
   return {

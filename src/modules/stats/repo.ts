@@ -87,22 +87,14 @@ const emoteOf = rowMapping<typeof emoteColumns, Emote>(emoteColumns);
 
 export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
 /** A watched channel the directory no longer knows shows its stable id as its handle. */
-const watchlistItemOf = rowMapping<
-  {
-    platform: { type: 'text'; from: string };
-    platform_channel_id: { type: 'text'; from: string };
-    channel_login: { type: 'text'; from: string };
-    channel_display_name: { type: 'text'; nullable: true; from: string };
-    added_at: { type: 'timestamp'; from: string };
-  },
-  WatchlistItem
->({
+const watchlistColumns = {
   platform: { type: 'text', from: 'w.platform' },
   platform_channel_id: { type: 'text', from: 'w.platform_channel_id' },
   channel_login: { type: 'text', from: 'coalesce(c.login, w.platform_channel_id)' },
   channel_display_name: { type: 'text', nullable: true, from: 'c.display_name' },
   added_at: { type: 'timestamp', from: 'w.added_at' },
-});
+} as const;
+const watchlistItemOf = rowMapping<typeof watchlistColumns, WatchlistItem>(watchlistColumns);
 
 export interface BrowseQuery {
   platform?: string;
