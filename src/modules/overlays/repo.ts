@@ -1,19 +1,17 @@
 /** Overlay, widget and widget access storage (knex). */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
+
+type Schemas = components['schemas'];
+export type Overlay = Camelize<Schemas['Overlay']>;
+export type Widget = Camelize<Schemas['Widget']>;
+/** An overlay or a widget instance (widgets carry a `type`). */
+export type Resource = Overlay | Widget;
+export type AccessEntry = Camelize<Schemas['WidgetAccessEntry']>;
 
 export type ResourceTable = 'overlays' | 'widgets';
-
-export interface ResourceRow {
-  id: string;
-  account_id: string;
-  name: string;
-  /** Widgets only. */
-  type?: string;
-  settings: Record<string, unknown>;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** The columns an update may set. */
 export interface ResourcePatch {
@@ -22,39 +20,49 @@ export interface ResourcePatch {
   settings?: string;
 }
 
-export interface AccessRow {
-  id: string;
-  widget_id: string;
-  user_id: string;
-  user_name: string;
-  user_avatar: string | null;
-  role: 'viewer' | 'editor';
-  granted_by: string | null;
-  created_at: Date;
-}
+const overlayColumns = { id: 'uuid', account_id: 'uuid', name: 'text', settings: 'json', version: 'integer', created_at: 'timestamp', updated_at: 'timestamp' } as const;
+const widgetColumns = { id: 'uuid', account_id: 'uuid', name: 'text', type: 'text', settings: 'json', version: 'integer', created_at: 'timestamp', updated_at: 'timestamp' } as const;
+const resourceOf = {
+  overlays: rowMapping<typeof overlayColumns, Resource>(overlayColumns),
+  widgets: rowMapping<typeof widgetColumns, Resource>(widgetColumns),
+} as const;
+const accessColumns = {
+  id: { type: 'uuid', from: 'a.id' },
+  widget_id: { type: 'uuid', from: 'a.widget_id' },
+  user_id: { type: 'uuid', from: 'a.user_id' },
+  user_name: { type: 'text', from: 'u.display_name' },
+  user_avatar: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  role: { type: 'text', from: 'a.role' },
+  granted_by: { type: 'uuid', nullable: true, from: 'a.granted_by' },
+  created_at: { type: 'timestamp', from: 'a.created_at' },
+} as const;
+const accessOf = rowMapping<typeof accessColumns, AccessEntry>(accessColumns);
 
 export function createOverlaysRepo(knex: Knex) {
   return {
     /** overlays.list / widgets.list */
-    list(table: ResourceTable, accountId: string): Promise<ResourceRow[]> {
-      return knex(table).where({ account_id: accountId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    async list(table: ResourceTable, accountId: string): Promise<Resource[]> {
+      const { select, map } = resourceOf[table];
+      return (await knex(table).where({ account_id: accountId }).select(knex.raw(select)).orderBy([{ column: 'created_at' }, { column: 'id' }])).map(map);
     },
     /** overlays.insert / widgets.insert */
-    async insert(table: ResourceTable, row: { id: string; account_id: string; name: string; type?: string; settings: string }, db: Knex | Knex.Transaction = knex): Promise<ResourceRow> {
+    async insert(table: ResourceTable, row: { id: string; account_id: string; name: string; type?: string; settings: string }, db: Knex | Knex.Transaction = knex): Promise<Resource> {
       const [inserted] = await db(table).insert(row).returning('*');
-      return inserted;
+      return resourceOf[table].map(inserted);
     },
     /** overlays.updateAt / widgets.updateAt: writes only while `version` is current; undefined otherwise */
-    async updateAt(table: ResourceTable, accountId: string, id: string, version: number, patch: ResourcePatch, db: Knex | Knex.Transaction = knex): Promise<ResourceRow | undefined> {
+    async updateAt(table: ResourceTable, accountId: string, id: string, version: number, patch: ResourcePatch, db: Knex | Knex.Transaction = knex): Promise<Resource | undefined> {
       const [updated] = await db(table)
         .where({ id, account_id: accountId, version })
         .update({ ...patch, version: db.raw('version + 1'), updated_at: db.fn.now() })
         .returning('*');
-      return updated;
+      return updated ? resourceOf[table].map(updated) : undefined;
     },
     /** overlays.byId / widgets.byId (account-scoped) */
-    byId(table: ResourceTable, accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<ResourceRow | undefined> {
-      return db(table).where({ id, account_id: accountId }).first();
+    async byId(table: ResourceTable, accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<Resource | undefined> {
+      const { select, map } = resourceOf[table];
+      const row = await db(table).where({ id, account_id: accountId }).first(db.raw(select));
+      return row ? map(row) : undefined;
     },
     /** overlays.accountOf / widgets.accountOf: the owning account of a channel's resource */
     async accountOf(table: ResourceTable, id: string): Promise<string | null> {
@@ -70,12 +78,13 @@ export function createOverlaysRepo(knex: Knex) {
       return db('credentials').where({ account_id: accountId, subject_id: subjectId }).whereIn('kind', [...kinds]).whereNull('revoked_at').select('id', 'token_hash', 'kind');
     },
     /** widget_access.list, with the user's display name and avatar */
-    access(widgetId: string): Promise<AccessRow[]> {
-      return knex('widget_access as a')
+    async access(widgetId: string): Promise<AccessEntry[]> {
+      const rows = await knex('widget_access as a')
         .join('users as u', 'u.id', 'a.user_id')
         .where({ 'a.widget_id': widgetId })
         .orderBy([{ column: 'a.created_at' }, { column: 'a.id' }])
-        .select('a.id', 'a.widget_id', 'a.user_id', 'u.display_name as user_name', 'u.avatar_url as user_avatar', 'a.role', 'a.granted_by', 'a.created_at');
+        .select(knex.raw(accessOf.select));
+      return rows.map(accessOf.map);
     },
     /** widget_access.insert: undefined when the user already has an entry */
     async grant(row: { id: string; widget_id: string; user_id: string; role: string; granted_by: string | null }): Promise<boolean> {

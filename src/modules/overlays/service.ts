@@ -14,30 +14,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
+import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
-import { fromJson, isoTime } from '../../infra/db/database';
+import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
-import type { OverlaysRepo, ResourceRow, ResourceTable } from './repo';
+import type { AccessEntry, OverlaysRepo, Resource, ResourceTable } from './repo';
 
-export interface Resource {
-  id: string;
-  accountId: string;
-  name: string;
-  /** Widgets only. */
-  type?: string;
-  settings: Record<string, unknown>;
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A widget instance: a resource with its `type` (read from the widgets table, always present). */
-export type WidgetResource = Resource & { type: string };
+/** A widget instance: a resource read from the widgets table (its `type` always present). */
+export type { Resource, Widget as WidgetResource } from './repo';
 
 export interface ResourceInput {
   name?: string | null;
@@ -49,48 +39,11 @@ export interface ResourceInput {
 export const MAX_SETTINGS_BYTES = 32768;
 const WIDGET_TYPE_RE = /^[a-z0-9][a-z0-9_-]*$/;
 
-export interface IssuedToken {
-  id: string;
-  kind: 'overlay' | 'shared_overlay' | 'widget';
-  token: string;
-  subjectId: string;
-  expiresAt: string | null;
-  createdAt: string;
-}
-
-export interface AccessEntry {
-  id: string;
-  widgetId: string;
-  userId: string;
-  userName: string;
-  userAvatar: string | null;
-  role: 'viewer' | 'editor';
-  grantedBy: string | null;
-  createdAt: string;
-}
+export type IssuedToken = Camelize<components['schemas']['IssuedToken']>;
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const toResource = (r: ResourceRow): Resource => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  ...(r.type === undefined ? {} : { type: r.type }),
-  settings: fromJson<Record<string, unknown>>(r.settings, {}),
-  version: Number(r.version),
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
 /** The resource as REST answers it (snake_case; settings untouched): the data of its `overlay:update` / `widget:update` frame. */
-const wireForm = (r: Resource) => ({
-  id: r.id,
-  account_id: r.accountId,
-  name: r.name,
-  ...(r.type === undefined ? {} : { type: r.type }),
-  settings: r.settings,
-  version: r.version,
-  created_at: r.createdAt,
-  updated_at: r.updatedAt,
-});
+const wireShapes = { overlays: shapeOf({ $ref: '#/components/schemas/Overlay' }), widgets: shapeOf({ $ref: '#/components/schemas/Widget' }) } as const;
 const invalid = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
 
 /** The checked columns of a create or update (GraphQL reaches here unchecked; REST was checked against the same bounds). */
@@ -133,7 +86,7 @@ export function createOverlaysService(deps: {
   };
   const notFound = (table: ResourceTable) => AppError.notFound(table === 'overlays' ? overlayMessages.overlayNotFound : overlayMessages.widgetNotFound);
 
-  async function owned(table: ResourceTable, auth: AuthContext, id: string, db?: Knex.Transaction): Promise<ResourceRow> {
+  async function owned(table: ResourceTable, auth: AuthContext, id: string, db?: Knex.Transaction): Promise<Resource> {
     const row = UUID_RE.test(id) ? await repo.byId(table, accountOf(auth), id, db) : undefined;
     if (!row) throw notFound(table);
     return row;
@@ -176,10 +129,10 @@ export function createOverlaysService(deps: {
 
   return {
     async list(auth: AuthContext, table: ResourceTable): Promise<Resource[]> {
-      return (await repo.list(table, accountOf(auth))).map(toResource);
+      return repo.list(table, accountOf(auth));
     },
     async get(auth: AuthContext, table: ResourceTable, id: string): Promise<Resource> {
-      return toResource(await owned(table, auth, id));
+      return owned(table, auth, id);
     },
     /** Creates an overlay or widget within the plan's `max_overlays` (each kind counted apart). */
     async create(auth: AuthContext, table: ResourceTable, input: ResourceInput): Promise<Resource> {
@@ -193,12 +146,10 @@ export function createOverlaysService(deps: {
         settings: columns.settings ?? '{}',
         ...(table === 'widgets' ? { type: columns.type ?? 'custom' } : {}),
       };
-      return toResource(
-        await knex.transaction(async (trx) => {
-          await deps.quotas.admit(trx, table, accountId);
-          return repo.insert(table, row, trx);
-        }),
-      );
+      return knex.transaction(async (trx) => {
+        await deps.quotas.admit(trx, table, accountId);
+        return repo.insert(table, row, trx);
+      });
     },
     /**
      * Applies a change made at `version`: 409 CONFLICT (with the current version) when another
@@ -213,13 +164,13 @@ export function createOverlaysService(deps: {
         const row = await repo.updateAt(table, accountId, current.id, input.version, patch, trx);
         if (!row) {
           const latest = await repo.byId(table, accountId, current.id, trx);
-          const version = Number(latest?.version ?? current.version);
+          const version = latest?.version ?? current.version;
           throw new AppError('CONFLICT', overlayMessages.staleVersion(table === 'overlays' ? 'Overlay' : 'Widget', version), { current_version: version });
         }
-        await audit.record({ scope: 'account', type: `account:${singular(table)}_updated`, accountId, actorId: auth.userId, metadata: { id: row.id, version: Number(row.version), fields: Object.keys(patch) } }, trx);
-        return toResource(row);
+        await audit.record({ scope: 'account', type: `account:${singular(table)}_updated`, accountId, actorId: auth.userId, metadata: { id: row.id, version: row.version, fields: Object.keys(patch) } }, trx);
+        return row;
       });
-      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: wireForm(updated) }));
+      await bus.publish(`${singular(table)}:${updated.id}`, JSON.stringify({ event_type: `${singular(table)}:update`, data: toWire(updated, wireShapes[table]) }));
       return updated;
     },
     deleteOverlay: (auth: AuthContext, id: string) => remove(auth, 'overlays', id, OVERLAY_KINDS),
@@ -256,15 +207,14 @@ export function createOverlaysService(deps: {
     },
     async access(auth: AuthContext, widgetId: string): Promise<AccessEntry[]> {
       const widget = await owned('widgets', auth, widgetId);
-      return (await repo.access(widget.id)).map((r) => ({ id: r.id, widgetId: r.widget_id, userId: r.user_id, userName: r.user_name, userAvatar: r.user_avatar, role: r.role, grantedBy: r.granted_by, createdAt: isoTime(r.created_at) }));
+      return repo.access(widget.id);
     },
     async grantAccess(auth: AuthContext, widgetId: string, input: { userId: string; role: 'viewer' | 'editor' }): Promise<AccessEntry> {
       const widget = await owned('widgets', auth, widgetId);
-      if (!(await deps.accounts.isMember(input.userId, widget.account_id))) throw AppError.validation(overlayMessages.notMember);
+      if (!(await deps.accounts.isMember(input.userId, widget.accountId))) throw AppError.validation(overlayMessages.notMember);
       const id = randomUUID();
       if (!(await repo.grant({ id, widget_id: widget.id, user_id: input.userId, role: input.role, granted_by: auth.userId }))) throw new AppError('CONFLICT', overlayMessages.accessExists);
-      const entry = (await repo.access(widget.id)).find((r) => r.id === id)!;
-      return { id, widgetId: widget.id, userId: entry.user_id, userName: entry.user_name, userAvatar: entry.user_avatar, role: entry.role, grantedBy: entry.granted_by, createdAt: isoTime(entry.created_at) };
+      return (await repo.access(widget.id)).find((r) => r.id === id)!;
     },
     async revokeAccess(auth: AuthContext, widgetId: string, accessId: string): Promise<void> {
       const widget = await owned('widgets', auth, widgetId);

@@ -1,55 +1,54 @@
 /** Storage of plans, their feature mapping, account plans and overrides (knex). */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-export interface PlanRow {
-  id: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  is_default: boolean;
-  price_monthly: number;
-  price_yearly: number;
-  currency: string;
-  is_public: boolean;
-  sort_order: number;
-  max_overlays: number;
-  max_storage_bytes: number;
-  max_upload_size_bytes: number;
-  max_integrations: number;
-  chat_retention_days: number;
-  max_setting_presets: number;
-  max_sounds: number;
-  max_sound_file_size: number;
-  max_sound_storage_bytes: number;
-  max_accounts: number;
-  stripe_product_id: string | null;
-  stripe_monthly_price_id: string | null;
-  stripe_yearly_price_id: string | null;
-}
+/** A plan as operators see it (with its feature mapping and account count). */
+export type AdminPlan = Camelize<components['schemas']['AdminPlan']>;
+/** A stored plan: the operators' view without what is computed from other tables. */
+export type Plan = Omit<AdminPlan, 'features' | 'accountsUsing'>;
+/** Columns a plan write sets (everything the operators' view carries but id, slug and what is computed). */
+export type PlanWrite = Omit<components['schemas']['AdminPlan'], 'id' | 'slug' | 'features' | 'accounts_using'>;
 
-/** Columns a plan write sets (everything but id, slug and is_default). */
-export type PlanWrite = Omit<PlanRow, 'id' | 'slug' | 'is_default' | 'max_accounts'>;
-
-const BIG = ['max_storage_bytes', 'max_upload_size_bytes', 'max_sound_file_size', 'max_sound_storage_bytes'] as const;
-// pg answers bigint columns as strings; the values stay below 2^53 (the API bounds them).
-const toPlan = (row: PlanRow): PlanRow => {
-  const plan = { ...row };
-  for (const column of BIG) plan[column] = Number(row[column]);
-  return plan;
-};
+// bigint columns arrive as text from pg; the values stay below 2^53 (the API bounds them).
+const planColumns = {
+  id: 'uuid',
+  slug: 'text',
+  name: 'text',
+  description: { type: 'text', nullable: true },
+  price_monthly: 'integer',
+  price_yearly: 'integer',
+  currency: 'text',
+  is_public: 'boolean',
+  sort_order: 'integer',
+  max_overlays: 'integer',
+  max_storage_bytes: 'bigint',
+  max_upload_size_bytes: 'bigint',
+  max_integrations: 'integer',
+  chat_retention_days: 'integer',
+  max_setting_presets: 'integer',
+  max_sounds: 'integer',
+  max_sound_file_size: 'bigint',
+  max_sound_storage_bytes: 'bigint',
+  stripe_product_id: { type: 'text', nullable: true },
+  stripe_monthly_price_id: { type: 'text', nullable: true },
+  stripe_yearly_price_id: { type: 'text', nullable: true },
+} as const;
+const planOf = rowMapping<typeof planColumns, Plan>(planColumns);
 
 export function createPlansRepo(knex: Knex) {
   return {
     /** plans.list: by sort order, then slug */
-    async list(db: Db = knex): Promise<PlanRow[]> {
-      return (await db('plans').select('*').orderBy([{ column: 'sort_order' }, { column: 'slug' }])).map(toPlan);
+    async list(db: Db = knex): Promise<Plan[]> {
+      return (await db('plans').select(db.raw(planOf.select)).orderBy([{ column: 'sort_order' }, { column: 'slug' }])).map(planOf.map);
     },
     /** plans.byId */
-    async byId(id: string, db: Db = knex): Promise<PlanRow | undefined> {
-      const row = await db('plans').where({ id }).first();
-      return row ? toPlan(row) : undefined;
+    async byId(id: string, db: Db = knex): Promise<Plan | undefined> {
+      const row = await db('plans').where({ id }).first(db.raw(planOf.select));
+      return row ? planOf.map(row) : undefined;
     },
     /** plans.bySlug */
     bySlug(slug: string, db: Db = knex): Promise<{ id: string } | undefined> {

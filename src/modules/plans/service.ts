@@ -7,68 +7,23 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type * as Gql from '../../../generated/graphql';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
 import type { FeatureStatus } from '../features';
 import { planMessages } from './errors';
-import type { PlanRow, PlansRepo, PlanWrite } from './repo';
+import type { AdminPlan, Plan, PlansRepo, PlanWrite } from './repo';
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Flag categories a public plan shows (Part 1 "Plan rules"). */
 const PUBLIC_CATEGORIES = new Set(['feature', 'widget', 'integration', 'bot_module']);
 
-export interface PlanFeatureEntry {
-  featureId: string;
-  featureKey: string;
-  label: string;
-  enabled: boolean;
-}
-
-export interface AdminPlan {
-  id: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  priceMonthly: number;
-  priceYearly: number;
-  currency: string;
-  isPublic: boolean;
-  sortOrder: number;
-  maxOverlays: number;
-  maxStorageBytes: number;
-  maxUploadSizeBytes: number;
-  maxIntegrations: number;
-  chatRetentionDays: number;
-  maxSettingPresets: number;
-  maxSounds: number;
-  maxSoundFileSize: number;
-  maxSoundStorageBytes: number;
-  stripeProductId: string | null;
-  stripeMonthlyPriceId: string | null;
-  stripeYearlyPriceId: string | null;
-  features: PlanFeatureEntry[];
-  accountsUsing: number;
-}
-
-export interface BillingPlan {
-  id: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  priceMonthly: string;
-  priceYearly: string;
-  currency: string;
-  isPublic: boolean;
-  sortOrder: number;
-  maxOverlays: number;
-  maxStorageBytes: string;
-  maxUploadSizeBytes: string;
-  maxIntegrations: number;
-  chatRetentionDays: number;
-  features: (PlanFeatureEntry & { globallyEnabled: boolean })[];
-}
+export type { AdminPlan } from './repo';
+export type PlanFeatureEntry = AdminPlan['features'][number];
+/** The public plan list is GraphQL only: its shape comes from the GraphQL schema. */
+export type BillingPlan = Omit<Gql.BillingPlan, '__typename'>;
 
 /** A plan write as both protocols send it (GraphQL leaves the sound limits out). */
 export interface PlanInput {
@@ -94,14 +49,9 @@ export interface PlanInput {
   stripeYearlyPriceId?: string | null;
 }
 
-export type AccountCreationOverride = 'DEFAULT' | 'ALLOW' | 'DENY';
-
-export interface AdminUser {
-  id: string;
-  email: string | null;
-  displayName: string;
-  accountCreationOverride: AccountCreationOverride;
-}
+export type AccountCreationOverride = Gql.AccountCreationOverride;
+/** A user's account-creation override (GraphQL only). */
+export type AdminUser = Omit<Gql.AdminUser, '__typename'>;
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === '23505';
 
@@ -119,7 +69,7 @@ export function createPlansService(deps: PlansDeps) {
     audit.record({ scope: 'system', type, userId: ctx.userId, actorId: ctx.userId, accountId, metadata }, trx);
 
   /** The plan rules, in the spec's order; answers the columns to write. */
-  function validated(input: PlanInput, current?: PlanRow): PlanWrite {
+  function validated(input: PlanInput, current?: Plan): PlanWrite {
     if (input.slug !== undefined) {
       const slug = input.slug;
       if (slug.length < 2 || slug.length > 40 || !SLUG.test(slug)) throw AppError.validation(planMessages.invalidSlug);
@@ -132,9 +82,9 @@ export function createPlansService(deps: PlansDeps) {
       max_integrations: input.maxIntegrations,
       chat_retention_days: input.chatRetentionDays,
       max_setting_presets: input.maxSettingPresets,
-      max_sounds: input.maxSounds ?? current?.max_sounds ?? 0,
-      max_sound_file_size: input.maxSoundFileSize ?? current?.max_sound_file_size ?? 0,
-      max_sound_storage_bytes: input.maxSoundStorageBytes ?? current?.max_sound_storage_bytes ?? 0,
+      max_sounds: input.maxSounds ?? current?.maxSounds ?? 0,
+      max_sound_file_size: input.maxSoundFileSize ?? current?.maxSoundFileSize ?? 0,
+      max_sound_storage_bytes: input.maxSoundStorageBytes ?? current?.maxSoundStorageBytes ?? 0,
     };
     for (const [field, value] of Object.entries({ price_monthly: input.priceMonthly, price_yearly: input.priceYearly, ...limits })) {
       if (!Number.isSafeInteger(value)) throw AppError.validation(planMessages.notInteger(field));
@@ -163,27 +113,7 @@ export function createPlansService(deps: PlansDeps) {
     const accountFlags = flags.filter((f) => f.category !== 'system');
     const mapped = new Map(rows.map((r) => [`${r.plan_id}|${r.feature_key}`, Boolean(r.enabled)]));
     return plans.map((p) => ({
-      id: p.id,
-      slug: p.slug,
-      name: p.name,
-      description: p.description,
-      priceMonthly: p.price_monthly,
-      priceYearly: p.price_yearly,
-      currency: p.currency,
-      isPublic: p.is_public,
-      sortOrder: p.sort_order,
-      maxOverlays: p.max_overlays,
-      maxStorageBytes: p.max_storage_bytes,
-      maxUploadSizeBytes: p.max_upload_size_bytes,
-      maxIntegrations: p.max_integrations,
-      chatRetentionDays: p.chat_retention_days,
-      maxSettingPresets: p.max_setting_presets,
-      maxSounds: p.max_sounds,
-      maxSoundFileSize: p.max_sound_file_size,
-      maxSoundStorageBytes: p.max_sound_storage_bytes,
-      stripeProductId: p.stripe_product_id,
-      stripeMonthlyPriceId: p.stripe_monthly_price_id,
-      stripeYearlyPriceId: p.stripe_yearly_price_id,
+      ...p,
       features: accountFlags.map((f) => ({ featureId: f.id, featureKey: f.key, label: f.label, enabled: mapped.get(`${p.id}|${f.key}`) ?? false })),
       accountsUsing: using.get(p.id) ?? 0,
     }));

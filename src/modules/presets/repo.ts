@@ -1,38 +1,35 @@
 /** Storage of setting presets (knex). */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-export interface PresetRow {
-  id: string;
-  user_id: string;
-  kind: string;
-  name: string;
-  payload: Record<string, unknown>;
-  is_default: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A preset as its owner sees it; operators see it without its payload. */
+export type SettingPreset = Camelize<components['schemas']['SettingPreset']>;
+export type AdminSettingPreset = Camelize<components['schemas']['AdminSettingPreset']>;
 
-const COLUMNS = ['id', 'user_id', 'kind', 'name', 'payload', 'is_default', 'created_at', 'updated_at'];
-const ADMIN_COLUMNS = COLUMNS.filter((c) => c !== 'payload');
-const toRow = (row: PresetRow): PresetRow => (row.payload === undefined ? row : { ...row, payload: fromJson<Record<string, unknown>>(row.payload, {}) });
+const adminColumns = { id: 'uuid', user_id: 'uuid', kind: 'text', name: 'text', is_default: 'boolean', created_at: 'timestamp', updated_at: 'timestamp' } as const;
+const presetColumns = { ...adminColumns, payload: 'json' } as const;
+const adminPresetOf = rowMapping<typeof adminColumns, AdminSettingPreset>(adminColumns);
+const presetOf = rowMapping<typeof presetColumns, SettingPreset>(presetColumns);
+const newestFirst = [{ column: 'created_at', order: 'desc' }, { column: 'id' }];
 
 export function createPresetsRepo(knex: Knex) {
   return {
     /** presets.ofUser: newest first */
-    async ofUser(userId: string): Promise<PresetRow[]> {
-      return (await knex('setting_presets').where({ user_id: userId }).select(COLUMNS).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }])).map(toRow);
+    async ofUser(userId: string): Promise<SettingPreset[]> {
+      return (await knex('setting_presets').where({ user_id: userId }).select(knex.raw(presetOf.select)).orderBy(newestFirst)).map(presetOf.map);
     },
     /** presets.ofUserForAdmin: never reads the payload */
-    ofUserForAdmin(userId: string): Promise<Omit<PresetRow, 'payload'>[]> {
-      return knex('setting_presets').where({ user_id: userId }).select(ADMIN_COLUMNS).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+    async ofUserForAdmin(userId: string): Promise<AdminSettingPreset[]> {
+      return (await knex('setting_presets').where({ user_id: userId }).select(knex.raw(adminPresetOf.select)).orderBy(newestFirst)).map(adminPresetOf.map);
     },
     /** presets.byId */
-    async byId(id: string, db: Db = knex): Promise<PresetRow | undefined> {
-      const row = await db('setting_presets').where({ id }).first(COLUMNS);
-      return row ? toRow(row) : undefined;
+    async byId(id: string, db: Db = knex): Promise<SettingPreset | undefined> {
+      const row = await db('setting_presets').where({ id }).first(db.raw(presetOf.select));
+      return row ? presetOf.map(row) : undefined;
     },
     /** presets.countIn: the user's presets, inside the transaction that holds the user's lock */
     async countIn(db: Knex.Transaction, userId: string): Promise<number> {

@@ -8,35 +8,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { presetMessages } from './errors';
-import type { PresetRow, PresetsRepo } from './repo';
-
-export interface AdminSettingPreset {
-  id: string;
-  userId: string;
-  kind: string;
-  name: string;
-  isDefault: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface SettingPreset extends AdminSettingPreset {
-  payload: Record<string, unknown>;
-}
-
-const toAdmin = (r: Omit<PresetRow, 'payload'>): AdminSettingPreset => ({
-  id: r.id,
-  userId: r.user_id,
-  kind: r.kind,
-  name: r.name,
-  isDefault: r.is_default,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
-const toPreset = (r: PresetRow): SettingPreset => ({ ...toAdmin(r), payload: r.payload });
+import type { AdminSettingPreset, PresetsRepo, SettingPreset } from './repo';
 
 function jsonObject(value: unknown): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw AppError.validation(presetMessages.payloadNotObject);
@@ -52,15 +26,15 @@ function nonBlank(field: string, value: string): string {
 export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audit: Pick<ModuleApis['audit'], 'record'> }) {
   const { repo, knex, audit } = deps;
 
-  async function own(ctx: AuthContext, id: string): Promise<PresetRow> {
+  async function own(ctx: AuthContext, id: string): Promise<SettingPreset> {
     const preset = await repo.byId(id);
-    if (!preset || preset.user_id !== requireUserId(ctx)) throw AppError.notFound(presetMessages.notFound);
+    if (!preset || preset.userId !== requireUserId(ctx)) throw AppError.notFound(presetMessages.notFound);
     return preset;
   }
 
   return {
     async mine(ctx: AuthContext): Promise<SettingPreset[]> {
-      return (await repo.ofUser(requireUserId(ctx))).map(toPreset);
+      return repo.ofUser(requireUserId(ctx));
     },
 
     async create(ctx: AuthContext, input: { kind: string; name: string; payload: unknown; isDefault?: boolean | null }): Promise<SettingPreset> {
@@ -77,7 +51,7 @@ export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audi
         if (input.isDefault) await repo.clearDefault(trx, userId, kind);
         await repo.insert(trx, { id, user_id: userId, kind, name, payload, is_default: Boolean(input.isDefault) });
       });
-      return toPreset((await repo.byId(id))!);
+      return (await repo.byId(id))!;
     },
 
     async update(ctx: AuthContext, id: string, input: { name?: string | null; payload?: unknown; isDefault?: boolean | null }): Promise<SettingPreset> {
@@ -86,10 +60,10 @@ export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audi
       const payload = input.payload === undefined || input.payload === null ? undefined : jsonObject(input.payload);
       const isDefault = input.isDefault === undefined || input.isDefault === null ? undefined : input.isDefault;
       await knex.transaction(async (trx) => {
-        if (isDefault) await repo.clearDefault(trx, preset.user_id, preset.kind);
+        if (isDefault) await repo.clearDefault(trx, preset.userId, preset.kind);
         await repo.update(trx, id, { name, payload, is_default: isDefault });
       });
-      return toPreset((await repo.byId(id))!);
+      return (await repo.byId(id))!;
     },
 
     async remove(ctx: AuthContext, id: string): Promise<void> {
@@ -98,7 +72,7 @@ export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audi
     },
 
     async ofUserForAdmin(userId: string): Promise<AdminSettingPreset[]> {
-      return (await repo.ofUserForAdmin(userId)).map(toAdmin);
+      return repo.ofUserForAdmin(userId);
     },
 
     async adminDelete(ctx: AuthContext, id: string): Promise<void> {
@@ -107,7 +81,7 @@ export function createPresetsService(deps: { repo: PresetsRepo; knex: Knex; audi
       await knex.transaction(async (trx) => {
         await repo.delete(trx, id);
         await audit.record(
-          { scope: 'system', type: 'system:user_setting_preset_deleted', userId: preset.user_id, actorId: ctx.userId, metadata: { preset_id: id, kind: preset.kind, name: preset.name } },
+          { scope: 'system', type: 'system:user_setting_preset_deleted', userId: preset.userId, actorId: ctx.userId, metadata: { preset_id: id, kind: preset.kind, name: preset.name } },
           trx,
         );
       });

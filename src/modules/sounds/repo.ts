@@ -1,22 +1,33 @@
 /** Sound rows, usage against the limits, the plan's sound limits and per-extension overrides (knex). */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-export interface SoundRow {
-  id: string;
-  account_id: string;
-  name: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  duration_ms: number;
-  waveform: unknown;
-  blob_key: string;
-  source_extension_id: string | null;
-  source_extension_name: string | null;
-  created_at: Date;
-}
+export type Sound = Camelize<components['schemas']['Sound']>;
+/** A sound with where its bytes are stored (never on the wire). */
+export type StoredSound = Sound & { blobKey: string };
+/** The columns of a new sound: the wire's, with the blob and the uploading extension. */
+export type NewSound = Omit<components['schemas']['Sound'], 'created_at'> & { blob_key: string; source_extension_id: string | null };
+
+// pg answers bigint as strings and jsonb as parsed JSON; PGlite likewise. Sizes stay below 2^53.
+const soundColumns = {
+  id: 'uuid',
+  account_id: 'uuid',
+  name: 'text',
+  filename: 'text',
+  content_type: 'text',
+  size_bytes: 'bigint',
+  duration_ms: 'integer',
+  waveform: { type: 'json', nullable: true },
+  created_at: 'timestamp',
+  source_extension_name: { type: 'text', nullable: true },
+} as const;
+const storedColumns = { ...soundColumns, blob_key: 'text' } as const;
+const soundOf = rowMapping<typeof soundColumns, Sound>(soundColumns);
+const storedOf = rowMapping<typeof storedColumns, StoredSound>(storedColumns);
 
 export interface SoundLimits {
   maxSounds: number;
@@ -36,9 +47,6 @@ export type Source = string | null;
 const num = (v: unknown): number => Number(v ?? 0);
 const orNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-// pg answers bigint as strings and jsonb as parsed JSON; PGlite likewise. Sizes stay below 2^53.
-const toRow = (row: Record<string, unknown>): SoundRow => ({ ...(row as unknown as SoundRow), size_bytes: num(row.size_bytes), duration_ms: num(row.duration_ms) });
-
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function createSoundsRepo(knex: Knex) {
@@ -48,22 +56,27 @@ export function createSoundsRepo(knex: Knex) {
   };
   return {
     /** sounds.page: newest first, optional case-insensitive partial name */
-    async page(accountId: string, search: string | undefined, limit: number, offset: number): Promise<{ rows: SoundRow[]; total: number }> {
+    async page(accountId: string, search: string | undefined, limit: number, offset: number): Promise<{ rows: Sound[]; total: number }> {
       const filtered = () => {
         const q = knex('sounds').where({ account_id: accountId });
         if (search) q.whereRaw("name ilike ? escape '\\'", [`%${escapeLike(search)}%`]);
         return q;
       };
       const [rows, count] = await Promise.all([
-        filtered().select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        filtered().select(knex.raw(soundOf.select)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
         filtered().count<{ count: string | number }[]>({ count: '*' }).first(),
       ]);
-      return { rows: (rows as Record<string, unknown>[]).map(toRow), total: num(count?.count) };
+      return { rows: (rows as Record<string, unknown>[]).map(soundOf.map), total: num(count?.count) };
     },
     /** sounds.byId (account-scoped) */
-    async byId(accountId: string, id: string, db: Db = knex): Promise<SoundRow | undefined> {
-      const row = (await db('sounds').where({ id, account_id: accountId }).first()) as Record<string, unknown> | undefined;
-      return row ? toRow(row) : undefined;
+    async byId(accountId: string, id: string, db: Db = knex): Promise<Sound | undefined> {
+      const row = (await db('sounds').where({ id, account_id: accountId }).first(db.raw(soundOf.select))) as Record<string, unknown> | undefined;
+      return row ? soundOf.map(row) : undefined;
+    },
+    /** sounds.storedById (account-scoped): with the blob key */
+    async storedById(accountId: string, id: string): Promise<StoredSound | undefined> {
+      const row = (await knex('sounds').where({ id, account_id: accountId }).first(knex.raw(storedOf.select))) as Record<string, unknown> | undefined;
+      return row ? storedOf.map(row) : undefined;
     },
     /** sounds.usage: count and bytes of one source's sounds in an account */
     async usage(accountId: string, source: Source, db: Db = knex): Promise<{ count: number; bytes: number }> {
@@ -80,21 +93,21 @@ export function createSoundsRepo(knex: Knex) {
       return Boolean(await db('accounts').where({ id: accountId }).forUpdate().first('id'));
     },
     /** sounds.insert */
-    async insert(db: Db, row: Omit<SoundRow, 'created_at'>): Promise<SoundRow> {
+    async insert(db: Db, row: NewSound): Promise<Sound> {
       const [inserted] = (await db('sounds')
         .insert({ ...row, waveform: row.waveform === null || row.waveform === undefined ? null : JSON.stringify(row.waveform) })
         .returning('*')) as Record<string, unknown>[];
-      return toRow(inserted!);
+      return soundOf.map(inserted!);
     },
     /** sounds.update */
-    async update(accountId: string, id: string, patch: { name?: string; duration_ms?: number; waveform?: unknown }): Promise<SoundRow | undefined> {
+    async update(accountId: string, id: string, patch: { name?: string; duration_ms?: number; waveform?: unknown }): Promise<Sound | undefined> {
       const values: Record<string, unknown> = {};
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.duration_ms !== undefined) values.duration_ms = patch.duration_ms;
       if (patch.waveform !== undefined) values.waveform = patch.waveform === null ? null : JSON.stringify(patch.waveform);
       if (Object.keys(values).length === 0) return this.byId(accountId, id);
       const [row] = (await knex('sounds').where({ id, account_id: accountId }).update(values).returning('*')) as Record<string, unknown>[];
-      return row ? toRow(row) : undefined;
+      return row ? soundOf.map(row) : undefined;
     },
     /** sounds.delete: answers the blob key of the removed row */
     async delete(accountId: string, id: string): Promise<string | null> {

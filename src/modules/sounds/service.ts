@@ -12,43 +12,23 @@ import { Transform, type Readable } from 'node:stream';
 import busboy from 'busboy';
 import type { Knex } from 'knex';
 import type * as MusicMetadataModule from 'music-metadata';
+import type { components } from '../../../generated/openapi';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError, messages } from '../../errors';
 import type { RawRequest } from '../../http/context';
 import { hasInvalidCharacters } from '../../http/input-guard';
+import type { Camelize } from '../../http/mapping';
 import { newBlobKey, type BlobStore } from '../../infra/blobs';
 import type { Bus } from '../../infra/bus';
-import { isoTime } from '../../infra/db/database';
 import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { soundMessages, type LimitHolder } from './errors';
-import type { SoundRow, SoundsRepo } from './repo';
+import type { Sound, SoundsRepo, StoredSound } from './repo';
 
-export type SoundContentType = 'audio/mpeg' | 'audio/wav' | 'audio/ogg' | 'audio/flac';
-
-export interface Sound {
-  id: string;
-  accountId: string;
-  name: string;
-  filename: string;
-  contentType: SoundContentType;
-  sizeBytes: number;
-  durationMs: number;
-  waveform: unknown;
-  createdAt: string;
-  sourceExtensionName: string | null;
-}
-
-export interface SoundLibrary {
-  sounds: Sound[];
-  totalCount: number;
-  userSoundCount: number;
-  maxSounds: number;
-  maxSoundFileSize: number;
-  maxSoundStorageBytes: number;
-  usedStorageBytes: number;
-}
+export type { Sound } from './repo';
+export type SoundContentType = Sound['contentType'];
+export type SoundLibrary = Camelize<components['schemas']['SoundLibrary']>;
 
 export interface SoundTarget {
   type: string;
@@ -110,19 +90,6 @@ function contentTypeOf(format: { container?: string; codec?: string }): SoundCon
   return null;
 }
 
-const toSound = (r: SoundRow): Sound => ({
-  id: r.id,
-  accountId: r.account_id,
-  name: r.name,
-  filename: r.filename,
-  contentType: r.content_type as SoundContentType,
-  sizeBytes: r.size_bytes,
-  durationMs: r.duration_ms,
-  waveform: r.waveform ?? null,
-  createdAt: isoTime(r.created_at),
-  sourceExtensionName: r.source_extension_name,
-});
-
 /** A limit and who set it (the message names the holder). */
 interface Limit {
   value: number;
@@ -180,8 +147,11 @@ export function createSoundsService(deps: {
   const { repo, knex, blobs, bus, log } = deps;
   let extensionNames: ExtensionNameResolver | null = null;
 
-  async function owned(auth: AuthContext, id: string): Promise<SoundRow> {
-    const row = UUID_RE.test(id) ? await repo.byId(requireAccountId(auth), id) : undefined;
+  async function owned(auth: AuthContext, id: string): Promise<Sound>;
+  async function owned(auth: AuthContext, id: string, stored: true): Promise<StoredSound>;
+  async function owned(auth: AuthContext, id: string, stored = false): Promise<Sound> {
+    const accountId = requireAccountId(auth);
+    const row = UUID_RE.test(id) ? await (stored ? repo.storedById(accountId, id) : repo.byId(accountId, id)) : undefined;
     if (!row) throw AppError.notFound(soundMessages.soundNotFound);
     return row;
   }
@@ -379,7 +349,7 @@ export function createSoundsService(deps: {
       const search = query.search?.trim() ? query.search.trim().slice(0, 100) : undefined;
       const [page, usage, limits] = await Promise.all([repo.page(accountId, search, limit, offset), repo.usage(accountId, null), repo.planLimits(accountId)]);
       return {
-        sounds: page.rows.map(toSound),
+        sounds: page.rows,
         totalCount: page.total,
         userSoundCount: usage.count,
         maxSounds: limits.maxSounds,
@@ -390,7 +360,7 @@ export function createSoundsService(deps: {
     },
 
     async get(auth: AuthContext, id: string): Promise<Sound> {
-      return toSound(await owned(auth, id));
+      return owned(auth, id);
     },
 
     /**
@@ -440,7 +410,7 @@ export function createSoundsService(deps: {
             source_extension_name: extensionName ? extensionName.slice(0, 200) : null,
           });
         });
-        return toSound(row);
+        return row;
       } catch (error) {
         await blobs.delete(key).catch((cleanup: unknown) => log.warn({ err: cleanup }, 'sound blob cleanup failed'));
         throw error;
@@ -458,30 +428,30 @@ export function createSoundsService(deps: {
       }
       if (input.waveform !== undefined) patch.waveform = input.waveform;
       const sound = await owned(auth, id);
-      const row = await repo.update(sound.account_id, sound.id, patch);
+      const row = await repo.update(sound.accountId, sound.id, patch);
       if (!row) throw AppError.notFound(soundMessages.soundNotFound);
-      return toSound(row);
+      return row;
     },
 
     async remove(auth: AuthContext, id: string): Promise<void> {
       const sound = await owned(auth, id);
-      const key = await repo.delete(sound.account_id, sound.id);
+      const key = await repo.delete(sound.accountId, sound.id);
       if (!key) throw AppError.notFound(soundMessages.soundNotFound);
       await blobs.delete(key).catch((error: unknown) => log.warn({ err: error }, 'sound blob delete failed; the orphan sweep retries'));
     },
 
     /** GET /v1/sounds/{id}/stream: the whole file (200), one range (206) or 416, with the documented headers. */
     async stream(auth: AuthContext, id: string, rangeHeader: string | undefined): Promise<SoundStream> {
-      const sound = await owned(auth, id);
-      const size = sound.size_bytes;
-      const base = { 'Content-Type': sound.content_type, 'Cache-Control': CACHE_CONTROL, 'Accept-Ranges': 'bytes', ETag: `"${sound.id}"` };
+      const sound = await owned(auth, id, true);
+      const size = sound.sizeBytes;
+      const base = { 'Content-Type': sound.contentType, 'Cache-Control': CACHE_CONTROL, 'Accept-Ranges': 'bytes', ETag: `"${sound.id}"` };
       const range = parseRange(rangeHeader, size);
       if (range === 'unsatisfiable') return { status: 416, headers: { 'Content-Range': `bytes */${size}`, 'Cache-Control': CACHE_CONTROL }, body: undefined };
-      if (range === null) return { status: 200, headers: { ...base, 'Content-Length': String(size) }, body: blobs.read(sound.blob_key) };
+      if (range === null) return { status: 200, headers: { ...base, 'Content-Length': String(size) }, body: blobs.read(sound.blobKey) };
       return {
         status: 206,
         headers: { ...base, 'Content-Length': String(range.end - range.start + 1), 'Content-Range': `bytes ${range.start}-${range.end}/${size}` },
-        body: blobs.read(sound.blob_key, range),
+        body: blobs.read(sound.blobKey, range),
       };
     },
 
@@ -490,12 +460,12 @@ export function createSoundsService(deps: {
       if (typeof volume !== 'number' || !Number.isFinite(volume) || volume < 0 || volume > 1) throw AppError.validation(soundMessages.invalidVolume, { fields: [{ field: 'volume', message: soundMessages.invalidVolume }] });
       const target = validTarget(input.target);
       const sound = await owned(auth, id);
-      await checkTarget(sound.account_id, target);
-      await publish(sound.account_id, 'sound:play', {
+      await checkTarget(sound.accountId, target);
+      await publish(sound.accountId, 'sound:play', {
         sound_id: sound.id,
         name: sound.name,
-        content_type: sound.content_type,
-        duration_ms: sound.duration_ms,
+        content_type: sound.contentType,
+        duration_ms: sound.durationMs,
         volume,
         target,
         stream_url: `/v1/sounds/${sound.id}/stream`,
@@ -505,8 +475,8 @@ export function createSoundsService(deps: {
     async stop(auth: AuthContext, id: string, input: { target?: SoundTarget | null }): Promise<void> {
       const target = validTarget(input.target);
       const sound = await owned(auth, id);
-      await checkTarget(sound.account_id, target);
-      await publish(sound.account_id, 'sound:stop', { sound_id: sound.id, target });
+      await checkTarget(sound.accountId, target);
+      await publish(sound.accountId, 'sound:stop', { sound_id: sound.id, target });
     },
 
     /** Sets the overrides present in `limits` (absent keys stay as they are; null clears one). */

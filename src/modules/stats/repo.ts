@@ -5,7 +5,10 @@
  * (`count = count + excluded.count`), so concurrent batches never lose an increment.
  */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
 import { fromJson } from '../../infra/db/database';
+import { rowMapping, type Mapped } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -52,7 +55,8 @@ export interface StreamRow {
   gif_count: number;
 }
 
-export interface EmoteRow {
+/** The columns of an emote the crawler writes (the store sets `source` and the times). */
+export interface EmoteWrite {
   provider: string;
   emote_id: string;
   set_key: string;
@@ -62,10 +66,35 @@ export interface EmoteRow {
   url: string | null;
   animated: boolean;
   owner_id: string | null;
-  source: 'api_fetch' | 'observed';
-  first_seen_at: Date;
-  last_seen_at: Date;
 }
+
+const emoteColumns = {
+  id: { type: 'text', from: 'emote_id' },
+  platform: 'text',
+  provider: 'text',
+  channel_id: { type: 'text', nullable: true },
+  name: 'text',
+  url: { type: 'text', nullable: true },
+  animated: 'boolean',
+  owner_id: { type: 'text', nullable: true },
+  source: 'text',
+  first_seen_at: 'timestamp',
+  last_seen_at: 'timestamp',
+} as const;
+/** An entry of the emote directory as the API shows it. */
+export type Emote = Omit<Mapped<typeof emoteColumns>, 'source'> & { source: 'api_fetch' | 'observed' };
+const emoteOf = rowMapping<typeof emoteColumns, Emote>(emoteColumns);
+
+export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
+/** A watched channel the directory no longer knows shows its stable id as its handle. */
+const watchlistColumns = {
+  platform: { type: 'text', from: 'w.platform' },
+  platform_channel_id: { type: 'text', from: 'w.platform_channel_id' },
+  channel_login: { type: 'text', from: 'coalesce(c.login, w.platform_channel_id)' },
+  channel_display_name: { type: 'text', nullable: true, from: 'c.display_name' },
+  added_at: { type: 'timestamp', from: 'w.added_at' },
+} as const;
+const watchlistItemOf = rowMapping<typeof watchlistColumns, WatchlistItem>(watchlistColumns);
 
 export interface BrowseQuery {
   platform?: string;
@@ -451,7 +480,7 @@ export function createStatsRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ emote directory
     /** stats.upsertApiEmotes: an API fetch makes (or keeps) the entry `api_fetch`. */
-    async upsertApiEmotes(db: Db, rows: readonly Omit<EmoteRow, 'source' | 'first_seen_at' | 'last_seen_at'>[]): Promise<number> {
+    async upsertApiEmotes(db: Db, rows: readonly EmoteWrite[]): Promise<number> {
       let written = 0;
       const unique = mergeBy([...rows], (r) => `${r.provider}\u0000${r.emote_id}\u0000${r.set_key}`, (_a, b) => b);
       for (let i = 0; i < unique.length; i += 500) {
@@ -465,7 +494,7 @@ export function createStatsRepo(knex: Knex) {
       return written;
     },
     /** stats.upsertObservedEmotes: seen in chat; an `api_fetch` entry keeps its source and fields. */
-    async upsertObservedEmotes(db: Db, rows: readonly Omit<EmoteRow, 'source' | 'first_seen_at' | 'last_seen_at'>[]): Promise<number> {
+    async upsertObservedEmotes(db: Db, rows: readonly EmoteWrite[]): Promise<number> {
       if (!rows.length) return 0;
       const unique = mergeBy([...rows], (r) => `${r.provider}\u0000${r.emote_id}\u0000${r.set_key}`, (_a, b) => b);
       await db('ps_emotes')
@@ -479,7 +508,7 @@ export function createStatsRepo(knex: Knex) {
       return unique.length;
     },
     /** stats.emotes */
-    async emotes(q: { platform?: string; provider?: string; channelId?: string; animated?: boolean; search?: string }, limit: number, offset: number): Promise<{ rows: EmoteRow[]; total: number }> {
+    async emotes(q: { platform?: string; provider?: string; channelId?: string; animated?: boolean; search?: string }, limit: number, offset: number): Promise<{ rows: Emote[]; total: number }> {
       const filtered = () => {
         const query = knex('ps_emotes');
         if (q.platform) query.where('platform', q.platform);
@@ -490,26 +519,21 @@ export function createStatsRepo(knex: Knex) {
         return query;
       };
       const [rows, count] = await Promise.all([
-        filtered().orderByRaw('lower(name), name, provider, emote_id, set_key').limit(limit).offset(offset),
+        filtered().select(knex.raw(emoteOf.select)).orderByRaw('lower(name), name, provider, emote_id, set_key').limit(limit).offset(offset),
         filtered().count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: rows as EmoteRow[], total: n(count?.count) };
+      return { rows: (rows as Record<string, unknown>[]).map(emoteOf.map), total: n(count?.count) };
     },
 
     // ------------------------------------------------------------------ watchlist
     /** stats.watchlist: newest first. */
-    async watchlist(userId: string, db: Db = knex) {
-      return (await db('stats_watchlist as w')
+    async watchlist(userId: string, db: Db = knex): Promise<WatchlistItem[]> {
+      const rows = await db('stats_watchlist as w')
         .leftJoin('ps_channels as c', (j) => j.on('c.platform', 'w.platform').andOn('c.platform_channel_id', 'w.platform_channel_id'))
         .where('w.user_id', userId)
         .orderBy([{ column: 'w.added_at', order: 'desc' }, { column: 'w.platform' }, { column: 'w.platform_channel_id' }])
-        .select('w.platform', 'w.platform_channel_id', 'w.added_at', 'c.login', 'c.display_name')) as {
-        platform: string;
-        platform_channel_id: string;
-        added_at: Date;
-        login: string | null;
-        display_name: string | null;
-      }[];
+        .select(db.raw(watchlistItemOf.select));
+      return (rows as Record<string, unknown>[]).map(watchlistItemOf.map);
     },
     /** stats.watchlistEntry */
     async watchlistEntry(db: Db, userId: string, platform: string, channelId: string): Promise<{ added_at: Date } | undefined> {

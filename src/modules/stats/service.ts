@@ -10,7 +10,7 @@ import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import { pageOf, type PageRequest } from '../../paging';
 import { statsMessages } from './errors';
-import type { ChannelRow, EmoteRow, StatsRepo } from './repo';
+import type { ChannelRow, StatsRepo } from './repo';
 import type { SeriesRepo } from './series';
 
 export const PLATFORMS = ['platform_a', 'platform_b', 'platform_c'] as const;
@@ -143,20 +143,6 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
     };
   }
 
-  const emoteOf = (r: EmoteRow) => ({
-    id: r.emote_id,
-    platform: r.platform,
-    provider: r.provider,
-    channelId: r.channel_id,
-    name: r.name,
-    url: r.url,
-    animated: Boolean(r.animated),
-    ownerId: r.owner_id,
-    source: r.source,
-    firstSeenAt: isoTime(r.first_seen_at),
-    lastSeenAt: isoTime(r.last_seen_at),
-  });
-
   return {
     async trends(input: { platform: string; channel: string; range: string }) {
       const days = RANGES[input.range];
@@ -288,7 +274,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
         search: blank(filter.search),
       };
       const { rows, total } = await repo.emotes(query, request.limit, request.offset);
-      return { emotes: rows.map(emoteOf), pagination: pagination(total, request) };
+      return { emotes: rows, pagination: pagination(total, request) };
     },
 
     /** The daily sweep: GIF content past its retention, sample partitions past theirs, partitions ahead. */

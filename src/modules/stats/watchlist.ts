@@ -8,19 +8,13 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import { statsMessages } from './errors';
-import type { StatsRepo } from './repo';
+import type { StatsRepo, WatchlistItem } from './repo';
 import { checkPlatform } from './service';
 
 /** Part 2, "Limits": 500 channels per user. */
 export const WATCHLIST_CAP = 500;
 
-export interface WatchlistItem {
-  platform: string;
-  platformChannelId: string;
-  channelLogin: string;
-  channelDisplayName: string | null;
-  addedAt: string;
-}
+export type { WatchlistItem } from './repo';
 
 export function createWatchlistService(deps: { repo: StatsRepo; cap?: number }) {
   const { repo } = deps;
@@ -28,14 +22,7 @@ export function createWatchlistService(deps: { repo: StatsRepo; cap?: number }) 
 
   return {
     async list(ctx: AuthContext): Promise<WatchlistItem[]> {
-      const rows = await repo.watchlist(requireUserId(ctx));
-      return rows.map((r) => ({
-        platform: r.platform,
-        platformChannelId: r.platform_channel_id,
-        channelLogin: r.login ?? r.platform_channel_id,
-        channelDisplayName: r.display_name,
-        addedAt: isoTime(r.added_at),
-      }));
+      return repo.watchlist(requireUserId(ctx));
     },
 
     async add(ctx: AuthContext, input: { platform: string; channel: string }): Promise<WatchlistItem> {
