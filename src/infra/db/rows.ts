@@ -32,6 +32,9 @@ type Nullable<C> = C extends { nullable: true } ? null : never;
 /** The domain object of a row with these columns. */
 export type Mapped<C extends Columns> = { [K in keyof C & string as CamelCase<K>]: ValueOf<TypeOf<C[K]>> | Nullable<C[K]> };
 
+/** The domain value a mapping answers (`type Preset = RowValue<typeof presetOf>`). */
+export type RowValue<M> = M extends RowMapping<infer Out> ? Out : never;
+
 export interface RowMapping<Out> {
   /** The select list, the columns in declaration order (`id, account_id, ...`). */
   readonly select: string;

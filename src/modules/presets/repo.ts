@@ -1,19 +1,14 @@
 /** Storage of setting presets (knex). */
 import type { Knex } from 'knex';
-import type { components } from '../../../generated/openapi';
-import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-/** A preset as its owner sees it; operators see it without its payload. */
-export type SettingPreset = Camelize<components['schemas']['SettingPreset']>;
-export type AdminSettingPreset = Camelize<components['schemas']['AdminSettingPreset']>;
-
-const adminColumns = { id: 'uuid', user_id: 'uuid', kind: 'text', name: 'text', is_default: 'boolean', created_at: 'timestamp', updated_at: 'timestamp' } as const;
-const presetColumns = { ...adminColumns, payload: 'json' } as const;
-const adminPresetOf = rowMapping<typeof adminColumns, AdminSettingPreset>(adminColumns);
-const presetOf = rowMapping<typeof presetColumns, SettingPreset>(presetColumns);
+/** A preset as its owner sees it; operators see it without its payload (the spec's two schemas). */
+const presetOf = schemaRows('SettingPreset');
+const adminPresetOf = schemaRows('AdminSettingPreset');
+export type SettingPreset = RowValue<typeof presetOf>;
+export type AdminSettingPreset = RowValue<typeof adminPresetOf>;
 const newestFirst = [{ column: 'created_at', order: 'desc' }, { column: 'id' }];
 
 export function createPresetsRepo(knex: Knex) {
