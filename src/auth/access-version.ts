@@ -13,7 +13,7 @@
  */
 import type { Knex } from 'knex';
 import type { Migration } from '../infra/db/database';
-import type { Guard } from '../infra/db/hot-read';
+import { hotRead, type Guard } from '../infra/db/hot-read';
 
 /** Table → the statements that change what the guarded reads return (statement-level triggers). */
 const BUMPED_BY: Record<string, string> = {
@@ -57,3 +57,23 @@ export const accessVersionMigrations: readonly Migration[] = [
 
 /** The guard of a read that depends on access: the counter, read fresh (coalesced across requests). */
 export const ACCESS_GUARD: Guard = Object.freeze({ id: 'access', sql: "select n from data_versions where name = 'access'", bindings: [] });
+
+/** A select-list column answering the access version as the statement's own snapshot saw it. */
+export const ACCESS_VERSION_COLUMN = `(${ACCESS_GUARD.sql}) as access_version`;
+
+/** The access version a row read with ACCESS_VERSION_COLUMN carries, as the counter reader answers it. */
+export const accessVersionOf = (row: { access_version?: unknown } | undefined): string => String(row?.access_version ?? '0');
+
+/**
+ * A hot read guarded by the access version whose load also answers that version, read by its own
+ * statement (ACCESS_VERSION_COLUMN): on PostgreSQL a key nothing keeps yet (a caller's first
+ * request on this node) costs that one statement instead of a counter round and then the read;
+ * a kept result is still checked against a fresh counter round (hot-read.ts `versioned`).
+ */
+export function accessRead<A extends unknown[], V>(
+  knex: Knex,
+  load: (...args: A) => PromiseLike<{ value: V; version: string }>,
+  keyOf: (...args: A) => string,
+): (...args: A) => Promise<V> {
+  return hotRead(knex, async (...args: A) => (await load(...args)).value, keyOf, () => ACCESS_GUARD, { versioned: load });
+}

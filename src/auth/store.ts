@@ -11,8 +11,7 @@ import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
-import { hotRead } from '../infra/db/hot-read';
-import { ACCESS_GUARD } from './access-version';
+import { ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from './access-version';
 
 /**
  * The credentials table. Until sessions had their own module one migration
@@ -178,7 +177,54 @@ export function createKeyLookup(deps: { store: CredentialStore; cache: Cache }) 
 
 export type KeyLookup = ReturnType<typeof createKeyLookup>;
 
+/**
+ * Calls of `run` gathered in rounds: every item asked for while a round runs goes into the next
+ * one, which starts when it ends; a first call waits one turn of the event loop, so the calls of
+ * requests that arrived together share a round. Each call resolves (or fails) with its round.
+ */
+function inRounds(run: (items: string[]) => Promise<void>): (item: string) => Promise<void> {
+  let next: { items: Set<string>; done: Promise<void>; settle: (error?: unknown) => void } | null = null;
+  let running = false;
+  const start = (): void => {
+    const round = next!;
+    next = null;
+    running = true;
+    run([...round.items]).then(
+      () => round.settle(),
+      (error: unknown) => round.settle(error ?? new Error('round failed')),
+    ).finally(() => {
+      running = false;
+      if (next) start();
+    });
+  };
+  return (item) => {
+    if (!next) {
+      let settle!: (error?: unknown) => void;
+      const done = new Promise<void>((resolve, reject) => {
+        settle = (error) => (error === undefined ? resolve() : reject(error));
+      });
+      next = { items: new Set(), done, settle };
+      if (!running) setImmediate(start);
+    }
+    next.items.add(item);
+    return next.done;
+  };
+}
+
 export function createCredentialStore(knex: Knex) {
+  /** A row by hash, with the access version its statement saw (the hot read's `versioned`). */
+  async function rowByHash(hash: string): Promise<{ value: CredentialRow | undefined; version: string }> {
+    const row = await knex('credentials').where({ token_hash: hash }).first('*', knex.raw(ACCESS_VERSION_COLUMN));
+    if (!row) return { value: undefined, version: '' };
+    const { access_version: version, ...rest } = row as CredentialRow & { access_version: unknown };
+    return { value: { ...rest, permissions: parsePermissions(rest.permissions) }, version: accessVersionOf({ access_version: version }) };
+  }
+  const touches = inRounds(async (ids: string[]) => {
+    await knex('credentials')
+      .whereIn('id', ids)
+      .where((q) => q.whereNull('last_used_at').orWhereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`))
+      .update({ last_used_at: knex.fn.now() });
+  });
   /** Told the hash of every row `revoke` revoked (the auth module drops its cached look-up). */
   const revokedListeners: ((hash: string) => Promise<void>)[] = [];
   return {
@@ -206,16 +252,12 @@ export function createCredentialStore(knex: Knex) {
       const [inserted] = await db('credentials').insert(row).returning('*');
       return { token, row: { ...inserted, permissions: parsePermissions(inserted.permissions) } };
     },
-    /** credentials.byHash (a hot read: src/infra/db/hot-read.ts) */
-    byHash: hotRead(
-      knex,
-      async (hash: string): Promise<CredentialRow | undefined> => {
-        const row = await knex('credentials').where({ token_hash: hash }).first();
-        return row ? { ...row, permissions: parsePermissions(row.permissions) } : undefined;
-      },
-      (hash) => hash,
-      () => ACCESS_GUARD,
-    ),
+    /**
+     * credentials.byHash (a hot read: src/infra/db/hot-read.ts). On PostgreSQL a hash nothing keeps
+     * yet (a key's first request on this node) is read with the access version in the same
+     * statement, instead of a counter round and then the row.
+     */
+    byHash: accessRead(knex, rowByHash, (hash) => hash),
     /** credentials.byId */
     async byId(id: string, db: Knex | Knex.Transaction = knex): Promise<CredentialRow | undefined> {
       const row = await db('credentials').where({ id }).first();
@@ -228,13 +270,13 @@ export function createCredentialStore(knex: Knex) {
       const rows = await knex('credentials').where({ account_id: accountId, kind }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
       return rows.map((r: CredentialRow) => ({ ...r, permissions: parsePermissions(r.permissions) }));
     },
-    /** credentials.touch */
-    async touch(id: string): Promise<void> {
-      await knex('credentials')
-        .where({ id })
-        .where((q) => q.whereNull('last_used_at').orWhereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`))
-        .update({ last_used_at: knex.fn.now() });
-    },
+    /**
+     * credentials.touch: records use (at most once a minute per row). Touches are written in
+     * rounds, one UPDATE for every row touched while the previous round was on its way (a first
+     * touch waits one turn of the event loop), never on a request's path; resolves once the
+     * round holding this row has run.
+     */
+    touch: (id: string): Promise<void> => touches(id),
     /** credentials.revoke (soft) */
     async revoke(id: string, db: Knex | Knex.Transaction = knex): Promise<boolean> {
       const rows: { token_hash: string }[] = await db('credentials')

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { ACCESS_GUARD } from '../../auth/access-version';
+import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
 
 export interface UserRow {
   id: string;
@@ -200,22 +200,21 @@ export function createAccountsRepo(knex: Knex) {
       return db('account_members').where({ account_id: accountId, user_id: userId }).delete();
     },
     /** accounts.memberPermissions: the role's permissions, or null when not a member (a hot read: src/infra/db/hot-read.ts) */
-    memberPermissions: hotRead(
+    memberPermissions: accessRead(
       knex,
-      async (userId: string, accountId: string): Promise<string[] | null> => {
+      async (userId: string, accountId: string): Promise<{ value: string[] | null; version: string }> => {
         const row = await knex('account_members as m')
           .join('account_roles as r', 'r.id', 'm.role_id')
           .where({ 'm.user_id': userId, 'm.account_id': accountId })
-          .first('r.permissions');
-        return row ? jsonArray(row.permissions) : null;
+          .first('r.permissions', knex.raw(ACCESS_VERSION_COLUMN));
+        return { value: row ? jsonArray(row.permissions) : null, version: accessVersionOf(row) };
       },
       (userId, accountId) => `${userId}:${accountId}`,
-      () => ACCESS_GUARD,
     ),
     /** accounts.principal: live grants of a user, in one round trip; read on every authenticated request (a hot read) */
-    principal: hotRead(
+    principal: accessRead(
       knex,
-      async (userId: string, accountId: string | null): Promise<{ account: string[] | null; admin: string[]; user: string[]; exists: boolean }> => {
+      async (userId: string, accountId: string | null): Promise<{ value: { account: string[] | null; admin: string[]; user: string[]; exists: boolean }; version: string }> => {
         const result = await knex.raw(
           `select
              exists(select 1 from users where id = ?) as exists,
@@ -226,19 +225,20 @@ export function createAccountsRepo(knex: Knex) {
              coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
                jsonb_array_elements_text(ur.permissions) p where a.user_id = ?), '[]'::jsonb) as "user",
              coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
-               jsonb_array_elements_text(ur.admin_permissions) p where a.user_id = ?), '[]'::jsonb) as user_admin`,
+               jsonb_array_elements_text(ur.admin_permissions) p where a.user_id = ?), '[]'::jsonb) as user_admin,
+             ${ACCESS_VERSION_COLUMN}`,
           [userId, userId, accountId, userId, userId, userId],
         );
-        const row = (result.rows ?? result)[0] as { exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown };
-        return {
+        const row = (result.rows ?? result)[0] as { exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown; access_version: unknown };
+        const value = {
           exists: Boolean(row.exists),
           account: row.account === null || row.account === undefined ? null : jsonArray(row.account),
           admin: [...jsonArray(row.admin), ...jsonArray(row.user_admin)],
           user: jsonArray(row.user),
         };
+        return { value, version: accessVersionOf(row) };
       },
       (userId, accountId) => `${userId}:${accountId}`,
-      () => ACCESS_GUARD,
     ),
     /** accounts.roles */
     async roles(accountId: string): Promise<RoleRow[]> {

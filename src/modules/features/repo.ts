@@ -1,5 +1,6 @@
 /** Feature flag storage (knex): global kill-switches, plan features, account and user overrides. */
 import type { Knex } from 'knex';
+import { fromJson } from '../../infra/db/database';
 
 export interface FeatureFlag {
   id: string;
@@ -33,21 +34,29 @@ export function createFeatureRepo(knex: Knex) {
       const updated = await knex('feature_flags').where({ key }).update({ enabled, updated_at: knex.fn.now() });
       return updated > 0;
     },
-    /** features.accountLayer: the account's plan mapping and overrides in one round trip */
-    async accountLayer(accountId: string): Promise<AccountLayer | null> {
-      const account = await knex('accounts').where({ id: accountId }).first('plan_id');
-      if (!account) return null;
-      const [plan, overrides] = await Promise.all([
-        account.plan_id ? knex('plan_features').where({ plan_id: account.plan_id }).select('feature_key', 'enabled') : [],
-        knex('account_feature_overrides').where({ account_id: accountId }).select('feature_key', 'enabled'),
-      ]);
-      const map = (rows: { feature_key: string; enabled: boolean }[]) => Object.fromEntries(rows.map((r) => [r.feature_key, Boolean(r.enabled)]));
-      return { planId: account.plan_id ?? null, plan: map(plan), overrides: map(overrides) };
-    },
-    /** features.userOverride */
-    async userOverride(userId: string): Promise<AccountCreationOverride> {
-      const row = await knex('users').where({ id: userId }).first('account_creation_override');
-      return (row?.account_creation_override as AccountCreationOverride | undefined) ?? 'DEFAULT';
+    /**
+     * features.layers: what an account adds (its plan's mapping and its own overrides; null when
+     * no such account) and a user's account-creation override ('DEFAULT' when none or no such
+     * user), in one statement. A null id reads nothing for its side: a caller's first request
+     * asks both at once instead of four statements.
+     */
+    async layers(accountId: string | null, userId: string | null): Promise<{ layer: AccountLayer | null; override: AccountCreationOverride }> {
+      const result = await knex.raw(
+        `select a.id is not null as found, a.plan_id,
+           case when a.plan_id is null then '{}'::jsonb else
+             (select coalesce(jsonb_object_agg(pf.feature_key, pf.enabled), '{}'::jsonb) from plan_features pf where pf.plan_id = a.plan_id) end as plan,
+           (select coalesce(jsonb_object_agg(o.feature_key, o.enabled), '{}'::jsonb) from account_feature_overrides o where o.account_id = a.id) as overrides,
+           (select u.account_creation_override from users u where u.id = ?::uuid) as override
+         from (select true as found) one
+         left join (select id, plan_id from accounts where id = ?::uuid) a on true`,
+        [userId, accountId],
+      );
+      const row = (result.rows ?? result)[0] as { found: boolean | null; plan_id: string | null; plan: unknown; overrides: unknown; override: string | null };
+      const map = (value: unknown) => Object.fromEntries(Object.entries(fromJson<Record<string, unknown>>(value, {})).map(([k, v]) => [k, Boolean(v)]));
+      return {
+        layer: row.found ? { planId: row.plan_id ?? null, plan: map(row.plan), overrides: map(row.overrides) } : null,
+        override: (row.override as AccountCreationOverride | null) ?? 'DEFAULT',
+      };
     },
   };
 }

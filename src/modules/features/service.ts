@@ -78,21 +78,12 @@ export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache; bu
     return flags;
   }
 
-  async function accountLayer(accountId: string): Promise<AccountLayer | null> {
-    const hit = accounts.get(accountId);
-    if (hit && hit.until > Date.now()) return hit.layer;
-    const layer = await repo.accountLayer(accountId);
-    accounts.set(accountId, { layer, until: Date.now() + MEMO_TTL_MS });
-    return layer;
-  }
-
-  async function userOverride(userId: string): Promise<AccountCreationOverride> {
-    const hit = users.get(userId);
-    if (hit && hit.until > Date.now()) return hit.value;
-    const value = await repo.userOverride(userId);
-    users.set(userId, { value, until: Date.now() + MEMO_TTL_MS });
-    return value;
-  }
+  /** The memoised entry of a key, while it lasts. */
+  const live = <V>(memo: Map<string, { until: number } & V>, key: string | null) => {
+    if (key === null) return undefined;
+    const hit = memo.get(key);
+    return hit && hit.until > Date.now() ? hit : undefined;
+  };
 
   function evaluate(key: string, global: Record<string, boolean>, layer: AccountLayer | null, override: AccountCreationOverride): FeatureStatus {
     if (key === ACCOUNT_CREATION) {
@@ -112,11 +103,24 @@ export function createFeatureService(deps: { repo: FeatureRepo; cache: Cache; bu
    * accounts) only the global switches apply to account features.
    */
   async function layersOf(ctx: AuthContext) {
-    const [global, layer, override] = await Promise.all([
-      globalFlags(),
-      ctx.accountId ? accountLayer(ctx.accountId) : Promise.resolve(null),
-      ctx.userId ? userOverride(ctx.userId) : Promise.resolve<AccountCreationOverride>('DEFAULT'),
-    ]);
+    const accountId = ctx.accountId ?? null;
+    const userId = ctx.userId ?? null;
+    const account = live(accounts, accountId);
+    const user = live(users, userId);
+    // What the memos lack is read in one statement (a caller's first request: both layers).
+    const missing = (accountId !== null && !account) || (userId !== null && !user);
+    const [global, loaded] = await Promise.all([globalFlags(), missing ? repo.layers(account ? null : accountId, user ? null : userId) : null]);
+    const until = Date.now() + MEMO_TTL_MS;
+    let layer: AccountLayer | null = null;
+    if (accountId !== null) {
+      if (account) layer = account.layer;
+      else accounts.set(accountId, { layer: (layer = loaded!.layer), until });
+    }
+    let override: AccountCreationOverride = 'DEFAULT';
+    if (userId !== null) {
+      if (user) override = user.value;
+      else users.set(userId, { value: (override = loaded!.override), until });
+    }
     return { global, layer, override };
   }
 
