@@ -81,6 +81,12 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
   };
 }
 
+/**
+ * A row with these columns as it is written (snake_case names; a timestamp as a Date or RFC 3339
+ * text, json as any value the repo serialises): the insert side of a mapping's columns.
+ */
+export type RowOf<C extends Columns> = { [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date | string : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]> };
+
 type Schemas = components['schemas'];
 type Wire<N extends keyof Schemas> = keyof Schemas[N] & string;
 

@@ -5,64 +5,111 @@
  * moderate need (the channel id, the acting user's login connection); its API reports states only.
  */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import { rowMapping, type Mapped, type RowOf } from '../../infra/db/rows';
+import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
-export interface MessageRow {
-  id: string;
-  account_id: string;
-  platform: string;
-  platform_message_id: string;
-  platform_user_id: string;
-  username: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  message: string;
-  emotes: unknown;
-  badges: unknown;
-  reply_to_message_id: string | null;
-  reply_to_username: string | null;
-  reply_to_message: string | null;
-  live_chat_id: string | null;
-  is_shared_chat: boolean;
-  source_channel: Record<string, unknown> | null;
-  is_deleted: boolean;
-  deleted_at: Date | null;
-  deleted_by: string | null;
-  raw: Record<string, unknown>;
-  sent_at: Date;
-  created_at: Date;
+const messageColumns = {
+  id: 'uuid',
+  account_id: 'uuid',
+  platform: 'text',
+  platform_message_id: 'text',
+  platform_user_id: 'text',
+  username: 'text',
+  display_name: { type: 'text', nullable: true },
+  avatar_url: { type: 'text', nullable: true },
+  message: 'text',
+  emotes: { type: 'json', nullable: true },
+  badges: { type: 'json', nullable: true },
+  reply_to_message_id: { type: 'text', nullable: true },
+  reply_to_username: { type: 'text', nullable: true },
+  reply_to_message: { type: 'text', nullable: true },
+  live_chat_id: { type: 'text', nullable: true },
+  is_shared_chat: 'boolean',
+  source_channel: { type: 'json', nullable: true },
+  is_deleted: 'boolean',
+  deleted_at: { type: 'timestamp', nullable: true },
+  deleted_by: { type: 'text', nullable: true },
+  raw: 'json',
+  sent_at: 'timestamp',
+  created_at: 'timestamp',
+} as const;
+/** A message as mapped, before its shared-chat room (stored as the platform's snake_case JSON) is read. */
+type StoredMessage = Omit<ChatMessage, 'sourceChannel'> & { sourceChannel: unknown };
+const storedMessageOf = rowMapping<typeof messageColumns, StoredMessage>(messageColumns);
+
+/** The stored room of a shared-chat message in domain form; null unless the message is shared. */
+function sourceOf(value: unknown): ChatSourceChannelView | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const room = value as Record<string, unknown>;
+  return {
+    platformChannelId: String(room.platform_channel_id ?? ''),
+    login: String(room.login ?? ''),
+    displayName: typeof room.display_name === 'string' ? room.display_name : null,
+    avatarUrl: typeof room.avatar_url === 'string' ? room.avatar_url : null,
+  };
 }
 
-export interface ModerationRow {
-  id: string;
-  account_id: string;
-  platform: string;
-  action: string;
-  platform_action_id: string | null;
-  target_user_id: string | null;
-  target_username: string | null;
-  platform_message_id: string | null;
-  moderator_user_id: string | null;
-  moderator_name: string | null;
-  duration_secs: number | null;
-  reason: string | null;
-  source: string;
-  raw: Record<string, unknown>;
-  created_at: Date;
-}
+const messageOf = (row: Record<string, unknown>): ChatMessage => {
+  const message = storedMessageOf.map(row);
+  message.sourceChannel = message.isSharedChat ? sourceOf(message.sourceChannel) : null;
+  return message as ChatMessage;
+};
 
-export interface ProfileRow {
-  account_id: string;
-  platform: string;
-  platform_user_id: string;
-  username: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  last_seen_at: Date | null;
-  message_count: number;
-  user_treatment: string;
-  refreshed_at: Date | null;
-}
+/** A message as it is written (the columns the database or a moderator's delete set left out). */
+export type MessageInsert = Omit<RowOf<typeof messageColumns>, 'created_at' | 'is_deleted' | 'deleted_at' | 'deleted_by'>;
+
+const moderationColumns = {
+  id: 'uuid',
+  account_id: 'uuid',
+  platform: 'text',
+  action: 'text',
+  platform_action_id: { type: 'text', nullable: true },
+  target_user_id: { type: 'text', nullable: true },
+  target_username: { type: 'text', nullable: true },
+  platform_message_id: { type: 'text', nullable: true },
+  moderator_user_id: { type: 'text', nullable: true },
+  moderator_name: { type: 'text', nullable: true },
+  duration_secs: { type: 'integer', nullable: true },
+  reason: { type: 'text', nullable: true },
+  source: 'text',
+  raw: 'json',
+  created_at: 'timestamp',
+} as const;
+/** A moderation log entry (no REST schema: clients see it as `chat:moderation_log`). */
+export type ModerationEntry = Mapped<typeof moderationColumns>;
+const moderationOf = rowMapping(moderationColumns);
+
+export type ModerationInsert = Omit<RowOf<typeof moderationColumns>, 'created_at'>;
+
+const searchItemColumns = {
+  platform: 'text',
+  platform_user_id: 'text',
+  username: 'text',
+  display_name: { type: 'text', nullable: true },
+  avatar_url: { type: 'text', nullable: true },
+  last_seen_at: { type: 'timestamp', nullable: true },
+  message_count: 'bigint',
+} as const;
+const searchItemOf = rowMapping<typeof searchItemColumns, ChatUserSearchItem>(searchItemColumns);
+const profileColumns = { ...searchItemColumns, user_treatment: 'text', refreshed_at: { type: 'timestamp', nullable: true } } as const;
+const storedProfileOf = rowMapping<typeof profileColumns, ChatUserProfile>(profileColumns);
+export const userTreatments: readonly UserTreatment[] = ['active_monitoring', 'restricted', 'none'];
+/** A chatter's profile; a treatment this release does not know reads as `none`. */
+const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
+  const profile = storedProfileOf.map(row);
+  if (!userTreatments.includes(profile.userTreatment)) profile.userTreatment = 'none';
+  return profile;
+};
+
+const channelOf = rowMapping({ platform_channel_id: 'text', reconnect_required: 'boolean' } as const);
+const botOf = rowMapping({ platform_user_id: 'text', reconnect_required: 'boolean' } as const);
+const connectedOf = rowMapping({ account_id: 'uuid', platform_channel_id: 'text' } as const);
+const loginGrantOf = rowMapping({
+  id: { type: 'uuid', from: 'c.id' },
+  platform_user_id: { type: 'text', from: 'c.platform_user_id' },
+  display_name: { type: 'text', nullable: true, from: 'c.display_name' },
+  reconnect_required: { type: 'boolean', from: 'c.reconnect_required' },
+} as const);
 
 export interface HistoryQuery {
   platform?: string;
@@ -76,16 +123,7 @@ export interface HistoryQuery {
 type Db = Knex | Knex.Transaction;
 
 const jsonOrNull = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
-
-const parseMessage = (row: MessageRow): MessageRow => ({
-  ...row,
-  emotes: fromJson<unknown>(row.emotes, null),
-  badges: fromJson<unknown>(row.badges, null),
-  source_channel: fromJson<Record<string, unknown> | null>(row.source_channel, null),
-  raw: fromJson<Record<string, unknown>>(row.raw, {}),
-});
-const parseModeration = (row: ModerationRow): ModerationRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
-const parseProfile = (row: ProfileRow): ProfileRow => ({ ...row, message_count: Number(row.message_count) });
+const rows = (list: unknown[]) => list as Record<string, unknown>[];
 
 /** `%`, `_` and the escape character match literally inside a LIKE pattern. */
 export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -114,12 +152,12 @@ export function createChatRepo(knex: Knex) {
 
   return {
     /** chat.history: newest first (sent_at, then id) */
-    async history(accountId: string, q: HistoryQuery, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
-      const [rows, count] = await Promise.all([
+    async history(accountId: string, q: HistoryQuery, limit: number, offset: number): Promise<{ rows: ChatMessage[]; total: number }> {
+      const [page, count] = await Promise.all([
         filtered(accountId, q).orderBy([{ column: 'sent_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
         filtered(accountId, q).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: (rows as MessageRow[]).map(parseMessage), total: Number(count?.count ?? 0) };
+      return { rows: rows(page).map(messageOf), total: Number(count?.count ?? 0) };
     },
     /** chat.historySql: the history page query as SQL text with its bindings (the benchmark's EXPLAIN) */
     historySql(accountId: string, q: HistoryQuery, limit: number, offset: number): { page: Knex.Sql; count: Knex.Sql } {
@@ -129,7 +167,7 @@ export function createChatRepo(knex: Knex) {
       };
     },
     /** chat.insertMessage: undefined when (account, platform, platform message id) is stored already */
-    async insertMessage(db: Db, row: Omit<MessageRow, 'created_at' | 'is_deleted' | 'deleted_at' | 'deleted_by'>): Promise<MessageRow | undefined> {
+    async insertMessage(db: Db, row: MessageInsert): Promise<ChatMessage | undefined> {
       const [inserted] = await db('chat_messages')
         .insert({
           ...row,
@@ -141,7 +179,7 @@ export function createChatRepo(knex: Knex) {
         .onConflict(['account_id', 'platform', 'platform_message_id'])
         .ignore()
         .returning('*');
-      return inserted ? parseMessage(inserted as MessageRow) : undefined;
+      return inserted ? messageOf(inserted) : undefined;
     },
     /** chat.seen: the sender's profile, created or updated (last seen, count, names) */
     async seen(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null; at: Date }): Promise<void> {
@@ -159,47 +197,48 @@ export function createChatRepo(knex: Knex) {
       );
     },
     /** chat.softDelete: marks a stored message deleted; undefined when there is none */
-    async softDelete(db: Db, accountId: string, platform: string, platformMessageId: string, deletedBy: string | null): Promise<MessageRow | undefined> {
+    async softDelete(db: Db, accountId: string, platform: string, platformMessageId: string, deletedBy: string | null): Promise<ChatMessage | undefined> {
       const [row] = await db('chat_messages')
         .where({ account_id: accountId, platform, platform_message_id: platformMessageId })
         .update({ is_deleted: true, deleted_at: db.fn.now(), deleted_by: deletedBy })
         .returning('*');
-      return row ? parseMessage(row as MessageRow) : undefined;
+      return row ? messageOf(row) : undefined;
     },
     /** chat.insertModeration: undefined when the platform action id is logged already */
-    async insertModeration(db: Db, row: Omit<ModerationRow, 'created_at'>): Promise<ModerationRow | undefined> {
+    async insertModeration(db: Db, row: ModerationInsert): Promise<ModerationEntry | undefined> {
       const [inserted] = await db('chat_moderation_log')
         .insert({ ...row, raw: JSON.stringify(row.raw) })
         .onConflict(['account_id', 'platform', 'platform_action_id'])
         .ignore()
         .returning('*');
-      return inserted ? parseModeration(inserted as ModerationRow) : undefined;
+      return inserted ? moderationOf.map(inserted) : undefined;
     },
     /** chat.moderationLog: newest first */
-    async moderationLog(accountId: string, limit: number): Promise<ModerationRow[]> {
-      const rows = await knex('chat_moderation_log').where({ account_id: accountId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit);
-      return (rows as ModerationRow[]).map(parseModeration);
+    async moderationLog(accountId: string, limit: number): Promise<ModerationEntry[]> {
+      const found = await knex('chat_moderation_log').where({ account_id: accountId }).select(knex.raw(moderationOf.select)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit);
+      return rows(found).map(moderationOf.map);
     },
     /** chat.searchUsers: case-insensitive prefix over username and display name */
-    async searchUsers(accountId: string, prefix: string, platforms: readonly string[] | undefined, limit: number): Promise<ProfileRow[]> {
+    async searchUsers(accountId: string, prefix: string, platforms: readonly string[] | undefined, limit: number): Promise<ChatUserSearchItem[]> {
       const pattern = `${likeLiteral(prefix.toLowerCase())}%`;
       const query = knex('chat_platform_users')
         .where({ account_id: accountId })
         .where((q) => q.whereRaw("lower(username) like ? escape '\\'", [pattern]).orWhereRaw("lower(display_name) like ? escape '\\'", [pattern]));
       if (platforms?.length) query.whereIn('platform', [...platforms]);
-      const rows = await query
+      const found = await query
+        .select(knex.raw(searchItemOf.select))
         .orderByRaw('last_seen_at desc nulls last, message_count desc, platform asc, platform_user_id asc')
         .limit(limit);
-      return (rows as ProfileRow[]).map(parseProfile);
+      return rows(found).map(searchItemOf.map);
     },
     /** chat.profile */
-    async profile(accountId: string, platform: string, platformUserId: string, db: Db = knex): Promise<ProfileRow | undefined> {
-      const row = await db('chat_platform_users').where({ account_id: accountId, platform, platform_user_id: platformUserId }).first();
-      return row ? parseProfile(row as ProfileRow) : undefined;
+    async profile(accountId: string, platform: string, platformUserId: string, db: Db = knex): Promise<ChatUserProfile | undefined> {
+      const row = await db('chat_platform_users').where({ account_id: accountId, platform, platform_user_id: platformUserId }).first(db.raw(storedProfileOf.select));
+      return row ? profileOf(row) : undefined;
     },
     /** chat.refreshed: stores what the platform answered (created with no messages when unknown) */
-    async refreshed(p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null }): Promise<ProfileRow> {
-      const [row] = rowsOf<ProfileRow>(
+    async refreshed(p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null }): Promise<ChatUserProfile> {
+      const [row] = rowsOf<Record<string, unknown>>(
         await knex.raw(
           `insert into chat_platform_users (account_id, platform, platform_user_id, username, display_name, avatar_url, refreshed_at)
            values (?, ?, ?, ?, ?, ?, now())
@@ -210,7 +249,7 @@ export function createChatRepo(knex: Knex) {
           [p.accountId, p.platform, p.platformUserId, p.username, p.displayName, p.avatarUrl],
         ),
       );
-      return parseProfile(row!);
+      return profileOf(row!);
     },
     /** chat.setTreatment: the platform's treatment of a chatter (profile created when unknown) */
     async setTreatment(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; treatment: string }): Promise<void> {
@@ -284,26 +323,25 @@ export function createChatRepo(knex: Knex) {
     },
     /** chat.channelOf: the account's channel connection on a platform (connections module's table, read-only) */
     async channelOf(accountId: string, platform: string): Promise<{ platformChannelId: string; reconnectRequired: boolean } | undefined> {
-      const row = await knex('account_connections').where({ account_id: accountId, platform }).first('platform_channel_id', 'reconnect_required');
-      return row ? { platformChannelId: row.platform_channel_id as string, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+      const row = await knex('account_connections').where({ account_id: accountId, platform }).first(knex.raw(channelOf.select));
+      return row ? channelOf.map(row) : undefined;
     },
     /** chat.loginGrant: the acting user's login connection assigned in the account (connections module's tables, read-only) */
     async loginGrant(accountId: string, userId: string, provider: string): Promise<{ id: string; platformUserId: string; displayName: string | null; reconnectRequired: boolean } | undefined> {
       const row = await knex('login_assignments as a')
         .join('login_connections as c', 'c.id', 'a.login_connection_id')
         .where({ 'a.account_id': accountId, 'a.user_id': userId, 'a.provider': provider })
-        .first('c.id', 'c.platform_user_id', 'c.display_name', 'c.reconnect_required');
-      return row ? { id: row.id as string, platformUserId: row.platform_user_id as string, displayName: (row.display_name as string | null) ?? null, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+        .first(knex.raw(loginGrantOf.select));
+      return row ? loginGrantOf.map(row) : undefined;
     },
     /** chat.botOf: the account's bot connection on a platform (connections module's table, read-only) */
     async botOf(accountId: string, platform: string): Promise<{ platformUserId: string; reconnectRequired: boolean } | undefined> {
-      const row = await knex('account_bot_connections').where({ account_id: accountId, platform }).first('platform_user_id', 'reconnect_required');
-      return row ? { platformUserId: row.platform_user_id as string, reconnectRequired: Boolean(row.reconnect_required) } : undefined;
+      const row = await knex('account_bot_connections').where({ account_id: accountId, platform }).first(knex.raw(botOf.select));
+      return row ? botOf.map(row) : undefined;
     },
     /** chat.accountsConnectedTo: accounts with a usable channel connection on a platform (the ingest workers) */
     async accountsConnectedTo(platform: string): Promise<{ accountId: string; platformChannelId: string }[]> {
-      const rows = await knex('account_connections').where({ platform, reconnect_required: false }).select('account_id', 'platform_channel_id');
-      return rows.map((r: { account_id: string; platform_channel_id: string }) => ({ accountId: r.account_id, platformChannelId: r.platform_channel_id }));
+      return rows(await knex('account_connections').where({ platform, reconnect_required: false }).select(knex.raw(connectedOf.select))).map(connectedOf.map);
     },
   };
 }

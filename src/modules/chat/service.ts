@@ -10,17 +10,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { WsChatModerationLog } from '../../../generated/ws';
 import { hasPermission, requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError, scrubbedMessages } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
+import { shapeOf, toWire } from '../../http/mapping';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import type { ChatAdapters } from './adapters';
 import type { ChatIngest, ChatPlatform, ModerationIngest } from './api';
 import { chatMessages } from './errors';
-import type { ChatRepo, MessageRow, ModerationRow, ProfileRow } from './repo';
+import { userTreatments, type ChatRepo, type ModerationEntry } from './repo';
+import type { ChatMessage, ChatUserProfile, ChatUserSearchItem, ModerateResult, ModerationAction, SendErrorCode, SendResult, UserTreatment } from './types';
 
 export const chatPlatforms: readonly ChatPlatform[] = ['platform_a', 'platform_b', 'platform_c'];
 /** Platforms whose chat is sent (and moderated) as the acting user through a login grant; platform_b goes through the channel connection. */
@@ -36,55 +38,7 @@ const SEARCH_MIN_QUERY = 2;
 const DEFAULT_TIMEOUT_SECS = 300;
 const PLATFORM_B_MAX_TIMEOUT_SECS = 86400;
 
-export type UserTreatment = 'active_monitoring' | 'restricted' | 'none';
-export const userTreatments: readonly UserTreatment[] = ['active_monitoring', 'restricted', 'none'];
-
-export interface ChatSourceChannelView {
-  platformChannelId: string;
-  login: string;
-  displayName: string | null;
-  avatarUrl: string | null;
-}
-
-export interface ChatMessage {
-  id: string;
-  accountId: string;
-  platform: ChatPlatform;
-  platformMessageId: string;
-  platformUserId: string;
-  username: string;
-  displayName: string | null;
-  avatarUrl: string | null;
-  message: string;
-  emotes: unknown;
-  badges: unknown;
-  replyToMessageId: string | null;
-  replyToUsername: string | null;
-  replyToMessage: string | null;
-  liveChatId: string | null;
-  isSharedChat: boolean;
-  sourceChannel: ChatSourceChannelView | null;
-  isDeleted: boolean;
-  deletedAt: string | null;
-  deletedBy: string | null;
-  raw: Record<string, unknown>;
-  sentAt: string;
-  createdAt: string;
-}
-
-export interface ChatUserProfile {
-  platform: ChatPlatform;
-  platformUserId: string;
-  username: string;
-  displayName: string | null;
-  avatarUrl: string | null;
-  lastSeenAt: string | null;
-  messageCount: number;
-  userTreatment: UserTreatment;
-  refreshedAt: string | null;
-}
-
-export type ChatUserSearchItem = Pick<ChatUserProfile, 'platform' | 'platformUserId' | 'username' | 'displayName' | 'avatarUrl' | 'lastSeenAt' | 'messageCount'>;
+export type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, ModerateResult, ModerationAction, SendErrorCode, SendResult, UserTreatment } from './types';
 
 export interface HistoryFilter {
   platform?: string | null;
@@ -103,15 +57,6 @@ export interface SendInput {
   replyToMessageId?: string | null;
 }
 
-export type SendErrorCode = 'login_reconnect_required' | 'send_failed' | 'internal_error';
-export interface SendResult {
-  sent: boolean;
-  platform: ChatPlatform;
-  messageId?: string;
-  errorCode?: SendErrorCode;
-  error?: string;
-}
-
 export interface ModerateInput {
   action: string;
   platform: string;
@@ -120,14 +65,6 @@ export interface ModerateInput {
   durationSecs?: number | null;
   reason?: string | null;
   liveChatId?: string | null;
-}
-
-export type ModerationAction = 'ban' | 'timeout' | 'delete';
-export interface ModerateResult {
-  success: boolean;
-  action: ModerationAction;
-  platform: ChatPlatform;
-  details?: Record<string, unknown>;
 }
 
 /** A reply the platform adapters read (the webhook's `ChatIngest` carries none). */
@@ -174,104 +111,27 @@ export function keywordsOf(search: string | readonly string[] | null | undefined
   return items;
 }
 
-const toSource = (value: Record<string, unknown> | null): ChatSourceChannelView | null =>
-  value
-    ? {
-        platformChannelId: String(value.platform_channel_id ?? ''),
-        login: String(value.login ?? ''),
-        displayName: typeof value.display_name === 'string' ? value.display_name : null,
-        avatarUrl: typeof value.avatar_url === 'string' ? value.avatar_url : null,
-      }
-    : null;
-
-export const toChatMessage = (r: MessageRow): ChatMessage => ({
-  id: r.id,
-  accountId: r.account_id,
-  platform: r.platform as ChatPlatform,
-  platformMessageId: r.platform_message_id,
-  platformUserId: r.platform_user_id,
-  username: r.username,
-  displayName: r.display_name,
-  avatarUrl: r.avatar_url,
-  message: r.message,
-  emotes: r.emotes ?? null,
-  badges: r.badges ?? null,
-  replyToMessageId: r.reply_to_message_id,
-  replyToUsername: r.reply_to_username,
-  replyToMessage: r.reply_to_message,
-  liveChatId: r.live_chat_id,
-  isSharedChat: Boolean(r.is_shared_chat),
-  sourceChannel: r.is_shared_chat ? toSource(r.source_channel) : null,
-  isDeleted: Boolean(r.is_deleted),
-  deletedAt: r.deleted_at ? isoTime(r.deleted_at) : null,
-  deletedBy: r.deleted_by,
-  raw: r.raw,
-  sentAt: isoTime(r.sent_at),
-  createdAt: isoTime(r.created_at),
-});
-
 /** The wire form of a message: the REST row, and the `data` of `chat:message` on the socket. */
-export function messageWire(m: ChatMessage): Record<string, unknown> {
-  return {
-    id: m.id,
-    account_id: m.accountId,
-    platform: m.platform,
-    platform_message_id: m.platformMessageId,
-    platform_user_id: m.platformUserId,
-    username: m.username,
-    display_name: m.displayName,
-    avatar_url: m.avatarUrl,
-    message: m.message,
-    emotes: m.emotes,
-    badges: m.badges,
-    reply_to_message_id: m.replyToMessageId,
-    reply_to_username: m.replyToUsername,
-    reply_to_message: m.replyToMessage,
-    live_chat_id: m.liveChatId,
-    is_shared_chat: m.isSharedChat,
-    source_channel: m.sourceChannel
-      ? { platform_channel_id: m.sourceChannel.platformChannelId, login: m.sourceChannel.login, display_name: m.sourceChannel.displayName, avatar_url: m.sourceChannel.avatarUrl }
-      : null,
-    is_deleted: m.isDeleted,
-    deleted_at: m.deletedAt,
-    deleted_by: m.deletedBy,
-    raw: m.raw,
-    sent_at: m.sentAt,
-    created_at: m.createdAt,
-  };
-}
+const messageShape = shapeOf({ $ref: '#/components/schemas/ChatMessage' });
+export const messageWire = (m: ChatMessage) => toWire(m, messageShape) as Record<string, unknown>;
 
-const toProfile = (r: ProfileRow): ChatUserProfile => ({
-  platform: r.platform as ChatPlatform,
-  platformUserId: r.platform_user_id,
-  username: r.username,
-  displayName: r.display_name,
-  avatarUrl: r.avatar_url,
-  lastSeenAt: r.last_seen_at ? isoTime(r.last_seen_at) : null,
-  messageCount: r.message_count,
-  userTreatment: (userTreatments.includes(r.user_treatment as UserTreatment) ? r.user_treatment : 'none') as UserTreatment,
-  refreshedAt: r.refreshed_at ? isoTime(r.refreshed_at) : null,
-});
-
-const toSearchItem = (r: ProfileRow): ChatUserSearchItem => {
-  const { platform, platformUserId, username, displayName, avatarUrl, lastSeenAt, messageCount } = toProfile(r);
-  return { platform, platformUserId, username, displayName, avatarUrl, lastSeenAt, messageCount };
-};
-
-/** `chat:moderation_log` data (Part 2: action, platform, target_user_id, target_username, moderator_name, ...). */
-const moderationWire = (r: ModerationRow) => ({
-  id: r.id,
-  action: r.action,
-  platform: r.platform,
-  target_user_id: r.target_user_id,
-  target_username: r.target_username,
-  platform_message_id: r.platform_message_id,
-  moderator_user_id: r.moderator_user_id,
-  moderator_name: r.moderator_name,
-  duration_secs: r.duration_secs,
-  reason: r.reason,
-  source: r.source,
-  created_at: isoTime(r.created_at),
+/**
+ * `chat:moderation_log` data (Part 2: action, platform, target_user_id, target_username,
+ * moderator_name, ...): the socket's wire names (spec/ws-protocol.json; no REST schema to map by).
+ */
+const moderationWire = (e: ModerationEntry): WsChatModerationLog['data'] => ({
+  id: e.id,
+  action: e.action,
+  platform: e.platform,
+  target_user_id: e.targetUserId,
+  target_username: e.targetUsername,
+  platform_message_id: e.platformMessageId,
+  moderator_user_id: e.moderatorUserId,
+  moderator_name: e.moderatorName,
+  duration_secs: e.durationSecs,
+  reason: e.reason,
+  source: e.source,
+  created_at: e.createdAt,
 });
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -347,20 +207,20 @@ export function createChatService(deps: ChatServiceDeps) {
     for (const payload of payloads) await publish(accountId, payload).catch((error: unknown) => log.warn({ err: error }, 'chat broadcast failed'));
   }
 
-  function moderationBroadcasts(row: ModerationRow, deleted: MessageRow | undefined): Record<string, unknown>[] {
+  function moderationBroadcasts(row: ModerationEntry, deleted: ChatMessage | undefined): Record<string, unknown>[] {
     const out: Record<string, unknown>[] = [];
-    if ((row.action === 'ban' || row.action === 'timeout') && row.target_user_id) {
+    if ((row.action === 'ban' || row.action === 'timeout') && row.targetUserId) {
       out.push({
         type: 'chat:clear_user',
         platform: row.platform,
-        platform_user_id: row.target_user_id,
-        deleted_by: row.moderator_name,
+        platform_user_id: row.targetUserId,
+        deleted_by: row.moderatorName,
         action: row.action,
-        duration_secs: row.action === 'ban' ? null : row.duration_secs,
+        duration_secs: row.action === 'ban' ? null : row.durationSecs,
       });
     }
-    if (row.action === 'delete' && row.platform_message_id) {
-      out.push({ type: 'chat:delete', platform_message_id: row.platform_message_id, deleted_by: deleted?.deleted_by ?? row.moderator_name });
+    if (row.action === 'delete' && row.platformMessageId) {
+      out.push({ type: 'chat:delete', platform_message_id: row.platformMessageId, deleted_by: deleted?.deletedBy ?? row.moderatorName });
     }
     out.push({ type: 'chat:moderation_log', data: moderationWire(row) });
     return out;
@@ -455,7 +315,7 @@ export function createChatService(deps: ChatServiceDeps) {
         return row;
       });
       // Committed (a redelivery stored nothing and broadcasts nothing).
-      if (stored) await publishAll(accountId, [messageWire(toChatMessage(stored))]);
+      if (stored) await publishAll(accountId, [messageWire(stored)]);
     },
 
     /**
@@ -488,7 +348,7 @@ export function createChatService(deps: ChatServiceDeps) {
           raw,
         });
         if (!row) return undefined;
-        const deleted = row.action === 'delete' && messageId ? await repo.softDelete(trx, accountId, platform, messageId, row.moderator_name) : undefined;
+        const deleted = row.action === 'delete' && messageId ? await repo.softDelete(trx, accountId, platform, messageId, row.moderatorName) : undefined;
         return { row, deleted };
       });
       if (result) await publishAll(accountId, moderationBroadcasts(result.row, result.deleted));
@@ -527,7 +387,7 @@ export function createChatService(deps: ChatServiceDeps) {
         request.limit,
         request.offset,
       );
-      return pageOf(rows.map(toChatMessage), total, request);
+      return pageOf(rows, total, request);
     },
 
     async searchUsers(auth: AuthContext, input: { query?: string | null; platforms?: string | readonly string[] | null; limit?: number | null }): Promise<ChatUserSearchItem[]> {
@@ -537,7 +397,7 @@ export function createChatService(deps: ChatServiceDeps) {
       const asked = typeof input.limit === 'number' && Number.isFinite(input.limit) ? Math.trunc(input.limit) : SEARCH_DEFAULT_LIMIT;
       const limit = Math.min(SEARCH_MAX_LIMIT, Math.max(1, asked));
       if ([...query].length < SEARCH_MIN_QUERY) return [];
-      return (await repo.searchUsers(accountId, query, platforms.length ? platforms : undefined, limit)).map(toSearchItem);
+      return (await repo.searchUsers(accountId, query, platforms.length ? platforms : undefined, limit));
     },
 
     // ------------------------------------------------------------------ platform actions
@@ -641,9 +501,9 @@ export function createChatService(deps: ChatServiceDeps) {
           raw: { acting_user_id: auth.userId, ...(liveChat ? { live_chat_id: liveChat } : {}) },
         }))!;
         const deleted = action === 'delete' && messageId ? await repo.softDelete(trx, accountId, platform, messageId, moderatorName) : undefined;
-        if (row.action === 'delete' && !row.target_user_id && deleted) {
-          row.target_user_id = deleted.platform_user_id;
-          row.target_username = deleted.username;
+        if (row.action === 'delete' && !row.targetUserId && deleted) {
+          row.targetUserId = deleted.platformUserId;
+          row.targetUsername = deleted.username;
         }
         return { row, deleted };
       });
@@ -668,8 +528,7 @@ export function createChatService(deps: ChatServiceDeps) {
         log.warn({ platform, reason: fetched.message }, 'chat profile refresh failed');
         throw new AppError('PLATFORM_UNAVAILABLE', scrubbedMessages.PLATFORM_UNAVAILABLE);
       }
-      const row = await repo.refreshed({ accountId, platform, platformUserId, username: fetched.value.username, displayName: fetched.value.displayName, avatarUrl: fetched.value.avatarUrl });
-      return toProfile(row);
+      return repo.refreshed({ accountId, platform, platformUserId, username: fetched.value.username, displayName: fetched.value.displayName, avatarUrl: fetched.value.avatarUrl });
     },
 
     // ------------------------------------------------------------------ retention

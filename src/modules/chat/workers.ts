@@ -31,7 +31,8 @@ import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { OwnedWork } from '../workers';
 import type { ChatPlatformAdapter } from './adapters';
-import type { ChatService, UserTreatment } from './service';
+import type { ChatService } from './service';
+import type { UserTreatment } from './types';
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,72 +1,80 @@
-/** Storage of account channel connections (knex). */
+/** Storage of account channel connections (knex). Reads answer domain values (src/infra/db/rows.ts). */
 import type { Knex } from 'knex';
+import { rowMapping, type Mapped } from '../../infra/db/rows';
 import type { CredentialKind } from './platforms';
+import type { LoginAssignment, PlatformSwitches } from './types';
 
-export interface ConnectionRow {
-  account_id: string;
-  platform: string;
-  platform_channel_id: string;
-  expires_at: Date | null;
-  reconnect_required: boolean;
-}
+const connectionColumns = { account_id: 'uuid', platform: 'text', platform_channel_id: 'text', expires_at: { type: 'timestamp', nullable: true }, reconnect_required: 'boolean' } as const;
+/** An account's channel connection (what its status needs: no tokens). */
+export type AccountConnection = Mapped<typeof connectionColumns>;
+const connectionOf = rowMapping(connectionColumns);
 
-export interface LoginConnectionRow {
-  id: string;
-  user_id: string;
-  provider: string;
-  platform_user_id: string;
-  display_name: string | null;
-  reconnect_required: boolean;
-  is_primary: boolean;
-  created_at: Date;
-}
+const loginColumns = {
+  id: 'uuid',
+  provider: 'text',
+  platform_user_id: 'text',
+  display_name: { type: 'text', nullable: true },
+  reconnect_required: 'boolean',
+  is_primary: 'boolean',
+  created_at: 'timestamp',
+} as const;
+/** A login connection as the wire shows it (the service's `LoginConnection`, spec `LoginConnection`). */
+const loginOf = rowMapping(loginColumns);
+const loginRecordColumns = { ...loginColumns, user_id: 'uuid' } as const;
+/** A login connection with its owner, which the wire does not carry. */
+export type LoginConnectionRecord = Mapped<typeof loginRecordColumns>;
+const loginRecordOf = rowMapping(loginRecordColumns);
 
+const sealedColumns = {
+  access_token_sealed: { type: 'text', nullable: true },
+  refresh_token_sealed: { type: 'text', nullable: true },
+  scopes: { type: 'text', nullable: true },
+  reconnect_required: 'boolean',
+} as const;
+const loginGrantColumns = { id: 'uuid', user_id: 'uuid', provider: 'text', ...sealedColumns, token_expires_at: { type: 'timestamp', nullable: true } } as const;
 /** A login connection's sealed provider grant (the tokens are sealed text, src/auth/secrets.ts). */
-export interface SealedGrantRow {
-  id: string;
-  user_id: string;
-  provider: string;
-  access_token_sealed: string | null;
+export type SealedLoginGrant = Mapped<typeof loginGrantColumns>;
+const loginGrantOf = rowMapping(loginGrantColumns);
+const accountGrantColumns = { ...sealedColumns, expires_at: { type: 'timestamp', nullable: true } } as const;
+/** A channel or bot connection's sealed grant. */
+export type SealedAccountGrant = Mapped<typeof accountGrantColumns>;
+const accountGrantOf = rowMapping(accountGrantColumns);
+
+/** A grant as it is written: sealed tokens and the scopes, space-separated. */
+export interface SealedGrantColumns {
+  access_token_sealed: string;
   refresh_token_sealed: string | null;
-  token_expires_at: Date | null;
-  scopes: string | null;
-  reconnect_required: boolean;
+  scopes: string;
 }
 
-export interface AssignmentRow {
-  id: string;
-  account_id: string;
-  user_id: string;
-  login_connection_id: string;
-  provider: string;
-  created_at: Date;
-}
+const assignmentColumns = { id: 'uuid', account_id: 'uuid', user_id: 'uuid', login_connection_id: 'uuid', provider: 'text', created_at: 'timestamp' } as const;
+const assignmentOf = rowMapping<typeof assignmentColumns, LoginAssignment>(assignmentColumns);
+const assignmentStateOf = rowMapping({ provider: { type: 'text', from: 'a.provider' }, reconnect_required: { type: 'boolean', from: 'c.reconnect_required' } } as const);
+
+const switchColumns = { platform: 'text', enabled: 'boolean', login_enabled: 'boolean', channel_enabled: 'boolean', bot_enabled: 'boolean' } as const;
+const switchesOf = rowMapping<typeof switchColumns, PlatformSwitches>(switchColumns);
 
 /** Which stored grant: a login connection's, or an account's channel or bot connection's. */
 export type GrantRef = { table: 'login_connections'; id: string } | { table: 'account_connections' | 'account_bot_connections'; accountId: string; platform: string };
 const grantWhere = (ref: GrantRef) => (ref.table === 'login_connections' ? { id: ref.id } : { account_id: ref.accountId, platform: ref.platform });
 
-export interface SwitchRow {
-  platform: string;
-  enabled: boolean;
-  login_enabled: boolean;
-  channel_enabled: boolean;
-  bot_enabled: boolean;
-}
+type Db = Knex | Knex.Transaction;
+const rows = (list: unknown[]) => list as Record<string, unknown>[];
 
 export function createConnectionsRepo(knex: Knex) {
-  const loginColumns = ['id', 'user_id', 'provider', 'platform_user_id', 'display_name', 'reconnect_required', 'is_primary', 'created_at'];
   return {
     /** connections.loginConnectionsOf: primary first, then oldest */
-    loginConnectionsOf(userId: string, db: Knex | Knex.Transaction = knex): Promise<LoginConnectionRow[]> {
-      return db('login_connections').where({ user_id: userId }).select(loginColumns).orderBy([{ column: 'is_primary', order: 'desc' }, { column: 'created_at' }, { column: 'id' }]);
+    async loginConnectionsOf(userId: string, db: Db = knex): Promise<Mapped<typeof loginColumns>[]> {
+      const found = await db('login_connections').where({ user_id: userId }).select(db.raw(loginOf.select)).orderBy([{ column: 'is_primary', order: 'desc' }, { column: 'created_at' }, { column: 'id' }]);
+      return rows(found).map(loginOf.map);
     },
     /** connections.loginConnection */
-    loginConnection(id: string, db: Knex | Knex.Transaction = knex): Promise<LoginConnectionRow | undefined> {
-      return db('login_connections').where({ id }).first(loginColumns);
+    async loginConnection(id: string, db: Db = knex): Promise<LoginConnectionRecord | undefined> {
+      const row = await db('login_connections').where({ id }).first(db.raw(loginRecordOf.select));
+      return row ? loginRecordOf.map(row) : undefined;
     },
     /** connections.upsertLoginConnection: answers the row's id */
-    async upsertLoginConnection(db: Knex.Transaction, row: Omit<LoginConnectionRow, 'created_at' | 'is_primary'>): Promise<string> {
+    async upsertLoginConnection(db: Knex.Transaction, row: { id: string; user_id: string; provider: string; platform_user_id: string; display_name: string | null; reconnect_required: boolean }): Promise<string> {
       const existing = await db('login_connections').where({ user_id: row.user_id, provider: row.provider, platform_user_id: row.platform_user_id }).first('id');
       if (existing) {
         await db('login_connections').where({ id: existing.id }).update({ display_name: row.display_name, reconnect_required: row.reconnect_required });
@@ -82,22 +90,23 @@ export function createConnectionsRepo(knex: Knex) {
       return (row?.user_id as string | undefined) ?? null;
     },
     /** connections.storeGrant: the sealed grant of a login connection (clears its reconnect flag) */
-    async storeGrant(db: Knex | Knex.Transaction, id: string, grant: Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required'>): Promise<void> {
+    async storeGrant(db: Db, id: string, grant: SealedGrantColumns & { token_expires_at: Date | null }): Promise<void> {
       await db('login_connections').where({ id }).update({ ...grant, reconnect_required: false, refresh_claimed_until: null, updated_at: db.fn.now() });
     },
     /** connections.sealedGrant */
-    sealedGrant(id: string): Promise<SealedGrantRow | undefined> {
-      return knex('login_connections').where({ id }).first('id', 'user_id', 'provider', 'access_token_sealed', 'refresh_token_sealed', 'token_expires_at', 'scopes', 'reconnect_required');
+    async sealedGrant(id: string): Promise<SealedLoginGrant | undefined> {
+      const row = await knex('login_connections').where({ id }).first(knex.raw(loginGrantOf.select));
+      return row ? loginGrantOf.map(row) : undefined;
     },
     /** connections.flagLoginReconnect */
     async flagLoginReconnect(id: string): Promise<void> {
       await knex('login_connections').where({ id }).update({ reconnect_required: true, refresh_claimed_until: null, updated_at: knex.fn.now() });
     },
     /** connections.deleteLoginConnection (assignments cascade); the oldest remaining becomes primary */
-    async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRow): Promise<void> {
+    async deleteLoginConnection(db: Knex.Transaction, row: LoginConnectionRecord): Promise<void> {
       await db('login_connections').where({ id: row.id }).delete();
-      if (row.is_primary) {
-        const next = await db('login_connections').where({ user_id: row.user_id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('id');
+      if (row.isPrimary) {
+        const next = await db('login_connections').where({ user_id: row.userId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).first('id');
         if (next) await db('login_connections').where({ id: next.id }).update({ is_primary: true });
       }
     },
@@ -107,23 +116,25 @@ export function createConnectionsRepo(knex: Knex) {
       await db('login_connections').where({ id }).update({ is_primary: true });
     },
     /** connections.assignments: of one user in one account */
-    assignments(accountId: string, userId: string): Promise<AssignmentRow[]> {
-      return knex('login_assignments').where({ account_id: accountId, user_id: userId }).select('*').orderBy([{ column: 'provider' }]);
+    async assignments(accountId: string, userId: string): Promise<LoginAssignment[]> {
+      const found = await knex('login_assignments').where({ account_id: accountId, user_id: userId }).select(knex.raw(assignmentOf.select)).orderBy([{ column: 'provider' }]);
+      return rows(found).map(assignmentOf.map);
     },
     /** connections.assignmentsWithState: the user's assignments in the account with their connection's flag */
-    assignmentsWithState(accountId: string, userId: string): Promise<{ provider: string; reconnect_required: boolean }[]> {
-      return knex('login_assignments as a')
+    async assignmentsWithState(accountId: string, userId: string): Promise<{ provider: string; reconnectRequired: boolean }[]> {
+      const found = await knex('login_assignments as a')
         .join('login_connections as c', 'c.id', 'a.login_connection_id')
         .where({ 'a.account_id': accountId, 'a.user_id': userId })
-        .select('a.provider', 'c.reconnect_required');
+        .select(knex.raw(assignmentStateOf.select));
+      return rows(found).map(assignmentStateOf.map);
     },
-    /** connections.upsertAssignment: answers the row */
-    async upsertAssignment(db: Knex.Transaction, row: Omit<AssignmentRow, 'created_at'>): Promise<AssignmentRow> {
+    /** connections.upsertAssignment: answers the assignment */
+    async upsertAssignment(db: Knex.Transaction, row: { id: string; account_id: string; user_id: string; login_connection_id: string; provider: string }): Promise<LoginAssignment> {
       await db('login_assignments')
         .insert(row)
         .onConflict(['account_id', 'user_id', 'provider'])
         .merge({ login_connection_id: row.login_connection_id });
-      return db('login_assignments').where({ account_id: row.account_id, user_id: row.user_id, provider: row.provider }).first('*');
+      return assignmentOf.map(await db('login_assignments').where({ account_id: row.account_id, user_id: row.user_id, provider: row.provider }).first(db.raw(assignmentOf.select)));
     },
     /** connections.removeAssignment: true when removed */
     async removeAssignment(db: Knex.Transaction, accountId: string, userId: string, provider: string): Promise<boolean> {
@@ -139,40 +150,41 @@ export function createConnectionsRepo(knex: Knex) {
       return Boolean(await knex('users').where({ id: userId }).first('id'));
     },
     /** connections.switches */
-    switches(): Promise<SwitchRow[]> {
-      return knex('platform_switches').select('platform', 'enabled', 'login_enabled', 'channel_enabled', 'bot_enabled').orderBy('platform');
+    async switches(): Promise<PlatformSwitches[]> {
+      return rows(await knex('platform_switches').select(knex.raw(switchesOf.select)).orderBy('platform')).map(switchesOf.map);
     },
     /** connections.setSwitches */
-    async setSwitches(db: Knex.Transaction, platform: string, patch: Partial<Omit<SwitchRow, 'platform'>>): Promise<void> {
+    async setSwitches(db: Knex.Transaction, platform: string, patch: Partial<Record<'enabled' | 'login_enabled' | 'channel_enabled' | 'bot_enabled', boolean>>): Promise<void> {
       await db('platform_switches').where({ platform }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** connections.ofAccount */
-    ofAccount(accountId: string): Promise<ConnectionRow[]> {
-      return knex('account_connections').where({ account_id: accountId }).select('account_id', 'platform', 'platform_channel_id', 'expires_at', 'reconnect_required');
+    async ofAccount(accountId: string): Promise<AccountConnection[]> {
+      return rows(await knex('account_connections').where({ account_id: accountId }).select(knex.raw(connectionOf.select))).map(connectionOf.map);
     },
     /** connections.accountExists */
     async accountExists(accountId: string): Promise<boolean> {
       return Boolean(await knex('accounts').where({ id: accountId }).first('id'));
     },
     /** connections.upsert */
-    async upsert(db: Knex.Transaction, row: Omit<ConnectionRow, 'expires_at'> & { expires_at: string | null }): Promise<void> {
+    async upsert(db: Knex.Transaction, row: { account_id: string; platform: string; platform_channel_id: string; expires_at: string | null; reconnect_required: boolean }): Promise<void> {
       await db('account_connections')
         .insert(row)
         .onConflict(['account_id', 'platform'])
         .merge({ platform_channel_id: row.platform_channel_id, expires_at: row.expires_at, reconnect_required: row.reconnect_required, updated_at: db.fn.now() });
     },
     /** connections.storeAccountGrant: a channel or bot connection made through the sign-in flow */
-    async storeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', row: { account_id: string; platform: string; subject: string } & Omit<SealedGrantRow, 'id' | 'user_id' | 'provider' | 'reconnect_required' | 'token_expires_at'> & { expires_at: Date | null }): Promise<void> {
+    async storeAccountGrant(db: Knex.Transaction, table: 'account_connections' | 'account_bot_connections', row: { account_id: string; platform: string; subject: string } & SealedGrantColumns & { expires_at: Date | null }): Promise<void> {
       const { subject, ...rest } = row;
       const columns = { ...rest, ...(table === 'account_connections' ? { platform_channel_id: subject } : { platform_user_id: subject }), reconnect_required: false };
       await db(table).insert(columns).onConflict(['account_id', 'platform']).merge({ ...columns, updated_at: db.fn.now() });
     },
     /** connections.accountGrant: the sealed grant of a channel or bot connection */
-    accountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<{ access_token_sealed: string | null; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string | null; reconnect_required: boolean } | undefined> {
-      return knex(table).where({ account_id: accountId, platform }).first('access_token_sealed', 'refresh_token_sealed', 'expires_at', 'scopes', 'reconnect_required');
+    async accountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string): Promise<SealedAccountGrant | undefined> {
+      const row = await knex(table).where({ account_id: accountId, platform }).first(knex.raw(accountGrantOf.select));
+      return row ? accountGrantOf.map(row) : undefined;
     },
     /** connections.replaceAccountGrant */
-    async replaceAccountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string, grant: { access_token_sealed: string; refresh_token_sealed: string | null; expires_at: Date | null; scopes: string }): Promise<void> {
+    async replaceAccountGrant(table: 'account_connections' | 'account_bot_connections', accountId: string, platform: string, grant: SealedGrantColumns & { expires_at: Date | null }): Promise<void> {
       await knex(table).where({ account_id: accountId, platform }).update({ ...grant, reconnect_required: false, refresh_claimed_until: null, updated_at: knex.fn.now() });
     },
     /** connections.flagAccountReconnect */

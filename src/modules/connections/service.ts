@@ -12,27 +12,11 @@ import { hasPermission, requireAccountId, requireUserId, type AuthContext } from
 import type { SecretBox } from '../../auth/secrets';
 import type { ProviderConfig } from '../../config/config';
 import { AppError, messages } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
-import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type CredentialMode, type Platform } from './platforms';
-import type { AssignmentRow, ConnectionRow, ConnectionsRepo, GrantRef, LoginConnectionRow, SwitchRow } from './repo';
-
-export interface ConnectionStatus {
-  platform: ChannelPlatform;
-  isConnected: boolean;
-  reconnectRequired: boolean;
-  expiresAt: string | null;
-  loginConnected: boolean;
-  loginReconnectRequired: boolean;
-}
-
-export interface PlatformCredentialMode {
-  platform: string;
-  kind: CredentialKind;
-  mode: CredentialMode;
-  systemConfigured: boolean;
-}
+import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type Platform } from './platforms';
+import type { AccountConnection, ConnectionsRepo, GrantRef, LoginConnectionRecord } from './repo';
+import type { ConnectionStatus, LoginAssignment, PlatformCredentialMode, PlatformSwitches } from './types';
 
 export interface LoginConnection {
   id: string;
@@ -44,43 +28,19 @@ export interface LoginConnection {
   createdAt: string;
 }
 
-export interface LoginAssignment {
-  id: string;
-  accountId: string;
-  userId: string;
-  loginConnectionId: string;
-  provider: string;
-  createdAt: string;
-}
-
-const toLogin = (r: LoginConnectionRow): LoginConnection => ({
-  id: r.id,
-  provider: r.provider,
-  platformUserId: r.platform_user_id,
-  displayName: r.display_name,
-  reconnectRequired: Boolean(r.reconnect_required),
-  isPrimary: Boolean(r.is_primary),
-  createdAt: isoTime(r.created_at),
-});
-const toAssignment = (r: AssignmentRow): LoginAssignment => ({
-  id: r.id,
-  accountId: r.account_id,
-  userId: r.user_id,
-  loginConnectionId: r.login_connection_id,
-  provider: r.provider,
-  createdAt: isoTime(r.created_at),
-});
+/** A login connection as the wire shows it: without its owner. */
+const publicLogin = ({ userId: _owner, ...login }: LoginConnectionRecord): LoginConnection => login;
 
 /** The login fields: false without a login grant, without a user, or on a platform not sent to through one. */
-function statusOf(platform: ChannelPlatform, row: ConnectionRow | undefined, login: { reconnect_required: boolean } | undefined): ConnectionStatus {
+function statusOf(platform: ChannelPlatform, row: AccountConnection | undefined, login: { reconnectRequired: boolean } | undefined): ConnectionStatus {
   const grant = loginSendPlatforms.has(platform) ? login : undefined;
   return {
     platform,
-    isConnected: Boolean(row) && !row!.reconnect_required,
-    reconnectRequired: Boolean(row?.reconnect_required),
-    expiresAt: row?.expires_at ? isoTime(row.expires_at) : null,
-    loginConnected: Boolean(grant) && !grant!.reconnect_required,
-    loginReconnectRequired: Boolean(grant?.reconnect_required),
+    isConnected: Boolean(row) && !row!.reconnectRequired,
+    reconnectRequired: Boolean(row?.reconnectRequired),
+    expiresAt: row?.expiresAt ?? null,
+    loginConnected: Boolean(grant) && !grant!.reconnectRequired,
+    loginReconnectRequired: Boolean(grant?.reconnectRequired),
   };
 }
 
@@ -130,21 +90,21 @@ export function createConnectionsService(deps: {
     return target;
   }
 
-  async function ownLogin(ctx: AuthContext, id: string): Promise<LoginConnectionRow> {
+  async function ownLogin(ctx: AuthContext, id: string): Promise<LoginConnectionRecord> {
     const row = await repo.loginConnection(id);
-    if (!row || row.user_id !== requireUserId(ctx)) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
+    if (!row || row.userId !== requireUserId(ctx)) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
     return row;
   }
 
   /** A platform's switches, with the sub-switches it does not support reported off. */
-  const supported = (row: SwitchRow) => {
+  const supported = (row: PlatformSwitches): PlatformSwitches => {
     const types = platformTypes[row.platform as Platform] ?? [];
     return {
       platform: row.platform,
       enabled: row.enabled,
-      loginEnabled: row.login_enabled && types.includes('login'),
-      channelEnabled: row.channel_enabled && types.includes('channel'),
-      botEnabled: row.bot_enabled && types.includes('bot'),
+      loginEnabled: row.loginEnabled && types.includes('login'),
+      channelEnabled: row.channelEnabled && types.includes('channel'),
+      botEnabled: row.botEnabled && types.includes('bot'),
     };
   };
   const key = { login: 'loginEnabled', channel: 'channelEnabled', bot: 'botEnabled' } as const;
@@ -193,14 +153,14 @@ export function createConnectionsService(deps: {
     /** A login connection's grant, opened (the platform adapters and refresh use it); null without one. */
     async loginGrant(id: string): Promise<(ProviderGrant & { userId: string; provider: string; reconnectRequired: boolean }) | null> {
       const row = await repo.sealedGrant(id);
-      if (!row?.access_token_sealed) return null;
+      if (!row?.accessTokenSealed) return null;
       return {
-        userId: row.user_id,
+        userId: row.userId,
         provider: row.provider,
-        reconnectRequired: Boolean(row.reconnect_required),
-        accessToken: secrets.open(row.access_token_sealed),
-        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
-        expiresAt: row.token_expires_at ? new Date(row.token_expires_at) : null,
+        reconnectRequired: row.reconnectRequired,
+        accessToken: secrets.open(row.accessTokenSealed),
+        refreshToken: row.refreshTokenSealed ? secrets.open(row.refreshTokenSealed) : null,
+        expiresAt: row.tokenExpiresAt ? new Date(row.tokenExpiresAt) : null,
         scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
       };
     },
@@ -226,12 +186,12 @@ export function createConnectionsService(deps: {
     /** A channel or bot connection's grant, opened; null without a stored grant. */
     async accountGrant(accountId: string, platform: string, type: CredentialKind): Promise<(ProviderGrant & { reconnectRequired: boolean }) | null> {
       const row = await repo.accountGrant(grantTable[type], accountId, platform);
-      if (!row?.access_token_sealed) return null;
+      if (!row?.accessTokenSealed) return null;
       return {
-        reconnectRequired: Boolean(row.reconnect_required),
-        accessToken: secrets.open(row.access_token_sealed),
-        refreshToken: row.refresh_token_sealed ? secrets.open(row.refresh_token_sealed) : null,
-        expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+        reconnectRequired: row.reconnectRequired,
+        accessToken: secrets.open(row.accessTokenSealed),
+        refreshToken: row.refreshTokenSealed ? secrets.open(row.refreshTokenSealed) : null,
+        expiresAt: row.expiresAt ? new Date(row.expiresAt) : null,
         scopes: row.scopes ? row.scopes.split(' ').filter(Boolean) : [],
       };
     },
@@ -266,7 +226,7 @@ export function createConnectionsService(deps: {
       });
     },
 
-    loginConnectionsOf: async (userId: string): Promise<LoginConnection[]> => (await repo.loginConnectionsOf(userId)).map(toLogin),
+    loginConnectionsOf: (userId: string): Promise<LoginConnection[]> => repo.loginConnectionsOf(userId),
 
     async recordLoginConnection(ctx: AuthContext, userId: string, input: { provider: string; platformUserId: string; displayName?: string | null; reconnectRequired?: boolean | null }): Promise<LoginConnection> {
       if (!(await repo.userExists(userId))) throw AppError.notFound(connectionMessages.userNotFound);
@@ -282,16 +242,16 @@ export function createConnectionsService(deps: {
         await audit.record({ scope: 'system', type: 'system:login_connection_recorded', userId, actorId: ctx.userId, metadata: { login_connection_id: rowId, provider: input.provider, reconnect_required: Boolean(input.reconnectRequired) } }, trx);
         return rowId;
       });
-      return toLogin((await repo.loginConnection(id))!);
+      return publicLogin((await repo.loginConnection(id))!);
     },
 
     async flagged(ctx: AuthContext): Promise<LoginConnection[]> {
-      return (await repo.loginConnectionsOf(requireUserId(ctx))).filter((r) => r.reconnect_required).map(toLogin);
+      return (await repo.loginConnectionsOf(requireUserId(ctx))).filter((r) => r.reconnectRequired);
     },
 
     async assignments(ctx: AuthContext, userId: string | null | undefined): Promise<LoginAssignment[]> {
       const accountId = requireAccountId(ctx);
-      return (await repo.assignments(accountId, targetUser(ctx, userId, 'login-assignments:read'))).map(toAssignment);
+      return repo.assignments(accountId, targetUser(ctx, userId, 'login-assignments:read'));
     },
 
     async assign(ctx: AuthContext, input: { loginConnectionId: string; provider: string; userId?: string | null }): Promise<LoginAssignment> {
@@ -299,13 +259,12 @@ export function createConnectionsService(deps: {
       const userId = targetUser(ctx, input.userId, 'login-assignments:create');
       if (!(await repo.isMember(accountId, userId))) throw AppError.notFound(connectionMessages.notAMember);
       const login = await repo.loginConnection(input.loginConnectionId);
-      if (!login || login.user_id !== userId || login.provider !== input.provider) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
-      const row = await knex.transaction(async (trx) => {
+      if (!login || login.userId !== userId || login.provider !== input.provider) throw AppError.notFound(connectionMessages.loginConnectionNotFound);
+      return knex.transaction(async (trx) => {
         const assigned = await repo.upsertAssignment(trx, { id: randomUUID(), account_id: accountId, user_id: userId, login_connection_id: login.id, provider: login.provider });
         await audit.record({ scope: 'account', type: 'account:login_assigned', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, provider: login.provider, login_connection_id: login.id } }, trx);
         return assigned;
       });
-      return toAssignment(row);
     },
 
     async unassign(ctx: AuthContext, provider: string, userId: string | null | undefined): Promise<void> {
@@ -321,14 +280,14 @@ export function createConnectionsService(deps: {
       const row = await ownLogin(ctx, id);
       await knex.transaction(async (trx) => {
         await repo.deleteLoginConnection(trx, row);
-        await audit.record({ scope: 'user', type: 'user:login_connection_removed', userId: row.user_id, actorId: row.user_id, metadata: { login_connection_id: id, provider: row.provider } }, trx);
+        await audit.record({ scope: 'user', type: 'user:login_connection_removed', userId: row.userId, actorId: row.userId, metadata: { login_connection_id: id, provider: row.provider } }, trx);
       });
     },
 
     async setPrimary(ctx: AuthContext, id: string): Promise<LoginConnection[]> {
       const row = await ownLogin(ctx, id);
-      await knex.transaction((trx) => repo.setPrimary(trx, row.user_id, id));
-      return (await repo.loginConnectionsOf(row.user_id)).map(toLogin);
+      await knex.transaction((trx) => repo.setPrimary(trx, row.userId, id));
+      return repo.loginConnectionsOf(row.userId);
     },
 
     /** Platforms a user can sign in or run a bot with: the switches allow it and a provider is configured for it. */

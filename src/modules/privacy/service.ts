@@ -14,19 +14,18 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
+import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { ModuleApis } from '../contract';
 import { privacyMessages } from './errors';
 
-type Platform = 'platform_a' | 'platform_b' | 'platform_c';
-
 /** The answer (spec `PrivacyErasure`; the GraphQL type of the same name). */
-export interface PrivacyErasure {
-  platform: Platform;
-  subjectHash: string;
-  erased: { chatMessages: number; chatUsers: number; moderationEntries: number; events: number; statsRows: number };
-}
+export type PrivacyErasure = Camelize<components['schemas']['PrivacyErasure']>;
+type Platform = PrivacyErasure['platform'];
+/** The audit row's `erased` counts carry the answer's wire names. */
+const erasureShape = shapeOf({ $ref: '#/components/schemas/PrivacyErasure' });
 
 export const PRIVACY_PLATFORMS: readonly Platform[] = ['platform_a', 'platform_b', 'platform_c'];
 const isPlatform = (value: string): value is Platform => (PRIVACY_PLATFORMS as readonly string[]).includes(value);
@@ -64,7 +63,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
       const logins = new Set(fromChat.logins);
       const eventRows = await events.eraseSubject(trx, platform, { platformUserId, logins });
       const statsRows = await stats.eraseChatters(trx, platform, [...logins]);
-      const counts = { chatMessages: fromChat.messages, chatUsers: fromChat.users, moderationEntries: fromChat.moderation, events: eventRows, statsRows };
+      const counts: PrivacyErasure['erased'] = { chatMessages: fromChat.messages, chatUsers: fromChat.users, moderationEntries: fromChat.moderation, events: eventRows, statsRows };
       await audit.record(
         {
           scope: 'system',
@@ -76,7 +75,7 @@ export function createPrivacyService(deps: PrivacyDeps) {
             platform,
             subject_hash: hash,
             username_given: username !== undefined,
-            erased: { chat_messages: counts.chatMessages, chat_users: counts.chatUsers, moderation_entries: counts.moderationEntries, events: counts.events, stats_rows: counts.statsRows },
+            erased: (toWire({ erased: counts }, erasureShape) as { erased: unknown }).erased,
           },
         },
         trx,

@@ -1,13 +1,11 @@
 /** Storage of login codes and used sign-in flows (knex). Expired rows are swept by the writes. */
 import type { Knex } from 'knex';
+import { rowMapping, type Mapped, type RowOf } from '../../infra/db/rows';
 
-export interface LoginCodeRow {
-  code_hash: string;
-  user_id: string;
-  account_id: string | null;
-  provider: string;
-  expires_at: Date;
-}
+const loginCodeColumns = { code_hash: 'text', user_id: 'uuid', account_id: { type: 'uuid', nullable: true }, provider: 'text', expires_at: 'timestamp' } as const;
+/** A login code (by the hash of its text) and whom it signs in; not on the wire. */
+export type LoginCode = Mapped<typeof loginCodeColumns>;
+const loginCodeOf = rowMapping(loginCodeColumns);
 
 export function createSigninRepo(knex: Knex) {
   return {
@@ -18,14 +16,14 @@ export function createSigninRepo(knex: Knex) {
       return inserted.length > 0;
     },
     /** signin.insertCode */
-    async insertCode(row: LoginCodeRow): Promise<void> {
+    async insertCode(row: RowOf<typeof loginCodeColumns>): Promise<void> {
       await knex('login_codes').where('expires_at', '<', new Date()).delete();
       await knex('login_codes').insert(row);
     },
     /** signin.takeCode: deletes and answers the row (single use), live or not */
-    async takeCode(codeHash: string): Promise<LoginCodeRow | undefined> {
-      const rows: LoginCodeRow[] = await knex('login_codes').where({ code_hash: codeHash }).delete().returning('*');
-      return rows[0];
+    async takeCode(codeHash: string): Promise<LoginCode | undefined> {
+      const [row] = (await knex('login_codes').where({ code_hash: codeHash }).delete().returning('*')) as Record<string, unknown>[];
+      return row ? loginCodeOf.map(row) : undefined;
     },
   };
 }

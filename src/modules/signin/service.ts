@@ -357,10 +357,10 @@ export function createSigninService(deps: SigninDeps) {
     /** POST /v1/auth/login/exchange: the session pair of the user the code was issued to. */
     async exchange(loginCode: string, client: Client): Promise<SessionTokens> {
       const row = await repo.takeCode(hash(loginCode));
-      if (!row || new Date(row.expires_at).getTime() <= Date.now()) throw new AppError('INVALID_LOGIN_CODE', signinMessages.invalidLoginCode);
-      const found = await deps.accounts.signInUser(row.user_id);
+      if (!row || new Date(row.expiresAt).getTime() <= Date.now()) throw new AppError('INVALID_LOGIN_CODE', signinMessages.invalidLoginCode);
+      const found = await deps.accounts.signInUser(row.userId);
       if (!found) throw new AppError('INVALID_LOGIN_CODE', signinMessages.invalidLoginCode);
-      const accountId = row.account_id ?? found.accountId;
+      const accountId = row.accountId ?? found.accountId;
       return deps.sessions.openSession(found.user, accountId, client, 'oauth', { provider: row.provider });
     },
 

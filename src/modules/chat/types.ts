@@ -1,0 +1,20 @@
+/**
+ * The chat module's domain shapes, derived from the specs (camelCase, `Camelize`). The moderation
+ * log entry has no REST schema (it reaches clients only as `chat:moderation_log` on the socket):
+ * its shape is the columns' (repo.ts).
+ */
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+
+type Schemas = components['schemas'];
+
+export type ChatMessage = Camelize<Schemas['ChatMessage']>;
+/** The other channel's room of a shared-chat message. */
+export type ChatSourceChannelView = NonNullable<ChatMessage['sourceChannel']>;
+export type ChatUserProfile = Camelize<Schemas['ChatUserProfile']>;
+export type ChatUserSearchItem = Camelize<Schemas['ChatUserSearchItem']>;
+export type UserTreatment = ChatUserProfile['userTreatment'];
+export type SendResult = Camelize<Schemas['ChatSendResult']>;
+export type SendErrorCode = NonNullable<SendResult['errorCode']>;
+export type ModerateResult = Camelize<Schemas['ChatModerationResult']>;
+export type ModerationAction = ModerateResult['action'];
