@@ -582,7 +582,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         githubUrl: profile.githubUrl,
         websiteUrl: profile.websiteUrl,
         avatarKey: profile.avatarKey,
-        createdAt: isoTime(profile.createdAt),
+        createdAt: profile.createdAt,
         stats: await profileStats(rows),
         extensions: rows.map(toPublicExtension),
       };
@@ -599,7 +599,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         githubUrl: team.githubUrl,
         websiteUrl: team.websiteUrl,
         avatarKey: team.avatarKey,
-        createdAt: isoTime(team.createdAt),
+        createdAt: team.createdAt,
         stats: await profileStats(rows),
         members: members.map((mb) => ({ userId: mb.userId, displayName: mb.displayName, avatarUrl: mb.avatarUrl, role: mb.role })),
         extensions: rows.map(toPublicExtension),
