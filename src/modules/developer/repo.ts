@@ -124,15 +124,20 @@ export interface DeveloperKeyRow {
   updated_at: Date;
 }
 
+/** The public identity a profile and a team both show (typed for infra/db/rows.ts). */
+const identityColumns = {
+  description: { type: 'text', nullable: true },
+  github_url: { type: 'text', nullable: true },
+  website_url: { type: 'text', nullable: true },
+  avatar_key: { type: 'text', nullable: true },
+} as const;
+
 const profileColumns = {
   id: 'uuid',
   user_id: 'uuid',
   display_name: 'text',
   slug: 'text',
-  description: { type: 'text', nullable: true },
-  github_url: { type: 'text', nullable: true },
-  website_url: { type: 'text', nullable: true },
-  avatar_key: { type: 'text', nullable: true },
+  ...identityColumns,
   created_at: 'timestamp',
 } as const;
 const profileOf = rowMapping<typeof profileColumns, DeveloperProfile>(profileColumns);
@@ -142,10 +147,7 @@ const teamColumns = {
   id: 'uuid',
   name: 'text',
   slug: 'text',
-  description: { type: 'text', nullable: true },
-  github_url: { type: 'text', nullable: true },
-  website_url: { type: 'text', nullable: true },
-  avatar_key: { type: 'text', nullable: true },
+  ...identityColumns,
   owner_user_id: 'uuid',
   created_at: 'timestamp',
   updated_at: 'timestamp',
