@@ -6,42 +6,21 @@
  */
 import type { components } from '../../../generated/openapi';
 import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
-import { sortByRegistry } from '../../auth/registry';
 import type { CredentialRow, CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { isoTime } from '../../infra/db/database';
 import { apiKeyMessages } from './errors';
-import type { CreateKeyInput, DeleteTokenResult, KeyKind, KeyLifecycle } from './lifecycle';
+import { keyRecord, type CreateKeyInput, type DeleteTokenResult, type KeyKind, type KeyLifecycle } from './lifecycle';
 
 type Schemas = components['schemas'];
 export type UserApiKey = Camelize<Schemas['UserApiKey']>;
 export type AccountServiceKey = Camelize<Schemas['AccountServiceKey']>;
 
-export const toUserKey = (r: CredentialRow): UserApiKey => ({
-  id: r.id,
-  userId: r.user_id!,
-  accountId: r.account_id!,
-  keyPrefix: r.key_prefix,
-  label: r.label,
-  permissions: sortByRegistry(r.permissions),
-  createdAt: isoTime(r.created_at),
-  expiresAt: isoTime(r.expires_at),
-  lastUsedAt: isoTime(r.last_used_at),
-});
+/** A personal key: its user and account, then the common key columns. */
+export const toUserKey = keyRecord<UserApiKey>({ user_id: 'uuid', account_id: 'uuid' }, false);
 
-export const toServiceKey = (r: CredentialRow): AccountServiceKey => ({
-  id: r.id,
-  accountId: r.account_id!,
-  createdBy: r.created_by,
-  keyPrefix: r.key_prefix,
-  label: r.label,
-  permissions: sortByRegistry(r.permissions),
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-  expiresAt: isoTime(r.expires_at),
-  lastUsedAt: isoTime(r.last_used_at),
-});
+/** A service key: its account and creator, then the common key columns. */
+export const toServiceKey = keyRecord<AccountServiceKey>({ account_id: 'uuid', created_by: { type: 'uuid', nullable: true } }, true);
 
 export function createAccountKeys(store: CredentialStore, keys: KeyLifecycle) {
   /** The caller's own personal key in the active account. */

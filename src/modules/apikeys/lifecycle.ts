@@ -16,6 +16,7 @@ import { invalidateKey, type CredentialRow, type CredentialStore, type MintInput
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
+import { rowMapping, type Columns } from '../../infra/db/rows';
 import type { ModuleApis } from '../contract';
 import { apiKeyMessages } from './errors';
 import { isAssignable, isResourceWildcard, type AssignableKind } from './scopes';
@@ -122,6 +123,25 @@ export function checkSubset(ctx: AuthContext, permissions: readonly string[]): s
   return sortByRegistry([...new Set(permissions)]);
 }
 
+/** What every key record answers after its kind's owner columns (typed for infra/db/rows.ts). */
+const keyRecordColumns = { key_prefix: 'text', label: 'text', permissions: 'json', created_at: 'timestamp' } as const;
+const keyUseColumns = { expires_at: { type: 'timestamp', nullable: true }, last_used_at: { type: 'timestamp', nullable: true } } as const;
+
+/**
+ * The record mapping of a key kind: `id`, the kind's owner columns, then the columns every key
+ * answers (`updated_at` where the kind's schema carries it); scopes in registry order. A key row
+ * (credentials, or joined with its owner row) maps to its kind's schema in domain form.
+ */
+export function keyRecord<View extends { permissions: string[] }>(owner: Columns, withUpdatedAt: boolean): (row: object) => View {
+  const updated: Columns = withUpdatedAt ? { updated_at: 'timestamp' } : {};
+  const mapping = rowMapping<Columns, View>({ id: 'uuid', ...owner, ...keyRecordColumns, ...updated, ...keyUseColumns });
+  return (row) => {
+    const view = mapping.map(row as Record<string, unknown>);
+    view.permissions = sortByRegistry(view.permissions);
+    return view;
+  };
+}
+
 const rotationMetadata = (old: CredentialRow, fresh: CredentialRow) => ({ key_id: fresh.id, old_key_prefix: old.key_prefix, new_key_prefix: fresh.key_prefix });
 
 export function createKeyLifecycle(deps: KeyLifecycleDeps) {
@@ -171,6 +191,8 @@ export function createKeyLifecycle(deps: KeyLifecycleDeps) {
   });
 
   return {
+    /** The record mapping of a key kind (keyRecord), for a module owning one (the developer module's keys). */
+    record: keyRecord,
     retire,
     mint,
     rotateRow,

@@ -12,12 +12,11 @@ import type { CredentialStore } from '../../auth/store';
 import { AppError, messages } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { developerMessages as M } from './errors';
-import type { DeveloperRepo, ProfileRow, TeamRoleRow, TeamRow } from './repo';
-import type { TeamView } from './types';
+import type { DeveloperRepo, TeamRoleRow } from './repo';
+import type { DeveloperProfile, Team } from './types';
 
 export interface DeveloperDeps {
   knex: Knex;
@@ -86,20 +85,6 @@ export const reviewedColumns = {
   updated_at: 'timestamp',
 } as const;
 
-export const toTeamView = (r: TeamRow, role: string | null): TeamView => ({
-  id: r.id,
-  name: r.name,
-  slug: r.slug,
-  description: r.description,
-  githubUrl: r.github_url,
-  websiteUrl: r.website_url,
-  avatarKey: r.avatar_key,
-  ownerUserId: r.owner_user_id,
-  role,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
-
 // ---------------------------------------------------------------------------------------------
 // Access
 // ---------------------------------------------------------------------------------------------
@@ -141,7 +126,7 @@ export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo
   }
 
   /** The team and the caller's access; a team the caller is not in is invisible (404). */
-  async function memberOf(ctx: AuthContext, teamId: string): Promise<{ team: TeamRow; userId: string; access: TeamAccess }> {
+  async function memberOf(ctx: AuthContext, teamId: string): Promise<{ team: Team; userId: string; access: TeamAccess }> {
     const userId = requireUserId(ctx);
     const [team, access] = await Promise.all([repo.teamById(teamId), teamAccess(teamId, userId)]);
     if (!team || !access) throw AppError.notFound(M.teamNotFound);
@@ -158,7 +143,7 @@ export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo
     },
 
     /** A team-scope gate: member (404 otherwise) whose role grants `permission` (403 otherwise). */
-    async requireTeam(ctx: AuthContext, teamId: string, permission: string): Promise<{ team: TeamRow; userId: string; access: TeamAccess }> {
+    async requireTeam(ctx: AuthContext, teamId: string, permission: string): Promise<{ team: Team; userId: string; access: TeamAccess }> {
       const found = await memberOf(ctx, teamId);
       if (!found.access.permissions.includes(permission)) throw AppError.forbidden(messages.missingPermission(permission));
       return found;
@@ -171,14 +156,14 @@ export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo
       if (beyond !== undefined) throw AppError.forbidden(M.cannotGrantTeam(beyond));
     },
 
-    async requireProfile(ctx: AuthContext, message: string = messages.developerOnly): Promise<ProfileRow> {
+    async requireProfile(ctx: AuthContext, message: string = messages.developerOnly): Promise<DeveloperProfile> {
       const profile = await repo.profileOfUser(requireUserId(ctx));
       if (!profile) throw AppError.forbidden(message);
       return profile;
     },
 
     /** Creates a team, its default roles and its owner's membership, in the caller's transaction. */
-    async createTeamRows(trx: Knex.Transaction, input: TeamRowsInput, ownerUserId: string): Promise<TeamRow> {
+    async createTeamRows(trx: Knex.Transaction, input: TeamRowsInput, ownerUserId: string): Promise<Team> {
       const team = await repo.insertTeam(trx, {
         id: randomUUID(),
         name: input.name,

@@ -9,7 +9,7 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import { rowMapping } from '../../infra/db/rows';
-import { toTeamView, type DeveloperAccess, type DeveloperDeps } from './access';
+import { type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { TeamInviteRow } from './repo';
 import type { TeamInvite, TeamInviteLookup, TeamView } from './types';
@@ -91,7 +91,7 @@ export function createInvites({ knex, repo, audit, mail }: DeveloperDeps, access
     async developerTeamInvite(code: string): Promise<TeamInviteLookup> {
       const invite = openInvite(await repo.inviteByHash(codeHash(code)));
       const team = (await repo.teamById(invite.team_id))!;
-      return { teamId: team.id, teamName: team.name, teamSlug: team.slug, teamAvatarKey: team.avatar_key, role: invite.role, expiresAt: isoTime(invite.expires_at) };
+      return { teamId: team.id, teamName: team.name, teamSlug: team.slug, teamAvatarKey: team.avatarKey, role: invite.role, expiresAt: isoTime(invite.expires_at) };
     },
 
     async acceptDeveloperTeamInvite(ctx: AuthContext, code: string): Promise<TeamView> {
@@ -105,7 +105,7 @@ export function createInvites({ knex, repo, audit, mail }: DeveloperDeps, access
         return { teamId: invite.team_id, role: invite.role };
       });
       await access.forgetAccess(joined.teamId, [userId]);
-      return toTeamView((await repo.teamById(joined.teamId))!, joined.role);
+      return { ...(await repo.teamById(joined.teamId))!, role: joined.role };
     },
   };
 }

@@ -7,28 +7,12 @@
  * the binding so).
  */
 import { requireUserId, type AuthContext } from '../../auth/context';
-import { sortByRegistry } from '../../auth/registry';
 import { AppError, messages } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { KeyKind } from '../apikeys';
 import type { DeveloperAccess, DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { DeveloperKeyRow } from './repo';
 import type { CreateDeveloperKeyInput, DeveloperApiKey } from './types';
-
-const toKey = (r: DeveloperKeyRow): DeveloperApiKey => ({
-  id: r.id,
-  developerId: r.developer_id,
-  teamId: r.team_id,
-  createdBy: r.created_by,
-  keyPrefix: r.key_prefix,
-  label: r.label,
-  permissions: sortByRegistry(r.permissions),
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-  expiresAt: isoTime(r.expires_at),
-  lastUsedAt: isoTime(r.last_used_at),
-});
 
 /** Exactly one of the two is set. */
 interface KeyOwner {
@@ -41,6 +25,11 @@ const ownerMetadata = (row: KeyOwner) => (row.developer_id !== null ? { develope
 
 export function createDeveloperKeys({ repo, apikeys }: DeveloperDeps, access: DeveloperAccess) {
   const { keys } = apikeys;
+  /** A developer key: its owner (profile or team) and creator, then the common key columns. */
+  const toKey = keys.record<DeveloperApiKey>(
+    { developer_id: { type: 'uuid', nullable: true }, team_id: { type: 'uuid', nullable: true }, created_by: { type: 'uuid', nullable: true } },
+    true,
+  );
 
   /** A developer key the caller may manage: their profile's, or their team's with `team-secrets:edit`. */
   async function manageableKey(ctx: AuthContext, id: string): Promise<DeveloperKeyRow> {

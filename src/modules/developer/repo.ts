@@ -1,6 +1,8 @@
 /** Developer portal storage (knex): applications, profiles, verifications, teams, key owners. */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
+import { rowMapping } from '../../infra/db/rows';
+import type { DeveloperProfile, Team, TeamView } from './types';
 
 type Db = Knex | Knex.Transaction;
 
@@ -33,19 +35,6 @@ export interface ApplicationListRow extends Pick<ApplicationRow, 'id' | 'user_id
   user_avatar_url: string | null;
 }
 
-export interface ProfileRow {
-  id: string;
-  user_id: string;
-  display_name: string;
-  slug: string;
-  description: string | null;
-  github_url: string | null;
-  website_url: string | null;
-  avatar_key: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export interface VerificationRow {
   id: string;
   developer_id: string;
@@ -72,17 +61,12 @@ export type VerificationFields = Pick<
   'legal_name' | 'company_name' | 'address_line1' | 'address_line2' | 'postal_code' | 'city' | 'country' | 'tax_id' | 'trade_register_id' | 'document_key'
 >;
 
-export interface TeamRow {
-  id: string;
-  name: string;
-  slug: string;
-  description: string | null;
-  github_url: string | null;
-  website_url: string | null;
-  avatar_key: string | null;
-  owner_user_id: string;
-  created_at: Date;
-  updated_at: Date;
+/** The columns of a team a caller may change. */
+export interface TeamPatch {
+  name?: string;
+  description?: string | null;
+  github_url?: string | null;
+  website_url?: string | null;
 }
 
 export interface TeamRoleRow {
@@ -139,6 +123,37 @@ export interface DeveloperKeyRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** The public identity a profile and a team both show (typed for infra/db/rows.ts). */
+const identityColumns = {
+  description: { type: 'text', nullable: true },
+  github_url: { type: 'text', nullable: true },
+  website_url: { type: 'text', nullable: true },
+  avatar_key: { type: 'text', nullable: true },
+} as const;
+
+const profileColumns = {
+  id: 'uuid',
+  user_id: 'uuid',
+  display_name: 'text',
+  slug: 'text',
+  ...identityColumns,
+  created_at: 'timestamp',
+} as const;
+const profileOf = rowMapping<typeof profileColumns, DeveloperProfile>(profileColumns);
+const toProfile = (row: Record<string, unknown> | undefined): DeveloperProfile | undefined => (row ? profileOf.map(row) : undefined);
+
+const teamColumns = {
+  id: 'uuid',
+  name: 'text',
+  slug: 'text',
+  ...identityColumns,
+  owner_user_id: 'uuid',
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+} as const;
+const teamOf = rowMapping<typeof teamColumns, Team>(teamColumns);
+const toTeam = (row: Record<string, unknown> | undefined): Team | undefined => (row ? teamOf.map(row) : undefined);
 
 const withPermissions = <T extends { permissions: unknown }>(row: T): T & { permissions: string[] } => ({ ...row, permissions: fromJson<string[]>(row.permissions, []) });
 const count = (row: { count?: string | number } | undefined) => Number(row?.count ?? 0);
@@ -226,21 +241,24 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ profiles
     /** developer_profiles.insert */
-    async insertProfile(db: Knex.Transaction, row: Omit<ProfileRow, 'created_at' | 'updated_at'>): Promise<ProfileRow> {
+    async insertProfile(
+      db: Knex.Transaction,
+      row: { id: string; user_id: string; display_name: string; slug: string; description: string | null; github_url: string | null; website_url: string | null; avatar_key: string | null },
+    ): Promise<DeveloperProfile> {
       const [inserted] = await db('developer_profiles').insert(row).returning('*');
-      return inserted;
+      return profileOf.map(inserted);
     },
     /** developer_profiles.byUser */
-    profileOfUser(userId: string, db: Db = knex): Promise<ProfileRow | undefined> {
-      return db('developer_profiles').where({ user_id: userId }).first();
+    async profileOfUser(userId: string, db: Db = knex): Promise<DeveloperProfile | undefined> {
+      return toProfile(await db('developer_profiles').where({ user_id: userId }).first());
     },
     /** developer_profiles.byId */
-    profileById(id: string): Promise<ProfileRow | undefined> {
-      return knex('developer_profiles').where({ id }).first();
+    async profileById(id: string): Promise<DeveloperProfile | undefined> {
+      return toProfile(await knex('developer_profiles').where({ id }).first());
     },
     /** developer_profiles.bySlug */
-    profileBySlug(slug: string, db: Db = knex): Promise<ProfileRow | undefined> {
-      return db('developer_profiles').where({ slug }).first();
+    async profileBySlug(slug: string, db: Db = knex): Promise<DeveloperProfile | undefined> {
+      return toProfile(await db('developer_profiles').where({ slug }).first());
     },
 
     // ------------------------------------------------------------------ verifications
@@ -288,29 +306,33 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ teams
     /** developer_teams.insert */
-    async insertTeam(db: Knex.Transaction, row: Omit<TeamRow, 'created_at' | 'updated_at'>): Promise<TeamRow> {
+    async insertTeam(
+      db: Knex.Transaction,
+      row: { id: string; name: string; slug: string; description: string | null; github_url: string | null; website_url: string | null; avatar_key: string | null; owner_user_id: string },
+    ): Promise<Team> {
       const [inserted] = await db('developer_teams').insert(row).returning('*');
-      return inserted;
+      return teamOf.map(inserted);
     },
     /** developer_teams.byId */
-    teamById(id: string, db: Db = knex): Promise<TeamRow | undefined> {
-      return db('developer_teams').where({ id }).first();
+    async teamById(id: string, db: Db = knex): Promise<Team | undefined> {
+      return toTeam(await db('developer_teams').where({ id }).first());
     },
     /** developer_teams.bySlug */
-    teamBySlug(slug: string): Promise<TeamRow | undefined> {
-      return knex('developer_teams').where({ slug }).first();
+    async teamBySlug(slug: string): Promise<Team | undefined> {
+      return toTeam(await knex('developer_teams').where({ slug }).first());
     },
     /** developer_teams.ofUser: teams with the user's role name, oldest membership first */
-    teamsOfUser(userId: string): Promise<(TeamRow & { role: string })[]> {
-      return knex('developer_teams as t')
+    async teamsOfUser(userId: string): Promise<TeamView[]> {
+      const rows: Record<string, unknown>[] = await knex('developer_teams as t')
         .join('developer_team_members as m', 'm.team_id', 't.id')
         .join('developer_team_roles as r', 'r.id', 'm.role_id')
         .where('m.user_id', userId)
         .orderBy([{ column: 'm.joined_at' }, { column: 't.id' }])
         .select('t.*', 'r.name as role');
+      return rows.map((row) => ({ ...teamOf.map(row), role: row.role as string }));
     },
     /** developer_teams.update */
-    async updateTeam(db: Knex.Transaction, id: string, patch: Partial<Pick<TeamRow, 'name' | 'description' | 'github_url' | 'website_url'>>): Promise<void> {
+    async updateTeam(db: Knex.Transaction, id: string, patch: TeamPatch): Promise<void> {
       await db('developer_teams')
         .where({ id })
         .update({ ...patch, updated_at: db.fn.now() });

@@ -10,9 +10,9 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { defaultTeamRoles, isTeamPermission, sortByRegistry, teamPermissions } from '../../auth/registry';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import { checkSlug, conflictOnDuplicate, required, text, toTeamView, type DeveloperAccess, type DeveloperDeps } from './access';
+import { checkSlug, conflictOnDuplicate, required, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
-import type { TeamMemberRow, TeamRoleRow, TeamRow } from './repo';
+import type { TeamMemberRow, TeamPatch, TeamRoleRow } from './repo';
 import type { TeamMember, TeamPermission, TeamRole, TeamView } from './types';
 
 const OWNER_ROLE = defaultTeamRoles[0]!.name;
@@ -73,21 +73,21 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
           }),
         M.slugTaken,
       );
-      return toTeamView(team, OWNER_ROLE);
+      return { ...team, role: OWNER_ROLE };
     },
 
     async myDeveloperTeams(ctx: AuthContext): Promise<TeamView[]> {
-      return (await repo.teamsOfUser(requireUserId(ctx))).map((t) => toTeamView(t, t.role));
+      return repo.teamsOfUser(requireUserId(ctx));
     },
 
     async developerTeam(ctx: AuthContext, teamId: string): Promise<TeamView> {
       const { team, access: found } = await requireTeam(ctx, teamId, 'team-settings:read');
-      return toTeamView(team, found.role);
+      return { ...team, role: found.role };
     },
 
     async updateDeveloperTeam(ctx: AuthContext, teamId: string, input: { name?: string | null; description?: string | null; githubUrl?: string | null; websiteUrl?: string | null }): Promise<TeamView> {
       const { access: found, userId } = await requireTeam(ctx, teamId, 'team-settings:edit');
-      const patch: Partial<Pick<TeamRow, 'name' | 'description' | 'github_url' | 'website_url'>> = {};
+      const patch: TeamPatch = {};
       if (input.name !== undefined && input.name !== null) patch.name = required(input.name, 'name');
       if (input.description !== undefined) patch.description = text(input.description);
       if (input.githubUrl !== undefined) patch.github_url = text(input.githubUrl);
@@ -96,13 +96,13 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
         await repo.updateTeam(trx, teamId, patch);
         await audit.record({ scope: 'user', type: 'user:developer_team_updated', userId, actorId: userId, metadata: { team_id: teamId, fields: Object.keys(patch) } }, trx);
       });
-      return toTeamView((await repo.teamById(teamId))!, found.role);
+      return { ...(await repo.teamById(teamId))!, role: found.role };
     },
 
     /** Owner only. The team's keys are revoked in the same transaction (then retired everywhere). */
     async deleteDeveloperTeam(ctx: AuthContext, teamId: string): Promise<{ success: true }> {
       const { team, userId } = await access.memberOf(ctx, teamId);
-      if (team.owner_user_id !== userId) throw AppError.forbidden(M.ownerOnlyDelete);
+      if (team.ownerUserId !== userId) throw AppError.forbidden(M.ownerOnlyDelete);
       const { hashes, memberIds } = await knex.transaction(async (trx) => {
         const ids = await repo.liveTeamKeyIds(trx, teamId);
         const revokedHashes: string[] = [];
@@ -123,14 +123,14 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
     // ------------------------------------------------------------------ members
     async developerTeamMembers(ctx: AuthContext, teamId: string): Promise<TeamMember[]> {
       const { team } = await requireTeam(ctx, teamId, 'team-members:read');
-      return (await repo.members(teamId, team.owner_user_id)).map((m) => toMember(m, team.owner_user_id));
+      return (await repo.members(teamId, team.ownerUserId)).map((m) => toMember(m, team.ownerUserId));
     },
 
     async updateDeveloperTeamMemberRole(ctx: AuthContext, teamId: string, memberId: string, roleId: string): Promise<TeamMember> {
       const { team, access: found, userId } = await requireTeam(ctx, teamId, 'team-members:edit');
       const target = await repo.member(teamId, memberId);
       if (!target) throw AppError.notFound(M.memberNotFound);
-      if (memberId === team.owner_user_id) throw new AppError('CONFLICT', M.ownerRoleFixed);
+      if (memberId === team.ownerUserId) throw new AppError('CONFLICT', M.ownerRoleFixed);
       const role = await repo.role(teamId, roleId);
       if (!role) throw AppError.notFound(M.roleNotFound);
       access.checkGrantable(found, role);
@@ -142,7 +142,7 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
         );
       });
       await forgetAccess(teamId, [memberId]);
-      return toMember((await repo.member(teamId, memberId))!, team.owner_user_id);
+      return toMember((await repo.member(teamId, memberId))!, team.ownerUserId);
     },
 
     /** The member's developer keys on the team survive with `created_by` cleared. */
@@ -150,7 +150,7 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
       const { team, userId } = await requireTeam(ctx, teamId, 'team-members:remove');
       const target = await repo.member(teamId, memberId);
       if (!target) throw AppError.notFound(M.memberNotFound);
-      if (memberId === team.owner_user_id) throw new AppError('CONFLICT', M.ownerNotRemovable);
+      if (memberId === team.ownerUserId) throw new AppError('CONFLICT', M.ownerNotRemovable);
       await knex.transaction(async (trx) => {
         await repo.clearTeamKeyCreator(trx, teamId, memberId);
         await repo.deleteMember(trx, teamId, memberId);

@@ -1,7 +1,7 @@
 /**
  * The developer module's domain shapes. What the wire carries is the spec's schemas in domain form
- * (camelCase, `Camelize`); the two look-up shapes offered to later modules (`DeveloperProfile`,
- * `Team`) and `TeamMemberSummary` are not on the wire and are written here.
+ * (camelCase, `Camelize`); the look-up shapes offered to later modules (`DeveloperProfile`, `Team`,
+ * `TeamMemberSummary`) are derived from the public profiles' and the team's schemas.
  */
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
@@ -21,38 +21,12 @@ export type TeamInviteLookup = Camelize<Schemas['DeveloperTeamInviteLookup']>;
 export type TeamPermission = Camelize<Schemas['DeveloperTeamPermission']>;
 export type ReviewResult = Camelize<Schemas['DeveloperReviewResult']>;
 
-/** An approved developer's public identity (one per user). */
-export interface DeveloperProfile {
-  readonly id: string;
-  readonly userId: string;
-  readonly displayName: string;
-  readonly slug: string;
-  readonly description: string | null;
-  readonly githubUrl: string | null;
-  readonly websiteUrl: string | null;
-  readonly avatarKey: string | null;
-  readonly createdAt: Date;
-}
-
-/** A developer team (created by an approved team application or by a developer). */
-export interface Team {
-  readonly id: string;
-  readonly name: string;
-  readonly slug: string;
-  readonly description: string | null;
-  readonly githubUrl: string | null;
-  readonly websiteUrl: string | null;
-  readonly avatarKey: string | null;
-  readonly ownerUserId: string;
-  readonly createdAt: Date;
-}
-
-export interface TeamMemberSummary {
-  readonly userId: string;
-  readonly displayName: string;
-  readonly avatarUrl: string | null;
-  readonly role: string;
-}
+/** An approved developer's public identity (one per user): the public profile's own members, and its user. */
+export type DeveloperProfile = Omit<Camelize<Schemas['PublicDeveloperProfile']>, 'extensions' | 'stats'> & { userId: string };
+/** A developer team as the look-ups offer it: the team without a caller's role. */
+export type Team = Omit<TeamView, 'role'>;
+/** A member as a public team profile lists them. */
+export type TeamMemberSummary = Camelize<Schemas['PublicTeamProfile']['members'][number]>;
 
 /** The service validates `applicationType` itself (400 with Part 2's message), so it takes any string. */
 export type SubmitApplicationInput = Omit<Camelize<Schemas['SubmitDeveloperApplicationRequest']>, 'applicationType' | 'slug'> & { applicationType: string; slug: string };

@@ -14,22 +14,14 @@ import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { isoTime } from '../../infra/db/database';
 import { extensionMessages as m } from './errors';
+import { grantOf, type AccessGrant } from './records';
 import type { ExtensionsRepo } from './repo';
 
 type Schemas = components['schemas'];
-export type AccessGrant = Camelize<Schemas['ExtensionAccessGrant']>;
 export type AccessInvite = Camelize<Schemas['ExtensionAccessInvite']>;
 
 const INVITE_PREFIX = 'lm_inv_';
 const codeHash = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
-
-interface GrantRow {
-  extension_id: string;
-  user_id: string;
-  granted_by: string | null;
-  created_at: Date;
-}
-const toGrant = (row: GrantRow): AccessGrant => ({ extensionId: row.extension_id, userId: row.user_id, grantedBy: row.granted_by, createdAt: isoTime(row.created_at) });
 
 export function createAccess(deps: { repo: ExtensionsRepo; knex: Knex; ownedForInvite: (auth: AuthContext, id: string) => Promise<{ id: string }> }) {
   const { repo, knex } = deps;
@@ -37,7 +29,7 @@ export function createAccess(deps: { repo: ExtensionsRepo; knex: Knex; ownedForI
   /** Inserts the grant unless it exists; answers the grant either way. */
   async function grant(db: Knex | Knex.Transaction, extensionId: string, userId: string, grantedBy: string | null, inviteId: string | null): Promise<AccessGrant> {
     await db('extension_access_grants').insert({ extension_id: extensionId, user_id: userId, granted_by: grantedBy, invite_id: inviteId }).onConflict(['extension_id', 'user_id']).ignore();
-    return toGrant((await db('extension_access_grants').where({ extension_id: extensionId, user_id: userId }).first()) as GrantRow);
+    return grantOf(await db('extension_access_grants').where({ extension_id: extensionId, user_id: userId }).first());
   }
 
   return {

@@ -19,14 +19,13 @@ import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { fromJson, isoTime } from '../../infra/db/database';
+import { fromJson } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { extensionMessages as m } from './errors';
+import { installOf, type ExtensionInstall, type InstallConfig } from './records';
 import type { ExtensionRow, ExtensionsRepo, InstallRow, VersionRow } from './repo';
 
 type Schemas = components['schemas'];
-export type ExtensionInstall = Camelize<Schemas['ExtensionInstall']>;
-export type InstallConfig = Camelize<Schemas['ExtensionInstallConfig']>;
 export type InstallToken = Camelize<Schemas['ExtensionInstallToken']>;
 
 /** Part 1, "Limits": an extension token lives 15 minutes. */
@@ -37,24 +36,6 @@ export interface InstallGrantRow extends InstallRow {
   permissions?: unknown;
   token_id?: string | null;
   disabled_reason?: string | null;
-}
-
-export function toInstall(row: InstallGrantRow): ExtensionInstall {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    extensionId: row.extension_id,
-    extensionName: row.extension_name,
-    versionId: row.version_id,
-    version: row.version,
-    enabled: row.enabled,
-    config: fromJson<InstallConfig>(row.config, {}),
-    permissions: fromJson<string[]>(row.permissions, []),
-    disabledReason: row.disabled_reason ?? null,
-    installedBy: row.installed_by,
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-  };
 }
 
 export interface InstallsDeps {
@@ -125,7 +106,7 @@ export function createInstalls(deps: InstallsDeps) {
 
   return {
     async installs(auth: AuthContext): Promise<ExtensionInstall[]> {
-      return (await repo.installsOf(requireAccountId(auth))).map(toInstall);
+      return (await repo.installsOf(requireAccountId(auth))).map(installOf);
     },
 
     async install(auth: AuthContext, input: { extensionId: string; version?: string; permissions?: string[] }): Promise<ExtensionInstall & { token: InstallToken }> {
@@ -164,7 +145,7 @@ export function createInstalls(deps: InstallsDeps) {
         if (inserted.length === 0) throw new AppError('CONFLICT', m.alreadyInstalled);
         return mintToken({ id, account_id: accountId, extension_id: row.id }, permissions, auth.userId, trx, []);
       });
-      return { ...toInstall((await installRow(accountId, id))!), token };
+      return { ...installOf((await installRow(accountId, id))!), token };
     },
 
     async updateInstall(auth: AuthContext, id: string, input: { enabled?: boolean; config?: InstallConfig }): Promise<ExtensionInstall> {
@@ -187,7 +168,7 @@ export function createInstalls(deps: InstallsDeps) {
         if (input.enabled === false) await revokeToken(current.token_id, trx, revoked);
       });
       await announce(revoked);
-      return toInstall((await installRow(accountId, id))!);
+      return installOf((await installRow(accountId, id))!);
     },
 
     async uninstall(auth: AuthContext, id: string): Promise<void> {

@@ -6,16 +6,13 @@
  * the decision's own transaction. The admin gates are declared in spec/openapi.yaml.
  */
 import type { Knex } from 'knex';
-import type { components } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import type { Camelize } from '../../http/mapping';
-import { fromJson, isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { extensionMessages as m } from './errors';
+import { reviewOf, type ExtensionReview } from './records';
 import type { ExtensionsRepo, VersionRow } from './repo';
 
-export type ExtensionReview = Camelize<components['schemas']['ExtensionReview']>;
 type ReviewStatus = 'pending_review' | 'published' | 'rejected';
 
 interface ReviewRow extends VersionRow {
@@ -26,24 +23,6 @@ interface ReviewRow extends VersionRow {
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function toReview(row: ReviewRow): ExtensionReview {
-  return {
-    id: row.id,
-    extensionId: row.extension_id,
-    extensionName: row.extension_name,
-    developerId: row.developer_id,
-    teamId: row.team_id,
-    version: row.version,
-    status: row.status,
-    changelog: row.changelog,
-    manifest: row.manifest === null || row.manifest === undefined ? null : fromJson<Record<string, unknown>>(row.manifest, {}),
-    submittedAt: isoTime(row.submitted_at ?? null),
-    reviewNotes: row.review_notes ?? null,
-    reviewedBy: row.reviewed_by ?? null,
-    reviewedAt: isoTime(row.reviewed_at ?? null),
-  };
-}
 
 export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notifications: Pick<ModuleApis['notifications'], 'notify'> }) {
   const { repo, knex } = deps;
@@ -82,7 +61,7 @@ export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notificat
       }
       return (await reviews(trx).where('v.id', versionId).first()) as ReviewRow;
     });
-    return toReview(row);
+    return reviewOf(row);
   }
 
   return {
@@ -90,7 +69,7 @@ export function createReview(deps: { repo: ExtensionsRepo; knex: Knex; notificat
       const rows = (await reviews()
         .where('v.status', status)
         .orderBy([{ column: 'v.submitted_at' }, { column: 'v.created_at' }, { column: 'v.id' }])) as ReviewRow[];
-      return rows.map(toReview);
+      return rows.map(reviewOf);
     },
     approve: (auth: AuthContext, versionId: string, notes?: string | null) => decide(auth, versionId, 'published', notes?.trim() ? notes.trim() : null),
     reject: (auth: AuthContext, versionId: string, notes: string) => decide(auth, versionId, 'rejected', notes.trim() ? notes.trim() : null),

@@ -18,10 +18,10 @@ import type { Bus } from '../../infra/bus';
 import { fromJson, isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { extensionMessages as m } from './errors';
+import { logOf, type ExtensionLog } from './records';
 
 type Schemas = components['schemas'];
 export type StorageEntry = Camelize<Schemas['ExtensionStorageEntry']>;
-export type ExtensionLog = Camelize<Schemas['ExtensionLog']>;
 type LogLevel = ExtensionLog['level'];
 
 /** Largest stored value, serialised (64 KiB, the WebSocket frame limit). */
@@ -41,19 +41,6 @@ interface LogRow {
 
 /** Stored values are wrapped (`{ v }`) so that a JSON string survives the jsonb round trip. */
 const unwrap = (stored: unknown): unknown => fromJson<{ v?: unknown }>(stored, {}).v ?? null;
-
-function toLog(row: LogRow): ExtensionLog {
-  return {
-    id: row.id,
-    extensionId: row.extension_id,
-    installId: row.install_id,
-    accountId: row.account_id,
-    level: row.level,
-    message: row.message,
-    data: row.data === null || row.data === undefined ? null : fromJson<Record<string, unknown>>(row.data, {}),
-    createdAt: isoTime(row.created_at),
-  };
-}
 
 /** A log line in wire form (snake_case), the `data` of an `extension:log` frame. */
 function logWire(log: ExtensionLog): Record<string, unknown> {
@@ -126,7 +113,7 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
           data: input.data === undefined || input.data === null ? null : JSON.stringify(input.data),
         })
         .returning('*')) as LogRow[];
-      const line = toLog(row!);
+      const line = logOf(row!);
       await publish(`ext-logs:${install.extension_id}`, 'extension:log', logWire(line));
       await publish(`ext-install-logs:${install.account_id}`, 'extension:log', logWire(line));
       return line;
@@ -134,12 +121,12 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
     async installLogs(auth: AuthContext, installId: string): Promise<ExtensionLog[]> {
       const install = await ownInstall(auth, installId);
       const rows = (await knex('extension_logs').where({ install_id: install.id, account_id: install.account_id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
-      return rows.map(toLog);
+      return rows.map(logOf);
     },
     async extensionLogs(auth: AuthContext, extensionId: string): Promise<ExtensionLog[]> {
       const row = await deps.ownedExtension(auth, extensionId);
       const rows = (await knex('extension_logs').where({ extension_id: row.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
-      return rows.map(toLog);
+      return rows.map(logOf);
     },
   };
 }

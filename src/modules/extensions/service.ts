@@ -15,14 +15,32 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { isAccountPermission } from '../../auth/registry';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { fromJson, isoTime } from '../../infra/db/database';
+import { fromJson } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
 import { extensionMessages as m } from './errors';
-import type { ExtensionRow, ExtensionsRepo, FeedRow, LimitRequestRow, Owners, VersionRow } from './repo';
+import {
+  extensionOf,
+  limitEventOf,
+  limitRequestOf,
+  publicExtensionOf,
+  purchaseOf,
+  screenshotOf,
+  testerOf,
+  versionOf,
+  type Extension,
+  type ExtensionPurchase,
+  type ExtensionVersion,
+  type InstallConfig,
+  type LimitRequest,
+  type LimitRequestEvent,
+  type Manifest,
+  type RequestedLimits,
+} from './records';
+import type { ExtensionRow, ExtensionsRepo, FeedRow, LimitRequestRow, Owners } from './repo';
 
 /** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
 export interface PurchaseRecord {
@@ -37,15 +55,7 @@ export interface PurchaseRecord {
 }
 
 type Schemas = components['schemas'];
-export type Extension = Camelize<Schemas['Extension']>;
-export type ExtensionVersion = Camelize<Schemas['ExtensionVersion']>;
-export type Manifest = Camelize<Schemas['ExtensionManifest']>;
-export type InstallConfig = Camelize<Schemas['ExtensionInstallConfig']>;
-export type LimitRequest = Camelize<Schemas['LimitRequest']>;
-export type LimitRequestEvent = Camelize<Schemas['LimitRequestEvent']>;
-export type RequestedLimits = Camelize<Schemas['RequestedLimits']>;
 export type ExtensionLimits = Camelize<Schemas['ExtensionLimits']>;
-export type PublicExtension = Camelize<Schemas['PublicExtension']>;
 type CreateExtensionInput = Camelize<Schemas['CreateExtensionBody']>;
 type UpdateExtensionInput = Camelize<Schemas['UpdateExtensionBody']>;
 type FeedCommand = Camelize<Schemas['FeedCommand']>;
@@ -77,88 +87,6 @@ const SHORT_ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0
 
 function shortId(): string {
   return [...randomBytes(10)].map((b) => SHORT_ID_ALPHABET[b % SHORT_ID_ALPHABET.length]).join('');
-}
-
-const ratingAvg = (row: ExtensionRow): number | null => (row.rating_count > 0 ? Number(row.rating_sum) / row.rating_count : null);
-
-function toExtension(row: ExtensionRow): Extension {
-  return {
-    id: row.id,
-    shortId: row.short_id,
-    slug: row.slug,
-    name: row.name,
-    description: row.description,
-    category: row.category,
-    iconKey: row.icon_key,
-    developerId: row.developer_id,
-    teamId: row.team_id,
-    pricingType: row.pricing_type,
-    pricingAmount: row.pricing_amount,
-    pricingCurrency: row.pricing_currency,
-    status: row.status,
-    installCount: Number(row.install_count),
-    ratingAvg: ratingAvg(row),
-    ratingCount: row.rating_count,
-    publishedAt: isoTime(row.published_at),
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-  };
-}
-
-function toPublicExtension(row: ExtensionRow): PublicExtension {
-  const e = toExtension(row);
-  return {
-    id: e.id,
-    shortId: e.shortId,
-    slug: e.slug,
-    name: e.name,
-    description: e.description,
-    category: e.category,
-    iconKey: e.iconKey,
-    pricingType: e.pricingType,
-    pricingAmount: e.pricingAmount,
-    pricingCurrency: e.pricingCurrency,
-    installCount: e.installCount,
-    ratingAvg: e.ratingAvg,
-    ratingCount: e.ratingCount,
-    publishedAt: e.publishedAt,
-  };
-}
-
-function toVersion(row: VersionRow): ExtensionVersion {
-  const manifest = row.manifest === null || row.manifest === undefined ? undefined : fromJson<Manifest>(row.manifest, {});
-  return {
-    id: row.id,
-    extensionId: row.extension_id,
-    version: row.version,
-    status: row.status,
-    changelog: row.changelog,
-    hasBundle: row.handler_code !== null,
-    reviewNotes: row.review_notes ?? null,
-    ...(manifest ? { manifest } : {}),
-    createdAt: isoTime(row.created_at),
-    uploadedAt: isoTime(row.uploaded_at),
-    publishedAt: isoTime(row.published_at),
-  };
-}
-
-function toLimitRequest(row: LimitRequestRow): LimitRequest {
-  return {
-    id: row.id,
-    extensionId: row.extension_id,
-    extensionName: row.extension_name,
-    developerId: row.developer_id,
-    teamId: row.team_id,
-    requestedBy: row.requested_by,
-    requestedLimits: fromJson<RequestedLimits>(row.requested_limits, {}),
-    reason: row.reason,
-    status: row.status,
-    reviewNotes: row.review_notes,
-    reviewedBy: row.reviewed_by,
-    reviewedAt: isoTime(row.reviewed_at),
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-  };
 }
 
 /** Requested limits in wire form, for a timeline event's opaque `details`. */
@@ -277,7 +205,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
   }
 
   async function reloaded(id: string): Promise<Extension> {
-    return toExtension((await repo.extensionById(id))!);
+    return extensionOf((await repo.extensionById(id))!);
   }
 
   async function ownedRequest(auth: AuthContext, id: string): Promise<LimitRequestRow> {
@@ -322,16 +250,16 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       await also?.(row, trx);
       return row;
     });
-    return { before, after: toLimitRequest((await repo.limitRequestById(id))!) };
+    return { before, after: limitRequestOf((await repo.limitRequestById(id))!) };
   }
 
   const service = {
     // ------------------------------------------------------------ publishing (developer surface)
     async list(auth: AuthContext): Promise<Extension[]> {
-      return (await repo.extensionsOf(await ownersOf(auth))).map(toExtension);
+      return (await repo.extensionsOf(await ownersOf(auth))).map(extensionOf);
     },
     async get(auth: AuthContext, id: string): Promise<Extension> {
-      return toExtension(await owned(auth, id, 'read'));
+      return extensionOf(await owned(auth, id, 'read'));
     },
     async create(auth: AuthContext, input: CreateExtensionInput): Promise<Extension> {
       const userId = requireUserId(auth);
@@ -388,13 +316,13 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
 
     async versions(auth: AuthContext, id: string): Promise<ExtensionVersion[]> {
       const row = await owned(auth, id, 'read');
-      return (await repo.versions(row.id)).map(toVersion);
+      return (await repo.versions(row.id)).map(versionOf);
     },
     async createVersion(auth: AuthContext, id: string, input: { version: string; changelog?: string | null }): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'createVersion');
       const versionId = randomUUID();
       if (!(await repo.insertVersion({ id: versionId, extension_id: row.id, version: input.version, changelog: input.changelog ?? null }))) throw new AppError('CONFLICT', m.versionExists);
-      return toVersion((await repo.versionById(row.id, versionId))!);
+      return versionOf((await repo.versionById(row.id, versionId))!);
     },
     async uploadVersion(auth: AuthContext, id: string, versionId: string, input: { manifest: Manifest; handlerCode: string }): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'uploadVersion');
@@ -408,7 +336,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         await repo.updateVersion(current.id, { manifest: JSON.stringify(input.manifest), handler_code: input.handlerCode, status: 'uploaded', uploaded_at: trx.fn.now() }, trx);
         return (await repo.versionById(row.id, versionId, trx))!;
       });
-      return toVersion(version);
+      return versionOf(version);
     },
     async publishVersion(auth: AuthContext, id: string, versionId: string): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'publish');
@@ -423,7 +351,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         }
         return (await repo.versionById(row.id, versionId, trx))!;
       });
-      return toVersion(version);
+      return versionOf(version);
     },
 
     async analytics(auth: AuthContext, id: string) {
@@ -443,27 +371,16 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       const row = await owned(auth, id, 'read');
       return { extensionId: row.id, ...(await sounds.extensionLimits(row.id)) };
     },
-    async purchases(auth: AuthContext, id: string, paging: PageRequest): Promise<Page<Camelize<Schemas['ExtensionPurchase']>>> {
+    async purchases(auth: AuthContext, id: string, paging: PageRequest): Promise<Page<ExtensionPurchase>> {
       const row = await owned(auth, id, 'payouts');
       const { rows, total } = await repo.purchases(row.id, paging);
-      const items = rows.map((p) => ({
-        id: p.id,
-        externalId: p.external_id,
-        extensionId: p.extension_id,
-        accountId: p.account_id,
-        buyerUserId: p.buyer_user_id,
-        amountCents: Number(p.amount_cents),
-        currency: p.currency,
-        status: p.status,
-        createdAt: isoTime(p.created_at),
-        refundedAt: isoTime(p.refunded_at),
-      }));
+      const items = rows.map(purchaseOf);
       return pageOf(items, total, paging);
     },
 
     async testers(auth: AuthContext, id: string) {
       const row = await owned(auth, id, 'readTesters');
-      return (await repo.testers(row.id)).map((t) => ({ userId: t.user_id, displayName: t.display_name, avatarUrl: t.avatar_url, addedBy: t.added_by, createdAt: isoTime(t.created_at) }));
+      return (await repo.testers(row.id)).map(testerOf);
     },
     async addTester(auth: AuthContext, id: string, userId: string) {
       const row = await owned(auth, id, 'inviteTester');
@@ -478,12 +395,12 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
 
     async screenshots(auth: AuthContext, id: string) {
       const row = await owned(auth, id, 'read');
-      return (await repo.screenshots(row.id)).map(toScreenshot);
+      return (await repo.screenshots(row.id)).map(screenshotOf);
     },
     async addScreenshot(auth: AuthContext, id: string, input: { key?: string | null; url?: string | null; caption?: string | null; position?: number }) {
       const row = await owned(auth, id, 'edit');
       if (!input.key && !input.url) throw AppError.validation(m.screenshotNeedsSource);
-      return toScreenshot(await repo.insertScreenshot({ id: randomUUID(), extension_id: row.id, key: input.key ?? null, url: input.url ?? null, caption: input.caption ?? null, position: input.position ?? 0 }));
+      return screenshotOf(await repo.insertScreenshot({ id: randomUUID(), extension_id: row.id, key: input.key ?? null, url: input.url ?? null, caption: input.caption ?? null, position: input.position ?? 0 }));
     },
     async removeScreenshot(auth: AuthContext, id: string, screenshotId: string): Promise<void> {
       const row = await owned(auth, id, 'edit');
@@ -495,7 +412,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     async limitRequests(auth: AuthContext, status?: LimitRequest['status']): Promise<LimitRequest[]> {
       const extensions = await repo.extensionsOf(await ownersOf(auth));
       if (extensions.length === 0) return [];
-      return (await repo.limitRequestsWhere({ status, extensionIds: extensions.map((e) => e.id) })).map(toLimitRequest);
+      return (await repo.limitRequestsWhere({ status, extensionIds: extensions.map((e) => e.id) })).map(limitRequestOf);
     },
     async createLimitRequest(auth: AuthContext, input: { extensionId: string; requestedLimits: RequestedLimits; reason?: string | null }): Promise<LimitRequest> {
       const row = await owned(auth, input.extensionId, 'edit');
@@ -508,21 +425,21 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         await repo.insertLimitRequest({ id, extension_id: row.id, developer_id: developerId, team_id: row.team_id, requested_by: userId, requested_limits: input.requestedLimits, reason: input.reason ?? null }, trx);
         await repo.insertLimitEvent({ id: randomUUID(), request_id: id, event_type: 'created', actor_id: userId, details: { requested_limits: limitsDetails(input.requestedLimits), reason: input.reason ?? null } }, trx);
       });
-      return toLimitRequest((await repo.limitRequestById(id))!);
+      return limitRequestOf((await repo.limitRequestById(id))!);
     },
     async limitRequestEvents(auth: AuthContext, id: string): Promise<LimitRequestEvent[]> {
       const row = await ownedRequest(auth, id);
-      return (await repo.limitEvents(row.id)).map(toEvent);
+      return (await repo.limitEvents(row.id)).map(limitEventOf);
     },
     async adminLimitRequests(status?: LimitRequest['status']): Promise<LimitRequest[]> {
-      return (await repo.limitRequestsWhere({ status })).map(toLimitRequest);
+      return (await repo.limitRequestsWhere({ status })).map(limitRequestOf);
     },
     async adminDeveloperLimitRequests(developerId: string): Promise<LimitRequest[]> {
-      return (await repo.limitRequestsWhere({ developerId })).map(toLimitRequest);
+      return (await repo.limitRequestsWhere({ developerId })).map(limitRequestOf);
     },
     async adminLimitRequestEvents(id: string): Promise<LimitRequestEvent[]> {
       if (!(await repo.limitRequestById(id))) throw AppError.notFound(m.limitRequestNotFound);
-      return (await repo.limitEvents(id)).map(toEvent);
+      return (await repo.limitEvents(id)).map(limitEventOf);
     },
     async startReview(auth: AuthContext, id: string): Promise<LimitRequest> {
       return (await moveRequest(auth, id, ['open'], () => ({ patch: { status: 'in_review' }, event: 'in_review', details: {} }))).after;
@@ -582,9 +499,9 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         githubUrl: profile.githubUrl,
         websiteUrl: profile.websiteUrl,
         avatarKey: profile.avatarKey,
-        createdAt: isoTime(profile.createdAt),
+        createdAt: profile.createdAt,
         stats: await profileStats(rows),
-        extensions: rows.map(toPublicExtension),
+        extensions: rows.map(publicExtensionOf),
       };
     },
     async teamProfile(slug: string) {
@@ -599,10 +516,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         githubUrl: team.githubUrl,
         websiteUrl: team.websiteUrl,
         avatarKey: team.avatarKey,
-        createdAt: isoTime(team.createdAt),
+        createdAt: team.createdAt,
         stats: await profileStats(rows),
         members: members.map((mb) => ({ userId: mb.userId, displayName: mb.displayName, avatarUrl: mb.avatarUrl, role: mb.role })),
-        extensions: rows.map(toPublicExtension),
+        extensions: rows.map(publicExtensionOf),
       };
     },
 
@@ -688,14 +605,6 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     },
   };
   return service;
-}
-
-function toScreenshot(row: { id: string; extension_id: string; key: string | null; url: string | null; caption: string | null; position: number; created_at: Date }) {
-  return { id: row.id, extensionId: row.extension_id, key: row.key, url: row.url, caption: row.caption, position: row.position, createdAt: isoTime(row.created_at) };
-}
-
-function toEvent(row: { event_type: LimitRequestEvent['eventType']; actor_id: string | null; details: unknown; created_at: Date }): LimitRequestEvent {
-  return { eventType: row.event_type, actorId: row.actor_id, details: fromJson<Record<string, unknown>>(row.details, {}), createdAt: isoTime(row.created_at) };
 }
 
 /** Installs whose version has an uploaded bundle, with the parsed manifest and config. */
