@@ -4,72 +4,12 @@
  * from the vote or comment rows, so concurrent votes never lose an update.
  */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import { rowMapping, type Mapped } from '../../infra/db/rows';
+import type { IdeaCategory, IdeaParticipant, IdeaTag, IdeaTimelineItem, IdeaVoter, VoteType } from './types';
 
 type Db = Knex | Knex.Transaction;
 
-export type VoteType = 'up' | 'down';
 export type IdeaSort = 'newest' | 'most_voted' | 'most_commented' | 'recently_updated';
-
-export interface CategoryRow {
-  id: string;
-  name: string;
-  description: string | null;
-  sort_order: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TagRow {
-  id: string;
-  name: string;
-  created_at: Date;
-}
-
-export interface IdeaRow {
-  id: string;
-  author_id: string | null;
-  title: string;
-  description: string;
-  status: string;
-  category_id: string | null;
-  category_name: string | null;
-  vote_count_up: number;
-  vote_count_down: number;
-  comment_count: number;
-  created_at: Date;
-  updated_at: Date;
-  author_display_name: string | null;
-  author_avatar_url: string | null;
-  my_vote: VoteType | null;
-}
-
-export interface TimelineRow {
-  id: string;
-  idea_id: string;
-  event_type: 'created' | 'status_changed';
-  actor_id: string | null;
-  from_status: string | null;
-  to_status: string;
-  created_at: Date;
-}
-
-export interface CommentRow {
-  id: string;
-  idea_id: string;
-  parent_id: string | null;
-  author_id: string | null;
-  body: string;
-  mentions: string[];
-  vote_count_up: number;
-  vote_count_down: number;
-  deleted_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  author_display_name: string | null;
-  author_avatar_url: string | null;
-  my_vote: VoteType | null;
-}
 
 export interface IdeaQuery {
   status?: string;
@@ -80,20 +20,81 @@ export interface IdeaQuery {
   sort: IdeaSort;
 }
 
-export interface ParticipantRow {
-  id: string;
-  display_name: string;
-  avatar_url: string | null;
-  roles: string;
-}
+const categoryOf = rowMapping<
+  { id: 'uuid'; name: 'text'; description: { type: 'text'; nullable: true }; sort_order: 'integer'; created_at: 'timestamp'; updated_at: 'timestamp' },
+  IdeaCategory
+>({ id: 'uuid', name: 'text', description: { type: 'text', nullable: true }, sort_order: 'integer', created_at: 'timestamp', updated_at: 'timestamp' });
 
-export interface VoterRow {
-  id: string;
-  display_name: string;
-  avatar_url: string | null;
-  vote_type: VoteType;
-  voted_at: Date;
-}
+const tagOf = rowMapping<{ id: 'uuid'; name: 'text'; created_at: 'timestamp' }, IdeaTag>({ id: 'uuid', name: 'text', created_at: 'timestamp' });
+
+const timelineOf = rowMapping<
+  { id: 'uuid'; event_type: 'text'; actor_id: { type: 'uuid'; nullable: true }; from_status: { type: 'text'; nullable: true }; to_status: 'text'; created_at: 'timestamp' },
+  IdeaTimelineItem
+>({ id: 'uuid', event_type: 'text', actor_id: { type: 'uuid', nullable: true }, from_status: { type: 'text', nullable: true }, to_status: 'text', created_at: 'timestamp' });
+
+const voterOf = rowMapping<
+  { id: { type: 'uuid'; from: string }; display_name: { type: 'text'; from: string }; avatar_url: { type: 'text'; nullable: true; from: string }; vote_type: { type: 'text'; from: string }; voted_at: { type: 'timestamp'; from: string } },
+  IdeaVoter
+>({
+  id: { type: 'uuid', from: 'u.id' },
+  display_name: { type: 'text', from: 'u.display_name' },
+  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  vote_type: { type: 'text', from: 'v.vote_type' },
+  voted_at: { type: 'timestamp', from: 'v.updated_at' },
+});
+
+/** A participant with the roles as stored (`author,voter`); the service orders them. */
+const participantColumns = {
+  id: { type: 'uuid', from: 'u.id' },
+  display_name: { type: 'text', from: 'u.display_name' },
+  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  roles: { type: 'text', from: "string_agg(distinct p.role, ',')" },
+} as const;
+const participantOf = rowMapping<typeof participantColumns, Omit<IdeaParticipant, 'roles'> & { roles: string }>(participantColumns);
+
+const ideaColumns = {
+  id: { type: 'uuid', from: 'i.id' },
+  author_id: { type: 'uuid', nullable: true, from: 'i.author_id' },
+  title: { type: 'text', from: 'i.title' },
+  description: { type: 'text', from: 'i.description' },
+  status: { type: 'text', from: 'i.status' },
+  category_id: { type: 'uuid', nullable: true, from: 'i.category_id' },
+  vote_count_up: { type: 'integer', from: 'i.vote_count_up' },
+  vote_count_down: { type: 'integer', from: 'i.vote_count_down' },
+  comment_count: { type: 'integer', from: 'i.comment_count' },
+  created_at: { type: 'timestamp', from: 'i.created_at' },
+  updated_at: { type: 'timestamp', from: 'i.updated_at' },
+  category_name: { type: 'text', nullable: true, from: 'c.name' },
+  author_display_name: { type: 'text', nullable: true, from: 'u.display_name' },
+  author_avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  my_vote: { type: 'text', nullable: true, from: 'v.vote_type' },
+} as const;
+/** An idea row with its category name, author and the viewer's vote (the service builds the wire form). */
+export type IdeaRecord = Omit<Mapped<typeof ideaColumns>, 'myVote'> & { myVote: VoteType | null };
+const ideaOf = rowMapping<typeof ideaColumns, IdeaRecord>(ideaColumns);
+
+const commentColumns = {
+  id: { type: 'uuid', from: 'm.id' },
+  idea_id: { type: 'uuid', from: 'm.idea_id' },
+  parent_id: { type: 'uuid', nullable: true, from: 'm.parent_id' },
+  author_id: { type: 'uuid', nullable: true, from: 'm.author_id' },
+  body: { type: 'text', from: 'm.body' },
+  mentions: { type: 'json', from: 'm.mentions' },
+  vote_count_up: { type: 'integer', from: 'm.vote_count_up' },
+  vote_count_down: { type: 'integer', from: 'm.vote_count_down' },
+  deleted_at: { type: 'timestamp', nullable: true, from: 'm.deleted_at' },
+  created_at: { type: 'timestamp', from: 'm.created_at' },
+  updated_at: { type: 'timestamp', from: 'm.updated_at' },
+  author_display_name: { type: 'text', nullable: true, from: 'u.display_name' },
+  author_avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  my_vote: { type: 'text', nullable: true, from: 'v.vote_type' },
+} as const;
+/** A comment row with its author and the viewer's vote (the service hides a deleted one's content). */
+export type CommentRecord = Omit<Mapped<typeof commentColumns>, 'mentions' | 'myVote'> & { mentions: string[]; myVote: VoteType | null };
+const commentOf = rowMapping<typeof commentColumns, CommentRecord>(commentColumns);
+
+const lockedIdeaOf = rowMapping({ id: 'uuid', author_id: { type: 'uuid', nullable: true }, status: 'text' } as const);
+const lockedCommentOf = rowMapping({ id: 'uuid', idea_id: 'uuid', author_id: { type: 'uuid', nullable: true }, deleted_at: { type: 'timestamp', nullable: true } } as const);
 
 /** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -111,21 +112,20 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 /** A unique index refused the row (SQLSTATE 23505). */
 export const isUniqueViolation = (error: unknown) => (error as { code?: unknown } | null)?.code === '23505';
 
-const rowsOf = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? (result as T[])) as T[];
+const rowsOf = (result: unknown): Record<string, unknown>[] => (result as { rows?: Record<string, unknown>[] }).rows ?? (result as Record<string, unknown>[]);
+const mapAll = <T>(mapping: { map(row: Record<string, unknown>): T }, rows: unknown): T[] => (rows as Record<string, unknown>[]).map((row) => mapping.map(row));
+const mapOne = <T>(mapping: { map(row: Record<string, unknown>): T }, row: unknown): T | undefined => (row ? mapping.map(row as Record<string, unknown>) : undefined);
 
 export function createIdeasRepo(knex: Knex) {
   /** The idea columns with category name, author and the viewer's vote. */
-  function ideaColumns(db: Db, viewerId: string | null) {
+  function ideaQuery(db: Db, viewerId: string | null) {
     return db('ideas as i')
       .leftJoin('idea_categories as c', 'c.id', 'i.category_id')
       .leftJoin('users as u', 'u.id', 'i.author_id')
       .leftJoin('idea_votes as v', (j) => {
         j.on('v.idea_id', '=', 'i.id').andOnVal('v.user_id', '=', viewerId ?? NIL_UUID);
       })
-      .select(
-        'i.id', 'i.author_id', 'i.title', 'i.description', 'i.status', 'i.category_id', 'i.vote_count_up', 'i.vote_count_down', 'i.comment_count', 'i.created_at', 'i.updated_at',
-        'c.name as category_name', 'u.display_name as author_display_name', 'u.avatar_url as author_avatar_url', 'v.vote_type as my_vote',
-      );
+      .select(db.raw(ideaOf.select));
   }
 
   function filtered(db: Db, q: IdeaQuery) {
@@ -138,35 +138,33 @@ export function createIdeasRepo(knex: Knex) {
     return query;
   }
 
-  function commentColumns(db: Db, viewerId: string | null) {
+  function commentQuery(db: Db, viewerId: string | null) {
     return db('idea_comments as m')
       .leftJoin('users as u', 'u.id', 'm.author_id')
       .leftJoin('idea_comment_votes as v', (j) => {
         j.on('v.comment_id', '=', 'm.id').andOnVal('v.user_id', '=', viewerId ?? NIL_UUID);
       })
-      .select('m.*', 'u.display_name as author_display_name', 'u.avatar_url as author_avatar_url', 'v.vote_type as my_vote');
+      .select(db.raw(commentOf.select));
   }
-
-  const parseComment = (row: CommentRow): CommentRow => ({ ...row, mentions: fromJson<string[]>(row.mentions, []) });
 
   return {
     // ------------------------------------------------------------------ ideas
     /** ideas.page: filtered, sorted, one page; the total of the filter */
-    async page(q: IdeaQuery, viewerId: string | null, limit: number, offset: number): Promise<{ rows: IdeaRow[]; total: number }> {
+    async page(q: IdeaQuery, viewerId: string | null, limit: number, offset: number): Promise<{ rows: IdeaRecord[]; total: number }> {
       const ids = filtered(knex, q).select('i.id');
       const [rows, count] = await Promise.all([
-        ideaColumns(knex, viewerId).whereIn('i.id', ids).orderByRaw(ORDER[q.sort]).limit(limit).offset(offset),
+        ideaQuery(knex, viewerId).whereIn('i.id', ids).orderByRaw(ORDER[q.sort]).limit(limit).offset(offset),
         filtered(knex, q).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: rows as IdeaRow[], total: Number(count?.count ?? 0) };
+      return { rows: mapAll(ideaOf, rows), total: Number(count?.count ?? 0) };
     },
     /** ideas.byId */
-    async idea(id: string, viewerId: string | null, db: Db = knex): Promise<IdeaRow | undefined> {
-      return (await ideaColumns(db, viewerId).where('i.id', id).first()) as IdeaRow | undefined;
+    async idea(id: string, viewerId: string | null, db: Db = knex): Promise<IdeaRecord | undefined> {
+      return mapOne(ideaOf, await ideaQuery(db, viewerId).where('i.id', id).first());
     },
     /** ideas.lock: the idea's author, under a row lock (undefined when absent) */
-    async lockIdea(id: string, db: Db): Promise<{ id: string; author_id: string | null; status: string } | undefined> {
-      return db('ideas').where({ id }).forUpdate().first('id', 'author_id', 'status');
+    async lockIdea(id: string, db: Db) {
+      return mapOne(lockedIdeaOf, await db('ideas').where({ id }).forUpdate().first(db.raw(lockedIdeaOf.select)));
     },
     /** ideas.insert */
     async insertIdea(row: { id: string; author_id: string | null; title: string; description: string; category_id: string | null }, db: Db): Promise<void> {
@@ -184,14 +182,21 @@ export function createIdeasRepo(knex: Knex) {
     async deleteIdea(id: string, db: Db): Promise<number> {
       return (await db('ideas').where({ id }).delete().returning('id')).length;
     },
-    /** ideas.tags: the tags of several ideas, by name */
-    async tagsOf(ideaIds: readonly string[], db: Db = knex): Promise<(TagRow & { idea_id: string })[]> {
-      if (ideaIds.length === 0) return [];
-      return db('idea_tag_links as l')
+    /** ideas.tags: the tags of several ideas, by idea, each list by name */
+    async tagsOf(ideaIds: readonly string[], db: Db = knex): Promise<Map<string, IdeaTag[]>> {
+      const byIdea = new Map<string, IdeaTag[]>();
+      if (ideaIds.length === 0) return byIdea;
+      const rows = (await db('idea_tag_links as l')
         .join('idea_tags as t', 't.id', 'l.tag_id')
         .whereIn('l.idea_id', [...ideaIds])
         .orderByRaw('lower(t.name), t.id')
-        .select('l.idea_id', 't.id', 't.name', 't.created_at');
+        .select('l.idea_id', 't.id', 't.name', 't.created_at')) as { idea_id: string }[];
+      for (const row of rows) {
+        const list = byIdea.get(row.idea_id) ?? [];
+        list.push(tagOf.map(row));
+        byIdea.set(row.idea_id, list);
+      }
+      return byIdea;
     },
     /** ideas.setTags: replaces the idea's tag set */
     async setTags(ideaId: string, tagIds: readonly string[], db: Db): Promise<void> {
@@ -199,11 +204,12 @@ export function createIdeasRepo(knex: Knex) {
       if (tagIds.length) await db('idea_tag_links').insert(tagIds.map((tag_id) => ({ idea_id: ideaId, tag_id })));
     },
     /** ideas.timeline: oldest first */
-    async timeline(ideaId: string, db: Db = knex): Promise<TimelineRow[]> {
-      return db('idea_timeline').where({ idea_id: ideaId }).orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]);
+    async timeline(ideaId: string, db: Db = knex): Promise<IdeaTimelineItem[]> {
+      const rows = await db('idea_timeline').where({ idea_id: ideaId }).orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]).select(db.raw(timelineOf.select));
+      return mapAll(timelineOf, rows);
     },
     /** ideas.timelineInsert */
-    async insertTimeline(row: Omit<TimelineRow, 'created_at'>, db: Db): Promise<void> {
+    async insertTimeline(row: { id: string; idea_id: string; event_type: IdeaTimelineItem['eventType']; actor_id: string | null; from_status: string | null; to_status: string }, db: Db): Promise<void> {
       await db('idea_timeline').insert(row);
     },
 
@@ -230,7 +236,7 @@ export function createIdeasRepo(knex: Knex) {
       );
     },
     /** ideas.voters: newest vote first */
-    async voters(ideaId: string, limit: number, offset: number): Promise<{ rows: VoterRow[]; total: number }> {
+    async voters(ideaId: string, limit: number, offset: number): Promise<{ rows: IdeaVoter[]; total: number }> {
       const [rows, count] = await Promise.all([
         knex('idea_votes as v')
           .join('users as u', 'u.id', 'v.user_id')
@@ -238,16 +244,16 @@ export function createIdeasRepo(knex: Knex) {
           .orderBy([{ column: 'v.updated_at', order: 'desc' }, { column: 'u.id', order: 'asc' }])
           .limit(limit)
           .offset(offset)
-          .select('u.id', 'u.display_name', 'u.avatar_url', 'v.vote_type', 'v.updated_at as voted_at'),
+          .select(knex.raw(voterOf.select)),
         knex('idea_votes').where({ idea_id: ideaId }).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: rows as VoterRow[], total: Number(count?.count ?? 0) };
+      return { rows: mapAll(voterOf, rows), total: Number(count?.count ?? 0) };
     },
     /** ideas.participants: author, voters and commenters, each once with their roles */
-    async participants(ideaId: string, search: string | undefined, limit: number): Promise<ParticipantRow[]> {
+    async participants(ideaId: string, search: string | undefined, limit: number) {
       const pattern = search ? `%${likeLiteral(search)}%` : null;
       const result = await knex.raw(
-        `select u.id, u.display_name, u.avatar_url, string_agg(distinct p.role, ',') as roles
+        `select ${participantOf.select}
            from (
              select author_id as user_id, 'author' as role from ideas where id = ? and author_id is not null
              union select user_id, 'voter' from idea_votes where idea_id = ?
@@ -260,23 +266,21 @@ export function createIdeasRepo(knex: Knex) {
           limit ?`,
         [ideaId, ideaId, ideaId, pattern, pattern ?? '', limit],
       );
-      return rowsOf<ParticipantRow>(result);
+      return mapAll(participantOf, rowsOf(result));
     },
 
     // ------------------------------------------------------------------ comments
     /** comments.ofIdea: every comment of the idea, oldest first */
-    async comments(ideaId: string, viewerId: string | null): Promise<CommentRow[]> {
-      const rows = await commentColumns(knex, viewerId).where('m.idea_id', ideaId).orderBy([{ column: 'm.created_at', order: 'asc' }, { column: 'm.id', order: 'asc' }]);
-      return (rows as CommentRow[]).map(parseComment);
+    async comments(ideaId: string, viewerId: string | null): Promise<CommentRecord[]> {
+      return mapAll(commentOf, await commentQuery(knex, viewerId).where('m.idea_id', ideaId).orderBy([{ column: 'm.created_at', order: 'asc' }, { column: 'm.id', order: 'asc' }]));
     },
     /** comments.byId */
-    async comment(id: string, viewerId: string | null, db: Db = knex): Promise<CommentRow | undefined> {
-      const row = (await commentColumns(db, viewerId).where('m.id', id).first()) as CommentRow | undefined;
-      return row ? parseComment(row) : undefined;
+    async comment(id: string, viewerId: string | null, db: Db = knex): Promise<CommentRecord | undefined> {
+      return mapOne(commentOf, await commentQuery(db, viewerId).where('m.id', id).first());
     },
     /** comments.lock */
-    async lockComment(id: string, db: Db): Promise<{ id: string; idea_id: string; author_id: string | null; deleted_at: Date | null } | undefined> {
-      return db('idea_comments').where({ id }).forUpdate().first('id', 'idea_id', 'author_id', 'deleted_at');
+    async lockComment(id: string, db: Db) {
+      return mapOne(lockedCommentOf, await db('idea_comments').where({ id }).forUpdate().first(db.raw(lockedCommentOf.select)));
     },
     /** comments.insert */
     async insertComment(row: { id: string; idea_id: string; parent_id: string | null; author_id: string; body: string; mentions: string[] }, db: Db): Promise<void> {
@@ -329,36 +333,36 @@ export function createIdeasRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ categories and tags
     /** categories.all */
-    async categories(): Promise<CategoryRow[]> {
-      return knex('idea_categories').orderByRaw('sort_order, lower(name), id');
+    async categories(): Promise<IdeaCategory[]> {
+      return mapAll(categoryOf, await knex('idea_categories').orderByRaw('sort_order, lower(name), id').select(knex.raw(categoryOf.select)));
     },
     /** categories.byId */
-    async category(id: string, db: Db = knex): Promise<CategoryRow | undefined> {
-      return db('idea_categories').where({ id }).first();
+    async category(id: string, db: Db = knex): Promise<IdeaCategory | undefined> {
+      return mapOne(categoryOf, await db('idea_categories').where({ id }).first(db.raw(categoryOf.select)));
     },
     /** categories.byName (case-insensitive) */
-    async categoryByName(name: string, db: Db = knex): Promise<CategoryRow | undefined> {
-      return db('idea_categories').whereRaw('lower(name) = lower(?)', [name]).first();
+    async categoryByName(name: string, db: Db = knex): Promise<IdeaCategory | undefined> {
+      return mapOne(categoryOf, await db('idea_categories').whereRaw('lower(name) = lower(?)', [name]).first(db.raw(categoryOf.select)));
     },
     /** categories.insert (a taken name throws a unique violation) */
-    async insertCategory(row: { id: string; name: string; description: string | null; sort_order: number }, db: Db = knex): Promise<CategoryRow> {
+    async insertCategory(row: { id: string; name: string; description: string | null; sort_order: number }, db: Db = knex): Promise<IdeaCategory> {
       const [inserted] = await db('idea_categories').insert(row).returning('*');
-      return inserted as CategoryRow;
+      return categoryOf.map(inserted as Record<string, unknown>);
     },
     /** categories.update */
-    async updateCategory(id: string, patch: Partial<{ name: string; description: string | null; sort_order: number }>, db: Db): Promise<CategoryRow | undefined> {
+    async updateCategory(id: string, patch: Partial<{ name: string; description: string | null; sort_order: number }>, db: Db): Promise<IdeaCategory | undefined> {
       const [row] = await db('idea_categories').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning('*');
-      return row as CategoryRow | undefined;
+      return mapOne(categoryOf, row);
     },
     /** categories.delete */
     async deleteCategory(id: string): Promise<number> {
       return (await knex('idea_categories').where({ id }).delete().returning('id')).length;
     },
     /** tags.search: by name, at most `limit` */
-    async tags(search: string | undefined, limit: number): Promise<TagRow[]> {
-      const query = knex('idea_tags').select('id', 'name', 'created_at').orderByRaw('lower(name), id').limit(limit);
+    async tags(search: string | undefined, limit: number): Promise<IdeaTag[]> {
+      const query = knex('idea_tags').select(knex.raw(tagOf.select)).orderByRaw('lower(name), id').limit(limit);
       if (search) query.whereRaw("name ilike ? escape '\\'", [`%${likeLiteral(search)}%`]);
-      return query;
+      return mapAll(tagOf, await query);
     },
     /** tags.existing: which of `ids` exist */
     async existingTags(ids: readonly string[], db: Db = knex): Promise<Set<string>> {
@@ -367,14 +371,14 @@ export function createIdeasRepo(knex: Knex) {
       return new Set(rows.map((r) => r.id));
     },
     /** tags.insertOrGet: the new tag (created true) or the existing one of that name */
-    async insertTag(row: { id: string; name: string; created_by: string | null }): Promise<{ tag: TagRow; created: boolean }> {
+    async insertTag(row: { id: string; name: string; created_by: string | null }): Promise<{ tag: IdeaTag; created: boolean }> {
       try {
-        const [inserted] = await knex('idea_tags').insert(row).returning(['id', 'name', 'created_at']);
-        return { tag: inserted as TagRow, created: true };
+        const [inserted] = await knex('idea_tags').insert(row).returning('*');
+        return { tag: tagOf.map(inserted as Record<string, unknown>), created: true };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
-      const existing = (await knex('idea_tags').whereRaw('lower(name) = lower(?)', [row.name]).first('id', 'name', 'created_at')) as TagRow | undefined;
+      const existing = mapOne(tagOf, await knex('idea_tags').whereRaw('lower(name) = lower(?)', [row.name]).first(knex.raw(tagOf.select)));
       if (!existing) throw new Error('tag insert conflicted but no stored tag was found');
       return { tag: existing, created: false };
     },

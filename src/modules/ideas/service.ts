@@ -17,90 +17,32 @@ import type { FeatureChecker } from '../../auth/gates';
 import { AppError, messages } from '../../errors';
 import { shapeOf, toWire } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { ideaMessages } from './errors';
-import { isUniqueViolation, type CategoryRow, type CommentRow, type IdeaRow, type IdeaSort, type IdeasRepo, type TagRow, type TimelineRow, type VoteType } from './repo';
+import { isUniqueViolation, type CommentRecord, type IdeaRecord, type IdeaSort, type IdeasRepo } from './repo';
 import { sanitizeCommentBody } from './sanitize';
+import type {
+  CreateCategoryInput,
+  CreateCommentInput,
+  CreateIdeaInput,
+  CreateTagInput,
+  Idea,
+  IdeaCategory,
+  IdeaComment,
+  IdeaInput,
+  IdeaParticipant,
+  IdeaTag,
+  IdeaUser,
+  IdeaVoter,
+  UpdateCategoryInput,
+  UpdateCommentInput,
+  VoteType,
+} from './types';
+
+export type { Idea, IdeaCategory, IdeaComment, IdeaParticipant, IdeaTag, IdeaTimelineItem, IdeaVoter } from './types';
 
 export const IDEAS_HUB_PUBLIC = 'system:ideas_hub_public';
-
-export interface IdeaUser {
-  id: string;
-  displayName: string;
-  avatarUrl: string | null;
-}
-
-export interface IdeaCategory {
-  id: string;
-  name: string;
-  description: string | null;
-  sortOrder: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface IdeaTag {
-  id: string;
-  name: string;
-  createdAt: string;
-}
-
-export interface IdeaTimelineItem {
-  id: string;
-  eventType: 'created' | 'status_changed';
-  actorId: string | null;
-  fromStatus: string | null;
-  toStatus: string;
-  createdAt: string;
-}
-
-export interface Idea {
-  id: string;
-  title: string;
-  description: string;
-  status: string;
-  categoryId: string | null;
-  category: { id: string; name: string } | null;
-  tags: IdeaTag[];
-  authorId: string | null;
-  author: IdeaUser | null;
-  voteCountUp: number;
-  voteCountDown: number;
-  voteScore: number;
-  commentCount: number;
-  myVote: VoteType | null;
-  createdAt: string;
-  updatedAt: string;
-  timeline?: IdeaTimelineItem[];
-}
-
-export interface IdeaComment {
-  id: string;
-  ideaId: string;
-  parentId: string | null;
-  authorId: string | null;
-  author: IdeaUser | null;
-  body: string;
-  mentions: string[];
-  voteCountUp: number;
-  voteCountDown: number;
-  myVote: VoteType | null;
-  isDeleted: boolean;
-  createdAt: string;
-  updatedAt: string;
-  replies?: IdeaComment[];
-}
-
-export interface IdeaParticipant extends IdeaUser {
-  roles: ('author' | 'voter' | 'commenter')[];
-}
-
-export interface IdeaVoter extends IdeaUser {
-  voteType: VoteType;
-  votedAt: string;
-}
 
 export interface IdeaListFilter {
   status?: string | null;
@@ -110,13 +52,6 @@ export interface IdeaListFilter {
   search?: string | null;
   sort?: IdeaSort | null;
   offset?: number | null;
-}
-
-export interface IdeaInput {
-  title?: string;
-  description?: string;
-  categoryId?: string | null;
-  tagIds?: string[];
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -138,66 +73,23 @@ function userOf(id: string | null, displayName: string | null, avatarUrl: string
   return id && displayName !== null ? { id, displayName, avatarUrl } : null;
 }
 
-const toTag = (r: TagRow): IdeaTag => ({ id: r.id, name: r.name, createdAt: isoTime(r.created_at) });
-
-const toCategory = (r: CategoryRow): IdeaCategory => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  sortOrder: r.sort_order,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
-
-const toTimeline = (r: TimelineRow): IdeaTimelineItem => ({
-  id: r.id,
-  eventType: r.event_type,
-  actorId: r.actor_id,
-  fromStatus: r.from_status,
-  toStatus: r.to_status,
-  createdAt: isoTime(r.created_at),
-});
-
-function toIdea(r: IdeaRow, tags: IdeaTag[]): Idea {
-  const up = Number(r.vote_count_up);
-  const down = Number(r.vote_count_down);
+/** The wire idea of a row: category and author as objects, the score, the tags. */
+function toIdea(r: IdeaRecord, tags: IdeaTag[]): Idea {
+  const { categoryName, authorDisplayName, authorAvatarUrl, ...idea } = r;
   return {
-    id: r.id,
-    title: r.title,
-    description: r.description,
-    status: r.status,
-    categoryId: r.category_id,
-    category: r.category_id && r.category_name !== null ? { id: r.category_id, name: r.category_name } : null,
+    ...idea,
+    category: r.categoryId && categoryName !== null ? { id: r.categoryId, name: categoryName } : null,
     tags,
-    authorId: r.author_id,
-    author: userOf(r.author_id, r.author_display_name, r.author_avatar_url),
-    voteCountUp: up,
-    voteCountDown: down,
-    voteScore: up - down,
-    commentCount: Number(r.comment_count),
-    myVote: r.my_vote ?? null,
-    createdAt: isoTime(r.created_at),
-    updatedAt: isoTime(r.updated_at),
+    author: userOf(r.authorId, authorDisplayName, authorAvatarUrl),
+    voteScore: r.voteCountUp - r.voteCountDown,
   };
 }
 
-function toComment(r: CommentRow): IdeaComment {
-  const deleted = r.deleted_at !== null;
-  return {
-    id: r.id,
-    ideaId: r.idea_id,
-    parentId: r.parent_id,
-    authorId: deleted ? null : r.author_id,
-    author: deleted ? null : userOf(r.author_id, r.author_display_name, r.author_avatar_url),
-    body: deleted ? '' : r.body,
-    mentions: deleted ? [] : r.mentions,
-    voteCountUp: Number(r.vote_count_up),
-    voteCountDown: Number(r.vote_count_down),
-    myVote: deleted ? null : (r.my_vote ?? null),
-    isDeleted: deleted,
-    createdAt: isoTime(r.created_at),
-    updatedAt: isoTime(r.updated_at),
-  };
+/** The wire comment of a row: a deleted one (a tombstone) keeps no author, body, mentions or vote. */
+function toComment(r: CommentRecord): IdeaComment {
+  const { authorDisplayName, authorAvatarUrl, deletedAt, ...comment } = r;
+  if (deletedAt === null) return { ...comment, author: userOf(r.authorId, authorDisplayName, authorAvatarUrl), isDeleted: false };
+  return { ...comment, authorId: null, author: null, body: '', mentions: [], myVote: null, isDeleted: true };
 }
 
 function checkTitle(value: string): string {
@@ -247,14 +139,8 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
   const ideaWire = (idea: Idea) => toWire({ ...idea, myVote: null, timeline: undefined }, ideaShape);
   const commentWire = (comment: IdeaComment) => toWire({ ...comment, myVote: null, replies: undefined }, commentShape);
 
-  async function withTags(rows: IdeaRow[]): Promise<Idea[]> {
-    const tags = await repo.tagsOf(rows.map((r) => r.id));
-    const byIdea = new Map<string, IdeaTag[]>();
-    for (const t of tags) {
-      const list = byIdea.get(t.idea_id) ?? [];
-      list.push(toTag(t));
-      byIdea.set(t.idea_id, list);
-    }
+  async function withTags(rows: IdeaRecord[]): Promise<Idea[]> {
+    const byIdea = await repo.tagsOf(rows.map((r) => r.id));
     return rows.map((r) => toIdea(r, byIdea.get(r.id) ?? []));
   }
 
@@ -262,7 +148,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     const row = await repo.idea(id, viewerId);
     if (!row) throw AppError.notFound(ideaMessages.ideaNotFound);
     const [idea] = await withTags([row]);
-    if (withTimeline) idea!.timeline = (await repo.timeline(id)).map(toTimeline);
+    if (withTimeline) idea!.timeline = await repo.timeline(id);
     return idea!;
   }
 
@@ -312,7 +198,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     async get(auth: AuthContext, id: string): Promise<Idea> {
       return loadIdea(id, viewerOf(auth), true);
     },
-    async create(auth: AuthContext, input: IdeaInput & { title: string; description: string }): Promise<Idea> {
+    async create(auth: AuthContext, input: CreateIdeaInput): Promise<Idea> {
       const userId = requireUserId(auth);
       const title = checkTitle(input.title);
       const description = checkDescription(input.description);
@@ -336,7 +222,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       await knex.transaction(async (trx) => {
         const row = await repo.lockIdea(id, trx);
         if (!row) throw AppError.notFound(ideaMessages.ideaNotFound);
-        if (!moderator && row.author_id !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnIdeaEdit);
+        if (!moderator && row.authorId !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnIdeaEdit);
         const { tagIds } = await checkRefs(input, trx);
         await repo.updateIdea(id, patch, trx);
         if (tagIds) await repo.setTags(id, tagIds, trx);
@@ -349,7 +235,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       await knex.transaction(async (trx) => {
         const row = await repo.lockIdea(id, trx);
         if (!row) throw AppError.notFound(ideaMessages.ideaNotFound);
-        if (!moderator && row.author_id !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnIdeaDelete);
+        if (!moderator && row.authorId !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnIdeaDelete);
         await repo.deleteIdea(id, trx);
       });
       await publish([IDEAS_LIST_BUS, ideaBusChannel(id)], 'idea:deleted', { id });
@@ -384,11 +270,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
     async voters(_auth: AuthContext, id: string, request: PageRequest): Promise<Page<IdeaVoter>> {
       if (!(await repo.idea(id, null))) throw AppError.notFound(ideaMessages.ideaNotFound);
       const { rows, total } = await repo.voters(id, request.limit, request.offset);
-      return pageOf(
-        rows.map((r) => ({ id: r.id, displayName: r.display_name, avatarUrl: r.avatar_url, voteType: r.vote_type, votedAt: isoTime(r.voted_at) })),
-        total,
-        request,
-      );
+      return pageOf(rows, total, request);
     },
     async participants(_auth: AuthContext, id: string, search: string | null | undefined): Promise<IdeaParticipant[]> {
       if (!(await repo.idea(id, null))) throw AppError.notFound(ideaMessages.ideaNotFound);
@@ -396,7 +278,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       const order = ['author', 'voter', 'commenter'] as const;
       return rows.map((r) => {
         const roles = new Set(r.roles.split(','));
-        return { id: r.id, displayName: r.display_name, avatarUrl: r.avatar_url, roles: order.filter((role) => roles.has(role)) };
+        return { ...r, roles: order.filter((role) => roles.has(role)) };
       });
     },
 
@@ -415,7 +297,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       }
       return roots;
     },
-    async createComment(auth: AuthContext, ideaId: string, input: { body: string; parentId?: string | null }): Promise<IdeaComment> {
+    async createComment(auth: AuthContext, ideaId: string, input: CreateCommentInput): Promise<IdeaComment> {
       const userId = requireUserId(auth);
       const body = sanitizeCommentBody(input.body);
       if (!body.hasText) throw validation('body', ideaMessages.commentBodyRequired);
@@ -424,7 +306,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
         if (!(await repo.lockIdea(ideaId, trx))) throw AppError.notFound(ideaMessages.ideaNotFound);
         if (input.parentId) {
           const parent = await repo.lockComment(input.parentId, trx);
-          if (!parent || parent.idea_id !== ideaId || parent.deleted_at !== null) throw validation('parent_id', ideaMessages.parentNotFound);
+          if (!parent || parent.ideaId !== ideaId || parent.deletedAt !== null) throw validation('parent_id', ideaMessages.parentNotFound);
         }
         await repo.insertComment({ id, idea_id: ideaId, parent_id: input.parentId ?? null, author_id: userId, body: body.html, mentions: body.mentions }, trx);
         await repo.recountComments(ideaId, trx);
@@ -435,14 +317,14 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       await ideaChanged(ideaId, 'idea:updated');
       return comment;
     },
-    async updateComment(auth: AuthContext, id: string, input: { body: string }): Promise<IdeaComment> {
+    async updateComment(auth: AuthContext, id: string, input: UpdateCommentInput): Promise<IdeaComment> {
       const userId = requireUserId(auth);
       const body = sanitizeCommentBody(input.body);
       if (!body.hasText) throw validation('body', ideaMessages.commentBodyRequired);
       await knex.transaction(async (trx) => {
         const row = await repo.lockComment(id, trx);
-        if (!row || row.deleted_at !== null) throw AppError.notFound(ideaMessages.commentNotFound);
-        if (row.author_id !== userId) throw AppError.forbidden(ideaMessages.notOwnCommentEdit);
+        if (!row || row.deletedAt !== null) throw AppError.notFound(ideaMessages.commentNotFound);
+        if (row.authorId !== userId) throw AppError.forbidden(ideaMessages.notOwnCommentEdit);
         await repo.updateComment(id, body.html, body.mentions, trx);
       });
       const comment = await loadComment(id, userId);
@@ -454,13 +336,13 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       const { moderator } = ownOrModerator(auth, 'ideas:comment_delete', 'ideas:moderate_comment');
       const ideaId = await knex.transaction(async (trx) => {
         const row = await repo.lockComment(id, trx);
-        if (!row || row.deleted_at !== null) throw AppError.notFound(ideaMessages.commentNotFound);
-        if (!moderator && row.author_id !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnCommentDelete);
-        await repo.lockIdea(row.idea_id, trx);
+        if (!row || row.deletedAt !== null) throw AppError.notFound(ideaMessages.commentNotFound);
+        if (!moderator && row.authorId !== auth.userId) throw AppError.forbidden(ideaMessages.notOwnCommentDelete);
+        await repo.lockIdea(row.ideaId, trx);
         if (await repo.hasReplies(id, trx)) await repo.tombstoneComment(id, trx);
         else await repo.deleteComment(id, trx);
-        await repo.recountComments(row.idea_id, trx);
-        return row.idea_id;
+        await repo.recountComments(row.ideaId, trx);
+        return row.ideaId;
       });
       await publish([ideaBusChannel(ideaId)], 'comment:deleted', { id, idea_id: ideaId });
       await ideaChanged(ideaId, 'idea:updated');
@@ -474,7 +356,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       const userId = requireUserId(auth);
       await knex.transaction(async (trx) => {
         const row = await repo.lockComment(id, trx);
-        if (!row || row.deleted_at !== null) throw AppError.notFound(ideaMessages.commentNotFound);
+        if (!row || row.deletedAt !== null) throw AppError.notFound(ideaMessages.commentNotFound);
         const current = await repo.commentVote(id, userId, trx);
         if (mode === 'toggle' && voteType !== null && current !== voteType) await repo.upsertCommentVote(id, userId, voteType, trx);
         else if (current !== undefined && (mode === 'toggle' || voteType === null || current === voteType)) await repo.deleteCommentVote(id, userId, trx);
@@ -487,19 +369,19 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
 
     // ------------------------------------------------------------------ categories and tags
     async categories(_auth: AuthContext): Promise<IdeaCategory[]> {
-      return (await repo.categories()).map(toCategory);
+      return repo.categories();
     },
-    async createCategory(_auth: AuthContext, input: { name: string; description?: string | null; sortOrder?: number }): Promise<IdeaCategory> {
+    async createCategory(_auth: AuthContext, input: CreateCategoryInput): Promise<IdeaCategory> {
       const name = input.name.trim();
       if (name.length < 1 || name.length > 100) throw validation('name', ideaMessages.invalidCategoryName);
       try {
-        return toCategory(await repo.insertCategory({ id: randomUUID(), name, description: input.description?.trim() || null, sort_order: input.sortOrder ?? 0 }));
+        return await repo.insertCategory({ id: randomUUID(), name, description: input.description?.trim() || null, sort_order: input.sortOrder ?? 0 });
       } catch (error) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', ideaMessages.categoryNameTaken);
         throw error;
       }
     },
-    async updateCategory(_auth: AuthContext, id: string, input: { name?: string; description?: string | null; sortOrder?: number }): Promise<IdeaCategory> {
+    async updateCategory(_auth: AuthContext, id: string, input: UpdateCategoryInput): Promise<IdeaCategory> {
       const patch: { name?: string; description?: string | null; sort_order?: number } = {};
       if (input.name !== undefined) {
         patch.name = input.name.trim();
@@ -510,7 +392,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       try {
         const row = await knex.transaction((trx) => repo.updateCategory(id, patch, trx));
         if (!row) throw AppError.notFound(ideaMessages.categoryNotFound);
-        return toCategory(row);
+        return row;
       } catch (error) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', ideaMessages.categoryNameTaken);
         throw error;
@@ -520,13 +402,12 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       if ((await repo.deleteCategory(id)) === 0) throw AppError.notFound(ideaMessages.categoryNotFound);
     },
     async tags(_auth: AuthContext, search: string | null | undefined): Promise<IdeaTag[]> {
-      return (await repo.tags(search?.trim() || undefined, MAX_TAG_RESULTS)).map(toTag);
+      return repo.tags(search?.trim() || undefined, MAX_TAG_RESULTS);
     },
-    async createTag(auth: AuthContext, input: { name: string }): Promise<{ tag: IdeaTag; created: boolean }> {
+    async createTag(auth: AuthContext, input: CreateTagInput): Promise<{ tag: IdeaTag; created: boolean }> {
       const name = input.name.trim();
       if (name.length < 1 || name.length > 50) throw validation('name', ideaMessages.invalidTagName);
-      const { tag, created } = await repo.insertTag({ id: randomUUID(), name, created_by: auth.userId ?? null });
-      return { tag: toTag(tag), created };
+      return repo.insertTag({ id: randomUUID(), name, created_by: auth.userId ?? null });
     },
     async deleteTag(_auth: AuthContext, id: string): Promise<void> {
       if ((await repo.deleteTag(id)) === 0) throw AppError.notFound(ideaMessages.tagNotFound);

@@ -19,11 +19,10 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { SecretBox } from '../../auth/secrets';
 import type { Config } from '../../config/config';
-import { isoTime } from '../../infra/db/database';
 import type { Jobs } from '../../infra/jobs';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
-import type { MailRepo, OutboxRow, OutboxStatus } from './repo';
+import type { MailRepo, OutboxItem, OutboxMessage, OutboxStatus } from './repo';
 import { renderMail, singleLine } from './templates';
 import type { MailTransport } from './transport';
 
@@ -39,22 +38,7 @@ export interface MailRecipient {
   userId?: string | null;
 }
 
-export interface OutboxItem {
-  id: string;
-  kind: string;
-  userId: string | null;
-  to: string;
-  subject: string;
-  status: OutboxStatus;
-  attempts: number;
-  maxAttempts: number;
-  nextAttemptAt: string;
-  lastError: string | null;
-  messageId: string | null;
-  createdAt: string;
-  updatedAt: string;
-  sentAt: string | null;
-}
+export type { OutboxItem } from './repo';
 
 export interface MailCounts {
   sent: number;
@@ -92,35 +76,18 @@ const describe = (error: unknown): string => {
   return singleLine([e?.code, e?.responseCode, e?.message ?? String(error)].filter((part) => part !== undefined && part !== '').join(' '), 1000);
 };
 
-const toItem = (r: OutboxRow): OutboxItem => ({
-  id: r.id,
-  kind: r.kind,
-  userId: r.user_id,
-  to: r.to_address,
-  subject: r.subject,
-  status: r.status,
-  attempts: r.attempts,
-  maxAttempts: r.max_attempts,
-  nextAttemptAt: isoTime(r.next_attempt_at),
-  lastError: r.last_error,
-  messageId: r.message_id,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-  sentAt: isoTime(r.sent_at),
-});
-
 export function createMailService(deps: MailDeps) {
   const { repo, jobs, log, config, transport, nodeId, secrets } = deps;
   const linkBase = config.link_base.replace(/\/+$/, '');
   const from = singleLine(config.from, 320);
   const counts: MailCounts = { sent: 0, retried: 0, failed: 0 };
 
-  async function deliver(row: OutboxRow): Promise<void> {
+  async function deliver(row: OutboxMessage): Promise<void> {
     let text: string;
     let html: string;
     try {
-      text = secrets.open(row.text_body);
-      html = secrets.open(row.html_body);
+      text = secrets.open(row.textBody);
+      html = secrets.open(row.htmlBody);
     } catch {
       // Sealed under a key this node no longer has (or changed in the database): no try can help.
       if (await repo.markFailed(row, nodeId, 'the sealed body cannot be opened (unknown key or altered row)')) counts.failed += 1;
@@ -130,7 +97,7 @@ export function createMailService(deps: MailDeps) {
     try {
       const { messageId } = await transport.send({
         from,
-        to: { address: row.to_address, name: row.to_name },
+        to: { address: row.to, name: row.toName },
         subject: row.subject,
         text,
         html,
@@ -139,7 +106,7 @@ export function createMailService(deps: MailDeps) {
       if (await repo.markSent(row, nodeId, messageId)) counts.sent += 1;
     } catch (error) {
       const reason = describe(error);
-      if (isPermanent(error) || row.attempts >= row.max_attempts) {
+      if (isPermanent(error) || row.attempts >= row.maxAttempts) {
         if (await repo.markFailed(row, nodeId, reason)) counts.failed += 1;
         log.warn({ mail_id: row.id, kind: row.kind, attempts: row.attempts, error: reason }, 'mail not delivered: given up');
         return;
@@ -171,7 +138,7 @@ export function createMailService(deps: MailDeps) {
     async queueForUser(userId: string, kind: string, data: Readonly<Record<string, unknown>>, db?: Knex | Knex.Transaction): Promise<string | null> {
       const contact = await repo.contact(userId, db);
       if (!contact?.email) return null;
-      return service.queue(kind, { address: contact.email, name: contact.display_name, userId }, data, db);
+      return service.queue(kind, { address: contact.email, name: contact.displayName, userId }, data, db);
     },
 
     /** One worker pass: claims and sends due rows until none is left; resolves with how many were handled. */
@@ -200,7 +167,7 @@ export function createMailService(deps: MailDeps) {
     async outbox(status: OutboxStatus | undefined, request: PageRequest): Promise<Page<OutboxItem>> {
       const statuses: OutboxStatus[] = status ? [status] : ['pending', 'sending', 'failed'];
       const { rows, total } = await repo.page(statuses, request.limit, request.offset);
-      return pageOf(rows.map(toItem), total, request);
+      return pageOf(rows, total, request);
     },
 
     /** Messages sent, retries scheduled and messages given up by this node since it started (metrics). */

@@ -5,53 +5,86 @@
  * the request's transaction, under the payee's row lock).
  */
 import type { Knex } from 'knex';
+import { rowMapping, type Mapped } from '../../infra/db/rows';
+import type { Payout, PayoutAccount, PayoutStatus } from './types';
 
 type Db = Knex | Knex.Transaction;
 
-export type PayoutStatus = 'pending' | 'processing' | 'paid' | 'failed' | 'canceled';
+export type { PayoutStatus } from './types';
 
-export interface PayoutAccountRow {
-  payee_id: string;
-  developer_id: string | null;
-  team_id: string | null;
-  payout_email: string | null;
-  connect_account_id: string | null;
-  connect_charges_enabled: boolean;
-  connect_payouts_enabled: boolean;
-  connect_details_submitted: boolean;
-  connect_updated_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+const accountOf = rowMapping<
+  {
+    payee_id: 'uuid';
+    payout_email: { type: 'text'; nullable: true };
+    connect_account_id: { type: 'text'; nullable: true };
+    connect_charges_enabled: 'boolean';
+    connect_payouts_enabled: 'boolean';
+    connect_details_submitted: 'boolean';
+    connect_updated_at: { type: 'timestamp'; nullable: true };
+    updated_at: 'timestamp';
+  },
+  PayoutAccount
+>({
+  payee_id: 'uuid',
+  payout_email: { type: 'text', nullable: true },
+  connect_account_id: { type: 'text', nullable: true },
+  connect_charges_enabled: 'boolean',
+  connect_payouts_enabled: 'boolean',
+  connect_details_submitted: 'boolean',
+  connect_updated_at: { type: 'timestamp', nullable: true },
+  updated_at: 'timestamp',
+});
 
-export interface PayoutRow {
-  id: string;
-  payee_id: string;
-  developer_id: string | null;
-  team_id: string | null;
-  requested_by: string | null;
-  amount_cents: string | number;
-  currency: string;
-  status: PayoutStatus;
-  payout_email: string;
-  provider_batch_id: string | null;
-  provider_item_id: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  paid_at: Date | null;
-}
+const payoutOf = rowMapping<
+  {
+    id: 'uuid';
+    developer_id: { type: 'uuid'; nullable: true };
+    team_id: { type: 'uuid'; nullable: true };
+    requested_by: { type: 'uuid'; nullable: true };
+    amount_cents: 'bigint';
+    currency: 'text';
+    status: 'text';
+    payout_email: 'text';
+    provider_batch_id: { type: 'text'; nullable: true };
+    provider_item_id: { type: 'text'; nullable: true };
+    failure_reason: { type: 'text'; nullable: true };
+    created_at: 'timestamp';
+    updated_at: 'timestamp';
+    paid_at: { type: 'timestamp'; nullable: true };
+  },
+  Payout
+>({
+  id: 'uuid',
+  developer_id: { type: 'uuid', nullable: true },
+  team_id: { type: 'uuid', nullable: true },
+  requested_by: { type: 'uuid', nullable: true },
+  amount_cents: 'bigint',
+  currency: 'text',
+  status: 'text',
+  payout_email: 'text',
+  provider_batch_id: { type: 'text', nullable: true },
+  provider_item_id: { type: 'text', nullable: true },
+  failure_reason: { type: 'text', nullable: true },
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+  paid_at: { type: 'timestamp', nullable: true },
+});
 
-export interface SubscriptionRow {
-  subscription_id: string;
-  extension_id: string;
-  account_id: string | null;
-  customer_id: string | null;
-  status: string;
-  last_invoice_status: string | null;
-  current_period_end: Date | null;
-  canceled_at: Date | null;
-}
+const subscriptionColumns = {
+  subscription_id: 'text',
+  extension_id: 'uuid',
+  account_id: { type: 'uuid', nullable: true },
+  customer_id: { type: 'text', nullable: true },
+  status: 'text',
+  last_invoice_status: { type: 'text', nullable: true },
+  current_period_end: { type: 'timestamp', nullable: true },
+  canceled_at: { type: 'timestamp', nullable: true },
+} as const;
+/** An extension subscription as stored (not on the wire: payment-connect events move it, installs read its status). */
+export type ExtensionSubscription = Mapped<typeof subscriptionColumns>;
+const subscriptionOf = rowMapping(subscriptionColumns);
+
+const one = <T>(mapping: { map(row: Record<string, unknown>): T }, row: unknown): T | undefined => (row ? mapping.map(row as Record<string, unknown>) : undefined);
 
 export interface Payee {
   id: string;
@@ -69,23 +102,27 @@ const toSums = (rows: { currency: string; amount: string | number | null }[]): S
 export function createPayoutsRepo(knex: Knex) {
   return {
     /** payout_accounts.get */
-    account(payeeId: string, db: Db = knex): Promise<PayoutAccountRow | undefined> {
-      return db('payout_accounts').where({ payee_id: payeeId }).first('*');
+    async account(payeeId: string, db: Db = knex): Promise<PayoutAccount | undefined> {
+      return one(accountOf, await db('payout_accounts').where({ payee_id: payeeId }).first(db.raw(accountOf.select)));
     },
     /** payout_accounts.lock: the payee's row, locked for the transaction (serialises payout requests) */
-    lockAccount(db: Knex.Transaction, payeeId: string): Promise<PayoutAccountRow | undefined> {
-      return db('payout_accounts').where({ payee_id: payeeId }).forUpdate().first('*');
+    async lockAccount(db: Knex.Transaction, payeeId: string): Promise<PayoutAccount | undefined> {
+      return one(accountOf, await db('payout_accounts').where({ payee_id: payeeId }).forUpdate().first(db.raw(accountOf.select)));
     },
     /** payout_accounts.byConnectAccount */
-    accountByConnect(connectAccountId: string, db: Db = knex): Promise<PayoutAccountRow | undefined> {
-      return db('payout_accounts').where({ connect_account_id: connectAccountId }).first('*');
+    async accountByConnect(connectAccountId: string, db: Db = knex): Promise<PayoutAccount | undefined> {
+      return one(accountOf, await db('payout_accounts').where({ connect_account_id: connectAccountId }).first(db.raw(accountOf.select)));
     },
     /** payout_accounts.ensure: the payee's row exists (no change when it does) */
     async ensureAccount(db: Db, payee: Payee): Promise<void> {
       await db('payout_accounts').insert({ payee_id: payee.id, developer_id: payee.developerId, team_id: payee.teamId }).onConflict('payee_id').ignore();
     },
     /** payout_accounts.update */
-    async updateAccount(db: Db, payeeId: string, patch: Partial<Omit<PayoutAccountRow, 'payee_id' | 'developer_id' | 'team_id' | 'created_at'>>): Promise<void> {
+    async updateAccount(
+      db: Db,
+      payeeId: string,
+      patch: Partial<{ payout_email: string; connect_account_id: string; connect_charges_enabled: boolean; connect_payouts_enabled: boolean; connect_details_submitted: boolean; connect_updated_at: Date }>,
+    ): Promise<void> {
       await db('payout_accounts').where({ payee_id: payeeId }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** payout_accounts.unlinkConnect: a connected account id moves to its latest payee */
@@ -120,40 +157,44 @@ export function createPayoutsRepo(knex: Knex) {
     },
 
     /** payouts.insert */
-    async insertPayout(db: Knex.Transaction, row: Omit<PayoutRow, 'created_at' | 'updated_at' | 'paid_at' | 'provider_batch_id' | 'provider_item_id' | 'failure_reason' | 'status'>): Promise<void> {
+    async insertPayout(
+      db: Knex.Transaction,
+      row: { id: string; payee_id: string; developer_id: string | null; team_id: string | null; requested_by: string | null; amount_cents: number; currency: string; payout_email: string },
+    ): Promise<void> {
       await db('payouts').insert({ ...row, status: 'pending' });
     },
     /** payouts.get */
-    payout(id: string, db: Db = knex): Promise<PayoutRow | undefined> {
-      return db('payouts').where({ id }).first('*');
+    async payout(id: string, db: Db = knex): Promise<Payout | undefined> {
+      return one(payoutOf, await db('payouts').where({ id }).first(db.raw(payoutOf.select)));
     },
     /** payouts.page: a payee's, newest first */
-    async payouts(payeeId: string, status: PayoutStatus | undefined, page: { limit: number; offset: number }): Promise<{ rows: PayoutRow[]; total: number }> {
+    async payouts(payeeId: string, status: PayoutStatus | undefined, page: { limit: number; offset: number }): Promise<{ rows: Payout[]; total: number }> {
       const base = () => knex('payouts').where({ payee_id: payeeId }).modify((q) => (status ? q.where({ status }) : q));
       const [rows, counted] = await Promise.all([
-        base().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit).offset(page.offset).select('*'),
+        base().orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit).offset(page.offset).select(knex.raw(payoutOf.select)),
         base().count<{ count: string | number }[]>('* as count'),
       ]);
-      return { rows: rows as PayoutRow[], total: Number(counted[0]?.count ?? 0) };
+      return { rows: (rows as Record<string, unknown>[]).map((row) => payoutOf.map(row)), total: Number(counted[0]?.count ?? 0) };
     },
     /** payouts.lockForEvent: a payout by our id, else the provider's item id, else batch id; locked */
-    async lockPayout(db: Knex.Transaction, ref: { ids: string[]; itemId: string | null; batchId: string | null }): Promise<PayoutRow | undefined> {
+    async lockPayout(db: Knex.Transaction, ref: { ids: string[]; itemId: string | null; batchId: string | null }): Promise<Payout | undefined> {
+      const columns = db.raw(payoutOf.select);
       for (const id of ref.ids) {
-        const row = await db('payouts').where({ id }).forUpdate().first('*');
-        if (row) return row as PayoutRow;
+        const row = await db('payouts').where({ id }).forUpdate().first(columns);
+        if (row) return payoutOf.map(row);
       }
       if (ref.itemId) {
-        const row = await db('payouts').where({ provider_item_id: ref.itemId }).forUpdate().first('*');
-        if (row) return row as PayoutRow;
+        const row = await db('payouts').where({ provider_item_id: ref.itemId }).forUpdate().first(columns);
+        if (row) return payoutOf.map(row);
       }
       if (ref.batchId) {
-        const row = await db('payouts').where({ provider_batch_id: ref.batchId }).orderBy('created_at').forUpdate().first('*');
-        if (row) return row as PayoutRow;
+        const row = await db('payouts').where({ provider_batch_id: ref.batchId }).orderBy('created_at').forUpdate().first(columns);
+        if (row) return payoutOf.map(row);
       }
       return undefined;
     },
     /** payouts.update */
-    async updatePayout(db: Knex.Transaction, id: string, patch: Partial<Pick<PayoutRow, 'status' | 'provider_batch_id' | 'provider_item_id' | 'failure_reason'>> & { paid_at?: unknown }): Promise<void> {
+    async updatePayout(db: Knex.Transaction, id: string, patch: Partial<{ status: PayoutStatus; provider_batch_id: string; provider_item_id: string; failure_reason: string | null; paid_at: unknown }>): Promise<void> {
       await db('payouts').where({ id }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** payout_events.claim: false when this provider event id was applied before */
@@ -175,22 +216,30 @@ export function createPayoutsRepo(knex: Knex) {
       return Boolean(await knex('accounts').where({ id }).first('id'));
     },
     /** extension_subscriptions.get */
-    subscription(id: string, db: Db = knex): Promise<SubscriptionRow | undefined> {
-      return db('extension_subscriptions').where({ subscription_id: id }).first('*');
+    async subscription(id: string, db: Db = knex): Promise<ExtensionSubscription | undefined> {
+      return one(subscriptionOf, await db('extension_subscriptions').where({ subscription_id: id }).first(db.raw(subscriptionOf.select)));
     },
     /** extension_subscriptions.latest: an account's newest subscription of an extension */
-    subscriptionOf(extensionId: string, accountId: string): Promise<SubscriptionRow | undefined> {
-      return knex('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').first('*');
+    async subscriptionOf(extensionId: string, accountId: string): Promise<ExtensionSubscription | undefined> {
+      return one(subscriptionOf, await knex('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').first(knex.raw(subscriptionOf.select)));
     },
     /** extension_subscriptions.upsert */
-    async saveSubscription(row: Omit<SubscriptionRow, 'canceled_at' | 'last_invoice_status'> & { canceled_at?: unknown }): Promise<void> {
+    async saveSubscription(row: {
+      subscription_id: string;
+      extension_id: string;
+      account_id: string | null;
+      customer_id: string | null;
+      status: string;
+      current_period_end: Date | null;
+      canceled_at?: unknown;
+    }): Promise<void> {
       await knex('extension_subscriptions')
         .insert({ ...row, updated_at: knex.fn.now() })
         .onConflict('subscription_id')
         .merge({ status: row.status, customer_id: row.customer_id, current_period_end: row.current_period_end, ...(row.canceled_at !== undefined ? { canceled_at: row.canceled_at } : {}), updated_at: knex.fn.now() });
     },
     /** extension_subscriptions.update: true when the subscription exists */
-    async updateSubscription(id: string, patch: Partial<Pick<SubscriptionRow, 'status' | 'last_invoice_status' | 'current_period_end'>> & { canceled_at?: unknown }): Promise<boolean> {
+    async updateSubscription(id: string, patch: Partial<{ status: string; last_invoice_status: string; canceled_at: unknown }>): Promise<boolean> {
       const updated: unknown[] = await knex('extension_subscriptions').where({ subscription_id: id }).update({ ...patch, updated_at: knex.fn.now() }).returning('subscription_id');
       return updated.length > 0;
     },

@@ -13,22 +13,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { components } from '../../../generated/openapi';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import type { Camelize } from '../../http/mapping';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import { payoutMessages as m } from './errors';
-import type { Payee, PayoutAccountRow, PayoutRow, PayoutsRepo, PayoutStatus } from './repo';
+import type { Payee, PayoutsRepo } from './repo';
+import type { Payout, PayoutAccount, PayoutSettings, PayoutStatus, RequestPayoutInput, RevenueBalance, UpdatePayoutSettingsInput } from './types';
 
-type Schemas = components['schemas'];
-export type Payout = Camelize<Schemas['Payout']>;
-export type PayoutSettings = Camelize<Schemas['PayoutSettings']>;
-export type RevenueBalance = Camelize<Schemas['RevenueBalance']>;
+export type { Payout, PayoutSettings, RevenueBalance } from './types';
 type Json = Record<string, unknown>;
 
 /** A provider event as the webhooks module parsed it: its id, type and the object it describes. */
@@ -70,37 +65,20 @@ const PAYOUT_EVENTS: Readonly<Record<string, { to: PayoutStatus; from: readonly 
 };
 const TRANSFER_PAID = { to: 'paid' as const, from: ['pending', 'processing'] as const };
 
-function toPayout(row: PayoutRow): Payout {
-  return {
-    id: row.id,
-    developerId: row.developer_id,
-    teamId: row.team_id,
-    requestedBy: row.requested_by,
-    amountCents: Number(row.amount_cents),
-    currency: row.currency,
-    status: row.status,
-    payoutEmail: row.payout_email,
-    providerBatchId: row.provider_batch_id,
-    providerItemId: row.provider_item_id,
-    failureReason: row.failure_reason,
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-    paidAt: isoTime(row.paid_at),
-  };
-}
+/** What a payee without a stored account shows: nothing set, nothing connected. */
+const NO_ACCOUNT: Omit<PayoutSettings, 'developerId' | 'teamId'> = {
+  payoutEmail: null,
+  connectAccountId: null,
+  connectChargesEnabled: false,
+  connectPayoutsEnabled: false,
+  connectDetailsSubmitted: false,
+  connectUpdatedAt: null,
+  updatedAt: null,
+};
 
-function toSettings(payee: Payee, row: PayoutAccountRow | undefined): PayoutSettings {
-  return {
-    developerId: payee.developerId,
-    teamId: payee.teamId,
-    payoutEmail: row?.payout_email ?? null,
-    connectAccountId: row?.connect_account_id ?? null,
-    connectChargesEnabled: row?.connect_charges_enabled ?? false,
-    connectPayoutsEnabled: row?.connect_payouts_enabled ?? false,
-    connectDetailsSubmitted: row?.connect_details_submitted ?? false,
-    connectUpdatedAt: row?.connect_updated_at ? isoTime(row.connect_updated_at) : null,
-    updatedAt: row ? isoTime(row.updated_at) : null,
-  };
+function toSettings(payee: Payee, account: PayoutAccount | undefined): PayoutSettings {
+  const { payeeId: _payeeId, ...stored } = account ?? { ...NO_ACCOUNT, payeeId: payee.id };
+  return { developerId: payee.developerId, teamId: payee.teamId, ...stored };
 }
 
 export function createPayoutsService(deps: PayoutsDeps) {
@@ -143,16 +121,16 @@ export function createPayoutsService(deps: PayoutsDeps) {
   }
 
   /** The payout if the caller may read it; anything else is 404, as if absent. */
-  async function readable(auth: AuthContext, id: string): Promise<PayoutRow> {
+  async function readable(auth: AuthContext, id: string): Promise<Payout> {
     const userId = requireUserId(auth);
     const row = UUID_RE.test(id) ? await repo.payout(id) : undefined;
     if (!row) throw AppError.notFound(m.payoutNotFound);
-    if (row.team_id) {
-      if (!(await developer.teamsOfUser(userId)).some((t) => t.id === row.team_id)) throw AppError.notFound(m.payoutNotFound);
-      if (!(await developer.hasTeamPermission(row.team_id, userId, 'team-payouts:read'))) throw AppError.forbidden(m.missingTeamPermission('team-payouts:read'));
+    if (row.teamId) {
+      if (!(await developer.teamsOfUser(userId)).some((t) => t.id === row.teamId)) throw AppError.notFound(m.payoutNotFound);
+      if (!(await developer.hasTeamPermission(row.teamId, userId, 'team-payouts:read'))) throw AppError.forbidden(m.missingTeamPermission('team-payouts:read'));
       return row;
     }
-    if ((await developer.profileOfUser(userId))?.id !== row.developer_id) throw AppError.notFound(m.payoutNotFound);
+    if ((await developer.profileOfUser(userId))?.id !== row.developerId) throw AppError.notFound(m.payoutNotFound);
     return row;
   }
 
@@ -160,11 +138,11 @@ export function createPayoutsService(deps: PayoutsDeps) {
    * Moves a locked payout to `to` once per provider event: the event id is claimed in the same
    * transaction, the requester is notified in it too. Answers the receipt outcome.
    */
-  async function move(trx: Knex.Transaction, row: PayoutRow, event: ProviderEventInput, rule: { to: PayoutStatus; from: readonly PayoutStatus[] }, patch: { provider_batch_id?: string | null; provider_item_id?: string | null; failure_reason?: string | null }): Promise<string> {
+  async function move(trx: Knex.Transaction, row: Payout, event: ProviderEventInput, rule: { to: PayoutStatus; from: readonly PayoutStatus[] }, patch: { provider_batch_id?: string | null; provider_item_id?: string | null; failure_reason?: string | null }): Promise<string> {
     // The provider's ids are learned from the first event that carries them.
     const ids: { provider_batch_id?: string; provider_item_id?: string } = {};
-    if (patch.provider_batch_id && !row.provider_batch_id) ids.provider_batch_id = patch.provider_batch_id;
-    if (patch.provider_item_id && !row.provider_item_id) ids.provider_item_id = patch.provider_item_id;
+    if (patch.provider_batch_id && !row.providerBatchId) ids.provider_batch_id = patch.provider_batch_id;
+    if (patch.provider_item_id && !row.providerItemId) ids.provider_item_id = patch.provider_item_id;
     if (!rule.from.includes(row.status)) {
       if (Object.keys(ids).length > 0) await repo.updatePayout(trx, row.id, ids);
       return `payout_unchanged_${row.status}`;
@@ -173,12 +151,12 @@ export function createPayoutsService(deps: PayoutsDeps) {
     if (!claimed) return 'payout_event_duplicate';
     const failureReason = rule.to === 'failed' || rule.to === 'canceled' ? (patch.failure_reason ?? null) : null;
     await repo.updatePayout(trx, row.id, { ...ids, status: rule.to, failure_reason: failureReason, ...(rule.to === 'paid' ? { paid_at: trx.fn.now() } : {}) });
-    if (row.requested_by) {
+    if (row.requestedBy) {
       await notifications.notify(
         {
-          userId: row.requested_by,
+          userId: row.requestedBy,
           type: 'payout',
-          data: { payoutId: row.id, status: rule.to, previousStatus: row.status, amountCents: Number(row.amount_cents), currency: row.currency, failureReason, teamId: row.team_id },
+          data: { payoutId: row.id, status: rule.to, previousStatus: row.status, amountCents: row.amountCents, currency: row.currency, failureReason, teamId: row.teamId },
         },
         trx,
       );
@@ -205,7 +183,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
         await repo.unlinkConnect(trx, connectId, payee.id);
         row = (await repo.account(payee.id, trx))!;
       }
-      await repo.updateAccount(trx, row.payee_id, {
+      await repo.updateAccount(trx, row.payeeId, {
         connect_account_id: connectId,
         connect_charges_enabled: o.charges_enabled === true,
         connect_payouts_enabled: o.payouts_enabled === true,
@@ -240,7 +218,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
     if (status === 'canceled' && (await repo.subscription(subscriptionId))) {
       await repo.updateSubscription(subscriptionId, { status, canceled_at: new Date() });
       const row = await repo.subscription(subscriptionId);
-      return { outcome: 'subscription_canceled', accountId: row?.account_id ?? null };
+      return { outcome: 'subscription_canceled', accountId: row?.accountId ?? null };
     }
     if (!extensionId || !(await repo.extensionExists(extensionId))) return { outcome: status === 'canceled' ? 'subscription_not_found' : 'ignored_unknown_extension' };
     const accountId = uuid(meta.account_id);
@@ -265,10 +243,10 @@ export function createPayoutsService(deps: PayoutsDeps) {
     if (!row) return { outcome: 'subscription_not_found' };
     if (row.status === 'canceled') {
       await repo.updateSubscription(subscriptionId, { last_invoice_status: paid ? 'paid' : 'failed' });
-      return { outcome: 'subscription_canceled', accountId: row.account_id };
+      return { outcome: 'subscription_canceled', accountId: row.accountId };
     }
     await repo.updateSubscription(subscriptionId, { status: paid ? 'active' : 'past_due', last_invoice_status: paid ? 'paid' : 'failed' });
-    return { outcome: paid ? 'subscription_active' : 'subscription_past_due', accountId: row.account_id };
+    return { outcome: paid ? 'subscription_active' : 'subscription_past_due', accountId: row.accountId };
   }
 
   return {
@@ -281,7 +259,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
       return toSettings(payee, await repo.account(payee.id));
     },
 
-    async updateSettings(auth: AuthContext, input: { teamId?: string | null; payoutEmail: string }): Promise<PayoutSettings> {
+    async updateSettings(auth: AuthContext, input: UpdatePayoutSettingsInput): Promise<PayoutSettings> {
       const payee = await payeeOf(auth, input.teamId, 'edit');
       await knex.transaction(async (trx) => {
         await repo.ensureAccount(trx, payee);
@@ -293,28 +271,28 @@ export function createPayoutsService(deps: PayoutsDeps) {
     async list(auth: AuthContext, query: { teamId?: string; status?: PayoutStatus }, paging: PageRequest): Promise<Page<Payout>> {
       const payee = await payeeOf(auth, query.teamId, 'read');
       const { rows, total } = await repo.payouts(payee.id, query.status, paging);
-      return pageOf(rows.map(toPayout), total, paging);
+      return pageOf(rows, total, paging);
     },
 
     async get(auth: AuthContext, id: string): Promise<Payout> {
-      return toPayout(await readable(auth, id));
+      return readable(auth, id);
     },
 
     /** A payout of available revenue, under the payee's row lock so two requests cannot both take it. */
-    async request(auth: AuthContext, input: { teamId?: string | null; currency: string; amountCents?: number }): Promise<Payout> {
+    async request(auth: AuthContext, input: RequestPayoutInput): Promise<Payout> {
       const payee = await payeeOf(auth, input.teamId, 'edit');
       const currency = input.currency.toUpperCase();
       const id = randomUUID();
       await knex.transaction(async (trx) => {
         const account = await repo.lockAccount(trx, payee.id);
-        if (!account?.payout_email) throw AppError.validation(m.payoutEmailRequired, { fields: [{ field: 'payout_email', message: m.payoutEmailRequired }] });
+        if (!account?.payoutEmail) throw AppError.validation(m.payoutEmailRequired, { fields: [{ field: 'payout_email', message: m.payoutEmailRequired }] });
         const available = (await balances(payee, trx)).find((b) => b.currency === currency)?.availableCents ?? 0;
         if (available <= 0) throw AppError.validation(m.noRevenue(currency), { fields: [{ field: 'currency', message: m.noRevenue(currency) }] });
         const amount = input.amountCents ?? available;
         if (amount > available) throw AppError.validation(m.amountExceedsAvailable, { fields: [{ field: 'amount_cents', message: m.amountExceedsAvailable }] });
-        await repo.insertPayout(trx, { id, payee_id: payee.id, developer_id: payee.developerId, team_id: payee.teamId, requested_by: auth.userId, amount_cents: amount, currency, payout_email: account.payout_email });
+        await repo.insertPayout(trx, { id, payee_id: payee.id, developer_id: payee.developerId, team_id: payee.teamId, requested_by: auth.userId, amount_cents: amount, currency, payout_email: account.payoutEmail });
       });
-      return toPayout((await repo.payout(id))!);
+      return (await repo.payout(id))!;
     },
 
     /** A payout provider event: moves the payout it names (unknown payouts change nothing). */

@@ -1,5 +1,12 @@
-/** Storage of the webhooks module (knex): receipts, shops, billing state; one read of connections. */
+/**
+ * Storage of the webhooks module (knex): receipts, shops, billing state; one read of connections.
+ * Receipts and billing rows stay in their stored form (snake_case, Date): the module API answers
+ * them as they are to operators and tests, and billing rows are read back to be written again.
+ */
 import type { Knex } from 'knex';
+import type { operations } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -14,13 +21,18 @@ export interface ReceiptRow {
   received_at: Date;
 }
 
-export interface ShopRow {
-  shop_domain: string;
-  account_id: string;
-  secret: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A shop connection as the admin route answers it. */
+export type ShopConnection = Camelize<operations['adminRecordShopConnection']['responses'][200]['content']['application/json']['data']>;
+/** A stored shop: the connection with its signing secret in place of `hasSecret`. */
+export type Shop = Omit<ShopConnection, 'hasSecret'> & { secret: string | null };
+
+const shopOf = rowMapping<{ shop_domain: 'text'; account_id: 'uuid'; secret: { type: 'text'; nullable: true }; created_at: 'timestamp'; updated_at: 'timestamp' }, Shop>({
+  shop_domain: 'text',
+  account_id: 'uuid',
+  secret: { type: 'text', nullable: true },
+  created_at: 'timestamp',
+  updated_at: 'timestamp',
+});
 
 export interface BillingRow {
   account_id: string;
@@ -63,8 +75,9 @@ export function createWebhooksRepo(knex: Knex) {
       return knex('webhook_receipts').where({ provider }).select('*').orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }]);
     },
     /** webhooks.shop */
-    shop(domain: string, db: Db = knex): Promise<ShopRow | undefined> {
-      return db('webhook_shops').where({ shop_domain: domain }).first('*');
+    async shop(domain: string, db: Db = knex): Promise<Shop | undefined> {
+      const row = await db('webhook_shops').where({ shop_domain: domain }).first(db.raw(shopOf.select));
+      return row ? shopOf.map(row) : undefined;
     },
     /** webhooks.insertShop */
     async insertShop(db: Knex.Transaction, row: { shop_domain: string; account_id: string; secret: string | null }): Promise<void> {

@@ -11,34 +11,25 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
 import type { Config } from '../../config/config';
 import { AppError, messages } from '../../errors';
 import type { InboundRequest } from '../../http/context';
 import { inputProblem, inputProblemError } from '../../http/input-guard';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import type { ChatPipeline } from '../chat';
 import type { ModuleApis } from '../contract';
 import type { ExtensionsApi } from '../extensions';
 import { webhookMessages } from './errors';
 import { certUrlAllowed, payoutCertDomain, type PayoutVerifier } from './payout';
-import type { BillingRow, ShopRow, WebhooksRepo } from './repo';
+import type { BillingRow, Shop, ShopConnection, WebhooksRepo } from './repo';
 import { hmac, hubSignatureValid, loadPublicKey, parseProviderSignature, parseTimestamp, providerSignatureValid, rsaSignatureValid, safeEqual, withinTolerance } from './verify';
 
 type Json = Record<string, unknown>;
 
-export interface WebhookAck {
-  received: true;
-}
-
-export interface ShopConnection {
-  accountId: string;
-  shopDomain: string;
-  hasSecret: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+export type WebhookAck = components['responses']['WebhookReceived']['content']['application/json'];
+export type { ShopConnection } from './repo';
 
 export interface WebhooksDeps {
   config: Readonly<Config>;
@@ -365,13 +356,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
     }
   }
 
-  const toShop = (row: ShopRow): ShopConnection => ({
-    accountId: row.account_id,
-    shopDomain: row.shop_domain,
-    hasSecret: Boolean(row.secret),
-    createdAt: isoTime(row.created_at),
-    updatedAt: isoTime(row.updated_at),
-  });
+  const toShop = ({ secret, ...shop }: Shop): ShopConnection => ({ ...shop, hasSecret: Boolean(secret) });
 
   return {
     /** WebSub verification: the hub's challenge, echoed. */
@@ -463,7 +448,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (!shop) return ACK;
       const webhookId = inbound.header('x-shop-platform-webhook-id');
       const externalId = webhookId ? externalKey('shop_platform:', webhookId) : externalKey(`shop_platform:${topic}:`, text(payload.id) ?? `sha256:${sha256(inbound.body)}`);
-      await deps.events.emitFor(shop.account_id, { type, platform: 'shop_platform', raw: payload, externalId });
+      await deps.events.emitFor(shop.accountId, { type, platform: 'shop_platform', raw: payload, externalId });
       return ACK;
     },
 
@@ -543,7 +528,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       try {
         await knex.transaction(async (trx) => {
           const existing = await repo.shop(domain, trx);
-          if (existing && existing.account_id !== accountId) throw new AppError('CONFLICT', webhookMessages.shopTaken);
+          if (existing && existing.accountId !== accountId) throw new AppError('CONFLICT', webhookMessages.shopTaken);
           if (!existing) await repo.insertShop(trx, { shop_domain: domain, account_id: accountId, secret: input.secret ?? null });
           else if (input.secret !== undefined) await repo.updateShopSecret(trx, domain, input.secret);
           else await repo.touchShop(trx, domain);

@@ -6,9 +6,8 @@
  * module and are given up when it closes.
  */
 import { bindRest } from '../../http/rest';
-import { isoTime } from '../../infra/db/database';
 import { defineModule } from '../contract';
-import { createLeases, defaultNodeId, type Leases } from './leases';
+import { createLeases, defaultNodeId, type Leases, type WorkersView } from './leases';
 import { workerMigrations } from './migrations';
 
 export type { OwnedWork } from './leases';
@@ -31,13 +30,13 @@ export const workersModule = defineModule({
     return {
       api: { leases },
       rest: bindRest({
-        async adminWorkers() {
+        async adminWorkers(): Promise<WorkersView> {
           const [{ nodes, leases: held }, queues] = await Promise.all([leases.snapshot(), jobs.stats()]);
           const counts = new Map<string, number>();
           for (const lease of held) counts.set(lease.nodeId, (counts.get(lease.nodeId) ?? 0) + 1);
           return {
             nodeId: leases.nodeId,
-            nodes: nodes.map((n) => ({ nodeId: n.nodeId, startedAt: isoTime(n.startedAt), lastSeenAt: isoTime(n.seenAt), channels: counts.get(n.nodeId) ?? 0 })),
+            nodes: nodes.map((n) => ({ ...n, channels: counts.get(n.nodeId) ?? 0 })),
             channels: held.map((lease) => {
               const split = lease.unit.indexOf(':');
               return {
@@ -46,8 +45,8 @@ export const workersModule = defineModule({
                 platformChannelId: lease.unit.slice(split + 1),
                 nodeId: lease.nodeId,
                 fence: lease.fence,
-                acquiredAt: isoTime(lease.acquiredAt),
-                expiresAt: isoTime(lease.expiresAt),
+                acquiredAt: lease.acquiredAt,
+                expiresAt: lease.expiresAt,
               };
             }),
             jobs: queues.map((q) => ({ name: q.name, queued: q.queued, running: q.running, failed: q.failed, deadLettered: q.deadLettered, oldestQueuedSeconds: q.oldestQueuedSeconds })),

@@ -16,6 +16,9 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { operations } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 import type { Logger } from '../../infra/logger';
 
 export interface OwnedWork {
@@ -31,20 +34,19 @@ export interface OwnedWork {
   readonly periodMs?: number;
 }
 
-export interface LeaseRow {
-  kind: string;
-  unit: string;
-  nodeId: string;
-  fence: number;
-  acquiredAt: Date;
-  expiresAt: Date;
-}
+/** GET /v1/admin/workers, in domain form. */
+export type WorkersView = Camelize<operations['adminWorkers']['responses'][200]['content']['application/json']['data']>;
+/** A live node (the route adds how many channels it holds). */
+export type WorkerNode = Omit<WorkersView['nodes'][number], 'channels'>;
+/** A lease: its holder, fence and times as the route shows them, with its kind and unit (the route splits a channel's unit). */
+export type Lease = Pick<WorkersView['channels'][number], 'nodeId' | 'fence' | 'acquiredAt' | 'expiresAt'> & { kind: string; unit: string };
 
-export interface NodeRow {
-  nodeId: string;
-  startedAt: Date;
-  seenAt: Date;
-}
+const nodeOf = rowMapping<{ node_id: 'text'; started_at: 'timestamp'; last_seen_at: { type: 'timestamp'; from: string } }, WorkerNode>({
+  node_id: 'text',
+  started_at: 'timestamp',
+  last_seen_at: { type: 'timestamp', from: 'seen_at' },
+});
+const leaseOf = rowMapping({ key: 'text', kind: 'text', node_id: 'text', fence: 'bigint', acquired_at: 'timestamp', expires_at: 'timestamp' } as const);
 
 export interface Leases {
   readonly nodeId: string;
@@ -56,7 +58,7 @@ export interface Leases {
   tick(): Promise<void>;
   held(kind: string): string[];
   /** Every live node and every lease, for GET /v1/admin/workers. */
-  snapshot(): Promise<{ nodes: NodeRow[]; leases: LeaseRow[] }>;
+  snapshot(): Promise<{ nodes: WorkerNode[]; leases: Lease[] }>;
 }
 
 interface KindState {
@@ -199,22 +201,15 @@ export function createLeases(deps: { knex: Knex; log: Logger; nodeId: string; tt
     tick,
     held: (kind) => [...(kinds.get(kind)?.held.keys() ?? [])],
     async snapshot() {
-      const nodes = (await knex.raw(`select node_id, started_at, seen_at from worker_nodes where seen_at > now() - (? * interval '1 millisecond') order by node_id`, [ttlMs])) as {
-        rows: { node_id: string; started_at: Date; seen_at: Date }[];
-      };
-      const leases = (await knex.raw(`select key, kind, node_id, fence, acquired_at, expires_at from worker_leases order by kind, key`)) as {
-        rows: { key: string; kind: string; node_id: string; fence: string | number; acquired_at: Date; expires_at: Date }[];
-      };
+      type Rows = { rows: Record<string, unknown>[] };
+      const nodes = (await knex.raw(`select ${nodeOf.select} from worker_nodes where seen_at > now() - (? * interval '1 millisecond') order by node_id`, [ttlMs])) as Rows;
+      const leases = (await knex.raw(`select ${leaseOf.select} from worker_leases order by kind, key`)) as Rows;
       return {
-        nodes: nodes.rows.map((r) => ({ nodeId: r.node_id, startedAt: new Date(r.started_at), seenAt: new Date(r.seen_at) })),
-        leases: leases.rows.map((r) => ({
-          kind: r.kind,
-          unit: r.key.slice(r.kind.length + 1),
-          nodeId: r.node_id,
-          fence: Number(r.fence),
-          acquiredAt: new Date(r.acquired_at),
-          expiresAt: new Date(r.expires_at),
-        })),
+        nodes: nodes.rows.map((r) => nodeOf.map(r)),
+        leases: leases.rows.map((r) => {
+          const { key, ...lease } = leaseOf.map(r);
+          return { ...lease, unit: key.slice(lease.kind.length + 1) };
+        }),
       };
     },
   };
