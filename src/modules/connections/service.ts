@@ -8,10 +8,12 @@
  */
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
+import type { components } from '../../../generated/openapi';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { SecretBox } from '../../auth/secrets';
 import type { ProviderConfig } from '../../config/config';
 import { AppError, messages } from '../../errors';
+import type { Camelize } from '../../http/mapping';
 import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
@@ -34,15 +36,8 @@ export interface PlatformCredentialMode {
   systemConfigured: boolean;
 }
 
-export interface LoginConnection {
-  id: string;
-  provider: string;
-  platformUserId: string;
-  displayName: string | null;
-  reconnectRequired: boolean;
-  isPrimary: boolean;
-  createdAt: string;
-}
+/** A user's login connection as the spec shows it (`me.login_connections`, the connection list); accounts reads it through index.ts. */
+export type LoginConnection = Camelize<components['schemas']['LoginConnection']>;
 
 export interface LoginAssignment {
   id: string;
