@@ -1,106 +1,101 @@
-/** Storage of users, accounts, roles, members and invites (knex). Returns domain rows. */
+/** Storage of users, accounts, roles, members and invites (knex). Returns domain values (types.ts). */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { rowMapping } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
+import type { Account, AccountInvite, AccountMember, AccountRole, ResolvedName, User } from './types';
 
-export interface UserRow {
-  id: string;
-  email: string | null;
-  display_name: string;
-  avatar_url: string | null;
-  created_at: Date;
-}
+/*
+ * Each read names its columns once: the select list and the mapping to the domain value both come
+ * from one table (src/infra/db/rows.ts). What a read carries beyond the spec's shape is said where
+ * its mapping is typed.
+ */
+const userFields = { id: 'uuid', email: { type: 'text', nullable: true }, display_name: 'text', avatar_url: { type: 'text', nullable: true }, created_at: 'timestamp' } as const;
+const userOf = rowMapping<typeof userFields, User>(userFields);
 
-export interface AccountRow {
-  id: string;
-  name: string;
-  owner_id: string;
-  plan: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** An account without the caller's role (the service adds it). */
+export type AccountRecord = Omit<Account, 'role'>;
+const accountFields = {
+  id: { type: 'uuid', from: 'a.id' },
+  name: { type: 'text', from: 'a.name' },
+  owner_id: { type: 'uuid', from: 'a.owner_id' },
+  plan: { type: 'text', nullable: true, from: 'p.slug' },
+  created_at: { type: 'timestamp', from: 'a.created_at' },
+  updated_at: { type: 'timestamp', from: 'a.updated_at' },
+} as const;
+const accountOf = rowMapping<typeof accountFields, AccountRecord>(accountFields);
+const accountWithRoleFields = { ...accountFields, role: { type: 'text', from: 'r.name' } } as const;
+const accountWithRoleOf = rowMapping<typeof accountWithRoleFields, Account>(accountWithRoleFields);
 
-export interface RoleRow {
-  id: string;
-  account_id: string;
-  name: string;
-  position: number;
-  is_system: boolean;
-  permissions: string[];
-  member_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A role with its permissions in stored order (the service shows them in registry order). */
+const roleFields = {
+  id: { type: 'uuid', from: 'r.id' },
+  name: { type: 'text', from: 'r.name' },
+  position: { type: 'integer', from: 'r.position' },
+  is_system: { type: 'boolean', from: 'r.is_system' },
+  permissions: { type: 'json', from: 'r.permissions' },
+  member_count: { type: 'integer', from: '(select count(*)::int from account_members m where m.role_id = r.id)' },
+  created_at: { type: 'timestamp', from: 'r.created_at' },
+  updated_at: { type: 'timestamp', from: 'r.updated_at' },
+} as const;
+const roleOf = rowMapping<typeof roleFields, AccountRole>(roleFields);
 
-export interface MemberRow {
-  user_id: string;
-  display_name: string;
-  email: string | null;
-  avatar_url: string | null;
-  role_id: string;
-  role: string;
-  owner_id: string;
-  joined_at: Date;
-}
+/** A member with the account's owner: the service tells `isOwner` from it. */
+export type MemberRecord = Omit<AccountMember, 'isOwner'> & { ownerId: string };
+const memberFields = {
+  user_id: { type: 'uuid', from: 'm.user_id' },
+  display_name: { type: 'text', from: 'u.display_name' },
+  email: { type: 'text', nullable: true, from: 'u.email' },
+  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  role_id: { type: 'uuid', from: 'm.role_id' },
+  role: { type: 'text', from: 'r.name' },
+  owner_id: { type: 'uuid', from: 'a.owner_id' },
+  joined_at: { type: 'timestamp', from: 'm.joined_at' },
+} as const;
+/** One member row (as `members`, a hot read, keeps it) to its domain value. */
+export const memberOf = rowMapping<typeof memberFields, MemberRecord>(memberFields);
+/** A member row as the driver answers it; `memberOf` maps it. */
+type MemberRow = Record<string, unknown>;
 
-export interface InviteRow {
-  id: string;
-  account_id: string;
-  account_name: string;
-  user_id: string;
-  role_id: string;
-  role: string;
-  invited_by: string | null;
-  created_at: Date;
-}
+const inviteFields = {
+  id: { type: 'uuid', from: 'i.id' },
+  account_id: { type: 'uuid', from: 'i.account_id' },
+  user_id: { type: 'uuid', from: 'i.user_id' },
+  role_id: { type: 'uuid', from: 'i.role_id' },
+  role: { type: 'text', from: 'r.name' },
+  invited_by: { type: 'uuid', nullable: true, from: 'i.invited_by' },
+  created_at: { type: 'timestamp', from: 'i.created_at' },
+} as const;
+const inviteOf = rowMapping<typeof inviteFields, AccountInvite>(inviteFields);
 
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
+const mapped = <T>(mapping: { map(row: Record<string, unknown>): T }) => (row: Record<string, unknown> | undefined): T | undefined => (row ? mapping.map(row) : undefined);
 
 export function createAccountsRepo(knex: Knex) {
-  const accountColumns = (db: Knex | Knex.Transaction) =>
-    db('accounts as a')
-      .leftJoin('plans as p', 'p.id', 'a.plan_id')
-      .select('a.id', 'a.name', 'a.owner_id', 'p.slug as plan', 'a.created_at', 'a.updated_at');
+  const accountColumns = (db: Knex | Knex.Transaction) => db('accounts as a').leftJoin('plans as p', 'p.id', 'a.plan_id');
 
-  const roleColumns = (db: Knex | Knex.Transaction) =>
-    db('account_roles as r').select(
-      'r.id',
-      'r.account_id',
-      'r.name',
-      'r.position',
-      'r.is_system',
-      'r.permissions',
-      'r.created_at',
-      'r.updated_at',
-      db.raw('(select count(*)::int from account_members m where m.role_id = r.id) as member_count'),
-    );
-
-  const toRole = (row: RoleRow): RoleRow => ({ ...row, permissions: jsonArray(row.permissions), member_count: Number(row.member_count) });
+  const roleColumns = (db: Knex | Knex.Transaction) => db('account_roles as r').select(db.raw(roleOf.select));
 
   const memberColumns = (db: Knex | Knex.Transaction) =>
     db('account_members as m')
       .join('users as u', 'u.id', 'm.user_id')
       .join('account_roles as r', 'r.id', 'm.role_id')
       .join('accounts as a', 'a.id', 'm.account_id')
-      .select('m.user_id', 'u.display_name', 'u.email', 'u.avatar_url', 'm.role_id', 'r.name as role', 'a.owner_id', 'm.joined_at');
+      .select(db.raw(memberOf.select));
 
-  const inviteColumns = (db: Knex | Knex.Transaction) =>
-    db('account_invites as i')
-      .join('account_roles as r', 'r.id', 'i.role_id')
-      .join('accounts as a', 'a.id', 'i.account_id')
-      .select('i.id', 'i.account_id', 'a.name as account_name', 'i.user_id', 'i.role_id', 'r.name as role', 'i.invited_by', 'i.created_at');
+  const inviteColumns = (db: Knex | Knex.Transaction) => db('account_invites as i').join('account_roles as r', 'r.id', 'i.role_id').select(db.raw(inviteOf.select));
 
   return {
     knex,
 
     /** accounts.userByEmail */
-    userByEmail(email: string, db: Knex | Knex.Transaction = knex): Promise<UserRow | undefined> {
-      return db('users').where({ email }).first('id', 'email', 'display_name', 'avatar_url', 'created_at');
+    async userByEmail(email: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
+      return mapped(userOf)(await db('users').where({ email }).first(db.raw(userOf.select)));
     },
     /** accounts.userById */
-    userById(id: string, db: Knex | Knex.Transaction = knex): Promise<UserRow | undefined> {
-      return db('users').where({ id }).first('id', 'email', 'display_name', 'avatar_url', 'created_at');
+    async userById(id: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
+      return mapped(userOf)(await db('users').where({ id }).first(db.raw(userOf.select)));
     },
     /** accounts.insertUser */
     async insertUser(db: Knex.Transaction, user: { id: string; email: string | null; display_name: string }): Promise<void> {
@@ -126,17 +121,18 @@ export function createAccountsRepo(knex: Knex) {
       await db('account_members').insert(member);
     },
     /** accounts.accountById */
-    accountById(id: string, db: Knex | Knex.Transaction = knex): Promise<AccountRow | undefined> {
-      return accountColumns(db).where('a.id', id).first();
+    async accountById(id: string, db: Knex | Knex.Transaction = knex): Promise<AccountRecord | undefined> {
+      return mapped(accountOf)(await accountColumns(db).first(db.raw(accountOf.select)).where('a.id', id));
     },
     /** accounts.accountsOfUser: accounts with the user's role, oldest membership first */
-    accountsOfUser(userId: string): Promise<(AccountRow & { role: string })[]> {
-      return accountColumns(knex)
+    async accountsOfUser(userId: string): Promise<Account[]> {
+      const rows = await accountColumns(knex)
         .join('account_members as m', 'm.account_id', 'a.id')
         .join('account_roles as r', 'r.id', 'm.role_id')
         .where('m.user_id', userId)
-        .select('r.name as role')
+        .select(knex.raw(accountWithRoleOf.select))
         .orderBy([{ column: 'm.joined_at' }, { column: 'a.id' }]);
+      return rows.map((row: Record<string, unknown>) => accountWithRoleOf.map(row));
     },
     /** accounts.firstAccountOfUser */
     async firstAccountOfUser(userId: string): Promise<string | null> {
@@ -181,8 +177,8 @@ export function createAccountsRepo(knex: Knex) {
       await db('accounts').where({ id }).delete();
     },
     /** accounts.member */
-    member(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<MemberRow | undefined> {
-      return memberColumns(db).where({ 'm.account_id': accountId, 'm.user_id': userId }).first();
+    async member(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<MemberRecord | undefined> {
+      return mapped(memberOf)(await memberColumns(db).where({ 'm.account_id': accountId, 'm.user_id': userId }).first());
     },
     /** accounts.members (a hot read: src/infra/db/hot-read.ts) */
     members: hotRead(
@@ -241,18 +237,16 @@ export function createAccountsRepo(knex: Knex) {
       (userId, accountId) => `${userId}:${accountId}`,
     ),
     /** accounts.roles */
-    async roles(accountId: string): Promise<RoleRow[]> {
-      return (await roleColumns(knex).where('r.account_id', accountId).orderBy('r.position')).map(toRole);
+    async roles(accountId: string): Promise<AccountRole[]> {
+      return (await roleColumns(knex).where('r.account_id', accountId).orderBy('r.position')).map((row: Record<string, unknown>) => roleOf.map(row));
     },
     /** accounts.role */
-    async role(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<RoleRow | undefined> {
-      const row = await roleColumns(db).where({ 'r.account_id': accountId, 'r.id': id }).first();
-      return row ? toRole(row) : undefined;
+    async role(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<AccountRole | undefined> {
+      return mapped(roleOf)(await roleColumns(db).where({ 'r.account_id': accountId, 'r.id': id }).first());
     },
     /** accounts.roleByName */
-    async roleByName(accountId: string, name: string, db: Knex | Knex.Transaction = knex): Promise<RoleRow | undefined> {
-      const row = await roleColumns(db).where({ 'r.account_id': accountId }).whereRaw('lower(r.name) = lower(?)', [name]).first();
-      return row ? toRole(row) : undefined;
+    async roleByName(accountId: string, name: string, db: Knex | Knex.Transaction = knex): Promise<AccountRole | undefined> {
+      return mapped(roleOf)(await roleColumns(db).where({ 'r.account_id': accountId }).whereRaw('lower(r.name) = lower(?)', [name]).first());
     },
     /** accounts.nextRolePosition */
     async nextRolePosition(db: Knex.Transaction, accountId: string): Promise<number> {
@@ -274,16 +268,17 @@ export function createAccountsRepo(knex: Knex) {
       await db('account_roles').where({ id }).delete();
     },
     /** accounts.invites */
-    invites(accountId: string): Promise<InviteRow[]> {
-      return inviteColumns(knex).where('i.account_id', accountId).orderBy([{ column: 'i.created_at', order: 'desc' }, { column: 'i.id' }]);
+    async invites(accountId: string): Promise<AccountInvite[]> {
+      const rows = await inviteColumns(knex).where('i.account_id', accountId).orderBy([{ column: 'i.created_at', order: 'desc' }, { column: 'i.id' }]);
+      return rows.map((row: Record<string, unknown>) => inviteOf.map(row));
     },
     /** accounts.invite */
-    invite(id: string, db: Knex | Knex.Transaction = knex): Promise<InviteRow | undefined> {
-      return inviteColumns(db).where('i.id', id).first();
+    async invite(id: string, db: Knex | Knex.Transaction = knex): Promise<AccountInvite | undefined> {
+      return mapped(inviteOf)(await inviteColumns(db).where('i.id', id).first());
     },
     /** accounts.inviteFor */
-    inviteFor(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<InviteRow | undefined> {
-      return inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first();
+    async inviteFor(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<AccountInvite | undefined> {
+      return mapped(inviteOf)(await inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first());
     },
     /** accounts.insertInvite */
     async insertInvite(db: Knex.Transaction, invite: { id: string; account_id: string; user_id: string; role_id: string; invited_by: string | null }): Promise<void> {
@@ -293,8 +288,8 @@ export function createAccountsRepo(knex: Knex) {
     async deleteInvite(db: Knex | Knex.Transaction, id: string): Promise<number> {
       return db('account_invites').where({ id }).delete();
     },
-    /** accounts.names: display names of users, accounts and roles by id (audit resolved_names) */
-    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<{ id: string; kind: 'user' | 'account' | 'role'; display_name: string }[]> {
+    /** accounts.names: display names of users, accounts and roles by id (audit resolved_names; chat and realtime read `display_name`) */
+    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<{ id: string; kind: ResolvedName['kind']; display_name: string }[]> {
       const [users, accounts, roles] = await Promise.all([
         ids.users.length ? knex('users').whereIn('id', ids.users).select('id', 'display_name') : [],
         ids.accounts.length ? knex('accounts').whereIn('id', ids.accounts).select('id', 'name') : [],

@@ -11,123 +11,20 @@ import { checkGrantable } from '../../auth/grants';
 import { defaultAccountRoles, sortByRegistry } from '../../auth/registry';
 import type { PrincipalSource } from '../../auth/verifiers';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
-import type { FeatureStatus } from '../features';
+import type { LoginConnection } from '../connections';
 import { accountMessages } from './errors';
-import type { AccountRow, AccountsRepo, InviteRow, MemberRow, RoleRow, UserRow } from './repo';
+import { memberOf, type AccountRecord, type AccountsRepo, type MemberRecord } from './repo';
+import type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 
+export type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 
-export interface User {
-  id: string;
-  email: string | null;
-  displayName: string;
-  avatarUrl: string | null;
-  createdAt: string;
-}
-
-export interface Me extends User {
-  activeAccountId: string | null;
-  ownedAccountCount: number;
-  maxAccounts: number;
-  isDeveloper: boolean;
-  extensionDevMode: boolean;
-  featureStatuses: FeatureStatus[];
-  loginConnections: LoginConnectionView[];
-}
-
-/** A login connection as `me` shows it; the connections module supplies them (`provideLoginConnections`). */
-export interface LoginConnectionView {
-  id: string;
-  provider: string;
-  platformUserId: string;
-  displayName: string | null;
-  reconnectRequired: boolean;
-  isPrimary: boolean;
-  createdAt: string;
-}
-
-export interface Account {
-  id: string;
-  name: string;
-  ownerId: string;
-  plan: string | null;
-  role: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AccountMember {
-  userId: string;
-  displayName: string;
-  email: string | null;
-  avatarUrl: string | null;
-  roleId: string;
-  role: string;
-  isOwner: boolean;
-  joinedAt: string;
-}
-
-export interface AccountInvite {
-  id: string;
-  accountId: string;
-  userId: string;
-  roleId: string;
-  role: string;
-  invitedBy: string | null;
-  createdAt: string;
-}
-
-export interface AccountRole {
-  id: string;
-  name: string;
-  position: number;
-  isSystem: boolean;
-  permissions: string[];
-  memberCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-const toUser = (u: UserRow): User => ({ id: u.id, email: u.email, displayName: u.display_name, avatarUrl: u.avatar_url, createdAt: isoTime(u.created_at) });
-const toAccount = (a: AccountRow, role: string | null): Account => ({
-  id: a.id,
-  name: a.name,
-  ownerId: a.owner_id,
-  plan: a.plan,
-  role,
-  createdAt: isoTime(a.created_at),
-  updatedAt: isoTime(a.updated_at),
-});
-const toMember = (m: MemberRow): AccountMember => ({
-  userId: m.user_id,
-  displayName: m.display_name,
-  email: m.email,
-  avatarUrl: m.avatar_url,
-  roleId: m.role_id,
-  role: m.role,
-  isOwner: m.owner_id === m.user_id,
-  joinedAt: isoTime(m.joined_at),
-});
-const toInvite = (i: InviteRow): AccountInvite => ({
-  id: i.id,
-  accountId: i.account_id,
-  userId: i.user_id,
-  roleId: i.role_id,
-  role: i.role,
-  invitedBy: i.invited_by,
-  createdAt: isoTime(i.created_at),
-});
-const toRole = (r: RoleRow): AccountRole => ({
-  id: r.id,
-  name: r.name,
-  position: r.position,
-  isSystem: r.is_system,
-  permissions: sortByRegistry(r.permissions),
-  memberCount: r.member_count,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
+/** An account as its caller sees it: the stored account with the caller's role there. */
+const withRole = (account: AccountRecord, role: string | null): Account => ({ ...account, role });
+/** `isOwner` from the account's owner, which the member row carries. */
+const toMember = ({ ownerId, ...member }: MemberRecord): AccountMember => ({ ...member, isOwner: ownerId === member.userId });
+/** Permissions in registry order, as Part 1 shows them. */
+const shown = (role: AccountRole): AccountRole => ({ ...role, permissions: sortByRegistry(role.permissions) });
 
 const OWNER_ROLE = defaultAccountRoles[0]!.name;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -174,7 +71,7 @@ export function derivedAccountName(owner: string): string {
 export function createAccountsService(deps: AccountsDeps) {
   const { repo, knex, audit, notifications, features } = deps;
   const memberLeavingHooks: MemberLeavingHook[] = [];
-  let loginConnectionsOf: (userId: string) => Promise<LoginConnectionView[]> = async () => [];
+  let loginConnectionsOf: (userId: string) => Promise<LoginConnection[]> = async () => [];
   let hasDeveloperProfile: (userId: string) => Promise<boolean> = async () => false;
 
   async function createAccountRows(trx: Knex.Transaction, ownerId: string, name: string): Promise<string> {
@@ -202,11 +99,11 @@ export function createAccountsService(deps: AccountsDeps) {
       const accountId = await createAccountRows(trx, id, derivedAccountName(shown));
       await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
       const user = (await repo.userById(id, trx))!;
-      return { user: toUser(user), accountId, created: true as const };
+      return { user, accountId, created: true as const };
     });
   }
 
-  async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<RoleRow> {
+  async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<AccountRole> {
     const role = UUID.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
     if (!role) throw AppError.notFound(accountMessages.roleNotFound);
     return role;
@@ -222,7 +119,7 @@ export function createAccountsService(deps: AccountsDeps) {
     principal: (userId, accountId) => repo.principal(userId, accountId),
     memberPermissions: (userId, accountId) => repo.memberPermissions(userId, accountId),
     async accountOwner(accountId) {
-      return (await repo.accountById(accountId))?.owner_id ?? null;
+      return (await repo.accountById(accountId))?.ownerId ?? null;
     },
   };
 
@@ -244,21 +141,21 @@ export function createAccountsService(deps: AccountsDeps) {
     async findOrCreateUser(email: string, displayName: string): Promise<{ user: User; accountId: string | null; created: boolean }> {
       const normalised = email.trim().toLowerCase();
       const existing = await repo.userByEmail(normalised);
-      if (existing) return { user: toUser(existing), accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      if (existing) return { user: existing, accountId: await repo.firstAccountOfUser(existing.id), created: false };
       try {
         return await createUserRows(normalised, displayName);
       } catch (error) {
         // Two first logins with one e-mail at once: the loser reads the winner's row.
         if (!isUniqueViolation(error)) throw error;
         const user = (await repo.userByEmail(normalised))!;
-        return { user: toUser(user), accountId: await repo.firstAccountOfUser(user.id), created: false };
+        return { user, accountId: await repo.firstAccountOfUser(user.id), created: false };
       }
     },
 
     /** A user who signed in before (issue 29: provider sign-in), with the account a new session starts in; null when gone. */
     async signInUser(userId: string): Promise<{ user: User; accountId: string | null } | null> {
       const row = await repo.userById(userId);
-      return row ? { user: toUser(row), accountId: await repo.firstAccountOfUser(userId) } : null;
+      return row ? { user: row, accountId: await repo.firstAccountOfUser(userId) } : null;
     },
 
     /**
@@ -289,7 +186,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const [loginConnections, developerProfile] = await Promise.all([loginConnectionsOf(userId), hasDeveloperProfile(userId)]);
       if (!user || !settings) throw AppError.unauthorized();
       return {
-        ...toUser(user),
+        ...user,
         // The verifier clears the account of a token whose user is no longer a member there.
         activeAccountId: ctx.accountId,
         ownedAccountCount: owned,
@@ -318,7 +215,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async myAccounts(ctx: AuthContext): Promise<Account[]> {
-      return (await repo.accountsOfUser(requireUserId(ctx))).map((a) => toAccount(a, a.role));
+      return repo.accountsOfUser(requireUserId(ctx));
     },
 
     async createAccount(ctx: AuthContext, input: { name: string }): Promise<Account> {
@@ -334,7 +231,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await audit.record({ scope: 'user', type: 'user:account_created', userId, actorId: userId, metadata: { account_id: id } }, trx);
         return id;
       });
-      return toAccount((await repo.accountById(accountId))!, OWNER_ROLE);
+      return withRole((await repo.accountById(accountId))!, OWNER_ROLE);
     },
 
     async account(ctx: AuthContext): Promise<Account> {
@@ -342,7 +239,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
       const member = ctx.userId ? await repo.member(accountId, ctx.userId) : undefined;
-      return toAccount(account, member?.role ?? null);
+      return withRole(account, member?.role ?? null);
     },
 
     async dissolveAccount(ctx: AuthContext): Promise<void> {
@@ -350,7 +247,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const userId = requireUserId(ctx);
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
-      if (account.owner_id !== userId) throw AppError.forbidden(accountMessages.ownerOnlyDissolve);
+      if (account.ownerId !== userId) throw AppError.forbidden(accountMessages.ownerOnlyDissolve);
       await knex.transaction(async (trx) => {
         await repo.deleteAccount(trx, accountId);
         await audit.record({ scope: 'user', type: 'user:account_dissolved', userId, actorId: userId, metadata: { account_id: accountId, account_name: account.name } }, trx);
@@ -362,7 +259,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const userId = requireUserId(ctx);
       const account = await repo.accountById(accountId);
       if (!account) throw AppError.notFound(accountMessages.accountNotFound);
-      if (account.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotLeave);
+      if (account.ownerId === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotLeave);
       await knex.transaction(async (trx) => {
         await dropMember(trx, accountId, userId);
         await audit.record({ scope: 'account', type: 'account:member_left', accountId, userId, actorId: userId }, trx);
@@ -370,7 +267,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async members(ctx: AuthContext): Promise<AccountMember[]> {
-      return (await repo.members(requireAccountId(ctx))).map(toMember);
+      return (await repo.members(requireAccountId(ctx))).map((row) => toMember(memberOf.map(row)));
     },
 
     async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {
@@ -379,12 +276,12 @@ export function createAccountsService(deps: AccountsDeps) {
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
       const role = await repo.role(accountId, roleId);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
-      if (member.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerRoleFixed);
-      if (role.name === OWNER_ROLE && role.is_system) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
+      if (member.ownerId === userId) throw new AppError('CONFLICT', accountMessages.ownerRoleFixed);
+      if (role.name === OWNER_ROLE && role.isSystem) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
       await knex.transaction(async (trx) => {
         await repo.updateMemberRole(trx, accountId, userId, roleId);
         await audit.record(
-          { scope: 'account', type: 'account:member_role_changed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, role_id: roleId, previous_role_id: member.role_id } },
+          { scope: 'account', type: 'account:member_role_changed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId, role_id: roleId, previous_role_id: member.roleId } },
           trx,
         );
       });
@@ -395,7 +292,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const accountId = requireAccountId(ctx);
       const member = await repo.member(accountId, userId);
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
-      if (member.owner_id === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
+      if (member.ownerId === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
       await knex.transaction(async (trx) => {
         await dropMember(trx, accountId, userId);
         await audit.record({ scope: 'account', type: 'account:member_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId } }, trx);
@@ -403,7 +300,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async invites(ctx: AuthContext): Promise<AccountInvite[]> {
-      return (await repo.invites(requireAccountId(ctx))).map(toInvite);
+      return repo.invites(requireAccountId(ctx));
     },
 
     async createInvite(ctx: AuthContext, input: { userId: string; role: string }): Promise<AccountInvite> {
@@ -411,7 +308,7 @@ export function createAccountsService(deps: AccountsDeps) {
       const user = await repo.userById(input.userId);
       if (!user) throw AppError.notFound(accountMessages.userNotFound);
       const role = await roleByNameOrId(accountId, input.role.trim());
-      if (role.is_system && role.name === OWNER_ROLE) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
+      if (role.isSystem && role.name === OWNER_ROLE) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
       if (await repo.member(accountId, input.userId)) throw new AppError('CONFLICT', accountMessages.alreadyMember);
       const account = (await repo.accountById(accountId))!;
       const id = randomUUID();
@@ -431,41 +328,41 @@ export function createAccountsService(deps: AccountsDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.alreadyInvited);
         throw error;
       }
-      return toInvite((await repo.invite(id))!);
+      return (await repo.invite(id))!;
     },
 
     async cancelInvite(ctx: AuthContext, id: string): Promise<void> {
       const accountId = requireAccountId(ctx);
       const invite = await repo.invite(id);
-      if (!invite || invite.account_id !== accountId) throw AppError.notFound(accountMessages.inviteNotFound);
+      if (!invite || invite.accountId !== accountId) throw AppError.notFound(accountMessages.inviteNotFound);
       await knex.transaction(async (trx) => {
         await repo.deleteInvite(trx, id);
-        await notifications.withdraw(invite.user_id, 'invite', 'inviteId', id, trx);
-        await audit.record({ scope: 'account', type: 'account:invite_cancelled', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: invite.user_id } }, trx);
+        await notifications.withdraw(invite.userId, 'invite', 'inviteId', id, trx);
+        await audit.record({ scope: 'account', type: 'account:invite_cancelled', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: invite.userId } }, trx);
       });
     },
 
     /** `accept_invite`: the invited user joins with the invite's role; the invite is used up. */
     async acceptInvite(trx: Knex.Transaction, userId: string, inviteId: string): Promise<void> {
       const invite = await repo.invite(inviteId, trx);
-      if (!invite || invite.user_id !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
+      if (!invite || invite.userId !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
       await repo.deleteInvite(trx, inviteId);
-      if (!(await repo.member(invite.account_id, userId, trx))) {
-        await repo.insertMember(trx, { account_id: invite.account_id, user_id: userId, role_id: invite.role_id });
+      if (!(await repo.member(invite.accountId, userId, trx))) {
+        await repo.insertMember(trx, { account_id: invite.accountId, user_id: userId, role_id: invite.roleId });
       }
-      await audit.record({ scope: 'account', type: 'account:member_joined', accountId: invite.account_id, userId, actorId: userId, metadata: { invite_id: inviteId, role_id: invite.role_id } }, trx);
+      await audit.record({ scope: 'account', type: 'account:member_joined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: inviteId, role_id: invite.roleId } }, trx);
     },
 
     /** `decline_invite`: the invite row is deleted. */
     async declineInvite(trx: Knex.Transaction, userId: string, inviteId: string): Promise<void> {
       const invite = await repo.invite(inviteId, trx);
-      if (!invite || invite.user_id !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
+      if (!invite || invite.userId !== userId) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
       await repo.deleteInvite(trx, inviteId);
-      await audit.record({ scope: 'account', type: 'account:invite_declined', accountId: invite.account_id, userId, actorId: userId, metadata: { invite_id: inviteId } }, trx);
+      await audit.record({ scope: 'account', type: 'account:invite_declined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: inviteId } }, trx);
     },
 
     async roles(ctx: AuthContext): Promise<AccountRole[]> {
-      return (await repo.roles(requireAccountId(ctx))).map(toRole);
+      return (await repo.roles(requireAccountId(ctx))).map(shown);
     },
 
     async createRole(ctx: AuthContext, input: { name: string; permissions: readonly string[] }): Promise<AccountRole> {
@@ -484,14 +381,14 @@ export function createAccountsService(deps: AccountsDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.roleNameInUse);
         throw error;
       }
-      return toRole((await repo.role(accountId, id))!);
+      return shown((await repo.role(accountId, id))!);
     },
 
     async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; permissions?: readonly string[] | null }): Promise<AccountRole> {
       const accountId = requireAccountId(ctx);
       const role = await repo.role(accountId, id);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
-      if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleImmutable);
+      if (role.isSystem) throw new AppError('CONFLICT', accountMessages.ownerRoleImmutable);
       const name = input.name?.trim();
       if (input.name !== undefined && input.name !== null && !name) throw AppError.validation('name must not be blank');
       const permissions = input.permissions ? checkGrantable(ctx, input.permissions) : undefined;
@@ -510,15 +407,15 @@ export function createAccountsService(deps: AccountsDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', accountMessages.roleNameInUse);
         throw error;
       }
-      return toRole((await repo.role(accountId, id))!);
+      return shown((await repo.role(accountId, id))!);
     },
 
     async deleteRole(ctx: AuthContext, id: string): Promise<void> {
       const accountId = requireAccountId(ctx);
       const role = await repo.role(accountId, id);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
-      if (role.is_system) throw new AppError('CONFLICT', accountMessages.ownerRoleUndeletable);
-      if (role.member_count > 0) throw new AppError('CONFLICT', accountMessages.roleInUse(role.member_count));
+      if (role.isSystem) throw new AppError('CONFLICT', accountMessages.ownerRoleUndeletable);
+      if (role.memberCount > 0) throw new AppError('CONFLICT', accountMessages.roleInUse(role.memberCount));
       await knex.transaction(async (trx) => {
         await repo.deleteRole(trx, id);
         await audit.record({ scope: 'account', type: 'account:role_deleted', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { role_name: role.name } }, trx);
@@ -528,7 +425,7 @@ export function createAccountsService(deps: AccountsDeps) {
     /** Display names for audit rows. */
     names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
     /** The connections module supplies the user's login connections for `me`. */
-    provideLoginConnections(source: (userId: string) => Promise<LoginConnectionView[]>): void {
+    provideLoginConnections(source: (userId: string) => Promise<LoginConnection[]>): void {
       loginConnectionsOf = source;
     },
     /** The developer module answers whether a user has a developer profile (`me.isDeveloper`). */

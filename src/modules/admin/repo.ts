@@ -3,52 +3,45 @@
  * accounts module's first migration (the `super-admin` role); this module owns every change to them.
  */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import { rowMapping } from '../../infra/db/rows';
+import type { AdminRole, AdminRoleMember } from './types';
 
-export interface AdminRoleRow {
-  id: string;
-  name: string;
-  description: string | null;
-  is_system: boolean;
-  permissions: string[];
-  member_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A role with its permissions in stored order (the service shows them sorted). */
+const roleColumns = {
+  id: { type: 'uuid', from: 'r.id' },
+  name: { type: 'text', from: 'r.name' },
+  description: { type: 'text', nullable: true, from: 'r.description' },
+  is_system: { type: 'boolean', from: 'r.is_system' },
+  permissions: { type: 'json', from: 'r.permissions' },
+  member_count: { type: 'integer', from: '(select count(*)::int from admin_role_assignments a where a.role_id = r.id)' },
+  created_at: { type: 'timestamp', from: 'r.created_at' },
+  updated_at: { type: 'timestamp', from: 'r.updated_at' },
+} as const;
+const roleOf = rowMapping<typeof roleColumns, AdminRole>(roleColumns);
 
-export interface AdminRoleMemberRow {
-  user_id: string;
-  display_name: string;
-  email: string | null;
-  avatar_url: string | null;
-  assigned_at: Date;
-}
+const memberColumns = {
+  user_id: { type: 'uuid', from: 'a.user_id' },
+  display_name: { type: 'text', from: 'u.display_name' },
+  email: { type: 'text', nullable: true, from: 'u.email' },
+  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
+  assigned_at: { type: 'timestamp', from: 'a.assigned_at' },
+} as const;
+const memberOf = rowMapping<typeof memberColumns, AdminRoleMember>(memberColumns);
 
 type Db = Knex | Knex.Transaction;
 
 export function createAdminRepo(knex: Knex) {
-  const columns = (db: Db) =>
-    db('admin_roles as r').select(
-      'r.id',
-      'r.name',
-      'r.description',
-      'r.is_system',
-      'r.permissions',
-      'r.created_at',
-      'r.updated_at',
-      db.raw('(select count(*)::int from admin_role_assignments a where a.role_id = r.id) as member_count'),
-    );
-  const toRow = (row: AdminRoleRow): AdminRoleRow => ({ ...row, permissions: fromJson<string[]>(row.permissions, []), member_count: Number(row.member_count) });
+  const columns = (db: Db) => db('admin_roles as r').select(db.raw(roleOf.select));
 
   return {
     /** admin.roles */
-    async roles(): Promise<AdminRoleRow[]> {
-      return (await columns(knex).orderBy([{ column: 'r.name' }, { column: 'r.id' }])).map(toRow);
+    async roles(): Promise<AdminRole[]> {
+      return (await columns(knex).orderBy([{ column: 'r.name' }, { column: 'r.id' }])).map((row: Record<string, unknown>) => roleOf.map(row));
     },
     /** admin.role */
-    async role(id: string, db: Db = knex): Promise<AdminRoleRow | undefined> {
+    async role(id: string, db: Db = knex): Promise<AdminRole | undefined> {
       const row = await columns(db).where('r.id', id).first();
-      return row ? toRow(row) : undefined;
+      return row ? roleOf.map(row) : undefined;
     },
     /** admin.roleByName (case-insensitive) */
     async roleByName(name: string, db: Db = knex): Promise<{ id: string } | undefined> {
@@ -74,12 +67,13 @@ export function createAdminRepo(knex: Knex) {
       await db('admin_roles').where({ id }).delete();
     },
     /** admin.members: oldest assignment first */
-    members(roleId: string): Promise<AdminRoleMemberRow[]> {
-      return knex('admin_role_assignments as a')
+    async members(roleId: string): Promise<AdminRoleMember[]> {
+      const rows = await knex('admin_role_assignments as a')
         .join('users as u', 'u.id', 'a.user_id')
         .where('a.role_id', roleId)
-        .select('a.user_id', 'u.display_name', 'u.email', 'u.avatar_url', 'a.assigned_at')
+        .select(knex.raw(memberOf.select))
         .orderBy([{ column: 'a.assigned_at' }, { column: 'a.user_id' }]);
+      return rows.map((row: Record<string, unknown>) => memberOf.map(row));
     },
     /** admin.userExists */
     async userExists(userId: string, db: Db = knex): Promise<boolean> {

@@ -13,34 +13,12 @@ import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/context';
 import { adminPermissionCatalogue, isAdminPermission } from '../../auth/registry';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { adminMessages } from './errors';
-import type { AdminRepo, AdminRoleMemberRow, AdminRoleRow } from './repo';
+import type { AdminRepo } from './repo';
+import type { AdminPermissionInfo, AdminRole, AdminRoleMember } from './types';
 
-export interface AdminRole {
-  id: string;
-  name: string;
-  description: string | null;
-  isSystem: boolean;
-  permissions: string[];
-  memberCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AdminRoleMember {
-  userId: string;
-  displayName: string;
-  email: string | null;
-  avatarUrl: string | null;
-  assignedAt: string;
-}
-
-export interface AdminPermissionInfo {
-  permission: string;
-  category: string;
-}
+export type { AdminPermissionInfo, AdminRole, AdminRoleMember } from './types';
 
 const ADMIN_ACCESS = 'admin:access';
 /** Held by system keys only; never part of a role. */
@@ -55,24 +33,8 @@ export const sortedPermissions = (list: readonly string[]): string[] => [...new 
 /** A permission an admin role may hold. */
 export const isAssignableAdminPermission = (p: string): boolean => isAdminPermission(p) && !SYSTEM_KEY_ONLY.has(p);
 
-const toRole = (r: AdminRoleRow): AdminRole => ({
-  id: r.id,
-  name: r.name,
-  description: r.description,
-  isSystem: r.is_system,
-  permissions: sortedPermissions(r.permissions),
-  memberCount: r.member_count,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
-
-const toMember = (m: AdminRoleMemberRow): AdminRoleMember => ({
-  userId: m.user_id,
-  displayName: m.display_name,
-  email: m.email,
-  avatarUrl: m.avatar_url,
-  assignedAt: isoTime(m.assigned_at),
-});
+/** Permissions as Part 1 shows them: sorted. */
+const shown = (role: AdminRole): AdminRole => ({ ...role, permissions: sortedPermissions(role.permissions) });
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string })?.code === '23505';
 
@@ -85,7 +47,7 @@ export interface AdminRolesDeps {
 export function createAdminRolesService(deps: AdminRolesDeps) {
   const { repo, knex, audit } = deps;
 
-  async function roleOrThrow(id: string): Promise<AdminRoleRow> {
+  async function roleOrThrow(id: string): Promise<AdminRole> {
     const role = await repo.role(id);
     if (!role) throw AppError.notFound(adminMessages.roleNotFound);
     return role;
@@ -107,16 +69,16 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
 
   return {
     async roles(): Promise<AdminRole[]> {
-      return (await repo.roles()).map(toRole);
+      return (await repo.roles()).map(shown);
     },
 
     async role(id: string): Promise<AdminRole> {
-      return toRole(await roleOrThrow(id));
+      return shown(await roleOrThrow(id));
     },
 
     async members(roleId: string): Promise<AdminRoleMember[]> {
       await roleOrThrow(roleId);
-      return (await repo.members(roleId)).map(toMember);
+      return repo.members(roleId);
     },
 
     permissions(): AdminPermissionInfo[] {
@@ -139,14 +101,14 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', adminMessages.roleNameInUse);
         throw error;
       }
-      return toRole((await repo.role(id))!);
+      return shown((await repo.role(id))!);
     },
 
     async updateRole(ctx: AuthContext, id: string, input: { name?: string | null; description?: string | null; permissions?: readonly string[] | null }): Promise<AdminRole> {
       const role = await roleOrThrow(id);
       const name = input.name === undefined || input.name === null ? undefined : trimmedName(input.name);
       // A system role is what bootstrap and every operator rely on: its name and its way back in stay.
-      if (role.is_system && name !== undefined && name !== role.name) throw new AppError('CONFLICT', adminMessages.systemRoleRename);
+      if (role.isSystem && name !== undefined && name !== role.name) throw new AppError('CONFLICT', adminMessages.systemRoleRename);
       let permissions: string[] | undefined;
       if (input.permissions) {
         const current = new Set(role.permissions);
@@ -155,7 +117,7 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
         const invalid = input.permissions.find((p) => !isAssignableAdminPermission(p) && !current.has(p));
         if (invalid !== undefined) throw AppError.validation(adminMessages.invalidPermission(invalid));
         const wanted = withAccess([...legacy, ...input.permissions.filter(isAssignableAdminPermission)]);
-        const lost = role.is_system ? SYSTEM_ROLE_KEEPS.find((p) => !wanted.includes(p)) : undefined;
+        const lost = role.isSystem ? SYSTEM_ROLE_KEEPS.find((p) => !wanted.includes(p)) : undefined;
         if (lost !== undefined) throw new AppError('CONFLICT', adminMessages.systemRoleKeeps(lost));
         permissions = wanted;
       }
@@ -178,15 +140,15 @@ export function createAdminRolesService(deps: AdminRolesDeps) {
         if (isUniqueViolation(error)) throw new AppError('CONFLICT', adminMessages.roleNameInUse);
         throw error;
       }
-      return toRole((await repo.role(id))!);
+      return shown((await repo.role(id))!);
     },
 
     async deleteRole(ctx: AuthContext, id: string): Promise<void> {
       const role = await roleOrThrow(id);
-      if (role.is_system) throw new AppError('CONFLICT', adminMessages.systemRoleUndeletable);
+      if (role.isSystem) throw new AppError('CONFLICT', adminMessages.systemRoleUndeletable);
       await knex.transaction(async (trx) => {
         await repo.deleteRole(trx, id);
-        await record(ctx, 'system:admin_role_deleted', { role_id: id, name: role.name, member_count: role.member_count }, trx);
+        await record(ctx, 'system:admin_role_deleted', { role_id: id, name: role.name, member_count: role.memberCount }, trx);
       });
     },
 

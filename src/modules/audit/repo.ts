@@ -1,10 +1,24 @@
 /** Audit log storage (knex): append and filtered, paginated reads, newest first. */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import { rowMapping } from '../../infra/db/rows';
+import type { AuditRecord, AuditScope } from './types';
 
-export type AuditScope = 'user' | 'account' | 'system';
+const auditColumns = {
+  id: 'uuid',
+  scope: 'text',
+  type: 'text',
+  user_id: { type: 'uuid', nullable: true },
+  account_id: { type: 'uuid', nullable: true },
+  actor_id: { type: 'uuid', nullable: true },
+  ip_address: { type: 'text', nullable: true },
+  user_agent: { type: 'text', nullable: true },
+  metadata: 'json',
+  created_at: 'timestamp',
+} as const;
+const auditOf = rowMapping<typeof auditColumns, AuditRecord>(auditColumns);
 
-export interface AuditRow {
+/** A row to append, as stored (the service names its columns). */
+export interface AuditInsert {
   id: string;
   scope: AuditScope;
   type: string;
@@ -14,7 +28,6 @@ export interface AuditRow {
   ip_address: string | null;
   user_agent: string | null;
   metadata: Record<string, unknown>;
-  created_at: Date;
 }
 
 export interface AuditQuery {
@@ -42,17 +55,17 @@ export function createAuditRepo(knex: Knex) {
   };
   return {
     /** audit.insert */
-    async insert(row: Omit<AuditRow, 'created_at'>, db: Knex | Knex.Transaction = knex): Promise<void> {
+    async insert(row: AuditInsert, db: Knex | Knex.Transaction = knex): Promise<void> {
       await db('audit_log').insert({ ...row, metadata: JSON.stringify(row.metadata) });
     },
     /** audit.page */
-    async page(q: AuditQuery): Promise<{ rows: AuditRow[]; total: number }> {
+    async page(q: AuditQuery): Promise<{ rows: AuditRecord[]; total: number }> {
       const [rows, count] = await Promise.all([
-        filtered(q).select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(q.limit).offset(q.offset),
+        filtered(q).select(knex.raw(auditOf.select)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(q.limit).offset(q.offset),
         filtered(q).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
       return {
-        rows: rows.map((r: AuditRow) => ({ ...r, metadata: fromJson<Record<string, unknown>>(r.metadata, {}) })),
+        rows: rows.map((row: Record<string, unknown>) => auditOf.map(row)),
         total: Number(count?.count ?? 0),
       };
     },

@@ -8,10 +8,12 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { auditMessages } from './errors';
-import type { AuditRepo, AuditRow, AuditScope } from './repo';
+import type { AuditRepo } from './repo';
+import type { AuditItem, AuditRecord, AuditScope, ResolvedName } from './types';
+
+export type { AuditItem, AuditScope, ResolvedName } from './types';
 
 export interface AuditEntry {
   scope: AuditScope;
@@ -22,26 +24,6 @@ export interface AuditEntry {
   ipAddress?: string | null;
   userAgent?: string | null;
   metadata?: Record<string, unknown>;
-}
-
-export interface ResolvedName {
-  id: string;
-  kind: 'user' | 'account' | 'role';
-  displayName: string;
-}
-
-export interface AuditItem {
-  id: string;
-  scope: AuditScope;
-  type: string;
-  userId: string | null;
-  accountId: string | null;
-  actorId: string | null;
-  ipAddress: string | null;
-  userAgent: string | null;
-  metadata: Record<string, unknown>;
-  createdAt: string;
-  resolvedNames: ResolvedName[];
 }
 
 export type AuditPage = Page<AuditItem>;
@@ -60,7 +42,7 @@ export interface AdminAuditFilter extends AuditFilter {
 }
 
 /** Looks up display names; provided by the accounts module. */
-export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: string[] }) => Promise<{ id: string; kind: 'user' | 'account' | 'role'; display_name: string }[]>;
+export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: string[] }) => Promise<{ id: string; kind: ResolvedName['kind']; display_name: string }[]>;
 
 /** Event types a trusted service may ingest (Part 2, "Audit log"). */
 export const INGESTIBLE_TYPES = ['user:login', 'user:login_failed', 'user:mfa_enabled', 'user:mfa_disabled', 'user:oauth_granted'] as const;
@@ -75,9 +57,9 @@ function parseTime(value: string | null | undefined): Date | undefined {
 }
 
 /** Ids a row references, by kind: its own columns, plus metadata keys named *user_id, *account_id, *role_id. */
-function referencedIds(row: AuditRow): { users: string[]; accounts: string[]; roles: string[] } {
-  const users = [row.user_id, row.actor_id];
-  const accounts = [row.account_id];
+function referencedIds(row: AuditRecord): { users: string[]; accounts: string[]; roles: string[] } {
+  const users = [row.userId, row.actorId];
+  const accounts = [row.accountId];
   const roles: (string | null)[] = [];
   for (const [key, value] of Object.entries(row.metadata ?? {})) {
     if (typeof value !== 'string' || !UUID.test(value)) continue;
@@ -118,20 +100,8 @@ export function createAuditService(deps: { repo: AuditRepo; names: NameResolver 
         ...r.roles.map((id) => byKey.get(`role:${id}`)),
       ]
         .filter((n) => n !== undefined)
-        .map((n) => ({ id: n.id, kind: n.kind, displayName: n.display_name }));
-      return {
-        id: row.id,
-        scope: row.scope,
-        type: row.type,
-        userId: row.user_id,
-        accountId: row.account_id,
-        actorId: row.actor_id,
-        ipAddress: row.ip_address,
-        userAgent: row.user_agent,
-        metadata: row.metadata ?? {},
-        createdAt: isoTime(row.created_at),
-        resolvedNames,
-      };
+        .map((n): ResolvedName => ({ id: n.id, kind: n.kind, displayName: n.display_name }));
+      return { ...row, resolvedNames };
     });
     return pageOf(items, total, request);
   }

@@ -11,7 +11,7 @@ import { createConnectionsRepo } from './repo';
 import { createConnectionsRest } from './rest';
 import { createConnectionsService, type ConnectionsService } from './service';
 
-export type { GrantOf } from './service';
+export type { GrantOf, LoginConnection } from './service';
 
 declare module '../contract' {
   interface ModuleApis {

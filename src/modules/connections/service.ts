@@ -8,25 +8,20 @@
  */
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
+import type { components } from '../../../generated/openapi';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { SecretBox } from '../../auth/secrets';
 import type { ProviderConfig } from '../../config/config';
 import { AppError, messages } from '../../errors';
+import type { Camelize } from '../../http/mapping';
 import type { ModuleApis } from '../contract';
 import { connectionMessages } from './errors';
 import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, loginSendPlatforms, platformTypes, type ChannelPlatform, type ConnectionType, type CredentialKind, type Platform } from './platforms';
 import type { AccountConnection, ConnectionsRepo, GrantRef, LoginConnectionRecord } from './repo';
 import type { ConnectionStatus, LoginAssignment, PlatformCredentialMode, PlatformSwitches } from './types';
 
-export interface LoginConnection {
-  id: string;
-  provider: string;
-  platformUserId: string;
-  displayName: string | null;
-  reconnectRequired: boolean;
-  isPrimary: boolean;
-  createdAt: string;
-}
+/** A user's login connection as the spec shows it (`me.login_connections`, the connection list); accounts reads it through index.ts. */
+export type LoginConnection = Camelize<components['schemas']['LoginConnection']>;
 
 /** A login connection as the wire shows it: without its owner. */
 const publicLogin = ({ userId: _owner, ...login }: LoginConnectionRecord): LoginConnection => login;

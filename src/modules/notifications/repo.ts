@@ -1,42 +1,49 @@
 /** Notification storage (knex). */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
+import { rowMapping } from '../../infra/db/rows';
+import type { Notification, NotificationStatus } from './types';
 
-export interface NotificationRow {
+const notificationColumns = {
+  id: 'uuid',
+  type: 'text',
+  data: 'json',
+  status: 'text',
+  created_at: 'timestamp',
+  read_at: { type: 'timestamp', nullable: true },
+} as const;
+const notificationOf = rowMapping<typeof notificationColumns, Notification>(notificationColumns);
+
+/** A notification to store, as stored. */
+export interface NotificationInsert {
   id: string;
   user_id: string;
   type: string;
   data: Record<string, unknown>;
-  status: 'unread' | 'read' | 'accepted' | 'declined';
-  created_at: Date;
-  read_at: Date | null;
 }
-
-const parse = (row: NotificationRow): NotificationRow => ({ ...row, data: fromJson<Record<string, unknown>>(row.data, {}) });
 
 export function createNotificationsRepo(knex: Knex) {
   return {
     /** notifications.insert */
-    async insert(row: Omit<NotificationRow, 'created_at' | 'read_at' | 'status'>, db: Knex | Knex.Transaction = knex): Promise<void> {
+    async insert(row: NotificationInsert, db: Knex | Knex.Transaction = knex): Promise<void> {
       await db('notifications').insert({ ...row, data: JSON.stringify(row.data) });
     },
     /** notifications.page */
-    async page(userId: string, limit: number, offset: number): Promise<{ rows: NotificationRow[]; total: number }> {
+    async page(userId: string, limit: number, offset: number): Promise<{ rows: Notification[]; total: number }> {
       const [rows, count] = await Promise.all([
-        knex('notifications').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        knex('notifications').where({ user_id: userId }).select(knex.raw(notificationOf.select)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
         knex('notifications').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: rows.map(parse), total: Number(count?.count ?? 0) };
+      return { rows: rows.map((row: Record<string, unknown>) => notificationOf.map(row)), total: Number(count?.count ?? 0) };
     },
     /** notifications.forUpdate: locks the row for the action's transaction */
-    async forUpdate(db: Knex.Transaction, id: string, userId: string): Promise<NotificationRow | undefined> {
-      const row = await db('notifications').where({ id, user_id: userId }).forUpdate().first();
-      return row ? parse(row) : undefined;
+    async forUpdate(db: Knex.Transaction, id: string, userId: string): Promise<Notification | undefined> {
+      const row = await db('notifications').where({ id, user_id: userId }).forUpdate().first(db.raw(notificationOf.select));
+      return row ? notificationOf.map(row) : undefined;
     },
     /** notifications.setStatus */
-    async setStatus(db: Knex.Transaction, id: string, status: NotificationRow['status']): Promise<NotificationRow> {
-      const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning('*');
-      return parse(row);
+    async setStatus(db: Knex.Transaction, id: string, status: NotificationStatus): Promise<Notification> {
+      const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning(Object.keys(notificationColumns));
+      return notificationOf.map(row);
     },
     /** notifications.deleteByData: drops notifications whose data[key] equals value */
     async deleteByData(db: Knex.Transaction, userId: string, type: string, key: string, value: string): Promise<void> {

@@ -11,10 +11,12 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { notificationMessages } from './errors';
-import type { NotificationRow, NotificationsRepo } from './repo';
+import type { NotificationsRepo } from './repo';
+import type { Notification, NotificationPreference, NotificationStatus } from './types';
+
+export type { Notification, NotificationPreference } from './types';
 
 export const CHANNELS = ['off', 'in_app', 'email', 'in_app_email'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -52,39 +54,15 @@ export interface NotifyInput {
 }
 
 
-export interface Notification {
-  id: string;
-  type: string;
-  data: Record<string, unknown>;
-  status: NotificationRow['status'];
-  createdAt: string;
-  readAt: string | null;
-}
-
-export interface NotificationPreference {
-  type: string;
-  channel: Channel;
-  locked: boolean;
-}
-
 type ActionHandler = (trx: Knex.Transaction, userId: string, notification: Notification) => Promise<void>;
-
-const toNotification = (r: NotificationRow): Notification => ({
-  id: r.id,
-  type: r.type,
-  data: r.data ?? {},
-  status: r.status,
-  createdAt: isoTime(r.created_at),
-  readAt: isoTime(r.read_at),
-});
 
 export function createNotificationsService(deps: { repo: NotificationsRepo; knex: Knex; mail: NotificationMailer }) {
   const { repo, knex, mail } = deps;
-  const actions = new Map<string, { handler: ActionHandler; status: NotificationRow['status'] }>();
+  const actions = new Map<string, { handler: ActionHandler; status: NotificationStatus }>();
 
   return {
     /** Registers the handler of `action` on notifications of `type`, and the status it leaves. */
-    onAction(type: string, action: string, status: NotificationRow['status'], handler: ActionHandler): void {
+    onAction(type: string, action: string, status: NotificationStatus, handler: ActionHandler): void {
       actions.set(`${type}:${action}`, { handler, status });
     },
 
@@ -111,7 +89,7 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
 
     async list(ctx: AuthContext, request: PageRequest): Promise<Page<Notification>> {
       const { rows, total } = await repo.page(requireUserId(ctx), request.limit, request.offset);
-      return pageOf(rows.map(toNotification), total, request);
+      return pageOf(rows, total, request);
     },
 
     async act(ctx: AuthContext, id: string, action: string): Promise<Notification> {
@@ -122,8 +100,8 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
         const registered = actions.get(`${row.type}:${action}`);
         if (!registered) throw AppError.validation(notificationMessages.unknownAction(action));
         if (row.status === 'accepted' || row.status === 'declined') throw new AppError('CONFLICT', notificationMessages.alreadyAnswered);
-        await registered.handler(trx, userId, toNotification(row));
-        return toNotification(await repo.setStatus(trx, id, registered.status));
+        await registered.handler(trx, userId, row);
+        return repo.setStatus(trx, id, registered.status);
       });
     },
 

@@ -3,8 +3,11 @@ import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { rowMapping } from '../../infra/db/rows';
 import { ACCESS_GUARD } from '../../auth/access-version';
+import type { SessionInfo } from './types';
 
+/** A session row as stored: the auth layer checks it behind every JWT (`SessionSource`), the service mints from it. */
 export interface SessionRow {
   id: string;
   user_id: string;
@@ -17,6 +20,17 @@ export interface SessionRow {
   expires_at: Date;
   revoked_at: Date | null;
 }
+
+/** An open session as its user lists it (the service marks the caller's own as `current`). */
+const listedColumns = {
+  id: 'uuid',
+  created_at: 'timestamp',
+  last_used_at: 'timestamp',
+  expires_at: 'timestamp',
+  ip_address: { type: 'text', nullable: true },
+  user_agent: { type: 'text', nullable: true },
+} as const;
+const listedOf = rowMapping<typeof listedColumns, Omit<SessionInfo, 'current'>>(listedColumns);
 
 /** `last_used_at` is written at most once a minute per session, not on every request. */
 const TOUCH_INTERVAL = "interval '1 minute'";
@@ -50,12 +64,14 @@ export function createSessionsRepo(knex: Knex) {
     /** sessions.revokedAmong: which of `ids` are revoked or gone (the periodic WebSocket re-check) */
     revokedAmong: (ids: readonly string[]): Promise<Set<string>> => revokedAmong(knex, 'sessions', 'id', ids),
     /** sessions.openOfUser: open sessions, newest first */
-    openOfUser(userId: string): Promise<SessionRow[]> {
-      return knex('sessions')
+    async openOfUser(userId: string): Promise<Omit<SessionInfo, 'current'>[]> {
+      const rows = await knex('sessions')
         .where({ user_id: userId })
         .whereNull('revoked_at')
         .where('expires_at', '>', knex.fn.now())
+        .select(knex.raw(listedOf.select))
         .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id' }]);
+      return rows.map((row: Record<string, unknown>) => listedOf.map(row));
     },
   };
 }

@@ -14,33 +14,16 @@ import type { CredentialStore } from '../../auth/store';
 import type { PopoutGrantSource, PrincipalSource } from '../../auth/verifiers';
 import type { Config } from '../../config/config';
 import { AppError, messages } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import type { ModuleApis } from '../contract';
 import { sessionMessages } from './errors';
 import type { SessionRow, SessionsRepo } from './repo';
+import type { PopoutSession, SessionInfo, SessionTokens, WsToken } from './types';
+
+export type { SessionInfo, SessionTokens } from './types';
 
 
 /** Popout sessions and their cookie live 15 minutes (Part 1, "Limits"). */
 export const POPOUT_SESSION_TTL_SECONDS = 900;
-
-export interface SessionTokens {
-  accessToken: string;
-  refreshToken: string;
-  expiresAt: string;
-  sessionId: string;
-  userId: string;
-  accountId: string | null;
-}
-
-export interface SessionInfo {
-  id: string;
-  createdAt: string;
-  lastUsedAt: string;
-  expiresAt: string;
-  ipAddress: string | null;
-  userAgent: string | null;
-  current: boolean;
-}
 
 export interface Client {
   ip: string | null;
@@ -166,15 +149,7 @@ export function createSessionsService(deps: SessionsDeps) {
     },
 
     async list(ctx: AuthContext): Promise<SessionInfo[]> {
-      return (await repo.openOfUser(requireUserId(ctx))).map((s) => ({
-        id: s.id,
-        createdAt: isoTime(s.created_at),
-        lastUsedAt: isoTime(s.last_used_at),
-        expiresAt: isoTime(s.expires_at),
-        ipAddress: s.ip_address,
-        userAgent: s.user_agent,
-        current: s.id === ctx.sessionId,
-      }));
+      return (await repo.openOfUser(requireUserId(ctx))).map((s) => ({ ...s, current: s.id === ctx.sessionId }));
     },
 
     async revoke(ctx: AuthContext, id: string, client: Client): Promise<void> {
@@ -196,7 +171,7 @@ export function createSessionsService(deps: SessionsDeps) {
      * names what it was minted from (`ws_session`, or `ws_key` for a personal API key) so that the
      * upgrade can refuse it, and close its sockets, once that is revoked.
      */
-    async issueWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+    async issueWsToken(ctx: AuthContext): Promise<WsToken> {
       const sub = requireUserId(ctx);
       const backing =
         ctx.kind === 'jwt' && ctx.sessionId ? { ws_session: ctx.sessionId } : ctx.kind === 'user_api_key' && ctx.credentialId ? { ws_key: ctx.credentialId } : null;
@@ -217,7 +192,7 @@ export function createSessionsService(deps: SessionsDeps) {
     },
 
     /** Possession of a live popout token buys a 15-minute popout session JWT. */
-    async exchangePopout(rawToken: string): Promise<{ token: string; expiresAt: string; accountId: string }> {
+    async exchangePopout(rawToken: string): Promise<PopoutSession> {
       const parsed = parseCredential(rawToken);
       if (!parsed || parsed.format.kind !== 'popout' || !parsed.wellFormed) throw AppError.unauthorized(sessionMessages.invalidPopout);
       const grant = await deps.popoutGrant(await store.byHash(tokenHash(rawToken)));
@@ -236,7 +211,7 @@ export function createSessionsService(deps: SessionsDeps) {
     },
 
     /** The popout's own permission subset, `ws` use tag, no session id. */
-    async issuePopoutWsToken(ctx: AuthContext): Promise<{ wsToken: string; expiresAt: string }> {
+    async issuePopoutWsToken(ctx: AuthContext): Promise<WsToken> {
       // The popout-session gate admits popout contexts only; their binding names the token.
       const popoutTokenId = ctx.binding?.popoutTokenId;
       if (!popoutTokenId) throw AppError.unauthorized();

@@ -4,38 +4,24 @@
  * popout tokens of an account (Part 1, "Popout tokens and sessions"). Revoking a popout token is
  * announced on the bus, so the sockets it (or its session and WebSocket JWTs) opened close on every node.
  */
-import { requireAccountId, sortedGrants, type AuthContext, type AuthContextKind } from '../../auth/context';
+import type { components } from '../../../generated/openapi';
+import { requireAccountId, sortedGrants, type AuthContext } from '../../auth/context';
 import { checkGrantable } from '../../auth/grants';
 import { sortByRegistry } from '../../auth/registry';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialRow, CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
+import type { Camelize } from '../../http/mapping';
+import { rowMapping } from '../../infra/db/rows';
 import type { ModuleApis } from '../contract';
 import { tokenMessages } from './errors';
 
-export interface TokenPermissions {
-  context: Exclude<AuthContextKind, 'anonymous'>;
-  userId: string | null;
-  accountId: string | null;
-  permissions: string[];
-  adminPermissions: string[];
-  userPermissions: string[];
-}
+type Schemas = components['schemas'];
 
-export interface PopoutToken {
-  id: string;
-  accountId: string;
-  userId: string | null;
-  createdBy: string | null;
-  label: string;
-  permissions: string[];
-  expiresAt: string | null;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-  createdAt: string;
-}
-
+/** The caller's effective grants; `context` is the credential kind (never anonymous: the gate refused it). */
+export type TokenPermissions = Camelize<Schemas['TokenPermissions']>;
+export type PopoutToken = Camelize<Schemas['PopoutToken']>;
+/** What both protocols send: REST's body, or GraphQL's input, whose optional members may also be null. */
 export interface CreatePopoutTokenInput {
   label?: string | null;
   permissions: readonly string[];
@@ -43,20 +29,24 @@ export interface CreatePopoutTokenInput {
   expiresAt?: string | null;
 }
 
-
-
-const toPopout = (r: CredentialRow): PopoutToken => ({
-  id: r.id,
-  accountId: r.account_id!,
-  userId: r.user_id,
-  createdBy: r.created_by,
-  label: r.label,
-  permissions: sortByRegistry(r.permissions),
-  expiresAt: isoTime(r.expires_at),
-  revokedAt: isoTime(r.revoked_at),
-  lastUsedAt: isoTime(r.last_used_at),
-  createdAt: isoTime(r.created_at)!,
-});
+/** A popout token's row (src/auth/store.ts) as its account lists it; permissions in registry order. */
+const popoutColumns = {
+  id: 'uuid',
+  account_id: 'uuid',
+  user_id: { type: 'uuid', nullable: true },
+  created_by: { type: 'uuid', nullable: true },
+  label: 'text',
+  permissions: 'json',
+  expires_at: { type: 'timestamp', nullable: true },
+  revoked_at: { type: 'timestamp', nullable: true },
+  last_used_at: { type: 'timestamp', nullable: true },
+  created_at: 'timestamp',
+} as const;
+const popoutOf = rowMapping<typeof popoutColumns, PopoutToken>(popoutColumns);
+const toPopout = (row: CredentialRow): PopoutToken => {
+  const token = popoutOf.map(row as object as Record<string, unknown>);
+  return { ...token, permissions: sortByRegistry(token.permissions) };
+};
 
 export interface TokensDeps {
   store: CredentialStore;
