@@ -155,8 +155,10 @@ async function main(): Promise<void> {
     stdout: openSync(serviceLog, 'a'),
     nodeArgs: [...startNodeArgs(), ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
   });
-  const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0']);
-  const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0']);
+  // The references run with the service's Node options too (heap bounds, young generation size):
+  // a ratio then compares the code, not V8 settings one side has and the other lacks.
+  const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0'], { nodeArgs: startNodeArgs() });
+  const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0'], { nodeArgs: startNodeArgs() });
   const children = [service, httpRef, wsRef];
   let failure: unknown = null;
   try {

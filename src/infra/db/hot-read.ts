@@ -21,7 +21,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LRUCache } from 'lru-cache';
 import { coalesced } from '../coalesce';
 import { keep, keptCache } from '../kept';
 
@@ -139,6 +138,27 @@ function counterReaderOf(knex: Knex): CounterReader {
 }
 
 /**
+ * Keys seen once, in two generations of at most `generation` keys each: a full generation becomes
+ * the old one and the oldest is dropped whole, so between `generation` and twice that many of the
+ * latest keys are remembered. A cold page records its key on every request: two Sets cost it a
+ * hash insert, where an LRU list also relinked and evicted entry by entry (issue 27).
+ */
+function seenKeys(generation: number): { take(key: string): boolean; add(key: string): void } {
+  let recent = new Set<string>();
+  let older = new Set<string>();
+  return {
+    take: (key) => recent.delete(key) || older.delete(key),
+    add(key) {
+      if (recent.size >= generation) {
+        older = recent;
+        recent = new Set();
+      }
+      recent.add(key);
+    },
+  };
+}
+
+/**
  * Distinct keys kept per read, unless the read names its own bound (a read of large results, such
  * as event pages, keeps fewer: the service runs with a bounded heap, see package.json's start).
  */
@@ -162,7 +182,7 @@ export function hotRead<A extends unknown[], V>(
      * Keep a result only when its key is loaded a second time (or replaces a kept one). For reads
      * whose keys are mostly asked once (event pages: other pages, filters, users): keeping
      * freezes and sizes the whole result, which a key nobody asks again never repays (issue 27).
-     * The keys seen once are remembered (keys only), up to four times `max`.
+     * The keys seen once are remembered (keys only), between two and four times `max` of the latest.
      */
     keepOnRepeat?: boolean;
   } = {},
@@ -182,11 +202,11 @@ export function hotRead<A extends unknown[], V>(
   // Bounded by entries here and, with every other kept result, by bytes (src/infra/kept.ts).
   const kept = keptCache<string, { version: number | string; value: V & {}; bytes: number }>({ max: options.max ?? MAX_KEPT, sizeOf: (entry, key) => 64 + key.length + entry.bytes });
   const versioned = !embedded && guard ? options.versioned : undefined;
-  const seenOnce = options.keepOnRepeat ? new LRUCache<string, true>({ max: 4 * (options.max ?? MAX_KEPT) }) : null;
+  const seenOnce = options.keepOnRepeat ? seenKeys(2 * (options.max ?? MAX_KEPT)) : null;
   /** Whether a loaded result for `key` is kept (`stale`: a kept one it replaces). */
   const admit = (key: string, stale: boolean): boolean => {
-    if (!seenOnce || stale || seenOnce.delete(key)) return true;
-    seenOnce.set(key, true);
+    if (!seenOnce || stale || seenOnce.take(key)) return true;
+    seenOnce.add(key);
     return false;
   };
   return async (...args: A) => {
