@@ -6,15 +6,22 @@
  *   spec/openapi/common.yaml             components several modules share (no paths)
  *   spec/openapi/modules/<module>.yaml   one per folder of src/modules/ with REST operations:
  *                                        its paths and the components only it uses
+ *   spec/openapi/modules/<module>/*.yaml the same module's part as a folder of files when one file
+ *                                        would be too long: each holds some of its paths and the
+ *                                        components they use
+ *
+ * The module, not the file, is the unit of ownership: a component of a module's folder may be named
+ * from any file of that folder (it is defined once, in one of them), never from another module.
  *
  * Every part names components as `#/components/<kind>/<name>` wherever they are defined. The bundle
  * is deterministic and does not depend on which part holds what: root's keys as written, then the
  * paths sorted by path, then each kind of component sorted by name (code-unit order).
  *
  * Refused: a part that does not parse, a path or component defined in two parts, a component of a
- * module's part named from another part (it belongs in common.yaml) or by none of its own, a `$ref`
- * to a component no part defines, a module part without paths, and any file under spec/openapi/
- * that is not one of the parts above (a stray part would silently be left out).
+ * module's part named from another module (it belongs in common.yaml) or by none of the module's
+ * files, a `$ref` to a component no part defines, a module file without paths, a module given both
+ * as a file and as a folder, and any file under spec/openapi/ that is not one of the parts above (a
+ * stray part would silently be left out).
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -102,28 +109,53 @@ function strays(): string[] {
   return found;
 }
 
+const PART_NAME = /^[a-z][a-z0-9-]*\.yaml$/;
+const MODULE_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** The files of the modules' parts, as [module, file relative to the repository], in a stable order. */
+function moduleFiles(): Array<[string, string]> {
+  const dir = path.join(root, PARTS_DIR, 'modules');
+  const found: Array<[string, string]> = [];
+  for (const entry of existsSync(dir) ? readdirSync(dir).sort() : []) {
+    const where = `${PARTS_DIR}/modules/${entry}`;
+    const isDir = statSync(path.join(dir, entry)).isDirectory();
+    if (!isDir && PART_NAME.test(entry)) {
+      found.push([entry.replace(/\.yaml$/, ''), where]);
+      continue;
+    }
+    if (!isDir || !MODULE_NAME.test(entry)) {
+      fail(`${where}: not a part of the OpenAPI document (modules/<module>.yaml or modules/<module>/*.yaml, named after its folder of src/modules/)`);
+      continue;
+    }
+    if (existsSync(path.join(dir, `${entry}.yaml`))) fail(`${where}/: the ${entry} module is also given as ${where}.yaml; keep one form`);
+    const files = readdirSync(path.join(dir, entry)).sort();
+    for (const file of files) {
+      if (PART_NAME.test(file) && statSync(path.join(dir, entry, file)).isFile()) found.push([entry, `${where}/${file}`]);
+      else fail(`${where}/${file}: not a part of the OpenAPI document (modules/${entry}/<name>.yaml)`);
+    }
+    if (files.length === 0) fail(`${where}/: an empty folder; a module's folder holds its part as .yaml files`);
+  }
+  return found;
+}
+
 /** Reads and checks the parts and returns the one OpenAPI document they make. */
 export function bundleOpenapi(): Json & { paths: Record<string, Record<string, Record<string, unknown>>> } {
-  const modulesDir = path.join(root, PARTS_DIR, 'modules');
-  for (const stray of strays()) fail(`${stray}: not a part of the OpenAPI document (root.yaml, common.yaml or modules/<module>.yaml); move or remove it`);
-  const moduleFiles = existsSync(modulesDir) ? readdirSync(modulesDir).sort() : [];
-  for (const entry of moduleFiles) if (!/^[a-z][a-z0-9-]*\.yaml$/.test(entry) || !statSync(path.join(modulesDir, entry)).isFile()) fail(`${PARTS_DIR}/modules/${entry}: not a part of the OpenAPI document (modules/<module>.yaml, named after its folder of src/modules/)`);
+  for (const stray of strays()) fail(`${stray}: not a part of the OpenAPI document (root.yaml, common.yaml, modules/<module>.yaml or modules/<module>/*.yaml); move or remove it`);
 
   const rootFile = `${PARTS_DIR}/root.yaml`;
   const rootDoc = readPart(rootFile) ?? {};
-  for (const key of Object.keys(rootDoc)) if (!ROOT_KEYS.includes(key) && !key.startsWith('x-')) fail(`${rootFile}: ${key} does not belong in the root (paths go in modules/<module>.yaml, shared components in common.yaml)`);
+  for (const key of Object.keys(rootDoc)) if (!ROOT_KEYS.includes(key) && !key.startsWith('x-')) fail(`${rootFile}: ${key} does not belong in the root (paths go in the modules' parts, shared components in common.yaml)`);
 
   const parts: Part[] = [];
   const common = readPart(`${PARTS_DIR}/common.yaml`);
   if (common) {
-    if (common.paths !== undefined) fail(`${PARTS_DIR}/common.yaml: paths belong in modules/<module>.yaml`);
+    if (common.paths !== undefined) fail(`${PARTS_DIR}/common.yaml: paths belong in the modules' parts`);
     parts.push(toPart(`${PARTS_DIR}/common.yaml`, null, { components: common.components }));
   }
-  for (const entry of moduleFiles.filter((f) => /^[a-z][a-z0-9-]*\.yaml$/.test(f))) {
-    const file = `${PARTS_DIR}/modules/${entry}`;
+  for (const [module, file] of moduleFiles()) {
     const doc = readPart(file);
     if (!doc) continue;
-    const part = toPart(file, entry.replace(/\.yaml$/, ''), doc);
+    const part = toPart(file, module, doc);
     if (Object.keys(part.paths).length === 0) fail(`${file}: declares no path; a module's part holds its REST operations (shared components go in common.yaml)`);
     parts.push(part);
   }
@@ -155,7 +187,7 @@ export function bundleOpenapi(): Json & { paths: Record<string, Record<string, R
     }
   }
 
-  // Where each component is named from: a module's own components are named only from that module.
+  // Where each component is named from: a module's own components are named only from that module's files.
   const namedFrom = new Map<string, Set<Part>>();
   for (const part of [{ file: rootFile, refs: refsIn(rootDoc) } as Part, ...parts]) {
     for (const ref of part.refs) {
@@ -170,9 +202,10 @@ export function bundleOpenapi(): Json & { paths: Record<string, Record<string, R
   }
   for (const [ref, owner] of componentPart) {
     if (owner.module === null) continue;
-    const others = [...(namedFrom.get(ref) ?? [])].filter((p) => p !== owner);
-    if (others.length) fail(`${owner.file}: ${ref} is also named from ${others.map((p) => p.file).join(', ')}; a component several parts use belongs in ${PARTS_DIR}/common.yaml`);
-    if (!namedFrom.get(ref)?.has(owner)) fail(`${owner.file}: ${ref} is named by none of the module's operations; remove it or move it to the part that uses it`);
+    const users = [...(namedFrom.get(ref) ?? [])];
+    const others = users.filter((p) => p.module !== owner.module);
+    if (others.length) fail(`${owner.file}: ${ref} is also named from ${others.map((p) => p.file).join(', ')}; a component several modules use belongs in ${PARTS_DIR}/common.yaml`);
+    if (!users.some((p) => p.module === owner.module)) fail(`${owner.file}: ${ref} is named by none of the module's operations; remove it or move it to the part that uses it`);
   }
 
   const sorted = <T>(map: Map<string, T>) => Object.fromEntries([...map].sort(([a], [b]) => byCodeUnit(a, b)));
