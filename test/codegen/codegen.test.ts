@@ -1,7 +1,7 @@
 /**
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
  * when spec/ changes without regenerating, when the parts of the OpenAPI document (spec/openapi/)
- * overlap or one is stray, when an operation or field has no gate, when twins
+ * overlap or one is stray (a module's part may be a folder of files), when an operation or field has no gate, when twins
  * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
  * has no complete relay entry.
  */
@@ -93,8 +93,24 @@ describe('npm run codegen:check', () => {
     expect(result.code).toBe(1);
     expect(result.output).toContain('spec/openapi/modules/tokens.yaml: path /tokens/me is already defined in spec/openapi/modules/system.yaml');
     expect(result.output).toContain('spec/openapi/modules/sounds.yaml: component parameters.Page is already defined in spec/openapi/common.yaml');
-    expect(result.output).toContain('spec/openapi/modules/ideas.yaml: #/components/schemas/IdeaCategory is also named from spec/openapi/modules/system.yaml');
+    expect(result.output).toContain('spec/openapi/modules/ideas/taxonomy.yaml: #/components/schemas/IdeaCategory is also named from spec/openapi/modules/system.yaml');
     expect(result.output).toContain('spec/openapi/extra.yaml: not a part of the OpenAPI document');
+  });
+
+  test("a module's folder may share components among its files but not with another module, and needs paths in every file", async () => {
+    const dir = fresh();
+    // IdeaTag is defined in ideas/board.yaml and named from ideas/taxonomy.yaml: the committed tree passes (first test).
+    edit(dir, 'spec/openapi/modules/system.yaml', (s) => s.replace('paths:\n', 'paths:\n  /system/extra:\n    get: { $ref: "#/components/schemas/ExtensionInstallConfig" }\n'));
+    writeFileSync(path.join(dir, 'spec/openapi/modules/ideas/empty.yaml'), 'components: {}\n');
+    writeFileSync(path.join(dir, 'spec/openapi/modules/stats.yaml'), 'paths: {}\n');
+    writeFileSync(path.join(dir, 'spec/openapi/modules/stats/notes.txt'), 'stray\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/openapi/modules/extensions/installs.yaml: #/components/schemas/ExtensionInstallConfig is also named from spec/openapi/modules/system.yaml');
+    expect(result.output).not.toContain('#/components/schemas/IdeaTag is also named');
+    expect(result.output).toContain('spec/openapi/modules/ideas/empty.yaml: declares no path');
+    expect(result.output).toContain('spec/openapi/modules/stats/: the stats module is also given as spec/openapi/modules/stats.yaml; keep one form');
+    expect(result.output).toContain('spec/openapi/modules/stats/notes.txt: not a part of the OpenAPI document');
   });
 
   test('fails when a generated file is edited by hand or a stray file appears', async () => {
