@@ -17,7 +17,7 @@ export const errorStatus = {
   /**
    * A request body in a media type (or charset, or content coding) the operation does not take:
    * `text/plain` on a JSON operation, anything but JSON on `/v1/gql`. Not in Part 1's table, whose
-   * BAD_REQUEST is a 400; declared on every operation in spec/openapi.yaml.
+   * BAD_REQUEST is a 400; declared on every operation in spec/openapi/.
    */
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMIT_EXCEEDED: 429,

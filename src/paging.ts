@@ -1,5 +1,5 @@
 /**
- * Paging, once for every protocol: the bounds an operation declares in spec/openapi.yaml (read
+ * Paging, once for every protocol: the bounds an operation declares in spec/openapi/ (read
  * by codegen into generated/paging.ts), the one helper that turns a caller's `page`/`limit` into
  * a safe `PageRequest`, and the one `Page<T>` services return. The REST collection envelope, the
  * audit body and the GraphQL page objects are all rendered from a `Page<T>`, so the page count

@@ -1,11 +1,11 @@
 /**
- * OpenAPI (spec/openapi.yaml): the checks on the document and on each operation (gate, envelope,
- * paging, links), the served document with codegen's shared parameters and responses, and the
+ * OpenAPI (spec/openapi/, bundled into one document by openapi-parts.ts): the checks on the
+ * document and on each operation (gate, envelope, paging, links), the served document with codegen's shared parameters and responses, and the
  * generated files generated/openapi.ts, generated/openapi-document.ts and generated/rest.ts.
  */
-import { parse as parseYaml } from 'yaml';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { BANNER, METHODS, fail, readSpec } from './common';
+import { BANNER, METHODS, fail } from './common';
+import { bundleOpenapi } from './openapi-parts';
 import { normaliseGate, type Gate } from './gates';
 
 export type OpenApiDoc = {
@@ -46,24 +46,6 @@ interface Paging {
   maxPage: number;
 }
 const INT32 = { min: -2147483648, max: 2147483647 };
-
-/**
- * An unquoted comma in a YAML flow mapping (`{ description: a, b }`) silently makes a key `b`
- * with no value, which the OpenAPI validator refuses only when the service starts. In an OpenAPI
- * document only `default`, `example` and vendor extensions may be null, so any other null is that
- * mistake.
- */
-function checkFlowCommas(node: unknown, where: string): void {
-  if (Array.isArray(node)) {
-    node.forEach((item, i) => checkFlowCommas(item, `${where}[${i}]`));
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  for (const [key, value] of Object.entries(node)) {
-    if (value === null && !['default', 'example'].includes(key) && !key.startsWith('x-')) fail(`${where}: key "${key}" has no value (an unquoted comma in a flow mapping? quote the text before it)`);
-    checkFlowCommas(value, `${where}/${key}`);
-  }
-}
 
 function readRoutes(doc: OpenApiDoc): Route[] {
   const routes: Route[] = [];
@@ -475,7 +457,7 @@ function withReservedQueryValues(doc: OpenApiDoc): OpenApiDoc {
   const components = (copy.components ?? {}) as { parameters?: Record<string, Record<string, unknown>> };
   const mark = (where: string, parameter: Record<string, unknown>) => {
     if (parameter.$ref || parameter.in !== 'query') return;
-    if ('allowReserved' in parameter) fail(`${where}: allowReserved is set for every query parameter by codegen; remove it from spec/openapi.yaml`);
+    if ('allowReserved' in parameter) fail(`${where}: allowReserved is set for every query parameter by codegen; remove it from spec/openapi/`);
     parameter.allowReserved = true;
   };
   for (const [name, parameter] of Object.entries(components.parameters ?? {})) mark(`components.parameters.${name}`, parameter);
@@ -487,12 +469,11 @@ function withReservedQueryValues(doc: OpenApiDoc): OpenApiDoc {
 }
 
 /**
- * Reads spec/openapi.yaml, checks it, and returns the document as served (shared parameters and
+ * Bundles spec/openapi/ (openapi-parts.ts), checks the document, and returns the document as served (shared parameters and
  * responses added, reserved query values allowed) with its routes.
  */
 export function readOpenapi(): { openapi: OpenApiDoc; routes: Route[] } {
-  const openapiSource = parseYaml(readSpec('spec/openapi.yaml')) as OpenApiDoc;
-  checkFlowCommas(openapiSource, 'spec/openapi.yaml');
+  const openapiSource = bundleOpenapi() as OpenApiDoc;
   checkLinks(openapiSource);
   const openapi = withSharedParameters(withReservedQueryValues(openapiSource));
   return { openapi, routes: readRoutes(openapi) };

@@ -4,7 +4,7 @@
  * running service are the same client, and `npm run spec:diff` compares exactly what consumers
  * see. Each entry of `publishedDocuments` is one file; src/http/docs.ts serves each file as it is.
  *
- * The OpenAPI document is the source (spec/openapi.yaml, with codegen's shared parameters and
+ * The OpenAPI document is the source (spec/openapi/ bundled, with codegen's shared parameters and
  * responses) less the `x-internal` operations, plus the security requirements codegen derives
  * from each operation's gate (`x-auth`, `x-permission`): the gate stays the one truth, and
  * `securitySchemes` tell a client generator how each credential kind travels.

@@ -1,6 +1,6 @@
 /**
  * The `maxLength` of every GraphQL string argument that has a REST twin, read from the twin's
- * parameters and JSON body in spec/openapi.yaml, with the refusal the REST validator answers for
+ * parameters and JSON body in spec/openapi/, with the refusal the REST validator answers for
  * it (src/http/validator.ts, reworded by src/http/spec-messages.ts where the schema declares its
  * words): written to generated/graphql-string-limits.ts and enforced before execution by the
  * GraphQL binding (src/http/graphql/arguments.ts), so an over-long value gets the same code,

@@ -179,7 +179,7 @@ export interface Config {
     /**
      * Most bytes of a request line plus headers (Node's `maxHeaderSize`; its default is 16 KiB).
      * Sized so that every documented query at its longest fits beside a JWT; beyond it the answer
-     * is 431 `HEADERS_TOO_LARGE` (spec/openapi.yaml).
+     * is 431 `HEADERS_TOO_LARGE` (spec/openapi/common.yaml).
      */
     max_header_bytes: number;
   };

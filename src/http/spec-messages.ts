@@ -1,5 +1,5 @@
 /**
- * The words of a refusal the spec declares. A schema of spec/openapi.yaml may name, with
+ * The words of a refusal the spec declares. A schema of spec/openapi/ may name, with
  * `x-error-message`, the message its rule is refused with: the message the service gives when
  * the same value reaches it through GraphQL (enums, lengths, patterns and formats the service
  * checks too), so that one failure reads the same on both protocols. A string applies to every

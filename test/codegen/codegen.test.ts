@@ -1,11 +1,12 @@
 /**
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
- * when spec/ changes without regenerating, when an operation or field has no gate, when twins
+ * when spec/ changes without regenerating, when the parts of the OpenAPI document (spec/openapi/)
+ * overlap or one is stray (a module's part may be a folder of files), when an operation or field has no gate, when twins
  * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
  * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -41,6 +42,22 @@ function edit(dir: string, file: string, change: (text: string) => string): void
   writeFileSync(target, after);
 }
 
+/** Applies a text change to every part of the OpenAPI document (spec/openapi/); at least one must change. */
+function editOpenapi(dir: string, change: (text: string) => string): void {
+  const parts = readdirSync(path.join(dir, 'spec/openapi'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.yaml'));
+  let changed = 0;
+  for (const part of parts) {
+    const target = path.join(dir, 'spec/openapi', part);
+    const before = readFileSync(target, 'utf8');
+    const after = change(before);
+    if (after !== before) {
+      writeFileSync(target, after);
+      changed += 1;
+    }
+  }
+  if (changed === 0) throw new Error('edit of spec/openapi/ changed nothing');
+}
+
 // Each test runs codegen in a child process; on a busy shared machine one run takes minutes.
 jest.setTimeout(300_000);
 
@@ -59,12 +76,41 @@ describe('npm run codegen:check', () => {
     expect(result.code).toBe(0);
   });
 
-  test('fails when spec/openapi.yaml changes without regenerating', async () => {
+  test('fails when a part of spec/openapi/ changes without regenerating', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) => s.replace('summary: The caller\'s effective permissions.', 'summary: Effective permissions of the caller.'));
+    editOpenapi(dir, (s) => s.replace('summary: The caller\'s effective permissions.', 'summary: Effective permissions of the caller.'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/generated\/openapi.*differs from what spec\/ produces/);
+  });
+
+  test('fails when the parts of spec/openapi/ define a path or component twice, share a module component, or a stray part appears', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi/modules/system.yaml', (s) => s.replace('paths:\n', 'paths:\n  /tokens/me:\n    get: { $ref: "#/components/schemas/IdeaCategory" }\n'));
+    edit(dir, 'spec/openapi/modules/sounds.yaml', (s) => s.replace('components:\n  parameters:\n', 'components:\n  parameters:\n    Page: { name: page, in: query, schema: { type: string } }\n'));
+    writeFileSync(path.join(dir, 'spec/openapi/extra.yaml'), 'paths: {}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/openapi/modules/tokens.yaml: path /tokens/me is already defined in spec/openapi/modules/system.yaml');
+    expect(result.output).toContain('spec/openapi/modules/sounds.yaml: component parameters.Page is already defined in spec/openapi/common.yaml');
+    expect(result.output).toContain('spec/openapi/modules/ideas/taxonomy.yaml: #/components/schemas/IdeaCategory is also named from spec/openapi/modules/system.yaml');
+    expect(result.output).toContain('spec/openapi/extra.yaml: not a part of the OpenAPI document');
+  });
+
+  test("a module's folder may share components among its files but not with another module, and needs paths in every file", async () => {
+    const dir = fresh();
+    // IdeaTag is defined in ideas/board.yaml and named from ideas/taxonomy.yaml: the committed tree passes (first test).
+    edit(dir, 'spec/openapi/modules/system.yaml', (s) => s.replace('paths:\n', 'paths:\n  /system/extra:\n    get: { $ref: "#/components/schemas/ExtensionInstallConfig" }\n'));
+    writeFileSync(path.join(dir, 'spec/openapi/modules/ideas/empty.yaml'), 'components: {}\n');
+    writeFileSync(path.join(dir, 'spec/openapi/modules/stats.yaml'), 'paths: {}\n');
+    writeFileSync(path.join(dir, 'spec/openapi/modules/stats/notes.txt'), 'stray\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/openapi/modules/extensions/installs.yaml: #/components/schemas/ExtensionInstallConfig is also named from spec/openapi/modules/system.yaml');
+    expect(result.output).not.toContain('#/components/schemas/IdeaTag is also named');
+    expect(result.output).toContain('spec/openapi/modules/ideas/empty.yaml: declares no path');
+    expect(result.output).toContain('spec/openapi/modules/stats/: the stats module is also given as spec/openapi/modules/stats.yaml; keep one form');
+    expect(result.output).toContain('spec/openapi/modules/stats/notes.txt: not a part of the OpenAPI document');
   });
 
   test('fails when a generated file is edited by hand or a stray file appears', async () => {
@@ -91,7 +137,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when a REST operation declares no gate', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) => s.replace(/(operationId: getSchema\n(?:.*\n)*?)\s+x-auth: public\n/, '$1\n'));
+    editOpenapi(dir, (s) => s.replace(/(operationId: getSchema\n(?:.*\n)*?)\s+x-auth: public\n/, '$1\n'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('(getSchema): no gate');
@@ -99,7 +145,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when an OpenAPI link names no operation or does not fill its target path', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) =>
+    editOpenapi(dir, (s) =>
       s
         .replace("operationId: adminDeleteSystemKey\n              parameters: { id: '$response.body#/data/id' }", 'operationId: noSuchOperation\n              parameters: { id: \'$response.body#/data/id\' }')
         .replace("operationId: revokeWidgetAccess\n              parameters: { id: '$request.path.id', access_id: '$response.body#/data/id' }", "operationId: revokeWidgetAccess\n              parameters: { id: '$request.path.id' }"),
@@ -112,7 +158,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when a REST operation declares no x-envelope', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) => s.replace('x-graphql: Query.myPermissions\n      x-envelope: { kind: single }\n', 'x-graphql: Query.myPermissions\n'));
+    editOpenapi(dir, (s) => s.replace('x-graphql: Query.myPermissions\n      x-envelope: { kind: single }\n', 'x-graphql: Query.myPermissions\n'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('GET /v1/tokens/me (myPermissions): no x-envelope (declare { kind: single | data | collection | bare | raw })');
@@ -120,7 +166,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when an x-envelope does not fit the response or its self link names no member of the data', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) =>
+    editOpenapi(dir, (s) =>
       s
         .replace("x-envelope: { kind: single, self: '/v1/account/roles/{id}' }", "x-envelope: { kind: single, self: '/v1/account/roles/{role_id}' }")
         .replace('x-graphql: Query.account\n      x-envelope: { kind: single }', 'x-graphql: Query.account\n      x-envelope: { kind: collection }')
@@ -137,7 +183,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when a page or limit parameter lacks 32-bit bounds or a default', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (s) =>
+    editOpenapi(dir, (s) =>
       s
         .replace('schema: { type: integer, format: int32, default: 1, minimum: -2147483648, maximum: 2147483647 }', 'schema: { type: integer, default: 1 }')
         .replace('schema: { type: integer, format: int32, default: 25, minimum: -2147483648, maximum: 2147483647 }', 'schema: { type: integer, minimum: 1, maximum: 9223372036854775807 }'),
@@ -167,10 +213,11 @@ describe('npm run codegen:check', () => {
 
   test('an operation marked x-internal is validated but left out of the published document', async () => {
     const dir = fresh();
-    edit(dir, 'spec/openapi.yaml', (text) =>
+    edit(dir, 'spec/openapi/modules/system.yaml', (text) =>
       text.replace(
-        'components:\n',
+        'paths:\n',
         [
+          'paths:',
           '  /internal/feed:',
           '    post:',
           '      operationId: internalFeed',
@@ -179,7 +226,6 @@ describe('npm run codegen:check', () => {
           '      x-envelope: { kind: bare }',
           '      responses:',
           "        '204': { description: Accepted. }",
-          'components:',
           '',
         ].join('\n'),
       ),

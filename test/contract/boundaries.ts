@@ -1,5 +1,5 @@
 /**
- * Boundary cases read from spec/openapi.yaml (through generated/openapi-document.ts): for every
+ * Boundary cases read from spec/openapi/ (through generated/openapi-document.ts): for every
  * operation with a JSON body or path/query parameters, one valid base request (the contract
  * harness's samples) and variants that change one value to just inside (`accept`) or just outside
  * (`refuse`) a rule the spec declares: lengths at minLength-1, minLength, maxLength, maxLength+1;

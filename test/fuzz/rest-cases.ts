@@ -2,7 +2,7 @@
  * REST cases for the edge fuzzer, generated from the route table (generated/rest.ts) and the
  * OpenAPI document: for every operation, path parameters, query strings and bodies that are
  * valid, invalid or hostile, with any credential of the cast; plus a "stray" target of unknown
- * methods and paths. A new operation in spec/openapi.yaml is a new target with no new code.
+ * methods and paths. A new operation in spec/openapi/ is a new target with no new code.
  */
 import fc from 'fast-check';
 import { openapiDocument } from '../../generated/openapi-document';

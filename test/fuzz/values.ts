@@ -1,6 +1,6 @@
 /**
  * Value generators for the edge fuzzer: fast-check arbitraries for values that satisfy a JSON
- * Schema of spec/openapi.yaml (so requests reach the handlers), for hostile values (NUL, lone
+ * Schema of spec/openapi/ (so requests reach the handlers), for hostile values (NUL, lone
  * surrogates, huge numbers, deep nesting, long strings, prototype-pollution keys, wrong types),
  * and the raw-JSON serialiser that lets a generated body carry what JSON.stringify cannot write
  * (`99999999999999999999`, `1e999`, a 20,000-deep array, an own `__proto__` key).

@@ -1,6 +1,6 @@
 /**
  * GraphQL string arguments carry their REST twin's `maxLength` (generated/graphql-string-limits.ts,
- * derived at codegen from spec/openapi.yaml): an over-long value is refused before execution with
+ * derived at codegen from spec/openapi/): an over-long value is refused before execution with
  * the REST validator's code, message and details, word for word, whether it comes as a variable or
  * inline, in an input object, a list item or a query argument; nothing is stored. The limit counts
  * code points, as the REST validator does.

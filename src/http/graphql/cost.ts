@@ -10,7 +10,7 @@
  * `last` argument above it (given directly or inside an input object such as `filter`, as a literal
  * or a variable), `DEFAULT_PAGE_SIZE` when such an argument is declared but not given, and
  * `DEFAULT_LIST_SIZE` for lists that take none. A field whose REST twin pages uses the twin's
- * declared bounds instead (spec/openapi.yaml, through the generated route table): its default when
+ * declared bounds instead (spec/openapi/, through the generated route table): its default when
  * no size is given, and the clamp the service applies (`limit: 1000` on the audit log is 200).
  * `__schema` and `__type` cost `INTROSPECTION_COST`.
  */

@@ -1,6 +1,6 @@
 /**
  * The developer module's messages. Part 2 ("Developer portal") quotes the application, slug and
- * verification ones; the rest are designed here (and written into spec/openapi.yaml).
+ * verification ones; the rest are designed here (and written into spec/openapi/modules/developer.yaml).
  */
 export const developerMessages = {
   // applications (Part 2)

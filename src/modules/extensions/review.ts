@@ -3,7 +3,7 @@
  * until an operator holding admin `extension-review:edit` approves it (it becomes `published`,
  * and its extension public) or rejects it with notes (`rejected`; the developer may upload again
  * and resubmit). The submitter (else the extension's creator) is notified (`extension_review`) in
- * the decision's own transaction. The admin gates are declared in spec/openapi.yaml.
+ * the decision's own transaction. The admin gates are declared in spec/openapi/modules/extensions.yaml.
  */
 import type { Knex } from 'knex';
 import type { AuthContext } from '../../auth/context';

@@ -1,4 +1,4 @@
-/** The payouts module's messages (designed here; spec/openapi.yaml quotes them). */
+/** The payouts module's messages (designed here; spec/openapi/modules/payouts.yaml quotes them). */
 export const payoutMessages = {
   notDeveloper: 'You must be an approved developer to manage payouts',
   teamNotFound: 'Team not found',
