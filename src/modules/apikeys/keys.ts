@@ -17,10 +17,10 @@ export type UserApiKey = Camelize<Schemas['UserApiKey']>;
 export type AccountServiceKey = Camelize<Schemas['AccountServiceKey']>;
 
 /** A personal key: its user and account, then the common key columns. */
-export const toUserKey = keyRecord<UserApiKey>({ user_id: 'uuid', account_id: 'uuid' }, false);
+export const toUserKey = keyRecord('UserApiKey');
 
 /** A service key: its account and creator, then the common key columns. */
-export const toServiceKey = keyRecord<AccountServiceKey>({ account_id: 'uuid', created_by: { type: 'uuid', nullable: true } }, true);
+export const toServiceKey = keyRecord('AccountServiceKey');
 
 export function createAccountKeys(store: CredentialStore, keys: KeyLifecycle) {
   /** The caller's own personal key in the active account. */

@@ -16,10 +16,14 @@ import { invalidateKey, type CredentialRow, type CredentialStore, type MintInput
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
-import { rowMapping, type Columns } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
+import { schemaRows, type RowMapping } from '../../infra/db/rows';
+import type { Camelize } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { apiKeyMessages } from './errors';
 import { isAssignable, isResourceWildcard, type AssignableKind } from './scopes';
+
+type Schemas = components['schemas'];
 
 export type AuditEntry = Parameters<ModuleApis['audit']['record']>[0];
 
@@ -123,22 +127,20 @@ export function checkSubset(ctx: AuthContext, permissions: readonly string[]): s
   return sortByRegistry([...new Set(permissions)]);
 }
 
-/** What every key record answers after its kind's owner columns (typed for infra/db/rows.ts). */
-const keyRecordColumns = { key_prefix: 'text', label: 'text', permissions: 'json', created_at: 'timestamp' } as const;
-const keyUseColumns = { expires_at: { type: 'timestamp', nullable: true }, last_used_at: { type: 'timestamp', nullable: true } } as const;
+/** The spec schemas of the owned key kinds (personal, service, developer). */
+export type KeySchema = 'UserApiKey' | 'AccountServiceKey' | 'DeveloperApiKey';
 
 /**
- * The record mapping of a key kind: `id`, the kind's owner columns, then the columns every key
- * answers (`updated_at` where the kind's schema carries it); scopes in registry order. A key row
- * (credentials, or joined with its owner row) maps to its kind's schema in domain form.
+ * The record mapping of a key kind: its schema's members (`id`, the kind's owner columns, then the
+ * columns every key answers), read from the row by `schemaRows`; scopes in registry order. A key
+ * row (credentials, or joined with its owner row) maps to its kind's schema in domain form.
  */
-export function keyRecord<View extends { permissions: string[] }>(owner: Columns, withUpdatedAt: boolean): (row: object) => View {
-  const updated: Columns = withUpdatedAt ? { updated_at: 'timestamp' } : {};
-  const mapping = rowMapping<Columns, View>({ id: 'uuid', ...owner, ...keyRecordColumns, ...updated, ...keyUseColumns });
+export function keyRecord<N extends KeySchema>(schema: N): (row: object) => Camelize<Schemas[N]> {
+  const mapping: RowMapping<{ permissions: string[] }> = schemaRows<KeySchema>(schema);
   return (row) => {
     const view = mapping.map(row as Record<string, unknown>);
     view.permissions = sortByRegistry(view.permissions);
-    return view;
+    return view as Camelize<Schemas[N]>;
   };
 }
 

@@ -75,16 +75,6 @@ export async function conflictOnDuplicate<T>(write: () => Promise<T>, message: s
   }
 }
 
-/** The review trail both applications and verifications end with (typed for infra/db/rows.ts). */
-export const reviewedColumns = {
-  status: 'text',
-  review_notes: { type: 'text', nullable: true },
-  reviewed_by: { type: 'uuid', nullable: true },
-  reviewed_at: { type: 'timestamp', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-} as const;
-
 // ---------------------------------------------------------------------------------------------
 // Access
 // ---------------------------------------------------------------------------------------------

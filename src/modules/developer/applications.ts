@@ -7,41 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
-import { checkSlug, conflictOnDuplicate, required, reviewNotes, reviewedColumns, text, type DeveloperAccess, type DeveloperDeps } from './access';
+import { checkSlug, conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { AdminDeveloperApplicationItem, DeveloperApplication, ReviewResult, SubmitApplicationInput } from './types';
 
-const applicationColumns = {
-  id: 'uuid',
-  user_id: 'uuid',
-  application_type: 'text',
-  display_name: 'text',
-  slug: 'text',
-  description: 'text',
-  motivation: 'text',
-  what_to_build: 'text',
-  github_url: { type: 'text', nullable: true },
-  website_url: { type: 'text', nullable: true },
-  experience: { type: 'text', nullable: true },
-  avatar_key: { type: 'text', nullable: true },
-  ...reviewedColumns,
-} as const;
-const applicationOf = rowMapping<typeof applicationColumns, DeveloperApplication>(applicationColumns);
-
-const applicationItemColumns = {
-  id: 'uuid',
-  user_id: 'uuid',
-  application_type: 'text',
-  display_name: 'text',
-  slug: 'text',
-  status: 'text',
-  created_at: 'timestamp',
-  user_display_name: 'text',
-  user_avatar_url: { type: 'text', nullable: true },
-} as const;
-const applicationItemOf = rowMapping<typeof applicationItemColumns, AdminDeveloperApplicationItem>(applicationItemColumns);
+const applicationOf = schemaRows('DeveloperApplication');
+const applicationItemOf = schemaRows('AdminDeveloperApplicationItem');
 
 const toApplication = (row: object): DeveloperApplication => applicationOf.map(row as Record<string, unknown>);
 

@@ -8,7 +8,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import { isoTime } from '../../infra/db/database';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import { type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { TeamInviteRow } from './repo';
@@ -18,17 +18,7 @@ const MEMBER_ROLE = 'team-member';
 
 const codeHash = (code: string): string => createHash('sha256').update(code, 'utf8').digest('hex');
 
-const inviteColumns = {
-  id: 'uuid',
-  team_id: 'uuid',
-  code_prefix: 'text',
-  role_id: 'uuid',
-  role: 'text',
-  invited_by: { type: 'uuid', nullable: true },
-  created_at: 'timestamp',
-  expires_at: 'timestamp',
-} as const;
-const inviteOf = rowMapping<typeof inviteColumns, TeamInvite>(inviteColumns);
+const inviteOf = schemaRows('DeveloperTeamInvite');
 const toInvite = (row: TeamInviteRow): TeamInvite => inviteOf.map(row as object as Record<string, unknown>);
 
 /** An invite that can still be accepted: 404 when unknown, revoked or used, 409 when expired. */

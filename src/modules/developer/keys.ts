@@ -26,10 +26,7 @@ const ownerMetadata = (row: KeyOwner) => (row.developer_id !== null ? { develope
 export function createDeveloperKeys({ repo, apikeys }: DeveloperDeps, access: DeveloperAccess) {
   const { keys } = apikeys;
   /** A developer key: its owner (profile or team) and creator, then the common key columns. */
-  const toKey = keys.record<DeveloperApiKey>(
-    { developer_id: { type: 'uuid', nullable: true }, team_id: { type: 'uuid', nullable: true }, created_by: { type: 'uuid', nullable: true } },
-    true,
-  );
+  const toKey = keys.record('DeveloperApiKey');
 
   /** A developer key the caller may manage: their profile's, or their team's with `team-secrets:edit`. */
   async function manageableKey(ctx: AuthContext, id: string): Promise<DeveloperKeyRow> {

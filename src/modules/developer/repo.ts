@@ -1,7 +1,7 @@
 /** Developer portal storage (knex): applications, profiles, verifications, teams, key owners. */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { DeveloperProfile, Team, TeamView } from './types';
 
 type Db = Knex | Knex.Transaction;
@@ -124,35 +124,12 @@ export interface DeveloperKeyRow {
   updated_at: Date;
 }
 
-/** The public identity a profile and a team both show (typed for infra/db/rows.ts). */
-const identityColumns = {
-  description: { type: 'text', nullable: true },
-  github_url: { type: 'text', nullable: true },
-  website_url: { type: 'text', nullable: true },
-  avatar_key: { type: 'text', nullable: true },
-} as const;
-
-const profileColumns = {
-  id: 'uuid',
-  user_id: 'uuid',
-  display_name: 'text',
-  slug: 'text',
-  ...identityColumns,
-  created_at: 'timestamp',
-} as const;
-const profileOf = rowMapping<typeof profileColumns, DeveloperProfile>(profileColumns);
+/** A profile as stored: the public profile without what the service adds, with its owner. */
+const profileOf = schemaRows('PublicDeveloperProfile', { omit: ['stats', 'extensions'], extra: { user_id: 'uuid' } });
 const toProfile = (row: Record<string, unknown> | undefined): DeveloperProfile | undefined => (row ? profileOf.map(row) : undefined);
 
-const teamColumns = {
-  id: 'uuid',
-  name: 'text',
-  slug: 'text',
-  ...identityColumns,
-  owner_user_id: 'uuid',
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-} as const;
-const teamOf = rowMapping<typeof teamColumns, Team>(teamColumns);
+/** A team as stored: the caller's `role` comes from the membership. */
+const teamOf = schemaRows('DeveloperTeam', { omit: ['role'] });
 const toTeam = (row: Record<string, unknown> | undefined): Team | undefined => (row ? teamOf.map(row) : undefined);
 
 const withPermissions = <T extends { permissions: unknown }>(row: T): T & { permissions: string[] } => ({ ...row, permissions: fromJson<string[]>(row.permissions, []) });

@@ -7,29 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
-import { conflictOnDuplicate, required, reviewNotes, reviewedColumns, text, type DeveloperAccess, type DeveloperDeps } from './access';
+import { conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { VerificationFields } from './repo';
 import type { DeveloperVerification, ReviewResult, SubmitVerificationInput } from './types';
 
-const verificationColumns = {
-  id: 'uuid',
-  developer_id: 'uuid',
-  legal_name: 'text',
-  company_name: { type: 'text', nullable: true },
-  address_line1: 'text',
-  address_line2: { type: 'text', nullable: true },
-  postal_code: 'text',
-  city: 'text',
-  country: 'text',
-  tax_id: { type: 'text', nullable: true },
-  trade_register_id: { type: 'text', nullable: true },
-  document_key: { type: 'text', nullable: true },
-  ...reviewedColumns,
-} as const;
-const verificationOf = rowMapping<typeof verificationColumns, DeveloperVerification>(verificationColumns);
+const verificationOf = schemaRows('DeveloperVerification');
 const toVerification = (row: object): DeveloperVerification => verificationOf.map(row as Record<string, unknown>);
 
 export function createVerification({ knex, repo, audit, notifications }: DeveloperDeps, access: DeveloperAccess) {

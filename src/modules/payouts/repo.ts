@@ -5,70 +5,16 @@
  * the request's transaction, under the payee's row lock).
  */
 import type { Knex } from 'knex';
-import { rowMapping, type Mapped } from '../../infra/db/rows';
+import { rowMapping, schemaRows, type Mapped } from '../../infra/db/rows';
 import type { Payout, PayoutAccount, PayoutStatus } from './types';
 
 type Db = Knex | Knex.Transaction;
 
 export type { PayoutStatus } from './types';
 
-const accountOf = rowMapping<
-  {
-    payee_id: 'uuid';
-    payout_email: { type: 'text'; nullable: true };
-    connect_account_id: { type: 'text'; nullable: true };
-    connect_charges_enabled: 'boolean';
-    connect_payouts_enabled: 'boolean';
-    connect_details_submitted: 'boolean';
-    connect_updated_at: { type: 'timestamp'; nullable: true };
-    updated_at: 'timestamp';
-  },
-  PayoutAccount
->({
-  payee_id: 'uuid',
-  payout_email: { type: 'text', nullable: true },
-  connect_account_id: { type: 'text', nullable: true },
-  connect_charges_enabled: 'boolean',
-  connect_payouts_enabled: 'boolean',
-  connect_details_submitted: 'boolean',
-  connect_updated_at: { type: 'timestamp', nullable: true },
-  updated_at: 'timestamp',
-});
-
-const payoutOf = rowMapping<
-  {
-    id: 'uuid';
-    developer_id: { type: 'uuid'; nullable: true };
-    team_id: { type: 'uuid'; nullable: true };
-    requested_by: { type: 'uuid'; nullable: true };
-    amount_cents: 'bigint';
-    currency: 'text';
-    status: 'text';
-    payout_email: 'text';
-    provider_batch_id: { type: 'text'; nullable: true };
-    provider_item_id: { type: 'text'; nullable: true };
-    failure_reason: { type: 'text'; nullable: true };
-    created_at: 'timestamp';
-    updated_at: 'timestamp';
-    paid_at: { type: 'timestamp'; nullable: true };
-  },
-  Payout
->({
-  id: 'uuid',
-  developer_id: { type: 'uuid', nullable: true },
-  team_id: { type: 'uuid', nullable: true },
-  requested_by: { type: 'uuid', nullable: true },
-  amount_cents: 'bigint',
-  currency: 'text',
-  status: 'text',
-  payout_email: 'text',
-  provider_batch_id: { type: 'text', nullable: true },
-  provider_item_id: { type: 'text', nullable: true },
-  failure_reason: { type: 'text', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-  paid_at: { type: 'timestamp', nullable: true },
-});
+/** A payout account as stored: the payee's settings keyed by the payee, updated once written. */
+const accountOf = schemaRows('PayoutSettings', { omit: ['developer_id', 'team_id', 'updated_at'], extra: { payee_id: 'uuid', updated_at: 'timestamp' } });
+const payoutOf = schemaRows('Payout');
 
 const subscriptionColumns = {
   subscription_id: 'text',
