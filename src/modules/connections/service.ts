@@ -7,6 +7,8 @@
  * not stored by this release, so the login fields are false (the "no login grant" case).
  */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
 import { randomUUID } from 'node:crypto';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { SecretBox } from '../../auth/secrets';
@@ -18,15 +20,8 @@ import { allPlatforms, channelPlatforms, credentialModes, integrationPlatforms, 
 import type { AccountConnection, ConnectionsRepo, GrantRef, LoginConnectionRecord } from './repo';
 import type { ConnectionStatus, LoginAssignment, PlatformCredentialMode, PlatformSwitches } from './types';
 
-export interface LoginConnection {
-  id: string;
-  provider: string;
-  platformUserId: string;
-  displayName: string | null;
-  reconnectRequired: boolean;
-  isPrimary: boolean;
-  createdAt: string;
-}
+/** A login connection as the wire shows it (spec `LoginConnection`). */
+export type LoginConnection = Camelize<components['schemas']['LoginConnection']>;
 
 /** A login connection as the wire shows it: without its owner. */
 const publicLogin = ({ userId: _owner, ...login }: LoginConnectionRecord): LoginConnection => login;
