@@ -7,9 +7,9 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import { rowMapping, schemaRows, type Mapped, type RowOf } from '../../infra/db/rows';
+import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
 type Schemas = components['schemas'];
-import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
 /**
  * A message as mapped, before its shared-chat room (stored as the platform's snake_case JSON) is

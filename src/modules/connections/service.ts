@@ -7,9 +7,9 @@
  * not stored by this release, so the login fields are false (the "no login grant" case).
  */
 import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { randomUUID } from 'node:crypto';
 import { hasPermission, requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import type { SecretBox } from '../../auth/secrets';
 import type { ProviderConfig } from '../../config/config';
