@@ -5,37 +5,20 @@
  * moderate need (the channel id, the acting user's login connection); its API reports states only.
  */
 import type { Knex } from 'knex';
-import { rowMapping, type Mapped, type RowOf } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
+import { rowMapping, schemaRows, type Mapped, type RowOf } from '../../infra/db/rows';
 import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
-const messageColumns = {
-  id: 'uuid',
-  account_id: 'uuid',
-  platform: 'text',
-  platform_message_id: 'text',
-  platform_user_id: 'text',
-  username: 'text',
-  display_name: { type: 'text', nullable: true },
-  avatar_url: { type: 'text', nullable: true },
-  message: 'text',
-  emotes: { type: 'json', nullable: true },
-  badges: { type: 'json', nullable: true },
-  reply_to_message_id: { type: 'text', nullable: true },
-  reply_to_username: { type: 'text', nullable: true },
-  reply_to_message: { type: 'text', nullable: true },
-  live_chat_id: { type: 'text', nullable: true },
-  is_shared_chat: 'boolean',
-  source_channel: { type: 'json', nullable: true },
-  is_deleted: 'boolean',
-  deleted_at: { type: 'timestamp', nullable: true },
-  deleted_by: { type: 'text', nullable: true },
-  raw: 'json',
-  sent_at: 'timestamp',
-  created_at: 'timestamp',
-} as const;
-/** A message as mapped, before its shared-chat room (stored as the platform's snake_case JSON) is read. */
-type StoredMessage = Omit<ChatMessage, 'sourceChannel'> & { sourceChannel: unknown };
-const storedMessageOf = rowMapping<typeof messageColumns, StoredMessage>(messageColumns);
+type Schemas = components['schemas'];
+
+/**
+ * A message as mapped, before its shared-chat room (stored as the platform's snake_case JSON) is
+ * read. The spec leaves `emotes` and `badges` untyped (any JSON); all three are stored as jsonb.
+ */
+const storedMessageOf = schemaRows('ChatMessage', {
+  omit: ['emotes', 'badges', 'source_channel'],
+  extra: { emotes: { type: 'json', nullable: true }, badges: { type: 'json', nullable: true }, source_channel: { type: 'json', nullable: true } },
+});
 
 /** The stored room of a shared-chat message in domain form; null unless the message is shared. */
 function sourceOf(value: unknown): ChatSourceChannelView | null {
@@ -55,8 +38,11 @@ const messageOf = (row: Record<string, unknown>): ChatMessage => {
   return message as ChatMessage;
 };
 
-/** A message as it is written (the columns the database or a moderator's delete set left out). */
-export type MessageInsert = Omit<RowOf<typeof messageColumns>, 'created_at' | 'is_deleted' | 'deleted_at' | 'deleted_by'>;
+/** A message as it is written (the columns the database or a moderator's delete set left out; the room as stored). */
+export type MessageInsert = Omit<Schemas['ChatMessage'], 'created_at' | 'is_deleted' | 'deleted_at' | 'deleted_by' | 'sent_at' | 'source_channel'> & {
+  sent_at: Date | string;
+  source_channel: unknown;
+};
 
 const moderationColumns = {
   id: 'uuid',
@@ -81,18 +67,8 @@ const moderationOf = rowMapping(moderationColumns);
 
 export type ModerationInsert = Omit<RowOf<typeof moderationColumns>, 'created_at'>;
 
-const searchItemColumns = {
-  platform: 'text',
-  platform_user_id: 'text',
-  username: 'text',
-  display_name: { type: 'text', nullable: true },
-  avatar_url: { type: 'text', nullable: true },
-  last_seen_at: { type: 'timestamp', nullable: true },
-  message_count: 'bigint',
-} as const;
-const searchItemOf = rowMapping<typeof searchItemColumns, ChatUserSearchItem>(searchItemColumns);
-const profileColumns = { ...searchItemColumns, user_treatment: 'text', refreshed_at: { type: 'timestamp', nullable: true } } as const;
-const storedProfileOf = rowMapping<typeof profileColumns, ChatUserProfile>(profileColumns);
+const searchItemOf = schemaRows('ChatUserSearchItem');
+const storedProfileOf = schemaRows('ChatUserProfile');
 export const userTreatments: readonly UserTreatment[] = ['active_monitoring', 'restricted', 'none'];
 /** A chatter's profile; a treatment this release does not know reads as `none`. */
 const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
@@ -104,12 +80,10 @@ const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
 const channelOf = rowMapping({ platform_channel_id: 'text', reconnect_required: 'boolean' } as const);
 const botOf = rowMapping({ platform_user_id: 'text', reconnect_required: 'boolean' } as const);
 const connectedOf = rowMapping({ account_id: 'uuid', platform_channel_id: 'text' } as const);
-const loginGrantOf = rowMapping({
-  id: { type: 'uuid', from: 'c.id' },
-  platform_user_id: { type: 'text', from: 'c.platform_user_id' },
-  display_name: { type: 'text', nullable: true, from: 'c.display_name' },
-  reconnect_required: { type: 'boolean', from: 'c.reconnect_required' },
-} as const);
+const loginGrantOf = schemaRows('LoginConnection', {
+  omit: ['provider', 'is_primary', 'created_at'],
+  from: { id: 'c.id', platform_user_id: 'c.platform_user_id', display_name: 'c.display_name', reconnect_required: 'c.reconnect_required' },
+});
 
 export interface HistoryQuery {
   platform?: string;

@@ -1,6 +1,6 @@
 /** Storage of account channel connections (knex). Reads answer domain values (src/infra/db/rows.ts). */
 import type { Knex } from 'knex';
-import { rowMapping, type Mapped } from '../../infra/db/rows';
+import { rowMapping, schemaRows, type Mapped, type RowValue } from '../../infra/db/rows';
 import type { CredentialKind } from './platforms';
 import type { LoginAssignment, PlatformSwitches } from './types';
 
@@ -9,21 +9,11 @@ const connectionColumns = { account_id: 'uuid', platform: 'text', platform_chann
 export type AccountConnection = Mapped<typeof connectionColumns>;
 const connectionOf = rowMapping(connectionColumns);
 
-const loginColumns = {
-  id: 'uuid',
-  provider: 'text',
-  platform_user_id: 'text',
-  display_name: { type: 'text', nullable: true },
-  reconnect_required: 'boolean',
-  is_primary: 'boolean',
-  created_at: 'timestamp',
-} as const;
 /** A login connection as the wire shows it (the service's `LoginConnection`, spec `LoginConnection`). */
-const loginOf = rowMapping(loginColumns);
-const loginRecordColumns = { ...loginColumns, user_id: 'uuid' } as const;
+const loginOf = schemaRows('LoginConnection');
 /** A login connection with its owner, which the wire does not carry. */
-export type LoginConnectionRecord = Mapped<typeof loginRecordColumns>;
-const loginRecordOf = rowMapping(loginRecordColumns);
+const loginRecordOf = schemaRows('LoginConnection', { extra: { user_id: 'uuid' } });
+export type LoginConnectionRecord = RowValue<typeof loginRecordOf>;
 
 const sealedColumns = {
   access_token_sealed: { type: 'text', nullable: true },
@@ -64,7 +54,7 @@ const rows = (list: unknown[]) => list as Record<string, unknown>[];
 export function createConnectionsRepo(knex: Knex) {
   return {
     /** connections.loginConnectionsOf: primary first, then oldest */
-    async loginConnectionsOf(userId: string, db: Db = knex): Promise<Mapped<typeof loginColumns>[]> {
+    async loginConnectionsOf(userId: string, db: Db = knex): Promise<RowValue<typeof loginOf>[]> {
       const found = await db('login_connections').where({ user_id: userId }).select(db.raw(loginOf.select)).orderBy([{ column: 'is_primary', order: 'desc' }, { column: 'created_at' }, { column: 'id' }]);
       return rows(found).map(loginOf.map);
     },

@@ -4,8 +4,8 @@
  * from the vote or comment rows, so concurrent votes never lose an update.
  */
 import type { Knex } from 'knex';
-import { rowMapping, type Mapped } from '../../infra/db/rows';
-import type { IdeaCategory, IdeaParticipant, IdeaTag, IdeaTimelineItem, IdeaVoter, VoteType } from './types';
+import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
+import type { IdeaCategory, IdeaTag, IdeaTimelineItem, IdeaVoter, VoteType } from './types';
 
 type Db = Knex | Knex.Transaction;
 
@@ -20,78 +20,64 @@ export interface IdeaQuery {
   sort: IdeaSort;
 }
 
-const categoryOf = rowMapping<
-  { id: 'uuid'; name: 'text'; description: { type: 'text'; nullable: true }; sort_order: 'integer'; created_at: 'timestamp'; updated_at: 'timestamp' },
-  IdeaCategory
->({ id: 'uuid', name: 'text', description: { type: 'text', nullable: true }, sort_order: 'integer', created_at: 'timestamp', updated_at: 'timestamp' });
-
-const tagOf = rowMapping<{ id: 'uuid'; name: 'text'; created_at: 'timestamp' }, IdeaTag>({ id: 'uuid', name: 'text', created_at: 'timestamp' });
-
-const timelineOf = rowMapping<
-  { id: 'uuid'; event_type: 'text'; actor_id: { type: 'uuid'; nullable: true }; from_status: { type: 'text'; nullable: true }; to_status: 'text'; created_at: 'timestamp' },
-  IdeaTimelineItem
->({ id: 'uuid', event_type: 'text', actor_id: { type: 'uuid', nullable: true }, from_status: { type: 'text', nullable: true }, to_status: 'text', created_at: 'timestamp' });
-
-const voterOf = rowMapping<
-  { id: { type: 'uuid'; from: string }; display_name: { type: 'text'; from: string }; avatar_url: { type: 'text'; nullable: true; from: string }; vote_type: { type: 'text'; from: string }; voted_at: { type: 'timestamp'; from: string } },
-  IdeaVoter
->({
-  id: { type: 'uuid', from: 'u.id' },
-  display_name: { type: 'text', from: 'u.display_name' },
-  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  vote_type: { type: 'text', from: 'v.vote_type' },
-  voted_at: { type: 'timestamp', from: 'v.updated_at' },
-});
+const categoryOf = schemaRows('IdeaCategory');
+const tagOf = schemaRows('IdeaTag');
+const timelineOf = schemaRows('IdeaTimelineItem');
+const voterOf = schemaRows('IdeaVoter', { from: { id: 'u.id', display_name: 'u.display_name', avatar_url: 'u.avatar_url', vote_type: 'v.vote_type', voted_at: 'v.updated_at' } });
 
 /** A participant with the roles as stored (`author,voter`); the service orders them. */
-const participantColumns = {
-  id: { type: 'uuid', from: 'u.id' },
-  display_name: { type: 'text', from: 'u.display_name' },
-  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  roles: { type: 'text', from: "string_agg(distinct p.role, ',')" },
-} as const;
-const participantOf = rowMapping<typeof participantColumns, Omit<IdeaParticipant, 'roles'> & { roles: string }>(participantColumns);
+const participantOf = schemaRows('IdeaParticipant', {
+  omit: ['roles'],
+  from: { id: 'u.id', display_name: 'u.display_name', avatar_url: 'u.avatar_url' },
+  extra: { roles: { type: 'text', from: "string_agg(distinct p.role, ',')" } },
+});
 
-const ideaColumns = {
-  id: { type: 'uuid', from: 'i.id' },
-  author_id: { type: 'uuid', nullable: true, from: 'i.author_id' },
-  title: { type: 'text', from: 'i.title' },
-  description: { type: 'text', from: 'i.description' },
-  status: { type: 'text', from: 'i.status' },
-  category_id: { type: 'uuid', nullable: true, from: 'i.category_id' },
-  vote_count_up: { type: 'integer', from: 'i.vote_count_up' },
-  vote_count_down: { type: 'integer', from: 'i.vote_count_down' },
-  comment_count: { type: 'integer', from: 'i.comment_count' },
-  created_at: { type: 'timestamp', from: 'i.created_at' },
-  updated_at: { type: 'timestamp', from: 'i.updated_at' },
-  category_name: { type: 'text', nullable: true, from: 'c.name' },
+/** The author as joined from users (the service builds the wire's `author` from these). */
+const authorColumns = {
   author_display_name: { type: 'text', nullable: true, from: 'u.display_name' },
   author_avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  my_vote: { type: 'text', nullable: true, from: 'v.vote_type' },
 } as const;
+
 /** An idea row with its category name, author and the viewer's vote (the service builds the wire form). */
-export type IdeaRecord = Omit<Mapped<typeof ideaColumns>, 'myVote'> & { myVote: VoteType | null };
-const ideaOf = rowMapping<typeof ideaColumns, IdeaRecord>(ideaColumns);
+const ideaOf = schemaRows('Idea', {
+  omit: ['category', 'tags', 'author', 'vote_score', 'timeline'],
+  from: {
+    id: 'i.id',
+    author_id: 'i.author_id',
+    title: 'i.title',
+    description: 'i.description',
+    status: 'i.status',
+    category_id: 'i.category_id',
+    vote_count_up: 'i.vote_count_up',
+    vote_count_down: 'i.vote_count_down',
+    comment_count: 'i.comment_count',
+    created_at: 'i.created_at',
+    updated_at: 'i.updated_at',
+    my_vote: 'v.vote_type',
+  },
+  extra: { category_name: { type: 'text', nullable: true, from: 'c.name' }, ...authorColumns },
+});
+export type IdeaRecord = RowValue<typeof ideaOf>;
 
-const commentColumns = {
-  id: { type: 'uuid', from: 'm.id' },
-  idea_id: { type: 'uuid', from: 'm.idea_id' },
-  parent_id: { type: 'uuid', nullable: true, from: 'm.parent_id' },
-  author_id: { type: 'uuid', nullable: true, from: 'm.author_id' },
-  body: { type: 'text', from: 'm.body' },
-  mentions: { type: 'json', from: 'm.mentions' },
-  vote_count_up: { type: 'integer', from: 'm.vote_count_up' },
-  vote_count_down: { type: 'integer', from: 'm.vote_count_down' },
-  deleted_at: { type: 'timestamp', nullable: true, from: 'm.deleted_at' },
-  created_at: { type: 'timestamp', from: 'm.created_at' },
-  updated_at: { type: 'timestamp', from: 'm.updated_at' },
-  author_display_name: { type: 'text', nullable: true, from: 'u.display_name' },
-  author_avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  my_vote: { type: 'text', nullable: true, from: 'v.vote_type' },
-} as const;
 /** A comment row with its author and the viewer's vote (the service hides a deleted one's content). */
-export type CommentRecord = Omit<Mapped<typeof commentColumns>, 'mentions' | 'myVote'> & { mentions: string[]; myVote: VoteType | null };
-const commentOf = rowMapping<typeof commentColumns, CommentRecord>(commentColumns);
+const commentOf = schemaRows('IdeaComment', {
+  omit: ['author', 'is_deleted', 'replies'],
+  from: {
+    id: 'm.id',
+    idea_id: 'm.idea_id',
+    parent_id: 'm.parent_id',
+    author_id: 'm.author_id',
+    body: 'm.body',
+    mentions: 'm.mentions',
+    vote_count_up: 'm.vote_count_up',
+    vote_count_down: 'm.vote_count_down',
+    created_at: 'm.created_at',
+    updated_at: 'm.updated_at',
+    my_vote: 'v.vote_type',
+  },
+  extra: { deleted_at: { type: 'timestamp', nullable: true, from: 'm.deleted_at' }, ...authorColumns },
+});
+export type CommentRecord = RowValue<typeof commentOf>;
 
 const lockedIdeaOf = rowMapping({ id: 'uuid', author_id: { type: 'uuid', nullable: true }, status: 'text' } as const);
 const lockedCommentOf = rowMapping({ id: 'uuid', idea_id: 'uuid', author_id: { type: 'uuid', nullable: true }, deleted_at: { type: 'timestamp', nullable: true } } as const);

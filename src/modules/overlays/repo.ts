@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 
 type Schemas = components['schemas'];
 export type Overlay = Camelize<Schemas['Overlay']>;
@@ -20,23 +20,13 @@ export interface ResourcePatch {
   settings?: string;
 }
 
-const overlayColumns = { id: 'uuid', account_id: 'uuid', name: 'text', settings: 'json', version: 'integer', created_at: 'timestamp', updated_at: 'timestamp' } as const;
-const widgetColumns = { id: 'uuid', account_id: 'uuid', name: 'text', type: 'text', settings: 'json', version: 'integer', created_at: 'timestamp', updated_at: 'timestamp' } as const;
 const resourceOf = {
-  overlays: rowMapping<typeof overlayColumns, Resource>(overlayColumns),
-  widgets: rowMapping<typeof widgetColumns, Resource>(widgetColumns),
+  overlays: schemaRows('Overlay'),
+  widgets: schemaRows('Widget'),
 } as const;
-const accessColumns = {
-  id: { type: 'uuid', from: 'a.id' },
-  widget_id: { type: 'uuid', from: 'a.widget_id' },
-  user_id: { type: 'uuid', from: 'a.user_id' },
-  user_name: { type: 'text', from: 'u.display_name' },
-  user_avatar: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  role: { type: 'text', from: 'a.role' },
-  granted_by: { type: 'uuid', nullable: true, from: 'a.granted_by' },
-  created_at: { type: 'timestamp', from: 'a.created_at' },
-} as const;
-const accessOf = rowMapping<typeof accessColumns, AccessEntry>(accessColumns);
+const accessOf = schemaRows('WidgetAccessEntry', {
+  from: { id: 'a.id', widget_id: 'a.widget_id', user_id: 'a.user_id', user_name: 'u.display_name', user_avatar: 'u.avatar_url', role: 'a.role', granted_by: 'a.granted_by', created_at: 'a.created_at' },
+});
 
 export function createOverlaysRepo(knex: Knex) {
   return {

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -14,30 +14,8 @@ export type Plan = Omit<AdminPlan, 'features' | 'accountsUsing'>;
 export type PlanWrite = Omit<components['schemas']['AdminPlan'], 'id' | 'slug' | 'features' | 'accounts_using'>;
 
 // bigint columns arrive as text from pg; the values stay below 2^53 (the API bounds them).
-const planColumns = {
-  id: 'uuid',
-  slug: 'text',
-  name: 'text',
-  description: { type: 'text', nullable: true },
-  price_monthly: 'integer',
-  price_yearly: 'integer',
-  currency: 'text',
-  is_public: 'boolean',
-  sort_order: 'integer',
-  max_overlays: 'integer',
-  max_storage_bytes: 'bigint',
-  max_upload_size_bytes: 'bigint',
-  max_integrations: 'integer',
-  chat_retention_days: 'integer',
-  max_setting_presets: 'integer',
-  max_sounds: 'integer',
-  max_sound_file_size: 'bigint',
-  max_sound_storage_bytes: 'bigint',
-  stripe_product_id: { type: 'text', nullable: true },
-  stripe_monthly_price_id: { type: 'text', nullable: true },
-  stripe_yearly_price_id: { type: 'text', nullable: true },
-} as const;
-const planOf = rowMapping<typeof planColumns, Plan>(planColumns);
+/** A stored plan: the operators' view without what is computed from other tables. */
+const planOf = schemaRows('AdminPlan', { omit: ['features', 'accounts_using'] });
 
 export function createPlansRepo(knex: Knex) {
   return {

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -13,21 +13,10 @@ export type StoredSound = Sound & { blobKey: string };
 export type NewSound = Omit<components['schemas']['Sound'], 'created_at'> & { blob_key: string; source_extension_id: string | null };
 
 // pg answers bigint as strings and jsonb as parsed JSON; PGlite likewise. Sizes stay below 2^53.
-const soundColumns = {
-  id: 'uuid',
-  account_id: 'uuid',
-  name: 'text',
-  filename: 'text',
-  content_type: 'text',
-  size_bytes: 'bigint',
-  duration_ms: 'integer',
-  waveform: { type: 'json', nullable: true },
-  created_at: 'timestamp',
-  source_extension_name: { type: 'text', nullable: true },
-} as const;
-const storedColumns = { ...soundColumns, blob_key: 'text' } as const;
-const soundOf = rowMapping<typeof soundColumns, Sound>(soundColumns);
-const storedOf = rowMapping<typeof storedColumns, StoredSound>(storedColumns);
+// The spec leaves `waveform` untyped (any JSON); it is stored as jsonb, so the row reads it as json.
+const waveform = { type: 'json', nullable: true } as const;
+const soundOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform } });
+const storedOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform, blob_key: 'text' } });
 
 export interface SoundLimits {
   maxSounds: number;

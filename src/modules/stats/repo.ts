@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
 import { fromJson } from '../../infra/db/database';
-import { rowMapping, type Mapped } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -68,33 +68,15 @@ export interface EmoteWrite {
   owner_id: string | null;
 }
 
-const emoteColumns = {
-  id: { type: 'text', from: 'emote_id' },
-  platform: 'text',
-  provider: 'text',
-  channel_id: { type: 'text', nullable: true },
-  name: 'text',
-  url: { type: 'text', nullable: true },
-  animated: 'boolean',
-  owner_id: { type: 'text', nullable: true },
-  source: 'text',
-  first_seen_at: 'timestamp',
-  last_seen_at: 'timestamp',
-} as const;
-/** An entry of the emote directory as the API shows it. */
-export type Emote = Omit<Mapped<typeof emoteColumns>, 'source'> & { source: 'api_fetch' | 'observed' };
-const emoteOf = rowMapping<typeof emoteColumns, Emote>(emoteColumns);
+/** An entry of the emote directory as the API shows it (its id is stored as `emote_id`). */
+const emoteOf = schemaRows('Emote', { from: { id: 'emote_id' } });
+export type Emote = RowValue<typeof emoteOf>;
 
 export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
 /** A watched channel the directory no longer knows shows its stable id as its handle. */
-const watchlistColumns = {
-  platform: { type: 'text', from: 'w.platform' },
-  platform_channel_id: { type: 'text', from: 'w.platform_channel_id' },
-  channel_login: { type: 'text', from: 'coalesce(c.login, w.platform_channel_id)' },
-  channel_display_name: { type: 'text', nullable: true, from: 'c.display_name' },
-  added_at: { type: 'timestamp', from: 'w.added_at' },
-} as const;
-const watchlistItemOf = rowMapping<typeof watchlistColumns, WatchlistItem>(watchlistColumns);
+const watchlistItemOf = schemaRows('WatchlistItem', {
+  from: { platform: 'w.platform', platform_channel_id: 'w.platform_channel_id', channel_login: 'coalesce(c.login, w.platform_channel_id)', channel_display_name: 'c.display_name', added_at: 'w.added_at' },
+});
 
 export interface BrowseQuery {
   platform?: string;
