@@ -2,72 +2,58 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
-import type { Account, AccountInvite, AccountMember, AccountRole, ResolvedName, User } from './types';
+import type { Account, AccountInvite, AccountRole, ResolvedName, User } from './types';
 
 /*
- * Each read names its columns once: the select list and the mapping to the domain value both come
- * from one table (src/infra/db/rows.ts). What a read carries beyond the spec's shape is said where
- * its mapping is typed.
+ * Each read's columns are its spec schema's members (src/infra/db/rows.ts, `schemaRows`): the select
+ * list and the mapping to the domain value both come from the schema. What a read leaves out of the
+ * spec's shape (`omit`), selects from a joined table (`from`) or carries beyond it (`extra`) is said
+ * where its mapping is declared.
  */
-const userFields = { id: 'uuid', email: { type: 'text', nullable: true }, display_name: 'text', avatar_url: { type: 'text', nullable: true }, created_at: 'timestamp' } as const;
-const userOf = rowMapping<typeof userFields, User>(userFields);
+
+/** A user as the spec's `Me` carries it, without what the service adds. */
+const userOf = schemaRows('Me', {
+  omit: ['active_account_id', 'owned_account_count', 'max_accounts', 'is_developer', 'extension_dev_mode', 'feature_statuses', 'login_connections'],
+});
 
 /** An account without the caller's role (the service adds it). */
-export type AccountRecord = Omit<Account, 'role'>;
-const accountFields = {
-  id: { type: 'uuid', from: 'a.id' },
-  name: { type: 'text', from: 'a.name' },
-  owner_id: { type: 'uuid', from: 'a.owner_id' },
-  plan: { type: 'text', nullable: true, from: 'p.slug' },
-  created_at: { type: 'timestamp', from: 'a.created_at' },
-  updated_at: { type: 'timestamp', from: 'a.updated_at' },
-} as const;
-const accountOf = rowMapping<typeof accountFields, AccountRecord>(accountFields);
-const accountWithRoleFields = { ...accountFields, role: { type: 'text', from: 'r.name' } } as const;
-const accountWithRoleOf = rowMapping<typeof accountWithRoleFields, Account>(accountWithRoleFields);
+const accountFrom = { id: 'a.id', name: 'a.name', owner_id: 'a.owner_id', plan: 'p.slug', created_at: 'a.created_at', updated_at: 'a.updated_at' } as const;
+const accountOf = schemaRows('Account', { omit: ['role'], from: accountFrom });
+export type AccountRecord = RowValue<typeof accountOf>;
+const accountWithRoleOf = schemaRows('Account', { from: { ...accountFrom, role: 'r.name' } });
 
 /** A role with its permissions in stored order (the service shows them in registry order). */
-const roleFields = {
-  id: { type: 'uuid', from: 'r.id' },
-  name: { type: 'text', from: 'r.name' },
-  position: { type: 'integer', from: 'r.position' },
-  is_system: { type: 'boolean', from: 'r.is_system' },
-  permissions: { type: 'json', from: 'r.permissions' },
-  member_count: { type: 'integer', from: '(select count(*)::int from account_members m where m.role_id = r.id)' },
-  created_at: { type: 'timestamp', from: 'r.created_at' },
-  updated_at: { type: 'timestamp', from: 'r.updated_at' },
-} as const;
-const roleOf = rowMapping<typeof roleFields, AccountRole>(roleFields);
+const roleOf = schemaRows('AccountRole', {
+  from: {
+    id: 'r.id',
+    name: 'r.name',
+    position: 'r.position',
+    is_system: 'r.is_system',
+    permissions: 'r.permissions',
+    member_count: '(select count(*)::int from account_members m where m.role_id = r.id)',
+    created_at: 'r.created_at',
+    updated_at: 'r.updated_at',
+  },
+});
 
-/** A member with the account's owner: the service tells `isOwner` from it. */
-export type MemberRecord = Omit<AccountMember, 'isOwner'> & { ownerId: string };
-const memberFields = {
-  user_id: { type: 'uuid', from: 'm.user_id' },
-  display_name: { type: 'text', from: 'u.display_name' },
-  email: { type: 'text', nullable: true, from: 'u.email' },
-  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  role_id: { type: 'uuid', from: 'm.role_id' },
-  role: { type: 'text', from: 'r.name' },
-  owner_id: { type: 'uuid', from: 'a.owner_id' },
-  joined_at: { type: 'timestamp', from: 'm.joined_at' },
-} as const;
-/** One member row (as `members`, a hot read, keeps it) to its domain value. */
-export const memberOf = rowMapping<typeof memberFields, MemberRecord>(memberFields);
+/**
+ * One member row (as `members`, a hot read, keeps it) to its domain value: the member with the
+ * account's owner, from which the service tells `isOwner`.
+ */
+export const memberOf = schemaRows('AccountMember', {
+  omit: ['is_owner'],
+  from: { user_id: 'm.user_id', display_name: 'u.display_name', email: 'u.email', avatar_url: 'u.avatar_url', role_id: 'm.role_id', role: 'r.name', joined_at: 'm.joined_at' },
+  extra: { owner_id: { type: 'uuid', from: 'a.owner_id' } },
+});
+export type MemberRecord = RowValue<typeof memberOf>;
 /** A member row as the driver answers it; `memberOf` maps it. */
 type MemberRow = Record<string, unknown>;
 
-const inviteFields = {
-  id: { type: 'uuid', from: 'i.id' },
-  account_id: { type: 'uuid', from: 'i.account_id' },
-  user_id: { type: 'uuid', from: 'i.user_id' },
-  role_id: { type: 'uuid', from: 'i.role_id' },
-  role: { type: 'text', from: 'r.name' },
-  invited_by: { type: 'uuid', nullable: true, from: 'i.invited_by' },
-  created_at: { type: 'timestamp', from: 'i.created_at' },
-} as const;
-const inviteOf = rowMapping<typeof inviteFields, AccountInvite>(inviteFields);
+const inviteOf = schemaRows('AccountInvite', {
+  from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
+});
 
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 const mapped = <T>(mapping: { map(row: Record<string, unknown>): T }) => (row: Record<string, unknown> | undefined): T | undefined => (row ? mapping.map(row) : undefined);

@@ -3,30 +3,26 @@
  * accounts module's first migration (the `super-admin` role); this module owns every change to them.
  */
 import type { Knex } from 'knex';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { AdminRole, AdminRoleMember } from './types';
 
 /** A role with its permissions in stored order (the service shows them sorted). */
-const roleColumns = {
-  id: { type: 'uuid', from: 'r.id' },
-  name: { type: 'text', from: 'r.name' },
-  description: { type: 'text', nullable: true, from: 'r.description' },
-  is_system: { type: 'boolean', from: 'r.is_system' },
-  permissions: { type: 'json', from: 'r.permissions' },
-  member_count: { type: 'integer', from: '(select count(*)::int from admin_role_assignments a where a.role_id = r.id)' },
-  created_at: { type: 'timestamp', from: 'r.created_at' },
-  updated_at: { type: 'timestamp', from: 'r.updated_at' },
-} as const;
-const roleOf = rowMapping<typeof roleColumns, AdminRole>(roleColumns);
+const roleOf = schemaRows('AdminRole', {
+  from: {
+    id: 'r.id',
+    name: 'r.name',
+    description: 'r.description',
+    is_system: 'r.is_system',
+    permissions: 'r.permissions',
+    member_count: '(select count(*)::int from admin_role_assignments a where a.role_id = r.id)',
+    created_at: 'r.created_at',
+    updated_at: 'r.updated_at',
+  },
+});
 
-const memberColumns = {
-  user_id: { type: 'uuid', from: 'a.user_id' },
-  display_name: { type: 'text', from: 'u.display_name' },
-  email: { type: 'text', nullable: true, from: 'u.email' },
-  avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-  assigned_at: { type: 'timestamp', from: 'a.assigned_at' },
-} as const;
-const memberOf = rowMapping<typeof memberColumns, AdminRoleMember>(memberColumns);
+const memberOf = schemaRows('AdminRoleMember', {
+  from: { user_id: 'a.user_id', display_name: 'u.display_name', email: 'u.email', avatar_url: 'u.avatar_url', assigned_at: 'a.assigned_at' },
+});
 
 type Db = Knex | Knex.Transaction;
 

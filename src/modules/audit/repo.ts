@@ -1,21 +1,10 @@
 /** Audit log storage (knex): append and filtered, paginated reads, newest first. */
 import type { Knex } from 'knex';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { AuditRecord, AuditScope } from './types';
 
-const auditColumns = {
-  id: 'uuid',
-  scope: 'text',
-  type: 'text',
-  user_id: { type: 'uuid', nullable: true },
-  account_id: { type: 'uuid', nullable: true },
-  actor_id: { type: 'uuid', nullable: true },
-  ip_address: { type: 'text', nullable: true },
-  user_agent: { type: 'text', nullable: true },
-  metadata: 'json',
-  created_at: 'timestamp',
-} as const;
-const auditOf = rowMapping<typeof auditColumns, AuditRecord>(auditColumns);
+/** An audit row as stored: the spec's item without the names the service resolves at read time. */
+const auditOf = schemaRows('AuditItem', { omit: ['resolved_names'] });
 
 /** A row to append, as stored (the service names its columns). */
 export interface AuditInsert {

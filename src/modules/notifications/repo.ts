@@ -1,17 +1,11 @@
 /** Notification storage (knex). */
 import type { Knex } from 'knex';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { Notification, NotificationStatus } from './types';
 
-const notificationColumns = {
-  id: 'uuid',
-  type: 'text',
-  data: 'json',
-  status: 'text',
-  created_at: 'timestamp',
-  read_at: { type: 'timestamp', nullable: true },
-} as const;
-const notificationOf = rowMapping<typeof notificationColumns, Notification>(notificationColumns);
+const notificationOf = schemaRows('Notification');
+/** The columns `setStatus` answers: the mapping's own (it selects no expression). */
+const notificationReturning = notificationOf.select.split(', ');
 
 /** A notification to store, as stored. */
 export interface NotificationInsert {
@@ -42,7 +36,7 @@ export function createNotificationsRepo(knex: Knex) {
     },
     /** notifications.setStatus */
     async setStatus(db: Knex.Transaction, id: string, status: NotificationStatus): Promise<Notification> {
-      const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning(Object.keys(notificationColumns));
+      const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning(notificationReturning);
       return notificationOf.map(row);
     },
     /** notifications.deleteByData: drops notifications whose data[key] equals value */

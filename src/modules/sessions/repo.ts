@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import { ACCESS_GUARD } from '../../auth/access-version';
 import type { SessionInfo } from './types';
 
@@ -22,15 +22,7 @@ export interface SessionRow {
 }
 
 /** An open session as its user lists it (the service marks the caller's own as `current`). */
-const listedColumns = {
-  id: 'uuid',
-  created_at: 'timestamp',
-  last_used_at: 'timestamp',
-  expires_at: 'timestamp',
-  ip_address: { type: 'text', nullable: true },
-  user_agent: { type: 'text', nullable: true },
-} as const;
-const listedOf = rowMapping<typeof listedColumns, Omit<SessionInfo, 'current'>>(listedColumns);
+const listedOf = schemaRows('Session', { omit: ['current'] });
 
 /** `last_used_at` is written at most once a minute per session, not on every request. */
 const TOUCH_INTERVAL = "interval '1 minute'";

@@ -12,7 +12,7 @@ import type { Revocations } from '../../auth/revocations';
 import type { CredentialRow, CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows } from '../../infra/db/rows';
 import type { ModuleApis } from '../contract';
 import { tokenMessages } from './errors';
 
@@ -30,19 +30,7 @@ export interface CreatePopoutTokenInput {
 }
 
 /** A popout token's row (src/auth/store.ts) as its account lists it; permissions in registry order. */
-const popoutColumns = {
-  id: 'uuid',
-  account_id: 'uuid',
-  user_id: { type: 'uuid', nullable: true },
-  created_by: { type: 'uuid', nullable: true },
-  label: 'text',
-  permissions: 'json',
-  expires_at: { type: 'timestamp', nullable: true },
-  revoked_at: { type: 'timestamp', nullable: true },
-  last_used_at: { type: 'timestamp', nullable: true },
-  created_at: 'timestamp',
-} as const;
-const popoutOf = rowMapping<typeof popoutColumns, PopoutToken>(popoutColumns);
+const popoutOf = schemaRows('PopoutToken');
 const toPopout = (row: CredentialRow): PopoutToken => {
   const token = popoutOf.map(row as object as Record<string, unknown>);
   return { ...token, permissions: sortByRegistry(token.permissions) };
