@@ -145,6 +145,18 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
   client.on('close', guard(() => transition(false)));
   client.on('end', guard(() => transition(false)));
 
+  /** Ends a pause (see `run`) once its time is up, if nothing ended it before. */
+  function announceReturn(): void {
+    if (closing || !suspendedUntil || client.status !== 'ready') return;
+    const left = suspendedUntil - Date.now();
+    if (left > 0) {
+      setTimeout(announceReturn, left).unref();
+      return;
+    }
+    suspendedUntil = 0;
+    transition(true);
+  }
+
   async function usable(probe: boolean): Promise<void> {
     if (!settled) {
       let timer: NodeJS.Timeout | undefined;
@@ -178,12 +190,11 @@ export function createRedisLink(url: string, options: RedisLinkOptions): RedisLi
           suspendedUntil = Date.now() + REDIS_SUSPEND_MS;
           transition(false);
           // The end of the pause is a return too: announce it, as the pause was announced, rather
-          // than at some later command that happens to succeed (there may be none).
-          setTimeout(() => {
-            if (closing || !suspendedUntil || Date.now() < suspendedUntil || client.status !== 'ready') return;
-            suspendedUntil = 0;
-            transition(true);
-          }, REDIS_SUSPEND_MS).unref();
+          // than at some later command that happens to succeed (there may be none). A timer runs on
+          // the loop's monotonic clock and may fire a millisecond before `Date.now()` reaches the
+          // end: it waits out the rest instead of giving up, or the return would never be announced
+          // (and the bus subscriber, which resubscribes on it, would stay deaf to Redis).
+          setTimeout(announceReturn, REDIS_SUSPEND_MS).unref();
         }
         throw new CacheError(message);
       }
