@@ -9,7 +9,7 @@
  * OpenAPI validator ran before).
  */
 import { openapiDocument } from '../../generated/openapi-document';
-import { camelName } from '../infra/names';
+import { camelName, resolveRef } from '../infra/names';
 
 export type { Camelize } from '../infra/names';
 export { camelName };
@@ -30,17 +30,7 @@ export type Shape =
 type Schema = Record<string, unknown>;
 const OPAQUE: Shape = { kind: 'opaque' };
 
-function resolve(node: unknown, doc: unknown): Schema | undefined {
-  let current = node as Schema | undefined;
-  for (let hops = 0; current && typeof current.$ref === 'string'; hops++) {
-    if (hops > 32) throw new Error(`unresolvable $ref ${String(current.$ref)}`);
-    current = (current.$ref as string)
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce<unknown>((acc, key) => (acc as Schema | undefined)?.[key], doc) as Schema | undefined;
-  }
-  return current;
-}
+const resolve = (node: unknown, doc: unknown): Schema | undefined => resolveRef(node, doc);
 
 /**
  * The shape of a schema of the OpenAPI document (refs resolved, allOf merged). Shapes of named

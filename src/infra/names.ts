@@ -24,3 +24,16 @@ export type Camelize<T> = T extends readonly (infer Item)[]
 export function camelName(wire: string): string {
   return wire.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
+
+/** A schema node of an OpenAPI document with its `$ref`s followed (undefined when one leads nowhere). */
+export function resolveRef(node: unknown, doc: unknown): Record<string, unknown> | undefined {
+  let current = node as Record<string, unknown> | undefined;
+  for (let hops = 0; current && typeof current.$ref === 'string'; hops++) {
+    if (hops > 32) throw new Error(`unresolvable $ref ${String(current.$ref)}`);
+    current = (current.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((acc, key) => (acc as Record<string, unknown> | undefined)?.[key], doc) as Record<string, unknown> | undefined;
+  }
+  return current;
+}

@@ -12,7 +12,7 @@
 
 import { openapiDocument } from '../../../generated/openapi-document';
 import type { components } from '../../../generated/openapi';
-import { camelName, type CamelCase, type Camelize } from '../names';
+import { camelName, resolveRef, type CamelCase, type Camelize } from '../names';
 
 /** The SQL types a mapping converts by. */
 export type ColumnType = 'text' | 'uuid' | 'boolean' | 'integer' | 'bigint' | 'json' | 'timestamp';
@@ -103,14 +103,9 @@ export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<
 type SchemaNode = Record<string, unknown>;
 
 function resolved(node: unknown): SchemaNode {
-  let current = node as SchemaNode;
-  for (let hops = 0; typeof current.$ref === 'string'; hops++) {
-    if (hops > 32) throw new Error(`unresolvable $ref ${current.$ref}`);
-    const name = current.$ref.replace('#/components/schemas/', '');
-    current = (openapiDocument.components.schemas as Record<string, SchemaNode>)[name]!;
-    if (!current) throw new Error(`unknown schema ${name}`);
-  }
-  return current;
+  const schema = resolveRef(node, openapiDocument);
+  if (!schema) throw new Error(`unknown schema ${String((node as SchemaNode).$ref)}`);
+  return schema;
 }
 
 /** A schema's members (allOf merged), each with the column type its wire type is stored as. */
