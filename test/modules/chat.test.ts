@@ -352,13 +352,15 @@ describe('retention', () => {
     const ops = await devLogin(t, opsEmail);
     const owner = await devLogin(t);
     const keeper = await devLogin(t);
+    // The windows are set before the rows arrive: the app's own periodic retention job (offered when
+    // the app starts) may run at any moment in between, and must see the windows this test means.
+    const set = await api(t, 'PUT', `/admin/accounts/${owner.accountId}/retention`, { token: ops.accessToken, body: { chat_retention_days: 30 } });
+    expect(set.status).toBe(200);
+    expect((await api(t, 'PUT', `/admin/accounts/${keeper.accountId}/retention`, { token: ops.accessToken, body: { chat_retention_days: 0 } })).status).toBe(200);
     await ingest(owner, { platformMessageId: 'old', sentAt: new Date(Date.now() - 40 * 24 * HOUR) });
     await ingest(owner, { platformMessageId: 'recent', sentAt: new Date(Date.now() - 10 * 24 * HOUR) });
     await ingest(keeper, { platformMessageId: 'kept', sentAt: new Date(Date.now() - 400 * 24 * HOUR) });
     await t.app.modules.chat.recordModeration({ accountId: owner.accountId!, platform: 'platform_a', action: 'ban', targetUserId: 'x' });
-    const set = await api(t, 'PUT', `/admin/accounts/${owner.accountId}/retention`, { token: ops.accessToken, body: { chat_retention_days: 30 } });
-    expect(set.status).toBe(200);
-    expect((await api(t, 'PUT', `/admin/accounts/${keeper.accountId}/retention`, { token: ops.accessToken, body: { chat_retention_days: 0 } })).status).toBe(200);
     await t.app.modules.events.sweepRetention();
     expect((await history(owner)).body.data.map((r: Row) => r.platform_message_id)).toEqual(['recent']);
     expect((await history(keeper)).body.data.map((r: Row) => r.platform_message_id)).toEqual(['kept']);
