@@ -21,6 +21,11 @@ describe('schemaRows', () => {
     expect(Object.keys(row)).toEqual(['id', 'userId', 'kind', 'name', 'isDefault', 'createdAt', 'updatedAt', 'rank']);
   });
 
+  test('reads the members of a join from the named table, except those selected from elsewhere', () => {
+    const joined = schemaRows('SettingPreset', { table: 'p', omit: ['payload'], from: { name: 'u.display_name' }, extra: { rank: { type: 'bigint', from: 'count(*)' } } });
+    expect(joined.select).toBe('p.id as id, p.user_id as user_id, p.kind as kind, u.display_name as name, p.is_default as is_default, p.created_at as created_at, p.updated_at as updated_at, count(*) as rank');
+  });
+
   test('refuses a schema or a member the document does not have', () => {
     expect(() => schemaRows('NoSuchSchema' as 'SettingPreset')).toThrow('no schema NoSuchSchema');
     expect(() => schemaRows('SettingPreset', { omit: ['nope' as 'payload'] })).toThrow('has no member nope');

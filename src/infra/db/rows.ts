@@ -96,6 +96,11 @@ export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<
   omit?: readonly Omitted[];
   /** Members selected from an expression or another column (`{ event_type: 'type' }`). */
   from?: Partial<Record<Wire<N>, string>>;
+  /**
+   * The alias of the table the other members are read from, in a join (`table: 'r'` selects
+   * `r.id`, ...); members with a `from` and `extra` columns are selected as written.
+   */
+  table?: string;
   /** Columns the domain needs that the wire does not carry (an explicit extension of the type). */
   extra?: Extra;
 }
@@ -148,7 +153,7 @@ export function schemaRows<N extends keyof Schemas, Omitted extends Wire<N> = ne
   const columns: Columns = {};
   for (const [wire, member] of members) {
     if (omitted.has(wire)) continue;
-    const from = options.from?.[wire as Wire<N>];
+    const from = options.from?.[wire as Wire<N>] ?? (options.table === undefined ? undefined : `${options.table}.${wire}`);
     columns[wire] = from === undefined ? member : { ...member, from };
   }
   Object.assign(columns, options.extra ?? {});

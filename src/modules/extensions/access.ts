@@ -13,13 +13,15 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { isoTime } from '../../infra/db/database';
+import { schemaRows } from '../../infra/db/rows';
 import { extensionMessages as m } from './errors';
-import { grantOf, type AccessGrant } from './records';
+import type { AccessGrant } from './records';
 import type { ExtensionsRepo } from './repo';
 
 type Schemas = components['schemas'];
 export type AccessInvite = Camelize<Schemas['ExtensionAccessInvite']>;
 
+const grantRows = schemaRows('ExtensionAccessGrant');
 const INVITE_PREFIX = 'lm_inv_';
 const codeHash = (code: string) => createHash('sha256').update(code, 'utf8').digest('hex');
 
@@ -29,7 +31,7 @@ export function createAccess(deps: { repo: ExtensionsRepo; knex: Knex; ownedForI
   /** Inserts the grant unless it exists; answers the grant either way. */
   async function grant(db: Knex | Knex.Transaction, extensionId: string, userId: string, grantedBy: string | null, inviteId: string | null): Promise<AccessGrant> {
     await db('extension_access_grants').insert({ extension_id: extensionId, user_id: userId, granted_by: grantedBy, invite_id: inviteId }).onConflict(['extension_id', 'user_id']).ignore();
-    return grantOf(await db('extension_access_grants').where({ extension_id: extensionId, user_id: userId }).first());
+    return grantRows.map(await db('extension_access_grants').where({ extension_id: extensionId, user_id: userId }).first(db.raw(grantRows.select)));
   }
 
   return {

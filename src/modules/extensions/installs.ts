@@ -19,24 +19,16 @@ import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { fromJson } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { extensionMessages as m } from './errors';
-import { installOf, type ExtensionInstall, type InstallConfig } from './records';
-import type { ExtensionRow, ExtensionsRepo, InstallRow, VersionRow } from './repo';
+import type { Extension, ExtensionInstall, ExtensionVersion, InstallConfig } from './records';
+import type { ExtensionsRepo, InstallGrant } from './repo';
 
 type Schemas = components['schemas'];
 export type InstallToken = Camelize<Schemas['ExtensionInstallToken']>;
 
 /** Part 1, "Limits": an extension token lives 15 minutes. */
 export const EXTENSION_TOKEN_TTL_MS = 15 * 60 * 1000;
-
-/** The install columns this file adds to the base row (migration 20261125220000). */
-export interface InstallGrantRow extends InstallRow {
-  permissions?: unknown;
-  token_id?: string | null;
-  disabled_reason?: string | null;
-}
 
 export interface InstallsDeps {
   repo: ExtensionsRepo;
@@ -45,14 +37,11 @@ export interface InstallsDeps {
   revocations: Revocations;
   log: Logger;
   /** Whether the user may install what is not published (tester, developer, access grant). */
-  mayTest(userId: string, row: ExtensionRow): Promise<boolean>;
+  mayTest(userId: string, row: Extension): Promise<boolean>;
 }
 
 export function createInstalls(deps: InstallsDeps) {
   const { repo, knex, credentials, revocations } = deps;
-
-  const installRow = (accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<InstallGrantRow | undefined> =>
-    repo.installById(accountId, id, db) as Promise<InstallGrantRow | undefined>;
 
   /**
    * Revokes an install's current token (if any) in the caller's transaction and remembers its
@@ -69,7 +58,7 @@ export function createInstalls(deps: InstallsDeps) {
 
   /** Mints the install's token (revoking the previous one) in the caller's transaction. */
   async function mintToken(
-    install: { id: string; account_id: string; extension_id: string; token_id?: string | null },
+    install: Pick<InstallGrant, 'id' | 'accountId' | 'extensionId'> & { tokenId?: string | null },
     permissions: string[],
     createdBy: string | null,
     trx: Knex.Transaction,
@@ -77,17 +66,17 @@ export function createInstalls(deps: InstallsDeps) {
   ): Promise<InstallToken> {
     const expiresAt = new Date(Date.now() + EXTENSION_TOKEN_TTL_MS);
     const { token, row } = await credentials.mint(
-      { kind: 'extension', accountId: install.account_id, createdBy, subjectId: install.id, extensionId: install.extension_id, permissions, expiresAt, label: 'extension install' },
+      { kind: 'extension', accountId: install.accountId, createdBy, subjectId: install.id, extensionId: install.extensionId, permissions, expiresAt, label: 'extension install' },
       trx,
     );
     await trx('extension_installs').where({ id: install.id }).update({ token_id: row.id });
-    await revokeToken(install.token_id, trx, revoked);
+    await revokeToken(install.tokenId, trx, revoked);
     return { token, expiresAt: expiresAt.toISOString(), permissions };
   }
 
   /** The permissions an install grants: the manifest's (or the requested subset), each held by the installer. */
-  function grantedPermissions(auth: AuthContext, version: VersionRow, requested: string[] | undefined): string[] {
-    const declared = fromJson<{ permissions?: string[] }>(version.manifest, {}).permissions ?? [];
+  function grantedPermissions(auth: AuthContext, version: ExtensionVersion, requested: string[] | undefined): string[] {
+    const declared = version.manifest?.permissions ?? [];
     const wanted = requested ?? declared;
     const unknown = wanted.find((p) => !declared.includes(p));
     if (unknown !== undefined) throw AppError.validation(m.permissionNotRequested(unknown), { fields: [{ field: 'permissions', message: m.permissionNotRequested(unknown) }] });
@@ -106,7 +95,7 @@ export function createInstalls(deps: InstallsDeps) {
 
   return {
     async installs(auth: AuthContext): Promise<ExtensionInstall[]> {
-      return (await repo.installsOf(requireAccountId(auth))).map(installOf);
+      return repo.installsOf(requireAccountId(auth));
     },
 
     async install(auth: AuthContext, input: { extensionId: string; version?: string; permissions?: string[] }): Promise<ExtensionInstall & { token: InstallToken }> {
@@ -116,7 +105,7 @@ export function createInstalls(deps: InstallsDeps) {
       if (!row) throw notFound();
       // Testers, access grants and the extension's own developers may install what is not published yet.
       const mayTest = auth.userId !== null && (await deps.mayTest(auth.userId, row));
-      let version: VersionRow | undefined;
+      let version: ExtensionVersion | undefined;
       if (input.version !== undefined) {
         version = await repo.versionByName(row.id, input.version);
         if (!version || !(version.status === 'published' || (mayTest && version.status === 'uploaded'))) {
@@ -135,49 +124,49 @@ export function createInstalls(deps: InstallsDeps) {
       const token = await knex.transaction(async (trx) => {
         // The purchase is read under the extension's lock, so a refund recorded meanwhile is seen.
         await repo.lockExtension(row.id, trx);
-        const purchase = row.pricing_type === 'free' ? null : await purchaseOf(row.id, accountId, trx);
-        if (row.pricing_type !== 'free' && !purchase) throw AppError.forbidden(m.purchaseRequired);
+        const purchase = row.pricingType === 'free' ? null : await purchaseOf(row.id, accountId, trx);
+        if (row.pricingType !== 'free' && !purchase) throw AppError.forbidden(m.purchaseRequired);
         const inserted = await trx('extension_installs')
           .insert({ id, account_id: accountId, extension_id: row.id, version_id: version.id, installed_by: auth.userId, config: JSON.stringify({}), permissions: JSON.stringify(permissions), purchase_external_id: purchase })
           .onConflict(['account_id', 'extension_id'])
           .ignore()
           .returning('id');
         if (inserted.length === 0) throw new AppError('CONFLICT', m.alreadyInstalled);
-        return mintToken({ id, account_id: accountId, extension_id: row.id }, permissions, auth.userId, trx, []);
+        return mintToken({ id, accountId, extensionId: row.id }, permissions, auth.userId, trx, []);
       });
-      return { ...installOf((await installRow(accountId, id))!), token };
+      return { ...(await repo.installById(accountId, id))!, token };
     },
 
     async updateInstall(auth: AuthContext, id: string, input: { enabled?: boolean; config?: InstallConfig }): Promise<ExtensionInstall> {
       const accountId = requireAccountId(auth);
       const revoked: string[] = [];
       await knex.transaction(async (trx) => {
-        const current = await installRow(accountId, id, trx);
+        const current = await repo.installGrant(accountId, id, trx);
         if (!current) throw AppError.notFound(m.installNotFound);
         const values: Record<string, unknown> = { updated_at: trx.fn.now() };
-        if (input.enabled === true && current.disabled_reason) {
+        if (input.enabled === true && current.disabledReason) {
           // A refunded install comes back only with a new completed purchase.
-          await repo.lockExtension(current.extension_id, trx);
-          if (!(await purchaseOf(current.extension_id, accountId, trx))) throw new AppError('CONFLICT', m.installRefunded);
+          await repo.lockExtension(current.extensionId, trx);
+          if (!(await purchaseOf(current.extensionId, accountId, trx))) throw new AppError('CONFLICT', m.installRefunded);
           values.disabled_reason = null;
         }
         if (input.enabled !== undefined) values.enabled = input.enabled;
         if (input.config !== undefined) values.config = JSON.stringify(input.config);
         if (input.enabled === false) values.token_id = null;
         await trx('extension_installs').where({ account_id: accountId, id }).update(values);
-        if (input.enabled === false) await revokeToken(current.token_id, trx, revoked);
+        if (input.enabled === false) await revokeToken(current.tokenId, trx, revoked);
       });
       await announce(revoked);
-      return installOf((await installRow(accountId, id))!);
+      return (await repo.installById(accountId, id))!;
     },
 
     async uninstall(auth: AuthContext, id: string): Promise<void> {
       const accountId = requireAccountId(auth);
       const revoked: string[] = [];
       await knex.transaction(async (trx) => {
-        const current = await installRow(accountId, id, trx);
+        const current = await repo.installGrant(accountId, id, trx);
         if (!current || !(await repo.deleteInstall(accountId, id, trx))) throw AppError.notFound(m.installNotFound);
-        await revokeToken(current.token_id, trx, revoked);
+        await revokeToken(current.tokenId, trx, revoked);
       });
       await announce(revoked);
     },
@@ -187,10 +176,10 @@ export function createInstalls(deps: InstallsDeps) {
       const revoked: string[] = [];
       const token = await knex.transaction(async (trx) => {
         await trx('extension_installs').where({ account_id: accountId, id }).forUpdate().first('id');
-        const current = await installRow(accountId, id, trx);
+        const current = await repo.installGrant(accountId, id, trx);
         if (!current) throw AppError.notFound(m.installNotFound);
         if (!current.enabled) throw new AppError('CONFLICT', m.installDisabled);
-        return mintToken(current, fromJson<string[]>(current.permissions, []), auth.userId, trx, revoked);
+        return mintToken(current, current.permissions, auth.userId, trx, revoked);
       });
       await announce(revoked);
       return token;

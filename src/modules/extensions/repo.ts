@@ -1,124 +1,62 @@
-/** Extension, version, screenshot, tester, purchase, install and limit-request storage (knex). */
+/**
+ * Extension, version, screenshot, tester, purchase, install and limit-request storage (knex). Each
+ * read answers its spec schema's domain value through `schemaRows` (infra/db/rows.ts), so an
+ * entity's fields are written in the spec and the migration only; a join names only the table a
+ * member comes from, and what the wire computes (an average rating, whether a version has a
+ * bundle) is an expression of the select list.
+ */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
+import type { Extension, ExtensionInstall, ExtensionPurchase, ExtensionScreenshot, ExtensionTester, ExtensionVersion, LimitRequest, LimitRequestEvent, Manifest, RequestedLimits } from './records';
 
 type Db = Knex | Knex.Transaction;
+type Schemas = components['schemas'];
 
-export interface ExtensionRow {
-  id: string;
-  short_id: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  category: string | null;
-  icon_key: string | null;
-  developer_id: string | null;
-  team_id: string | null;
-  created_by: string | null;
-  pricing_type: 'free' | 'one_time' | 'subscription';
-  pricing_amount: number | null;
-  pricing_currency: string | null;
-  status: 'draft' | 'published';
-  rating_count: number;
-  rating_sum: number;
-  published_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  /** Current installs (a subquery of every read). */
-  install_count: number | string;
-}
+/** Current installs, and the average rating from the stored sum and count (null before the first rating). */
+const counted = {
+  install_count: '(select count(*) from extension_installs i where i.extension_id = e.id)',
+  rating_avg: 'case when e.rating_count > 0 then e.rating_sum::float8 / e.rating_count end',
+} as const;
+const extensionRows = schemaRows('Extension', { table: 'e', from: counted });
+/** A published extension, with the rating sum its profile's average is computed from. */
+const publishedRows = schemaRows('PublicExtension', { table: 'e', from: counted, extra: { rating_sum: { type: 'bigint', from: 'e.rating_sum' } } });
+export type PublishedExtension = RowValue<typeof publishedRows>;
 
-export interface VersionRow {
-  id: string;
-  extension_id: string;
-  version: string;
-  status: 'draft' | 'uploaded' | 'pending_review' | 'published' | 'rejected';
-  changelog: string | null;
-  manifest: unknown;
-  handler_code: string | null;
-  created_at: Date;
-  uploaded_at: Date | null;
-  published_at: Date | null;
-  review_notes?: string | null;
-  reviewed_by?: string | null;
-  reviewed_at?: Date | null;
-  submitted_at?: Date | null;
-  submitted_by?: string | null;
-}
+/** The stored manifest is NULL until the bundle is uploaded (the wire leaves the member out then). */
+const versionRows = schemaRows('ExtensionVersion', { omit: ['manifest'], from: { has_bundle: '(handler_code is not null)' }, extra: { manifest: { type: 'json', nullable: true } } });
+const versionOf = (row: Record<string, unknown>): ExtensionVersion => {
+  const { manifest, ...version } = versionRows.map(row);
+  return manifest ? { ...version, manifest: manifest as Manifest } : (version as ExtensionVersion);
+};
 
-export interface ScreenshotRow {
-  id: string;
-  extension_id: string;
-  key: string | null;
-  url: string | null;
-  caption: string | null;
-  position: number;
-  created_at: Date;
-}
+const screenshotRows = schemaRows('ExtensionScreenshot');
+const testerRows = schemaRows('ExtensionTester', { table: 't', from: { display_name: 'u.display_name', avatar_url: 'u.avatar_url' } });
+const purchaseRows = schemaRows('ExtensionPurchase');
 
-export interface TesterRow {
-  user_id: string;
-  display_name: string;
-  avatar_url: string | null;
-  added_by: string | null;
-  created_at: Date;
-}
-
-export interface PurchaseRow {
-  id: string;
-  external_id: string;
-  extension_id: string;
-  account_id: string | null;
-  buyer_user_id: string | null;
-  amount_cents: number | string;
-  currency: string;
-  status: 'completed' | 'refunded';
-  created_at: Date;
-  refunded_at: Date | null;
-}
-
-export interface InstallRow {
-  id: string;
-  account_id: string;
-  extension_id: string;
-  extension_name: string;
-  version_id: string | null;
-  version: string | null;
-  enabled: boolean;
-  config: unknown;
-  installed_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
+/** An install with its extension's name and its version string. */
+const installFrom = { table: 'i', from: { extension_name: 'e.name', version: 'v.version' } } as const;
+const installRows = schemaRows('ExtensionInstall', installFrom);
+/** An install with the id of the token it holds now (never on the wire). */
+const grantRows = schemaRows('ExtensionInstall', { ...installFrom, extra: { token_id: { type: 'uuid', nullable: true, from: 'i.token_id' } } });
+export type InstallGrant = RowValue<typeof grantRows>;
 /** An install with its version's bundle, for the internal feeds. */
-export interface FeedRow extends InstallRow {
-  manifest: unknown;
-  handler_code: string | null;
-}
+const feedRows = schemaRows('ExtensionInstall', {
+  ...installFrom,
+  extra: { manifest: { type: 'json', nullable: true, from: 'v.manifest' }, handler_code: { type: 'text', nullable: true, from: 'v.handler_code' } },
+});
+export type FeedInstall = RowValue<typeof feedRows>;
 
-export interface LimitRequestRow {
-  id: string;
-  extension_id: string;
-  extension_name: string;
-  developer_id: string | null;
-  team_id: string | null;
-  requested_by: string | null;
-  requested_limits: unknown;
-  reason: string | null;
-  status: 'open' | 'in_review' | 'approved' | 'rejected';
-  review_notes: string | null;
-  reviewed_by: string | null;
-  reviewed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+const limitRequestRows = schemaRows('LimitRequest', { table: 'r', from: { extension_name: 'e.name' } });
+const limitEventRows = schemaRows('LimitRequestEvent');
 
-export interface LimitEventRow {
-  event_type: 'created' | 'in_review' | 'approved' | 'rejected';
-  actor_id: string | null;
-  details: unknown;
-  created_at: Date;
-}
+/** An extension as it is written: the wire members stored as given, and its creator. */
+type ExtensionInsert = Pick<Schemas['Extension'], 'id' | 'short_id' | 'slug' | 'name' | 'description' | 'category' | 'icon_key' | 'developer_id' | 'team_id' | 'pricing_type' | 'pricing_amount' | 'pricing_currency'> & {
+  created_by: string | null;
+};
+type ExtensionPatch = { [K in keyof Schemas['Extension']]?: Schemas['Extension'][K] | Knex.Raw };
+type PurchaseInsert = Pick<Schemas['ExtensionPurchase'], 'id' | 'external_id' | 'extension_id' | 'account_id' | 'buyer_user_id' | 'amount_cents' | 'currency'>;
+type LimitRequestInsert = Pick<Schemas['LimitRequest'], 'id' | 'extension_id' | 'developer_id' | 'team_id' | 'requested_by' | 'reason'> & { requested_limits: RequestedLimits };
 
 export interface Owners {
   developerIds: string[];
@@ -126,48 +64,47 @@ export interface Owners {
 }
 
 export function createExtensionsRepo(knex: Knex) {
-  const extensions = (db: Db = knex) =>
-    db('extensions as e').select('e.*', db.raw('(select count(*) from extension_installs i where i.extension_id = e.id) as install_count'));
-  const installs = (db: Db = knex) =>
-    db('extension_installs as i')
-      .join('extensions as e', 'e.id', 'i.extension_id')
-      .leftJoin('extension_versions as v', 'v.id', 'i.version_id')
-      .select('i.*', 'e.name as extension_name', 'v.version as version');
-  const limitRequests = (db: Db = knex) => db('extension_limit_requests as r').join('extensions as e', 'e.id', 'r.extension_id').select('r.*', 'e.name as extension_name');
+  const extensions = (db: Db = knex, select = extensionRows.select) => db('extensions as e').select(db.raw(select));
+  const installs = (db: Db = knex, select = installRows.select) =>
+    db('extension_installs as i').join('extensions as e', 'e.id', 'i.extension_id').leftJoin('extension_versions as v', 'v.id', 'i.version_id').select(db.raw(select));
+  const limitRequests = (db: Db = knex) => db('extension_limit_requests as r').join('extensions as e', 'e.id', 'r.extension_id').select(db.raw(limitRequestRows.select));
+  const versionNewestFirst = [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }];
 
   return {
     /** extensions.insert */
-    async insertExtension(row: Omit<ExtensionRow, 'install_count' | 'rating_count' | 'rating_sum' | 'status' | 'published_at' | 'created_at' | 'updated_at'>, db: Db = knex): Promise<boolean> {
+    async insertExtension(row: ExtensionInsert, db: Db = knex): Promise<boolean> {
       const inserted = await db('extensions').insert(row).onConflict('slug').ignore().returning('id');
       return inserted.length > 0;
     },
     /** extensions.byId */
-    extensionById(id: string, db: Db = knex): Promise<ExtensionRow | undefined> {
-      return extensions(db).where('e.id', id).first();
+    async extensionById(id: string, db: Db = knex): Promise<Extension | undefined> {
+      const row = await extensions(db).where('e.id', id).first();
+      return row ? extensionRows.map(row) : undefined;
     },
     /** extensions.byId for update (a row lock inside a transaction) */
     async lockExtension(id: string, db: Knex.Transaction): Promise<boolean> {
       return Boolean(await db('extensions').where({ id }).forUpdate().first('id'));
     },
     /** extensions.ofOwners: the extensions of some developer profiles and teams, oldest first */
-    extensionsOf(owners: Owners): Promise<ExtensionRow[]> {
-      if (owners.developerIds.length === 0 && owners.teamIds.length === 0) return Promise.resolve([]);
-      return extensions()
+    async extensionsOf(owners: Owners): Promise<Extension[]> {
+      if (owners.developerIds.length === 0 && owners.teamIds.length === 0) return [];
+      const rows = await extensions()
         .where((q) => {
           if (owners.developerIds.length) q.orWhereIn('e.developer_id', owners.developerIds);
           if (owners.teamIds.length) q.orWhereIn('e.team_id', owners.teamIds);
         })
         .orderBy([{ column: 'e.created_at' }, { column: 'e.id' }]);
+      return rows.map(extensionRows.map);
     },
     /** extensions.published: an owner's published extensions, newest publication first */
-    publishedOf(owner: { developerId?: string; teamId?: string }): Promise<ExtensionRow[]> {
-      const q = extensions().where('e.status', 'published');
+    async publishedOf(owner: { developerId?: string; teamId?: string }): Promise<PublishedExtension[]> {
+      const q = extensions(knex, publishedRows.select).where('e.status', 'published');
       if (owner.developerId) q.where('e.developer_id', owner.developerId);
       else q.where('e.team_id', owner.teamId!);
-      return q.orderBy([{ column: 'e.published_at', order: 'desc' }, { column: 'e.id' }]);
+      return (await q.orderBy([{ column: 'e.published_at', order: 'desc' }, { column: 'e.id' }])).map(publishedRows.map);
     },
     /** extensions.update */
-    async updateExtension(id: string, patch: Partial<ExtensionRow>, db: Db = knex): Promise<void> {
+    async updateExtension(id: string, patch: ExtensionPatch, db: Db = knex): Promise<void> {
       await db('extensions').where({ id }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** extensions.delete */
@@ -181,24 +118,23 @@ export function createExtensionsRepo(knex: Knex) {
       return inserted.length > 0;
     },
     /** extension_versions.byId */
-    versionById(extensionId: string, id: string, db: Db = knex): Promise<VersionRow | undefined> {
-      return db('extension_versions').where({ extension_id: extensionId, id }).first();
+    async versionById(extensionId: string, id: string, db: Db = knex): Promise<ExtensionVersion | undefined> {
+      const row = await db('extension_versions').where({ extension_id: extensionId, id }).first(db.raw(versionRows.select));
+      return row ? versionOf(row) : undefined;
     },
     /** extension_versions.byVersion */
-    versionByName(extensionId: string, version: string): Promise<VersionRow | undefined> {
-      return knex('extension_versions').where({ extension_id: extensionId, version }).first();
+    async versionByName(extensionId: string, version: string): Promise<ExtensionVersion | undefined> {
+      const row = await knex('extension_versions').where({ extension_id: extensionId, version }).first(knex.raw(versionRows.select));
+      return row ? versionOf(row) : undefined;
     },
     /** extension_versions.list, newest first */
-    versions(extensionId: string): Promise<VersionRow[]> {
-      return knex('extension_versions').where({ extension_id: extensionId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    async versions(extensionId: string): Promise<ExtensionVersion[]> {
+      return (await knex('extension_versions').where({ extension_id: extensionId }).select(knex.raw(versionRows.select)).orderBy(versionNewestFirst)).map(versionOf);
     },
     /** extension_versions.latest: the newest version in one of the statuses */
-    latestVersion(extensionId: string, statuses: VersionRow['status'][]): Promise<VersionRow | undefined> {
-      return knex('extension_versions')
-        .where({ extension_id: extensionId })
-        .whereIn('status', statuses)
-        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-        .first();
+    async latestVersion(extensionId: string, statuses: ExtensionVersion['status'][]): Promise<ExtensionVersion | undefined> {
+      const row = await knex('extension_versions').where({ extension_id: extensionId }).whereIn('status', statuses).orderBy(versionNewestFirst).first(knex.raw(versionRows.select));
+      return row ? versionOf(row) : undefined;
     },
     /** extension_versions.update */
     async updateVersion(id: string, patch: Record<string, unknown>, db: Db = knex): Promise<void> {
@@ -206,13 +142,13 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_screenshots.list, by position */
-    screenshots(extensionId: string): Promise<ScreenshotRow[]> {
-      return knex('extension_screenshots').where({ extension_id: extensionId }).orderBy([{ column: 'position' }, { column: 'created_at' }, { column: 'id' }]);
+    async screenshots(extensionId: string): Promise<ExtensionScreenshot[]> {
+      return (await knex('extension_screenshots').where({ extension_id: extensionId }).select(knex.raw(screenshotRows.select)).orderBy([{ column: 'position' }, { column: 'created_at' }, { column: 'id' }])).map(screenshotRows.map);
     },
     /** extension_screenshots.insert */
-    async insertScreenshot(row: Omit<ScreenshotRow, 'created_at'>): Promise<ScreenshotRow> {
-      const [inserted] = await knex('extension_screenshots').insert(row).returning('*');
-      return inserted as ScreenshotRow;
+    async insertScreenshot(row: Omit<Schemas['ExtensionScreenshot'], 'created_at'>): Promise<ExtensionScreenshot> {
+      const [inserted] = (await knex('extension_screenshots').insert(row).returning('*')) as Record<string, unknown>[];
+      return screenshotRows.map(inserted!);
     },
     /** extension_screenshots.delete */
     async deleteScreenshot(extensionId: string, id: string): Promise<boolean> {
@@ -220,12 +156,13 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_testers.list, with display names */
-    testers(extensionId: string): Promise<TesterRow[]> {
-      return knex('extension_testers as t')
+    async testers(extensionId: string): Promise<ExtensionTester[]> {
+      const rows = await knex('extension_testers as t')
         .join('users as u', 'u.id', 't.user_id')
         .where('t.extension_id', extensionId)
         .orderBy([{ column: 't.created_at' }, { column: 't.user_id' }])
-        .select('t.user_id', 'u.display_name', 'u.avatar_url', 't.added_by', 't.created_at');
+        .select(knex.raw(testerRows.select));
+      return rows.map(testerRows.map);
     },
     /** users.exists */
     async userExists(userId: string): Promise<boolean> {
@@ -246,16 +183,16 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_purchases.insert: idempotent on the provider's external id */
-    async insertPurchase(row: Omit<PurchaseRow, 'status' | 'created_at' | 'refunded_at'>): Promise<void> {
+    async insertPurchase(row: PurchaseInsert): Promise<void> {
       await knex('extension_purchases').insert(row).onConflict('external_id').ignore();
     },
     /** extension_purchases.page, newest first */
-    async purchases(extensionId: string, page: { limit: number; offset: number }): Promise<{ rows: PurchaseRow[]; total: number }> {
+    async purchases(extensionId: string, page: { limit: number; offset: number }): Promise<{ rows: ExtensionPurchase[]; total: number }> {
       const [rows, count] = await Promise.all([
-        knex('extension_purchases').where({ extension_id: extensionId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit).offset(page.offset),
+        knex('extension_purchases').where({ extension_id: extensionId }).select(knex.raw(purchaseRows.select)).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit).offset(page.offset),
         knex('extension_purchases').where({ extension_id: extensionId }).count<{ count: string | number }[]>('* as count'),
       ]);
-      return { rows: rows as PurchaseRow[], total: Number(count[0]?.count ?? 0) };
+      return { rows: rows.map(purchaseRows.map), total: Number(count[0]?.count ?? 0) };
     },
     /** extension_purchases.stats: counts and revenue per currency */
     async purchaseStats(extensionId: string): Promise<{ status: string; currency: string; count: number; amount: number }[]> {
@@ -275,12 +212,18 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_installs.list of an account, oldest first */
-    installsOf(accountId: string): Promise<InstallRow[]> {
-      return installs().where('i.account_id', accountId).orderBy([{ column: 'i.created_at' }, { column: 'i.id' }]);
+    async installsOf(accountId: string): Promise<ExtensionInstall[]> {
+      return (await installs().where('i.account_id', accountId).orderBy([{ column: 'i.created_at' }, { column: 'i.id' }])).map(installRows.map);
     },
     /** extension_installs.byId (account-scoped) */
-    installById(accountId: string, id: string, db: Db = knex): Promise<InstallRow | undefined> {
-      return installs(db).where({ 'i.account_id': accountId, 'i.id': id }).first();
+    async installById(accountId: string, id: string, db: Db = knex): Promise<ExtensionInstall | undefined> {
+      const row = await installs(db).where({ 'i.account_id': accountId, 'i.id': id }).first();
+      return row ? installRows.map(row) : undefined;
+    },
+    /** extension_installs.byId with its token (account-scoped) */
+    async installGrant(accountId: string, id: string, db: Db = knex): Promise<InstallGrant | undefined> {
+      const row = await installs(db, grantRows.select).where({ 'i.account_id': accountId, 'i.id': id }).first();
+      return row ? grantRows.map(row) : undefined;
     },
     /** extension_installs.accountOf: the owning account of `ext-storage:{install_id}` */
     async installAccount(id: string): Promise<string | null> {
@@ -292,16 +235,16 @@ export function createExtensionsRepo(knex: Knex) {
       return (await db('extension_installs').where({ account_id: accountId, id }).delete().returning('id')).length > 0;
     },
     /** extension_installs.feed: installs with their version's bundle, by account and/or install */
-    feed(filter: { accountId?: string; installId?: string; enabledOnly?: boolean }): Promise<FeedRow[]> {
-      const q = installs().select('v.manifest', 'v.handler_code');
+    async feed(filter: { accountId?: string; installId?: string; enabledOnly?: boolean }): Promise<FeedInstall[]> {
+      const q = installs(knex, feedRows.select);
       if (filter.accountId) q.where('i.account_id', filter.accountId);
       if (filter.installId) q.where('i.id', filter.installId);
       if (filter.enabledOnly) q.where('i.enabled', true);
-      return q.orderBy([{ column: 'i.created_at' }, { column: 'i.id' }]);
+      return (await q.orderBy([{ column: 'i.created_at' }, { column: 'i.id' }])).map(feedRows.map);
     },
 
     /** extension_limit_requests.insert */
-    async insertLimitRequest(row: Omit<LimitRequestRow, 'extension_name' | 'status' | 'review_notes' | 'reviewed_by' | 'reviewed_at' | 'created_at' | 'updated_at'>, db: Db): Promise<void> {
+    async insertLimitRequest(row: LimitRequestInsert, db: Db): Promise<void> {
       await db('extension_limit_requests').insert({ ...row, requested_limits: JSON.stringify(row.requested_limits) });
     },
     /** extension_limit_requests.hasOpen: an open or in-review request on the extension */
@@ -309,24 +252,25 @@ export function createExtensionsRepo(knex: Knex) {
       return Boolean(await db('extension_limit_requests').where({ extension_id: extensionId }).whereIn('status', ['open', 'in_review']).first('id'));
     },
     /** extension_limit_requests.byId (optionally locked for update) */
-    async limitRequestById(id: string, db: Db = knex, lock = false): Promise<LimitRequestRow | undefined> {
+    async limitRequestById(id: string, db: Db = knex, lock = false): Promise<LimitRequest | undefined> {
       if (lock) await (db as Knex.Transaction)('extension_limit_requests').where({ id }).forUpdate().first('id');
-      return limitRequests(db).where('r.id', id).first();
+      const row = await limitRequests(db).where('r.id', id).first();
+      return row ? limitRequestRows.map(row) : undefined;
     },
     /** extension_limit_requests.list, newest first, by status, developer or extensions */
-    limitRequestsWhere(filter: { status?: string; developerId?: string; extensionIds?: string[] }): Promise<LimitRequestRow[]> {
+    async limitRequestsWhere(filter: { status?: string; developerId?: string; extensionIds?: string[] }): Promise<LimitRequest[]> {
       const q = limitRequests();
       if (filter.status) q.where('r.status', filter.status);
       if (filter.developerId) q.where((w) => w.where('r.developer_id', filter.developerId!).orWhere('e.developer_id', filter.developerId!));
       if (filter.extensionIds) q.whereIn('r.extension_id', filter.extensionIds);
-      return q.orderBy([{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }]);
+      return (await q.orderBy([{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }])).map(limitRequestRows.map);
     },
     /** extension_limit_requests.update */
     async updateLimitRequest(id: string, patch: Record<string, unknown>, db: Db): Promise<void> {
       await db('extension_limit_requests').where({ id }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** extension_limit_request_events.insert */
-    async insertLimitEvent(row: { id: string; request_id: string; event_type: LimitEventRow['event_type']; actor_id: string | null; details: Record<string, unknown> }, db: Db): Promise<void> {
+    async insertLimitEvent(row: { id: string; request_id: string; event_type: LimitRequestEvent['eventType']; actor_id: string | null; details: Record<string, unknown> }, db: Db): Promise<void> {
       const [last] = await db('extension_limit_request_events').where({ request_id: row.request_id }).max<{ seq: number | null }[]>('seq as seq');
       await db('extension_limit_request_events').insert({ ...row, seq: Number(last?.seq ?? 0) + 1, details: JSON.stringify(row.details), created_at: new Date() });
     },
@@ -336,8 +280,8 @@ export function createExtensionsRepo(knex: Knex) {
       if (last?.seq !== null && last?.seq !== undefined) await db('extension_limit_request_events').where({ request_id: requestId, seq: last.seq }).delete();
     },
     /** extension_limit_request_events.list, oldest first */
-    limitEvents(requestId: string): Promise<LimitEventRow[]> {
-      return knex('extension_limit_request_events').where({ request_id: requestId }).orderBy('seq').select('event_type', 'actor_id', 'details', 'created_at');
+    async limitEvents(requestId: string): Promise<LimitRequestEvent[]> {
+      return (await knex('extension_limit_request_events').where({ request_id: requestId }).orderBy('seq').select(knex.raw(limitEventRows.select))).map(limitEventRows.map);
     },
   };
 }

@@ -13,12 +13,13 @@ import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import type { Camelize } from '../../http/mapping';
+import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
-import { fromJson, isoTime } from '../../infra/db/database';
+import { fromJson } from '../../infra/db/database';
+import { schemaRows } from '../../infra/db/rows';
 import type { Logger } from '../../infra/logger';
 import { extensionMessages as m } from './errors';
-import { logOf, type ExtensionLog } from './records';
+import type { ExtensionLog } from './records';
 
 type Schemas = components['schemas'];
 export type StorageEntry = Camelize<Schemas['ExtensionStorageEntry']>;
@@ -27,34 +28,21 @@ type LogLevel = ExtensionLog['level'];
 /** Largest stored value, serialised (64 KiB, the WebSocket frame limit). */
 export const MAX_STORAGE_VALUE_BYTES = 64 * 1024;
 const LOG_PAGE = 200;
+const newestFirst = [{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }];
 
-interface LogRow {
-  id: string;
-  extension_id: string;
-  install_id: string | null;
-  account_id: string | null;
-  level: LogLevel;
-  message: string;
-  data: unknown;
-  created_at: Date;
-}
+const logRows = schemaRows('ExtensionLog');
+const storageRows = schemaRows('ExtensionStorageEntry');
 
 /** Stored values are wrapped (`{ v }`) so that a JSON string survives the jsonb round trip. */
 const unwrap = (stored: unknown): unknown => fromJson<{ v?: unknown }>(stored, {}).v ?? null;
+const storageEntryOf = (row: Record<string, unknown>): StorageEntry => {
+  const entry = storageRows.map(row);
+  return { ...entry, value: unwrap(entry.value) };
+};
 
-/** A log line in wire form (snake_case), the `data` of an `extension:log` frame. */
-function logWire(log: ExtensionLog): Record<string, unknown> {
-  return {
-    id: log.id,
-    extension_id: log.extensionId,
-    install_id: log.installId,
-    account_id: log.accountId,
-    level: log.level,
-    message: log.message,
-    data: log.data,
-    created_at: log.createdAt,
-  };
-}
+/** A log line in wire form (snake_case, the REST schema's), the `data` of an `extension:log` frame. */
+const logShape = shapeOf({ $ref: '#/components/schemas/ExtensionLog' });
+const logWire = (log: ExtensionLog) => toWire(log, logShape);
 
 export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedExtension: (auth: AuthContext, id: string) => Promise<{ id: string }> }) {
   const { knex, bus, log } = deps;
@@ -75,8 +63,8 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
   return {
     async storage(auth: AuthContext, installId: string): Promise<StorageEntry[]> {
       const install = await ownInstall(auth, installId);
-      const rows = (await knex('extension_install_storage').where({ install_id: install.id }).orderBy('key')) as { key: string; value: unknown; updated_at: Date }[];
-      return rows.map((r) => ({ key: r.key, value: unwrap(r.value), updatedAt: isoTime(r.updated_at) }));
+      const rows = await knex('extension_install_storage').where({ install_id: install.id }).select(knex.raw(storageRows.select)).orderBy('key');
+      return rows.map(storageEntryOf);
     },
     async setStorage(auth: AuthContext, installId: string, key: string, value: unknown): Promise<StorageEntry> {
       const install = await ownInstall(auth, installId);
@@ -86,8 +74,8 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
         .insert({ install_id: install.id, key, value: JSON.stringify({ v: value ?? null }), updated_at: knex.fn.now() })
         .onConflict(['install_id', 'key'])
         .merge(['value', 'updated_at'])
-        .returning(['key', 'value', 'updated_at'])) as { key: string; value: unknown; updated_at: Date }[];
-      const entry = { key: row!.key, value: unwrap(row!.value), updatedAt: isoTime(row!.updated_at) };
+        .returning(['key', 'value', 'updated_at'])) as Record<string, unknown>[];
+      const entry = storageEntryOf(row!);
       await publish(`ext-storage:${install.id}`, 'storage:update', { install_id: install.id, key, value: entry.value, deleted: false });
       return entry;
     },
@@ -112,21 +100,21 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
           message: input.message,
           data: input.data === undefined || input.data === null ? null : JSON.stringify(input.data),
         })
-        .returning('*')) as LogRow[];
-      const line = logOf(row!);
+        .returning('*')) as Record<string, unknown>[];
+      const line = logRows.map(row!);
       await publish(`ext-logs:${install.extension_id}`, 'extension:log', logWire(line));
       await publish(`ext-install-logs:${install.account_id}`, 'extension:log', logWire(line));
       return line;
     },
     async installLogs(auth: AuthContext, installId: string): Promise<ExtensionLog[]> {
       const install = await ownInstall(auth, installId);
-      const rows = (await knex('extension_logs').where({ install_id: install.id, account_id: install.account_id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
-      return rows.map(logOf);
+      const rows = await knex('extension_logs').where({ install_id: install.id, account_id: install.account_id }).select(knex.raw(logRows.select)).orderBy(newestFirst).limit(LOG_PAGE);
+      return rows.map(logRows.map);
     },
     async extensionLogs(auth: AuthContext, extensionId: string): Promise<ExtensionLog[]> {
       const row = await deps.ownedExtension(auth, extensionId);
-      const rows = (await knex('extension_logs').where({ extension_id: row.id }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(LOG_PAGE)) as LogRow[];
-      return rows.map(logOf);
+      const rows = await knex('extension_logs').where({ extension_id: row.id }).select(knex.raw(logRows.select)).orderBy(newestFirst).limit(LOG_PAGE);
+      return rows.map(logRows.map);
     },
   };
 }

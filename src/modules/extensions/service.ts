@@ -15,32 +15,23 @@ import { requireUserId, type AuthContext } from '../../auth/context';
 import { isAccountPermission } from '../../auth/registry';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
-import { fromJson } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import type { ExtensionSoundLimits, SoundsApi } from '../sounds';
 import { extensionMessages as m } from './errors';
-import {
-  extensionOf,
-  limitEventOf,
-  limitRequestOf,
-  publicExtensionOf,
-  purchaseOf,
-  screenshotOf,
-  testerOf,
-  versionOf,
-  type Extension,
-  type ExtensionPurchase,
-  type ExtensionVersion,
-  type InstallConfig,
-  type LimitRequest,
-  type LimitRequestEvent,
-  type Manifest,
-  type RequestedLimits,
+import type {
+  Extension,
+  ExtensionPurchase,
+  ExtensionVersion,
+  InstallConfig,
+  LimitRequest,
+  LimitRequestEvent,
+  Manifest,
+  RequestedLimits,
 } from './records';
-import type { ExtensionRow, ExtensionsRepo, FeedRow, LimitRequestRow, Owners } from './repo';
+import type { ExtensionsRepo, FeedInstall, Owners, PublishedExtension } from './repo';
 
 /** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
 export interface PurchaseRecord {
@@ -156,9 +147,9 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
   }
 
   /** Whether a user develops the extension (its profile, or a member of its team). */
-  async function develops(userId: string, row: ExtensionRow): Promise<boolean> {
-    if (row.developer_id) return (await developer.profileOfUser(userId))?.id === row.developer_id;
-    return (await developer.teamsOfUser(userId)).some((t) => t.id === row.team_id);
+  async function develops(userId: string, row: Extension): Promise<boolean> {
+    if (row.developerId) return (await developer.profileOfUser(userId))?.id === row.developerId;
+    return (await developer.teamsOfUser(userId)).some((t) => t.id === row.teamId);
   }
 
   /**
@@ -166,18 +157,18 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
    * its profile, or a member of its team holding the action's team permission (403 otherwise).
    * Anything the caller does not own is 404, as if absent.
    */
-  async function owned(auth: AuthContext, id: string, action: ExtensionAction): Promise<ExtensionRow> {
+  async function owned(auth: AuthContext, id: string, action: ExtensionAction): Promise<Extension> {
     const row = UUID_RE.test(id) ? await repo.extensionById(id) : undefined;
     if (!row) throw notFound();
     if (auth.kind === 'developer_api_key') {
       const subject = keySubject(auth);
-      if (!subject || (subject !== row.developer_id && subject !== row.team_id)) throw notFound();
+      if (!subject || (subject !== row.developerId && subject !== row.teamId)) throw notFound();
       return row;
     }
     const userId = requireUserId(auth);
     if (!(await develops(userId, row))) throw notFound();
     const permission = TEAM_PERMISSION[action];
-    if (row.team_id && permission && !(await developer.hasTeamPermission(row.team_id, userId, permission))) {
+    if (row.teamId && permission && !(await developer.hasTeamPermission(row.teamId, userId, permission))) {
       throw AppError.forbidden(m.missingTeamPermission(permission));
     }
     return row;
@@ -205,14 +196,14 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
   }
 
   async function reloaded(id: string): Promise<Extension> {
-    return extensionOf((await repo.extensionById(id))!);
+    return (await repo.extensionById(id))!;
   }
 
-  async function ownedRequest(auth: AuthContext, id: string): Promise<LimitRequestRow> {
+  async function ownedRequest(auth: AuthContext, id: string): Promise<LimitRequest> {
     const row = await repo.limitRequestById(id);
     if (!row) throw AppError.notFound(m.limitRequestNotFound);
     try {
-      await owned(auth, row.extension_id, 'read');
+      await owned(auth, row.extensionId, 'read');
     } catch (error) {
       if (error instanceof AppError && error.code === 'NOT_FOUND') throw AppError.notFound(m.limitRequestNotFound);
       throw error;
@@ -220,13 +211,15 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     return row;
   }
 
-  async function profileStats(rows: ExtensionRow[]) {
-    const ratings = rows.reduce((acc, r) => ({ sum: acc.sum + Number(r.rating_sum), count: acc.count + r.rating_count }), { sum: 0, count: 0 });
-    return {
+  /** A profile's stats and its extensions in wire form (without the rating sums its average is computed from). */
+  function profileOf(rows: PublishedExtension[]) {
+    const ratings = rows.reduce((acc, r) => ({ sum: acc.sum + r.ratingSum, count: acc.count + r.ratingCount }), { sum: 0, count: 0 });
+    const stats = {
       extensionCount: rows.length,
-      totalInstalls: rows.reduce((n, r) => n + Number(r.install_count), 0),
+      totalInstalls: rows.reduce((n, r) => n + r.installCount, 0),
       avgRating: ratings.count > 0 ? ratings.sum / ratings.count : null,
     };
+    return { stats, extensions: rows.map(({ ratingSum: _sum, ...extension }) => extension) };
   }
 
   /**
@@ -236,10 +229,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
   async function moveRequest(
     auth: AuthContext,
     id: string,
-    allowed: LimitRequestRow['status'][],
-    apply: (row: LimitRequestRow, trx: Knex.Transaction) => { patch: Record<string, unknown>; event: LimitRequestEvent['eventType']; details: Record<string, unknown> },
-    also?: (row: LimitRequestRow, trx: Knex.Transaction) => Promise<void>,
-  ): Promise<{ before: LimitRequestRow; after: LimitRequest }> {
+    allowed: LimitRequest['status'][],
+    apply: (row: LimitRequest, trx: Knex.Transaction) => { patch: Record<string, unknown>; event: LimitRequestEvent['eventType']; details: Record<string, unknown> },
+    also?: (row: LimitRequest, trx: Knex.Transaction) => Promise<void>,
+  ): Promise<{ before: LimitRequest; after: LimitRequest }> {
     const before = await knex.transaction(async (trx) => {
       const row = await repo.limitRequestById(id, trx, true);
       if (!row) throw AppError.notFound(m.limitRequestNotFound);
@@ -250,16 +243,16 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       await also?.(row, trx);
       return row;
     });
-    return { before, after: limitRequestOf((await repo.limitRequestById(id))!) };
+    return { before, after: (await repo.limitRequestById(id))! };
   }
 
   const service = {
     // ------------------------------------------------------------ publishing (developer surface)
     async list(auth: AuthContext): Promise<Extension[]> {
-      return (await repo.extensionsOf(await ownersOf(auth))).map(extensionOf);
+      return repo.extensionsOf(await ownersOf(auth));
     },
     async get(auth: AuthContext, id: string): Promise<Extension> {
-      return extensionOf(await owned(auth, id, 'read'));
+      return owned(auth, id, 'read');
     },
     async create(auth: AuthContext, input: CreateExtensionInput): Promise<Extension> {
       const userId = requireUserId(auth);
@@ -296,10 +289,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     },
     async update(auth: AuthContext, id: string, input: UpdateExtensionInput): Promise<Extension> {
       const row = await owned(auth, id, 'edit');
-      const pricingType = input.pricingType ?? row.pricing_type;
+      const pricingType = input.pricingType ?? row.pricingType;
       const paid = pricingType !== 'free';
-      const pricingAmount = input.pricingAmount !== undefined ? input.pricingAmount : row.pricing_amount;
-      const pricingCurrency = input.pricingCurrency !== undefined ? input.pricingCurrency : row.pricing_currency;
+      const pricingAmount = input.pricingAmount !== undefined ? input.pricingAmount : row.pricingAmount;
+      const pricingCurrency = input.pricingCurrency !== undefined ? input.pricingCurrency : row.pricingCurrency;
       checkPricing({ pricingType, pricingAmount, pricingCurrency });
       await repo.updateExtension(row.id, {
         ...defined({ name: input.name, description: input.description, category: input.category, icon_key: input.iconKey }),
@@ -316,18 +309,18 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
 
     async versions(auth: AuthContext, id: string): Promise<ExtensionVersion[]> {
       const row = await owned(auth, id, 'read');
-      return (await repo.versions(row.id)).map(versionOf);
+      return repo.versions(row.id);
     },
     async createVersion(auth: AuthContext, id: string, input: { version: string; changelog?: string | null }): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'createVersion');
       const versionId = randomUUID();
       if (!(await repo.insertVersion({ id: versionId, extension_id: row.id, version: input.version, changelog: input.changelog ?? null }))) throw new AppError('CONFLICT', m.versionExists);
-      return versionOf((await repo.versionById(row.id, versionId))!);
+      return (await repo.versionById(row.id, versionId))!;
     },
     async uploadVersion(auth: AuthContext, id: string, versionId: string, input: { manifest: Manifest; handlerCode: string }): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'uploadVersion');
       checkManifest(input.manifest);
-      const version = await knex.transaction(async (trx) => {
+      return knex.transaction(async (trx) => {
         const current = await repo.versionById(row.id, versionId, trx);
         if (!current) throw AppError.notFound(m.versionNotFound);
         await trx('extension_versions').where({ id: current.id }).forUpdate().first('id');
@@ -336,11 +329,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         await repo.updateVersion(current.id, { manifest: JSON.stringify(input.manifest), handler_code: input.handlerCode, status: 'uploaded', uploaded_at: trx.fn.now() }, trx);
         return (await repo.versionById(row.id, versionId, trx))!;
       });
-      return versionOf(version);
     },
     async publishVersion(auth: AuthContext, id: string, versionId: string): Promise<ExtensionVersion> {
       const row = await owned(auth, id, 'publish');
-      const version = await knex.transaction(async (trx) => {
+      return knex.transaction(async (trx) => {
         await repo.lockExtension(row.id, trx);
         const current = await repo.versionById(row.id, versionId, trx);
         if (!current) throw AppError.notFound(m.versionNotFound);
@@ -351,7 +343,6 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         }
         return (await repo.versionById(row.id, versionId, trx))!;
       });
-      return versionOf(version);
     },
 
     async analytics(auth: AuthContext, id: string) {
@@ -374,13 +365,12 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     async purchases(auth: AuthContext, id: string, paging: PageRequest): Promise<Page<ExtensionPurchase>> {
       const row = await owned(auth, id, 'payouts');
       const { rows, total } = await repo.purchases(row.id, paging);
-      const items = rows.map(purchaseOf);
-      return pageOf(items, total, paging);
+      return pageOf(rows, total, paging);
     },
 
     async testers(auth: AuthContext, id: string) {
       const row = await owned(auth, id, 'readTesters');
-      return (await repo.testers(row.id)).map(testerOf);
+      return repo.testers(row.id);
     },
     async addTester(auth: AuthContext, id: string, userId: string) {
       const row = await owned(auth, id, 'inviteTester');
@@ -395,12 +385,12 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
 
     async screenshots(auth: AuthContext, id: string) {
       const row = await owned(auth, id, 'read');
-      return (await repo.screenshots(row.id)).map(screenshotOf);
+      return repo.screenshots(row.id);
     },
     async addScreenshot(auth: AuthContext, id: string, input: { key?: string | null; url?: string | null; caption?: string | null; position?: number }) {
       const row = await owned(auth, id, 'edit');
       if (!input.key && !input.url) throw AppError.validation(m.screenshotNeedsSource);
-      return screenshotOf(await repo.insertScreenshot({ id: randomUUID(), extension_id: row.id, key: input.key ?? null, url: input.url ?? null, caption: input.caption ?? null, position: input.position ?? 0 }));
+      return repo.insertScreenshot({ id: randomUUID(), extension_id: row.id, key: input.key ?? null, url: input.url ?? null, caption: input.caption ?? null, position: input.position ?? 0 });
     },
     async removeScreenshot(auth: AuthContext, id: string, screenshotId: string): Promise<void> {
       const row = await owned(auth, id, 'edit');
@@ -412,34 +402,34 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     async limitRequests(auth: AuthContext, status?: LimitRequest['status']): Promise<LimitRequest[]> {
       const extensions = await repo.extensionsOf(await ownersOf(auth));
       if (extensions.length === 0) return [];
-      return (await repo.limitRequestsWhere({ status, extensionIds: extensions.map((e) => e.id) })).map(limitRequestOf);
+      return repo.limitRequestsWhere({ status, extensionIds: extensions.map((e) => e.id) });
     },
     async createLimitRequest(auth: AuthContext, input: { extensionId: string; requestedLimits: RequestedLimits; reason?: string | null }): Promise<LimitRequest> {
       const row = await owned(auth, input.extensionId, 'edit');
       const userId = requireUserId(auth);
-      const developerId = row.developer_id ?? (await developer.profileOfUser(userId))?.id ?? null;
+      const developerId = row.developerId ?? (await developer.profileOfUser(userId))?.id ?? null;
       const id = randomUUID();
       await knex.transaction(async (trx) => {
         await repo.lockExtension(row.id, trx);
         if (await repo.hasOpenRequest(row.id, trx)) throw new AppError('CONFLICT', m.openRequestExists);
-        await repo.insertLimitRequest({ id, extension_id: row.id, developer_id: developerId, team_id: row.team_id, requested_by: userId, requested_limits: input.requestedLimits, reason: input.reason ?? null }, trx);
+        await repo.insertLimitRequest({ id, extension_id: row.id, developer_id: developerId, team_id: row.teamId, requested_by: userId, requested_limits: input.requestedLimits, reason: input.reason ?? null }, trx);
         await repo.insertLimitEvent({ id: randomUUID(), request_id: id, event_type: 'created', actor_id: userId, details: { requested_limits: limitsDetails(input.requestedLimits), reason: input.reason ?? null } }, trx);
       });
-      return limitRequestOf((await repo.limitRequestById(id))!);
+      return (await repo.limitRequestById(id))!;
     },
     async limitRequestEvents(auth: AuthContext, id: string): Promise<LimitRequestEvent[]> {
       const row = await ownedRequest(auth, id);
-      return (await repo.limitEvents(row.id)).map(limitEventOf);
+      return repo.limitEvents(row.id);
     },
     async adminLimitRequests(status?: LimitRequest['status']): Promise<LimitRequest[]> {
-      return (await repo.limitRequestsWhere({ status })).map(limitRequestOf);
+      return repo.limitRequestsWhere({ status });
     },
     async adminDeveloperLimitRequests(developerId: string): Promise<LimitRequest[]> {
-      return (await repo.limitRequestsWhere({ developerId })).map(limitRequestOf);
+      return repo.limitRequestsWhere({ developerId });
     },
     async adminLimitRequestEvents(id: string): Promise<LimitRequestEvent[]> {
       if (!(await repo.limitRequestById(id))) throw AppError.notFound(m.limitRequestNotFound);
-      return (await repo.limitEvents(id)).map(limitEventOf);
+      return repo.limitEvents(id);
     },
     async startReview(auth: AuthContext, id: string): Promise<LimitRequest> {
       return (await moveRequest(auth, id, ['open'], () => ({ patch: { status: 'in_review' }, event: 'in_review', details: {} }))).after;
@@ -449,10 +439,10 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       let limits: RequestedLimits = {};
       // The requester hears of the decision (in-app and mail, as their preferences say) in the
       // decision's own transaction; an approval only once its limits are on (below).
-      const tell = async (row: LimitRequestRow, status: 'approved' | 'rejected', trx: Knex.Transaction) => {
-        if (!row.requested_by) return;
+      const tell = async (row: LimitRequest, status: 'approved' | 'rejected', trx: Knex.Transaction) => {
+        if (!row.requestedBy) return;
         await deps.notifications.notify(
-          { userId: row.requested_by, type: 'limit_request', data: { limitRequestId: row.id, extensionId: row.extension_id, status, notes }, mail: { extensionName: row.extension_name } },
+          { userId: row.requestedBy, type: 'limit_request', data: { limitRequestId: row.id, extensionId: row.extensionId, status, notes }, mail: { extensionName: row.extensionName } },
           trx,
         );
       };
@@ -460,18 +450,18 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         if (input.action === 'reject' && !notes) throw AppError.validation(m.notesRequired, { fields: [{ field: 'notes', message: m.notesRequired }] });
         const reviewed = { review_notes: notes, reviewed_by: auth.userId, reviewed_at: trx.fn.now() };
         if (input.action === 'reject') return { patch: { status: 'rejected', ...reviewed }, event: 'rejected', details: { notes } };
-        limits = fromJson<RequestedLimits>(row.requested_limits, {});
+        limits = row.requestedLimits ?? {};
         return { patch: { status: 'approved', ...reviewed }, event: 'approved', details: { limits: limitsDetails(limits), notes } };
       }, input.action === 'reject' ? (row, trx) => tell(row, 'rejected', trx) : undefined);
       if (input.action === 'approve') {
         // The sounds module writes through its own connection, so the limits go on after the
         // commit; should that fail, the approval is undone and the request is open as before.
         try {
-          await sounds.setExtensionLimits(before.extension_id, limits);
+          await sounds.setExtensionLimits(before.extensionId, limits);
         } catch (error) {
           await knex.transaction(async (trx) => {
             await repo.limitRequestById(id, trx, true);
-            await repo.updateLimitRequest(id, { status: before.status, review_notes: before.review_notes, reviewed_by: before.reviewed_by, reviewed_at: before.reviewed_at }, trx);
+            await repo.updateLimitRequest(id, { status: before.status, review_notes: before.reviewNotes, reviewed_by: before.reviewedBy, reviewed_at: before.reviewedAt }, trx);
             await repo.dropLastLimitEvent(id, trx);
           });
           throw error;
@@ -500,8 +490,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         websiteUrl: profile.websiteUrl,
         avatarKey: profile.avatarKey,
         createdAt: profile.createdAt,
-        stats: await profileStats(rows),
-        extensions: rows.map(publicExtensionOf),
+        ...profileOf(rows),
       };
     },
     async teamProfile(slug: string) {
@@ -517,9 +506,8 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         websiteUrl: team.websiteUrl,
         avatarKey: team.avatarKey,
         createdAt: team.createdAt,
-        stats: await profileStats(rows),
+        ...profileOf(rows),
         members: members.map((mb) => ({ userId: mb.userId, displayName: mb.displayName, avatarUrl: mb.avatarUrl, role: mb.role })),
-        extensions: rows.map(publicExtensionOf),
       };
     },
 
@@ -527,7 +515,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
     /** The extension when the caller may act on it (404 otherwise; 403 without the team permission). */
     ownedFor: (auth: AuthContext, id: string, action: ExtensionAction) => owned(auth, id, action),
     /** Whether a user may install what is not published: a tester, a developer of it, or granted access. */
-    async mayTest(userId: string, row: ExtensionRow): Promise<boolean> {
+    async mayTest(userId: string, row: Extension): Promise<boolean> {
       if (await repo.isTester(row.id, userId)) return true;
       if (await knex('extension_access_grants').where({ extension_id: row.id, user_id: userId }).first('user_id')) return true;
       return develops(userId, row);
@@ -540,8 +528,8 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
         .filter(({ manifest }) => isBotModule(manifest))
         .map(({ row, manifest, config }) => ({
           installId: row.id,
-          extensionId: row.extension_id,
-          extensionName: row.extension_name,
+          extensionId: row.extensionId,
+          extensionName: row.extensionName,
           ...triggersOf(manifest, config),
           hasModerate: manifest.hasModerate ?? false,
           platforms: manifest.platforms ?? [],
@@ -556,7 +544,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
           platforms: manifest.platforms ?? [],
           hasModerate: manifest.hasModerate ?? false,
           handlers: manifest.handlers ?? [],
-          handlerCode: row.handler_code,
+          handlerCode: row.handlerCode,
         }));
       return { installs };
     },
@@ -568,7 +556,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
           nodeType: manifest.nodeType!,
           nodeHandler: manifest.nodeHandler ?? null,
           handlers: manifest.handlers ?? [],
-          handlerCode: row.handler_code,
+          handlerCode: row.handlerCode,
         }));
       return { installs };
     },
@@ -599,7 +587,7 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
       if (!row) return false;
       if (auth.kind === 'developer_api_key') {
         const subject = keySubject(auth);
-        return subject !== null && (subject === row.developer_id || subject === row.team_id);
+        return subject !== null && (subject === row.developerId || subject === row.teamId);
       }
       return (auth.kind === 'jwt' || auth.kind === 'user_api_key') && auth.userId !== null && develops(auth.userId, row);
     },
@@ -608,14 +596,12 @@ export function createExtensionsService(deps: { repo: ExtensionsRepo; knex: Knex
 }
 
 /** Installs whose version has an uploaded bundle, with the parsed manifest and config. */
-function bundles(rows: FeedRow[]): { row: FeedRow; manifest: Manifest; config: InstallConfig }[] {
-  return rows
-    .filter((row) => row.manifest !== null && row.manifest !== undefined)
-    .map((row) => ({ row, manifest: fromJson<Manifest>(row.manifest, {}), config: fromJson<InstallConfig>(row.config, {}) }));
+function bundles(rows: FeedInstall[]): { row: FeedInstall; manifest: Manifest; config: InstallConfig }[] {
+  return rows.filter((row) => row.manifest !== null).map((row) => ({ row, manifest: row.manifest as Manifest, config: row.config ?? {} }));
 }
 
-function feedBase(row: FeedRow, config: InstallConfig) {
-  return { installId: row.id, extensionId: row.extension_id, accountId: row.account_id, extensionName: row.extension_name, version: row.version, installConfig: config, enabled: row.enabled };
+function feedBase(row: FeedInstall, config: InstallConfig) {
+  return { installId: row.id, extensionId: row.extensionId, accountId: row.accountId, extensionName: row.extensionName, version: row.version, installConfig: config, enabled: row.enabled };
 }
 
 export type ExtensionsService = ReturnType<typeof createExtensionsService>;
