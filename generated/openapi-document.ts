@@ -4855,90 +4855,7 @@ export const openapiDocument = {
                     "data": {
                       "type": "array",
                       "items": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": [
-                          "id",
-                          "kind",
-                          "user_id",
-                          "to",
-                          "subject",
-                          "status",
-                          "attempts",
-                          "max_attempts",
-                          "next_attempt_at",
-                          "last_error",
-                          "message_id",
-                          "created_at",
-                          "updated_at",
-                          "sent_at"
-                        ],
-                        "properties": {
-                          "id": {
-                            "type": "string",
-                            "format": "uuid"
-                          },
-                          "kind": {
-                            "type": "string",
-                            "description": "The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`."
-                          },
-                          "user_id": {
-                            "type": "string",
-                            "format": "uuid",
-                            "nullable": true,
-                            "description": "The recipient's user (null for an address without an account)."
-                          },
-                          "to": {
-                            "type": "string",
-                            "description": "The recipient's address."
-                          },
-                          "subject": {
-                            "type": "string"
-                          },
-                          "status": {
-                            "type": "string",
-                            "enum": [
-                              "pending",
-                              "sending",
-                              "sent",
-                              "failed"
-                            ]
-                          },
-                          "attempts": {
-                            "type": "integer",
-                            "minimum": 0,
-                            "description": "Tries made so far."
-                          },
-                          "max_attempts": {
-                            "type": "integer",
-                            "minimum": 1
-                          },
-                          "next_attempt_at": {
-                            "type": "string",
-                            "format": "date-time"
-                          },
-                          "last_error": {
-                            "type": "string",
-                            "nullable": true
-                          },
-                          "message_id": {
-                            "type": "string",
-                            "nullable": true
-                          },
-                          "created_at": {
-                            "type": "string",
-                            "format": "date-time"
-                          },
-                          "updated_at": {
-                            "type": "string",
-                            "format": "date-time"
-                          },
-                          "sent_at": {
-                            "type": "string",
-                            "format": "date-time",
-                            "nullable": true
-                          }
-                        }
+                        "$ref": "#/components/schemas/MailOutboxItem"
                       }
                     },
                     "_links": {
@@ -5407,32 +5324,7 @@ export const openapiDocument = {
                   ],
                   "properties": {
                     "data": {
-                      "type": "object",
-                      "additionalProperties": false,
-                      "required": [
-                        "platform",
-                        "enabled",
-                        "login_enabled",
-                        "channel_enabled",
-                        "bot_enabled"
-                      ],
-                      "properties": {
-                        "platform": {
-                          "type": "string"
-                        },
-                        "enabled": {
-                          "type": "boolean"
-                        },
-                        "login_enabled": {
-                          "type": "boolean"
-                        },
-                        "channel_enabled": {
-                          "type": "boolean"
-                        },
-                        "bot_enabled": {
-                          "type": "boolean"
-                        }
-                      }
+                      "$ref": "#/components/schemas/PlatformSwitches"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -6341,120 +6233,19 @@ export const openapiDocument = {
                         "nodes": {
                           "type": "array",
                           "items": {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": [
-                              "node_id",
-                              "started_at",
-                              "last_seen_at",
-                              "channels"
-                            ],
-                            "properties": {
-                              "node_id": {
-                                "type": "string"
-                              },
-                              "started_at": {
-                                "type": "string",
-                                "format": "date-time"
-                              },
-                              "last_seen_at": {
-                                "type": "string",
-                                "format": "date-time"
-                              },
-                              "channels": {
-                                "type": "integer",
-                                "minimum": 0,
-                                "description": "Channel leases this node holds."
-                              }
-                            }
+                            "$ref": "#/components/schemas/WorkerNode"
                           }
                         },
                         "channels": {
                           "type": "array",
                           "items": {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": [
-                              "platform",
-                              "account_id",
-                              "platform_channel_id",
-                              "node_id",
-                              "fence",
-                              "acquired_at",
-                              "expires_at"
-                            ],
-                            "properties": {
-                              "platform": {
-                                "type": "string",
-                                "enum": [
-                                  "platform_a",
-                                  "platform_b"
-                                ]
-                              },
-                              "account_id": {
-                                "type": "string",
-                                "format": "uuid"
-                              },
-                              "platform_channel_id": {
-                                "type": "string"
-                              },
-                              "node_id": {
-                                "type": "string"
-                              },
-                              "fence": {
-                                "type": "integer",
-                                "minimum": 1,
-                                "description": "Rises with every change of holder."
-                              },
-                              "acquired_at": {
-                                "type": "string",
-                                "format": "date-time"
-                              },
-                              "expires_at": {
-                                "type": "string",
-                                "format": "date-time"
-                              }
-                            }
+                            "$ref": "#/components/schemas/WorkerChannelLease"
                           }
                         },
                         "jobs": {
                           "type": "array",
                           "items": {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": [
-                              "name",
-                              "queued",
-                              "running",
-                              "failed",
-                              "dead_lettered",
-                              "oldest_queued_seconds"
-                            ],
-                            "properties": {
-                              "name": {
-                                "type": "string"
-                              },
-                              "queued": {
-                                "type": "integer",
-                                "minimum": 0
-                              },
-                              "running": {
-                                "type": "integer",
-                                "minimum": 0
-                              },
-                              "failed": {
-                                "type": "integer",
-                                "minimum": 0
-                              },
-                              "dead_lettered": {
-                                "type": "integer",
-                                "minimum": 0
-                              },
-                              "oldest_queued_seconds": {
-                                "type": "number",
-                                "minimum": 0
-                              }
-                            }
+                            "$ref": "#/components/schemas/JobQueueFigures"
                           }
                         }
                       }
@@ -28070,6 +27861,43 @@ export const openapiDocument = {
           }
         }
       },
+      "JobQueueFigures": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "name",
+          "queued",
+          "running",
+          "failed",
+          "dead_lettered",
+          "oldest_queued_seconds"
+        ],
+        "properties": {
+          "name": {
+            "type": "string"
+          },
+          "queued": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "running": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "failed": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "dead_lettered": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "oldest_queued_seconds": {
+            "type": "number",
+            "minimum": 0
+          }
+        }
+      },
       "KeySelfLinks": {
         "description": "Links of a key create or rotate response: Part 1 shows `_links.self` as an object `{ href }` there.",
         "type": "object",
@@ -28250,6 +28078,92 @@ export const openapiDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "MailOutboxItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "kind",
+          "user_id",
+          "to",
+          "subject",
+          "status",
+          "attempts",
+          "max_attempts",
+          "next_attempt_at",
+          "last_error",
+          "message_id",
+          "created_at",
+          "updated_at",
+          "sent_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "kind": {
+            "type": "string",
+            "description": "The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`."
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true,
+            "description": "The recipient's user (null for an address without an account)."
+          },
+          "to": {
+            "type": "string",
+            "description": "The recipient's address."
+          },
+          "subject": {
+            "type": "string"
+          },
+          "status": {
+            "type": "string",
+            "enum": [
+              "pending",
+              "sending",
+              "sent",
+              "failed"
+            ]
+          },
+          "attempts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Tries made so far."
+          },
+          "max_attempts": {
+            "type": "integer",
+            "minimum": 1
+          },
+          "next_attempt_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_error": {
+            "type": "string",
+            "nullable": true
+          },
+          "message_id": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "sent_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
           }
         }
       },
@@ -28801,6 +28715,34 @@ export const openapiDocument = {
             ]
           },
           "system_configured": {
+            "type": "boolean"
+          }
+        }
+      },
+      "PlatformSwitches": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "enabled",
+          "login_enabled",
+          "channel_enabled",
+          "bot_enabled"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          },
+          "login_enabled": {
+            "type": "boolean"
+          },
+          "channel_enabled": {
+            "type": "boolean"
+          },
+          "bot_enabled": {
             "type": "boolean"
           }
         }
@@ -31758,6 +31700,79 @@ export const openapiDocument = {
           "created_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "WorkerChannelLease": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "account_id",
+          "platform_channel_id",
+          "node_id",
+          "fence",
+          "acquired_at",
+          "expires_at"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string",
+            "enum": [
+              "platform_a",
+              "platform_b"
+            ]
+          },
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "node_id": {
+            "type": "string"
+          },
+          "fence": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Rises with every change of holder."
+          },
+          "acquired_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "WorkerNode": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "node_id",
+          "started_at",
+          "last_seen_at",
+          "channels"
+        ],
+        "properties": {
+          "node_id": {
+            "type": "string"
+          },
+          "started_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "channels": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Channel leases this node holds."
           }
         }
       }

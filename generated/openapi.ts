@@ -6383,6 +6383,14 @@ export interface components {
             subject_id: string;
             token: string;
         };
+        JobQueueFigures: {
+            dead_lettered: number;
+            failed: number;
+            name: string;
+            oldest_queued_seconds: number;
+            queued: number;
+            running: number;
+        };
         /** @description Links of a key create or rotate response: Part 1 shows `_links.self` as an object `{ href }` there. */
         KeySelfLinks: {
             self: {
@@ -6438,6 +6446,35 @@ export interface components {
             platform_user_id: string;
             provider: string;
             reconnect_required: boolean;
+        };
+        MailOutboxItem: {
+            /** @description Tries made so far. */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`. */
+            kind: string;
+            last_error: string | null;
+            max_attempts: number;
+            message_id: string | null;
+            /** Format: date-time */
+            next_attempt_at: string;
+            /** Format: date-time */
+            sent_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "sending" | "sent" | "failed";
+            subject: string;
+            /** @description The recipient's address. */
+            to: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: uuid
+             * @description The recipient's user (null for an address without an account).
+             */
+            user_id: string | null;
         };
         ManifestCommand: {
             alias?: string | null;
@@ -6600,6 +6637,13 @@ export interface components {
             mode: "system" | "account";
             platform: string;
             system_configured: boolean;
+        };
+        PlatformSwitches: {
+            bot_enabled: boolean;
+            channel_enabled: boolean;
+            enabled: boolean;
+            login_enabled: boolean;
+            platform: string;
         };
         PlaySoundBody: {
             target?: components["schemas"]["SoundTarget"];
@@ -7380,6 +7424,29 @@ export interface components {
             user_name: string;
             /** Format: uuid */
             widget_id: string;
+        };
+        WorkerChannelLease: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            acquired_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Rises with every change of holder. */
+            fence: number;
+            node_id: string;
+            /** @enum {string} */
+            platform: "platform_a" | "platform_b";
+            platform_channel_id: string;
+        };
+        WorkerNode: {
+            /** @description Channel leases this node holds. */
+            channels: number;
+            /** Format: date-time */
+            last_seen_at: string;
+            node_id: string;
+            /** Format: date-time */
+            started_at: string;
         };
     };
     responses: {
@@ -10075,35 +10142,7 @@ export interface operations {
                     "application/json": {
                         _links: components["schemas"]["CollectionLinks"];
                         _meta: components["schemas"]["CollectionMeta"];
-                        data: {
-                            /** @description Tries made so far. */
-                            attempts: number;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            id: string;
-                            /** @description The template: a notification type (`invite`, `developer_application`, ...) or `team_invite`. */
-                            kind: string;
-                            last_error: string | null;
-                            max_attempts: number;
-                            message_id: string | null;
-                            /** Format: date-time */
-                            next_attempt_at: string;
-                            /** Format: date-time */
-                            sent_at: string | null;
-                            /** @enum {string} */
-                            status: "pending" | "sending" | "sent" | "failed";
-                            subject: string;
-                            /** @description The recipient's address. */
-                            to: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /**
-                             * Format: uuid
-                             * @description The recipient's user (null for an address without an account).
-                             */
-                            user_id: string | null;
-                        }[];
+                        data: components["schemas"]["MailOutboxItem"][];
                     };
                 };
             };
@@ -10327,13 +10366,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         _links: components["schemas"]["SelfLinks"];
-                        data: {
-                            bot_enabled: boolean;
-                            channel_enabled: boolean;
-                            enabled: boolean;
-                            login_enabled: boolean;
-                            platform: string;
-                        };
+                        data: components["schemas"]["PlatformSwitches"];
                     };
                 };
             };
@@ -10780,39 +10813,11 @@ export interface operations {
                     "application/json": {
                         _links: components["schemas"]["SelfLinks"];
                         data: {
-                            channels: {
-                                /** Format: uuid */
-                                account_id: string;
-                                /** Format: date-time */
-                                acquired_at: string;
-                                /** Format: date-time */
-                                expires_at: string;
-                                /** @description Rises with every change of holder. */
-                                fence: number;
-                                node_id: string;
-                                /** @enum {string} */
-                                platform: "platform_a" | "platform_b";
-                                platform_channel_id: string;
-                            }[];
-                            jobs: {
-                                dead_lettered: number;
-                                failed: number;
-                                name: string;
-                                oldest_queued_seconds: number;
-                                queued: number;
-                                running: number;
-                            }[];
+                            channels: components["schemas"]["WorkerChannelLease"][];
+                            jobs: components["schemas"]["JobQueueFigures"][];
                             /** @description The node that answered. */
                             node_id: string;
-                            nodes: {
-                                /** @description Channel leases this node holds. */
-                                channels: number;
-                                /** Format: date-time */
-                                last_seen_at: string;
-                                node_id: string;
-                                /** Format: date-time */
-                                started_at: string;
-                            }[];
+                            nodes: components["schemas"]["WorkerNode"][];
                         };
                     };
                 };

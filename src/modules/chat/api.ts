@@ -3,14 +3,12 @@
  * platform adapters): the one entry of the chat pipeline and of the moderation-log pipeline.
  * Both are idempotent on the platform's id, so a redelivered webhook stores nothing twice.
  */
+import type { ChatSourceChannelView } from './types';
+
 export type ChatPlatform = 'platform_a' | 'platform_b' | 'platform_c';
 
-export interface ChatSourceChannel {
-  platformChannelId: string;
-  login: string;
-  displayName: string | null;
-  avatarUrl: string | null;
-}
+/** The other channel's room of a shared-chat message (spec `ChatMessage.source_channel`, camelCase). */
+export type ChatSourceChannel = ChatSourceChannelView;
 
 export interface ChatIngest {
   accountId: string;

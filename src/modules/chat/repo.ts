@@ -44,6 +44,11 @@ export type MessageInsert = Omit<Schemas['ChatMessage'], 'created_at' | 'is_dele
   source_channel: unknown;
 };
 
+/**
+ * A moderation log entry. Not a schema row: no REST operation answers one (clients see it only as
+ * `chat:moderation_log` on the socket, spec/ws-protocol.json, which schemaRows does not read), and
+ * the OpenAPI bundle refuses a component no operation names; `account_id` and `raw` are not on any wire.
+ */
 const moderationColumns = {
   id: 'uuid',
   account_id: 'uuid',
@@ -61,7 +66,6 @@ const moderationColumns = {
   raw: 'json',
   created_at: 'timestamp',
 } as const;
-/** A moderation log entry (no REST schema: clients see it as `chat:moderation_log`). */
 export type ModerationEntry = Mapped<typeof moderationColumns>;
 const moderationOf = rowMapping(moderationColumns);
 
@@ -77,6 +81,7 @@ const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
   return profile;
 };
 
+/** Look-ups of the connections module's tables for send and moderate: internal reads, not on the wire. */
 const channelOf = rowMapping({ platform_channel_id: 'text', reconnect_required: 'boolean' } as const);
 const botOf = rowMapping({ platform_user_id: 'text', reconnect_required: 'boolean' } as const);
 const connectedOf = rowMapping({ account_id: 'uuid', platform_channel_id: 'text' } as const);

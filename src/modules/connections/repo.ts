@@ -1,13 +1,12 @@
 /** Storage of account channel connections (knex). Reads answer domain values (src/infra/db/rows.ts). */
 import type { Knex } from 'knex';
-import { rowMapping, schemaRows, type Mapped, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
 import type { CredentialKind } from './platforms';
 import type { LoginAssignment, PlatformSwitches } from './types';
 
-const connectionColumns = { account_id: 'uuid', platform: 'text', platform_channel_id: 'text', expires_at: { type: 'timestamp', nullable: true }, reconnect_required: 'boolean' } as const;
-/** An account's channel connection (what its status needs: no tokens). */
-export type AccountConnection = Mapped<typeof connectionColumns>;
-const connectionOf = rowMapping(connectionColumns);
+/** An account's channel connection: the stored part of its status (the service computes the rest; no tokens). */
+const connectionOf = schemaRows('ConnectionStatus', { omit: ['is_connected', 'login_connected', 'login_reconnect_required'] });
+export type AccountConnection = RowValue<typeof connectionOf>;
 
 /** A login connection as the wire shows it (the service's `LoginConnection`, spec `LoginConnection`). */
 const loginOf = schemaRows('LoginConnection');
@@ -15,34 +14,34 @@ const loginOf = schemaRows('LoginConnection');
 const loginRecordOf = schemaRows('LoginConnection', { extra: { user_id: 'uuid' } });
 export type LoginConnectionRecord = RowValue<typeof loginRecordOf>;
 
+/*
+ * Sealed provider grants are not a schema: their tokens never reach the wire (sealed text,
+ * src/auth/secrets.ts, opened only in memory by the service), so each read lists its columns here.
+ */
 const sealedColumns = {
   access_token_sealed: { type: 'text', nullable: true },
   refresh_token_sealed: { type: 'text', nullable: true },
   scopes: { type: 'text', nullable: true },
   reconnect_required: 'boolean',
 } as const;
-const loginGrantColumns = { id: 'uuid', user_id: 'uuid', provider: 'text', ...sealedColumns, token_expires_at: { type: 'timestamp', nullable: true } } as const;
-/** A login connection's sealed provider grant (the tokens are sealed text, src/auth/secrets.ts). */
-export type SealedLoginGrant = Mapped<typeof loginGrantColumns>;
-const loginGrantOf = rowMapping(loginGrantColumns);
-const accountGrantColumns = { ...sealedColumns, expires_at: { type: 'timestamp', nullable: true } } as const;
-/** A channel or bot connection's sealed grant. */
-export type SealedAccountGrant = Mapped<typeof accountGrantColumns>;
-const accountGrantOf = rowMapping(accountGrantColumns);
+/** A login connection's sealed provider grant (not on the wire: sealed tokens). */
+const loginGrantOf = rowMapping({ id: 'uuid', user_id: 'uuid', provider: 'text', ...sealedColumns, token_expires_at: { type: 'timestamp', nullable: true } } as const);
+export type SealedLoginGrant = RowValue<typeof loginGrantOf>;
+/** A channel or bot connection's sealed grant (not on the wire: sealed tokens). */
+const accountGrantOf = rowMapping({ ...sealedColumns, expires_at: { type: 'timestamp', nullable: true } } as const);
+export type SealedAccountGrant = RowValue<typeof accountGrantOf>;
 
-/** A grant as it is written: sealed tokens and the scopes, space-separated. */
-export interface SealedGrantColumns {
-  access_token_sealed: string;
-  refresh_token_sealed: string | null;
-  scopes: string;
-}
+/** A grant as it is written: sealed tokens (an access token always) and the scopes, space-separated. */
+export type SealedGrantColumns = Omit<RowOf<typeof sealedColumns>, 'reconnect_required'> & { access_token_sealed: string; scopes: string };
 
+/** A login assignment: GraphQL's `LoginAssignment` (no REST schema for schemaRows to read, as no REST operation answers one). */
 const assignmentColumns = { id: 'uuid', account_id: 'uuid', user_id: 'uuid', login_connection_id: 'uuid', provider: 'text', created_at: 'timestamp' } as const;
 const assignmentOf = rowMapping<typeof assignmentColumns, LoginAssignment>(assignmentColumns);
+/** A user's assignment with its connection's flag: a join look-up for the statuses, not on the wire. */
 const assignmentStateOf = rowMapping({ provider: { type: 'text', from: 'a.provider' }, reconnect_required: { type: 'boolean', from: 'c.reconnect_required' } } as const);
 
-const switchColumns = { platform: 'text', enabled: 'boolean', login_enabled: 'boolean', channel_enabled: 'boolean', bot_enabled: 'boolean' } as const;
-const switchesOf = rowMapping<typeof switchColumns, PlatformSwitches>(switchColumns);
+/** A platform's switches as stored (spec `PlatformSwitches`; the service turns off the sub-switches a platform does not support). */
+const switchesOf = schemaRows('PlatformSwitches');
 
 /** Which stored grant: a login connection's, or an account's channel or bot connection's. */
 export type GrantRef = { table: 'login_connections'; id: string } | { table: 'account_connections' | 'account_bot_connections'; accountId: string; platform: string };
@@ -119,7 +118,7 @@ export function createConnectionsRepo(knex: Knex) {
       return rows(found).map(assignmentStateOf.map);
     },
     /** connections.upsertAssignment: answers the assignment */
-    async upsertAssignment(db: Knex.Transaction, row: { id: string; account_id: string; user_id: string; login_connection_id: string; provider: string }): Promise<LoginAssignment> {
+    async upsertAssignment(db: Knex.Transaction, row: Omit<RowOf<typeof assignmentColumns>, 'created_at'>): Promise<LoginAssignment> {
       await db('login_assignments')
         .insert(row)
         .onConflict(['account_id', 'user_id', 'provider'])

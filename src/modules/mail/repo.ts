@@ -1,52 +1,29 @@
 /** Mail outbox storage (knex; the same SQL on PostgreSQL and PGlite). */
 import type { Knex } from 'knex';
-import type { operations } from '../../../generated/openapi';
-import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
+import { rowMapping, schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
 
-/** A message as GET /v1/admin/mail/outbox lists it (no body: bodies stay sealed for the worker). */
-export type OutboxItem = Camelize<operations['adminMailOutbox']['responses'][200]['content']['application/json']['data'][number]>;
+/** The outbox's address column is the wire's `to`. */
+const addressFrom = { to: 'to_address' } as const;
+
+/** A message as GET /v1/admin/mail/outbox lists it (spec `MailOutboxItem`; no body: bodies stay sealed for the worker). */
+const itemOf = schemaRows('MailOutboxItem', { from: addressFrom });
+export type OutboxItem = RowValue<typeof itemOf>;
 export type OutboxStatus = OutboxItem['status'];
 
 /**
- * A message the worker claimed: the listed item with the recipient's name and the bodies, which
+ * What the worker needs that the wire never carries: the recipient's name and the bodies, which
  * are sealed text (src/auth/secrets.ts: a body may carry an invite code; only the worker opens it).
  */
-export type OutboxMessage = OutboxItem & { toName: string | null; textBody: string; htmlBody: string };
+const deliveryColumns = { to_name: { type: 'text', nullable: true }, text_body: 'text', html_body: 'text' } as const;
+/** A message the worker claimed: the listed item with its delivery columns (an explicit extension of the schema). */
+const messageOf = schemaRows('MailOutboxItem', { from: addressFrom, extra: deliveryColumns });
+export type OutboxMessage = RowValue<typeof messageOf>;
 
-export interface NewOutboxRow {
-  id: string;
-  kind: string;
-  user_id: string | null;
-  to_address: string;
-  to_name: string | null;
-  subject: string;
-  /** Sealed text (src/auth/secrets.ts). */
-  text_body: string;
-  /** Sealed text, as text_body. */
-  html_body: string;
-  max_attempts: number;
-}
+/** A message as it is written: the schema's own columns, the stored address and the delivery columns (bodies sealed). */
+export type NewOutboxRow = Pick<components['schemas']['MailOutboxItem'], 'id' | 'kind' | 'user_id' | 'subject' | 'max_attempts'> & { to_address: string } & RowOf<typeof deliveryColumns>;
 
-const itemColumns = {
-  id: 'uuid',
-  kind: 'text',
-  user_id: { type: 'uuid', nullable: true },
-  to: { type: 'text', from: 'to_address' },
-  subject: 'text',
-  status: 'text',
-  attempts: 'integer',
-  max_attempts: 'integer',
-  next_attempt_at: 'timestamp',
-  last_error: { type: 'text', nullable: true },
-  message_id: { type: 'text', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-  sent_at: { type: 'timestamp', nullable: true },
-} as const;
-const itemOf = rowMapping<typeof itemColumns, OutboxItem>(itemColumns);
-const messageColumns = { ...itemColumns, to_name: { type: 'text', nullable: true }, text_body: 'text', html_body: 'text' } as const;
-const messageOf = rowMapping<typeof messageColumns, OutboxMessage>(messageColumns);
+/** A user's address and name: a look-up of the users table, not an entity of this module's wire. */
 const contactOf = rowMapping({ email: { type: 'text', nullable: true }, display_name: { type: 'text', nullable: true } } as const);
 
 /** The longest last error kept (an SMTP reply can be long). */

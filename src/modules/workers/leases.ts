@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { operations } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 import type { Logger } from '../../infra/logger';
 
 export interface OwnedWork {
@@ -36,17 +36,16 @@ export interface OwnedWork {
 
 /** GET /v1/admin/workers, in domain form. */
 export type WorkersView = Camelize<operations['adminWorkers']['responses'][200]['content']['application/json']['data']>;
-/** A live node (the route adds how many channels it holds). */
-export type WorkerNode = Omit<WorkersView['nodes'][number], 'channels'>;
-/** A lease: its holder, fence and times as the route shows them, with its kind and unit (the route splits a channel's unit). */
-export type Lease = Pick<WorkersView['channels'][number], 'nodeId' | 'fence' | 'acquiredAt' | 'expiresAt'> & { kind: string; unit: string };
 
-const nodeOf = rowMapping<{ node_id: 'text'; started_at: 'timestamp'; last_seen_at: { type: 'timestamp'; from: string } }, WorkerNode>({
-  node_id: 'text',
-  started_at: 'timestamp',
-  last_seen_at: { type: 'timestamp', from: 'seen_at' },
-});
-const leaseOf = rowMapping({ key: 'text', kind: 'text', node_id: 'text', fence: 'bigint', acquired_at: 'timestamp', expires_at: 'timestamp' } as const);
+/** A live node (spec `WorkerNode`; the route adds how many channels it holds). */
+const nodeOf = schemaRows('WorkerNode', { omit: ['channels'], from: { last_seen_at: 'seen_at' } });
+export type WorkerNode = RowValue<typeof nodeOf>;
+/**
+ * A lease: its holder, fence and times as the route shows a channel's (spec `WorkerChannelLease`),
+ * with its kind and key in place of the platform and channel, which the route splits out of the key.
+ */
+const leaseOf = schemaRows('WorkerChannelLease', { omit: ['platform', 'account_id', 'platform_channel_id'], extra: { key: 'text', kind: 'text' } });
+export type Lease = Omit<RowValue<typeof leaseOf>, 'key'> & { unit: string };
 
 export interface Leases {
   readonly nodeId: string;
