@@ -41,8 +41,8 @@ export type RowValue<M> = M extends RowMapping<infer Out> ? Out : never;
 export interface RowMapping<Out> {
   /** The select list, the columns in declaration order (`id, account_id, ...`). */
   readonly select: string;
-  /** One row to its domain object. */
-  map(row: Record<string, unknown>): Out;
+  /** One row to its domain object (any object with the columns: a driver's row, or a typed row such as the store's). */
+  map(row: object): Out;
 }
 
 
@@ -82,7 +82,7 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     map(row) {
       const out: Record<string, unknown> = {};
       for (const { column, member, convert } of plan) {
-        const value = row[column];
+        const value = (row as Record<string, unknown>)[column];
         out[member] = value === null || value === undefined ? null : convert ? convert(value) : value;
       }
       return out as Out;
