@@ -31,6 +31,26 @@ describe('schemaRows', () => {
     expect(() => schemaRows('SettingPreset', { omit: ['nope' as 'payload'] })).toThrow('has no member nope');
   });
 
+  test('adjusts a member once converted, never a NULL, and keeps the select list', () => {
+    const upper = (value: string) => value.toUpperCase();
+    const presets = schemaRows('SettingPreset', { adjust: { name: upper, payload: (value) => ({ wrapped: value }) } });
+    expect(presets.select).toBe(schemaRows('SettingPreset').select);
+    const row = presets.map({ id: 'a', user_id: 'u', kind: 'k', name: 'night', payload: '{"a":1}', is_default: true, created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z' });
+    expect(row.name).toBe('NIGHT');
+    expect(row.payload).toEqual({ wrapped: { a: 1 } });
+    expect(presets.map({ name: null }).name).toBeNull();
+    expect(() => schemaRows('SettingPreset', { adjust: { nope: upper } as never })).toThrow('has no member nope');
+    const raw = rowMapping({ scopes: { type: 'json', adjust: (value: string[]) => [...value].sort() } });
+    expect(raw.map({ scopes: '["b","a"]' }).scopes).toEqual(['a', 'b']);
+  });
+
+  test('qualifies the members by a join\'s table alias, except those with their own source', () => {
+    const presets = schemaRows('SettingPreset', { table: 'p', omit: ['payload'], from: { name: 'u.display_name' }, extra: { owner_email: { type: 'text', nullable: true, from: 'u.email' }, rank: 'integer' } });
+    expect(presets.select).toBe('p.id as id, p.user_id as user_id, p.kind as kind, u.display_name as name, p.is_default as is_default, p.created_at as created_at, p.updated_at as updated_at, u.email as owner_email, p.rank as rank');
+    const row = presets.map({ id: 'a', user_id: 'u', kind: 'k', name: 'n', is_default: false, created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z', owner_email: null, rank: 2 });
+    expect(row).toEqual({ id: 'a', userId: 'u', kind: 'k', name: 'n', isDefault: false, createdAt: '2026-01-02T03:04:05.678Z', updatedAt: '2026-01-02T03:04:05.678Z', ownerEmail: null, rank: 2 });
+  });
+
   test('parses json only when the driver answered text, and leaves nulls null', () => {
     const mapping = rowMapping({ data: 'json', at: { type: 'timestamp', nullable: true }, n: 'bigint' });
     expect(mapping.map({ data: '{"a":1}', at: null, n: 3 })).toEqual({ data: { a: 1 }, at: null, n: 3 });

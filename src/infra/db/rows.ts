@@ -22,15 +22,18 @@ type ValueOf<T extends ColumnType> = T extends 'json' ? unknown : T extends 'boo
 
 /**
  * Columns: their SQL type; `nullable: true` when NULL may be stored, `from` when the member is
- * selected from an expression or another column (`type as event_type`).
+ * selected from an expression or another column (`type as event_type`), `adjust` when the domain
+ * value is the converted one adjusted (scopes in registry order; never called for NULL).
  */
-export type Columns = Record<string, ColumnType | { type: ColumnType; nullable?: true; from?: string }>;
+export type Columns = Record<string, ColumnType | { type: ColumnType; nullable?: true; from?: string; adjust?: (value: never) => unknown }>;
 
 type TypeOf<C> = C extends ColumnType ? C : C extends { type: infer T extends ColumnType } ? T : never;
 type Nullable<C> = C extends { nullable: true } ? null : never;
+/** A column's domain value: what its `adjust` answers (a json column's type named so), else its type's. */
+type Domain<C> = C extends { adjust: (value: never) => infer R } ? R : ValueOf<TypeOf<C>>;
 
 /** The domain object of a row with these columns. */
-export type Mapped<C extends Columns> = { [K in keyof C & string as CamelCase<K>]: ValueOf<TypeOf<C[K]>> | Nullable<C[K]> };
+export type Mapped<C extends Columns> = { [K in keyof C & string as CamelCase<K>]: Domain<C[K]> | Nullable<C[K]> };
 
 /** The domain value a mapping answers (`type Preset = RowValue<typeof presetOf>`). */
 export type RowValue<M> = M extends RowMapping<infer Out> ? Out : never;
@@ -38,8 +41,8 @@ export type RowValue<M> = M extends RowMapping<infer Out> ? Out : never;
 export interface RowMapping<Out> {
   /** The select list, the columns in declaration order (`id, account_id, ...`). */
   readonly select: string;
-  /** One row to its domain object. */
-  map(row: Record<string, unknown>): Out;
+  /** One row to its domain object (any object with the columns: a driver's row, or a typed row such as the store's). */
+  map(row: object): Out;
 }
 
 
@@ -56,6 +59,12 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
   }
 }
 
+/** A column's conversion followed by its `adjust` (either may be absent). */
+function adjusted(convert: ((value: unknown) => unknown) | null, adjust: ((value: unknown) => unknown) | undefined): ((value: unknown) => unknown) | null {
+  if (!adjust) return convert;
+  return convert ? (value) => adjust(convert(value)) : adjust;
+}
+
 /**
  * A mapping for these columns. `Out` defaults to the camelCase object of the columns; a module
  * that types its json columns more closely names its own domain type (the members must match).
@@ -65,7 +74,7 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     column,
     from: typeof spec === 'string' ? undefined : spec.from,
     member: camelName(column),
-    convert: converter(typeof spec === 'string' ? spec : spec.type),
+    convert: adjusted(converter(typeof spec === 'string' ? spec : spec.type), typeof spec === 'string' ? undefined : (spec.adjust as ((value: unknown) => unknown) | undefined)),
   }));
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
   return {
@@ -73,7 +82,7 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     map(row) {
       const out: Record<string, unknown> = {};
       for (const { column, member, convert } of plan) {
-        const value = row[column];
+        const value = (row as Record<string, unknown>)[column];
         out[member] = value === null || value === undefined ? null : convert ? convert(value) : value;
       }
       return out as Out;
@@ -97,12 +106,14 @@ export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<
   /** Members selected from an expression or another column (`{ event_type: 'type' }`). */
   from?: Partial<Record<Wire<N>, string>>;
   /**
-   * The alias of the table the other members are read from, in a join (`table: 'r'` selects
-   * `r.id`, ...); members with a `from` and `extra` columns are selected as written.
+   * The alias of the table the members come from in a join (`'t'`: `t.id as id`, ...); a member
+   * in `from`, or an `extra` column with its own `from`, says its own source.
    */
   table?: string;
   /** Columns the domain needs that the wire does not carry (an explicit extension of the type). */
   extra?: Extra;
+  /** A member's domain value adjusted once converted, never for NULL (`{ permissions: sortByRegistry }`). */
+  adjust?: { [K in Exclude<Wire<N>, Omitted>]?: (value: NonNullable<Camelize<Schemas[N][K]>>) => NonNullable<Camelize<Schemas[N][K]>> };
 }
 
 type SchemaNode = Record<string, unknown>;
@@ -149,13 +160,18 @@ export function schemaRows<N extends keyof Schemas, Omitted extends Wire<N> = ne
   if (!schema) throw new Error(`schemaRows: no schema ${String(name)} in the OpenAPI document`);
   const members = membersOf(schema);
   const omitted = new Set<string>(options.omit ?? []);
-  for (const wire of [...omitted, ...Object.keys(options.from ?? {})]) if (!members.has(wire)) throw new Error(`schemaRows(${String(name)}): the schema has no member ${wire}`);
+  for (const wire of [...omitted, ...Object.keys(options.from ?? {}), ...Object.keys(options.adjust ?? {})]) if (!members.has(wire)) throw new Error(`schemaRows(${String(name)}): the schema has no member ${wire}`);
+  const qualified = (column: string) => (options.table === undefined ? undefined : `${options.table}.${column}`);
   const columns: Columns = {};
   for (const [wire, member] of members) {
     if (omitted.has(wire)) continue;
-    const from = options.from?.[wire as Wire<N>] ?? (options.table === undefined ? undefined : `${options.table}.${wire}`);
-    columns[wire] = from === undefined ? member : { ...member, from };
+    const from = options.from?.[wire as Wire<N>] ?? qualified(wire);
+    const adjust = (options.adjust as Record<string, ((value: never) => unknown) | undefined> | undefined)?.[wire];
+    columns[wire] = from === undefined && adjust === undefined ? member : { ...member, ...(from === undefined ? {} : { from }), ...(adjust ? { adjust } : {}) };
   }
-  Object.assign(columns, options.extra ?? {});
+  for (const [column, spec] of Object.entries(options.extra ?? {})) {
+    const typed = typeof spec === 'string' ? { type: spec } : spec;
+    columns[column] = options.table === undefined || typed.from !== undefined ? spec : { ...typed, from: qualified(column) };
+  }
   return rowMapping<Columns, Camelize<Omit<Schemas[N], Omitted>> & Mapped<Extra>>(columns);
 }

@@ -30,14 +30,11 @@ export type AuditEntry = Parameters<ModuleApis['audit']['record']>[0];
 /** The credential kinds a caller manages through the lifecycle (system keys are the operators'). */
 export type OwnedKeyCredential = 'user_api_key' | 'service_key' | 'developer_api_key';
 
-/** The columns of a key row the lifecycle reads: a credentials row, or one joined with its owner row. */
-export interface KeyRow {
-  id: string;
-  token_hash: string;
-  key_prefix: string;
-  label: string;
-  account_id?: string | null;
-}
+/**
+ * The columns of a key row the lifecycle reads: those of a credentials row (src/auth/store.ts), which
+ * a kind's row is, or extends with its owner row's columns.
+ */
+export type KeyRow = Pick<CredentialRow, 'id' | 'token_hash' | 'key_prefix' | 'label'> & Partial<Pick<CredentialRow, 'account_id'>>;
 
 /** The mint columns naming a key's owner and creator. */
 export type KeyOwnerColumns = Pick<MintInput, 'accountId' | 'userId' | 'subjectId' | 'createdBy'>;
@@ -136,12 +133,7 @@ export type KeySchema = 'UserApiKey' | 'AccountServiceKey' | 'DeveloperApiKey';
  * row (credentials, or joined with its owner row) maps to its kind's schema in domain form.
  */
 export function keyRecord<N extends KeySchema>(schema: N): (row: object) => Camelize<Schemas[N]> {
-  const mapping: RowMapping<{ permissions: string[] }> = schemaRows<KeySchema>(schema);
-  return (row) => {
-    const view = mapping.map(row as Record<string, unknown>);
-    view.permissions = sortByRegistry(view.permissions);
-    return view as Camelize<Schemas[N]>;
-  };
+  return (schemaRows<KeySchema>(schema, { adjust: { permissions: sortByRegistry } }) as RowMapping<unknown> as RowMapping<Camelize<Schemas[N]>>).map;
 }
 
 const rotationMetadata = (old: CredentialRow, fresh: CredentialRow) => ({ key_id: fresh.id, old_key_prefix: old.key_prefix, new_key_prefix: fresh.key_prefix });

@@ -12,7 +12,7 @@ import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
 import type { Cache } from '../../infra/cache';
 import type { Camelize } from '../../http/mapping';
-import { isoTime } from '../../infra/db/database';
+import { schemaRows } from '../../infra/db/rows';
 import type { ModuleApis } from '../contract';
 import { apiKeyMessages } from './errors';
 import { requireLabel, type KeyLifecycle } from './lifecycle';
@@ -23,29 +23,18 @@ export type AdminApiKey = Camelize<Schemas['AdminApiKey']>;
 export type AdminKeyKind = AdminApiKey['kind'];
 export type SystemKey = Camelize<Schemas['SystemKey']>;
 
-const toAdminKey = (r: CredentialRow): AdminApiKey => ({
-  id: r.id,
-  kind: r.kind === 'user_api_key' ? 'PERSONAL' : 'SERVICE',
-  accountId: r.account_id!,
-  userId: r.kind === 'user_api_key' ? r.user_id : null,
-  createdBy: r.kind === 'user_api_key' ? null : r.created_by,
-  keyPrefix: r.key_prefix,
-  label: r.label,
-  permissions: sortByRegistry(r.permissions),
-  createdAt: isoTime(r.created_at),
-  expiresAt: isoTime(r.expires_at),
-  lastUsedAt: isoTime(r.last_used_at),
-});
-
-const toSystemKey = (r: CredentialRow): SystemKey => ({
-  id: r.id,
-  keyPrefix: r.key_prefix,
-  label: r.label,
-  permissions: r.permissions,
-  createdBy: r.created_by,
-  createdAt: isoTime(r.created_at),
-  lastUsedAt: isoTime(r.last_used_at),
-});
+/** An operator's view of a personal or service key: the spec's schema, scopes in registry order. */
+const adminKeyOf = schemaRows('AdminApiKey', { adjust: { permissions: sortByRegistry } });
+/**
+ * The store answers a credentials row (src/auth/store.ts); the operator's view names its kind and,
+ * of the user and the creator, only the one that kind keeps.
+ */
+const adminKey = (r: CredentialRow): AdminApiKey => {
+  const personal = r.kind === 'user_api_key';
+  return adminKeyOf.map({ ...r, kind: personal ? 'PERSONAL' : 'SERVICE', user_id: personal ? r.user_id : null, created_by: personal ? null : r.created_by });
+};
+/** A system key as stored (scopes in stored order). */
+const systemKeyOf = schemaRows('SystemKey');
 
 const rowKind = { PERSONAL: 'user_api_key', SERVICE: 'service_key' } as const;
 
@@ -94,11 +83,11 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
     async adminAccountApiKeys(accountId: string): Promise<AdminApiKey[]> {
       const [personal, service] = await Promise.all([store.list({ kind: 'user_api_key', account_id: accountId }), store.list({ kind: 'service_key', account_id: accountId })]);
       const time = (r: CredentialRow) => new Date(r.created_at).getTime();
-      return [...personal, ...service].sort((a, b) => time(b) - time(a) || (a.id < b.id ? -1 : 1)).map(toAdminKey);
+      return [...personal, ...service].sort((a, b) => time(b) - time(a) || (a.id < b.id ? -1 : 1)).map(adminKey);
     },
 
     async adminUserApiKeys(userId: string): Promise<AdminApiKey[]> {
-      return (await store.list({ kind: 'user_api_key', user_id: userId })).map(toAdminKey);
+      return (await store.list({ kind: 'user_api_key', user_id: userId })).map(adminKey);
     },
 
     /**
@@ -137,7 +126,7 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
       });
       if (!row) throw AppError.notFound(apiKeyMessages.apiKeyNotFound);
       await invalidateKey(deps, row.token_hash);
-      return toAdminKey(row);
+      return adminKey(row);
     },
 
     async adminRotateApiKey(ctx: AuthContext, kindName: string, id: string): Promise<{ key: string; apiKey: AdminApiKey }> {
@@ -151,7 +140,7 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
         actorId: ctx.userId,
         metadata: { ...keys.rotationMetadata(old, next), kind: kind.toLowerCase() },
       }));
-      return { key: token, apiKey: toAdminKey(fresh) };
+      return { key: token, apiKey: adminKey(fresh) };
     },
 
     /** Idempotent: an absent (or already deleted) key is always the same 404. */
@@ -180,7 +169,7 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
 
     // ------------------------------------------------------------------ system keys
     async adminSystemKeys(): Promise<SystemKey[]> {
-      return (await store.list({ kind: 'system_key' })).map(toSystemKey);
+      return (await store.list({ kind: 'system_key' })).map(systemKeyOf.map);
     },
 
     async adminCreateSystemKey(ctx: AuthContext, input: { label: string; permissions: readonly string[] }): Promise<SystemKey & { key: string }> {
@@ -195,7 +184,7 @@ export function createKeyOperators(deps: OperatorDeps, keys: KeyLifecycle) {
         actorId: ctx.userId,
         metadata: { key_id: minted.id, key_prefix: minted.key_prefix, label, permissions },
       }));
-      return { ...toSystemKey(row), key: token };
+      return { ...systemKeyOf.map(row), key: token };
     },
 
     async adminDeleteSystemKey(ctx: AuthContext, id: string): Promise<void> {

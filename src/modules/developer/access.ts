@@ -15,8 +15,8 @@ import type { Cache } from '../../infra/cache';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { developerMessages as M } from './errors';
-import type { DeveloperRepo, TeamRoleRow } from './repo';
-import type { DeveloperProfile, Team } from './types';
+import type { DeveloperRepo, TeamAccess } from './repo';
+import type { DeveloperProfile, Team, TeamRole } from './types';
 
 export interface DeveloperDeps {
   knex: Knex;
@@ -83,19 +83,10 @@ export async function conflictOnDuplicate<T>(write: () => Promise<T>, message: s
 export const TEAM_PERMISSION_TTL_SECONDS = 30;
 const teamAccessKey = (teamId: string, userId: string) => `devteam:access:${teamId}:${userId}`;
 
-export interface TeamAccess {
-  role: string;
-  permissions: string[];
-}
+export type { TeamAccess };
 
-export interface TeamRowsInput {
-  name: string;
-  slug: string;
-  description: string | null;
-  githubUrl: string | null;
-  websiteUrl: string | null;
-  avatarKey: string | null;
-}
+/** A new team's own members (the caller owns it; the store stamps it). */
+export type TeamRowsInput = Pick<Team, 'name' | 'slug' | 'description' | 'githubUrl' | 'websiteUrl' | 'avatarKey'>;
 
 export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo' | 'cache'>) {
   async function teamAccess(teamId: string, userId: string): Promise<TeamAccess | null> {
@@ -109,8 +100,7 @@ export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo
         // fall through to the database
       }
     }
-    const member = await repo.member(teamId, userId);
-    const access = member ? { role: member.role, permissions: member.permissions } : null;
+    const access = (await repo.memberAccess(teamId, userId)) ?? null;
     await cache.set(key, JSON.stringify(access ?? { none: true }), TEAM_PERMISSION_TTL_SECONDS).catch(() => undefined);
     return access;
   }
@@ -140,8 +130,8 @@ export function createDeveloperAccess({ repo, cache }: Pick<DeveloperDeps, 'repo
     },
 
     /** A role offered or assigned by someone may not grant more than they hold themselves. */
-    checkGrantable(access: TeamAccess, role: TeamRoleRow): void {
-      if (role.is_system) throw new AppError('CONFLICT', M.ownerRoleNotAssignable);
+    checkGrantable(access: TeamAccess, role: TeamRole): void {
+      if (role.isSystem) throw new AppError('CONFLICT', M.ownerRoleNotAssignable);
       const beyond = role.permissions.find((p) => !access.permissions.includes(p));
       if (beyond !== undefined) throw AppError.forbidden(M.cannotGrantTeam(beyond));
     },

@@ -7,23 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { schemaRows } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
 import { checkSlug, conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { AdminDeveloperApplicationItem, DeveloperApplication, ReviewResult, SubmitApplicationInput } from './types';
-
-const applicationOf = schemaRows('DeveloperApplication');
-const applicationItemOf = schemaRows('AdminDeveloperApplicationItem');
-
-const toApplication = (row: object): DeveloperApplication => applicationOf.map(row as Record<string, unknown>);
 
 export function createApplications({ knex, repo, audit, notifications }: DeveloperDeps, access: DeveloperAccess) {
   return {
     async myDeveloperApplication(ctx: AuthContext): Promise<DeveloperApplication> {
       const row = await repo.latestApplication(requireUserId(ctx));
       if (!row) throw AppError.notFound(M.noApplication);
-      return toApplication(row);
+      return row;
     },
 
     async submitDeveloperApplication(ctx: AuthContext, input: SubmitApplicationInput): Promise<DeveloperApplication> {
@@ -35,7 +29,7 @@ export function createApplications({ knex, repo, audit, notifications }: Develop
       const description = required(input.description, 'description');
       const motivation = required(input.motivation, 'motivation');
       const whatToBuild = required(input.whatToBuild, 'what_to_build');
-      const row = await conflictOnDuplicate(
+      return conflictOnDuplicate(
         () =>
           knex.transaction(async (trx) => {
             // The user's row is the lock: two submissions at once cannot both pass the checks.
@@ -59,18 +53,16 @@ export function createApplications({ knex, repo, audit, notifications }: Develop
           }),
         M.pendingApplication,
       );
-      return toApplication(row);
     },
 
     async adminDeveloperApplications(status: string | undefined, request: PageRequest): Promise<{ items: AdminDeveloperApplicationItem[]; total: number }> {
-      const { rows, total } = await repo.applications(status, request.limit, request.offset);
-      return { items: rows.map((r) => applicationItemOf.map(r as object as Record<string, unknown>)), total };
+      return repo.applications(status, request.limit, request.offset);
     },
 
     async adminDeveloperApplication(id: string): Promise<DeveloperApplication> {
       const row = await repo.applicationById(id);
       if (!row) throw AppError.notFound(M.applicationNotFound);
-      return toApplication(row);
+      return row;
     },
 
     /**
@@ -85,27 +77,27 @@ export function createApplications({ knex, repo, audit, notifications }: Develop
             const app = await repo.applicationById(id, trx, true);
             if (!app) throw AppError.notFound(M.applicationNotFound);
             if (app.status !== 'pending') throw new AppError('CONFLICT', M.applicationNotPending);
-            if (await repo.profileOfUser(app.user_id, trx)) throw new AppError('CONFLICT', M.alreadyDeveloper);
+            if (await repo.profileOfUser(app.userId, trx)) throw new AppError('CONFLICT', M.alreadyDeveloper);
             if (await repo.slugTaken(app.slug, trx, app.id)) throw new AppError('CONFLICT', M.slugTaken);
-            const details = { description: app.description, githubUrl: app.github_url, websiteUrl: app.website_url, avatarKey: app.avatar_key };
+            const details = { description: app.description, githubUrl: app.githubUrl, websiteUrl: app.websiteUrl, avatarKey: app.avatarKey };
             const profile = await repo.insertProfile(trx, {
               id: randomUUID(),
-              user_id: app.user_id,
-              display_name: app.display_name,
+              user_id: app.userId,
+              display_name: app.displayName,
               slug: app.slug,
               description: details.description,
               github_url: details.githubUrl,
               website_url: details.websiteUrl,
               avatar_key: details.avatarKey,
             });
-            const team = app.application_type === 'team' ? await access.createTeamRows(trx, { name: app.display_name, slug: app.slug, ...details }, app.user_id) : null;
+            const team = app.applicationType === 'team' ? await access.createTeamRows(trx, { name: app.displayName, slug: app.slug, ...details }, app.userId) : null;
             await repo.reviewApplication(trx, app.id, { status: 'approved', review_notes: note, reviewed_by: ctx.userId });
             await notifications.notify(
               {
-                userId: app.user_id,
+                userId: app.userId,
                 type: 'developer_application',
                 data: { applicationId: app.id, status: 'approved', developerId: profile.id, teamId: team?.id ?? null },
-                mail: { displayName: app.display_name, slug: app.slug, notes: note },
+                mail: { displayName: app.displayName, slug: app.slug, notes: note },
               },
               trx,
             );
@@ -113,7 +105,7 @@ export function createApplications({ knex, repo, audit, notifications }: Develop
               {
                 scope: 'system',
                 type: 'system:developer_application_approved',
-                userId: app.user_id,
+                userId: app.userId,
                 actorId: ctx.userId,
                 metadata: { application_id: app.id, developer_id: profile.id, team_id: team?.id ?? null },
               },
@@ -134,10 +126,10 @@ export function createApplications({ knex, repo, audit, notifications }: Develop
         if (app.status !== 'pending') throw new AppError('CONFLICT', M.applicationNotPending);
         await repo.reviewApplication(trx, app.id, { status: 'rejected', review_notes: note, reviewed_by: ctx.userId });
         await notifications.notify(
-          { userId: app.user_id, type: 'developer_application', data: { applicationId: app.id, status: 'rejected', notes: note }, mail: { displayName: app.display_name, slug: app.slug } },
+          { userId: app.userId, type: 'developer_application', data: { applicationId: app.id, status: 'rejected', notes: note }, mail: { displayName: app.displayName, slug: app.slug } },
           trx,
         );
-        await audit.record({ scope: 'system', type: 'system:developer_application_rejected', userId: app.user_id, actorId: ctx.userId, metadata: { application_id: app.id } }, trx);
+        await audit.record({ scope: 'system', type: 'system:developer_application_rejected', userId: app.userId, actorId: ctx.userId, metadata: { application_id: app.id } }, trx);
         return app;
       });
       return { success: true, newStatus: 'rejected' };

@@ -26,7 +26,7 @@ export function createDirectory({ repo }: DeveloperDeps, access: DeveloperAccess
     async teamMembers(teamId: string): Promise<TeamMemberSummary[]> {
       const team = await repo.teamById(teamId);
       if (!team) return [];
-      return (await repo.members(teamId, team.ownerUserId)).map((m) => ({ userId: m.user_id, displayName: m.display_name, avatarUrl: m.avatar_url, role: m.role }));
+      return (await repo.members(teamId)).map(({ userId, displayName, avatarUrl, role }) => ({ userId, displayName, avatarUrl, role }));
     },
     async hasTeamPermission(teamId: string, userId: string, permission: string): Promise<boolean> {
       return (await access.teamAccess(teamId, userId))?.permissions.includes(permission) ?? false;

@@ -7,24 +7,19 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
-import { schemaRows } from '../../infra/db/rows';
 import { type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
-import type { TeamInviteRow } from './repo';
+import type { TeamInviteRecord } from './repo';
 import type { TeamInvite, TeamInviteLookup, TeamView } from './types';
 
 const MEMBER_ROLE = 'team-member';
 
 const codeHash = (code: string): string => createHash('sha256').update(code, 'utf8').digest('hex');
 
-const inviteOf = schemaRows('DeveloperTeamInvite');
-const toInvite = (row: TeamInviteRow): TeamInvite => inviteOf.map(row as object as Record<string, unknown>);
-
 /** An invite that can still be accepted: 404 when unknown, revoked or used, 409 when expired. */
-function openInvite(invite: TeamInviteRow | undefined): TeamInviteRow {
-  if (!invite || invite.revoked_at !== null || invite.accepted_at !== null) throw AppError.notFound(M.inviteNotFound);
-  if (new Date(invite.expires_at).getTime() <= Date.now()) throw new AppError('CONFLICT', M.inviteExpired);
+function openInvite(invite: TeamInviteRecord | undefined): TeamInviteRecord {
+  if (!invite || invite.revokedAt !== null || invite.acceptedAt !== null) throw AppError.notFound(M.inviteNotFound);
+  if (new Date(invite.expiresAt).getTime() <= Date.now()) throw new AppError('CONFLICT', M.inviteExpired);
   return invite;
 }
 
@@ -57,19 +52,19 @@ export function createInvites({ knex, repo, audit, mail }: DeveloperDeps, access
           );
         }
       });
-      return { ...toInvite((await repo.invite(teamId, id))!), code };
+      return { ...(await repo.invite(teamId, id))!, code };
     },
 
     async developerTeamInvites(ctx: AuthContext, teamId: string): Promise<TeamInvite[]> {
       await access.requireTeam(ctx, teamId, 'team-members:invite');
-      return (await repo.openInvites(teamId)).map(toInvite);
+      return repo.openInvites(teamId);
     },
 
     async revokeDeveloperTeamInvite(ctx: AuthContext, teamId: string, inviteId: string): Promise<{ success: true }> {
       const { userId } = await access.requireTeam(ctx, teamId, 'team-members:invite');
       const done = await knex.transaction(async (trx) => {
         const invite = await repo.invite(teamId, inviteId, trx);
-        if (!invite || new Date(invite.expires_at).getTime() <= Date.now()) return false;
+        if (!invite || new Date(invite.expiresAt).getTime() <= Date.now()) return false;
         if (!(await repo.closeInvite(trx, inviteId, { revoked: true }))) return false;
         await audit.record({ scope: 'user', type: 'user:developer_team_invite_revoked', userId, actorId: userId, metadata: { team_id: teamId, invite_id: inviteId } }, trx);
         return true;
@@ -80,19 +75,19 @@ export function createInvites({ knex, repo, audit, mail }: DeveloperDeps, access
 
     async developerTeamInvite(code: string): Promise<TeamInviteLookup> {
       const invite = openInvite(await repo.inviteByHash(codeHash(code)));
-      const team = (await repo.teamById(invite.team_id))!;
-      return { teamId: team.id, teamName: team.name, teamSlug: team.slug, teamAvatarKey: team.avatarKey, role: invite.role, expiresAt: isoTime(invite.expires_at) };
+      const team = (await repo.teamById(invite.teamId))!;
+      return { teamId: team.id, teamName: team.name, teamSlug: team.slug, teamAvatarKey: team.avatarKey, role: invite.role, expiresAt: invite.expiresAt };
     },
 
     async acceptDeveloperTeamInvite(ctx: AuthContext, code: string): Promise<TeamView> {
       const userId = requireUserId(ctx);
       const joined = await knex.transaction(async (trx) => {
         const invite = openInvite(await repo.inviteByHash(codeHash(code), trx, true));
-        if (await repo.member(invite.team_id, userId, trx)) throw new AppError('CONFLICT', M.alreadyMember);
-        await repo.insertMember(trx, { team_id: invite.team_id, user_id: userId, role_id: invite.role_id });
+        if (await repo.member(invite.teamId, userId, trx)) throw new AppError('CONFLICT', M.alreadyMember);
+        await repo.insertMember(trx, { team_id: invite.teamId, user_id: userId, role_id: invite.roleId });
         await repo.closeInvite(trx, invite.id, { acceptedBy: userId });
-        await audit.record({ scope: 'user', type: 'user:developer_team_joined', userId, actorId: userId, metadata: { team_id: invite.team_id, invite_id: invite.id, role: invite.role } }, trx);
-        return { teamId: invite.team_id, role: invite.role };
+        await audit.record({ scope: 'user', type: 'user:developer_team_joined', userId, actorId: userId, metadata: { team_id: invite.teamId, invite_id: invite.id, role: invite.role } }, trx);
+        return { teamId: invite.teamId, role: invite.role };
       });
       await access.forgetAccess(joined.teamId, [userId]);
       return { ...(await repo.teamById(joined.teamId))!, role: joined.role };

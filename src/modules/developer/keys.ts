@@ -14,11 +14,8 @@ import { developerMessages as M } from './errors';
 import type { DeveloperKeyRow } from './repo';
 import type { CreateDeveloperKeyInput, DeveloperApiKey } from './types';
 
-/** Exactly one of the two is set. */
-interface KeyOwner {
-  developer_id: string | null;
-  team_id: string | null;
-}
+/** A key's owner columns: exactly one of the two is set. */
+type KeyOwner = Pick<DeveloperKeyRow, 'developer_id' | 'team_id'>;
 
 /** The owner as audit metadata: `developer_id` or `team_id`. */
 const ownerMetadata = (row: KeyOwner) => (row.developer_id !== null ? { developer_id: row.developer_id } : { team_id: row.team_id });

@@ -1,161 +1,95 @@
 /** Developer portal storage (knex): applications, profiles, verifications, teams, key owners. */
 import type { Knex } from 'knex';
-import { fromJson } from '../../infra/db/database';
-import { schemaRows } from '../../infra/db/rows';
-import type { DeveloperProfile, Team, TeamView } from './types';
+import type { components } from '../../../generated/openapi';
+import { sortByRegistry } from '../../auth/registry';
+import type { CredentialRow } from '../../auth/store';
+import { rowMapping, schemaRows, type RowMapping, type RowValue } from '../../infra/db/rows';
+import type { AdminDeveloperApplicationItem, DeveloperApplication, DeveloperProfile, DeveloperVerification, Team, TeamInvite, TeamMember, TeamRole, TeamView } from './types';
+
+type Schemas = components['schemas'];
 
 type Db = Knex | Knex.Transaction;
 
-export type ApplicationStatus = 'pending' | 'approved' | 'rejected';
-export type VerificationStatus = 'pending' | 'verified' | 'rejected';
+/*
+ * Each read's columns are its spec schema's members (src/infra/db/rows.ts, `schemaRows`): the select
+ * list and the mapping to the domain value both come from the schema. What a read leaves out of the
+ * spec's shape (`omit`), selects from a joined table (`table`, `from`) or carries beyond it (`extra`)
+ * is said where its mapping is declared. Writes take the spec's snake_case members (`Schemas`).
+ */
 
-export interface ApplicationRow {
-  id: string;
-  user_id: string;
-  application_type: 'solo' | 'team';
-  display_name: string;
-  slug: string;
-  description: string;
-  motivation: string;
-  what_to_build: string;
-  github_url: string | null;
-  website_url: string | null;
-  experience: string | null;
-  avatar_key: string | null;
-  status: ApplicationStatus;
-  review_notes: string | null;
-  reviewed_by: string | null;
-  reviewed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type ApplicationStatus = Schemas['DeveloperApplication']['status'];
+export type VerificationStatus = Schemas['DeveloperVerification']['status'];
 
-export interface ApplicationListRow extends Pick<ApplicationRow, 'id' | 'user_id' | 'application_type' | 'display_name' | 'slug' | 'status' | 'created_at'> {
-  user_display_name: string;
-  user_avatar_url: string | null;
-}
+/** An application as its applicant and operators see it. */
+const applicationOf = schemaRows('DeveloperApplication');
+/** An application in the operators' list, with its applicant's name and avatar. */
+const applicationItemOf = schemaRows('AdminDeveloperApplicationItem', { table: 'a', from: { user_display_name: 'u.display_name', user_avatar_url: 'u.avatar_url' } });
+/** What an applicant writes (the service validates it); the rest is the review's or the store's. */
+type ApplicationInsert = Omit<Schemas['DeveloperApplication'], 'status' | 'review_notes' | 'reviewed_by' | 'reviewed_at' | 'created_at' | 'updated_at' | 'avatar_key'>;
 
-export interface VerificationRow {
-  id: string;
-  developer_id: string;
-  legal_name: string;
-  company_name: string | null;
-  address_line1: string;
-  address_line2: string | null;
-  postal_code: string;
-  city: string;
-  country: string;
-  tax_id: string | null;
-  trade_register_id: string | null;
-  document_key: string | null;
-  status: VerificationStatus;
-  review_notes: string | null;
-  reviewed_by: string | null;
-  reviewed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
+const verificationOf = schemaRows('DeveloperVerification');
+/** The members of a verification its developer writes. */
 export type VerificationFields = Pick<
-  VerificationRow,
+  Schemas['DeveloperVerification'],
   'legal_name' | 'company_name' | 'address_line1' | 'address_line2' | 'postal_code' | 'city' | 'country' | 'tax_id' | 'trade_register_id' | 'document_key'
 >;
 
 /** The columns of a team a caller may change. */
-export interface TeamPatch {
-  name?: string;
-  description?: string | null;
-  github_url?: string | null;
-  website_url?: string | null;
-}
-
-export interface TeamRoleRow {
-  id: string;
-  team_id: string;
-  name: string;
-  position: number;
-  is_system: boolean;
-  permissions: string[];
-  member_count: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TeamMemberRow {
-  team_id: string;
-  user_id: string;
-  display_name: string;
-  avatar_url: string | null;
-  role_id: string;
-  role: string;
-  permissions: string[];
-  joined_at: Date;
-}
-
-export interface TeamInviteRow {
-  id: string;
-  team_id: string;
-  code_hash: string;
-  code_prefix: string;
-  role_id: string;
-  role: string;
-  invited_by: string | null;
-  expires_at: Date;
-  accepted_by: string | null;
-  accepted_at: Date | null;
-  revoked_at: Date | null;
-  created_at: Date;
-}
-
-/** A developer key: its credentials row joined with its owner row. */
-export interface DeveloperKeyRow {
-  id: string;
-  token_hash: string;
-  key_prefix: string;
-  label: string;
-  permissions: string[];
-  created_by: string | null;
-  developer_id: string | null;
-  team_id: string | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type TeamPatch = Schemas['UpdateDeveloperTeamRequest'];
 
 /** A profile as stored: the public profile without what the service adds, with its owner. */
 const profileOf = schemaRows('PublicDeveloperProfile', { omit: ['stats', 'extensions'], extra: { user_id: 'uuid' } });
-const toProfile = (row: Record<string, unknown> | undefined): DeveloperProfile | undefined => (row ? profileOf.map(row) : undefined);
 
-/** A team as stored: the caller's `role` comes from the membership. */
+/** A team as stored; with a member's `role` when read through their membership. */
 const teamOf = schemaRows('DeveloperTeam', { omit: ['role'] });
-const toTeam = (row: Record<string, unknown> | undefined): Team | undefined => (row ? teamOf.map(row) : undefined);
+const teamViewOf = schemaRows('DeveloperTeam', { table: 't', from: { role: 'r.name' } });
 
-const withPermissions = <T extends { permissions: unknown }>(row: T): T & { permissions: string[] } => ({ ...row, permissions: fromJson<string[]>(row.permissions, []) });
+/** A role with its member count, its permissions in registry order. */
+const roleOf = schemaRows('DeveloperTeamRole', {
+  table: 'r',
+  from: { member_count: '(select count(*)::int from developer_team_members m where m.role_id = r.id)' },
+  adjust: { permissions: sortByRegistry },
+});
+
+/** A member with their role's name; `is_owner` compares the team's owner column. */
+const memberOf = schemaRows('DeveloperTeamMember', {
+  table: 'm',
+  from: { display_name: 'u.display_name', avatar_url: 'u.avatar_url', role: 'r.name', is_owner: '(m.user_id = t.owner_user_id)' },
+});
+/** A member's team access (cached by access.ts): not a schema, the wire never carries it. Permissions in stored order. */
+const accessOf = rowMapping({ role: { type: 'text', from: 'r.name' }, permissions: { type: 'json', from: 'r.permissions', adjust: (permissions: string[]) => permissions } });
+export type TeamAccess = RowValue<typeof accessOf>;
+
+/** An invite as its team lists it; the role's name from its role row. */
+const inviteRole = { role: '(select r.name from developer_team_roles r where r.id = i.role_id)' };
+const inviteOf = schemaRows('DeveloperTeamInvite', { table: 'i', from: inviteRole });
+/** An invite being looked up or accepted: whether it is still open is beyond the wire. */
+const inviteStateOf = schemaRows('DeveloperTeamInvite', {
+  table: 'i',
+  from: inviteRole,
+  extra: { accepted_at: { type: 'timestamp', nullable: true }, revoked_at: { type: 'timestamp', nullable: true } },
+});
+export type TeamInviteRecord = RowValue<typeof inviteStateOf>;
+
+/**
+ * A developer key: its credentials row (src/auth/store.ts, which the key lifecycle works on) with
+ * its owner row's columns.
+ */
+export type DeveloperKeyRow = CredentialRow & Pick<Schemas['DeveloperApiKey'], 'developer_id' | 'team_id'>;
+
+/** A row, when there is one, to its mapping's domain value. */
+const maybe = <T>(mapping: RowMapping<T>, row: Record<string, unknown> | undefined): T | undefined => (row ? mapping.map(row) : undefined);
 const count = (row: { count?: string | number } | undefined) => Number(row?.count ?? 0);
-
-const KEY_COLUMNS = [
-  'c.id',
-  'c.token_hash',
-  'c.key_prefix',
-  'c.label',
-  'c.permissions',
-  'c.created_by',
-  'k.developer_id',
-  'k.team_id',
-  'c.expires_at',
-  'c.revoked_at',
-  'c.last_used_at',
-  'c.created_at',
-  'c.updated_at',
+const newestFirst = (alias: string) => [
+  { column: `${alias}.created_at`, order: 'desc' },
+  { column: `${alias}.id`, order: 'desc' },
 ];
 
-const MEMBER_COLUMNS = ['m.team_id', 'm.user_id', 'u.display_name', 'u.avatar_url', 'm.role_id', 'r.name as role', 'r.permissions', 'm.joined_at'];
-
 export function createDeveloperRepo(knex: Knex) {
-  const members = (db: Db) => db('developer_team_members as m').join('users as u', 'u.id', 'm.user_id').join('developer_team_roles as r', 'r.id', 'm.role_id');
-  const invites = (db: Db) => db('developer_team_invites as i').join('developer_team_roles as r', 'r.id', 'i.role_id').select('i.*', 'r.name as role');
+  const members = (db: Db) =>
+    db('developer_team_members as m').join('users as u', 'u.id', 'm.user_id').join('developer_team_roles as r', 'r.id', 'm.role_id').join('developer_teams as t', 't.id', 'm.team_id');
+  /** A key's credentials row with its owner row's columns (the owner row adds only those two). */
+  const keys = (db: Db) => db('developer_api_keys as k').join('credentials as c', 'c.id', 'k.id').select('c.*', 'k.developer_id', 'k.team_id');
 
   return {
     // ------------------------------------------------------------------ users
@@ -166,36 +100,31 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ applications
     /** developer_applications.insert */
-    async insertApplication(db: Knex.Transaction, row: Omit<ApplicationRow, 'status' | 'review_notes' | 'reviewed_by' | 'reviewed_at' | 'created_at' | 'updated_at' | 'avatar_key'>): Promise<ApplicationRow> {
-      const [inserted] = await db('developer_applications').insert(row).returning('*');
-      return inserted;
+    async insertApplication(db: Knex.Transaction, row: ApplicationInsert): Promise<DeveloperApplication> {
+      const [inserted] = await db('developer_applications').insert(row).returning(db.raw(applicationOf.select));
+      return applicationOf.map(inserted);
     },
     /** developer_applications.latestOfUser */
-    latestApplication(userId: string): Promise<ApplicationRow | undefined> {
-      return knex('developer_applications').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
+    async latestApplication(userId: string): Promise<DeveloperApplication | undefined> {
+      return maybe(applicationOf, await knex('developer_applications as a').where({ user_id: userId }).orderBy(newestFirst('a')).first(knex.raw(applicationOf.select)));
     },
     /** developer_applications.pendingOfUser */
-    pendingApplication(userId: string, db: Db = knex): Promise<ApplicationRow | undefined> {
-      return db('developer_applications').where({ user_id: userId, status: 'pending' }).first();
+    async pendingApplication(userId: string, db: Db = knex): Promise<DeveloperApplication | undefined> {
+      return maybe(applicationOf, await db('developer_applications').where({ user_id: userId, status: 'pending' }).first(db.raw(applicationOf.select)));
     },
     /** developer_applications.byId (optionally locked) */
-    applicationById(id: string, db: Db = knex, lock = false): Promise<ApplicationRow | undefined> {
+    async applicationById(id: string, db: Db = knex, lock = false): Promise<DeveloperApplication | undefined> {
       const query = db('developer_applications').where({ id });
-      return (lock ? query.forUpdate() : query).first();
+      return maybe(applicationOf, await (lock ? query.forUpdate() : query).first(db.raw(applicationOf.select)));
     },
     /** developer_applications.page: newest first, with the applicant's name and avatar */
-    async applications(status: string | undefined, limit: number, offset: number): Promise<{ rows: ApplicationListRow[]; total: number }> {
+    async applications(status: string | undefined, limit: number, offset: number): Promise<{ items: AdminDeveloperApplicationItem[]; total: number }> {
       const base = () => knex('developer_applications as a').modify((q) => (status ? q.where('a.status', status) : q));
       const [rows, total] = await Promise.all([
-        base()
-          .join('users as u', 'u.id', 'a.user_id')
-          .orderBy([{ column: 'a.created_at', order: 'desc' }, { column: 'a.id', order: 'desc' }])
-          .limit(limit)
-          .offset(offset)
-          .select('a.id', 'a.user_id', 'a.application_type', 'a.display_name', 'a.slug', 'a.status', 'a.created_at', 'u.display_name as user_display_name', 'u.avatar_url as user_avatar_url'),
+        base().join('users as u', 'u.id', 'a.user_id').orderBy(newestFirst('a')).limit(limit).offset(offset).select(knex.raw(applicationItemOf.select)),
         base().count({ count: '*' }).first(),
       ]);
-      return { rows, total: count(total) };
+      return { items: rows.map(applicationItemOf.map), total: count(total) };
     },
     /** developer_applications.review */
     async reviewApplication(db: Knex.Transaction, id: string, patch: { status: ApplicationStatus; review_notes: string | null; reviewed_by: string | null }): Promise<void> {
@@ -222,45 +151,45 @@ export function createDeveloperRepo(knex: Knex) {
       db: Knex.Transaction,
       row: { id: string; user_id: string; display_name: string; slug: string; description: string | null; github_url: string | null; website_url: string | null; avatar_key: string | null },
     ): Promise<DeveloperProfile> {
-      const [inserted] = await db('developer_profiles').insert(row).returning('*');
+      const [inserted] = await db('developer_profiles').insert(row).returning(db.raw(profileOf.select));
       return profileOf.map(inserted);
     },
     /** developer_profiles.byUser */
     async profileOfUser(userId: string, db: Db = knex): Promise<DeveloperProfile | undefined> {
-      return toProfile(await db('developer_profiles').where({ user_id: userId }).first());
+      return maybe(profileOf, await db('developer_profiles').where({ user_id: userId }).first(db.raw(profileOf.select)));
     },
     /** developer_profiles.byId */
     async profileById(id: string): Promise<DeveloperProfile | undefined> {
-      return toProfile(await knex('developer_profiles').where({ id }).first());
+      return maybe(profileOf, await knex('developer_profiles').where({ id }).first(knex.raw(profileOf.select)));
     },
     /** developer_profiles.bySlug */
     async profileBySlug(slug: string, db: Db = knex): Promise<DeveloperProfile | undefined> {
-      return toProfile(await db('developer_profiles').where({ slug }).first());
+      return maybe(profileOf, await db('developer_profiles').where({ slug }).first(db.raw(profileOf.select)));
     },
 
     // ------------------------------------------------------------------ verifications
     /** developer_verifications.ofDeveloper (optionally locked) */
-    verificationOf(developerId: string, db: Db = knex, lock = false): Promise<VerificationRow | undefined> {
+    async verificationOf(developerId: string, db: Db = knex, lock = false): Promise<DeveloperVerification | undefined> {
       const query = db('developer_verifications').where({ developer_id: developerId });
-      return (lock ? query.forUpdate() : query).first();
+      return maybe(verificationOf, await (lock ? query.forUpdate() : query).first(db.raw(verificationOf.select)));
     },
     /** developer_verifications.byId (optionally locked) */
-    verificationById(id: string, db: Db = knex, lock = false): Promise<VerificationRow | undefined> {
+    async verificationById(id: string, db: Db = knex, lock = false): Promise<DeveloperVerification | undefined> {
       const query = db('developer_verifications').where({ id });
-      return (lock ? query.forUpdate() : query).first();
+      return maybe(verificationOf, await (lock ? query.forUpdate() : query).first(db.raw(verificationOf.select)));
     },
     /** developer_verifications.insert */
-    async insertVerification(db: Knex.Transaction, row: VerificationFields & { id: string; developer_id: string }): Promise<VerificationRow> {
-      const [inserted] = await db('developer_verifications').insert(row).returning('*');
-      return inserted;
+    async insertVerification(db: Knex.Transaction, row: VerificationFields & { id: string; developer_id: string }): Promise<DeveloperVerification> {
+      const [inserted] = await db('developer_verifications').insert(row).returning(db.raw(verificationOf.select));
+      return verificationOf.map(inserted);
     },
     /** developer_verifications.resubmit: the new fields, pending again, verdict cleared */
-    async resubmitVerification(db: Knex.Transaction, id: string, fields: VerificationFields): Promise<VerificationRow> {
+    async resubmitVerification(db: Knex.Transaction, id: string, fields: VerificationFields): Promise<DeveloperVerification> {
       const [row] = await db('developer_verifications')
         .where({ id })
         .update({ ...fields, status: 'pending', review_notes: null, reviewed_by: null, reviewed_at: null, updated_at: db.fn.now() })
-        .returning('*');
-      return row;
+        .returning(db.raw(verificationOf.select));
+      return verificationOf.map(row);
     },
     /** developer_verifications.review */
     async reviewVerification(db: Knex.Transaction, id: string, patch: { status: VerificationStatus; review_notes: string | null; reviewed_by: string | null }): Promise<void> {
@@ -269,16 +198,10 @@ export function createDeveloperRepo(knex: Knex) {
         .update({ ...patch, reviewed_at: db.fn.now(), updated_at: db.fn.now() });
     },
     /** developer_verifications.page: newest first */
-    async verifications(status: string | undefined, limit: number, offset: number): Promise<{ rows: VerificationRow[]; total: number }> {
-      const base = () => knex('developer_verifications').modify((q) => (status ? q.where({ status }) : q));
-      const [rows, total] = await Promise.all([
-        base()
-          .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-          .limit(limit)
-          .offset(offset),
-        base().count({ count: '*' }).first(),
-      ]);
-      return { rows, total: count(total) };
+    async verifications(status: string | undefined, limit: number, offset: number): Promise<{ items: DeveloperVerification[]; total: number }> {
+      const base = () => knex('developer_verifications as v').modify((q) => (status ? q.where({ status }) : q));
+      const [rows, total] = await Promise.all([base().orderBy(newestFirst('v')).limit(limit).offset(offset).select(knex.raw(verificationOf.select)), base().count({ count: '*' }).first()]);
+      return { items: rows.map(verificationOf.map), total: count(total) };
     },
 
     // ------------------------------------------------------------------ teams
@@ -287,26 +210,26 @@ export function createDeveloperRepo(knex: Knex) {
       db: Knex.Transaction,
       row: { id: string; name: string; slug: string; description: string | null; github_url: string | null; website_url: string | null; avatar_key: string | null; owner_user_id: string },
     ): Promise<Team> {
-      const [inserted] = await db('developer_teams').insert(row).returning('*');
+      const [inserted] = await db('developer_teams').insert(row).returning(db.raw(teamOf.select));
       return teamOf.map(inserted);
     },
     /** developer_teams.byId */
     async teamById(id: string, db: Db = knex): Promise<Team | undefined> {
-      return toTeam(await db('developer_teams').where({ id }).first());
+      return maybe(teamOf, await db('developer_teams').where({ id }).first(db.raw(teamOf.select)));
     },
     /** developer_teams.bySlug */
     async teamBySlug(slug: string): Promise<Team | undefined> {
-      return toTeam(await knex('developer_teams').where({ slug }).first());
+      return maybe(teamOf, await knex('developer_teams').where({ slug }).first(knex.raw(teamOf.select)));
     },
     /** developer_teams.ofUser: teams with the user's role name, oldest membership first */
     async teamsOfUser(userId: string): Promise<TeamView[]> {
-      const rows: Record<string, unknown>[] = await knex('developer_teams as t')
+      const rows = await knex('developer_teams as t')
         .join('developer_team_members as m', 'm.team_id', 't.id')
         .join('developer_team_roles as r', 'r.id', 'm.role_id')
         .where('m.user_id', userId)
         .orderBy([{ column: 'm.joined_at' }, { column: 't.id' }])
-        .select('t.*', 'r.name as role');
-      return rows.map((row) => ({ ...teamOf.map(row), role: row.role as string }));
+        .select(knex.raw(teamViewOf.select));
+      return rows.map(teamViewOf.map);
     },
     /** developer_teams.update */
     async updateTeam(db: Knex.Transaction, id: string, patch: TeamPatch): Promise<void> {
@@ -325,24 +248,20 @@ export function createDeveloperRepo(knex: Knex) {
       await db('developer_team_roles').insert(rows.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
     },
     /** developer_team_roles.ofTeam, with member counts, in position order */
-    async roles(teamId: string): Promise<TeamRoleRow[]> {
+    async roles(teamId: string): Promise<TeamRole[]> {
       const rows = await knex('developer_team_roles as r')
         .where('r.team_id', teamId)
         .orderBy([{ column: 'r.position' }, { column: 'r.created_at' }, { column: 'r.id' }])
-        .select('r.*', knex('developer_team_members as m').whereRaw('m.role_id = r.id').count('*').as('member_count'));
-      return rows.map((r: TeamRoleRow) => ({ ...withPermissions(r), member_count: Number(r.member_count) }));
+        .select(knex.raw(roleOf.select));
+      return rows.map(roleOf.map);
     },
     /** developer_team_roles.byId (team-scoped), with its member count */
-    async role(teamId: string, id: string, db: Db = knex): Promise<TeamRoleRow | undefined> {
-      const row = await db('developer_team_roles as r')
-        .where({ 'r.team_id': teamId, 'r.id': id })
-        .first('r.*', db('developer_team_members as m').whereRaw('m.role_id = r.id').count('*').as('member_count'));
-      return row ? { ...withPermissions(row), member_count: Number(row.member_count) } : undefined;
+    async role(teamId: string, id: string, db: Db = knex): Promise<TeamRole | undefined> {
+      return maybe(roleOf, await db('developer_team_roles as r').where({ 'r.team_id': teamId, 'r.id': id }).first(db.raw(roleOf.select)));
     },
     /** developer_team_roles.byName (case-insensitive) */
-    async roleByName(teamId: string, name: string, db: Db = knex): Promise<TeamRoleRow | undefined> {
-      const row = await db('developer_team_roles').where({ team_id: teamId }).whereRaw('lower(name) = lower(?)', [name]).first();
-      return row ? { ...withPermissions(row), member_count: 0 } : undefined;
+    async roleByName(teamId: string, name: string, db: Db = knex): Promise<TeamRole | undefined> {
+      return maybe(roleOf, await db('developer_team_roles as r').where('r.team_id', teamId).whereRaw('lower(r.name) = lower(?)', [name]).first(db.raw(roleOf.select)));
     },
     /** developer_team_roles.nextPosition */
     async nextRolePosition(db: Knex.Transaction, teamId: string): Promise<number> {
@@ -366,18 +285,21 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ team members
     /** developer_team_members.ofTeam, the owner first, then by join time */
-    async members(teamId: string, ownerUserId: string): Promise<TeamMemberRow[]> {
+    async members(teamId: string): Promise<TeamMember[]> {
       const rows = await members(knex)
         .where('m.team_id', teamId)
-        .orderByRaw('case when m.user_id = ? then 0 else 1 end', [ownerUserId])
+        .orderByRaw('case when m.user_id = t.owner_user_id then 0 else 1 end')
         .orderBy([{ column: 'm.joined_at' }, { column: 'm.user_id' }])
-        .select(MEMBER_COLUMNS);
-      return rows.map(withPermissions);
+        .select(knex.raw(memberOf.select));
+      return rows.map(memberOf.map);
     },
-    /** developer_team_members.one, with the role's name and permissions */
-    async member(teamId: string, userId: string, db: Db = knex): Promise<TeamMemberRow | undefined> {
-      const row = await members(db).where({ 'm.team_id': teamId, 'm.user_id': userId }).first(MEMBER_COLUMNS);
-      return row ? withPermissions(row) : undefined;
+    /** developer_team_members.one, with the role's name */
+    async member(teamId: string, userId: string, db: Db = knex): Promise<TeamMember | undefined> {
+      return maybe(memberOf, await members(db).where({ 'm.team_id': teamId, 'm.user_id': userId }).first(db.raw(memberOf.select)));
+    },
+    /** developer_team_members.access: the member's role name and permissions (undefined when not a member) */
+    async memberAccess(teamId: string, userId: string): Promise<TeamAccess | undefined> {
+      return maybe(accessOf, await members(knex).where({ 'm.team_id': teamId, 'm.user_id': userId }).first(knex.raw(accessOf.select)));
     },
     /** developer_team_members.ofRole: user ids holding a role */
     async membersWithRole(roleId: string, db: Db = knex): Promise<string[]> {
@@ -406,24 +328,24 @@ export function createDeveloperRepo(knex: Knex) {
       await db('developer_team_invites').insert(row);
     },
     /** developer_team_invites.byId (team-scoped) */
-    invite(teamId: string, id: string, db: Db = knex): Promise<TeamInviteRow | undefined> {
-      return invites(db).where({ 'i.team_id': teamId, 'i.id': id }).first();
+    async invite(teamId: string, id: string, db: Db = knex): Promise<TeamInvite | undefined> {
+      return maybe(inviteOf, await db('developer_team_invites as i').where({ 'i.team_id': teamId, 'i.id': id }).first(db.raw(inviteOf.select)));
     },
     /** developer_team_invites.open: neither accepted, revoked nor expired; newest first */
-    openInvites(teamId: string): Promise<TeamInviteRow[]> {
-      return invites(knex)
+    async openInvites(teamId: string): Promise<TeamInvite[]> {
+      const rows = await knex('developer_team_invites as i')
         .where('i.team_id', teamId)
         .whereNull('i.accepted_at')
         .whereNull('i.revoked_at')
         .where('i.expires_at', '>', knex.fn.now())
-        .orderBy([{ column: 'i.created_at', order: 'desc' }, { column: 'i.id', order: 'desc' }]);
+        .orderBy(newestFirst('i'))
+        .select(knex.raw(inviteOf.select));
+      return rows.map(inviteOf.map);
     },
-    /** developer_team_invites.byCodeHash (optionally locked) */
-    async inviteByHash(hash: string, db: Db = knex, lock = false): Promise<TeamInviteRow | undefined> {
-      const row = await (lock ? db('developer_team_invites').where({ code_hash: hash }).forUpdate().first() : db('developer_team_invites').where({ code_hash: hash }).first());
-      if (!row) return undefined;
-      const role = await db('developer_team_roles').where({ id: row.role_id }).first('name');
-      return { ...row, role: role?.name ?? '' };
+    /** developer_team_invites.byCodeHash (optionally locked: the invite's row only) */
+    async inviteByHash(hash: string, db: Db = knex, lock = false): Promise<TeamInviteRecord | undefined> {
+      const query = db('developer_team_invites as i').where('i.code_hash', hash);
+      return maybe(inviteStateOf, await (lock ? query.forUpdate() : query).first(db.raw(inviteStateOf.select)));
     },
     /** developer_team_invites.close: revoked or accepted */
     async closeInvite(db: Knex.Transaction, id: string, patch: { revoked: true } | { acceptedBy: string }): Promise<boolean> {
@@ -438,23 +360,19 @@ export function createDeveloperRepo(knex: Knex) {
       await db('developer_api_keys').insert(row);
     },
     /** developer_api_keys.live: unrevoked keys of a profile and of teams, newest first */
-    async keysOf(developerId: string | null, teamIds: readonly string[]): Promise<DeveloperKeyRow[]> {
-      if (developerId === null && teamIds.length === 0) return [];
-      const rows = await knex('developer_api_keys as k')
-        .join('credentials as c', 'c.id', 'k.id')
+    keysOf(developerId: string | null, teamIds: readonly string[]): Promise<DeveloperKeyRow[]> {
+      if (developerId === null && teamIds.length === 0) return Promise.resolve([]);
+      return keys(knex)
         .whereNull('c.revoked_at')
         .where((q) => {
           if (developerId !== null) q.orWhere('k.developer_id', developerId);
           if (teamIds.length) q.orWhereIn('k.team_id', [...teamIds]);
         })
-        .orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id' }])
-        .select(KEY_COLUMNS);
-      return rows.map(withPermissions);
+        .orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id' }]);
     },
     /** developer_api_keys.byId */
-    async key(id: string, db: Db = knex): Promise<DeveloperKeyRow | undefined> {
-      const row = await db('developer_api_keys as k').join('credentials as c', 'c.id', 'k.id').where('k.id', id).first(KEY_COLUMNS);
-      return row ? withPermissions(row) : undefined;
+    key(id: string, db: Db = knex): Promise<DeveloperKeyRow | undefined> {
+      return keys(db).where('k.id', id).first();
     },
     /** developer_api_keys.ofTeam: ids of a team's unrevoked keys */
     async liveTeamKeyIds(db: Knex.Transaction, teamId: string): Promise<string[]> {

@@ -9,34 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { defaultTeamRoles, isTeamPermission, sortByRegistry, teamPermissions } from '../../auth/registry';
 import { AppError } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import { checkSlug, conflictOnDuplicate, required, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
-import type { TeamMemberRow, TeamPatch, TeamRoleRow } from './repo';
+import type { TeamPatch } from './repo';
 import type { TeamMember, TeamPermission, TeamRole, TeamView } from './types';
 
 const OWNER_ROLE = defaultTeamRoles[0]!.name;
-
-const toMember = (r: TeamMemberRow, ownerUserId: string): TeamMember => ({
-  userId: r.user_id,
-  displayName: r.display_name,
-  avatarUrl: r.avatar_url,
-  roleId: r.role_id,
-  role: r.role,
-  isOwner: r.user_id === ownerUserId,
-  joinedAt: isoTime(r.joined_at),
-});
-
-const toRole = (r: TeamRoleRow): TeamRole => ({
-  id: r.id,
-  teamId: r.team_id,
-  name: r.name,
-  isSystem: r.is_system,
-  permissions: sortByRegistry(r.permissions),
-  memberCount: r.member_count,
-  createdAt: isoTime(r.created_at),
-  updatedAt: isoTime(r.updated_at),
-});
 
 /** Team role permissions: team-scope strings only (400 on the first other), once each, in registry order. */
 function teamRolePermissions(list: readonly string[]): string[] {
@@ -122,8 +100,8 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
 
     // ------------------------------------------------------------------ members
     async developerTeamMembers(ctx: AuthContext, teamId: string): Promise<TeamMember[]> {
-      const { team } = await requireTeam(ctx, teamId, 'team-members:read');
-      return (await repo.members(teamId, team.ownerUserId)).map((m) => toMember(m, team.ownerUserId));
+      await requireTeam(ctx, teamId, 'team-members:read');
+      return repo.members(teamId);
     },
 
     async updateDeveloperTeamMemberRole(ctx: AuthContext, teamId: string, memberId: string, roleId: string): Promise<TeamMember> {
@@ -142,7 +120,7 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
         );
       });
       await forgetAccess(teamId, [memberId]);
-      return toMember((await repo.member(teamId, memberId))!, team.ownerUserId);
+      return (await repo.member(teamId, memberId))!;
     },
 
     /** The member's developer keys on the team survive with `created_by` cleared. */
@@ -163,7 +141,7 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
     // ------------------------------------------------------------------ roles
     async developerTeamRoles(ctx: AuthContext, teamId: string): Promise<TeamRole[]> {
       await requireTeam(ctx, teamId, 'team-members:read');
-      return (await repo.roles(teamId)).map(toRole);
+      return repo.roles(teamId);
     },
 
     async createDeveloperTeamRole(ctx: AuthContext, teamId: string, input: { name: string; permissions: readonly string[] }): Promise<TeamRole> {
@@ -180,14 +158,14 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
           }),
         M.roleNameInUse,
       );
-      return toRole((await repo.role(teamId, id))!);
+      return (await repo.role(teamId, id))!;
     },
 
     async updateDeveloperTeamRole(ctx: AuthContext, teamId: string, roleId: string, input: { name?: string | null; permissions?: readonly string[] | null }): Promise<TeamRole> {
       const { userId } = await requireTeam(ctx, teamId, 'team-settings:edit');
       const role = await repo.role(teamId, roleId);
       if (!role) throw AppError.notFound(M.roleNotFound);
-      if (role.is_system) throw new AppError('CONFLICT', M.ownerRoleImmutable);
+      if (role.isSystem) throw new AppError('CONFLICT', M.ownerRoleImmutable);
       const name = input.name === undefined || input.name === null ? undefined : required(input.name, 'name');
       const permissions = input.permissions === undefined || input.permissions === null ? undefined : teamRolePermissions(input.permissions);
       await conflictOnDuplicate(
@@ -203,7 +181,7 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
         M.roleNameInUse,
       );
       await forgetAccess(teamId, await repo.membersWithRole(roleId));
-      return toRole((await repo.role(teamId, roleId))!);
+      return (await repo.role(teamId, roleId))!;
     },
 
     async deleteDeveloperTeamRole(ctx: AuthContext, teamId: string, roleId: string): Promise<{ success: true }> {
@@ -211,8 +189,8 @@ export function createTeams({ knex, repo, audit, store, apikeys }: DeveloperDeps
       await knex.transaction(async (trx) => {
         const role = await repo.role(teamId, roleId, trx);
         if (!role) throw AppError.notFound(M.roleNotFound);
-        if (role.is_system) throw new AppError('CONFLICT', M.systemRoleUndeletable);
-        if (role.member_count > 0) throw new AppError('CONFLICT', M.roleInUse(role.member_count));
+        if (role.isSystem) throw new AppError('CONFLICT', M.systemRoleUndeletable);
+        if (role.memberCount > 0) throw new AppError('CONFLICT', M.roleInUse(role.memberCount));
         await repo.deleteRole(trx, roleId);
         await audit.record({ scope: 'user', type: 'user:developer_team_role_deleted', userId, actorId: userId, metadata: { team_id: teamId, role_id: roleId, name: role.name } }, trx);
       });

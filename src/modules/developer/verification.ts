@@ -7,22 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { requireUserId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
-import { schemaRows } from '../../infra/db/rows';
 import type { PageRequest } from '../../paging';
 import { conflictOnDuplicate, required, reviewNotes, text, type DeveloperAccess, type DeveloperDeps } from './access';
 import { developerMessages as M } from './errors';
 import type { VerificationFields } from './repo';
 import type { DeveloperVerification, ReviewResult, SubmitVerificationInput } from './types';
 
-const verificationOf = schemaRows('DeveloperVerification');
-const toVerification = (row: object): DeveloperVerification => verificationOf.map(row as Record<string, unknown>);
-
 export function createVerification({ knex, repo, audit, notifications }: DeveloperDeps, access: DeveloperAccess) {
   return {
     async developerVerificationStatus(ctx: AuthContext): Promise<DeveloperVerification | null> {
       const profile = await access.requireProfile(ctx, M.verificationNeedsDeveloper);
-      const row = await repo.verificationOf(profile.id);
-      return row ? toVerification(row) : null;
+      return (await repo.verificationOf(profile.id)) ?? null;
     },
 
     /** Upsert while none, pending or rejected; verified is terminal (409). */
@@ -43,7 +38,7 @@ export function createVerification({ knex, repo, audit, notifications }: Develop
       if (!/^[A-Za-z]{2}$/.test(fields.country)) throw AppError.validation(M.countryFormat);
       fields.country = fields.country.toUpperCase();
       const userId = requireUserId(ctx);
-      const row = await conflictOnDuplicate(
+      return conflictOnDuplicate(
         () =>
           knex.transaction(async (trx) => {
             // The profile row is the lock: a first submission twice at once inserts once.
@@ -66,18 +61,16 @@ export function createVerification({ knex, repo, audit, notifications }: Develop
           }),
         M.verificationApproved,
       );
-      return toVerification(row);
     },
 
     async adminDeveloperVerifications(status: string | undefined, request: PageRequest): Promise<{ items: DeveloperVerification[]; total: number }> {
-      const { rows, total } = await repo.verifications(status, request.limit, request.offset);
-      return { items: rows.map(toVerification), total };
+      return repo.verifications(status, request.limit, request.offset);
     },
 
     async adminDeveloperVerification(id: string): Promise<DeveloperVerification> {
       const row = await repo.verificationById(id);
       if (!row) throw AppError.notFound(M.verificationNotFound);
-      return toVerification(row);
+      return row;
     },
 
     async adminReviewDeveloperVerification(ctx: AuthContext, id: string, verdict: 'verified' | 'rejected', notes?: string | null): Promise<ReviewResult> {
@@ -86,7 +79,7 @@ export function createVerification({ knex, repo, audit, notifications }: Develop
         const row = await repo.verificationById(id, trx, true);
         if (!row) throw AppError.notFound(M.verificationNotFound);
         if (row.status !== 'pending') throw new AppError('CONFLICT', M.verificationNotPending);
-        const profile = (await trx('developer_profiles').where({ id: row.developer_id }).first('user_id')) as { user_id: string };
+        const profile = (await trx('developer_profiles').where({ id: row.developerId }).first('user_id')) as { user_id: string };
         await repo.reviewVerification(trx, id, { status: verdict, review_notes: note, reviewed_by: ctx.userId });
         await notifications.notify(
           { userId: profile.user_id, type: 'developer_verification', data: { verificationId: id, status: verdict, ...(verdict === 'rejected' ? { notes: note } : {}) }, mail: { notes: note } },
@@ -98,7 +91,7 @@ export function createVerification({ knex, repo, audit, notifications }: Develop
             type: verdict === 'verified' ? 'system:developer_verification_approved' : 'system:developer_verification_rejected',
             userId: profile.user_id,
             actorId: ctx.userId,
-            metadata: { verification_id: id, developer_id: row.developer_id },
+            metadata: { verification_id: id, developer_id: row.developerId },
           },
           trx,
         );

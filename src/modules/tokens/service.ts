@@ -9,7 +9,7 @@ import { requireAccountId, sortedGrants, type AuthContext } from '../../auth/con
 import { checkGrantable } from '../../auth/grants';
 import { sortByRegistry } from '../../auth/registry';
 import type { Revocations } from '../../auth/revocations';
-import type { CredentialRow, CredentialStore } from '../../auth/store';
+import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
 import type { Camelize } from '../../http/mapping';
 import { schemaRows } from '../../infra/db/rows';
@@ -30,11 +30,7 @@ export interface CreatePopoutTokenInput {
 }
 
 /** A popout token's row (src/auth/store.ts) as its account lists it; permissions in registry order. */
-const popoutOf = schemaRows('PopoutToken');
-const toPopout = (row: CredentialRow): PopoutToken => {
-  const token = popoutOf.map(row as object as Record<string, unknown>);
-  return { ...token, permissions: sortByRegistry(token.permissions) };
-};
+const popoutOf = schemaRows('PopoutToken', { adjust: { permissions: sortByRegistry } });
 
 export interface TokensDeps {
   store: CredentialStore;
@@ -58,7 +54,7 @@ export function createTokensService(deps: TokensDeps) {
     },
 
     async popoutTokens(ctx: AuthContext): Promise<PopoutToken[]> {
-      return (await deps.store.ofAccount(requireAccountId(ctx), 'popout')).map(toPopout);
+      return (await deps.store.ofAccount(requireAccountId(ctx), 'popout')).map(popoutOf.map);
     },
 
     /**
@@ -95,7 +91,7 @@ export function createTokensService(deps: TokensDeps) {
         actorId: creator,
         metadata: { popout_token_id: row.id, key_prefix: row.key_prefix, permissions, acting_user_id: userId },
       });
-      return { token, popoutToken: toPopout(row) };
+      return { token, popoutToken: popoutOf.map(row) };
     },
 
     async revokePopoutToken(ctx: AuthContext, id: string): Promise<void> {
