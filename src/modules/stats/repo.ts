@@ -29,16 +29,16 @@ const streamOf = schemaRows('PublicStreamSummary', {
 });
 export type Stream = RowValue<typeof streamOf>;
 /** The columns of a broadcast the crawler first reports (the aggregates start at zero). */
-const streamInsert = {
-  platform: 'text',
-  broadcast_id: 'text',
-  platform_channel_id: 'text',
-  title: { type: 'text', nullable: true },
-  category: { type: 'text', nullable: true },
-  tags: { type: 'json', nullable: true },
-  started_at: 'timestamp',
-  ended_at: { type: 'timestamp', nullable: true },
-} as const;
+type StreamInsert = RowOf<{
+  platform: 'text';
+  broadcast_id: 'text';
+  platform_channel_id: 'text';
+  title: { type: 'text'; nullable: true };
+  category: { type: 'text'; nullable: true };
+  tags: { type: 'json'; nullable: true };
+  started_at: 'timestamp';
+  ended_at: { type: 'timestamp'; nullable: true };
+}>;
 
 /** The columns of an emote the crawler writes (the store sets `source` and the times). */
 export interface EmoteWrite {
@@ -212,7 +212,7 @@ export function createStatsRepo(knex: Knex) {
       return row ? streamOf.map(row) : undefined;
     },
     /** stats.insertStream */
-    async insertStream(db: Db, row: RowOf<typeof streamInsert>): Promise<void> {
+    async insertStream(db: Db, row: StreamInsert): Promise<void> {
       await db('ps_streams').insert({ ...row, tags: row.tags === null ? null : JSON.stringify(row.tags) });
     },
     /** stats.updateStream */
