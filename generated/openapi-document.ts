@@ -2023,36 +2023,7 @@ export const openapiDocument = {
                   ],
                   "properties": {
                     "data": {
-                      "type": "object",
-                      "additionalProperties": false,
-                      "required": [
-                        "account_id",
-                        "shop_domain",
-                        "has_secret",
-                        "created_at",
-                        "updated_at"
-                      ],
-                      "properties": {
-                        "account_id": {
-                          "type": "string",
-                          "format": "uuid"
-                        },
-                        "shop_domain": {
-                          "type": "string"
-                        },
-                        "has_secret": {
-                          "type": "boolean",
-                          "description": "A secret is stored with the shop."
-                        },
-                        "created_at": {
-                          "type": "string",
-                          "format": "date-time"
-                        },
-                        "updated_at": {
-                          "type": "string",
-                          "format": "date-time"
-                        }
-                      }
+                      "$ref": "#/components/schemas/ShopConnection"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -30614,6 +30585,38 @@ export const openapiDocument = {
           },
           "is_default": {
             "type": "boolean"
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "ShopConnection": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "account_id",
+          "shop_domain",
+          "has_secret",
+          "created_at",
+          "updated_at"
+        ],
+        "properties": {
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "shop_domain": {
+            "type": "string"
+          },
+          "has_secret": {
+            "type": "boolean",
+            "description": "A secret is stored with the shop."
           },
           "created_at": {
             "type": "string",

@@ -7127,6 +7127,17 @@ export interface components {
             /** Format: uuid */
             user_id: string;
         };
+        ShopConnection: {
+            /** Format: uuid */
+            account_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description A secret is stored with the shop. */
+            has_secret: boolean;
+            shop_domain: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         Sound: {
             /** Format: uuid */
             account_id: string;
@@ -8791,17 +8802,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         _links: components["schemas"]["SelfLinks"];
-                        data: {
-                            /** Format: uuid */
-                            account_id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description A secret is stored with the shop. */
-                            has_secret: boolean;
-                            shop_domain: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["ShopConnection"];
                     };
                 };
             };

@@ -6,7 +6,7 @@
  * counts as text) are the ones checked.
  */
 import { randomUUID } from 'node:crypto';
-import { rowMapping, schemaRows } from '../../src/infra/db/rows';
+import { rowMapping, schemaRows, type StoredRow } from '../../src/infra/db/rows';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin } from '../helpers/users';
 
@@ -80,5 +80,14 @@ describe('schemaRows on a real table', () => {
       createdAt: wire.created_at,
       updatedAt: wire.updated_at,
     });
+  });
+
+  test('a row kept in stored form (StoredRow) is selected by its declared columns and keeps the driver\'s Dates', async () => {
+    const columns = { id: 'uuid', user_id: 'uuid', expires_at: 'timestamp', revoked_at: { type: 'timestamp', nullable: true } } as const;
+    const user = await devLogin(t, `rows-${randomUUID()}@example.test`);
+    const row: StoredRow<typeof columns> | undefined = await t.app.db.knex('sessions').where({ id: user.sessionId }).first(Object.keys(columns));
+    expect(Object.keys(row!).sort()).toEqual(['expires_at', 'id', 'revoked_at', 'user_id']);
+    expect(row).toMatchObject({ id: user.sessionId, user_id: user.userId, revoked_at: null });
+    expect(row!.expires_at).toBeInstanceOf(Date);
   });
 });

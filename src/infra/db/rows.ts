@@ -96,6 +96,16 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
  */
 export type RowOf<C extends Columns> = { [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date | string : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]> };
 
+/**
+ * A row with these columns as the driver answers it, kept in its stored form (snake_case names,
+ * timestamps as Dates, json parsed, bigints as text or numbers): the read side of a row that is not
+ * on the wire and stays as stored (a session behind every JWT, a billing row written back). Select
+ * it with `Object.keys(columns)`, so the list and the type come from one declaration.
+ */
+export type StoredRow<C extends Columns> = {
+  [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date : TypeOf<C[K]> extends 'bigint' ? string | number : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]>;
+};
+
 type Schemas = components['schemas'];
 type Wire<N extends keyof Schemas> = keyof Schemas[N] & string;
 

@@ -38,14 +38,9 @@ const roleOf = schemaRows('AccountRole', {
   },
 });
 
-/**
- * One member row (as `members`, a hot read, keeps it) to its domain value: the member with the
- * account's owner, from which the service tells `isOwner`.
- */
+/** One member row (as `members`, a hot read, keeps it) to its domain value; the owner is told in SQL. */
 export const memberOf = schemaRows('AccountMember', {
-  omit: ['is_owner'],
-  from: { user_id: 'm.user_id', display_name: 'u.display_name', email: 'u.email', avatar_url: 'u.avatar_url', role_id: 'm.role_id', role: 'r.name', joined_at: 'm.joined_at' },
-  extra: { owner_id: { type: 'uuid', from: 'a.owner_id' } },
+  from: { user_id: 'm.user_id', display_name: 'u.display_name', email: 'u.email', avatar_url: 'u.avatar_url', role_id: 'm.role_id', role: 'r.name', is_owner: '(a.owner_id = m.user_id)', joined_at: 'm.joined_at' },
 });
 export type MemberRecord = RowValue<typeof memberOf>;
 /** A member row as the driver answers it; `memberOf` maps it. */

@@ -14,15 +14,13 @@ import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
 import type { LoginConnection } from '../connections';
 import { accountMessages } from './errors';
-import { memberOf, type AccountRecord, type AccountsRepo, type MemberRecord } from './repo';
+import { memberOf, type AccountRecord, type AccountsRepo } from './repo';
 import type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 
 export type { Account, AccountInvite, AccountMember, AccountRole, Me, User } from './types';
 
 /** An account as its caller sees it: the stored account with the caller's role there. */
 const withRole = (account: AccountRecord, role: string | null): Account => ({ ...account, role });
-/** `isOwner` from the account's owner, which the member row carries. */
-const toMember = ({ ownerId, ...member }: MemberRecord): AccountMember => ({ ...member, isOwner: ownerId === member.userId });
 /** Permissions in registry order, as Part 1 shows them. */
 const shown = (role: AccountRole): AccountRole => ({ ...role, permissions: sortByRegistry(role.permissions) });
 
@@ -267,7 +265,7 @@ export function createAccountsService(deps: AccountsDeps) {
     },
 
     async members(ctx: AuthContext): Promise<AccountMember[]> {
-      return (await repo.members(requireAccountId(ctx))).map((row) => toMember(memberOf.map(row)));
+      return (await repo.members(requireAccountId(ctx))).map((row) => memberOf.map(row));
     },
 
     async updateMember(ctx: AuthContext, userId: string, roleId: string): Promise<AccountMember> {
@@ -276,7 +274,7 @@ export function createAccountsService(deps: AccountsDeps) {
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
       const role = await repo.role(accountId, roleId);
       if (!role) throw AppError.notFound(accountMessages.roleNotFound);
-      if (member.ownerId === userId) throw new AppError('CONFLICT', accountMessages.ownerRoleFixed);
+      if (member.isOwner) throw new AppError('CONFLICT', accountMessages.ownerRoleFixed);
       if (role.name === OWNER_ROLE && role.isSystem) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
       await knex.transaction(async (trx) => {
         await repo.updateMemberRole(trx, accountId, userId, roleId);
@@ -285,14 +283,14 @@ export function createAccountsService(deps: AccountsDeps) {
           trx,
         );
       });
-      return toMember((await repo.member(accountId, userId))!);
+      return (await repo.member(accountId, userId))!;
     },
 
     async removeMember(ctx: AuthContext, userId: string): Promise<void> {
       const accountId = requireAccountId(ctx);
       const member = await repo.member(accountId, userId);
       if (!member) throw AppError.notFound(accountMessages.memberNotFound);
-      if (member.ownerId === userId) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
+      if (member.isOwner) throw new AppError('CONFLICT', accountMessages.ownerCannotBeRemoved);
       await knex.transaction(async (trx) => {
         await dropMember(trx, accountId, userId);
         await audit.record({ scope: 'account', type: 'account:member_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId } }, trx);

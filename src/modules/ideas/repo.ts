@@ -32,53 +32,59 @@ const participantOf = schemaRows('IdeaParticipant', {
   extra: { roles: { type: 'text', from: "string_agg(distinct p.role, ',')" } },
 });
 
-/** The author as joined from users (the service builds the wire's `author` from these). */
-const authorColumns = {
-  author_display_name: { type: 'text', nullable: true, from: 'u.display_name' },
-  author_avatar_url: { type: 'text', nullable: true, from: 'u.avatar_url' },
-} as const;
+/**
+ * A user as the board shows it (an idea's or comment's `author`, in domain form): null once the user is deleted. `id`
+ * is the row's author column, `shown` the condition under which the author is shown at all.
+ */
+const userJson = (id: string, shown = 'true') =>
+  `case when ${id} is not null and u.display_name is not null and ${shown} then json_build_object('id', ${id}, 'displayName', u.display_name, 'avatarUrl', u.avatar_url) end`;
 
-/** An idea row with its category name, author and the viewer's vote (the service builds the wire form). */
+/** An idea with its category, author, score and the viewer's vote (the service adds the tags). */
 const ideaOf = schemaRows('Idea', {
-  omit: ['category', 'tags', 'author', 'vote_score', 'timeline'],
+  omit: ['tags', 'timeline'],
   from: {
     id: 'i.id',
-    author_id: 'i.author_id',
     title: 'i.title',
     description: 'i.description',
     status: 'i.status',
     category_id: 'i.category_id',
+    category: "case when i.category_id is not null and c.name is not null then json_build_object('id', i.category_id, 'name', c.name) end",
+    author_id: 'i.author_id',
+    author: userJson('i.author_id'),
     vote_count_up: 'i.vote_count_up',
     vote_count_down: 'i.vote_count_down',
+    vote_score: '(i.vote_count_up - i.vote_count_down)',
     comment_count: 'i.comment_count',
+    my_vote: 'v.vote_type',
     created_at: 'i.created_at',
     updated_at: 'i.updated_at',
-    my_vote: 'v.vote_type',
   },
-  extra: { category_name: { type: 'text', nullable: true, from: 'c.name' }, ...authorColumns },
 });
 export type IdeaRecord = RowValue<typeof ideaOf>;
 
-/** A comment row with its author and the viewer's vote (the service hides a deleted one's content). */
+/** A comment with its author and the viewer's vote; a deleted one (a tombstone) keeps no author, body, mentions or vote. */
+const live = 'm.deleted_at is null';
 const commentOf = schemaRows('IdeaComment', {
-  omit: ['author', 'is_deleted', 'replies'],
+  omit: ['replies'],
   from: {
     id: 'm.id',
     idea_id: 'm.idea_id',
     parent_id: 'm.parent_id',
-    author_id: 'm.author_id',
-    body: 'm.body',
-    mentions: 'm.mentions',
+    author_id: `case when ${live} then m.author_id end`,
+    author: userJson('m.author_id', live),
+    body: `case when ${live} then m.body else '' end`,
+    mentions: `case when ${live} then m.mentions else '[]'::jsonb end`,
     vote_count_up: 'm.vote_count_up',
     vote_count_down: 'm.vote_count_down',
+    my_vote: `case when ${live} then v.vote_type end`,
+    is_deleted: `(not ${live})`,
     created_at: 'm.created_at',
     updated_at: 'm.updated_at',
-    my_vote: 'v.vote_type',
   },
-  extra: { deleted_at: { type: 'timestamp', nullable: true, from: 'm.deleted_at' }, ...authorColumns },
 });
 export type CommentRecord = RowValue<typeof commentOf>;
 
+/** The locked rows a write checks (not a schema: the lock's own read, never answered). */
 const lockedIdeaOf = rowMapping({ id: 'uuid', author_id: { type: 'uuid', nullable: true }, status: 'text' } as const);
 const lockedCommentOf = rowMapping({ id: 'uuid', idea_id: 'uuid', author_id: { type: 'uuid', nullable: true }, deleted_at: { type: 'timestamp', nullable: true } } as const);
 

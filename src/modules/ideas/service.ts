@@ -20,7 +20,7 @@ import type { Bus } from '../../infra/bus';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { ideaMessages } from './errors';
-import { isUniqueViolation, type CommentRecord, type IdeaRecord, type IdeaSort, type IdeasRepo } from './repo';
+import { isUniqueViolation, type IdeaRecord, type IdeaSort, type IdeasRepo } from './repo';
 import { sanitizeCommentBody } from './sanitize';
 import type {
   CreateCategoryInput,
@@ -33,7 +33,6 @@ import type {
   IdeaInput,
   IdeaParticipant,
   IdeaTag,
-  IdeaUser,
   IdeaVoter,
   UpdateCategoryInput,
   UpdateCommentInput,
@@ -68,29 +67,6 @@ const ideaShape = shapeOf({ $ref: '#/components/schemas/Idea' });
 const commentShape = shapeOf({ $ref: '#/components/schemas/IdeaComment' });
 
 const validation = (field: string, message: string) => AppError.validation(message, { fields: [{ field, message }] });
-
-function userOf(id: string | null, displayName: string | null, avatarUrl: string | null): IdeaUser | null {
-  return id && displayName !== null ? { id, displayName, avatarUrl } : null;
-}
-
-/** The wire idea of a row: category and author as objects, the score, the tags. */
-function toIdea(r: IdeaRecord, tags: IdeaTag[]): Idea {
-  const { categoryName, authorDisplayName, authorAvatarUrl, ...idea } = r;
-  return {
-    ...idea,
-    category: r.categoryId && categoryName !== null ? { id: r.categoryId, name: categoryName } : null,
-    tags,
-    author: userOf(r.authorId, authorDisplayName, authorAvatarUrl),
-    voteScore: r.voteCountUp - r.voteCountDown,
-  };
-}
-
-/** The wire comment of a row: a deleted one (a tombstone) keeps no author, body, mentions or vote. */
-function toComment(r: CommentRecord): IdeaComment {
-  const { authorDisplayName, authorAvatarUrl, deletedAt, ...comment } = r;
-  if (deletedAt === null) return { ...comment, author: userOf(r.authorId, authorDisplayName, authorAvatarUrl), isDeleted: false };
-  return { ...comment, authorId: null, author: null, body: '', mentions: [], myVote: null, isDeleted: true };
-}
 
 function checkTitle(value: string): string {
   const title = value.trim();
@@ -141,7 +117,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
 
   async function withTags(rows: IdeaRecord[]): Promise<Idea[]> {
     const byIdea = await repo.tagsOf(rows.map((r) => r.id));
-    return rows.map((r) => toIdea(r, byIdea.get(r.id) ?? []));
+    return rows.map((r) => ({ ...r, tags: byIdea.get(r.id) ?? [] }));
   }
 
   async function loadIdea(id: string, viewerId: string | null, withTimeline: boolean): Promise<Idea> {
@@ -155,7 +131,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
   async function loadComment(id: string, viewerId: string | null): Promise<IdeaComment> {
     const row = await repo.comment(id, viewerId);
     if (!row) throw AppError.notFound(ideaMessages.commentNotFound);
-    return toComment(row);
+    return row;
   }
 
   /** Category and tags of an idea input, checked inside the writing transaction. */
@@ -288,7 +264,7 @@ export function createIdeasService(deps: { repo: IdeasRepo; knex: Knex; bus: Bus
       if (!(await repo.idea(ideaId, null))) throw AppError.notFound(ideaMessages.ideaNotFound);
       const rows = await repo.comments(ideaId, viewerOf(auth));
       const byId = new Map<string, IdeaComment>();
-      for (const row of rows) byId.set(row.id, { ...toComment(row), replies: [] });
+      for (const row of rows) byId.set(row.id, { ...row, replies: [] });
       const roots: IdeaComment[] = [];
       for (const comment of byId.values()) {
         const parent = comment.parentId ? byId.get(comment.parentId) : undefined;

@@ -14,8 +14,6 @@ export type IdeaTag = Camelize<Schemas['IdeaTag']>;
 export type IdeaTimelineItem = Camelize<Schemas['IdeaTimelineItem']>;
 export type IdeaParticipant = Camelize<Schemas['IdeaParticipant']>;
 export type IdeaVoter = Camelize<Schemas['IdeaVoter']>;
-/** An idea's author or a comment's, as the board shows them. */
-export type IdeaUser = NonNullable<Idea['author']>;
 export type VoteType = IdeaVoter['voteType'];
 
 export type CreateIdeaInput = Camelize<Schemas['CreateIdeaBody']>;

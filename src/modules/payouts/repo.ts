@@ -5,8 +5,8 @@
  * the request's transaction, under the payee's row lock).
  */
 import type { Knex } from 'knex';
-import { rowMapping, schemaRows, type Mapped } from '../../infra/db/rows';
-import type { Payout, PayoutAccount, PayoutStatus } from './types';
+import { rowMapping, schemaRows, type Mapped, type RowValue } from '../../infra/db/rows';
+import type { Payout, PayoutAccount, PayoutSettings, PayoutStatus } from './types';
 
 type Db = Knex | Knex.Transaction;
 
@@ -38,18 +38,43 @@ export interface Payee {
   teamId: string | null;
 }
 
-export interface Sums {
-  currency: string;
-  amount: number;
-}
+/** The settings the wire shows; a payee without a stored account shows nothing set, nothing connected. */
+const settingsOf = schemaRows('PayoutSettings', {
+  from: {
+    developer_id: 'p.developer_id',
+    team_id: 'p.team_id',
+    payout_email: 'a.payout_email',
+    connect_account_id: 'a.connect_account_id',
+    connect_charges_enabled: 'coalesce(a.connect_charges_enabled, false)',
+    connect_payouts_enabled: 'coalesce(a.connect_payouts_enabled, false)',
+    connect_details_submitted: 'coalesce(a.connect_details_submitted, false)',
+    connect_updated_at: 'a.connect_updated_at',
+    updated_at: 'a.updated_at',
+  },
+});
 
-const toSums = (rows: { currency: string; amount: string | number | null }[]): Sums[] => rows.map((r) => ({ currency: r.currency, amount: Number(r.amount ?? 0) }));
+/** Revenue and payout sums per currency (not on the wire: the service adds them up into balances). */
+const earnedOf = rowMapping({ currency: { type: 'text', from: 'p.currency' }, amount: { type: 'bigint', from: 'coalesce(sum(p.amount_cents), 0)' } } as const);
+export type Sums = RowValue<typeof earnedOf>;
+const payoutSumOf = rowMapping<{ status: 'text'; currency: 'text'; amount: { type: 'bigint'; from: string } }, Sums & { status: PayoutStatus }>({
+  status: 'text',
+  currency: 'text',
+  amount: { type: 'bigint', from: 'coalesce(sum(amount_cents), 0)' },
+});
 
 export function createPayoutsRepo(knex: Knex) {
   return {
     /** payout_accounts.get */
     async account(payeeId: string, db: Db = knex): Promise<PayoutAccount | undefined> {
       return one(accountOf, await db('payout_accounts').where({ payee_id: payeeId }).first(db.raw(accountOf.select)));
+    },
+    /** payout_accounts.settings: the payee's settings as the wire shows them */
+    async settings(payee: Payee, db: Db = knex): Promise<PayoutSettings> {
+      const result = await db.raw(
+        `select ${settingsOf.select} from (select ?::uuid as payee_id, ?::uuid as developer_id, ?::uuid as team_id) p left join payout_accounts a on a.payee_id = p.payee_id`,
+        [payee.id, payee.developerId, payee.teamId],
+      );
+      return settingsOf.map(((result as { rows?: Record<string, unknown>[] }).rows ?? (result as Record<string, unknown>[]))[0]!);
     },
     /** payout_accounts.lock: the payee's row, locked for the transaction (serialises payout requests) */
     async lockAccount(db: Knex.Transaction, payeeId: string): Promise<PayoutAccount | undefined> {
@@ -87,19 +112,17 @@ export function createPayoutsRepo(knex: Knex) {
         .where('p.status', 'completed')
         .andWhere(payee.developerId ? { 'e.developer_id': payee.developerId } : { 'e.team_id': payee.teamId })
         .groupBy('p.currency')
-        .select('p.currency as currency')
-        .sum({ amount: 'p.amount_cents' });
-      return toSums(rows as { currency: string; amount: string | number | null }[]);
+        .select(db.raw(earnedOf.select));
+      return (rows as Record<string, unknown>[]).map(earnedOf.map);
     },
     /** payouts.sumsByStatus: per status and currency */
     async payoutSums(payeeId: string, db: Db = knex): Promise<(Sums & { status: PayoutStatus })[]> {
-      const rows: { status: PayoutStatus; currency: string; amount: string | number | null }[] = await db('payouts')
+      const rows = await db('payouts')
         .where({ payee_id: payeeId })
         .whereIn('status', ['pending', 'processing', 'paid'])
         .groupBy('status', 'currency')
-        .select('status', 'currency')
-        .sum({ amount: 'amount_cents' });
-      return rows.map((r) => ({ status: r.status, currency: r.currency, amount: Number(r.amount ?? 0) }));
+        .select(db.raw(payoutSumOf.select));
+      return (rows as Record<string, unknown>[]).map(payoutSumOf.map);
     },
 
     /** payouts.insert */

@@ -21,7 +21,7 @@ import type { ModuleApis } from '../contract';
 import type { DeveloperApi } from '../developer';
 import { payoutMessages as m } from './errors';
 import type { Payee, PayoutsRepo } from './repo';
-import type { Payout, PayoutAccount, PayoutSettings, PayoutStatus, RequestPayoutInput, RevenueBalance, UpdatePayoutSettingsInput } from './types';
+import type { Payout, PayoutSettings, PayoutStatus, RequestPayoutInput, RevenueBalance, UpdatePayoutSettingsInput } from './types';
 
 export type { Payout, PayoutSettings, RevenueBalance } from './types';
 type Json = Record<string, unknown>;
@@ -64,22 +64,6 @@ const PAYOUT_EVENTS: Readonly<Record<string, { to: PayoutStatus; from: readonly 
   'PAYMENT.PAYOUTS-ITEM.UNCLAIMED': { to: 'canceled', from: ['pending', 'processing'] },
 };
 const TRANSFER_PAID = { to: 'paid' as const, from: ['pending', 'processing'] as const };
-
-/** What a payee without a stored account shows: nothing set, nothing connected. */
-const NO_ACCOUNT: Omit<PayoutSettings, 'developerId' | 'teamId'> = {
-  payoutEmail: null,
-  connectAccountId: null,
-  connectChargesEnabled: false,
-  connectPayoutsEnabled: false,
-  connectDetailsSubmitted: false,
-  connectUpdatedAt: null,
-  updatedAt: null,
-};
-
-function toSettings(payee: Payee, account: PayoutAccount | undefined): PayoutSettings {
-  const { payeeId: _payeeId, ...stored } = account ?? { ...NO_ACCOUNT, payeeId: payee.id };
-  return { developerId: payee.developerId, teamId: payee.teamId, ...stored };
-}
 
 export function createPayoutsService(deps: PayoutsDeps) {
   const { knex, repo, developer, notifications, log } = deps;
@@ -256,7 +240,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
 
     async settings(auth: AuthContext, query: { teamId?: string }): Promise<PayoutSettings> {
       const payee = await payeeOf(auth, query.teamId, 'read');
-      return toSettings(payee, await repo.account(payee.id));
+      return repo.settings(payee);
     },
 
     async updateSettings(auth: AuthContext, input: UpdatePayoutSettingsInput): Promise<PayoutSettings> {
@@ -265,7 +249,7 @@ export function createPayoutsService(deps: PayoutsDeps) {
         await repo.ensureAccount(trx, payee);
         await repo.updateAccount(trx, payee.id, { payout_email: input.payoutEmail.trim() });
       });
-      return toSettings(payee, await repo.account(payee.id));
+      return repo.settings(payee);
     },
 
     async list(auth: AuthContext, query: { teamId?: string; status?: PayoutStatus }, paging: PageRequest): Promise<Page<Payout>> {

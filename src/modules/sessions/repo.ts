@@ -3,23 +3,28 @@ import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { schemaRows } from '../../infra/db/rows';
+import { schemaRows, type RowOf, type StoredRow } from '../../infra/db/rows';
 import { ACCESS_GUARD } from '../../auth/access-version';
 import type { SessionInfo } from './types';
 
-/** A session row as stored: the auth layer checks it behind every JWT (`SessionSource`), the service mints from it. */
-export interface SessionRow {
-  id: string;
-  user_id: string;
-  account_id: string | null;
-  refresh_jti: string;
-  ip_address: string | null;
-  user_agent: string | null;
-  created_at: Date;
-  last_used_at: Date;
-  expires_at: Date;
-  revoked_at: Date | null;
-}
+/**
+ * A session row as stored (not a schema: it carries the refresh token id, and the auth layer checks
+ * it behind every JWT in stored form, `SessionSource`); the service mints from it.
+ */
+const sessionColumns = {
+  id: 'uuid',
+  user_id: 'uuid',
+  account_id: { type: 'uuid', nullable: true },
+  refresh_jti: 'uuid',
+  ip_address: { type: 'text', nullable: true },
+  user_agent: { type: 'text', nullable: true },
+  created_at: 'timestamp',
+  last_used_at: 'timestamp',
+  expires_at: 'timestamp',
+  revoked_at: { type: 'timestamp', nullable: true },
+} as const;
+export type SessionRow = StoredRow<typeof sessionColumns>;
+const sessionSelect = Object.keys(sessionColumns);
 
 /** An open session as its user lists it (the service marks the caller's own as `current`). */
 const listedOf = schemaRows('Session', { omit: ['current'] });
@@ -30,11 +35,11 @@ const TOUCH_INTERVAL = "interval '1 minute'";
 export function createSessionsRepo(knex: Knex) {
   return {
     /** sessions.insert */
-    async insert(row: Omit<SessionRow, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
+    async insert(row: Omit<RowOf<typeof sessionColumns>, 'created_at' | 'last_used_at' | 'revoked_at'>): Promise<void> {
       await knex('sessions').insert(row);
     },
     /** sessions.byId: read behind every JWT request (a hot read: src/infra/db/hot-read.ts) */
-    session: hotRead(knex, (id: string): PromiseLike<SessionRow | undefined> => knex('sessions').where({ id }).first(), (id) => id, () => ACCESS_GUARD),
+    session: hotRead(knex, (id: string): PromiseLike<SessionRow | undefined> => knex('sessions').where({ id }).first(sessionSelect), (id) => id, () => ACCESS_GUARD),
     /** sessions.touch */
     async touch(id: string): Promise<void> {
       await knex('sessions').where({ id }).whereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`).update({ last_used_at: knex.fn.now() });

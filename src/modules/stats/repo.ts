@@ -7,53 +7,38 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { fromJson } from '../../infra/db/database';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-export interface ChannelRow {
-  platform: string;
-  platform_channel_id: string;
-  login: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  broadcaster_type: string | null;
-  source: string;
-  opted_out: boolean;
-  show_top_chatters: boolean;
-  stream_count: number;
-  watch_seconds: number;
-  avg_viewers: number;
-  peak_viewers: number;
-  total_messages: number;
-  follower_gain: number;
-  last_started_at: Date | null;
-  last_category: string | null;
-  is_live: boolean;
-}
+/** A directory channel as browse lists it (its handle is stored as `login`). */
+const channelFrom = { channel_login: 'login', channel_display_name: 'display_name' } as const;
+const browseChannelOf = schemaRows('PublicBrowseChannel', { from: channelFrom });
+export type BrowseChannel = RowValue<typeof browseChannelOf>;
+/** A directory channel with its public-statistics preferences (not on the wire), which every read checks. */
+const channelOf = schemaRows('PublicBrowseChannel', { from: channelFrom, extra: { opted_out: 'boolean', show_top_chatters: 'boolean' } });
+export type Channel = RowValue<typeof channelOf>;
 
-export interface StreamRow {
-  platform: string;
-  broadcast_id: string;
-  platform_channel_id: string;
-  title: string | null;
-  category: string | null;
-  tags: string[] | null;
-  started_at: Date;
-  ended_at: Date | null;
-  last_sample_at: Date | null;
-  sample_count: number;
-  peak_viewers: number;
-  avg_viewers: number;
-  watch_seconds: number;
-  total_messages: number;
-  new_paid_subs: number;
-  gifted_subs: number;
-  new_followers: number;
-  emote_count: number;
-  gif_count: number;
-}
+/**
+ * A broadcast's stored figures: the summary's members the row carries, with its tags as stored
+ * (null when none, which the metadata history tells from an empty change) and its last sample.
+ */
+const streamOf = schemaRows('PublicStreamSummary', {
+  omit: ['channel_login', 'channel_display_name', 'tags', 'is_live', 'duration_seconds', 'top_emotes', 'top_gifs', 'viewer_curve', 'top_chatters', 'shared_chat_sources'],
+  extra: { tags: { type: 'json', nullable: true }, last_sample_at: { type: 'timestamp', nullable: true } },
+});
+export type Stream = RowValue<typeof streamOf>;
+/** The columns of a broadcast the crawler first reports (the aggregates start at zero). */
+type StreamInsert = RowOf<{
+  platform: 'text';
+  broadcast_id: 'text';
+  platform_channel_id: 'text';
+  title: { type: 'text'; nullable: true };
+  category: { type: 'text'; nullable: true };
+  tags: { type: 'json'; nullable: true };
+  started_at: 'timestamp';
+  ended_at: { type: 'timestamp'; nullable: true };
+}>;
 
 /** The columns of an emote the crawler writes (the store sets `source` and the times). */
 export interface EmoteWrite {
@@ -90,31 +75,6 @@ const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v)
 /** `%`, `_` and the escape character match literally inside a LIKE pattern. */
 export const likeLiteral = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-const channelOf = (r: Record<string, unknown>): ChannelRow => ({
-  ...(r as unknown as ChannelRow),
-  stream_count: n(r.stream_count),
-  watch_seconds: n(r.watch_seconds),
-  avg_viewers: n(r.avg_viewers),
-  peak_viewers: n(r.peak_viewers),
-  total_messages: n(r.total_messages),
-  follower_gain: n(r.follower_gain),
-});
-
-const streamOf = (r: Record<string, unknown>): StreamRow => ({
-  ...(r as unknown as StreamRow),
-  tags: fromJson<string[] | null>(r.tags, null),
-  sample_count: n(r.sample_count),
-  peak_viewers: n(r.peak_viewers),
-  avg_viewers: n(r.avg_viewers),
-  watch_seconds: n(r.watch_seconds),
-  total_messages: n(r.total_messages),
-  new_paid_subs: n(r.new_paid_subs),
-  gifted_subs: n(r.gifted_subs),
-  new_followers: n(r.new_followers),
-  emote_count: n(r.emote_count),
-  gif_count: n(r.gif_count),
-});
-
 export function createStatsRepo(knex: Knex) {
   return {
     /** ps_ingest_batches.claim: true when the batch key is new (taken in `trx`, so a concurrent resend waits) */
@@ -139,23 +99,23 @@ export function createStatsRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ channel directory
     /** stats.channelByHandle: by URL handle (case-insensitive) or stable id. */
-    async channelByHandle(platform: string, handle: string, db: Db = knex): Promise<ChannelRow | undefined> {
+    async channelByHandle(platform: string, handle: string, db: Db = knex): Promise<Channel | undefined> {
       const row = await db('ps_channels')
         .where({ platform })
         .andWhere((q) => q.where('login_lower', handle.toLowerCase()).orWhere('platform_channel_id', handle))
         .orderByRaw('(login_lower = ?) desc', [handle.toLowerCase()])
-        .first();
-      return row ? channelOf(row) : undefined;
+        .first(db.raw(channelOf.select));
+      return row ? channelOf.map(row) : undefined;
     },
     /** stats.channelByLogin: by URL handle only (watchlist). */
-    async channelByLogin(platform: string, login: string, db: Db = knex): Promise<ChannelRow | undefined> {
-      const row = await db('ps_channels').where({ platform, login_lower: login.toLowerCase() }).first();
-      return row ? channelOf(row) : undefined;
+    async channelByLogin(platform: string, login: string, db: Db = knex): Promise<Channel | undefined> {
+      const row = await db('ps_channels').where({ platform, login_lower: login.toLowerCase() }).first(db.raw(channelOf.select));
+      return row ? channelOf.map(row) : undefined;
     },
     /** stats.channel */
-    async channel(platform: string, channelId: string, db: Db = knex): Promise<ChannelRow | undefined> {
-      const row = await db('ps_channels').where({ platform, platform_channel_id: channelId }).first();
-      return row ? channelOf(row) : undefined;
+    async channel(platform: string, channelId: string, db: Db = knex): Promise<Channel | undefined> {
+      const row = await db('ps_channels').where({ platform, platform_channel_id: channelId }).first(db.raw(channelOf.select));
+      return row ? channelOf.map(row) : undefined;
     },
     /** stats.existingChannels: which of these keys are in the directory. */
     async existingChannels(keys: readonly [string, string][], db: Db = knex): Promise<Set<string>> {
@@ -247,12 +207,12 @@ export function createStatsRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ streams
     /** stats.stream */
-    async stream(platform: string, broadcastId: string, db: Db = knex): Promise<StreamRow | undefined> {
-      const row = await db('ps_streams').where({ platform, broadcast_id: broadcastId }).first();
-      return row ? streamOf(row) : undefined;
+    async stream(platform: string, broadcastId: string, db: Db = knex): Promise<Stream | undefined> {
+      const row = await db('ps_streams').where({ platform, broadcast_id: broadcastId }).first(db.raw(streamOf.select));
+      return row ? streamOf.map(row) : undefined;
     },
     /** stats.insertStream */
-    async insertStream(db: Db, row: Pick<StreamRow, 'platform' | 'broadcast_id' | 'platform_channel_id' | 'title' | 'category' | 'tags' | 'started_at' | 'ended_at'>): Promise<void> {
+    async insertStream(db: Db, row: StreamInsert): Promise<void> {
       await db('ps_streams').insert({ ...row, tags: row.tags === null ? null : JSON.stringify(row.tags) });
     },
     /** stats.updateStream */
@@ -404,7 +364,7 @@ export function createStatsRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ browse and games
     /** stats.browse */
-    async browse(q: BrowseQuery, limit: number, offset: number): Promise<{ rows: ChannelRow[]; total: number }> {
+    async browse(q: BrowseQuery, limit: number, offset: number): Promise<{ rows: BrowseChannel[]; total: number }> {
       const filtered = () => {
         const query = knex('ps_channels').where('opted_out', false).where('stream_count', '>', 0);
         if (q.platform) query.where('platform', q.platform);
@@ -414,10 +374,10 @@ export function createStatsRepo(knex: Knex) {
         return query;
       };
       const [rows, count] = await Promise.all([
-        filtered().orderByRaw(`${q.order}, platform, platform_channel_id`).limit(limit).offset(offset),
+        filtered().select(knex.raw(browseChannelOf.select)).orderByRaw(`${q.order}, platform, platform_channel_id`).limit(limit).offset(offset),
         filtered().count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return { rows: (rows as Record<string, unknown>[]).map(channelOf), total: n(count?.count) };
+      return { rows: (rows as Record<string, unknown>[]).map(browseChannelOf.map), total: n(count?.count) };
     },
     /** stats.games */
     async games(q: { platform?: string; search?: string }, limit: number, offset: number) {

@@ -10,7 +10,7 @@ import { AppError, messages } from '../../errors';
 import { isoTime } from '../../infra/db/database';
 import { pageOf, type PageRequest } from '../../paging';
 import { statsMessages } from './errors';
-import type { ChannelRow, StatsRepo } from './repo';
+import type { Channel, StatsRepo } from './repo';
 import type { SeriesRepo } from './series';
 
 export const PLATFORMS = ['platform_a', 'platform_b', 'platform_c'] as const;
@@ -91,52 +91,52 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
   const now = deps.now ?? (() => new Date());
 
   /** A visible channel with tracked streams (trends, panels), else 404. */
-  async function visibleChannel(platform: string, channel: string): Promise<ChannelRow> {
+  async function visibleChannel(platform: string, channel: string): Promise<Channel> {
     checkPlatform(platform);
     const row = await repo.channelByHandle(platform, channel);
-    if (!row || row.opted_out || row.stream_count === 0) throw AppError.notFound(statsMessages.channelNotFound);
+    if (!row || row.optedOut || row.streamCount === 0) throw AppError.notFound(statsMessages.channelNotFound);
     return row;
   }
 
   async function summary(platform: string, broadcastId: string) {
     checkPlatform(platform);
     const stream = await repo.stream(platform, broadcastId);
-    const channel = stream ? await repo.channel(platform, stream.platform_channel_id) : undefined;
-    if (!stream || !channel || channel.opted_out) return null;
+    const channel = stream ? await repo.channel(platform, stream.platformChannelId) : undefined;
+    if (!stream || !channel || channel.optedOut) return null;
     const gifSince = new Date(now().getTime() - GIF_RETENTION_DAYS * DAY_MS);
     const [emotes, gifs, chatters, shared, curve] = await Promise.all([
       repo.topEmotes(platform, broadcastId),
       repo.topGifs(platform, broadcastId, gifSince),
-      channel.show_top_chatters ? repo.topChatters(platform, broadcastId) : Promise.resolve(null),
+      channel.showTopChatters ? repo.topChatters(platform, broadcastId) : Promise.resolve(null),
       repo.sharedChat(platform, broadcastId),
       series.viewerCurve(platform, broadcastId),
     ]);
-    const startedAt = new Date(stream.started_at);
-    const endAt = stream.ended_at ? new Date(stream.ended_at) : stream.last_sample_at ? new Date(stream.last_sample_at) : startedAt;
+    const startedAt = new Date(stream.startedAt);
+    const endAt = stream.endedAt ? new Date(stream.endedAt) : stream.lastSampleAt ? new Date(stream.lastSampleAt) : startedAt;
     return {
       platform,
       broadcastId,
-      platformChannelId: stream.platform_channel_id,
-      channelLogin: channel.login,
-      channelDisplayName: channel.display_name,
+      platformChannelId: stream.platformChannelId,
+      channelLogin: channel.channelLogin,
+      channelDisplayName: channel.channelDisplayName,
       title: stream.title,
       category: stream.category,
-      tags: stream.tags ?? [],
-      isLive: stream.ended_at === null,
-      startedAt: isoTime(startedAt),
-      endedAt: iso(stream.ended_at),
+      tags: (stream.tags ?? []) as string[],
+      isLive: stream.endedAt === null,
+      startedAt: stream.startedAt,
+      endedAt: stream.endedAt,
       durationSeconds: Math.max(0, Math.round((endAt.getTime() - startedAt.getTime()) / 1000)),
-      peakViewers: stream.peak_viewers,
-      avgViewers: Math.round(stream.avg_viewers * 100) / 100,
-      watchSeconds: stream.watch_seconds,
-      totalMessages: stream.total_messages,
-      emoteCount: stream.emote_count,
+      peakViewers: stream.peakViewers,
+      avgViewers: Math.round(stream.avgViewers * 100) / 100,
+      watchSeconds: stream.watchSeconds,
+      totalMessages: stream.totalMessages,
+      emoteCount: stream.emoteCount,
       topEmotes: emotes.map((e) => ({ id: e.emote_id, name: e.name, provider: e.provider, url: e.url, count: Number(e.count) })),
-      gifCount: stream.gif_count,
+      gifCount: stream.gifCount,
       topGifs: gifs.map((g) => ({ id: g.gif_id, url: g.url, provider: null, alt: null, count: Number(g.count) })),
-      newPaidSubs: stream.new_paid_subs,
-      giftedSubs: stream.gifted_subs,
-      newFollowers: stream.new_followers,
+      newPaidSubs: stream.newPaidSubs,
+      giftedSubs: stream.giftedSubs,
+      newFollowers: stream.newFollowers,
       viewerCurve: curve.map((p) => ({ at: isoTime(p.at), viewers: p.viewers })),
       topChatters: chatters ? chatters.map((c) => ({ login: c.login, displayName: c.display_name, messageCount: Number(c.message_count) })) : null,
       sharedChatSources: shared.map((s) => ({ platformChannelId: s.source_channel_id, messageCount: Number(s.message_count), displayName: s.display_name, avatarUrl: s.avatar_url })),
@@ -151,11 +151,11 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       const channel = await visibleChannel(input.platform, input.channel);
       const today = now();
       const from = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate()) - (days - 1) * DAY_MS);
-      const [followers, viewers] = await Promise.all([series.followerDaily(channel.platform, channel.platform_channel_id, from), series.viewerDaily(channel.platform, channel.platform_channel_id, from)]);
+      const [followers, viewers] = await Promise.all([series.followerDaily(channel.platform, channel.platformChannelId, from), series.viewerDaily(channel.platform, channel.platformChannelId, from)]);
       return {
         platform: channel.platform,
-        platformChannelId: channel.platform_channel_id,
-        channelLogin: channel.login,
+        platformChannelId: channel.platformChannelId,
+        channelLogin: channel.channelLogin,
         range: input.range,
         followerSeries: followers.map((f) => ({ date: f.date, followerCount: f.follower_count })),
         avgViewerSeries: viewers.map((v) => ({ date: v.date, avgViewers: v.avg_viewers })),
@@ -164,7 +164,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
 
     async panelHistory(input: { platform: string; channel: string }) {
       const channel = await visibleChannel(input.platform, input.channel);
-      const { panels, images } = await repo.panelHistory(channel.platform, channel.platform_channel_id);
+      const { panels, images } = await repo.panelHistory(channel.platform, channel.platformChannelId);
       return panels.map((p) => ({
         panelId: String(p.panel_id),
         title: (p.title as string | null) ?? null,
@@ -201,8 +201,8 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw AppError.validation(messages.limitOutOfRange(1, 200), { fields: [{ field: 'limit', message: 'must be >= 1 and <= 200' }] });
       if (!Number.isInteger(offset) || offset < 0) throw AppError.validation(statsMessages.invalidOffset, { fields: [{ field: 'offset', message: 'must be >= 0' }] });
       const stream = await repo.stream(input.platform, input.broadcastId);
-      const channel = stream ? await repo.channel(input.platform, stream.platform_channel_id) : undefined;
-      if (!stream || !channel || channel.opted_out) throw AppError.notFound(statsMessages.streamNotFound);
+      const channel = stream ? await repo.channel(input.platform, stream.platformChannelId) : undefined;
+      if (!stream || !channel || channel.optedOut) throw AppError.notFound(statsMessages.streamNotFound);
       const { rows, total } = await repo.metadataHistory(input.platform, input.broadcastId, limit, offset);
       return {
         entries: rows.map((r) => ({
@@ -227,23 +227,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
         request.offset,
       );
       return {
-        channels: rows.map((c) => ({
-          platform: c.platform,
-          platformChannelId: c.platform_channel_id,
-          channelLogin: c.login,
-          channelDisplayName: c.display_name,
-          source: c.source,
-          lastCategory: c.last_category,
-          isLive: c.is_live,
-          streamCount: c.stream_count,
-          watchSeconds: c.watch_seconds,
-          avgViewers: Math.round(c.avg_viewers * 100) / 100,
-          peakViewers: c.peak_viewers,
-          totalMessages: c.total_messages,
-          followerGain: c.follower_gain,
-          lastStartedAt: iso(c.last_started_at),
-          broadcasterType: (c.broadcaster_type as 'partner' | 'affiliate' | null) ?? null,
-        })),
+        channels: rows.map((c) => ({ ...c, avgViewers: Math.round(c.avgViewers * 100) / 100 })),
         pagination: pagination(total, request),
       };
     },

@@ -32,16 +32,16 @@ export function createWatchlistService(deps: { repo: StatsRepo; cap?: number }) 
       if (!channel) throw AppError.notFound(statsMessages.channelNotFound);
       const addedAt = await repo.knex.transaction(async (trx) => {
         await repo.lockWatchlist(trx, userId);
-        const existing = await repo.watchlistEntry(trx, userId, channel.platform, channel.platform_channel_id);
+        const existing = await repo.watchlistEntry(trx, userId, channel.platform, channel.platformChannelId);
         if (existing) return existing.added_at;
         if ((await repo.watchlistCount(trx, userId)) >= cap) throw AppError.validation(statsMessages.watchlistFull(cap));
-        return repo.addWatchlist(trx, userId, channel.platform, channel.platform_channel_id);
+        return repo.addWatchlist(trx, userId, channel.platform, channel.platformChannelId);
       });
       return {
         platform: channel.platform,
-        platformChannelId: channel.platform_channel_id,
-        channelLogin: channel.login,
-        channelDisplayName: channel.display_name,
+        platformChannelId: channel.platformChannelId,
+        channelLogin: channel.channelLogin,
+        channelDisplayName: channel.channelDisplayName,
         addedAt: isoTime(addedAt),
       };
     },

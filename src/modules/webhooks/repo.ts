@@ -4,44 +4,44 @@
  * them as they are to operators and tests, and billing rows are read back to be written again.
  */
 import type { Knex } from 'knex';
-import type { operations } from '../../../generated/openapi';
+import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows, type RowOf, type RowValue, type StoredRow } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-export interface ReceiptRow {
-  id: string;
-  provider: string;
-  external_id: string;
-  type: string;
-  account_id: string | null;
-  payload: Record<string, unknown>;
-  outcome: string;
-  received_at: Date;
-}
+/** A receipt as stored (not a schema: no route answers it; operators and tests read it as stored). */
+const receiptColumns = {
+  id: 'uuid',
+  provider: 'text',
+  external_id: 'text',
+  type: 'text',
+  account_id: { type: 'uuid', nullable: true },
+  payload: 'json',
+  outcome: 'text',
+  received_at: 'timestamp',
+} as const;
+export type ReceiptRow = StoredRow<typeof receiptColumns> & { payload: Record<string, unknown> };
 
 /** A shop connection as the admin route answers it. */
-export type ShopConnection = Camelize<operations['adminRecordShopConnection']['responses'][200]['content']['application/json']['data']>;
-/** A stored shop: the connection with its signing secret in place of `hasSecret`. */
-export type Shop = Omit<ShopConnection, 'hasSecret'> & { secret: string | null };
+export type ShopConnection = Camelize<components['schemas']['ShopConnection']>;
+/** A stored shop: the connection with its signing secret in place of `has_secret`. */
+const shopOf = schemaRows('ShopConnection', { omit: ['has_secret'], extra: { secret: { type: 'text', nullable: true } } });
+export type Shop = RowValue<typeof shopOf>;
+/** The connection as the route answers it: whether a secret is stored, never the secret. */
+const shopConnectionOf = schemaRows('ShopConnection', { from: { has_secret: "(coalesce(secret, '') <> '')" } });
 
-const shopOf = rowMapping<{ shop_domain: 'text'; account_id: 'uuid'; secret: { type: 'text'; nullable: true }; created_at: 'timestamp'; updated_at: 'timestamp' }, Shop>({
-  shop_domain: 'text',
+/** An account's billing state (not a schema: no route answers it; it is read back to be written again). */
+const billingColumns = {
   account_id: 'uuid',
-  secret: { type: 'text', nullable: true },
-  created_at: 'timestamp',
-  updated_at: 'timestamp',
-});
-
-export interface BillingRow {
-  account_id: string;
-  customer_id: string | null;
-  subscription_id: string | null;
-  plan_id: string | null;
-  status: string;
-  current_period_end: Date | null;
-}
+  customer_id: { type: 'text', nullable: true },
+  subscription_id: { type: 'text', nullable: true },
+  plan_id: { type: 'uuid', nullable: true },
+  status: 'text',
+  current_period_end: { type: 'timestamp', nullable: true },
+} as const;
+export type BillingRow = StoredRow<typeof billingColumns>;
+const billingSelect = Object.keys(billingColumns);
 
 export function createWebhooksRepo(knex: Knex) {
   return {
@@ -58,7 +58,7 @@ export function createWebhooksRepo(knex: Knex) {
       return Boolean(await db('accounts').where({ id }).first('id'));
     },
     /** webhooks.claimReceipt: false when this provider's event id was received before */
-    async claimReceipt(row: Omit<ReceiptRow, 'received_at'>): Promise<boolean> {
+    async claimReceipt(row: Omit<RowOf<typeof receiptColumns>, 'received_at'>): Promise<boolean> {
       const inserted: unknown[] = await knex('webhook_receipts').insert(row).onConflict(['provider', 'external_id']).ignore().returning('id');
       return inserted.length > 0;
     },
@@ -72,12 +72,17 @@ export function createWebhooksRepo(knex: Knex) {
     },
     /** webhooks.receipts: of one provider, newest first (tests and operators) */
     receipts(provider: string): Promise<ReceiptRow[]> {
-      return knex('webhook_receipts').where({ provider }).select('*').orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }]);
+      return knex('webhook_receipts').where({ provider }).select(Object.keys(receiptColumns)).orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id' }]);
     },
     /** webhooks.shop */
     async shop(domain: string, db: Db = knex): Promise<Shop | undefined> {
       const row = await db('webhook_shops').where({ shop_domain: domain }).first(db.raw(shopOf.select));
       return row ? shopOf.map(row) : undefined;
+    },
+    /** webhooks.shopConnection: as the admin route answers it */
+    async shopConnection(domain: string, db: Db = knex): Promise<ShopConnection | undefined> {
+      const row = await db('webhook_shops').where({ shop_domain: domain }).first(db.raw(shopConnectionOf.select));
+      return row ? shopConnectionOf.map(row) : undefined;
     },
     /** webhooks.insertShop */
     async insertShop(db: Knex.Transaction, row: { shop_domain: string; account_id: string; secret: string | null }): Promise<void> {
@@ -98,18 +103,18 @@ export function createWebhooksRepo(knex: Knex) {
     },
     /** webhooks.billingBySubscription */
     billingBySubscription(subscriptionId: string): Promise<BillingRow | undefined> {
-      return knex('billing_subscriptions').where({ subscription_id: subscriptionId }).first('*');
+      return knex('billing_subscriptions').where({ subscription_id: subscriptionId }).first(billingSelect);
     },
     /** webhooks.billingByCustomer: the most recently updated row of a customer */
     billingByCustomer(customerId: string): Promise<BillingRow | undefined> {
-      return knex('billing_subscriptions').where({ customer_id: customerId }).orderBy('updated_at', 'desc').first('*');
+      return knex('billing_subscriptions').where({ customer_id: customerId }).orderBy('updated_at', 'desc').first(billingSelect);
     },
     /** webhooks.billing */
     billing(accountId: string): Promise<BillingRow | undefined> {
-      return knex('billing_subscriptions').where({ account_id: accountId }).first('*');
+      return knex('billing_subscriptions').where({ account_id: accountId }).first(billingSelect);
     },
     /** webhooks.saveBilling: one row per account; a subscription id moves with its latest account */
-    async saveBilling(db: Knex.Transaction, row: BillingRow): Promise<void> {
+    async saveBilling(db: Knex.Transaction, row: RowOf<typeof billingColumns>): Promise<void> {
       if (row.subscription_id) await db('billing_subscriptions').where({ subscription_id: row.subscription_id }).whereNot({ account_id: row.account_id }).update({ subscription_id: null });
       await db('billing_subscriptions')
         .insert({ ...row, updated_at: db.fn.now() })

@@ -23,7 +23,7 @@ import type { ModuleApis } from '../contract';
 import type { ExtensionsApi } from '../extensions';
 import { webhookMessages } from './errors';
 import { certUrlAllowed, payoutCertDomain, type PayoutVerifier } from './payout';
-import type { BillingRow, Shop, ShopConnection, WebhooksRepo } from './repo';
+import type { BillingRow, ShopConnection, WebhooksRepo } from './repo';
 import { hmac, hubSignatureValid, loadPublicKey, parseProviderSignature, parseTimestamp, providerSignatureValid, rsaSignatureValid, safeEqual, withinTolerance } from './verify';
 
 type Json = Record<string, unknown>;
@@ -356,7 +356,6 @@ export function createWebhooksService(deps: WebhooksDeps) {
     }
   }
 
-  const toShop = ({ secret, ...shop }: Shop): ShopConnection => ({ ...shop, hasSecret: Boolean(secret) });
 
   return {
     /** WebSub verification: the hub's challenge, echoed. */
@@ -540,7 +539,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
         if ((error as { code?: string }).code === '23505') throw new AppError('CONFLICT', webhookMessages.shopTaken);
         throw error;
       }
-      return toShop((await repo.shop(domain))!);
+      return (await repo.shopConnection(domain))!;
     },
 
     async removeShop(ctx: AuthContext, accountId: string, rawDomain: string): Promise<void> {
