@@ -88,7 +88,7 @@ async function graphqlModule(schema: GraphQLSchema): Promise<string> {
     plugins: [{ 'typescript-operations': {} }, { 'typed-document-node': {} }],
     pluginMap: { 'typescript-operations': typescriptOperationsPlugin, 'typed-document-node': typedDocumentNodePlugin },
   });
-  return `${banner('spec/schema.graphql and sdk/graphql/*.graphql')}${output}`;
+  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output}`;
 }
 
 interface ChannelRow {

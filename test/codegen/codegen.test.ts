@@ -1,7 +1,9 @@
 /**
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
  * when spec/ changes without regenerating, when the parts of the OpenAPI document (spec/openapi/)
- * overlap or one is stray (a module's part may be a folder of files), when an operation or field has no gate, when twins
+ * overlap or one is stray (a module's part may be a folder of files), when the parts of the
+ * GraphQL schema (spec/graphql/) overlap, share a module's type, extend a type other than the
+ * roots or one is stray, when an operation or field has no gate, when twins
  * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
  * has no complete relay entry.
  */
@@ -95,6 +97,23 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('spec/openapi/modules/sounds.yaml: component parameters.Page is already defined in spec/openapi/common.yaml');
     expect(result.output).toContain('spec/openapi/modules/ideas/taxonomy.yaml: #/components/schemas/IdeaCategory is also named from spec/openapi/modules/system.yaml');
     expect(result.output).toContain('spec/openapi/extra.yaml: not a part of the OpenAPI document');
+  });
+
+  test('fails when the parts of spec/graphql/ define a type or root field twice, share a module type, extend another type, or a stray part appears', async () => {
+    const dir = fresh();
+    const append = (file: string, text: string) => edit(dir, file, (s) => `${s}\n${text}\n`);
+    append('spec/graphql/modules/events.graphql', 'extend type Query {\n  chatHistory(filter: ChatFilterInput): PaginatedChatResult! @gate(permission: "chat:read")\n}');
+    append('spec/graphql/modules/sounds.graphql', 'type Event {\n  id: UUID!\n}');
+    append('spec/graphql/modules/stats.graphql', 'extend type Sound {\n  plays: Int\n}');
+    writeFileSync(path.join(dir, 'spec/graphql/extra.graphql'), 'type Extra {\n  id: ID\n}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/graphql/extra.graphql: not a part of the GraphQL schema');
+    expect(result.output).toContain('spec/graphql/modules/events.graphql: extends Query twice');
+    expect(result.output).toContain('spec/graphql/modules/events.graphql: Query.chatHistory is already defined in spec/graphql/modules/chat.graphql');
+    expect(result.output).toContain('spec/graphql/modules/chat.graphql: ChatFilterInput is also named from spec/graphql/modules/events.graphql');
+    expect(result.output).toContain('spec/graphql/modules/sounds.graphql: Event is already defined in spec/graphql/modules/events.graphql');
+    expect(result.output).toContain('spec/graphql/modules/stats.graphql: ObjectTypeExtension Sound is not allowed');
   });
 
   test("a module's folder may share components among its files but not with another module, and needs paths in every file", async () => {
@@ -197,7 +216,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when a GraphQL field declares no gate', async () => {
     const dir = fresh();
-    edit(dir, 'spec/schema.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions!'));
+    edit(dir, 'spec/graphql/modules/tokens.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions!'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('Query.myPermissions: no @gate directive');
@@ -205,7 +224,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when twins declare different gates', async () => {
     const dir = fresh();
-    edit(dir, 'spec/schema.graphql', (s) => s.replace('@gate(auth: "authenticated")', '@gate(permission: "events:read")'));
+    edit(dir, 'spec/graphql/modules/tokens.graphql', (s) => s.replace('@gate(auth: "authenticated")', '@gate(permission: "events:read")'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/myPermissions: REST gate .* differs from Query\.myPermissions gate/);
