@@ -2,9 +2,10 @@
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
  * when spec/ changes without regenerating, when the parts of the OpenAPI document (spec/openapi/)
  * overlap or one is stray (a module's part may be a folder of files), when the parts of the
- * GraphQL schema (spec/graphql/) overlap, share a module's type, extend a type other than the
- * roots or one is stray, when an operation or field has no gate, when twins
- * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
+ * GraphQL schema (spec/graphql/) or of the WebSocket protocol (spec/ws-protocol/) overlap, share a
+ * module's type or component, extend a type other than the roots, name nothing, or one is stray,
+ * when an operation or field has no gate, when twins
+ * declare different gates, when a channel pattern has no gate kind or is shadowed by an earlier one, and when a relayed channel
  * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
@@ -273,20 +274,41 @@ describe('npm run codegen:check', () => {
     return JSON.stringify(doc, null, 2);
   };
 
-  test('fails when a channel pattern has no gate kind', async () => {
+  test('fails when a channel pattern has no gate kind, or an earlier pattern takes its names', async () => {
     const dir = fresh();
-    edit(dir, 'spec/ws-protocol.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));
+    edit(dir, 'spec/ws-protocol/modules/connections.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));
+    // The run-time matcher tries channels in document order: ideas:{idea_id} first would take ideas:list.
+    edit(dir, 'spec/ws-protocol/modules/ideas.json', (s) => asyncapi(s, (doc) => (doc.channels = { idea: doc.channels.idea, ideasList: doc.channels.ideasList })));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('ws channel login-assignments:{id}: no gate kind');
+    expect(result.output).toContain('ws channel ideas:list: never matched, ws channel ideas:{idea_id} comes first');
+  });
+
+  test('fails when the parts of spec/ws-protocol/ define a channel twice, share a module component, name nothing, or a stray part appears', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/ws-protocol/modules/sounds.json', (s) =>
+      asyncapi(s, (doc) => {
+        doc.channels.chat = { address: 'chat:{account_id}' };
+        doc.channels.sounds.messages.chatUpdate = { $ref: '#/components/messages/chatUpdate' };
+        doc.channels.sounds.messages.nothing = { $ref: '#/components/messages/nothing' };
+      }),
+    );
+    writeFileSync(path.join(dir, 'spec/ws-protocol/notes.json'), '{}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/ws-protocol/notes.json: not a part of the WebSocket protocol');
+    expect(result.output).toContain('spec/ws-protocol/modules/sounds.json: channels.chat is already defined in spec/ws-protocol/modules/chat.json');
+    expect(result.output).toContain('spec/ws-protocol/modules/chat.json: #/components/messages/chatUpdate is also named from spec/ws-protocol/modules/sounds.json');
+    expect(result.output).toContain('spec/ws-protocol/modules/sounds.json: $ref #/components/messages/nothing names nothing in the bundled document');
   });
 
   test('fails when a relayed channel has no complete relay entry', async () => {
     const dir = fresh();
-    edit(dir, 'spec/ws-protocol.json', (s) =>
+    edit(dir, 'spec/ws-protocol/modules/chat.json', (s) => asyncapi(s, (doc) => delete doc.channels.chat['x-relay'].envelope));
+    edit(dir, 'spec/ws-protocol/modules/overlays.json', (s) => asyncapi(s, (doc) => delete doc.channels.overlay['x-relay'].event_type_default));
+    edit(dir, 'spec/ws-protocol/modules/music.json', (s) =>
       asyncapi(s, (doc) => {
-        delete doc.channels.chat['x-relay'].envelope;
-        delete doc.channels.overlay['x-relay'].event_type_default;
         doc.channels.music['x-relay'] = { bus: 'music:{id}', envelope: 'pong', form: 'legacy' };
         doc.channels.music.messages.pong = { $ref: '#/components/messages/pong' };
       }),
