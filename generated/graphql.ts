@@ -18,22 +18,798 @@ export type Scalars = {
   JSON: { input: unknown; output: unknown; }
 };
 
-/**
- * The caller's effective permissions. A scoped credential reports exactly its scope.
- * context is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,
- * overlay, shared_overlay, extension, widget.
- */
-export type TokenPermissions = {
-  __typename?: 'TokenPermissions';
-  context: Scalars['String']['output'];
-  userId: Maybe<Scalars['UUID']['output']>;
-  accountId: Maybe<Scalars['UUID']['output']>;
-  /** Account-scope grants, or a system key's grants. Sorted. */
-  permissions: Array<Scalars['String']['output']>;
-  /** Admin-scope grants. Sorted. */
-  adminPermissions: Array<Scalars['String']['output']>;
-  /** User-scope grants (ideas:*). Sorted. */
-  userPermissions: Array<Scalars['String']['output']>;
+export type Query = {
+  __typename?: 'Query';
+  /** The calling user; REST GET /v1/me. */
+  me: MeResult;
+  /** Accounts the caller belongs to; REST GET /v1/accounts. */
+  myAccounts: Array<Account>;
+  /** The active account; REST GET /v1/account. */
+  account: Account;
+  /** Members of the active account; REST GET /v1/account/members. */
+  accountMembers: Array<AccountMember>;
+  /** Pending invites; REST GET /v1/account/invites. */
+  accountInvites: Array<AccountInvite>;
+  /** Roles of the active account in order; REST GET /v1/account/roles. */
+  accountRoles: Array<AccountRole>;
+  /** Every admin role; REST GET /v1/admin/admin-roles. */
+  adminRoles: Array<AdminRole>;
+  /** One admin role (Admin role not found); REST GET /v1/admin/admin-roles/{id}. */
+  adminRole: AdminRole;
+  /** Users holding an admin role; REST GET /v1/admin/admin-roles/{id}/members. */
+  adminRoleMembers: Array<AdminRoleMember>;
+  /** The admin permission catalogue; REST GET /v1/admin/admin-permissions. */
+  allAdminPermissions: Array<AdminPermissionInfo>;
+  /** Scopes a key of this kind may hold; REST GET /v1/api-keys/permissions?kind=. */
+  apiKeyAssignablePermissions: Array<ApiKeyPermission>;
+  /** The caller's personal keys for the active account; REST GET /v1/api-keys. */
+  userApiKeys: Array<UserApiKey>;
+  /** The active account's service keys; REST GET /v1/service-keys. */
+  accountServiceKeys: Array<AccountServiceKey>;
+  /** Personal and service keys of an account; REST GET /v1/admin/accounts/{account_id}/api-keys. */
+  adminAccountApiKeys: Array<AdminApiKey>;
+  /** Personal keys of a user; REST GET /v1/admin/users/{user_id}/api-keys. */
+  adminUserApiKeys: Array<AdminApiKey>;
+  /** Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions. */
+  adminSystemKeyPermissions: Array<AdminPermissionInfo>;
+  /** The caller's user-scope audit rows; REST GET /v1/me/audit-log. */
+  myAuditLog: AuditLogPage;
+  /** The active account's audit rows; REST GET /v1/account/audit-log. */
+  accountAuditLog: AuditLogPage;
+  /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
+  adminAuditLog: AuditLogPage;
+  /** Stored chat messages of the active account, newest first; REST GET /v1/chat/history. */
+  chatHistory: PaginatedChatResult;
+  /** Chatters by name prefix (limit default 10, clamped 1 to 25); REST GET /v1/chat/users/search. */
+  searchPlatformUsers: Array<ChatUserSearchItem>;
+  /** One status per channel platform; REST GET /v1/connections/status. */
+  connectionStatuses: Array<ConnectionStatus>;
+  /** OAuth credential modes; REST GET /v1/connections/credential-modes. */
+  platformCredentialModes: Array<PlatformCredentialMode>;
+  /** Platforms whose switch is on with an enabled login or bot sub-switch and a provider configured for that purpose (config auth.providers); integrations excluded (no REST twin). */
+  enabledPlatforms: Array<Scalars['String']['output']>;
+  /** Providers offering this connection type: platforms with switch and sub-switch on and a provider configured for the purpose (config auth.providers), then, for login, configured login providers that are not platforms (no REST twin). */
+  enabledProviders: Array<Scalars['String']['output']>;
+  /** Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin). */
+  accountLoginAssignments: Array<GqlLoginAssignment>;
+  /** The caller's login connections flagged for reconnection (no REST twin). */
+  flaggedConnections: Array<LoginConnection>;
+  /** The caller's developer keys: own profile keys plus keys of every team they belong to; REST GET /v1/developer/api-keys. */
+  developerApiKeys: Array<DeveloperApiKey>;
+  /** The caller's latest developer application (No developer application found); REST GET /v1/developer/application. */
+  myDeveloperApplication: DeveloperApplication;
+  /** The caller's developer verification or null; REST GET /v1/developer/verification. */
+  developerVerificationStatus: Maybe<DeveloperVerification>;
+  /** Stored events of the active account, newest first; REST GET /v1/events. */
+  events: PaginatedEventResult;
+  /** One stored event of the active account; REST GET /v1/events/{id}. */
+  event: Event;
+  /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
+  notifications: NotificationPage;
+  /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
+  notificationPreferences: Array<NotificationPreference>;
+  /** The active account's overlays, oldest first; REST GET /v1/overlays. */
+  overlays: Array<Overlay>;
+  /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
+  overlay: Overlay;
+  /** The active account's widget instances, oldest first; REST GET /v1/widgets. */
+  widgets: Array<Widget>;
+  /** One widget instance (Widget not found); REST GET /v1/widgets/{id}. */
+  widget: Widget;
+  /** Every plan, by sort order (no REST twin). */
+  adminPlans: Array<AdminPlan>;
+  /** Public plans (is_public), by sort order; authentication optional (no REST twin). */
+  plans: Array<BillingPlan>;
+  /** Feature availability of the active account, without system:* (no REST twin). */
+  accountFeatures: AccountFeatures;
+  /** The caller's presets with payloads; REST GET /v1/me/setting-presets. */
+  mySettingPresets: Array<SettingPreset>;
+  /** A user's presets without payloads; REST GET /v1/admin/users/{id}/setting-presets. */
+  adminUserSettingPresets: Array<AdminSettingPreset>;
+  /** The caller's open sessions; REST GET /v1/auth/sessions. */
+  sessions: Array<Session>;
+  /** The sound library with its limits (limit default 20, at most 100; offset; search a partial name); REST GET /v1/sounds. */
+  sounds: SoundLibrary;
+  /** One sound of the active account (Sound not found); REST GET /v1/sounds/{id}. */
+  sound: Sound;
+  /** Daily follower and average-viewer series; platform platform_a, platform_b or platform_c; range DAYS_30, DAYS_90, DAYS_180 or DAYS_365; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
+  publicChannelTrends: PublicChannelTrends;
+  /** Ad-marked panels, most recently active first (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/channels/{platform}/{channel}/panel-history. */
+  publicChannelPanelHistory: Array<PublicPanel>;
+  /** One broadcast's summary (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
+  publicStreamSummary: PublicStreamSummary;
+  /** Title, category and tag changes, most recent first (platform platform_a, platform_b or platform_c; limit default 50, 1 to 200); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
+  publicStreamMetadataHistory: PublicMetadataHistory;
+  /** Tracked channels ranked by a metric; REST GET /v1/public-stats/browse. */
+  publicChannelBrowse: PublicChannelBrowse;
+  /** Categories of the tracked streams; REST GET /v1/public-stats/games. */
+  publicGames: PublicGames;
+  /** The emote directory; REST GET /v1/public-stats/emotes. */
+  publicEmotes: PublicEmotes;
+  /** The caller's watchlist, newest first; REST GET /v1/watchlist. */
+  myWatchlist: Watchlist;
+  /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
+  myPermissions: TokenPermissions;
+  /** Popout tokens of the active account; REST GET /v1/tokens. */
+  popoutTokens: Array<PopoutToken>;
+};
+
+
+export type QueryAdminRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminRoleMembersArgs = {
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type QueryApiKeyAssignablePermissionsArgs = {
+  kind: ApiKeyKind;
+};
+
+
+export type QueryAdminAccountApiKeysArgs = {
+  accountId: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminUserApiKeysArgs = {
+  userId: Scalars['UUID']['input'];
+};
+
+
+export type QueryMyAuditLogArgs = {
+  filter?: InputMaybe<AuditLogFilter>;
+};
+
+
+export type QueryAccountAuditLogArgs = {
+  filter?: InputMaybe<AuditLogFilter>;
+};
+
+
+export type QueryAdminAuditLogArgs = {
+  filter?: InputMaybe<AdminAuditLogFilter>;
+};
+
+
+export type QueryChatHistoryArgs = {
+  filter?: InputMaybe<ChatFilterInput>;
+};
+
+
+export type QuerySearchPlatformUsersArgs = {
+  query?: InputMaybe<Scalars['String']['input']>;
+  platforms?: InputMaybe<Array<Scalars['String']['input']>>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryEnabledProvidersArgs = {
+  connectionType: ConnectionType;
+};
+
+
+export type QueryAccountLoginAssignmentsArgs = {
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type QueryEventsArgs = {
+  filter?: InputMaybe<EventFilterInput>;
+};
+
+
+export type QueryEventArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryNotificationsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryOverlayArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryWidgetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminUserSettingPresetsArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QuerySoundsArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+  search?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type QuerySoundArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryPublicChannelTrendsArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+  range: Scalars['String']['input'];
+};
+
+
+export type QueryPublicChannelPanelHistoryArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+};
+
+
+export type QueryPublicStreamSummaryArgs = {
+  platform: Scalars['String']['input'];
+  broadcastId: Scalars['String']['input'];
+};
+
+
+export type QueryPublicStreamMetadataHistoryArgs = {
+  platform: Scalars['String']['input'];
+  broadcastId: Scalars['String']['input'];
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  offset?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryPublicChannelBrowseArgs = {
+  filter?: InputMaybe<PublicBrowseFilter>;
+};
+
+
+export type QueryPublicGamesArgs = {
+  filter?: InputMaybe<PublicGamesFilter>;
+};
+
+
+export type QueryPublicEmotesArgs = {
+  filter?: InputMaybe<PublicEmotesFilter>;
+};
+
+export type Mutation = {
+  __typename?: 'Mutation';
+  /** Create an account owned by the caller; REST POST /v1/accounts. */
+  createAccount: Account;
+  /** Update the calling user; REST PATCH /v1/me. */
+  updateMe: MeResult;
+  /** Dissolve the active account (owner only); REST DELETE /v1/account. */
+  dissolveAccount: Scalars['Boolean']['output'];
+  /** Leave the active account; REST POST /v1/account/leave. */
+  leaveAccount: Scalars['Boolean']['output'];
+  /** Change a member's role; REST PATCH /v1/account/members/{user_id}. */
+  updateAccountMember: AccountMember;
+  /** Remove a member; REST DELETE /v1/account/members/{user_id}. */
+  removeAccountMember: Scalars['Boolean']['output'];
+  /** Invite a user with a role; REST POST /v1/account/invites. */
+  createAccountInvite: AccountInvite;
+  /** Withdraw a pending invite; REST DELETE /v1/account/invites/{id}. */
+  cancelAccountInvite: Scalars['Boolean']['output'];
+  /** Create a custom role; REST POST /v1/account/roles. */
+  createAccountRole: AccountRole;
+  /** Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}. */
+  updateAccountRole: AccountRole;
+  /** Delete a role; REST DELETE /v1/account/roles/{id}. */
+  deleteAccountRole: Scalars['Boolean']['output'];
+  /** Create an admin role; REST POST /v1/admin/admin-roles. */
+  adminCreateRole: AdminRole;
+  /** Update an admin role (permissions as a diff); a system role keeps its name and admin:access + admin-roles:* (CONFLICT otherwise); REST PATCH /v1/admin/admin-roles/{id}. */
+  adminUpdateRole: AdminRole;
+  /** Delete an admin role and its assignments; REST DELETE /v1/admin/admin-roles/{id}. */
+  adminDeleteRole: Scalars['Boolean']['output'];
+  /** Assign an admin role: true when new, false when it existed; REST PUT /v1/admin/admin-roles/{id}/members/{user_id}. */
+  adminAssignUserRole: Scalars['Boolean']['output'];
+  /** Remove an admin role assignment: true when removed; REST DELETE /v1/admin/admin-roles/{id}/members/{user_id}. */
+  adminUnassignUserRole: Scalars['Boolean']['output'];
+  /** Create a personal key (full key once); REST POST /v1/api-keys. */
+  createUserApiKey: CreateUserApiKeyResult;
+  /** Rename a personal key (label only: 1 to 100 characters, not blank); REST PATCH /v1/api-keys/{id}. */
+  updateUserApiKey: UserApiKey;
+  /** Regenerate a personal key's secret; REST POST /v1/api-keys/{id}/rotate. */
+  rotateUserApiKey: CreateUserApiKeyResult;
+  /** Delete a personal key (hard delete); REST DELETE /v1/api-keys/{id}. */
+  deleteUserApiKey: DeleteTokenResult;
+  /** Create a service key (full key once); REST POST /v1/service-keys. */
+  createAccountServiceKey: CreateAccountServiceKeyResult;
+  /** Rename a service key (label only: 1 to 100 characters, not blank); REST PATCH /v1/service-keys/{id}. */
+  updateAccountServiceKey: AccountServiceKey;
+  /** Regenerate a service key's secret; REST POST /v1/service-keys/{id}/rotate. */
+  rotateAccountServiceKey: CreateAccountServiceKeyResult;
+  /** Delete a service key (hard delete); REST DELETE /v1/service-keys/{id}. */
+  deleteAccountServiceKey: DeleteTokenResult;
+  /** Operator edit of a key's label and scopes (kind PERSONAL or SERVICE); REST PATCH /v1/admin/api-keys/{kind}/{id}. */
+  adminUpdateApiKey: AdminApiKey;
+  /** Operator rotation; REST POST /v1/admin/api-keys/{kind}/{id}/rotate. */
+  adminRotateApiKey: AdminApiKeyRotated;
+  /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
+  adminDeleteApiKey: Scalars['Boolean']['output'];
+  /** Send chat as the acting user; every outcome is a result, not an error, except hard validation errors (unsupported platform, no channel connection: VALIDATION_ERROR); REST POST /v1/chat/send. */
+  sendChatToPlatform: GqlSendResult;
+  /** Ban, time out or delete (the action's own permission is required); REST POST /v1/chat/moderate. */
+  moderateChat: ChatModerationResult;
+  /** Re-fetch a chatter's profile (10-minute cooldown: REFRESH_COOLDOWN); REST POST /v1/chat/users/{platform}/{platform_user_id}/refresh. */
+  refreshPlatformUserProfile: ChatUserProfile;
+  /** Use a login connection for a provider in the active account; userId defaults to the caller (another user needs login-assignments:create). */
+  assignLoginConnection: GqlLoginAssignment;
+  /** Remove a login assignment (another user needs login-assignments:delete). */
+  removeLoginAssignment: Scalars['Boolean']['output'];
+  /** Delete one of the caller's login connections by id, with its assignments. */
+  disconnectLoginConnection: LogoutResult;
+  /** Make one of the caller's login connections the primary one; answers them all. */
+  setPrimaryLoginConnection: Array<LoginConnection>;
+  /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
+  createDeveloperApiKey: CreateDeveloperApiKeyResult;
+  /** Rename a developer key (label only: 1 to 100 characters, not blank); REST PATCH /v1/developer/api-keys/{id}. */
+  updateDeveloperApiKey: DeveloperApiKey;
+  /** Revoke a developer key (soft revoke); REST DELETE /v1/developer/api-keys/{id}. */
+  revokeDeveloperApiKey: DeleteTokenResult;
+  /** Apply to become a developer; REST POST /v1/developer/application. */
+  submitDeveloperApplication: DeveloperApplication;
+  /** Submit or resubmit the caller's verification; REST POST /v1/developer/verification. */
+  submitDeveloperVerification: DeveloperVerification;
+  /** Store an event and broadcast it after the commit (idempotent on externalId); REST POST /v1/events/emit. */
+  emitEvent: EmitEventResult;
+  /** A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin. */
+  emitBotEvent: Event;
+  /** Let one user install an unpublished extension (first-party; team extensions need team-testers:invite); REST POST /v1/developer/extensions/{id}/access. */
+  grantExtensionAccess: ExtensionAccessGrant;
+  /** Create an access invite code for an extension (code shown once; first-party); REST POST /v1/developer/extensions/{id}/access-invites. */
+  createExtensionAccessInvite: ExtensionAccessInvite;
+  /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
+  notificationAction: Notification;
+  /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
+  updateNotificationPreference: NotificationPreference;
+  /** Create an overlay (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/overlays. */
+  createOverlay: Overlay;
+  /** Change an overlay at the version read (CONFLICT when stale); published as overlay:update on overlay:{id}; REST PATCH /v1/overlays/{id}. */
+  updateOverlay: Overlay;
+  /** Create a widget instance (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/widgets. */
+  createWidget: Widget;
+  /** Change a widget at the version read (CONFLICT when stale); published as widget:update on widget:{id}; REST PATCH /v1/widgets/{id}. */
+  updateWidget: Widget;
+  /** Create a plan; REST POST /v1/admin/plans. */
+  adminCreatePlan: AdminPlan;
+  /** Rewrite a plan (Plan not found); REST PATCH /v1/admin/plans/{id}. */
+  adminUpdatePlan: AdminPlan;
+  /** Delete a plan no account uses; REST DELETE /v1/admin/plans/{id}. */
+  adminDeletePlan: Scalars['Boolean']['output'];
+  /** Set or clear the per-user system:account_creation override (no REST twin). */
+  adminUpdateUserAccountCreationOverride: AdminUser;
+  /** Save a preset (quota max_setting_presets); REST POST /v1/me/setting-presets. */
+  createSettingPreset: SettingPreset;
+  /** Change one of the caller's presets; REST PATCH /v1/me/setting-presets/{id}. */
+  updateSettingPreset: SettingPreset;
+  /** Delete one of the caller's presets; REST DELETE /v1/me/setting-presets/{id}. */
+  deleteSettingPreset: Scalars['Boolean']['output'];
+  /** Delete any user's preset (Setting preset not found); REST DELETE /v1/admin/setting-presets/{id}. */
+  adminDeleteUserSettingPreset: Scalars['Boolean']['output'];
+  /** Erase one platform user's chat messages, chatter profiles, moderation log entries, event identifiers and chatter statistics across every account, in one transaction; a repeat answers zeros; REST POST /v1/admin/privacy/chat/erase. */
+  adminEraseChatSubject: PrivacyErasure;
+  /** Erase one platform_b member's data everywhere (the chat erasure for platform_b); REST DELETE /v1/admin/privacy/platform_b/member/{id}. */
+  adminErasePlatformBMember: PrivacyErasure;
+  /** Make another account the session's active account; REST POST /v1/auth/switch-account. */
+  switchAccount: SessionTokens;
+  /** Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}. */
+  revokeSession: Scalars['Boolean']['output'];
+  /** Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token. */
+  issueWsToken: WsToken;
+  /** Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token. */
+  issuePopoutWsToken: WsToken;
+  /** Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange. */
+  exchangePopoutToken: PopoutSession;
+  /** Exchange the one-time code of a provider sign-in (`#login_code=`) for a session (INVALID_LOGIN_CODE when used, expired or unknown); REST POST /v1/auth/login/exchange. */
+  exchangeLoginCode: SessionTokens;
+  /** Rename a sound or set its duration or waveform; REST PATCH /v1/sounds/{id}. */
+  updateSound: Sound;
+  /** Delete a sound and its audio; REST DELETE /v1/sounds/{id}. */
+  deleteSound: Scalars['Boolean']['output'];
+  /** Publish sound:play on sounds:{accountId} (volume 0.0 to 1.0, default 1.0; target omitted: every browser source); REST POST /v1/sounds/{id}/play. */
+  playSound: SoundActionResult;
+  /** Publish sound:stop on sounds:{accountId}; REST POST /v1/sounds/{id}/stop. */
+  stopSound: SoundActionResult;
+  /** Add a channel by its URL handle (idempotent; at most 500; platform platform_a, platform_b or platform_c); REST POST /v1/watchlist. */
+  addToWatchlist: WatchlistItem;
+  /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
+  removeFromWatchlist: Scalars['Boolean']['output'];
+  /** Create a popout token; REST POST /v1/tokens. */
+  createPopoutToken: PopoutTokenCreated;
+  /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
+  revokePopoutToken: Scalars['Boolean']['output'];
+};
+
+
+export type MutationCreateAccountArgs = {
+  input: CreateAccountInput;
+};
+
+
+export type MutationUpdateMeArgs = {
+  input: UpdateMeInput;
+};
+
+
+export type MutationUpdateAccountMemberArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationRemoveAccountMemberArgs = {
+  userId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountInviteArgs = {
+  input: CreateAccountInviteInput;
+};
+
+
+export type MutationCancelAccountInviteArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountRoleArgs = {
+  input: CreateAccountRoleInput;
+};
+
+
+export type MutationUpdateAccountRoleArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateAccountRoleInput;
+};
+
+
+export type MutationDeleteAccountRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminCreateRoleArgs = {
+  input: CreateAdminRoleInput;
+};
+
+
+export type MutationAdminUpdateRoleArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateAdminRoleInput;
+};
+
+
+export type MutationAdminDeleteRoleArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminAssignUserRoleArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUnassignUserRoleArgs = {
+  userId: Scalars['UUID']['input'];
+  roleId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateUserApiKeyArgs = {
+  input: CreateUserApiKeyInput;
+};
+
+
+export type MutationUpdateUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRotateUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationDeleteUserApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateAccountServiceKeyArgs = {
+  input: CreateAccountServiceKeyInput;
+};
+
+
+export type MutationUpdateAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRotateAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationDeleteAccountServiceKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateApiKeyArgs = {
+  kind: ApiKeyKind;
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+  permissions: Array<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRotateApiKeyArgs = {
+  kind: ApiKeyKind;
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminDeleteApiKeyArgs = {
+  kind: ApiKeyKind;
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationSendChatToPlatformArgs = {
+  input: SendChatInput;
+};
+
+
+export type MutationModerateChatArgs = {
+  input: ModerationInput;
+};
+
+
+export type MutationRefreshPlatformUserProfileArgs = {
+  platform: Scalars['String']['input'];
+  platformUserId: Scalars['String']['input'];
+};
+
+
+export type MutationAssignLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+  provider: Scalars['String']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type MutationRemoveLoginAssignmentArgs = {
+  provider: Scalars['String']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+};
+
+
+export type MutationDisconnectLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+};
+
+
+export type MutationSetPrimaryLoginConnectionArgs = {
+  loginConnectionId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateDeveloperApiKeyArgs = {
+  input: CreateDeveloperApiKeyInput;
+};
+
+
+export type MutationUpdateDeveloperApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+  label: Scalars['String']['input'];
+};
+
+
+export type MutationRevokeDeveloperApiKeyArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationSubmitDeveloperApplicationArgs = {
+  input: SubmitDeveloperApplicationInput;
+};
+
+
+export type MutationSubmitDeveloperVerificationArgs = {
+  input: SubmitDeveloperVerificationInput;
+};
+
+
+export type MutationEmitEventArgs = {
+  input: EmitEventInput;
+};
+
+
+export type MutationEmitBotEventArgs = {
+  accountId: Scalars['ID']['input'];
+  eventType: Scalars['String']['input'];
+  platform: Scalars['String']['input'];
+  username: Scalars['String']['input'];
+  raw: Scalars['JSON']['input'];
+};
+
+
+export type MutationGrantExtensionAccessArgs = {
+  extensionId: Scalars['UUID']['input'];
+  userId: Scalars['UUID']['input'];
+};
+
+
+export type MutationCreateExtensionAccessInviteArgs = {
+  extensionId: Scalars['UUID']['input'];
+  input?: InputMaybe<CreateExtensionAccessInviteInput>;
+};
+
+
+export type MutationNotificationActionArgs = {
+  id: Scalars['UUID']['input'];
+  action: Scalars['String']['input'];
+};
+
+
+export type MutationUpdateNotificationPreferenceArgs = {
+  type: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+};
+
+
+export type MutationCreateOverlayArgs = {
+  input: CreateOverlayInput;
+};
+
+
+export type MutationUpdateOverlayArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateOverlayInput;
+};
+
+
+export type MutationCreateWidgetArgs = {
+  input: CreateWidgetInput;
+};
+
+
+export type MutationUpdateWidgetArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateWidgetInput;
+};
+
+
+export type MutationAdminCreatePlanArgs = {
+  input: AdminCreatePlanInput;
+};
+
+
+export type MutationAdminUpdatePlanArgs = {
+  id: Scalars['UUID']['input'];
+  input: AdminUpdatePlanInput;
+};
+
+
+export type MutationAdminDeletePlanArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateUserAccountCreationOverrideArgs = {
+  userId: Scalars['UUID']['input'];
+  override: AccountCreationOverride;
+};
+
+
+export type MutationCreateSettingPresetArgs = {
+  input: CreateSettingPresetInput;
+};
+
+
+export type MutationUpdateSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateSettingPresetInput;
+};
+
+
+export type MutationDeleteSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminDeleteUserSettingPresetArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminEraseChatSubjectArgs = {
+  input: AdminEraseChatSubjectInput;
+};
+
+
+export type MutationAdminErasePlatformBMemberArgs = {
+  id: Scalars['String']['input'];
+};
+
+
+export type MutationSwitchAccountArgs = {
+  accountId: Scalars['UUID']['input'];
+};
+
+
+export type MutationRevokeSessionArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationExchangePopoutTokenArgs = {
+  token: Scalars['String']['input'];
+};
+
+
+export type MutationExchangeLoginCodeArgs = {
+  loginCode: Scalars['String']['input'];
+};
+
+
+export type MutationUpdateSoundArgs = {
+  id: Scalars['UUID']['input'];
+  input: UpdateSoundInput;
+};
+
+
+export type MutationDeleteSoundArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationPlaySoundArgs = {
+  id: Scalars['UUID']['input'];
+  volume?: InputMaybe<Scalars['Float']['input']>;
+  target?: InputMaybe<SoundTargetInput>;
+};
+
+
+export type MutationStopSoundArgs = {
+  id: Scalars['UUID']['input'];
+  target?: InputMaybe<SoundTargetInput>;
+};
+
+
+export type MutationAddToWatchlistArgs = {
+  platform: Scalars['String']['input'];
+  channel: Scalars['String']['input'];
+};
+
+
+export type MutationRemoveFromWatchlistArgs = {
+  platform: Scalars['String']['input'];
+  platformChannelId: Scalars['String']['input'];
+};
+
+
+export type MutationCreatePopoutTokenArgs = {
+  input: CreatePopoutTokenInput;
+};
+
+
+export type MutationRevokePopoutTokenArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 /** Access and refresh JWTs of a session (REST twin: the `data` of the session token responses). */
@@ -48,64 +824,48 @@ export type SessionTokens = {
   accountId: Maybe<Scalars['UUID']['output']>;
 };
 
-/** One of the caller's open sessions. */
-export type Session = {
-  __typename?: 'Session';
+export type AdminPermissionInfo = {
+  __typename?: 'AdminPermissionInfo';
+  permission: Scalars['String']['output'];
+  category: Scalars['String']['output'];
+};
+
+export type FeatureDisabledReasonGql =
+  /** Admin kill-switch. */
+  | 'GLOBAL_OFF'
+  /** The plan lacks it. */
+  | 'PLAN_LOCKED'
+  /** A per-account override blocks it. */
+  | 'ACCOUNT_OVERRIDE'
+  /** A per-user override blocks it (system:account_creation only). */
+  | 'USER_OVERRIDE';
+
+export type FeatureStatusGql = {
+  __typename?: 'FeatureStatusGql';
+  key: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+  /** Null when enabled. */
+  reason: Maybe<FeatureDisabledReasonGql>;
+};
+
+/** A platform identity the user signs in with (its grant sends chat as the user). */
+export type LoginConnection = {
+  __typename?: 'LoginConnection';
   id: Scalars['UUID']['output'];
-  createdAt: Scalars['String']['output'];
-  lastUsedAt: Scalars['String']['output'];
-  expiresAt: Scalars['String']['output'];
-  ipAddress: Maybe<Scalars['String']['output']>;
-  userAgent: Maybe<Scalars['String']['output']>;
-  /** True for the session this request came through. */
-  current: Scalars['Boolean']['output'];
-};
-
-/** A WebSocket-only token for ?token= on the /v1/ws upgrade. */
-export type WsToken = {
-  __typename?: 'WsToken';
-  wsToken: Scalars['String']['output'];
-  expiresAt: Scalars['String']['output'];
-};
-
-/** A popout session: the JWT is also set as the svc-popout-token cookie. */
-export type PopoutSession = {
-  __typename?: 'PopoutSession';
-  token: Scalars['String']['output'];
-  expiresAt: Scalars['String']['output'];
-  accountId: Scalars['UUID']['output'];
-};
-
-/** A popout token of the active account (never the secret). */
-export type PopoutToken = {
-  __typename?: 'PopoutToken';
-  id: Scalars['UUID']['output'];
-  accountId: Scalars['UUID']['output'];
-  userId: Maybe<Scalars['UUID']['output']>;
-  createdBy: Maybe<Scalars['UUID']['output']>;
-  label: Scalars['String']['output'];
-  permissions: Array<Scalars['String']['output']>;
-  expiresAt: Maybe<Scalars['String']['output']>;
-  revokedAt: Maybe<Scalars['String']['output']>;
-  lastUsedAt: Maybe<Scalars['String']['output']>;
+  provider: Scalars['String']['output'];
+  platformUserId: Scalars['String']['output'];
+  displayName: Maybe<Scalars['String']['output']>;
+  /** The grant needs the user to reconnect. */
+  reconnectRequired: Scalars['Boolean']['output'];
+  isPrimary: Scalars['Boolean']['output'];
   createdAt: Scalars['String']['output'];
 };
 
-/** A newly created popout token; token is the full lm_pop_ secret, shown only once. */
-export type PopoutTokenCreated = {
-  __typename?: 'PopoutTokenCreated';
-  token: Scalars['String']['output'];
-  popoutToken: PopoutToken;
-};
-
-export type CreatePopoutTokenInput = {
-  label?: InputMaybe<Scalars['String']['input']>;
-  /** Account permissions the token holds; never more than the creating user's role. */
-  permissions: Array<Scalars['String']['input']>;
-  /** Acting user; defaults to the creator. */
-  userId?: InputMaybe<Scalars['UUID']['input']>;
-  /** RFC 3339; null means never. */
-  expiresAt?: InputMaybe<Scalars['String']['input']>;
+/** The result of a key delete (hard delete). */
+export type DeleteTokenResult = {
+  __typename?: 'DeleteTokenResult';
+  success: Scalars['Boolean']['output'];
+  id: Scalars['UUID']['output'];
 };
 
 /** The calling user. Further fields join with their modules. */
@@ -208,90 +968,198 @@ export type UpdateAccountRoleInput = {
   permissions?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
-/** An in-app notification; status is unread, read, accepted or declined. */
-export type Notification = {
-  __typename?: 'Notification';
+export type AdminRole = {
+  __typename?: 'AdminRole';
   id: Scalars['UUID']['output'];
-  type: Scalars['String']['output'];
-  data: Scalars['JSON']['output'];
-  status: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  /** System roles cannot be deleted or renamed and always keep admin:access and admin-roles:*; otherwise editable. */
+  isSystem: Scalars['Boolean']['output'];
+  /** Sorted (code-point order), legacy strings included. */
+  permissions: Array<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
   createdAt: Scalars['String']['output'];
-  readAt: Maybe<Scalars['String']['output']>;
+  updatedAt: Scalars['String']['output'];
 };
 
-export type NotificationPage = {
-  __typename?: 'NotificationPage';
-  items: Array<Notification>;
-  total: Scalars['Int']['output'];
-  page: Scalars['Int']['output'];
-  limit: Scalars['Int']['output'];
-  pages: Scalars['Int']['output'];
+export type AdminRoleMember = {
+  __typename?: 'AdminRoleMember';
+  userId: Scalars['UUID']['output'];
+  displayName: Scalars['String']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  assignedAt: Scalars['String']['output'];
 };
 
-/** Delivery channel of one notification type: off, in_app, email or in_app_email. */
-export type NotificationPreference = {
-  __typename?: 'NotificationPreference';
-  type: Scalars['String']['output'];
-  channel: Scalars['String']['output'];
-  locked: Scalars['Boolean']['output'];
+export type CreateAdminRoleInput = {
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** admin:access is added when absent. */
+  permissions: Array<Scalars['String']['input']>;
 };
 
-/** A stream event (Part 2, "Event row"); REST calls eventType `type`. */
-export type Event = {
-  __typename?: 'Event';
+export type UpdateAdminRoleInput = {
+  /** Trimmed. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** null clears it; omitted leaves it unchanged. */
+  description?: InputMaybe<Scalars['String']['input']>;
+  /** The wanted list, applied as a diff; unknown strings already on the role are kept. */
+  permissions?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** Key kinds: PERSONAL (lm_usr_), SERVICE (lm_svc_), DEVELOPER (lm_dev_, the assignable-scope registry only). */
+export type ApiKeyKind =
+  | 'PERSONAL'
+  | 'SERVICE'
+  | 'DEVELOPER';
+
+/** One assignable scope: key is resource:action. */
+export type ApiKeyPermission = {
+  __typename?: 'ApiKeyPermission';
+  key: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  category: Scalars['String']['output'];
+};
+
+/** A personal key (lm_usr_), bound to one user and one account; never the secret. */
+export type UserApiKey = {
+  __typename?: 'UserApiKey';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** A service key (lm_svc_), owned by the account; createdBy becomes null when its creator leaves. */
+export type AccountServiceKey = {
+  __typename?: 'AccountServiceKey';
   id: Scalars['UUID']['output'];
   accountId: Scalars['UUID']['output'];
-  /** platform:action, up to 100 characters. */
-  eventType: Scalars['String']['output'];
-  platform: Scalars['String']['output'];
-  externalId: Maybe<Scalars['String']['output']>;
-  raw: Scalars['JSON']['output'];
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
   createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
 };
 
-export type PaginatedEventResult = {
-  __typename?: 'PaginatedEventResult';
-  items: Array<Event>;
+/** key is the full lm_usr_ secret, shown only here. */
+export type CreateUserApiKeyResult = {
+  __typename?: 'CreateUserApiKeyResult';
+  key: Scalars['String']['output'];
+  apiKey: UserApiKey;
+};
+
+/** key is the full lm_svc_ secret, shown only here. */
+export type CreateAccountServiceKeyResult = {
+  __typename?: 'CreateAccountServiceKeyResult';
+  key: Scalars['String']['output'];
+  serviceKey: AccountServiceKey;
+};
+
+/** Operator view of a personal or service key; never a secret. */
+export type AdminApiKey = {
+  __typename?: 'AdminApiKey';
+  id: Scalars['UUID']['output'];
+  kind: ApiKeyKind;
+  accountId: Scalars['UUID']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  keyPrefix: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+};
+
+/** key is the new full secret, shown only here. */
+export type AdminApiKeyRotated = {
+  __typename?: 'AdminApiKeyRotated';
+  key: Scalars['String']['output'];
+  apiKey: AdminApiKey;
+};
+
+export type CreateUserApiKeyInput = {
+  /** 1 to 100 characters, not blank. */
+  label: Scalars['String']['input'];
+  /** A subset of the creator's permissions (personal registry). */
+  permissions: Array<Scalars['String']['input']>;
+  /** RFC 3339; null means no expiry. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
+export type CreateAccountServiceKeyInput = {
+  /** 1 to 100 characters, not blank. */
+  label: Scalars['String']['input'];
+  /** A subset of the creator's account permissions (service registry). */
+  permissions: Array<Scalars['String']['input']>;
+  /** RFC 3339; null means no expiry. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** A name resolved at read time for an id an audit row references; kind is user, account or role. */
+export type AuditResolvedName = {
+  __typename?: 'AuditResolvedName';
+  id: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  displayName: Scalars['String']['output'];
+};
+
+export type AuditItem = {
+  __typename?: 'AuditItem';
+  id: Scalars['UUID']['output'];
+  /** user, account or system. */
+  scope: Scalars['String']['output'];
+  type: Scalars['String']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  accountId: Maybe<Scalars['UUID']['output']>;
+  actorId: Maybe<Scalars['UUID']['output']>;
+  ipAddress: Maybe<Scalars['String']['output']>;
+  userAgent: Maybe<Scalars['String']['output']>;
+  metadata: Scalars['JSON']['output'];
+  createdAt: Scalars['String']['output'];
+  resolvedNames: Array<AuditResolvedName>;
+};
+
+export type AuditLogPage = {
+  __typename?: 'AuditLogPage';
+  items: Array<AuditItem>;
   total: Scalars['Int']['output'];
   page: Scalars['Int']['output'];
   limit: Scalars['Int']['output'];
-  pages: Scalars['Int']['output'];
+  totalPages: Scalars['Int']['output'];
 };
 
-/** Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events). */
-export type EventFilterInput = {
-  types?: InputMaybe<Array<Scalars['String']['input']>>;
-  /** Comma-separated for several. */
-  platform?: InputMaybe<Scalars['String']['input']>;
-  /** Matches the user_id inside raw. */
-  userId?: InputMaybe<Scalars['String']['input']>;
-  /** Case-insensitive text search in raw. */
-  search?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339 date-time; events after it. */
-  from?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339 date-time; events before it. */
-  to?: InputMaybe<Scalars['String']['input']>;
+/** Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored. */
+export type AuditLogFilter = {
   page?: InputMaybe<Scalars['Int']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  from?: InputMaybe<Scalars['String']['input']>;
+  to?: InputMaybe<Scalars['String']['input']>;
 };
 
-/** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */
-export type EmitEventInput = {
-  /** platform:action: 3 to 100 characters matching ^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$. */
-  type: Scalars['String']['input'];
-  /** 1 to 50 characters. */
-  platform: Scalars['String']['input'];
-  raw: Scalars['JSON']['input'];
-  /** 1 to 255 characters. */
-  externalId?: InputMaybe<Scalars['String']['input']>;
-};
-
-/** duplicate: the externalId was delivered before; the stored event is answered and not broadcast again. */
-export type EmitEventResult = {
-  __typename?: 'EmitEventResult';
-  id: Scalars['UUID']['output'];
-  duplicate: Scalars['Boolean']['output'];
-  event: Event;
+/** Operator filters: the shared ones plus scope (user, account or system), user and account. */
+export type AdminAuditLogFilter = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  type?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time. */
+  from?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time. */
+  to?: InputMaybe<Scalars['String']['input']>;
+  /** One of user, account, system. */
+  scope?: InputMaybe<Scalars['String']['input']>;
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  accountId?: InputMaybe<Scalars['UUID']['input']>;
 };
 
 /** The room a shared-chat message was sent in. */
@@ -434,337 +1302,6 @@ export type ChatModerationResult = {
   details: Maybe<Scalars['JSON']['output']>;
 };
 
-/**
- * A sound of the account's library (REST Sound). Byte sizes are integral Floats (they may exceed 32
- * bits). Upload is REST only (POST /v1/sounds, multipart/form-data), as is the audio itself
- * (GET /v1/sounds/{id}/stream).
- */
-export type Sound = {
-  __typename?: 'Sound';
-  id: Scalars['UUID']['output'];
-  accountId: Scalars['UUID']['output'];
-  name: Scalars['String']['output'];
-  filename: Scalars['String']['output'];
-  /** audio/mpeg, audio/wav, audio/ogg or audio/flac, detected from the bytes. */
-  contentType: Scalars['String']['output'];
-  sizeBytes: Scalars['Float']['output'];
-  durationMs: Scalars['Int']['output'];
-  /** Opaque JSON set through updateSound; null until then. */
-  waveform: Maybe<Scalars['JSON']['output']>;
-  createdAt: Scalars['String']['output'];
-  /** The extension that uploaded it; null for the account's own uploads. */
-  sourceExtensionName: Maybe<Scalars['String']['output']>;
-};
-
-/** A page of the library and the plan's sound limits (REST GET /v1/sounds data). */
-export type SoundLibrary = {
-  __typename?: 'SoundLibrary';
-  sounds: Array<Sound>;
-  /** Sounds matching search (all without it). */
-  totalCount: Scalars['Int']['output'];
-  /** The account's own uploads, held against maxSounds. */
-  userSoundCount: Scalars['Int']['output'];
-  maxSounds: Scalars['Int']['output'];
-  maxSoundFileSize: Scalars['Float']['output'];
-  maxSoundStorageBytes: Scalars['Float']['output'];
-  /** Bytes of the account's own uploads, held against maxSoundStorageBytes. */
-  usedStorageBytes: Scalars['Float']['output'];
-};
-
-/** Absent members stay as they are; waveform null clears it. */
-export type UpdateSoundInput = {
-  /** 1 to 100 characters (after trimming). */
-  name?: InputMaybe<Scalars['String']['input']>;
-  /** 0 to 2147483647. */
-  durationMs?: InputMaybe<Scalars['Int']['input']>;
-  waveform?: InputMaybe<Scalars['JSON']['input']>;
-};
-
-/** One browser source: type widget or overlay (anything else is refused), id its UUID. */
-export type SoundTargetInput = {
-  /** One of widget, overlay. */
-  type: Scalars['String']['input'];
-  /** A UUID. */
-  id: Scalars['String']['input'];
-};
-
-/** The result of play and stop (REST { success: true }). */
-export type SoundActionResult = {
-  __typename?: 'SoundActionResult';
-  success: Scalars['Boolean']['output'];
-};
-
-/** What one privacy erasure removed or de-identified; zeros when nothing was left. */
-export type PrivacyErasureCounts = {
-  __typename?: 'PrivacyErasureCounts';
-  /** Messages deleted plus replies whose quote of the subject was cleared. */
-  chatMessages: Scalars['Int']['output'];
-  /** Chatter profiles deleted (one per account). */
-  chatUsers: Scalars['Int']['output'];
-  /** Moderation log rows deleted (subject as target) or cleared (subject as moderator). */
-  moderationEntries: Scalars['Int']['output'];
-  /** Events whose raw payload had the subject's identifiers set to null. */
-  events: Scalars['Int']['output'];
-  /** Public statistics chatter rows deleted. */
-  statsRows: Scalars['Int']['output'];
-};
-
-/** The answer of a privacy erasure (REST PrivacyErasure). */
-export type PrivacyErasure = {
-  __typename?: 'PrivacyErasure';
-  platform: Scalars['String']['output'];
-  /** Hex SHA-256 of <platform>:<platform_user_id>, the subject's name in the audit log. */
-  subjectHash: Scalars['String']['output'];
-  erased: PrivacyErasureCounts;
-};
-
-/** The subject of a chat erasure: a platform user; username adds a login to match where the service never saw one. */
-export type AdminEraseChatSubjectInput = {
-  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR Unsupported platform: <platform>). */
-  platform: Scalars['String']['input'];
-  /** 1 to 200 characters. */
-  platformUserId: Scalars['String']['input'];
-  /** 1 to 200 characters. */
-  username?: InputMaybe<Scalars['String']['input']>;
-};
-
-export type AdminRole = {
-  __typename?: 'AdminRole';
-  id: Scalars['UUID']['output'];
-  name: Scalars['String']['output'];
-  description: Maybe<Scalars['String']['output']>;
-  /** System roles cannot be deleted or renamed and always keep admin:access and admin-roles:*; otherwise editable. */
-  isSystem: Scalars['Boolean']['output'];
-  /** Sorted (code-point order), legacy strings included. */
-  permissions: Array<Scalars['String']['output']>;
-  memberCount: Scalars['Int']['output'];
-  createdAt: Scalars['String']['output'];
-  updatedAt: Scalars['String']['output'];
-};
-
-export type AdminRoleMember = {
-  __typename?: 'AdminRoleMember';
-  userId: Scalars['UUID']['output'];
-  displayName: Scalars['String']['output'];
-  email: Maybe<Scalars['String']['output']>;
-  avatarUrl: Maybe<Scalars['String']['output']>;
-  assignedAt: Scalars['String']['output'];
-};
-
-export type AdminPermissionInfo = {
-  __typename?: 'AdminPermissionInfo';
-  permission: Scalars['String']['output'];
-  category: Scalars['String']['output'];
-};
-
-export type CreateAdminRoleInput = {
-  name: Scalars['String']['input'];
-  description?: InputMaybe<Scalars['String']['input']>;
-  /** admin:access is added when absent. */
-  permissions: Array<Scalars['String']['input']>;
-};
-
-export type UpdateAdminRoleInput = {
-  /** Trimmed. */
-  name?: InputMaybe<Scalars['String']['input']>;
-  /** null clears it; omitted leaves it unchanged. */
-  description?: InputMaybe<Scalars['String']['input']>;
-  /** The wanted list, applied as a diff; unknown strings already on the role are kept. */
-  permissions?: InputMaybe<Array<Scalars['String']['input']>>;
-};
-
-/** A flag as a plan maps it (no plan-feature row is off). */
-export type AdminPlanFeature = {
-  __typename?: 'AdminPlanFeature';
-  featureId: Scalars['UUID']['output'];
-  featureKey: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  enabled: Scalars['Boolean']['output'];
-};
-
-/**
- * A plan as operators see it. Prices are integers in the minor currency unit; byte sizes are
- * integral Floats (they exceed 32 bits). The GraphQL shape lists no sound limits (REST does).
- */
-export type AdminPlan = {
-  __typename?: 'AdminPlan';
-  id: Scalars['UUID']['output'];
-  slug: Scalars['String']['output'];
-  name: Scalars['String']['output'];
-  description: Maybe<Scalars['String']['output']>;
-  priceMonthly: Scalars['Int']['output'];
-  priceYearly: Scalars['Int']['output'];
-  currency: Scalars['String']['output'];
-  isPublic: Scalars['Boolean']['output'];
-  sortOrder: Scalars['Int']['output'];
-  maxOverlays: Scalars['Int']['output'];
-  maxStorageBytes: Scalars['Float']['output'];
-  maxUploadSizeBytes: Scalars['Float']['output'];
-  maxIntegrations: Scalars['Int']['output'];
-  /** 0 keeps forever. */
-  chatRetentionDays: Scalars['Int']['output'];
-  /** 0 is unlimited. */
-  maxSettingPresets: Scalars['Int']['output'];
-  stripeProductId: Maybe<Scalars['String']['output']>;
-  stripeMonthlyPriceId: Maybe<Scalars['String']['output']>;
-  stripeYearlyPriceId: Maybe<Scalars['String']['output']>;
-  features: Array<AdminPlanFeature>;
-  accountsUsing: Scalars['Int']['output'];
-};
-
-/** Plan rules: slug ^[a-z0-9]+(?:-[a-z0-9]+)*$, 2 to 40 characters; prices and limits not negative; currency defaults to USD. */
-export type AdminCreatePlanInput = {
-  /** 2 to 40 characters matching ^[a-z0-9]+(?:-[a-z0-9]+)*$. */
-  slug: Scalars['String']['input'];
-  name: Scalars['String']['input'];
-  description?: InputMaybe<Scalars['String']['input']>;
-  priceMonthly: Scalars['Int']['input'];
-  priceYearly: Scalars['Int']['input'];
-  currency?: InputMaybe<Scalars['String']['input']>;
-  isPublic: Scalars['Boolean']['input'];
-  sortOrder: Scalars['Int']['input'];
-  maxOverlays: Scalars['Int']['input'];
-  maxStorageBytes: Scalars['Float']['input'];
-  maxUploadSizeBytes: Scalars['Float']['input'];
-  maxIntegrations: Scalars['Int']['input'];
-  chatRetentionDays: Scalars['Int']['input'];
-  maxSettingPresets: Scalars['Int']['input'];
-  stripeProductId?: InputMaybe<Scalars['String']['input']>;
-  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
-  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
-};
-
-/** The full editable set (no slug); omitted description and payment ids become null; sound limits are kept. */
-export type AdminUpdatePlanInput = {
-  name: Scalars['String']['input'];
-  description?: InputMaybe<Scalars['String']['input']>;
-  priceMonthly: Scalars['Int']['input'];
-  priceYearly: Scalars['Int']['input'];
-  currency: Scalars['String']['input'];
-  isPublic: Scalars['Boolean']['input'];
-  sortOrder: Scalars['Int']['input'];
-  maxOverlays: Scalars['Int']['input'];
-  maxStorageBytes: Scalars['Float']['input'];
-  maxUploadSizeBytes: Scalars['Float']['input'];
-  maxIntegrations: Scalars['Int']['input'];
-  chatRetentionDays: Scalars['Int']['input'];
-  maxSettingPresets: Scalars['Int']['input'];
-  stripeProductId?: InputMaybe<Scalars['String']['input']>;
-  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
-  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
-};
-
-/** A feature of a public plan; effective availability is enabled and globallyEnabled. */
-export type PlanFeature = {
-  __typename?: 'PlanFeature';
-  featureId: Scalars['UUID']['output'];
-  featureKey: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  enabled: Scalars['Boolean']['output'];
-  /** True when the global kill-switch for the flag is on. */
-  globallyEnabled: Scalars['Boolean']['output'];
-};
-
-/** Public pricing: prices and byte sizes as strings. */
-export type BillingPlan = {
-  __typename?: 'BillingPlan';
-  id: Scalars['UUID']['output'];
-  slug: Scalars['String']['output'];
-  name: Scalars['String']['output'];
-  description: Maybe<Scalars['String']['output']>;
-  priceMonthly: Scalars['String']['output'];
-  priceYearly: Scalars['String']['output'];
-  currency: Scalars['String']['output'];
-  isPublic: Scalars['Boolean']['output'];
-  sortOrder: Scalars['Int']['output'];
-  maxOverlays: Scalars['Int']['output'];
-  maxStorageBytes: Scalars['String']['output'];
-  maxUploadSizeBytes: Scalars['String']['output'];
-  maxIntegrations: Scalars['Int']['output'];
-  chatRetentionDays: Scalars['Int']['output'];
-  /** Only the feature, widget, integration and bot_module categories. */
-  features: Array<PlanFeature>;
-};
-
-export type FeatureDisabledReasonGql =
-  /** Admin kill-switch. */
-  | 'GLOBAL_OFF'
-  /** The plan lacks it. */
-  | 'PLAN_LOCKED'
-  /** A per-account override blocks it. */
-  | 'ACCOUNT_OVERRIDE'
-  /** A per-user override blocks it (system:account_creation only). */
-  | 'USER_OVERRIDE';
-
-export type FeatureStatusGql = {
-  __typename?: 'FeatureStatusGql';
-  key: Scalars['String']['output'];
-  enabled: Scalars['Boolean']['output'];
-  /** Null when enabled. */
-  reason: Maybe<FeatureDisabledReasonGql>;
-};
-
-export type AccountFeatures = {
-  __typename?: 'AccountFeatures';
-  /** Enabled keys of the active account, without system:*. */
-  enabledFeatures: Array<Scalars['String']['output']>;
-  /** Every flag's status for the active account, without system:*. */
-  featureStatuses: Array<FeatureStatusGql>;
-};
-
-export type AccountCreationOverride =
-  /** Inherit the global system:account_creation. */
-  | 'DEFAULT'
-  | 'ALLOW'
-  | 'DENY';
-
-/** A user as operators see it (fields beyond accountCreationOverride are not shown in Part 1). */
-export type AdminUser = {
-  __typename?: 'AdminUser';
-  id: Scalars['UUID']['output'];
-  email: Maybe<Scalars['String']['output']>;
-  displayName: Scalars['String']['output'];
-  accountCreationOverride: AccountCreationOverride;
-};
-
-export type SettingPreset = {
-  __typename?: 'SettingPreset';
-  id: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
-  kind: Scalars['String']['output'];
-  name: Scalars['String']['output'];
-  /** Opaque JSON, as saved. */
-  payload: Scalars['JSON']['output'];
-  isDefault: Scalars['Boolean']['output'];
-  createdAt: Scalars['String']['output'];
-  updatedAt: Scalars['String']['output'];
-};
-
-/** A preset as operators see it: the payload is never exposed. */
-export type AdminSettingPreset = {
-  __typename?: 'AdminSettingPreset';
-  id: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
-  kind: Scalars['String']['output'];
-  name: Scalars['String']['output'];
-  isDefault: Scalars['Boolean']['output'];
-  createdAt: Scalars['String']['output'];
-  updatedAt: Scalars['String']['output'];
-};
-
-export type CreateSettingPresetInput = {
-  kind: Scalars['String']['input'];
-  name: Scalars['String']['input'];
-  payload: Scalars['JSON']['input'];
-  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
-};
-
-export type UpdateSettingPresetInput = {
-  name?: InputMaybe<Scalars['String']['input']>;
-  payload?: InputMaybe<Scalars['JSON']['input']>;
-  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
-};
-
 export type PlatformCredentialKind =
   | 'CHANNEL'
   | 'BOT';
@@ -802,19 +1339,6 @@ export type ConnectionType =
   | 'channel'
   | 'bot';
 
-/** A platform identity the user signs in with (its grant sends chat as the user). */
-export type LoginConnection = {
-  __typename?: 'LoginConnection';
-  id: Scalars['UUID']['output'];
-  provider: Scalars['String']['output'];
-  platformUserId: Scalars['String']['output'];
-  displayName: Maybe<Scalars['String']['output']>;
-  /** The grant needs the user to reconnect. */
-  reconnectRequired: Scalars['Boolean']['output'];
-  isPrimary: Scalars['Boolean']['output'];
-  createdAt: Scalars['String']['output'];
-};
-
 /** Which login connection acts for a user on a provider in an account. */
 export type GqlLoginAssignment = {
   __typename?: 'GqlLoginAssignment';
@@ -829,195 +1353,6 @@ export type GqlLoginAssignment = {
 export type LogoutResult = {
   __typename?: 'LogoutResult';
   success: Scalars['Boolean']['output'];
-};
-
-/** A name resolved at read time for an id an audit row references; kind is user, account or role. */
-export type AuditResolvedName = {
-  __typename?: 'AuditResolvedName';
-  id: Scalars['UUID']['output'];
-  kind: Scalars['String']['output'];
-  displayName: Scalars['String']['output'];
-};
-
-export type AuditItem = {
-  __typename?: 'AuditItem';
-  id: Scalars['UUID']['output'];
-  /** user, account or system. */
-  scope: Scalars['String']['output'];
-  type: Scalars['String']['output'];
-  userId: Maybe<Scalars['UUID']['output']>;
-  accountId: Maybe<Scalars['UUID']['output']>;
-  actorId: Maybe<Scalars['UUID']['output']>;
-  ipAddress: Maybe<Scalars['String']['output']>;
-  userAgent: Maybe<Scalars['String']['output']>;
-  metadata: Scalars['JSON']['output'];
-  createdAt: Scalars['String']['output'];
-  resolvedNames: Array<AuditResolvedName>;
-};
-
-export type AuditLogPage = {
-  __typename?: 'AuditLogPage';
-  items: Array<AuditItem>;
-  total: Scalars['Int']['output'];
-  page: Scalars['Int']['output'];
-  limit: Scalars['Int']['output'];
-  totalPages: Scalars['Int']['output'];
-};
-
-/** Shared filters of the audit log: limit defaults to 50 and is clamped 1 to 200; unparseable from/to are ignored. */
-export type AuditLogFilter = {
-  page?: InputMaybe<Scalars['Int']['input']>;
-  limit?: InputMaybe<Scalars['Int']['input']>;
-  type?: InputMaybe<Scalars['String']['input']>;
-  from?: InputMaybe<Scalars['String']['input']>;
-  to?: InputMaybe<Scalars['String']['input']>;
-};
-
-/** Operator filters: the shared ones plus scope (user, account or system), user and account. */
-export type AdminAuditLogFilter = {
-  page?: InputMaybe<Scalars['Int']['input']>;
-  limit?: InputMaybe<Scalars['Int']['input']>;
-  type?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339 date-time. */
-  from?: InputMaybe<Scalars['String']['input']>;
-  /** RFC 3339 date-time. */
-  to?: InputMaybe<Scalars['String']['input']>;
-  /** One of user, account, system. */
-  scope?: InputMaybe<Scalars['String']['input']>;
-  userId?: InputMaybe<Scalars['UUID']['input']>;
-  accountId?: InputMaybe<Scalars['UUID']['input']>;
-};
-
-/** Key kinds: PERSONAL (lm_usr_), SERVICE (lm_svc_), DEVELOPER (lm_dev_, the assignable-scope registry only). */
-export type ApiKeyKind =
-  | 'PERSONAL'
-  | 'SERVICE'
-  | 'DEVELOPER';
-
-/** One assignable scope: key is resource:action. */
-export type ApiKeyPermission = {
-  __typename?: 'ApiKeyPermission';
-  key: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  category: Scalars['String']['output'];
-};
-
-/** A personal key (lm_usr_), bound to one user and one account; never the secret. */
-export type UserApiKey = {
-  __typename?: 'UserApiKey';
-  id: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
-  accountId: Scalars['UUID']['output'];
-  keyPrefix: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  permissions: Array<Scalars['String']['output']>;
-  createdAt: Scalars['String']['output'];
-  expiresAt: Maybe<Scalars['String']['output']>;
-  lastUsedAt: Maybe<Scalars['String']['output']>;
-};
-
-/** A service key (lm_svc_), owned by the account; createdBy becomes null when its creator leaves. */
-export type AccountServiceKey = {
-  __typename?: 'AccountServiceKey';
-  id: Scalars['UUID']['output'];
-  accountId: Scalars['UUID']['output'];
-  createdBy: Maybe<Scalars['UUID']['output']>;
-  keyPrefix: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  permissions: Array<Scalars['String']['output']>;
-  createdAt: Scalars['String']['output'];
-  updatedAt: Scalars['String']['output'];
-  expiresAt: Maybe<Scalars['String']['output']>;
-  lastUsedAt: Maybe<Scalars['String']['output']>;
-};
-
-/** key is the full lm_usr_ secret, shown only here. */
-export type CreateUserApiKeyResult = {
-  __typename?: 'CreateUserApiKeyResult';
-  key: Scalars['String']['output'];
-  apiKey: UserApiKey;
-};
-
-/** key is the full lm_svc_ secret, shown only here. */
-export type CreateAccountServiceKeyResult = {
-  __typename?: 'CreateAccountServiceKeyResult';
-  key: Scalars['String']['output'];
-  serviceKey: AccountServiceKey;
-};
-
-/** The result of a key delete (hard delete). */
-export type DeleteTokenResult = {
-  __typename?: 'DeleteTokenResult';
-  success: Scalars['Boolean']['output'];
-  id: Scalars['UUID']['output'];
-};
-
-/** Operator view of a personal or service key; never a secret. */
-export type AdminApiKey = {
-  __typename?: 'AdminApiKey';
-  id: Scalars['UUID']['output'];
-  kind: ApiKeyKind;
-  accountId: Scalars['UUID']['output'];
-  userId: Maybe<Scalars['UUID']['output']>;
-  createdBy: Maybe<Scalars['UUID']['output']>;
-  keyPrefix: Scalars['String']['output'];
-  label: Scalars['String']['output'];
-  permissions: Array<Scalars['String']['output']>;
-  createdAt: Scalars['String']['output'];
-  expiresAt: Maybe<Scalars['String']['output']>;
-  lastUsedAt: Maybe<Scalars['String']['output']>;
-};
-
-/** key is the new full secret, shown only here. */
-export type AdminApiKeyRotated = {
-  __typename?: 'AdminApiKeyRotated';
-  key: Scalars['String']['output'];
-  apiKey: AdminApiKey;
-};
-
-export type CreateUserApiKeyInput = {
-  /** 1 to 100 characters, not blank. */
-  label: Scalars['String']['input'];
-  /** A subset of the creator's permissions (personal registry). */
-  permissions: Array<Scalars['String']['input']>;
-  /** RFC 3339; null means no expiry. */
-  expiresAt?: InputMaybe<Scalars['String']['input']>;
-};
-
-export type CreateAccountServiceKeyInput = {
-  /** 1 to 100 characters, not blank. */
-  label: Scalars['String']['input'];
-  /** A subset of the creator's account permissions (service registry). */
-  permissions: Array<Scalars['String']['input']>;
-  /** RFC 3339; null means no expiry. */
-  expiresAt?: InputMaybe<Scalars['String']['input']>;
-};
-
-/** A user's access to an extension before it is published. */
-export type ExtensionAccessGrant = {
-  __typename?: 'ExtensionAccessGrant';
-  extensionId: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
-  grantedBy: Maybe<Scalars['UUID']['output']>;
-  createdAt: Scalars['String']['output'];
-};
-
-/** An extension access invite; `code` is shown only when it is created. */
-export type ExtensionAccessInvite = {
-  __typename?: 'ExtensionAccessInvite';
-  id: Scalars['UUID']['output'];
-  extensionId: Scalars['UUID']['output'];
-  code: Scalars['String']['output'];
-  expiresAt: Maybe<Scalars['String']['output']>;
-  maxUses: Maybe<Scalars['Int']['output']>;
-  createdAt: Scalars['String']['output'];
-};
-
-export type CreateExtensionAccessInviteInput = {
-  /** RFC 3339; null or absent = never. */
-  expiresAt?: InputMaybe<Scalars['String']['input']>;
-  /** 1 to 10000; null or absent = unlimited. */
-  maxUses?: InputMaybe<Scalars['Int']['input']>;
 };
 
 /** A developer key (lm_dev_): exactly one of developerId (profile key) and teamId (team key) is set; never the secret. */
@@ -1138,6 +1473,119 @@ export type SubmitDeveloperVerificationInput = {
   documentKey?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** A stream event (Part 2, "Event row"); REST calls eventType `type`. */
+export type Event = {
+  __typename?: 'Event';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  /** platform:action, up to 100 characters. */
+  eventType: Scalars['String']['output'];
+  platform: Scalars['String']['output'];
+  externalId: Maybe<Scalars['String']['output']>;
+  raw: Scalars['JSON']['output'];
+  createdAt: Scalars['String']['output'];
+};
+
+export type PaginatedEventResult = {
+  __typename?: 'PaginatedEventResult';
+  items: Array<Event>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** Filters of the events list; limit defaults to 25, at most 100 (REST GET /v1/events). */
+export type EventFilterInput = {
+  types?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Comma-separated for several. */
+  platform?: InputMaybe<Scalars['String']['input']>;
+  /** Matches the user_id inside raw. */
+  userId?: InputMaybe<Scalars['String']['input']>;
+  /** Case-insensitive text search in raw. */
+  search?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time; events after it. */
+  from?: InputMaybe<Scalars['String']['input']>;
+  /** RFC 3339 date-time; events before it. */
+  to?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** REST body of POST /v1/events/emit: type is platform:action; raw any JSON object. */
+export type EmitEventInput = {
+  /** platform:action: 3 to 100 characters matching ^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$. */
+  type: Scalars['String']['input'];
+  /** 1 to 50 characters. */
+  platform: Scalars['String']['input'];
+  raw: Scalars['JSON']['input'];
+  /** 1 to 255 characters. */
+  externalId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** duplicate: the externalId was delivered before; the stored event is answered and not broadcast again. */
+export type EmitEventResult = {
+  __typename?: 'EmitEventResult';
+  id: Scalars['UUID']['output'];
+  duplicate: Scalars['Boolean']['output'];
+  event: Event;
+};
+
+/** A user's access to an extension before it is published. */
+export type ExtensionAccessGrant = {
+  __typename?: 'ExtensionAccessGrant';
+  extensionId: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  grantedBy: Maybe<Scalars['UUID']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+/** An extension access invite; `code` is shown only when it is created. */
+export type ExtensionAccessInvite = {
+  __typename?: 'ExtensionAccessInvite';
+  id: Scalars['UUID']['output'];
+  extensionId: Scalars['UUID']['output'];
+  code: Scalars['String']['output'];
+  expiresAt: Maybe<Scalars['String']['output']>;
+  maxUses: Maybe<Scalars['Int']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type CreateExtensionAccessInviteInput = {
+  /** RFC 3339; null or absent = never. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 10000; null or absent = unlimited. */
+  maxUses?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** An in-app notification; status is unread, read, accepted or declined. */
+export type Notification = {
+  __typename?: 'Notification';
+  id: Scalars['UUID']['output'];
+  type: Scalars['String']['output'];
+  data: Scalars['JSON']['output'];
+  status: Scalars['String']['output'];
+  createdAt: Scalars['String']['output'];
+  readAt: Maybe<Scalars['String']['output']>;
+};
+
+export type NotificationPage = {
+  __typename?: 'NotificationPage';
+  items: Array<Notification>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** Delivery channel of one notification type: off, in_app, email or in_app_email. */
+export type NotificationPreference = {
+  __typename?: 'NotificationPreference';
+  type: Scalars['String']['output'];
+  channel: Scalars['String']['output'];
+  locked: Scalars['Boolean']['output'];
+};
+
 /** A browser source of the account; its socket channel is overlay:{id}. */
 export type Overlay = {
   __typename?: 'Overlay';
@@ -1204,798 +1652,300 @@ export type UpdateWidgetInput = {
   settings?: InputMaybe<Scalars['JSON']['input']>;
 };
 
-export type Query = {
-  __typename?: 'Query';
-  /** The sound library with its limits (limit default 20, at most 100; offset; search a partial name); REST GET /v1/sounds. */
-  sounds: SoundLibrary;
-  /** One sound of the active account (Sound not found); REST GET /v1/sounds/{id}. */
-  sound: Sound;
-  /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
-  myPermissions: TokenPermissions;
-  /** The caller's open sessions; REST GET /v1/auth/sessions. */
-  sessions: Array<Session>;
-  /** Popout tokens of the active account; REST GET /v1/tokens. */
-  popoutTokens: Array<PopoutToken>;
-  /** The calling user; REST GET /v1/me. */
-  me: MeResult;
-  /** Accounts the caller belongs to; REST GET /v1/accounts. */
-  myAccounts: Array<Account>;
-  /** The active account; REST GET /v1/account. */
-  account: Account;
-  /** Members of the active account; REST GET /v1/account/members. */
-  accountMembers: Array<AccountMember>;
-  /** Pending invites; REST GET /v1/account/invites. */
-  accountInvites: Array<AccountInvite>;
-  /** Roles of the active account in order; REST GET /v1/account/roles. */
-  accountRoles: Array<AccountRole>;
-  /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
-  notifications: NotificationPage;
-  /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
-  notificationPreferences: Array<NotificationPreference>;
-  /** The caller's user-scope audit rows; REST GET /v1/me/audit-log. */
-  myAuditLog: AuditLogPage;
-  /** The active account's audit rows; REST GET /v1/account/audit-log. */
-  accountAuditLog: AuditLogPage;
-  /** Stored events of the active account, newest first; REST GET /v1/events. */
-  events: PaginatedEventResult;
-  /** One stored event of the active account; REST GET /v1/events/{id}. */
-  event: Event;
-  /** Stored chat messages of the active account, newest first; REST GET /v1/chat/history. */
-  chatHistory: PaginatedChatResult;
-  /** Chatters by name prefix (limit default 10, clamped 1 to 25); REST GET /v1/chat/users/search. */
-  searchPlatformUsers: Array<ChatUserSearchItem>;
-  /** Every admin role; REST GET /v1/admin/admin-roles. */
-  adminRoles: Array<AdminRole>;
-  /** One admin role (Admin role not found); REST GET /v1/admin/admin-roles/{id}. */
-  adminRole: AdminRole;
-  /** Users holding an admin role; REST GET /v1/admin/admin-roles/{id}/members. */
-  adminRoleMembers: Array<AdminRoleMember>;
-  /** The admin permission catalogue; REST GET /v1/admin/admin-permissions. */
-  allAdminPermissions: Array<AdminPermissionInfo>;
-  /** Every plan, by sort order (no REST twin). */
-  adminPlans: Array<AdminPlan>;
-  /** Public plans (is_public), by sort order; authentication optional (no REST twin). */
-  plans: Array<BillingPlan>;
-  /** Feature availability of the active account, without system:* (no REST twin). */
-  accountFeatures: AccountFeatures;
-  /** The caller's presets with payloads; REST GET /v1/me/setting-presets. */
-  mySettingPresets: Array<SettingPreset>;
-  /** A user's presets without payloads; REST GET /v1/admin/users/{id}/setting-presets. */
-  adminUserSettingPresets: Array<AdminSettingPreset>;
-  /** One status per channel platform; REST GET /v1/connections/status. */
-  connectionStatuses: Array<ConnectionStatus>;
-  /** OAuth credential modes; REST GET /v1/connections/credential-modes. */
-  platformCredentialModes: Array<PlatformCredentialMode>;
-  /** Platforms whose switch is on with an enabled login or bot sub-switch and a provider configured for that purpose (config auth.providers); integrations excluded (no REST twin). */
-  enabledPlatforms: Array<Scalars['String']['output']>;
-  /** Providers offering this connection type: platforms with switch and sub-switch on and a provider configured for the purpose (config auth.providers), then, for login, configured login providers that are not platforms (no REST twin). */
-  enabledProviders: Array<Scalars['String']['output']>;
-  /** Login assignments in the active account: own always, another user's with login-assignments:read (no REST twin). */
-  accountLoginAssignments: Array<GqlLoginAssignment>;
-  /** The caller's login connections flagged for reconnection (no REST twin). */
-  flaggedConnections: Array<LoginConnection>;
-  /** Scopes a key of this kind may hold; REST GET /v1/api-keys/permissions?kind=. */
-  apiKeyAssignablePermissions: Array<ApiKeyPermission>;
-  /** The caller's personal keys for the active account; REST GET /v1/api-keys. */
-  userApiKeys: Array<UserApiKey>;
-  /** The active account's service keys; REST GET /v1/service-keys. */
-  accountServiceKeys: Array<AccountServiceKey>;
-  /** Personal and service keys of an account; REST GET /v1/admin/accounts/{account_id}/api-keys. */
-  adminAccountApiKeys: Array<AdminApiKey>;
-  /** Personal keys of a user; REST GET /v1/admin/users/{user_id}/api-keys. */
-  adminUserApiKeys: Array<AdminApiKey>;
-  /** Scopes assignable to a system key; REST GET /v1/admin/system-key-permissions. */
-  adminSystemKeyPermissions: Array<AdminPermissionInfo>;
-  /** Daily follower and average-viewer series; platform platform_a, platform_b or platform_c; range DAYS_30, DAYS_90, DAYS_180 or DAYS_365; REST GET /v1/public-stats/channels/{platform}/{channel}/trends. */
-  publicChannelTrends: PublicChannelTrends;
-  /** Ad-marked panels, most recently active first (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/channels/{platform}/{channel}/panel-history. */
-  publicChannelPanelHistory: Array<PublicPanel>;
-  /** One broadcast's summary (platform platform_a, platform_b or platform_c); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}. */
-  publicStreamSummary: PublicStreamSummary;
-  /** Title, category and tag changes, most recent first (platform platform_a, platform_b or platform_c; limit default 50, 1 to 200); REST GET /v1/public-stats/streams/{platform}/{broadcast_id}/metadata-history. */
-  publicStreamMetadataHistory: PublicMetadataHistory;
-  /** Tracked channels ranked by a metric; REST GET /v1/public-stats/browse. */
-  publicChannelBrowse: PublicChannelBrowse;
-  /** Categories of the tracked streams; REST GET /v1/public-stats/games. */
-  publicGames: PublicGames;
-  /** The emote directory; REST GET /v1/public-stats/emotes. */
-  publicEmotes: PublicEmotes;
-  /** The caller's watchlist, newest first; REST GET /v1/watchlist. */
-  myWatchlist: Watchlist;
-  /** Every audit row (admin audit-log:read); REST GET /v1/admin/audit-log. */
-  adminAuditLog: AuditLogPage;
-  /** The caller's developer keys: own profile keys plus keys of every team they belong to; REST GET /v1/developer/api-keys. */
-  developerApiKeys: Array<DeveloperApiKey>;
-  /** The caller's latest developer application (No developer application found); REST GET /v1/developer/application. */
-  myDeveloperApplication: DeveloperApplication;
-  /** The caller's developer verification or null; REST GET /v1/developer/verification. */
-  developerVerificationStatus: Maybe<DeveloperVerification>;
-  /** The active account's overlays, oldest first; REST GET /v1/overlays. */
-  overlays: Array<Overlay>;
-  /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
-  overlay: Overlay;
-  /** The active account's widget instances, oldest first; REST GET /v1/widgets. */
-  widgets: Array<Widget>;
-  /** One widget instance (Widget not found); REST GET /v1/widgets/{id}. */
-  widget: Widget;
+/** A flag as a plan maps it (no plan-feature row is off). */
+export type AdminPlanFeature = {
+  __typename?: 'AdminPlanFeature';
+  featureId: Scalars['UUID']['output'];
+  featureKey: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
 };
 
-
-export type QuerySoundsArgs = {
-  limit?: InputMaybe<Scalars['Int']['input']>;
-  offset?: InputMaybe<Scalars['Int']['input']>;
-  search?: InputMaybe<Scalars['String']['input']>;
+/**
+ * A plan as operators see it. Prices are integers in the minor currency unit; byte sizes are
+ * integral Floats (they exceed 32 bits). The GraphQL shape lists no sound limits (REST does).
+ */
+export type AdminPlan = {
+  __typename?: 'AdminPlan';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  priceMonthly: Scalars['Int']['output'];
+  priceYearly: Scalars['Int']['output'];
+  currency: Scalars['String']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  sortOrder: Scalars['Int']['output'];
+  maxOverlays: Scalars['Int']['output'];
+  maxStorageBytes: Scalars['Float']['output'];
+  maxUploadSizeBytes: Scalars['Float']['output'];
+  maxIntegrations: Scalars['Int']['output'];
+  /** 0 keeps forever. */
+  chatRetentionDays: Scalars['Int']['output'];
+  /** 0 is unlimited. */
+  maxSettingPresets: Scalars['Int']['output'];
+  stripeProductId: Maybe<Scalars['String']['output']>;
+  stripeMonthlyPriceId: Maybe<Scalars['String']['output']>;
+  stripeYearlyPriceId: Maybe<Scalars['String']['output']>;
+  features: Array<AdminPlanFeature>;
+  accountsUsing: Scalars['Int']['output'];
 };
 
-
-export type QuerySoundArgs = {
-  id: Scalars['UUID']['input'];
+/** Plan rules: slug ^[a-z0-9]+(?:-[a-z0-9]+)*$, 2 to 40 characters; prices and limits not negative; currency defaults to USD. */
+export type AdminCreatePlanInput = {
+  /** 2 to 40 characters matching ^[a-z0-9]+(?:-[a-z0-9]+)*$. */
+  slug: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  priceMonthly: Scalars['Int']['input'];
+  priceYearly: Scalars['Int']['input'];
+  currency?: InputMaybe<Scalars['String']['input']>;
+  isPublic: Scalars['Boolean']['input'];
+  sortOrder: Scalars['Int']['input'];
+  maxOverlays: Scalars['Int']['input'];
+  maxStorageBytes: Scalars['Float']['input'];
+  maxUploadSizeBytes: Scalars['Float']['input'];
+  maxIntegrations: Scalars['Int']['input'];
+  chatRetentionDays: Scalars['Int']['input'];
+  maxSettingPresets: Scalars['Int']['input'];
+  stripeProductId?: InputMaybe<Scalars['String']['input']>;
+  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
+  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
 };
 
-
-export type QueryNotificationsArgs = {
-  page?: InputMaybe<Scalars['Int']['input']>;
-  limit?: InputMaybe<Scalars['Int']['input']>;
+/** The full editable set (no slug); omitted description and payment ids become null; sound limits are kept. */
+export type AdminUpdatePlanInput = {
+  name: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+  priceMonthly: Scalars['Int']['input'];
+  priceYearly: Scalars['Int']['input'];
+  currency: Scalars['String']['input'];
+  isPublic: Scalars['Boolean']['input'];
+  sortOrder: Scalars['Int']['input'];
+  maxOverlays: Scalars['Int']['input'];
+  maxStorageBytes: Scalars['Float']['input'];
+  maxUploadSizeBytes: Scalars['Float']['input'];
+  maxIntegrations: Scalars['Int']['input'];
+  chatRetentionDays: Scalars['Int']['input'];
+  maxSettingPresets: Scalars['Int']['input'];
+  stripeProductId?: InputMaybe<Scalars['String']['input']>;
+  stripeMonthlyPriceId?: InputMaybe<Scalars['String']['input']>;
+  stripeYearlyPriceId?: InputMaybe<Scalars['String']['input']>;
 };
 
-
-export type QueryMyAuditLogArgs = {
-  filter?: InputMaybe<AuditLogFilter>;
+/** A feature of a public plan; effective availability is enabled and globallyEnabled. */
+export type PlanFeature = {
+  __typename?: 'PlanFeature';
+  featureId: Scalars['UUID']['output'];
+  featureKey: Scalars['String']['output'];
+  label: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+  /** True when the global kill-switch for the flag is on. */
+  globallyEnabled: Scalars['Boolean']['output'];
 };
 
-
-export type QueryAccountAuditLogArgs = {
-  filter?: InputMaybe<AuditLogFilter>;
+/** Public pricing: prices and byte sizes as strings. */
+export type BillingPlan = {
+  __typename?: 'BillingPlan';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  description: Maybe<Scalars['String']['output']>;
+  priceMonthly: Scalars['String']['output'];
+  priceYearly: Scalars['String']['output'];
+  currency: Scalars['String']['output'];
+  isPublic: Scalars['Boolean']['output'];
+  sortOrder: Scalars['Int']['output'];
+  maxOverlays: Scalars['Int']['output'];
+  maxStorageBytes: Scalars['String']['output'];
+  maxUploadSizeBytes: Scalars['String']['output'];
+  maxIntegrations: Scalars['Int']['output'];
+  chatRetentionDays: Scalars['Int']['output'];
+  /** Only the feature, widget, integration and bot_module categories. */
+  features: Array<PlanFeature>;
 };
 
-
-export type QueryEventsArgs = {
-  filter?: InputMaybe<EventFilterInput>;
+export type AccountFeatures = {
+  __typename?: 'AccountFeatures';
+  /** Enabled keys of the active account, without system:*. */
+  enabledFeatures: Array<Scalars['String']['output']>;
+  /** Every flag's status for the active account, without system:*. */
+  featureStatuses: Array<FeatureStatusGql>;
 };
 
+export type AccountCreationOverride =
+  /** Inherit the global system:account_creation. */
+  | 'DEFAULT'
+  | 'ALLOW'
+  | 'DENY';
 
-export type QueryEventArgs = {
-  id: Scalars['UUID']['input'];
+/** A user as operators see it (fields beyond accountCreationOverride are not shown in Part 1). */
+export type AdminUser = {
+  __typename?: 'AdminUser';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  accountCreationOverride: AccountCreationOverride;
 };
 
-
-export type QueryChatHistoryArgs = {
-  filter?: InputMaybe<ChatFilterInput>;
+export type SettingPreset = {
+  __typename?: 'SettingPreset';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  /** Opaque JSON, as saved. */
+  payload: Scalars['JSON']['output'];
+  isDefault: Scalars['Boolean']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
 };
 
-
-export type QuerySearchPlatformUsersArgs = {
-  query?: InputMaybe<Scalars['String']['input']>;
-  platforms?: InputMaybe<Array<Scalars['String']['input']>>;
-  limit?: InputMaybe<Scalars['Int']['input']>;
+/** A preset as operators see it: the payload is never exposed. */
+export type AdminSettingPreset = {
+  __typename?: 'AdminSettingPreset';
+  id: Scalars['UUID']['output'];
+  userId: Scalars['UUID']['output'];
+  kind: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+  isDefault: Scalars['Boolean']['output'];
+  createdAt: Scalars['String']['output'];
+  updatedAt: Scalars['String']['output'];
 };
 
-
-export type QueryAdminRoleArgs = {
-  id: Scalars['UUID']['input'];
+export type CreateSettingPresetInput = {
+  kind: Scalars['String']['input'];
+  name: Scalars['String']['input'];
+  payload: Scalars['JSON']['input'];
+  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
-
-export type QueryAdminRoleMembersArgs = {
-  roleId: Scalars['UUID']['input'];
+export type UpdateSettingPresetInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  payload?: InputMaybe<Scalars['JSON']['input']>;
+  isDefault?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
-
-export type QueryAdminUserSettingPresetsArgs = {
-  id: Scalars['UUID']['input'];
+/** What one privacy erasure removed or de-identified; zeros when nothing was left. */
+export type PrivacyErasureCounts = {
+  __typename?: 'PrivacyErasureCounts';
+  /** Messages deleted plus replies whose quote of the subject was cleared. */
+  chatMessages: Scalars['Int']['output'];
+  /** Chatter profiles deleted (one per account). */
+  chatUsers: Scalars['Int']['output'];
+  /** Moderation log rows deleted (subject as target) or cleared (subject as moderator). */
+  moderationEntries: Scalars['Int']['output'];
+  /** Events whose raw payload had the subject's identifiers set to null. */
+  events: Scalars['Int']['output'];
+  /** Public statistics chatter rows deleted. */
+  statsRows: Scalars['Int']['output'];
 };
 
-
-export type QueryEnabledProvidersArgs = {
-  connectionType: ConnectionType;
+/** The answer of a privacy erasure (REST PrivacyErasure). */
+export type PrivacyErasure = {
+  __typename?: 'PrivacyErasure';
+  platform: Scalars['String']['output'];
+  /** Hex SHA-256 of <platform>:<platform_user_id>, the subject's name in the audit log. */
+  subjectHash: Scalars['String']['output'];
+  erased: PrivacyErasureCounts;
 };
 
-
-export type QueryAccountLoginAssignmentsArgs = {
-  userId?: InputMaybe<Scalars['UUID']['input']>;
-};
-
-
-export type QueryApiKeyAssignablePermissionsArgs = {
-  kind: ApiKeyKind;
-};
-
-
-export type QueryAdminAccountApiKeysArgs = {
-  accountId: Scalars['UUID']['input'];
-};
-
-
-export type QueryAdminUserApiKeysArgs = {
-  userId: Scalars['UUID']['input'];
-};
-
-
-export type QueryPublicChannelTrendsArgs = {
+/** The subject of a chat erasure: a platform user; username adds a login to match where the service never saw one. */
+export type AdminEraseChatSubjectInput = {
+  /** One of platform_a, platform_b, platform_c (another value is a VALIDATION_ERROR Unsupported platform: <platform>). */
   platform: Scalars['String']['input'];
-  channel: Scalars['String']['input'];
-  range: Scalars['String']['input'];
-};
-
-
-export type QueryPublicChannelPanelHistoryArgs = {
-  platform: Scalars['String']['input'];
-  channel: Scalars['String']['input'];
-};
-
-
-export type QueryPublicStreamSummaryArgs = {
-  platform: Scalars['String']['input'];
-  broadcastId: Scalars['String']['input'];
-};
-
-
-export type QueryPublicStreamMetadataHistoryArgs = {
-  platform: Scalars['String']['input'];
-  broadcastId: Scalars['String']['input'];
-  limit?: InputMaybe<Scalars['Int']['input']>;
-  offset?: InputMaybe<Scalars['Int']['input']>;
-};
-
-
-export type QueryPublicChannelBrowseArgs = {
-  filter?: InputMaybe<PublicBrowseFilter>;
-};
-
-
-export type QueryPublicGamesArgs = {
-  filter?: InputMaybe<PublicGamesFilter>;
-};
-
-
-export type QueryPublicEmotesArgs = {
-  filter?: InputMaybe<PublicEmotesFilter>;
-};
-
-
-export type QueryAdminAuditLogArgs = {
-  filter?: InputMaybe<AdminAuditLogFilter>;
-};
-
-
-export type QueryOverlayArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type QueryWidgetArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-export type Mutation = {
-  __typename?: 'Mutation';
-  /** Create an overlay (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/overlays. */
-  createOverlay: Overlay;
-  /** Change an overlay at the version read (CONFLICT when stale); published as overlay:update on overlay:{id}; REST PATCH /v1/overlays/{id}. */
-  updateOverlay: Overlay;
-  /** Create a widget instance (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/widgets. */
-  createWidget: Widget;
-  /** Change a widget at the version read (CONFLICT when stale); published as widget:update on widget:{id}; REST PATCH /v1/widgets/{id}. */
-  updateWidget: Widget;
-  /** Let one user install an unpublished extension (first-party; team extensions need team-testers:invite); REST POST /v1/developer/extensions/{id}/access. */
-  grantExtensionAccess: ExtensionAccessGrant;
-  /** Create an access invite code for an extension (code shown once; first-party); REST POST /v1/developer/extensions/{id}/access-invites. */
-  createExtensionAccessInvite: ExtensionAccessInvite;
-  /** Create a developer key (full key once; team keys need team-secrets:edit); REST POST /v1/developer/api-keys. */
-  createDeveloperApiKey: CreateDeveloperApiKeyResult;
-  /** Rename a developer key (label only: 1 to 100 characters, not blank); REST PATCH /v1/developer/api-keys/{id}. */
-  updateDeveloperApiKey: DeveloperApiKey;
-  /** Revoke a developer key (soft revoke); REST DELETE /v1/developer/api-keys/{id}. */
-  revokeDeveloperApiKey: DeleteTokenResult;
-  /** Apply to become a developer; REST POST /v1/developer/application. */
-  submitDeveloperApplication: DeveloperApplication;
-  /** Submit or resubmit the caller's verification; REST POST /v1/developer/verification. */
-  submitDeveloperVerification: DeveloperVerification;
-  /** Rename a sound or set its duration or waveform; REST PATCH /v1/sounds/{id}. */
-  updateSound: Sound;
-  /** Delete a sound and its audio; REST DELETE /v1/sounds/{id}. */
-  deleteSound: Scalars['Boolean']['output'];
-  /** Publish sound:play on sounds:{accountId} (volume 0.0 to 1.0, default 1.0; target omitted: every browser source); REST POST /v1/sounds/{id}/play. */
-  playSound: SoundActionResult;
-  /** Publish sound:stop on sounds:{accountId}; REST POST /v1/sounds/{id}/stop. */
-  stopSound: SoundActionResult;
-  /** Make another account the session's active account; REST POST /v1/auth/switch-account. */
-  switchAccount: SessionTokens;
-  /** Revoke one of the caller's sessions; REST DELETE /v1/auth/sessions/{id}. */
-  revokeSession: Scalars['Boolean']['output'];
-  /** Mint a WebSocket-only JWT; REST POST /v1/auth/ws-token. */
-  issueWsToken: WsToken;
-  /** Mint a WebSocket-only token with the popout's permissions; REST POST /v1/auth/popout/ws-token. */
-  issuePopoutWsToken: WsToken;
-  /** Exchange a raw popout token for a 15-minute session (also set as the svc-popout-token cookie); REST POST /v1/auth/popout/exchange. */
-  exchangePopoutToken: PopoutSession;
-  /** Exchange the one-time code of a provider sign-in (`#login_code=`) for a session (INVALID_LOGIN_CODE when used, expired or unknown); REST POST /v1/auth/login/exchange. */
-  exchangeLoginCode: SessionTokens;
-  /** Create a popout token; REST POST /v1/tokens. */
-  createPopoutToken: PopoutTokenCreated;
-  /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
-  revokePopoutToken: Scalars['Boolean']['output'];
-  /** Create an account owned by the caller; REST POST /v1/accounts. */
-  createAccount: Account;
-  /** Update the calling user; REST PATCH /v1/me. */
-  updateMe: MeResult;
-  /** Dissolve the active account (owner only); REST DELETE /v1/account. */
-  dissolveAccount: Scalars['Boolean']['output'];
-  /** Leave the active account; REST POST /v1/account/leave. */
-  leaveAccount: Scalars['Boolean']['output'];
-  /** Change a member's role; REST PATCH /v1/account/members/{user_id}. */
-  updateAccountMember: AccountMember;
-  /** Remove a member; REST DELETE /v1/account/members/{user_id}. */
-  removeAccountMember: Scalars['Boolean']['output'];
-  /** Invite a user with a role; REST POST /v1/account/invites. */
-  createAccountInvite: AccountInvite;
-  /** Withdraw a pending invite; REST DELETE /v1/account/invites/{id}. */
-  cancelAccountInvite: Scalars['Boolean']['output'];
-  /** Create a custom role; REST POST /v1/account/roles. */
-  createAccountRole: AccountRole;
-  /** Rename a role or replace its permissions; REST PATCH /v1/account/roles/{id}. */
-  updateAccountRole: AccountRole;
-  /** Delete a role; REST DELETE /v1/account/roles/{id}. */
-  deleteAccountRole: Scalars['Boolean']['output'];
-  /** Store an event and broadcast it after the commit (idempotent on externalId); REST POST /v1/events/emit. */
-  emitEvent: EmitEventResult;
-  /** A bot's event for an account: broadcast on events:{accountId}, never stored; system keys only. No REST twin. */
-  emitBotEvent: Event;
-  /** Send chat as the acting user; every outcome is a result, not an error, except hard validation errors (unsupported platform, no channel connection: VALIDATION_ERROR); REST POST /v1/chat/send. */
-  sendChatToPlatform: GqlSendResult;
-  /** Ban, time out or delete (the action's own permission is required); REST POST /v1/chat/moderate. */
-  moderateChat: ChatModerationResult;
-  /** Re-fetch a chatter's profile (10-minute cooldown: REFRESH_COOLDOWN); REST POST /v1/chat/users/{platform}/{platform_user_id}/refresh. */
-  refreshPlatformUserProfile: ChatUserProfile;
-  /** Create an admin role; REST POST /v1/admin/admin-roles. */
-  adminCreateRole: AdminRole;
-  /** Update an admin role (permissions as a diff); a system role keeps its name and admin:access + admin-roles:* (CONFLICT otherwise); REST PATCH /v1/admin/admin-roles/{id}. */
-  adminUpdateRole: AdminRole;
-  /** Delete an admin role and its assignments; REST DELETE /v1/admin/admin-roles/{id}. */
-  adminDeleteRole: Scalars['Boolean']['output'];
-  /** Assign an admin role: true when new, false when it existed; REST PUT /v1/admin/admin-roles/{id}/members/{user_id}. */
-  adminAssignUserRole: Scalars['Boolean']['output'];
-  /** Remove an admin role assignment: true when removed; REST DELETE /v1/admin/admin-roles/{id}/members/{user_id}. */
-  adminUnassignUserRole: Scalars['Boolean']['output'];
-  /** Create a plan; REST POST /v1/admin/plans. */
-  adminCreatePlan: AdminPlan;
-  /** Rewrite a plan (Plan not found); REST PATCH /v1/admin/plans/{id}. */
-  adminUpdatePlan: AdminPlan;
-  /** Delete a plan no account uses; REST DELETE /v1/admin/plans/{id}. */
-  adminDeletePlan: Scalars['Boolean']['output'];
-  /** Set or clear the per-user system:account_creation override (no REST twin). */
-  adminUpdateUserAccountCreationOverride: AdminUser;
-  /** Save a preset (quota max_setting_presets); REST POST /v1/me/setting-presets. */
-  createSettingPreset: SettingPreset;
-  /** Change one of the caller's presets; REST PATCH /v1/me/setting-presets/{id}. */
-  updateSettingPreset: SettingPreset;
-  /** Delete one of the caller's presets; REST DELETE /v1/me/setting-presets/{id}. */
-  deleteSettingPreset: Scalars['Boolean']['output'];
-  /** Delete any user's preset (Setting preset not found); REST DELETE /v1/admin/setting-presets/{id}. */
-  adminDeleteUserSettingPreset: Scalars['Boolean']['output'];
-  /** Use a login connection for a provider in the active account; userId defaults to the caller (another user needs login-assignments:create). */
-  assignLoginConnection: GqlLoginAssignment;
-  /** Remove a login assignment (another user needs login-assignments:delete). */
-  removeLoginAssignment: Scalars['Boolean']['output'];
-  /** Delete one of the caller's login connections by id, with its assignments. */
-  disconnectLoginConnection: LogoutResult;
-  /** Make one of the caller's login connections the primary one; answers them all. */
-  setPrimaryLoginConnection: Array<LoginConnection>;
-  /** Create a personal key (full key once); REST POST /v1/api-keys. */
-  createUserApiKey: CreateUserApiKeyResult;
-  /** Rename a personal key (label only: 1 to 100 characters, not blank); REST PATCH /v1/api-keys/{id}. */
-  updateUserApiKey: UserApiKey;
-  /** Regenerate a personal key's secret; REST POST /v1/api-keys/{id}/rotate. */
-  rotateUserApiKey: CreateUserApiKeyResult;
-  /** Delete a personal key (hard delete); REST DELETE /v1/api-keys/{id}. */
-  deleteUserApiKey: DeleteTokenResult;
-  /** Create a service key (full key once); REST POST /v1/service-keys. */
-  createAccountServiceKey: CreateAccountServiceKeyResult;
-  /** Rename a service key (label only: 1 to 100 characters, not blank); REST PATCH /v1/service-keys/{id}. */
-  updateAccountServiceKey: AccountServiceKey;
-  /** Regenerate a service key's secret; REST POST /v1/service-keys/{id}/rotate. */
-  rotateAccountServiceKey: CreateAccountServiceKeyResult;
-  /** Delete a service key (hard delete); REST DELETE /v1/service-keys/{id}. */
-  deleteAccountServiceKey: DeleteTokenResult;
-  /** Operator edit of a key's label and scopes (kind PERSONAL or SERVICE); REST PATCH /v1/admin/api-keys/{kind}/{id}. */
-  adminUpdateApiKey: AdminApiKey;
-  /** Operator rotation; REST POST /v1/admin/api-keys/{kind}/{id}/rotate. */
-  adminRotateApiKey: AdminApiKeyRotated;
-  /** Operator hard delete; an absent key gives API key not found; REST DELETE /v1/admin/api-keys/{kind}/{id}. */
-  adminDeleteApiKey: Scalars['Boolean']['output'];
-  /** Erase one platform user's chat messages, chatter profiles, moderation log entries, event identifiers and chatter statistics across every account, in one transaction; a repeat answers zeros; REST POST /v1/admin/privacy/chat/erase. */
-  adminEraseChatSubject: PrivacyErasure;
-  /** Erase one platform_b member's data everywhere (the chat erasure for platform_b); REST DELETE /v1/admin/privacy/platform_b/member/{id}. */
-  adminErasePlatformBMember: PrivacyErasure;
-  /** Add a channel by its URL handle (idempotent; at most 500; platform platform_a, platform_b or platform_c); REST POST /v1/watchlist. */
-  addToWatchlist: WatchlistItem;
-  /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
-  removeFromWatchlist: Scalars['Boolean']['output'];
-  /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
-  notificationAction: Notification;
-  /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
-  updateNotificationPreference: NotificationPreference;
-};
-
-
-export type MutationCreateOverlayArgs = {
-  input: CreateOverlayInput;
-};
-
-
-export type MutationUpdateOverlayArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateOverlayInput;
-};
-
-
-export type MutationCreateWidgetArgs = {
-  input: CreateWidgetInput;
-};
-
-
-export type MutationUpdateWidgetArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateWidgetInput;
-};
-
-
-export type MutationGrantExtensionAccessArgs = {
-  extensionId: Scalars['UUID']['input'];
-  userId: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateExtensionAccessInviteArgs = {
-  extensionId: Scalars['UUID']['input'];
-  input?: InputMaybe<CreateExtensionAccessInviteInput>;
-};
-
-
-export type MutationCreateDeveloperApiKeyArgs = {
-  input: CreateDeveloperApiKeyInput;
-};
-
-
-export type MutationUpdateDeveloperApiKeyArgs = {
-  id: Scalars['UUID']['input'];
-  label: Scalars['String']['input'];
-};
-
-
-export type MutationRevokeDeveloperApiKeyArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationSubmitDeveloperApplicationArgs = {
-  input: SubmitDeveloperApplicationInput;
-};
-
-
-export type MutationSubmitDeveloperVerificationArgs = {
-  input: SubmitDeveloperVerificationInput;
-};
-
-
-export type MutationUpdateSoundArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateSoundInput;
-};
-
-
-export type MutationDeleteSoundArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationPlaySoundArgs = {
-  id: Scalars['UUID']['input'];
-  volume?: InputMaybe<Scalars['Float']['input']>;
-  target?: InputMaybe<SoundTargetInput>;
-};
-
-
-export type MutationStopSoundArgs = {
-  id: Scalars['UUID']['input'];
-  target?: InputMaybe<SoundTargetInput>;
-};
-
-
-export type MutationSwitchAccountArgs = {
-  accountId: Scalars['UUID']['input'];
-};
-
-
-export type MutationRevokeSessionArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationExchangePopoutTokenArgs = {
-  token: Scalars['String']['input'];
-};
-
-
-export type MutationExchangeLoginCodeArgs = {
-  loginCode: Scalars['String']['input'];
-};
-
-
-export type MutationCreatePopoutTokenArgs = {
-  input: CreatePopoutTokenInput;
-};
-
-
-export type MutationRevokePopoutTokenArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateAccountArgs = {
-  input: CreateAccountInput;
-};
-
-
-export type MutationUpdateMeArgs = {
-  input: UpdateMeInput;
-};
-
-
-export type MutationUpdateAccountMemberArgs = {
-  userId: Scalars['UUID']['input'];
-  roleId: Scalars['UUID']['input'];
-};
-
-
-export type MutationRemoveAccountMemberArgs = {
-  userId: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateAccountInviteArgs = {
-  input: CreateAccountInviteInput;
-};
-
-
-export type MutationCancelAccountInviteArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateAccountRoleArgs = {
-  input: CreateAccountRoleInput;
-};
-
-
-export type MutationUpdateAccountRoleArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateAccountRoleInput;
-};
-
-
-export type MutationDeleteAccountRoleArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationEmitEventArgs = {
-  input: EmitEventInput;
-};
-
-
-export type MutationEmitBotEventArgs = {
-  accountId: Scalars['ID']['input'];
-  eventType: Scalars['String']['input'];
-  platform: Scalars['String']['input'];
-  username: Scalars['String']['input'];
-  raw: Scalars['JSON']['input'];
-};
-
-
-export type MutationSendChatToPlatformArgs = {
-  input: SendChatInput;
-};
-
-
-export type MutationModerateChatArgs = {
-  input: ModerationInput;
-};
-
-
-export type MutationRefreshPlatformUserProfileArgs = {
-  platform: Scalars['String']['input'];
+  /** 1 to 200 characters. */
   platformUserId: Scalars['String']['input'];
+  /** 1 to 200 characters. */
+  username?: InputMaybe<Scalars['String']['input']>;
 };
 
-
-export type MutationAdminCreateRoleArgs = {
-  input: CreateAdminRoleInput;
+/** One of the caller's open sessions. */
+export type Session = {
+  __typename?: 'Session';
+  id: Scalars['UUID']['output'];
+  createdAt: Scalars['String']['output'];
+  lastUsedAt: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
+  ipAddress: Maybe<Scalars['String']['output']>;
+  userAgent: Maybe<Scalars['String']['output']>;
+  /** True for the session this request came through. */
+  current: Scalars['Boolean']['output'];
 };
 
-
-export type MutationAdminUpdateRoleArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateAdminRoleInput;
+/** A WebSocket-only token for ?token= on the /v1/ws upgrade. */
+export type WsToken = {
+  __typename?: 'WsToken';
+  wsToken: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
 };
 
-
-export type MutationAdminDeleteRoleArgs = {
-  id: Scalars['UUID']['input'];
+/** A popout session: the JWT is also set as the svc-popout-token cookie. */
+export type PopoutSession = {
+  __typename?: 'PopoutSession';
+  token: Scalars['String']['output'];
+  expiresAt: Scalars['String']['output'];
+  accountId: Scalars['UUID']['output'];
 };
 
-
-export type MutationAdminAssignUserRoleArgs = {
-  userId: Scalars['UUID']['input'];
-  roleId: Scalars['UUID']['input'];
+/**
+ * A sound of the account's library (REST Sound). Byte sizes are integral Floats (they may exceed 32
+ * bits). Upload is REST only (POST /v1/sounds, multipart/form-data), as is the audio itself
+ * (GET /v1/sounds/{id}/stream).
+ */
+export type Sound = {
+  __typename?: 'Sound';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  filename: Scalars['String']['output'];
+  /** audio/mpeg, audio/wav, audio/ogg or audio/flac, detected from the bytes. */
+  contentType: Scalars['String']['output'];
+  sizeBytes: Scalars['Float']['output'];
+  durationMs: Scalars['Int']['output'];
+  /** Opaque JSON set through updateSound; null until then. */
+  waveform: Maybe<Scalars['JSON']['output']>;
+  createdAt: Scalars['String']['output'];
+  /** The extension that uploaded it; null for the account's own uploads. */
+  sourceExtensionName: Maybe<Scalars['String']['output']>;
 };
 
-
-export type MutationAdminUnassignUserRoleArgs = {
-  userId: Scalars['UUID']['input'];
-  roleId: Scalars['UUID']['input'];
+/** A page of the library and the plan's sound limits (REST GET /v1/sounds data). */
+export type SoundLibrary = {
+  __typename?: 'SoundLibrary';
+  sounds: Array<Sound>;
+  /** Sounds matching search (all without it). */
+  totalCount: Scalars['Int']['output'];
+  /** The account's own uploads, held against maxSounds. */
+  userSoundCount: Scalars['Int']['output'];
+  maxSounds: Scalars['Int']['output'];
+  maxSoundFileSize: Scalars['Float']['output'];
+  maxSoundStorageBytes: Scalars['Float']['output'];
+  /** Bytes of the account's own uploads, held against maxSoundStorageBytes. */
+  usedStorageBytes: Scalars['Float']['output'];
 };
 
-
-export type MutationAdminCreatePlanArgs = {
-  input: AdminCreatePlanInput;
+/** Absent members stay as they are; waveform null clears it. */
+export type UpdateSoundInput = {
+  /** 1 to 100 characters (after trimming). */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** 0 to 2147483647. */
+  durationMs?: InputMaybe<Scalars['Int']['input']>;
+  waveform?: InputMaybe<Scalars['JSON']['input']>;
 };
 
-
-export type MutationAdminUpdatePlanArgs = {
-  id: Scalars['UUID']['input'];
-  input: AdminUpdatePlanInput;
-};
-
-
-export type MutationAdminDeletePlanArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAdminUpdateUserAccountCreationOverrideArgs = {
-  userId: Scalars['UUID']['input'];
-  override: AccountCreationOverride;
-};
-
-
-export type MutationCreateSettingPresetArgs = {
-  input: CreateSettingPresetInput;
-};
-
-
-export type MutationUpdateSettingPresetArgs = {
-  id: Scalars['UUID']['input'];
-  input: UpdateSettingPresetInput;
-};
-
-
-export type MutationDeleteSettingPresetArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAdminDeleteUserSettingPresetArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAssignLoginConnectionArgs = {
-  loginConnectionId: Scalars['UUID']['input'];
-  provider: Scalars['String']['input'];
-  userId?: InputMaybe<Scalars['UUID']['input']>;
-};
-
-
-export type MutationRemoveLoginAssignmentArgs = {
-  provider: Scalars['String']['input'];
-  userId?: InputMaybe<Scalars['UUID']['input']>;
-};
-
-
-export type MutationDisconnectLoginConnectionArgs = {
-  loginConnectionId: Scalars['UUID']['input'];
-};
-
-
-export type MutationSetPrimaryLoginConnectionArgs = {
-  loginConnectionId: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateUserApiKeyArgs = {
-  input: CreateUserApiKeyInput;
-};
-
-
-export type MutationUpdateUserApiKeyArgs = {
-  id: Scalars['UUID']['input'];
-  label: Scalars['String']['input'];
-};
-
-
-export type MutationRotateUserApiKeyArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationDeleteUserApiKeyArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationCreateAccountServiceKeyArgs = {
-  input: CreateAccountServiceKeyInput;
-};
-
-
-export type MutationUpdateAccountServiceKeyArgs = {
-  id: Scalars['UUID']['input'];
-  label: Scalars['String']['input'];
-};
-
-
-export type MutationRotateAccountServiceKeyArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationDeleteAccountServiceKeyArgs = {
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAdminUpdateApiKeyArgs = {
-  kind: ApiKeyKind;
-  id: Scalars['UUID']['input'];
-  label: Scalars['String']['input'];
-  permissions: Array<Scalars['String']['input']>;
-};
-
-
-export type MutationAdminRotateApiKeyArgs = {
-  kind: ApiKeyKind;
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAdminDeleteApiKeyArgs = {
-  kind: ApiKeyKind;
-  id: Scalars['UUID']['input'];
-};
-
-
-export type MutationAdminEraseChatSubjectArgs = {
-  input: AdminEraseChatSubjectInput;
-};
-
-
-export type MutationAdminErasePlatformBMemberArgs = {
+/** One browser source: type widget or overlay (anything else is refused), id its UUID. */
+export type SoundTargetInput = {
+  /** One of widget, overlay. */
+  type: Scalars['String']['input'];
+  /** A UUID. */
   id: Scalars['String']['input'];
 };
 
-
-export type MutationAddToWatchlistArgs = {
-  platform: Scalars['String']['input'];
-  channel: Scalars['String']['input'];
-};
-
-
-export type MutationRemoveFromWatchlistArgs = {
-  platform: Scalars['String']['input'];
-  platformChannelId: Scalars['String']['input'];
-};
-
-
-export type MutationNotificationActionArgs = {
-  id: Scalars['UUID']['input'];
-  action: Scalars['String']['input'];
-};
-
-
-export type MutationUpdateNotificationPreferenceArgs = {
-  type: Scalars['String']['input'];
-  channel: Scalars['String']['input'];
+/** The result of play and stop (REST { success: true }). */
+export type SoundActionResult = {
+  __typename?: 'SoundActionResult';
+  success: Scalars['Boolean']['output'];
 };
 
 /** Paging of the public lists (REST `pagination`). */
@@ -2272,6 +2222,56 @@ export type Watchlist = {
   items: Array<WatchlistItem>;
 };
 
+/**
+ * The caller's effective permissions. A scoped credential reports exactly its scope.
+ * context is one of system_key, user_api_key, service_key, developer_api_key, jwt, popout,
+ * overlay, shared_overlay, extension, widget.
+ */
+export type TokenPermissions = {
+  __typename?: 'TokenPermissions';
+  context: Scalars['String']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  accountId: Maybe<Scalars['UUID']['output']>;
+  /** Account-scope grants, or a system key's grants. Sorted. */
+  permissions: Array<Scalars['String']['output']>;
+  /** Admin-scope grants. Sorted. */
+  adminPermissions: Array<Scalars['String']['output']>;
+  /** User-scope grants (ideas:*). Sorted. */
+  userPermissions: Array<Scalars['String']['output']>;
+};
+
+/** A popout token of the active account (never the secret). */
+export type PopoutToken = {
+  __typename?: 'PopoutToken';
+  id: Scalars['UUID']['output'];
+  accountId: Scalars['UUID']['output'];
+  userId: Maybe<Scalars['UUID']['output']>;
+  createdBy: Maybe<Scalars['UUID']['output']>;
+  label: Scalars['String']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  expiresAt: Maybe<Scalars['String']['output']>;
+  revokedAt: Maybe<Scalars['String']['output']>;
+  lastUsedAt: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+/** A newly created popout token; token is the full lm_pop_ secret, shown only once. */
+export type PopoutTokenCreated = {
+  __typename?: 'PopoutTokenCreated';
+  token: Scalars['String']['output'];
+  popoutToken: PopoutToken;
+};
+
+export type CreatePopoutTokenInput = {
+  label?: InputMaybe<Scalars['String']['input']>;
+  /** Account permissions the token holds; never more than the creating user's role. */
+  permissions: Array<Scalars['String']['input']>;
+  /** Acting user; defaults to the creator. */
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  /** RFC 3339; null means never. */
+  expiresAt?: InputMaybe<Scalars['String']['input']>;
+};
+
 
 
 export type ResolverTypeWrapper<T> = T | Promise<T>;
@@ -2347,18 +2347,20 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 export type ResolversTypes = {
   UUID: ResolverTypeWrapper<Scalars['UUID']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
-  TokenPermissions: ResolverTypeWrapper<TokenPermissions>;
+  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
-  SessionTokens: ResolverTypeWrapper<SessionTokens>;
-  Session: ResolverTypeWrapper<Session>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
-  WsToken: ResolverTypeWrapper<WsToken>;
-  PopoutSession: ResolverTypeWrapper<PopoutSession>;
-  PopoutToken: ResolverTypeWrapper<PopoutToken>;
-  PopoutTokenCreated: ResolverTypeWrapper<PopoutTokenCreated>;
-  CreatePopoutTokenInput: CreatePopoutTokenInput;
-  MeResult: ResolverTypeWrapper<MeResult>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
+  SessionTokens: ResolverTypeWrapper<SessionTokens>;
+  AdminPermissionInfo: ResolverTypeWrapper<AdminPermissionInfo>;
+  FeatureDisabledReasonGql: FeatureDisabledReasonGql;
+  FeatureStatusGql: ResolverTypeWrapper<FeatureStatusGql>;
+  LoginConnection: ResolverTypeWrapper<LoginConnection>;
+  DeleteTokenResult: ResolverTypeWrapper<DeleteTokenResult>;
+  MeResult: ResolverTypeWrapper<MeResult>;
   UpdateMeInput: UpdateMeInput;
   Account: ResolverTypeWrapper<Account>;
   CreateAccountInput: CreateAccountInput;
@@ -2368,14 +2370,25 @@ export type ResolversTypes = {
   AccountRole: ResolverTypeWrapper<AccountRole>;
   CreateAccountRoleInput: CreateAccountRoleInput;
   UpdateAccountRoleInput: UpdateAccountRoleInput;
-  Notification: ResolverTypeWrapper<Notification>;
-  NotificationPage: ResolverTypeWrapper<NotificationPage>;
-  NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
-  Event: ResolverTypeWrapper<Event>;
-  PaginatedEventResult: ResolverTypeWrapper<PaginatedEventResult>;
-  EventFilterInput: EventFilterInput;
-  EmitEventInput: EmitEventInput;
-  EmitEventResult: ResolverTypeWrapper<EmitEventResult>;
+  AdminRole: ResolverTypeWrapper<AdminRole>;
+  AdminRoleMember: ResolverTypeWrapper<AdminRoleMember>;
+  CreateAdminRoleInput: CreateAdminRoleInput;
+  UpdateAdminRoleInput: UpdateAdminRoleInput;
+  ApiKeyKind: ApiKeyKind;
+  ApiKeyPermission: ResolverTypeWrapper<ApiKeyPermission>;
+  UserApiKey: ResolverTypeWrapper<UserApiKey>;
+  AccountServiceKey: ResolverTypeWrapper<AccountServiceKey>;
+  CreateUserApiKeyResult: ResolverTypeWrapper<CreateUserApiKeyResult>;
+  CreateAccountServiceKeyResult: ResolverTypeWrapper<CreateAccountServiceKeyResult>;
+  AdminApiKey: ResolverTypeWrapper<AdminApiKey>;
+  AdminApiKeyRotated: ResolverTypeWrapper<AdminApiKeyRotated>;
+  CreateUserApiKeyInput: CreateUserApiKeyInput;
+  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  AuditResolvedName: ResolverTypeWrapper<AuditResolvedName>;
+  AuditItem: ResolverTypeWrapper<AuditItem>;
+  AuditLogPage: ResolverTypeWrapper<AuditLogPage>;
+  AuditLogFilter: AuditLogFilter;
+  AdminAuditLogFilter: AdminAuditLogFilter;
   ChatSourceChannel: ResolverTypeWrapper<ChatSourceChannel>;
   ChatMessage: ResolverTypeWrapper<ChatMessage>;
   PaginatedChatResult: ResolverTypeWrapper<PaginatedChatResult>;
@@ -2386,62 +2399,13 @@ export type ResolversTypes = {
   GqlSendResult: ResolverTypeWrapper<GqlSendResult>;
   ModerationInput: ModerationInput;
   ChatModerationResult: ResolverTypeWrapper<ChatModerationResult>;
-  Sound: ResolverTypeWrapper<Sound>;
-  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
-  SoundLibrary: ResolverTypeWrapper<SoundLibrary>;
-  UpdateSoundInput: UpdateSoundInput;
-  SoundTargetInput: SoundTargetInput;
-  SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
-  PrivacyErasureCounts: ResolverTypeWrapper<PrivacyErasureCounts>;
-  PrivacyErasure: ResolverTypeWrapper<PrivacyErasure>;
-  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
-  AdminRole: ResolverTypeWrapper<AdminRole>;
-  AdminRoleMember: ResolverTypeWrapper<AdminRoleMember>;
-  AdminPermissionInfo: ResolverTypeWrapper<AdminPermissionInfo>;
-  CreateAdminRoleInput: CreateAdminRoleInput;
-  UpdateAdminRoleInput: UpdateAdminRoleInput;
-  AdminPlanFeature: ResolverTypeWrapper<AdminPlanFeature>;
-  AdminPlan: ResolverTypeWrapper<AdminPlan>;
-  AdminCreatePlanInput: AdminCreatePlanInput;
-  AdminUpdatePlanInput: AdminUpdatePlanInput;
-  PlanFeature: ResolverTypeWrapper<PlanFeature>;
-  BillingPlan: ResolverTypeWrapper<BillingPlan>;
-  FeatureDisabledReasonGql: FeatureDisabledReasonGql;
-  FeatureStatusGql: ResolverTypeWrapper<FeatureStatusGql>;
-  AccountFeatures: ResolverTypeWrapper<AccountFeatures>;
-  AccountCreationOverride: AccountCreationOverride;
-  AdminUser: ResolverTypeWrapper<AdminUser>;
-  SettingPreset: ResolverTypeWrapper<SettingPreset>;
-  AdminSettingPreset: ResolverTypeWrapper<AdminSettingPreset>;
-  CreateSettingPresetInput: CreateSettingPresetInput;
-  UpdateSettingPresetInput: UpdateSettingPresetInput;
   PlatformCredentialKind: PlatformCredentialKind;
   PlatformCredentialModeKind: PlatformCredentialModeKind;
   ConnectionStatus: ResolverTypeWrapper<ConnectionStatus>;
   PlatformCredentialMode: ResolverTypeWrapper<PlatformCredentialMode>;
   ConnectionType: ConnectionType;
-  LoginConnection: ResolverTypeWrapper<LoginConnection>;
   GqlLoginAssignment: ResolverTypeWrapper<GqlLoginAssignment>;
   LogoutResult: ResolverTypeWrapper<LogoutResult>;
-  AuditResolvedName: ResolverTypeWrapper<AuditResolvedName>;
-  AuditItem: ResolverTypeWrapper<AuditItem>;
-  AuditLogPage: ResolverTypeWrapper<AuditLogPage>;
-  AuditLogFilter: AuditLogFilter;
-  AdminAuditLogFilter: AdminAuditLogFilter;
-  ApiKeyKind: ApiKeyKind;
-  ApiKeyPermission: ResolverTypeWrapper<ApiKeyPermission>;
-  UserApiKey: ResolverTypeWrapper<UserApiKey>;
-  AccountServiceKey: ResolverTypeWrapper<AccountServiceKey>;
-  CreateUserApiKeyResult: ResolverTypeWrapper<CreateUserApiKeyResult>;
-  CreateAccountServiceKeyResult: ResolverTypeWrapper<CreateAccountServiceKeyResult>;
-  DeleteTokenResult: ResolverTypeWrapper<DeleteTokenResult>;
-  AdminApiKey: ResolverTypeWrapper<AdminApiKey>;
-  AdminApiKeyRotated: ResolverTypeWrapper<AdminApiKeyRotated>;
-  CreateUserApiKeyInput: CreateUserApiKeyInput;
-  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
-  ExtensionAccessGrant: ResolverTypeWrapper<ExtensionAccessGrant>;
-  ExtensionAccessInvite: ResolverTypeWrapper<ExtensionAccessInvite>;
-  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   DeveloperApiKey: ResolverTypeWrapper<DeveloperApiKey>;
   CreateDeveloperApiKeyResult: ResolverTypeWrapper<CreateDeveloperApiKeyResult>;
   CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
@@ -2449,15 +2413,47 @@ export type ResolversTypes = {
   SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
   DeveloperVerification: ResolverTypeWrapper<DeveloperVerification>;
   SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
+  Event: ResolverTypeWrapper<Event>;
+  PaginatedEventResult: ResolverTypeWrapper<PaginatedEventResult>;
+  EventFilterInput: EventFilterInput;
+  EmitEventInput: EmitEventInput;
+  EmitEventResult: ResolverTypeWrapper<EmitEventResult>;
+  ExtensionAccessGrant: ResolverTypeWrapper<ExtensionAccessGrant>;
+  ExtensionAccessInvite: ResolverTypeWrapper<ExtensionAccessInvite>;
+  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  Notification: ResolverTypeWrapper<Notification>;
+  NotificationPage: ResolverTypeWrapper<NotificationPage>;
+  NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
   Overlay: ResolverTypeWrapper<Overlay>;
   Widget: ResolverTypeWrapper<Widget>;
   CreateOverlayInput: CreateOverlayInput;
   UpdateOverlayInput: UpdateOverlayInput;
   CreateWidgetInput: CreateWidgetInput;
   UpdateWidgetInput: UpdateWidgetInput;
-  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  AdminPlanFeature: ResolverTypeWrapper<AdminPlanFeature>;
+  AdminPlan: ResolverTypeWrapper<AdminPlan>;
+  AdminCreatePlanInput: AdminCreatePlanInput;
+  AdminUpdatePlanInput: AdminUpdatePlanInput;
+  PlanFeature: ResolverTypeWrapper<PlanFeature>;
+  BillingPlan: ResolverTypeWrapper<BillingPlan>;
+  AccountFeatures: ResolverTypeWrapper<AccountFeatures>;
+  AccountCreationOverride: AccountCreationOverride;
+  AdminUser: ResolverTypeWrapper<AdminUser>;
+  SettingPreset: ResolverTypeWrapper<SettingPreset>;
+  AdminSettingPreset: ResolverTypeWrapper<AdminSettingPreset>;
+  CreateSettingPresetInput: CreateSettingPresetInput;
+  UpdateSettingPresetInput: UpdateSettingPresetInput;
+  PrivacyErasureCounts: ResolverTypeWrapper<PrivacyErasureCounts>;
+  PrivacyErasure: ResolverTypeWrapper<PrivacyErasure>;
+  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
+  Session: ResolverTypeWrapper<Session>;
+  WsToken: ResolverTypeWrapper<WsToken>;
+  PopoutSession: ResolverTypeWrapper<PopoutSession>;
+  Sound: ResolverTypeWrapper<Sound>;
+  SoundLibrary: ResolverTypeWrapper<SoundLibrary>;
+  UpdateSoundInput: UpdateSoundInput;
+  SoundTargetInput: SoundTargetInput;
+  SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
   PublicStatsPagination: ResolverTypeWrapper<PublicStatsPagination>;
   PublicFollowerPoint: ResolverTypeWrapper<PublicFollowerPoint>;
   PublicViewerAveragePoint: ResolverTypeWrapper<PublicViewerAveragePoint>;
@@ -2483,24 +2479,29 @@ export type ResolversTypes = {
   PublicEmotesFilter: PublicEmotesFilter;
   WatchlistItem: ResolverTypeWrapper<WatchlistItem>;
   Watchlist: ResolverTypeWrapper<Watchlist>;
+  TokenPermissions: ResolverTypeWrapper<TokenPermissions>;
+  PopoutToken: ResolverTypeWrapper<PopoutToken>;
+  PopoutTokenCreated: ResolverTypeWrapper<PopoutTokenCreated>;
+  CreatePopoutTokenInput: CreatePopoutTokenInput;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   UUID: Scalars['UUID']['output'];
   JSON: Scalars['JSON']['output'];
-  TokenPermissions: TokenPermissions;
+  Query: Record<PropertyKey, never>;
   String: Scalars['String']['output'];
-  SessionTokens: SessionTokens;
-  Session: Session;
-  Boolean: Scalars['Boolean']['output'];
-  WsToken: WsToken;
-  PopoutSession: PopoutSession;
-  PopoutToken: PopoutToken;
-  PopoutTokenCreated: PopoutTokenCreated;
-  CreatePopoutTokenInput: CreatePopoutTokenInput;
-  MeResult: MeResult;
   Int: Scalars['Int']['output'];
+  Mutation: Record<PropertyKey, never>;
+  Boolean: Scalars['Boolean']['output'];
+  ID: Scalars['ID']['output'];
+  Float: Scalars['Float']['output'];
+  SessionTokens: SessionTokens;
+  AdminPermissionInfo: AdminPermissionInfo;
+  FeatureStatusGql: FeatureStatusGql;
+  LoginConnection: LoginConnection;
+  DeleteTokenResult: DeleteTokenResult;
+  MeResult: MeResult;
   UpdateMeInput: UpdateMeInput;
   Account: Account;
   CreateAccountInput: CreateAccountInput;
@@ -2510,14 +2511,24 @@ export type ResolversParentTypes = {
   AccountRole: AccountRole;
   CreateAccountRoleInput: CreateAccountRoleInput;
   UpdateAccountRoleInput: UpdateAccountRoleInput;
-  Notification: Notification;
-  NotificationPage: NotificationPage;
-  NotificationPreference: NotificationPreference;
-  Event: Event;
-  PaginatedEventResult: PaginatedEventResult;
-  EventFilterInput: EventFilterInput;
-  EmitEventInput: EmitEventInput;
-  EmitEventResult: EmitEventResult;
+  AdminRole: AdminRole;
+  AdminRoleMember: AdminRoleMember;
+  CreateAdminRoleInput: CreateAdminRoleInput;
+  UpdateAdminRoleInput: UpdateAdminRoleInput;
+  ApiKeyPermission: ApiKeyPermission;
+  UserApiKey: UserApiKey;
+  AccountServiceKey: AccountServiceKey;
+  CreateUserApiKeyResult: CreateUserApiKeyResult;
+  CreateAccountServiceKeyResult: CreateAccountServiceKeyResult;
+  AdminApiKey: AdminApiKey;
+  AdminApiKeyRotated: AdminApiKeyRotated;
+  CreateUserApiKeyInput: CreateUserApiKeyInput;
+  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
+  AuditResolvedName: AuditResolvedName;
+  AuditItem: AuditItem;
+  AuditLogPage: AuditLogPage;
+  AuditLogFilter: AuditLogFilter;
+  AdminAuditLogFilter: AdminAuditLogFilter;
   ChatSourceChannel: ChatSourceChannel;
   ChatMessage: ChatMessage;
   PaginatedChatResult: PaginatedChatResult;
@@ -2528,56 +2539,10 @@ export type ResolversParentTypes = {
   GqlSendResult: GqlSendResult;
   ModerationInput: ModerationInput;
   ChatModerationResult: ChatModerationResult;
-  Sound: Sound;
-  Float: Scalars['Float']['output'];
-  SoundLibrary: SoundLibrary;
-  UpdateSoundInput: UpdateSoundInput;
-  SoundTargetInput: SoundTargetInput;
-  SoundActionResult: SoundActionResult;
-  PrivacyErasureCounts: PrivacyErasureCounts;
-  PrivacyErasure: PrivacyErasure;
-  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
-  AdminRole: AdminRole;
-  AdminRoleMember: AdminRoleMember;
-  AdminPermissionInfo: AdminPermissionInfo;
-  CreateAdminRoleInput: CreateAdminRoleInput;
-  UpdateAdminRoleInput: UpdateAdminRoleInput;
-  AdminPlanFeature: AdminPlanFeature;
-  AdminPlan: AdminPlan;
-  AdminCreatePlanInput: AdminCreatePlanInput;
-  AdminUpdatePlanInput: AdminUpdatePlanInput;
-  PlanFeature: PlanFeature;
-  BillingPlan: BillingPlan;
-  FeatureStatusGql: FeatureStatusGql;
-  AccountFeatures: AccountFeatures;
-  AdminUser: AdminUser;
-  SettingPreset: SettingPreset;
-  AdminSettingPreset: AdminSettingPreset;
-  CreateSettingPresetInput: CreateSettingPresetInput;
-  UpdateSettingPresetInput: UpdateSettingPresetInput;
   ConnectionStatus: ConnectionStatus;
   PlatformCredentialMode: PlatformCredentialMode;
-  LoginConnection: LoginConnection;
   GqlLoginAssignment: GqlLoginAssignment;
   LogoutResult: LogoutResult;
-  AuditResolvedName: AuditResolvedName;
-  AuditItem: AuditItem;
-  AuditLogPage: AuditLogPage;
-  AuditLogFilter: AuditLogFilter;
-  AdminAuditLogFilter: AdminAuditLogFilter;
-  ApiKeyPermission: ApiKeyPermission;
-  UserApiKey: UserApiKey;
-  AccountServiceKey: AccountServiceKey;
-  CreateUserApiKeyResult: CreateUserApiKeyResult;
-  CreateAccountServiceKeyResult: CreateAccountServiceKeyResult;
-  DeleteTokenResult: DeleteTokenResult;
-  AdminApiKey: AdminApiKey;
-  AdminApiKeyRotated: AdminApiKeyRotated;
-  CreateUserApiKeyInput: CreateUserApiKeyInput;
-  CreateAccountServiceKeyInput: CreateAccountServiceKeyInput;
-  ExtensionAccessGrant: ExtensionAccessGrant;
-  ExtensionAccessInvite: ExtensionAccessInvite;
-  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
   DeveloperApiKey: DeveloperApiKey;
   CreateDeveloperApiKeyResult: CreateDeveloperApiKeyResult;
   CreateDeveloperApiKeyInput: CreateDeveloperApiKeyInput;
@@ -2585,15 +2550,46 @@ export type ResolversParentTypes = {
   SubmitDeveloperApplicationInput: SubmitDeveloperApplicationInput;
   DeveloperVerification: DeveloperVerification;
   SubmitDeveloperVerificationInput: SubmitDeveloperVerificationInput;
+  Event: Event;
+  PaginatedEventResult: PaginatedEventResult;
+  EventFilterInput: EventFilterInput;
+  EmitEventInput: EmitEventInput;
+  EmitEventResult: EmitEventResult;
+  ExtensionAccessGrant: ExtensionAccessGrant;
+  ExtensionAccessInvite: ExtensionAccessInvite;
+  CreateExtensionAccessInviteInput: CreateExtensionAccessInviteInput;
+  Notification: Notification;
+  NotificationPage: NotificationPage;
+  NotificationPreference: NotificationPreference;
   Overlay: Overlay;
   Widget: Widget;
   CreateOverlayInput: CreateOverlayInput;
   UpdateOverlayInput: UpdateOverlayInput;
   CreateWidgetInput: CreateWidgetInput;
   UpdateWidgetInput: UpdateWidgetInput;
-  Query: Record<PropertyKey, never>;
-  Mutation: Record<PropertyKey, never>;
-  ID: Scalars['ID']['output'];
+  AdminPlanFeature: AdminPlanFeature;
+  AdminPlan: AdminPlan;
+  AdminCreatePlanInput: AdminCreatePlanInput;
+  AdminUpdatePlanInput: AdminUpdatePlanInput;
+  PlanFeature: PlanFeature;
+  BillingPlan: BillingPlan;
+  AccountFeatures: AccountFeatures;
+  AdminUser: AdminUser;
+  SettingPreset: SettingPreset;
+  AdminSettingPreset: AdminSettingPreset;
+  CreateSettingPresetInput: CreateSettingPresetInput;
+  UpdateSettingPresetInput: UpdateSettingPresetInput;
+  PrivacyErasureCounts: PrivacyErasureCounts;
+  PrivacyErasure: PrivacyErasure;
+  AdminEraseChatSubjectInput: AdminEraseChatSubjectInput;
+  Session: Session;
+  WsToken: WsToken;
+  PopoutSession: PopoutSession;
+  Sound: Sound;
+  SoundLibrary: SoundLibrary;
+  UpdateSoundInput: UpdateSoundInput;
+  SoundTargetInput: SoundTargetInput;
+  SoundActionResult: SoundActionResult;
   PublicStatsPagination: PublicStatsPagination;
   PublicFollowerPoint: PublicFollowerPoint;
   PublicViewerAveragePoint: PublicViewerAveragePoint;
@@ -2619,6 +2615,10 @@ export type ResolversParentTypes = {
   PublicEmotesFilter: PublicEmotesFilter;
   WatchlistItem: WatchlistItem;
   Watchlist: Watchlist;
+  TokenPermissions: TokenPermissions;
+  PopoutToken: PopoutToken;
+  PopoutTokenCreated: PopoutTokenCreated;
+  CreatePopoutTokenInput: CreatePopoutTokenInput;
 };
 
 export type GateDirectiveArgs = {
@@ -2640,13 +2640,139 @@ export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes
   name: 'JSON';
 }
 
-export type TokenPermissionsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TokenPermissions'] = ResolversParentTypes['TokenPermissions']> = {
-  context?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  adminPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  userPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
+  me: Resolver<ResolversTypes['MeResult'], ParentType, ContextType>;
+  myAccounts: Resolver<Array<ResolversTypes['Account']>, ParentType, ContextType>;
+  account: Resolver<ResolversTypes['Account'], ParentType, ContextType>;
+  accountMembers: Resolver<Array<ResolversTypes['AccountMember']>, ParentType, ContextType>;
+  accountInvites: Resolver<Array<ResolversTypes['AccountInvite']>, ParentType, ContextType>;
+  accountRoles: Resolver<Array<ResolversTypes['AccountRole']>, ParentType, ContextType>;
+  adminRoles: Resolver<Array<ResolversTypes['AdminRole']>, ParentType, ContextType>;
+  adminRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<QueryAdminRoleArgs, 'id'>>;
+  adminRoleMembers: Resolver<Array<ResolversTypes['AdminRoleMember']>, ParentType, ContextType, RequireFields<QueryAdminRoleMembersArgs, 'roleId'>>;
+  allAdminPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
+  apiKeyAssignablePermissions: Resolver<Array<ResolversTypes['ApiKeyPermission']>, ParentType, ContextType, RequireFields<QueryApiKeyAssignablePermissionsArgs, 'kind'>>;
+  userApiKeys: Resolver<Array<ResolversTypes['UserApiKey']>, ParentType, ContextType>;
+  accountServiceKeys: Resolver<Array<ResolversTypes['AccountServiceKey']>, ParentType, ContextType>;
+  adminAccountApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminAccountApiKeysArgs, 'accountId'>>;
+  adminUserApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminUserApiKeysArgs, 'userId'>>;
+  adminSystemKeyPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
+  myAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryMyAuditLogArgs>>;
+  accountAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAccountAuditLogArgs>>;
+  adminAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAdminAuditLogArgs>>;
+  chatHistory: Resolver<ResolversTypes['PaginatedChatResult'], ParentType, ContextType, Partial<QueryChatHistoryArgs>>;
+  searchPlatformUsers: Resolver<Array<ResolversTypes['ChatUserSearchItem']>, ParentType, ContextType, Partial<QuerySearchPlatformUsersArgs>>;
+  connectionStatuses: Resolver<Array<ResolversTypes['ConnectionStatus']>, ParentType, ContextType>;
+  platformCredentialModes: Resolver<Array<ResolversTypes['PlatformCredentialMode']>, ParentType, ContextType>;
+  enabledPlatforms: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  enabledProviders: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<QueryEnabledProvidersArgs, 'connectionType'>>;
+  accountLoginAssignments: Resolver<Array<ResolversTypes['GqlLoginAssignment']>, ParentType, ContextType, Partial<QueryAccountLoginAssignmentsArgs>>;
+  flaggedConnections: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType>;
+  developerApiKeys: Resolver<Array<ResolversTypes['DeveloperApiKey']>, ParentType, ContextType>;
+  myDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType>;
+  developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
+  events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
+  event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
+  notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
+  notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
+  overlays: Resolver<Array<ResolversTypes['Overlay']>, ParentType, ContextType>;
+  overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
+  widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
+  widget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<QueryWidgetArgs, 'id'>>;
+  adminPlans: Resolver<Array<ResolversTypes['AdminPlan']>, ParentType, ContextType>;
+  plans: Resolver<Array<ResolversTypes['BillingPlan']>, ParentType, ContextType>;
+  accountFeatures: Resolver<ResolversTypes['AccountFeatures'], ParentType, ContextType>;
+  mySettingPresets: Resolver<Array<ResolversTypes['SettingPreset']>, ParentType, ContextType>;
+  adminUserSettingPresets: Resolver<Array<ResolversTypes['AdminSettingPreset']>, ParentType, ContextType, RequireFields<QueryAdminUserSettingPresetsArgs, 'id'>>;
+  sessions: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType>;
+  sounds: Resolver<ResolversTypes['SoundLibrary'], ParentType, ContextType, Partial<QuerySoundsArgs>>;
+  sound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<QuerySoundArgs, 'id'>>;
+  publicChannelTrends: Resolver<ResolversTypes['PublicChannelTrends'], ParentType, ContextType, RequireFields<QueryPublicChannelTrendsArgs, 'platform' | 'channel' | 'range'>>;
+  publicChannelPanelHistory: Resolver<Array<ResolversTypes['PublicPanel']>, ParentType, ContextType, RequireFields<QueryPublicChannelPanelHistoryArgs, 'platform' | 'channel'>>;
+  publicStreamSummary: Resolver<ResolversTypes['PublicStreamSummary'], ParentType, ContextType, RequireFields<QueryPublicStreamSummaryArgs, 'platform' | 'broadcastId'>>;
+  publicStreamMetadataHistory: Resolver<ResolversTypes['PublicMetadataHistory'], ParentType, ContextType, RequireFields<QueryPublicStreamMetadataHistoryArgs, 'platform' | 'broadcastId'>>;
+  publicChannelBrowse: Resolver<ResolversTypes['PublicChannelBrowse'], ParentType, ContextType, Partial<QueryPublicChannelBrowseArgs>>;
+  publicGames: Resolver<ResolversTypes['PublicGames'], ParentType, ContextType, Partial<QueryPublicGamesArgs>>;
+  publicEmotes: Resolver<ResolversTypes['PublicEmotes'], ParentType, ContextType, Partial<QueryPublicEmotesArgs>>;
+  myWatchlist: Resolver<ResolversTypes['Watchlist'], ParentType, ContextType>;
+  myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
+  popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
+};
+
+export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
+  updateMe: Resolver<ResolversTypes['MeResult'], ParentType, ContextType, RequireFields<MutationUpdateMeArgs, 'input'>>;
+  dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
+  removeAccountMember: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveAccountMemberArgs, 'userId'>>;
+  createAccountInvite: Resolver<ResolversTypes['AccountInvite'], ParentType, ContextType, RequireFields<MutationCreateAccountInviteArgs, 'input'>>;
+  cancelAccountInvite: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationCancelAccountInviteArgs, 'id'>>;
+  createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
+  updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
+  deleteAccountRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountRoleArgs, 'id'>>;
+  adminCreateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminCreateRoleArgs, 'input'>>;
+  adminUpdateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminUpdateRoleArgs, 'id' | 'input'>>;
+  adminDeleteRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteRoleArgs, 'id'>>;
+  adminAssignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminAssignUserRoleArgs, 'userId' | 'roleId'>>;
+  adminUnassignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminUnassignUserRoleArgs, 'userId' | 'roleId'>>;
+  createUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateUserApiKeyArgs, 'input'>>;
+  updateUserApiKey: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType, RequireFields<MutationUpdateUserApiKeyArgs, 'id' | 'label'>>;
+  rotateUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationRotateUserApiKeyArgs, 'id'>>;
+  deleteUserApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteUserApiKeyArgs, 'id'>>;
+  createAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationCreateAccountServiceKeyArgs, 'input'>>;
+  updateAccountServiceKey: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType, RequireFields<MutationUpdateAccountServiceKeyArgs, 'id' | 'label'>>;
+  rotateAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationRotateAccountServiceKeyArgs, 'id'>>;
+  deleteAccountServiceKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteAccountServiceKeyArgs, 'id'>>;
+  adminUpdateApiKey: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType, RequireFields<MutationAdminUpdateApiKeyArgs, 'kind' | 'id' | 'label' | 'permissions'>>;
+  adminRotateApiKey: Resolver<ResolversTypes['AdminApiKeyRotated'], ParentType, ContextType, RequireFields<MutationAdminRotateApiKeyArgs, 'kind' | 'id'>>;
+  adminDeleteApiKey: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteApiKeyArgs, 'kind' | 'id'>>;
+  sendChatToPlatform: Resolver<ResolversTypes['GqlSendResult'], ParentType, ContextType, RequireFields<MutationSendChatToPlatformArgs, 'input'>>;
+  moderateChat: Resolver<ResolversTypes['ChatModerationResult'], ParentType, ContextType, RequireFields<MutationModerateChatArgs, 'input'>>;
+  refreshPlatformUserProfile: Resolver<ResolversTypes['ChatUserProfile'], ParentType, ContextType, RequireFields<MutationRefreshPlatformUserProfileArgs, 'platform' | 'platformUserId'>>;
+  assignLoginConnection: Resolver<ResolversTypes['GqlLoginAssignment'], ParentType, ContextType, RequireFields<MutationAssignLoginConnectionArgs, 'loginConnectionId' | 'provider'>>;
+  removeLoginAssignment: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveLoginAssignmentArgs, 'provider'>>;
+  disconnectLoginConnection: Resolver<ResolversTypes['LogoutResult'], ParentType, ContextType, RequireFields<MutationDisconnectLoginConnectionArgs, 'loginConnectionId'>>;
+  setPrimaryLoginConnection: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType, RequireFields<MutationSetPrimaryLoginConnectionArgs, 'loginConnectionId'>>;
+  createDeveloperApiKey: Resolver<ResolversTypes['CreateDeveloperApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateDeveloperApiKeyArgs, 'input'>>;
+  updateDeveloperApiKey: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType, RequireFields<MutationUpdateDeveloperApiKeyArgs, 'id' | 'label'>>;
+  revokeDeveloperApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationRevokeDeveloperApiKeyArgs, 'id'>>;
+  submitDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperApplicationArgs, 'input'>>;
+  submitDeveloperVerification: Resolver<ResolversTypes['DeveloperVerification'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperVerificationArgs, 'input'>>;
+  emitEvent: Resolver<ResolversTypes['EmitEventResult'], ParentType, ContextType, RequireFields<MutationEmitEventArgs, 'input'>>;
+  emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
+  grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
+  createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
+  notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
+  updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
+  createOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationCreateOverlayArgs, 'input'>>;
+  updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
+  createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
+  updateWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationUpdateWidgetArgs, 'id' | 'input'>>;
+  adminCreatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminCreatePlanArgs, 'input'>>;
+  adminUpdatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminUpdatePlanArgs, 'id' | 'input'>>;
+  adminDeletePlan: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeletePlanArgs, 'id'>>;
+  adminUpdateUserAccountCreationOverride: Resolver<ResolversTypes['AdminUser'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserAccountCreationOverrideArgs, 'userId' | 'override'>>;
+  createSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationCreateSettingPresetArgs, 'input'>>;
+  updateSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationUpdateSettingPresetArgs, 'id' | 'input'>>;
+  deleteSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSettingPresetArgs, 'id'>>;
+  adminDeleteUserSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteUserSettingPresetArgs, 'id'>>;
+  adminEraseChatSubject: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminEraseChatSubjectArgs, 'input'>>;
+  adminErasePlatformBMember: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminErasePlatformBMemberArgs, 'id'>>;
+  switchAccount: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationSwitchAccountArgs, 'accountId'>>;
+  revokeSession: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeSessionArgs, 'id'>>;
+  issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
+  issuePopoutWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
+  exchangePopoutToken: Resolver<ResolversTypes['PopoutSession'], ParentType, ContextType, RequireFields<MutationExchangePopoutTokenArgs, 'token'>>;
+  exchangeLoginCode: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationExchangeLoginCodeArgs, 'loginCode'>>;
+  updateSound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<MutationUpdateSoundArgs, 'id' | 'input'>>;
+  deleteSound: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSoundArgs, 'id'>>;
+  playSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationPlaySoundArgs, 'id'>>;
+  stopSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationStopSoundArgs, 'id'>>;
+  addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
+  removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
+  createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
+  revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
 };
 
 export type SessionTokensResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SessionTokens'] = ResolversParentTypes['SessionTokens']> = {
@@ -2658,43 +2784,30 @@ export type SessionTokensResolvers<ContextType = GraphQLContext, ParentType exte
   accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
 };
 
-export type SessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Session'] = ResolversParentTypes['Session']> = {
+export type AdminPermissionInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPermissionInfo'] = ResolversParentTypes['AdminPermissionInfo']> = {
+  permission?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type FeatureStatusGqlResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FeatureStatusGql'] = ResolversParentTypes['FeatureStatusGql']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['FeatureDisabledReasonGql']>, ParentType, ContextType>;
+};
+
+export type LoginConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LoginConnection'] = ResolversParentTypes['LoginConnection']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  lastUsedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  current?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-};
-
-export type WsTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['WsToken'] = ResolversParentTypes['WsToken']> = {
-  wsToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type PopoutSessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutSession'] = ResolversParentTypes['PopoutSession']> = {
-  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-};
-
-export type PopoutTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutToken'] = ResolversParentTypes['PopoutToken']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  revokedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  reconnectRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isPrimary?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type PopoutTokenCreatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutTokenCreated'] = ResolversParentTypes['PopoutTokenCreated']> = {
-  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  popoutToken?: Resolver<ResolversTypes['PopoutToken'], ParentType, ContextType>;
+export type DeleteTokenResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeleteTokenResult'] = ResolversParentTypes['DeleteTokenResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
 };
 
 export type MeResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['MeResult'] = ResolversParentTypes['MeResult']> = {
@@ -2754,51 +2867,111 @@ export type AccountRoleResolvers<ContextType = GraphQLContext, ParentType extend
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
+export type AdminRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  data?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  readAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type NotificationPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPage'] = ResolversParentTypes['NotificationPage']> = {
-  items?: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType>;
-  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+export type AdminRoleMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRoleMember'] = ResolversParentTypes['AdminRoleMember']> = {
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  assignedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type NotificationPreferenceResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPreference'] = ResolversParentTypes['NotificationPreference']> = {
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  channel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+export type ApiKeyPermissionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ApiKeyPermission'] = ResolversParentTypes['ApiKeyPermission']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type EventResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Event'] = ResolversParentTypes['Event']> = {
+export type UserApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserApiKey'] = ResolversParentTypes['UserApiKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AccountServiceKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountServiceKey'] = ResolversParentTypes['AccountServiceKey']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  externalId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  raw?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
-export type PaginatedEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PaginatedEventResult'] = ResolversParentTypes['PaginatedEventResult']> = {
-  items?: Resolver<Array<ResolversTypes['Event']>, ParentType, ContextType>;
+export type CreateUserApiKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateUserApiKeyResult'] = ResolversParentTypes['CreateUserApiKeyResult']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  apiKey?: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType>;
+};
+
+export type CreateAccountServiceKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateAccountServiceKeyResult'] = ResolversParentTypes['CreateAccountServiceKeyResult']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  serviceKey?: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType>;
+};
+
+export type AdminApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKey'] = ResolversParentTypes['AdminApiKey']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['ApiKeyKind'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AdminApiKeyRotatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKeyRotated'] = ResolversParentTypes['AdminApiKeyRotated']> = {
+  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  apiKey?: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType>;
+};
+
+export type AuditResolvedNameResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditResolvedName'] = ResolversParentTypes['AuditResolvedName']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AuditItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditItem'] = ResolversParentTypes['AuditItem']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  scope?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  actorId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  metadata?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  resolvedNames?: Resolver<Array<ResolversTypes['AuditResolvedName']>, ParentType, ContextType>;
+};
+
+export type AuditLogPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditLogPage'] = ResolversParentTypes['AuditLogPage']> = {
+  items?: Resolver<Array<ResolversTypes['AuditItem']>, ParentType, ContextType>;
   total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-};
-
-export type EmitEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EmitEventResult'] = ResolversParentTypes['EmitEventResult']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  duplicate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  event?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type ChatSourceChannelResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChatSourceChannel'] = ResolversParentTypes['ChatSourceChannel']> = {
@@ -2879,166 +3052,6 @@ export type ChatModerationResultResolvers<ContextType = GraphQLContext, ParentTy
   details?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
 };
 
-export type SoundResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Sound'] = ResolversParentTypes['Sound']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  filename?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  sizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  waveform?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  sourceExtensionName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-};
-
-export type SoundLibraryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundLibrary'] = ResolversParentTypes['SoundLibrary']> = {
-  sounds?: Resolver<Array<ResolversTypes['Sound']>, ParentType, ContextType>;
-  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  userSoundCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxSounds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxSoundFileSize?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  maxSoundStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  usedStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-};
-
-export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundActionResult'] = ResolversParentTypes['SoundActionResult']> = {
-  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-};
-
-export type PrivacyErasureCountsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasureCounts'] = ResolversParentTypes['PrivacyErasureCounts']> = {
-  chatMessages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  chatUsers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  moderationEntries?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  events?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  statsRows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-};
-
-export type PrivacyErasureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasure'] = ResolversParentTypes['PrivacyErasure']> = {
-  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  subjectHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  erased?: Resolver<ResolversTypes['PrivacyErasureCounts'], ParentType, ContextType>;
-};
-
-export type AdminRoleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type AdminRoleMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminRoleMember'] = ResolversParentTypes['AdminRoleMember']> = {
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  assignedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type AdminPermissionInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPermissionInfo'] = ResolversParentTypes['AdminPermissionInfo']> = {
-  permission?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type AdminPlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlanFeature'] = ResolversParentTypes['AdminPlanFeature']> = {
-  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-};
-
-export type AdminPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlan'] = ResolversParentTypes['AdminPlan']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  priceMonthly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  priceYearly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  maxUploadSizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
-  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxSettingPresets?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  stripeProductId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  stripeMonthlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  stripeYearlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  features?: Resolver<Array<ResolversTypes['AdminPlanFeature']>, ParentType, ContextType>;
-  accountsUsing?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-};
-
-export type PlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlanFeature'] = ResolversParentTypes['PlanFeature']> = {
-  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  globallyEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-};
-
-export type BillingPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['BillingPlan'] = ResolversParentTypes['BillingPlan']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  priceMonthly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  priceYearly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  maxStorageBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  maxUploadSizeBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  features?: Resolver<Array<ResolversTypes['PlanFeature']>, ParentType, ContextType>;
-};
-
-export type FeatureStatusGqlResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FeatureStatusGql'] = ResolversParentTypes['FeatureStatusGql']> = {
-  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  reason?: Resolver<Maybe<ResolversTypes['FeatureDisabledReasonGql']>, ParentType, ContextType>;
-};
-
-export type AccountFeaturesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountFeatures'] = ResolversParentTypes['AccountFeatures']> = {
-  enabledFeatures?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  featureStatuses?: Resolver<Array<ResolversTypes['FeatureStatusGql']>, ParentType, ContextType>;
-};
-
-export type AdminUserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUser'] = ResolversParentTypes['AdminUser']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  accountCreationOverride?: Resolver<ResolversTypes['AccountCreationOverride'], ParentType, ContextType>;
-};
-
-export type SettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SettingPreset'] = ResolversParentTypes['SettingPreset']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  payload?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
-  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type AdminSettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminSettingPreset'] = ResolversParentTypes['AdminSettingPreset']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
 export type ConnectionStatusResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ConnectionStatus'] = ResolversParentTypes['ConnectionStatus']> = {
   platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   isConnected?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -3055,16 +3068,6 @@ export type PlatformCredentialModeResolvers<ContextType = GraphQLContext, Parent
   systemConfigured?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
-export type LoginConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LoginConnection'] = ResolversParentTypes['LoginConnection']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  provider?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  platformUserId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  displayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  reconnectRequired?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  isPrimary?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
 export type GqlLoginAssignmentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['GqlLoginAssignment'] = ResolversParentTypes['GqlLoginAssignment']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
@@ -3076,115 +3079,6 @@ export type GqlLoginAssignmentResolvers<ContextType = GraphQLContext, ParentType
 
 export type LogoutResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['LogoutResult'] = ResolversParentTypes['LogoutResult']> = {
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-};
-
-export type AuditResolvedNameResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditResolvedName'] = ResolversParentTypes['AuditResolvedName']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type AuditItemResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditItem'] = ResolversParentTypes['AuditItem']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  scope?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  actorId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  metadata?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  resolvedNames?: Resolver<Array<ResolversTypes['AuditResolvedName']>, ParentType, ContextType>;
-};
-
-export type AuditLogPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditLogPage'] = ResolversParentTypes['AuditLogPage']> = {
-  items?: Resolver<Array<ResolversTypes['AuditItem']>, ParentType, ContextType>;
-  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-};
-
-export type ApiKeyPermissionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ApiKeyPermission'] = ResolversParentTypes['ApiKeyPermission']> = {
-  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  category?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type UserApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserApiKey'] = ResolversParentTypes['UserApiKey']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-};
-
-export type AccountServiceKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountServiceKey'] = ResolversParentTypes['AccountServiceKey']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-};
-
-export type CreateUserApiKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateUserApiKeyResult'] = ResolversParentTypes['CreateUserApiKeyResult']> = {
-  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  apiKey?: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType>;
-};
-
-export type CreateAccountServiceKeyResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['CreateAccountServiceKeyResult'] = ResolversParentTypes['CreateAccountServiceKeyResult']> = {
-  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  serviceKey?: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType>;
-};
-
-export type DeleteTokenResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeleteTokenResult'] = ResolversParentTypes['DeleteTokenResult']> = {
-  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-};
-
-export type AdminApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKey'] = ResolversParentTypes['AdminApiKey']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  kind?: Resolver<ResolversTypes['ApiKeyKind'], ParentType, ContextType>;
-  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  keyPrefix?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-};
-
-export type AdminApiKeyRotatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminApiKeyRotated'] = ResolversParentTypes['AdminApiKeyRotated']> = {
-  key?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  apiKey?: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType>;
-};
-
-export type ExtensionAccessGrantResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessGrant'] = ResolversParentTypes['ExtensionAccessGrant']> = {
-  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  grantedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-};
-
-export type ExtensionAccessInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessInvite'] = ResolversParentTypes['ExtensionAccessInvite']> = {
-  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  maxUses?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type DeveloperApiKeyResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeveloperApiKey'] = ResolversParentTypes['DeveloperApiKey']> = {
@@ -3248,6 +3142,69 @@ export type DeveloperVerificationResolvers<ContextType = GraphQLContext, ParentT
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type EventResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Event'] = ResolversParentTypes['Event']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  eventType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  externalId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  raw?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PaginatedEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PaginatedEventResult'] = ResolversParentTypes['PaginatedEventResult']> = {
+  items?: Resolver<Array<ResolversTypes['Event']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type EmitEventResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['EmitEventResult'] = ResolversParentTypes['EmitEventResult']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  duplicate?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  event?: Resolver<ResolversTypes['Event'], ParentType, ContextType>;
+};
+
+export type ExtensionAccessGrantResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessGrant'] = ResolversParentTypes['ExtensionAccessGrant']> = {
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  grantedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type ExtensionAccessInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExtensionAccessInvite'] = ResolversParentTypes['ExtensionAccessInvite']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  extensionId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  maxUses?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type NotificationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Notification'] = ResolversParentTypes['Notification']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  data?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  readAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type NotificationPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPage'] = ResolversParentTypes['NotificationPage']> = {
+  items?: Resolver<Array<ResolversTypes['Notification']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type NotificationPreferenceResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['NotificationPreference'] = ResolversParentTypes['NotificationPreference']> = {
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  channel?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type OverlayResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Overlay'] = ResolversParentTypes['Overlay']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
@@ -3269,139 +3226,155 @@ export type WidgetResolvers<ContextType = GraphQLContext, ParentType extends Res
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
-export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
-  sounds: Resolver<ResolversTypes['SoundLibrary'], ParentType, ContextType, Partial<QuerySoundsArgs>>;
-  sound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<QuerySoundArgs, 'id'>>;
-  myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
-  sessions: Resolver<Array<ResolversTypes['Session']>, ParentType, ContextType>;
-  popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
-  me: Resolver<ResolversTypes['MeResult'], ParentType, ContextType>;
-  myAccounts: Resolver<Array<ResolversTypes['Account']>, ParentType, ContextType>;
-  account: Resolver<ResolversTypes['Account'], ParentType, ContextType>;
-  accountMembers: Resolver<Array<ResolversTypes['AccountMember']>, ParentType, ContextType>;
-  accountInvites: Resolver<Array<ResolversTypes['AccountInvite']>, ParentType, ContextType>;
-  accountRoles: Resolver<Array<ResolversTypes['AccountRole']>, ParentType, ContextType>;
-  notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
-  notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
-  myAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryMyAuditLogArgs>>;
-  accountAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAccountAuditLogArgs>>;
-  events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
-  event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
-  chatHistory: Resolver<ResolversTypes['PaginatedChatResult'], ParentType, ContextType, Partial<QueryChatHistoryArgs>>;
-  searchPlatformUsers: Resolver<Array<ResolversTypes['ChatUserSearchItem']>, ParentType, ContextType, Partial<QuerySearchPlatformUsersArgs>>;
-  adminRoles: Resolver<Array<ResolversTypes['AdminRole']>, ParentType, ContextType>;
-  adminRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<QueryAdminRoleArgs, 'id'>>;
-  adminRoleMembers: Resolver<Array<ResolversTypes['AdminRoleMember']>, ParentType, ContextType, RequireFields<QueryAdminRoleMembersArgs, 'roleId'>>;
-  allAdminPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
-  adminPlans: Resolver<Array<ResolversTypes['AdminPlan']>, ParentType, ContextType>;
-  plans: Resolver<Array<ResolversTypes['BillingPlan']>, ParentType, ContextType>;
-  accountFeatures: Resolver<ResolversTypes['AccountFeatures'], ParentType, ContextType>;
-  mySettingPresets: Resolver<Array<ResolversTypes['SettingPreset']>, ParentType, ContextType>;
-  adminUserSettingPresets: Resolver<Array<ResolversTypes['AdminSettingPreset']>, ParentType, ContextType, RequireFields<QueryAdminUserSettingPresetsArgs, 'id'>>;
-  connectionStatuses: Resolver<Array<ResolversTypes['ConnectionStatus']>, ParentType, ContextType>;
-  platformCredentialModes: Resolver<Array<ResolversTypes['PlatformCredentialMode']>, ParentType, ContextType>;
-  enabledPlatforms: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  enabledProviders: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType, RequireFields<QueryEnabledProvidersArgs, 'connectionType'>>;
-  accountLoginAssignments: Resolver<Array<ResolversTypes['GqlLoginAssignment']>, ParentType, ContextType, Partial<QueryAccountLoginAssignmentsArgs>>;
-  flaggedConnections: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType>;
-  apiKeyAssignablePermissions: Resolver<Array<ResolversTypes['ApiKeyPermission']>, ParentType, ContextType, RequireFields<QueryApiKeyAssignablePermissionsArgs, 'kind'>>;
-  userApiKeys: Resolver<Array<ResolversTypes['UserApiKey']>, ParentType, ContextType>;
-  accountServiceKeys: Resolver<Array<ResolversTypes['AccountServiceKey']>, ParentType, ContextType>;
-  adminAccountApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminAccountApiKeysArgs, 'accountId'>>;
-  adminUserApiKeys: Resolver<Array<ResolversTypes['AdminApiKey']>, ParentType, ContextType, RequireFields<QueryAdminUserApiKeysArgs, 'userId'>>;
-  adminSystemKeyPermissions: Resolver<Array<ResolversTypes['AdminPermissionInfo']>, ParentType, ContextType>;
-  publicChannelTrends: Resolver<ResolversTypes['PublicChannelTrends'], ParentType, ContextType, RequireFields<QueryPublicChannelTrendsArgs, 'platform' | 'channel' | 'range'>>;
-  publicChannelPanelHistory: Resolver<Array<ResolversTypes['PublicPanel']>, ParentType, ContextType, RequireFields<QueryPublicChannelPanelHistoryArgs, 'platform' | 'channel'>>;
-  publicStreamSummary: Resolver<ResolversTypes['PublicStreamSummary'], ParentType, ContextType, RequireFields<QueryPublicStreamSummaryArgs, 'platform' | 'broadcastId'>>;
-  publicStreamMetadataHistory: Resolver<ResolversTypes['PublicMetadataHistory'], ParentType, ContextType, RequireFields<QueryPublicStreamMetadataHistoryArgs, 'platform' | 'broadcastId'>>;
-  publicChannelBrowse: Resolver<ResolversTypes['PublicChannelBrowse'], ParentType, ContextType, Partial<QueryPublicChannelBrowseArgs>>;
-  publicGames: Resolver<ResolversTypes['PublicGames'], ParentType, ContextType, Partial<QueryPublicGamesArgs>>;
-  publicEmotes: Resolver<ResolversTypes['PublicEmotes'], ParentType, ContextType, Partial<QueryPublicEmotesArgs>>;
-  myWatchlist: Resolver<ResolversTypes['Watchlist'], ParentType, ContextType>;
-  adminAuditLog: Resolver<ResolversTypes['AuditLogPage'], ParentType, ContextType, Partial<QueryAdminAuditLogArgs>>;
-  developerApiKeys: Resolver<Array<ResolversTypes['DeveloperApiKey']>, ParentType, ContextType>;
-  myDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType>;
-  developerVerificationStatus: Resolver<Maybe<ResolversTypes['DeveloperVerification']>, ParentType, ContextType>;
-  overlays: Resolver<Array<ResolversTypes['Overlay']>, ParentType, ContextType>;
-  overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
-  widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
-  widget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<QueryWidgetArgs, 'id'>>;
+export type AdminPlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlanFeature'] = ResolversParentTypes['AdminPlanFeature']> = {
+  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
-export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
-  createOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationCreateOverlayArgs, 'input'>>;
-  updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
-  createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
-  updateWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationUpdateWidgetArgs, 'id' | 'input'>>;
-  grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
-  createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
-  createDeveloperApiKey: Resolver<ResolversTypes['CreateDeveloperApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateDeveloperApiKeyArgs, 'input'>>;
-  updateDeveloperApiKey: Resolver<ResolversTypes['DeveloperApiKey'], ParentType, ContextType, RequireFields<MutationUpdateDeveloperApiKeyArgs, 'id' | 'label'>>;
-  revokeDeveloperApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationRevokeDeveloperApiKeyArgs, 'id'>>;
-  submitDeveloperApplication: Resolver<ResolversTypes['DeveloperApplication'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperApplicationArgs, 'input'>>;
-  submitDeveloperVerification: Resolver<ResolversTypes['DeveloperVerification'], ParentType, ContextType, RequireFields<MutationSubmitDeveloperVerificationArgs, 'input'>>;
-  updateSound: Resolver<ResolversTypes['Sound'], ParentType, ContextType, RequireFields<MutationUpdateSoundArgs, 'id' | 'input'>>;
-  deleteSound: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSoundArgs, 'id'>>;
-  playSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationPlaySoundArgs, 'id'>>;
-  stopSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationStopSoundArgs, 'id'>>;
-  switchAccount: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationSwitchAccountArgs, 'accountId'>>;
-  revokeSession: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeSessionArgs, 'id'>>;
-  issueWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
-  issuePopoutWsToken: Resolver<ResolversTypes['WsToken'], ParentType, ContextType>;
-  exchangePopoutToken: Resolver<ResolversTypes['PopoutSession'], ParentType, ContextType, RequireFields<MutationExchangePopoutTokenArgs, 'token'>>;
-  exchangeLoginCode: Resolver<ResolversTypes['SessionTokens'], ParentType, ContextType, RequireFields<MutationExchangeLoginCodeArgs, 'loginCode'>>;
-  createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
-  revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
-  createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
-  updateMe: Resolver<ResolversTypes['MeResult'], ParentType, ContextType, RequireFields<MutationUpdateMeArgs, 'input'>>;
-  dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
-  updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
-  removeAccountMember: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveAccountMemberArgs, 'userId'>>;
-  createAccountInvite: Resolver<ResolversTypes['AccountInvite'], ParentType, ContextType, RequireFields<MutationCreateAccountInviteArgs, 'input'>>;
-  cancelAccountInvite: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationCancelAccountInviteArgs, 'id'>>;
-  createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
-  updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
-  deleteAccountRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAccountRoleArgs, 'id'>>;
-  emitEvent: Resolver<ResolversTypes['EmitEventResult'], ParentType, ContextType, RequireFields<MutationEmitEventArgs, 'input'>>;
-  emitBotEvent: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<MutationEmitBotEventArgs, 'accountId' | 'eventType' | 'platform' | 'username' | 'raw'>>;
-  sendChatToPlatform: Resolver<ResolversTypes['GqlSendResult'], ParentType, ContextType, RequireFields<MutationSendChatToPlatformArgs, 'input'>>;
-  moderateChat: Resolver<ResolversTypes['ChatModerationResult'], ParentType, ContextType, RequireFields<MutationModerateChatArgs, 'input'>>;
-  refreshPlatformUserProfile: Resolver<ResolversTypes['ChatUserProfile'], ParentType, ContextType, RequireFields<MutationRefreshPlatformUserProfileArgs, 'platform' | 'platformUserId'>>;
-  adminCreateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminCreateRoleArgs, 'input'>>;
-  adminUpdateRole: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationAdminUpdateRoleArgs, 'id' | 'input'>>;
-  adminDeleteRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteRoleArgs, 'id'>>;
-  adminAssignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminAssignUserRoleArgs, 'userId' | 'roleId'>>;
-  adminUnassignUserRole: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminUnassignUserRoleArgs, 'userId' | 'roleId'>>;
-  adminCreatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminCreatePlanArgs, 'input'>>;
-  adminUpdatePlan: Resolver<ResolversTypes['AdminPlan'], ParentType, ContextType, RequireFields<MutationAdminUpdatePlanArgs, 'id' | 'input'>>;
-  adminDeletePlan: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeletePlanArgs, 'id'>>;
-  adminUpdateUserAccountCreationOverride: Resolver<ResolversTypes['AdminUser'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserAccountCreationOverrideArgs, 'userId' | 'override'>>;
-  createSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationCreateSettingPresetArgs, 'input'>>;
-  updateSettingPreset: Resolver<ResolversTypes['SettingPreset'], ParentType, ContextType, RequireFields<MutationUpdateSettingPresetArgs, 'id' | 'input'>>;
-  deleteSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSettingPresetArgs, 'id'>>;
-  adminDeleteUserSettingPreset: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteUserSettingPresetArgs, 'id'>>;
-  assignLoginConnection: Resolver<ResolversTypes['GqlLoginAssignment'], ParentType, ContextType, RequireFields<MutationAssignLoginConnectionArgs, 'loginConnectionId' | 'provider'>>;
-  removeLoginAssignment: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveLoginAssignmentArgs, 'provider'>>;
-  disconnectLoginConnection: Resolver<ResolversTypes['LogoutResult'], ParentType, ContextType, RequireFields<MutationDisconnectLoginConnectionArgs, 'loginConnectionId'>>;
-  setPrimaryLoginConnection: Resolver<Array<ResolversTypes['LoginConnection']>, ParentType, ContextType, RequireFields<MutationSetPrimaryLoginConnectionArgs, 'loginConnectionId'>>;
-  createUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationCreateUserApiKeyArgs, 'input'>>;
-  updateUserApiKey: Resolver<ResolversTypes['UserApiKey'], ParentType, ContextType, RequireFields<MutationUpdateUserApiKeyArgs, 'id' | 'label'>>;
-  rotateUserApiKey: Resolver<ResolversTypes['CreateUserApiKeyResult'], ParentType, ContextType, RequireFields<MutationRotateUserApiKeyArgs, 'id'>>;
-  deleteUserApiKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteUserApiKeyArgs, 'id'>>;
-  createAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationCreateAccountServiceKeyArgs, 'input'>>;
-  updateAccountServiceKey: Resolver<ResolversTypes['AccountServiceKey'], ParentType, ContextType, RequireFields<MutationUpdateAccountServiceKeyArgs, 'id' | 'label'>>;
-  rotateAccountServiceKey: Resolver<ResolversTypes['CreateAccountServiceKeyResult'], ParentType, ContextType, RequireFields<MutationRotateAccountServiceKeyArgs, 'id'>>;
-  deleteAccountServiceKey: Resolver<ResolversTypes['DeleteTokenResult'], ParentType, ContextType, RequireFields<MutationDeleteAccountServiceKeyArgs, 'id'>>;
-  adminUpdateApiKey: Resolver<ResolversTypes['AdminApiKey'], ParentType, ContextType, RequireFields<MutationAdminUpdateApiKeyArgs, 'kind' | 'id' | 'label' | 'permissions'>>;
-  adminRotateApiKey: Resolver<ResolversTypes['AdminApiKeyRotated'], ParentType, ContextType, RequireFields<MutationAdminRotateApiKeyArgs, 'kind' | 'id'>>;
-  adminDeleteApiKey: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationAdminDeleteApiKeyArgs, 'kind' | 'id'>>;
-  adminEraseChatSubject: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminEraseChatSubjectArgs, 'input'>>;
-  adminErasePlatformBMember: Resolver<ResolversTypes['PrivacyErasure'], ParentType, ContextType, RequireFields<MutationAdminErasePlatformBMemberArgs, 'id'>>;
-  addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
-  removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
-  notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
-  updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
+export type AdminPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminPlan'] = ResolversParentTypes['AdminPlan']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  priceMonthly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  priceYearly?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxUploadSizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSettingPresets?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  stripeProductId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  stripeMonthlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  stripeYearlyPriceId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes['AdminPlanFeature']>, ParentType, ContextType>;
+  accountsUsing?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PlanFeatureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlanFeature'] = ResolversParentTypes['PlanFeature']> = {
+  featureId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  globallyEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type BillingPlanResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['BillingPlan'] = ResolversParentTypes['BillingPlan']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  priceMonthly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  priceYearly?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  currency?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isPublic?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  sortOrder?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxOverlays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxStorageBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxUploadSizeBytes?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxIntegrations?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatRetentionDays?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  features?: Resolver<Array<ResolversTypes['PlanFeature']>, ParentType, ContextType>;
+};
+
+export type AccountFeaturesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountFeatures'] = ResolversParentTypes['AccountFeatures']> = {
+  enabledFeatures?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  featureStatuses?: Resolver<Array<ResolversTypes['FeatureStatusGql']>, ParentType, ContextType>;
+};
+
+export type AdminUserResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUser'] = ResolversParentTypes['AdminUser']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  accountCreationOverride?: Resolver<ResolversTypes['AccountCreationOverride'], ParentType, ContextType>;
+};
+
+export type SettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SettingPreset'] = ResolversParentTypes['SettingPreset']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  payload?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminSettingPresetResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminSettingPreset'] = ResolversParentTypes['AdminSettingPreset']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isDefault?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PrivacyErasureCountsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasureCounts'] = ResolversParentTypes['PrivacyErasureCounts']> = {
+  chatMessages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  chatUsers?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  moderationEntries?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  events?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  statsRows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PrivacyErasureResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PrivacyErasure'] = ResolversParentTypes['PrivacyErasure']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  subjectHash?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  erased?: Resolver<ResolversTypes['PrivacyErasureCounts'], ParentType, ContextType>;
+};
+
+export type SessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Session'] = ResolversParentTypes['Session']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastUsedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ipAddress?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  userAgent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  current?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type WsTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['WsToken'] = ResolversParentTypes['WsToken']> = {
+  wsToken?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PopoutSessionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutSession'] = ResolversParentTypes['PopoutSession']> = {
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  expiresAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+};
+
+export type SoundResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Sound'] = ResolversParentTypes['Sound']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  filename?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sizeBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  waveform?: Resolver<Maybe<ResolversTypes['JSON']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sourceExtensionName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SoundLibraryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundLibrary'] = ResolversParentTypes['SoundLibrary']> = {
+  sounds?: Resolver<Array<ResolversTypes['Sound']>, ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  userSoundCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSounds?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxSoundFileSize?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  maxSoundStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  usedStorageBytes?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundActionResult'] = ResolversParentTypes['SoundActionResult']> = {
+  success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type PublicStatsPaginationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicStatsPagination'] = ResolversParentTypes['PublicStatsPagination']> = {
@@ -3595,27 +3568,60 @@ export type WatchlistResolvers<ContextType = GraphQLContext, ParentType extends 
   items?: Resolver<Array<ResolversTypes['WatchlistItem']>, ParentType, ContextType>;
 };
 
+export type TokenPermissionsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['TokenPermissions'] = ResolversParentTypes['TokenPermissions']> = {
+  context?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  accountId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  adminPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  userPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type PopoutTokenResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutToken'] = ResolversParentTypes['PopoutToken']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  expiresAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  revokedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type PopoutTokenCreatedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PopoutTokenCreated'] = ResolversParentTypes['PopoutTokenCreated']> = {
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  popoutToken?: Resolver<ResolversTypes['PopoutToken'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = GraphQLContext> = {
   UUID?: GraphQLScalarType;
   JSON?: GraphQLScalarType;
-  TokenPermissions?: TokenPermissionsResolvers<ContextType>;
+  Query?: QueryResolvers<ContextType>;
+  Mutation?: MutationResolvers<ContextType>;
   SessionTokens?: SessionTokensResolvers<ContextType>;
-  Session?: SessionResolvers<ContextType>;
-  WsToken?: WsTokenResolvers<ContextType>;
-  PopoutSession?: PopoutSessionResolvers<ContextType>;
-  PopoutToken?: PopoutTokenResolvers<ContextType>;
-  PopoutTokenCreated?: PopoutTokenCreatedResolvers<ContextType>;
+  AdminPermissionInfo?: AdminPermissionInfoResolvers<ContextType>;
+  FeatureStatusGql?: FeatureStatusGqlResolvers<ContextType>;
+  LoginConnection?: LoginConnectionResolvers<ContextType>;
+  DeleteTokenResult?: DeleteTokenResultResolvers<ContextType>;
   MeResult?: MeResultResolvers<ContextType>;
   Account?: AccountResolvers<ContextType>;
   AccountMember?: AccountMemberResolvers<ContextType>;
   AccountInvite?: AccountInviteResolvers<ContextType>;
   AccountRole?: AccountRoleResolvers<ContextType>;
-  Notification?: NotificationResolvers<ContextType>;
-  NotificationPage?: NotificationPageResolvers<ContextType>;
-  NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
-  Event?: EventResolvers<ContextType>;
-  PaginatedEventResult?: PaginatedEventResultResolvers<ContextType>;
-  EmitEventResult?: EmitEventResultResolvers<ContextType>;
+  AdminRole?: AdminRoleResolvers<ContextType>;
+  AdminRoleMember?: AdminRoleMemberResolvers<ContextType>;
+  ApiKeyPermission?: ApiKeyPermissionResolvers<ContextType>;
+  UserApiKey?: UserApiKeyResolvers<ContextType>;
+  AccountServiceKey?: AccountServiceKeyResolvers<ContextType>;
+  CreateUserApiKeyResult?: CreateUserApiKeyResultResolvers<ContextType>;
+  CreateAccountServiceKeyResult?: CreateAccountServiceKeyResultResolvers<ContextType>;
+  AdminApiKey?: AdminApiKeyResolvers<ContextType>;
+  AdminApiKeyRotated?: AdminApiKeyRotatedResolvers<ContextType>;
+  AuditResolvedName?: AuditResolvedNameResolvers<ContextType>;
+  AuditItem?: AuditItemResolvers<ContextType>;
+  AuditLogPage?: AuditLogPageResolvers<ContextType>;
   ChatSourceChannel?: ChatSourceChannelResolvers<ContextType>;
   ChatMessage?: ChatMessageResolvers<ContextType>;
   PaginatedChatResult?: PaginatedChatResultResolvers<ContextType>;
@@ -3623,49 +3629,40 @@ export type Resolvers<ContextType = GraphQLContext> = {
   ChatUserProfile?: ChatUserProfileResolvers<ContextType>;
   GqlSendResult?: GqlSendResultResolvers<ContextType>;
   ChatModerationResult?: ChatModerationResultResolvers<ContextType>;
-  Sound?: SoundResolvers<ContextType>;
-  SoundLibrary?: SoundLibraryResolvers<ContextType>;
-  SoundActionResult?: SoundActionResultResolvers<ContextType>;
-  PrivacyErasureCounts?: PrivacyErasureCountsResolvers<ContextType>;
-  PrivacyErasure?: PrivacyErasureResolvers<ContextType>;
-  AdminRole?: AdminRoleResolvers<ContextType>;
-  AdminRoleMember?: AdminRoleMemberResolvers<ContextType>;
-  AdminPermissionInfo?: AdminPermissionInfoResolvers<ContextType>;
-  AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;
-  AdminPlan?: AdminPlanResolvers<ContextType>;
-  PlanFeature?: PlanFeatureResolvers<ContextType>;
-  BillingPlan?: BillingPlanResolvers<ContextType>;
-  FeatureStatusGql?: FeatureStatusGqlResolvers<ContextType>;
-  AccountFeatures?: AccountFeaturesResolvers<ContextType>;
-  AdminUser?: AdminUserResolvers<ContextType>;
-  SettingPreset?: SettingPresetResolvers<ContextType>;
-  AdminSettingPreset?: AdminSettingPresetResolvers<ContextType>;
   ConnectionStatus?: ConnectionStatusResolvers<ContextType>;
   PlatformCredentialMode?: PlatformCredentialModeResolvers<ContextType>;
-  LoginConnection?: LoginConnectionResolvers<ContextType>;
   GqlLoginAssignment?: GqlLoginAssignmentResolvers<ContextType>;
   LogoutResult?: LogoutResultResolvers<ContextType>;
-  AuditResolvedName?: AuditResolvedNameResolvers<ContextType>;
-  AuditItem?: AuditItemResolvers<ContextType>;
-  AuditLogPage?: AuditLogPageResolvers<ContextType>;
-  ApiKeyPermission?: ApiKeyPermissionResolvers<ContextType>;
-  UserApiKey?: UserApiKeyResolvers<ContextType>;
-  AccountServiceKey?: AccountServiceKeyResolvers<ContextType>;
-  CreateUserApiKeyResult?: CreateUserApiKeyResultResolvers<ContextType>;
-  CreateAccountServiceKeyResult?: CreateAccountServiceKeyResultResolvers<ContextType>;
-  DeleteTokenResult?: DeleteTokenResultResolvers<ContextType>;
-  AdminApiKey?: AdminApiKeyResolvers<ContextType>;
-  AdminApiKeyRotated?: AdminApiKeyRotatedResolvers<ContextType>;
-  ExtensionAccessGrant?: ExtensionAccessGrantResolvers<ContextType>;
-  ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
   DeveloperApiKey?: DeveloperApiKeyResolvers<ContextType>;
   CreateDeveloperApiKeyResult?: CreateDeveloperApiKeyResultResolvers<ContextType>;
   DeveloperApplication?: DeveloperApplicationResolvers<ContextType>;
   DeveloperVerification?: DeveloperVerificationResolvers<ContextType>;
+  Event?: EventResolvers<ContextType>;
+  PaginatedEventResult?: PaginatedEventResultResolvers<ContextType>;
+  EmitEventResult?: EmitEventResultResolvers<ContextType>;
+  ExtensionAccessGrant?: ExtensionAccessGrantResolvers<ContextType>;
+  ExtensionAccessInvite?: ExtensionAccessInviteResolvers<ContextType>;
+  Notification?: NotificationResolvers<ContextType>;
+  NotificationPage?: NotificationPageResolvers<ContextType>;
+  NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
   Overlay?: OverlayResolvers<ContextType>;
   Widget?: WidgetResolvers<ContextType>;
-  Query?: QueryResolvers<ContextType>;
-  Mutation?: MutationResolvers<ContextType>;
+  AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;
+  AdminPlan?: AdminPlanResolvers<ContextType>;
+  PlanFeature?: PlanFeatureResolvers<ContextType>;
+  BillingPlan?: BillingPlanResolvers<ContextType>;
+  AccountFeatures?: AccountFeaturesResolvers<ContextType>;
+  AdminUser?: AdminUserResolvers<ContextType>;
+  SettingPreset?: SettingPresetResolvers<ContextType>;
+  AdminSettingPreset?: AdminSettingPresetResolvers<ContextType>;
+  PrivacyErasureCounts?: PrivacyErasureCountsResolvers<ContextType>;
+  PrivacyErasure?: PrivacyErasureResolvers<ContextType>;
+  Session?: SessionResolvers<ContextType>;
+  WsToken?: WsTokenResolvers<ContextType>;
+  PopoutSession?: PopoutSessionResolvers<ContextType>;
+  Sound?: SoundResolvers<ContextType>;
+  SoundLibrary?: SoundLibraryResolvers<ContextType>;
+  SoundActionResult?: SoundActionResultResolvers<ContextType>;
   PublicStatsPagination?: PublicStatsPaginationResolvers<ContextType>;
   PublicFollowerPoint?: PublicFollowerPointResolvers<ContextType>;
   PublicViewerAveragePoint?: PublicViewerAveragePointResolvers<ContextType>;
@@ -3688,6 +3685,9 @@ export type Resolvers<ContextType = GraphQLContext> = {
   PublicEmotes?: PublicEmotesResolvers<ContextType>;
   WatchlistItem?: WatchlistItemResolvers<ContextType>;
   Watchlist?: WatchlistResolvers<ContextType>;
+  TokenPermissions?: TokenPermissionsResolvers<ContextType>;
+  PopoutToken?: PopoutTokenResolvers<ContextType>;
+  PopoutTokenCreated?: PopoutTokenCreatedResolvers<ContextType>;
 };
 
 export type DirectiveResolvers<ContextType = GraphQLContext> = {

@@ -7,7 +7,7 @@
  * consumer-facing OpenAPI document (operations marked x-internal left out), the SDL with the
  * scalar mapping of codegen.yml, the SDK's GraphQL operations (sdk/graphql/*.graphql) and the
  * WebSocket protocol through generated/ws.ts as codegen just produced it (its exported types
- * and its channel table), so the SDK follows whatever shape spec/ws-protocol.json takes.
+ * and its channel table), so the SDK follows whatever shape spec/ws-protocol/ takes.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -88,7 +88,7 @@ async function graphqlModule(schema: GraphQLSchema): Promise<string> {
     plugins: [{ 'typescript-operations': {} }, { 'typed-document-node': {} }],
     pluginMap: { 'typescript-operations': typescriptOperationsPlugin, 'typed-document-node': typedDocumentNodePlugin },
   });
-  return `${banner('spec/schema.graphql and sdk/graphql/*.graphql')}${output}`;
+  return `${banner('spec/graphql/ (bundled) and sdk/graphql/*.graphql')}${output}`;
 }
 
 interface ChannelRow {
@@ -150,7 +150,7 @@ export function wsModule(files: ReadonlyMap<string, string>): string {
   };
   const messageMap = rows.map((c) => `  ${JSON.stringify(c.pattern)}: ${messageType(c)};`);
   const broadcast = rows.filter((c) => typeof c.broadcastPermission === 'string').map((c) => JSON.stringify(c.pattern));
-  return `${banner('spec/ws-protocol.json (through generated/ws.ts)')}
+  return `${banner('spec/ws-protocol/ (through generated/ws.ts)')}
 ${aliases.join('\n\n')}
 
 /**

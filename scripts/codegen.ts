@@ -10,7 +10,8 @@
  * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone.
  *
  * This file is the driver: one part per spec under scripts/codegen/ (openapi.ts, which bundles
- * spec/openapi/ with openapi-parts.ts; graphql.ts; ws.ts), the gates they share (gates.ts), the
+ * spec/openapi/ with openapi-parts.ts; graphql.ts, which bundles spec/graphql/ with
+ * graphql-parts.ts; ws.ts), the gates they share (gates.ts), the
  * twins across them (parity.ts), the published documents (published.ts) and the SDK
  * (codegen-sdk.ts). A new generated file is one line in build().
  */

@@ -1,5 +1,5 @@
 /**
- * GraphQL (spec/schema.graphql): the @gate of every Query and Mutation field, and the generated
+ * GraphQL (spec/graphql/, bundled by graphql-parts.ts): the @gate of every Query and Mutation field, and the generated
  * files generated/graphql-schema.ts (SDL and field gates) and generated/graphql.ts
  * (@graphql-codegen with the settings of codegen.yml).
  */
@@ -17,6 +17,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { BANNER, fail, readSpec } from './common';
+import { bundleGraphql } from './graphql-parts';
 import { normaliseGate, type Gate } from './gates';
 
 function argValue(node: ValueNode): unknown {
@@ -83,9 +84,9 @@ export async function graphqlTypes(schema: GraphQLSchema): Promise<string> {
   return `${BANNER}${output}`;
 }
 
-/** Reads spec/schema.graphql and checks every root field's gate; subscriptions are refused. */
+/** Bundles spec/graphql/ and checks every root field's gate; subscriptions are refused. */
 export function readGraphql(): { sdl: string; schema: GraphQLSchema; gates: Record<string, Gate> } {
-  const sdl = readSpec('spec/schema.graphql');
+  const sdl = bundleGraphql();
   const schema = buildSchema(sdl);
   const gates = fieldGates(schema);
   if (schema.getSubscriptionType()) fail('GraphQL subscriptions are not offered: remove the Subscription type');

@@ -43,7 +43,7 @@ export function parityModule(routes: Route[], gates: Record<string, Gate>, schem
     .filter((r) => r.graphql)
     .map((r) => {
       const field = gates[r.graphql!];
-      if (!field) fail(`${r.operationId}: x-graphql ${r.graphql} has no field in spec/schema.graphql`);
+      if (!field) fail(`${r.operationId}: x-graphql ${r.graphql} has no field in spec/graphql/`);
       else if (!sameGate(r.gate, field)) {
         fail(`${r.operationId}: REST gate ${JSON.stringify(r.gate)} differs from ${r.graphql} gate ${JSON.stringify(field)}`);
       }

@@ -131,7 +131,7 @@ export function publishedOpenapi(source: Doc, gates: ReadonlyMap<string, Gate>):
   return doc;
 }
 
-/** The files under spec/published/ and what each holds (the AsyncAPI document: the spec file's exact text). */
+/** The files under spec/published/ and what each holds (the AsyncAPI document: spec/ws-protocol/ bundled, as codegen reads it). */
 export function publishedDocuments(openapi: Doc, gates: ReadonlyMap<string, Gate>, sdl: string, asyncapi: string): Map<string, string> {
   return new Map([
     ['spec/published/openapi.json', `${JSON.stringify(publishedOpenapi(openapi, gates), null, 2)}\n`],

@@ -1,12 +1,13 @@
 /**
- * WebSocket (spec/ws-protocol.json, AsyncAPI 3): the checks on messages, channel families and
+ * WebSocket (spec/ws-protocol/, AsyncAPI 3, bundled by ws-parts.ts): the checks on messages, channel families and
  * relay entries, and the generated files generated/ws.ts (types, channel and relay tables,
  * limits), generated/ws-validators.js (standalone ajv) and generated/ws-validators.d.ts.
  */
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import standaloneCode from 'ajv/dist/standalone';
-import { BANNER, FEATURE_RE, PERMISSION_RE, fail, readSpec } from './common';
+import { BANNER, FEATURE_RE, PERMISSION_RE, fail } from './common';
+import { bundleWs } from './ws-parts';
 
 const CHANNEL_GATE_KINDS = [
   'Public',
@@ -53,7 +54,7 @@ interface WsFamily {
   /** Component message names of the family's frames. */
   messages: string[];
 }
-/** A channel's row of the relay table (its `x-relay`), as written in spec/ws-protocol.json. */
+/** A channel's row of the relay table (its `x-relay`), as written in spec/ws-protocol/. */
 interface WsRelay {
   bus?: unknown;
   envelope?: unknown;
@@ -68,6 +69,31 @@ const RELAY_FORMS: Record<string, string[]> = { legacy: ['type', 'data'], lifted
 const placeholders = (pattern: string) => [...pattern.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!).sort();
 /** The wire `type` of a message (its payload's `type` const). */
 const wireType = (m: WsMessage) => (m.payload.properties as Record<string, JsonSchema> | undefined)?.type?.const as string | undefined;
+
+/** A channel pattern as the run-time matcher reads it (src/realtime/channels.ts). */
+const patternRe = (pattern: string) =>
+  new RegExp(
+    `^${pattern
+      .split(/(\{[a-z_]+\})/)
+      .map((part) => {
+        const placeholder = /^\{([a-z_]+)\}$/.exec(part);
+        if (!placeholder) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        return placeholder[1]!.endsWith('_channel') ? '(.+)' : '([^:]+)';
+      })
+      .join('')}$`,
+  );
+
+/**
+ * The matcher takes the first family whose pattern matches, so a family an earlier one would take
+ * (`ideas:list` after `ideas:{idea_id}`) is never reached: refused, whatever order the parts give.
+ */
+function checkShadowing(families: WsFamily[]): void {
+  families.forEach((later, j) => {
+    const sample = later.pattern.replace(/\{[a-z_]+\}/g, 'x');
+    const earlier = families.slice(0, j).find((f) => patternRe(f.pattern).test(sample));
+    if (earlier) fail(`ws channel ${later.pattern}: never matched, ws channel ${earlier.pattern} comes first and takes its names (list the literal address first)`);
+  });
+}
 
 /** The channel families of the document, in document order (the matcher tries them in that order). */
 function wsFamilies(doc: WsDoc): WsFamily[] {
@@ -193,6 +219,7 @@ export function wsModules(doc: WsDoc): { types: string; validators: string; decl
   const server = types.filter(([, t]) => t.direction === 'server');
 
   const families = wsFamilies(doc);
+  checkShadowing(families);
   const relayFamilies = new Map<string, string>();
   for (const family of families) {
     const where = `ws channel ${family.pattern}`;
@@ -331,8 +358,8 @@ function inlineRefs(schema: unknown, defs: Record<string, JsonSchema>): JsonSche
   }) as JsonSchema;
 }
 
-/** Reads spec/ws-protocol.json (its text is published as it is; see published.ts). */
+/** Bundles spec/ws-protocol/ (ws-parts.ts); the text is what is published (see published.ts). */
 export function readWs(): { text: string; doc: WsDoc } {
-  const text = readSpec('spec/ws-protocol.json');
-  return { text, doc: JSON.parse(text) as WsDoc };
+  const doc = bundleWs();
+  return { text: `${JSON.stringify(doc, null, 2)}\n`, doc: doc as unknown as WsDoc };
 }

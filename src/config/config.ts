@@ -109,7 +109,7 @@ export interface Config {
   /** Requests per minute per authentication context (Part 1 "Limits"); system keys are never limited. */
   rate_limits: { enabled: boolean; api_key: number; jwt: number; token: number; anonymous: number };
   /**
-   * WebSocket limits beyond the protocol's own (spec/ws-protocol.json `x-limits`): open sockets per
+   * WebSocket limits beyond the protocol's own (spec/ws-protocol/root.json `x-limits`): open sockets per
    * node per anonymous client address and per credential (system keys are not capped), and the
    * bytes a session's outbound queue may hold besides its 256 messages.
    */

@@ -1,5 +1,5 @@
 /**
- * The channel map of spec/ws-protocol.json at run time: matching a channel name to its pattern,
+ * The channel map of spec/ws-protocol/ at run time: matching a channel name to its pattern,
  * the subscribe and broadcast checks (evaluated by the one gate engine in auth/gates.ts), and the
  * relay between internal bus channels and sockets, read from the generated relay table (Part 2,
  * "Authentication" and "Events"). Owns no gate rule and no relay row of its own: both come from

@@ -1,5 +1,5 @@
 /**
- * Resumable channels (spec/ws-protocol.json, "Resume"): the cursor every relayed frame carries,
+ * Resumable channels (spec/ws-protocol/, "Resume"): the cursor every relayed frame carries,
  * and the replay after a client's `since`.
  *
  * Two sources, by the relay row's `resume`:

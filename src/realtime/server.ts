@@ -3,7 +3,7 @@
  * the path; the credential (a presented but invalid one fails closed with HTTP 401); the caller's
  * rate budget, the same one HTTP draws from (HTTP 429 with Retry-After); the open-socket caps per
  * anonymous client address and per credential (HTTP 429). After it: sessions with the protocol of
- * spec/ws-protocol.json (every client message checked by the generated validators), the 5 s
+ * spec/ws-protocol/ (every client message checked by the generated validators), the 5 s
  * heartbeat tick, the 30 s silence timeout, the outbound queue bounded in messages and in bytes,
  * and revocation: a revoked session or token ends its sockets on every node with TOKEN_REVOKED
  * and close code 4002, from the bus notice at once or from the periodic re-check at the latest.
@@ -32,7 +32,7 @@ import { isPresenceChannel, type Presence, type PresenceMember } from './presenc
 
 export const WS_PATH = '/v1/ws';
 
-/** Close codes of the private range (spec/ws-protocol.json describes 4000 and 4001). */
+/** Close codes of the private range (spec/ws-protocol/ describes 4000 and 4001). */
 export const closeCodes = {
   silence: 4000,
   expired: 4001,

@@ -1,8 +1,11 @@
 /**
  * codegen:check against a scratch copy of the project: it passes on the committed tree and fails
  * when spec/ changes without regenerating, when the parts of the OpenAPI document (spec/openapi/)
- * overlap or one is stray (a module's part may be a folder of files), when an operation or field has no gate, when twins
- * declare different gates, when a channel pattern has no gate kind, and when a relayed channel
+ * overlap or one is stray (a module's part may be a folder of files), when the parts of the
+ * GraphQL schema (spec/graphql/) or of the WebSocket protocol (spec/ws-protocol/) overlap, share a
+ * module's type or component, extend a type other than the roots, name nothing, or one is stray,
+ * when an operation or field has no gate, when twins
+ * declare different gates, when a channel pattern has no gate kind or is shadowed by an earlier one, and when a relayed channel
  * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
@@ -95,6 +98,23 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('spec/openapi/modules/sounds.yaml: component parameters.Page is already defined in spec/openapi/common.yaml');
     expect(result.output).toContain('spec/openapi/modules/ideas/taxonomy.yaml: #/components/schemas/IdeaCategory is also named from spec/openapi/modules/system.yaml');
     expect(result.output).toContain('spec/openapi/extra.yaml: not a part of the OpenAPI document');
+  });
+
+  test('fails when the parts of spec/graphql/ define a type or root field twice, share a module type, extend another type, or a stray part appears', async () => {
+    const dir = fresh();
+    const append = (file: string, text: string) => edit(dir, file, (s) => `${s}\n${text}\n`);
+    append('spec/graphql/modules/events.graphql', 'extend type Query {\n  chatHistory(filter: ChatFilterInput): PaginatedChatResult! @gate(permission: "chat:read")\n}');
+    append('spec/graphql/modules/sounds.graphql', 'type Event {\n  id: UUID!\n}');
+    append('spec/graphql/modules/stats.graphql', 'extend type Sound {\n  plays: Int\n}');
+    writeFileSync(path.join(dir, 'spec/graphql/extra.graphql'), 'type Extra {\n  id: ID\n}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/graphql/extra.graphql: not a part of the GraphQL schema');
+    expect(result.output).toContain('spec/graphql/modules/events.graphql: extends Query twice');
+    expect(result.output).toContain('spec/graphql/modules/events.graphql: Query.chatHistory is already defined in spec/graphql/modules/chat.graphql');
+    expect(result.output).toContain('spec/graphql/modules/chat.graphql: ChatFilterInput is also named from spec/graphql/modules/events.graphql');
+    expect(result.output).toContain('spec/graphql/modules/sounds.graphql: Event is already defined in spec/graphql/modules/events.graphql');
+    expect(result.output).toContain('spec/graphql/modules/stats.graphql: ObjectTypeExtension Sound is not allowed');
   });
 
   test("a module's folder may share components among its files but not with another module, and needs paths in every file", async () => {
@@ -197,7 +217,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when a GraphQL field declares no gate', async () => {
     const dir = fresh();
-    edit(dir, 'spec/schema.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions!'));
+    edit(dir, 'spec/graphql/modules/tokens.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions!'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('Query.myPermissions: no @gate directive');
@@ -205,7 +225,7 @@ describe('npm run codegen:check', () => {
 
   test('fails when twins declare different gates', async () => {
     const dir = fresh();
-    edit(dir, 'spec/schema.graphql', (s) => s.replace('@gate(auth: "authenticated")', '@gate(permission: "events:read")'));
+    edit(dir, 'spec/graphql/modules/tokens.graphql', (s) => s.replace('@gate(auth: "authenticated")', '@gate(permission: "events:read")'));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/myPermissions: REST gate .* differs from Query\.myPermissions gate/);
@@ -254,20 +274,41 @@ describe('npm run codegen:check', () => {
     return JSON.stringify(doc, null, 2);
   };
 
-  test('fails when a channel pattern has no gate kind', async () => {
+  test('fails when a channel pattern has no gate kind, or an earlier pattern takes its names', async () => {
     const dir = fresh();
-    edit(dir, 'spec/ws-protocol.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));
+    edit(dir, 'spec/ws-protocol/modules/connections.json', (s) => asyncapi(s, (doc) => (doc.channels.loginAssignments['x-gate'] = {})));
+    // The run-time matcher tries channels in document order: ideas:{idea_id} first would take ideas:list.
+    edit(dir, 'spec/ws-protocol/modules/ideas.json', (s) => asyncapi(s, (doc) => (doc.channels = { idea: doc.channels.idea, ideasList: doc.channels.ideasList })));
     const result = await check(dir);
     expect(result.code).toBe(1);
     expect(result.output).toContain('ws channel login-assignments:{id}: no gate kind');
+    expect(result.output).toContain('ws channel ideas:list: never matched, ws channel ideas:{idea_id} comes first');
+  });
+
+  test('fails when the parts of spec/ws-protocol/ define a channel twice, share a module component, name nothing, or a stray part appears', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/ws-protocol/modules/sounds.json', (s) =>
+      asyncapi(s, (doc) => {
+        doc.channels.chat = { address: 'chat:{account_id}' };
+        doc.channels.sounds.messages.chatUpdate = { $ref: '#/components/messages/chatUpdate' };
+        doc.channels.sounds.messages.nothing = { $ref: '#/components/messages/nothing' };
+      }),
+    );
+    writeFileSync(path.join(dir, 'spec/ws-protocol/notes.json'), '{}\n');
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('spec/ws-protocol/notes.json: not a part of the WebSocket protocol');
+    expect(result.output).toContain('spec/ws-protocol/modules/sounds.json: channels.chat is already defined in spec/ws-protocol/modules/chat.json');
+    expect(result.output).toContain('spec/ws-protocol/modules/chat.json: #/components/messages/chatUpdate is also named from spec/ws-protocol/modules/sounds.json');
+    expect(result.output).toContain('spec/ws-protocol/modules/sounds.json: $ref #/components/messages/nothing names nothing in the bundled document');
   });
 
   test('fails when a relayed channel has no complete relay entry', async () => {
     const dir = fresh();
-    edit(dir, 'spec/ws-protocol.json', (s) =>
+    edit(dir, 'spec/ws-protocol/modules/chat.json', (s) => asyncapi(s, (doc) => delete doc.channels.chat['x-relay'].envelope));
+    edit(dir, 'spec/ws-protocol/modules/overlays.json', (s) => asyncapi(s, (doc) => delete doc.channels.overlay['x-relay'].event_type_default));
+    edit(dir, 'spec/ws-protocol/modules/music.json', (s) =>
       asyncapi(s, (doc) => {
-        delete doc.channels.chat['x-relay'].envelope;
-        delete doc.channels.overlay['x-relay'].event_type_default;
         doc.channels.music['x-relay'] = { bus: 'music:{id}', envelope: 'pong', form: 'legacy' };
         doc.channels.music.messages.pong = { $ref: '#/components/messages/pong' };
       }),

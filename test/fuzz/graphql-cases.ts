@@ -3,7 +3,7 @@
  * every Query and Mutation field, documents with valid, invalid and hostile arguments (inline or
  * as variables) and random selections, sometimes multiplied by aliases; plus three free targets:
  * documents beyond any sane limit (alias, depth, directive, token and fragment bombs), malformed
- * request envelopes, and token soup. A new field in spec/schema.graphql is a new target with no
+ * request envelopes, and token soup. A new field in spec/graphql/ is a new target with no
  * new code.
  */
 import fc from 'fast-check';

@@ -1,6 +1,6 @@
 /**
  * A WebSocket test client over a real connection. Every message the server sends is checked
- * against the generated validators of spec/ws-protocol.json, so a drift fails the test, and must
+ * against the generated validators of spec/ws-protocol/, so a drift fails the test, and must
  * come as a text frame (a browser hands a binary frame to its page as a Blob). A frame of a
  * channel family is checked against that family's own messages (its AsyncAPI channel): a frame
  * with `channel` by the channel it names, a legacy frame by the family whose relay wraps it.
@@ -32,7 +32,7 @@ export function assertServerEnvelope(message: unknown): asserts message is WsSer
   const type = (message as { type?: string }).type ?? '';
   const validate = byType[type];
   if (!validate) throw new Error(`server sent an undeclared message type: ${JSON.stringify(message)}`);
-  if (!validate(message)) throw new Error(`server message does not match ws-protocol.json: ${JSON.stringify(message)} ${JSON.stringify(validate.errors)}`);
+  if (!validate(message)) throw new Error(`server message does not match the WebSocket protocol (spec/ws-protocol/): ${JSON.stringify(message)} ${JSON.stringify(validate.errors)}`);
 }
 
 export function assertServerMessage(message: unknown): asserts message is WsServerMessage {

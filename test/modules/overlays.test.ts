@@ -143,9 +143,9 @@ describe('widgets', () => {
   });
 });
 
-/** The data schema of `overlay:update` / `widget:update` as spec/ws-protocol.json declares it (components.schemas). */
+/** The data schema of `overlay:update` / `widget:update` as the WebSocket protocol (spec/published/asyncapi.json) declares it (components.schemas). */
 function frameDataSchema(name: 'OverlayUpdateData' | 'WidgetUpdateData'): object {
-  const doc = JSON.parse(readFileSync(path.join(__dirname, '../../spec/ws-protocol.json'), 'utf8')) as { components: { schemas: Record<string, object> } };
+  const doc = JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8')) as { components: { schemas: Record<string, object> } };
   return doc.components.schemas[name];
 }
 

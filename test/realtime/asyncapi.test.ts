@@ -1,6 +1,6 @@
 /**
- * spec/ws-protocol.json as AsyncAPI tools read it: `@asyncapi/parser` (the reference parser, with
- * its Spectral ruleset) reports no error and no warning, and every channel family the server
+ * The WebSocket protocol (spec/ws-protocol/, bundled into spec/published/asyncapi.json) as
+ * AsyncAPI tools read it: `@asyncapi/parser` (the reference parser, with its Spectral ruleset) reports no error and no warning, and every channel family the server
  * gates is a real channel there, its address the channel name pattern with each placeholder a
  * declared parameter, carrying named and titled messages. The gates and relay table the server
  * runs on are the ones codegen derived from the same channels.
@@ -11,7 +11,7 @@ import { Parser, DiagnosticSeverity } from '@asyncapi/parser';
 import { channels, messageWireTypes, relays } from '../../generated/ws';
 import { useTestApp } from '../helpers/app';
 
-const text = readFileSync(path.join(__dirname, '../../spec/ws-protocol.json'), 'utf8');
+const text = readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8');
 
 describe('AsyncAPI document', () => {
   test('validates with no error and no warning', async () => {

@@ -1,5 +1,5 @@
 /**
- * The relay table generated from spec/ws-protocol.json (Part 2, "Events": internal bus channel →
+ * The relay table generated from spec/ws-protocol/ (Part 2, "Events": internal bus channel →
  * envelope, event type default, delivered socket channel): the table holds exactly the spec's
  * rows; every family's envelope is checked against the server message schemas; and the families
  * a test credential can subscribe to are relayed end to end over real WebSocket connections and

@@ -1,5 +1,5 @@
 /**
- * Resumable channels (spec/ws-protocol.json, "Resume"): relayed frames carry a cursor; a
+ * Resumable channels (spec/ws-protocol/, "Resume"): relayed frames carry a cursor; a
  * subscribe with `since` replays what the socket missed (the events table for events:{id}, the
  * per-channel buffer for the other relayed families: Redis Streams with REDIS_URL, memory
  * otherwise), then goes live with no duplicate and no gap; a since that cannot be served is

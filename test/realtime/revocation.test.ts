@@ -5,7 +5,7 @@
  * the sockets it opened with TOKEN_REVOKED and close code 4002, on every node sharing PostgreSQL
  * and Redis (through the bus), and at the latest at the periodic re-check when a notice is lost;
  * a JWT without `exp` is refused on every transport. Real sockets; every server message is
- * validated against spec/ws-protocol.json by the `connect` helper.
+ * validated against spec/ws-protocol/ by the `connect` helper.
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, decodeJwt } from 'jose';

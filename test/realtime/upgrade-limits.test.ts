@@ -4,7 +4,7 @@
  * Retry-After before the switch); open sockets are capped per anonymous client address (derived
  * like Express's req.ip under `http.trust_proxy`) and per credential, system keys excepted; the
  * outbound queue is capped in bytes as well as in messages. Real sockets; every server message is
- * validated against spec/ws-protocol.json by the `connect` helper.
+ * validated against spec/ws-protocol/ by the `connect` helper.
  */
 import { randomBytes } from 'node:crypto';
 import { systemKey, useTestApp, type TestApp } from '../helpers/app';

@@ -1,5 +1,5 @@
 /**
- * The WebSocket endpoint over real connections: the session protocol of spec/ws-protocol.json
+ * The WebSocket endpoint over real connections: the session protocol of spec/ws-protocol/
  * (welcome, ping, validation, frame limit), the channel gates and feature flags, client broadcasts,
  * bus relays, upgrade authentication and the silence timeout. Every server message is validated
  * against the spec by the `connect` helper. Runs embedded and against Postgres and Redis.

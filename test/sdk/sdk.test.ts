@@ -5,7 +5,7 @@
  * and unsubscribe, and a refused upgrade answered by one fresh token.
  *
  * The tests marked RESUME CONTRACT (/work/tasks/resume-contract.md: `cursor` on every relayed
- * frame, `since` on subscribe, RESUME_GAP) run once spec/ws-protocol.json declares `since`; until
+ * frame, `since` on subscribe, RESUME_GAP) run once spec/ws-protocol/ declares `since`; until
  * the "realtime" branch merges they are skipped, and with it they must pass unchanged.
  */
 import { readFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { ApiError, createSdk, documents, unwrap, type ChannelMessage, type RealtimeClient, type TokenReason, type WebSocketLike } from '../../sdk/src/node';
 import { useTestApp } from '../helpers/app';
 
-const resumeDeclared = JSON.stringify(JSON.parse(readFileSync(path.join(__dirname, '../../spec/ws-protocol.json'), 'utf8'))).includes('"since"');
+const resumeDeclared = JSON.stringify(JSON.parse(readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8'))).includes('"since"');
 const resumeIt = resumeDeclared ? it : it.skip;
 
 /** Resolves when `check` holds, polling; rejects after `ms`. */

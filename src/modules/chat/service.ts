@@ -117,7 +117,7 @@ export const messageWire = (m: ChatMessage) => toWire(m, messageShape) as Record
 
 /**
  * `chat:moderation_log` data (Part 2: action, platform, target_user_id, target_username,
- * moderator_name, ...): the socket's wire names (spec/ws-protocol.json; no REST schema to map by).
+ * moderator_name, ...): the socket's wire names (spec/ws-protocol/; no REST schema to map by).
  */
 const moderationWire = (e: ModerationEntry): WsChatModerationLog['data'] => ({
   id: e.id,

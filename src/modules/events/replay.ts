@@ -1,5 +1,5 @@
 /**
- * The `stored` resume source of events:{account_id} (spec/ws-protocol.json, "Resume"): the
+ * The `stored` resume source of events:{account_id} (spec/ws-protocol/, "Resume"): the
  * account's stored events after a cursor, as the bus messages this module publishes. It reads the
  * events table, which this module owns; the realtime hub receives it through `use('events')`.
  */

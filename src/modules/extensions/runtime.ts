@@ -1,7 +1,7 @@
 /**
  * What an install's extension keeps and says while it runs (issue 33, item 3): its isolated
  * key-value storage and its log lines. Every change is published on the internal bus under the
- * socket channel's own name, which the realtime relay forwards (spec/ws-protocol.json):
+ * socket channel's own name, which the realtime relay forwards (spec/ws-protocol/):
  * - a storage write or delete: `ext-storage:{install_id}`, `storage:update`
  *   `{ install_id, key, value, deleted }`;
  * - a log line the runtime writes (system key): `ext-logs:{extension_id}` for the extension's

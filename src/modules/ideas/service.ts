@@ -6,7 +6,7 @@
  * The declared gates (auth kind, user- or admin-scope permission, `system:ideas_hub`) run in
  * shared code before this service. Reads are public (Part 2: "GET endpoints are public"); the
  * `system:ideas_hub_public` switch opens the `ideas:list` / `ideas:{idea_id}` socket channels to
- * anonymous subscribers (their gate, ws-protocol.json). What stays here depends on data: the
+ * anonymous subscribers (their gate, spec/ws-protocol/modules/ideas.json). What stays here depends on data: the
  * own-or-moderator rules, where the grant an edit or delete needs depends on who wrote the row. Every multi-row
  * change runs in one transaction; live updates are published after the commit.
  */
@@ -59,7 +59,7 @@ const MAX_TAGS = 10;
 const MAX_PARTICIPANTS = 50;
 const MAX_TAG_RESULTS = 100;
 
-/** Bus channels (spec/ws-protocol.json relays): `ideas:list` → socket `ideas:list`, `idea:{id}` → socket `ideas:{id}`. */
+/** Bus channels (spec/ws-protocol/ relays): `ideas:list` → socket `ideas:list`, `idea:{id}` → socket `ideas:{id}`. */
 export const IDEAS_LIST_BUS = 'ideas:list';
 export const ideaBusChannel = (ideaId: string) => `idea:${ideaId}`;
 

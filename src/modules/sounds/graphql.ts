@@ -1,4 +1,4 @@
-/** GraphQL bindings of the sound library (no upload or stream: those are REST only, see spec/schema.graphql). */
+/** GraphQL bindings of the sound library (no upload or stream: those are REST only, see spec/graphql/modules/sounds.graphql). */
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
 import type { SoundsService } from './service';
