@@ -9,7 +9,6 @@
  * (generated/graphql-string-limits.ts), rather than reaching the database.
  */
 import {
-  BREAK,
   getNamedType,
   isInputObjectType,
   getArgumentValues,
@@ -20,7 +19,9 @@ import {
   visitWithTypeInfo,
   type ASTNode,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
@@ -118,6 +119,53 @@ function overLong(limits: readonly StringLimit[] | undefined, values: Record<str
   return null;
 }
 
+/** A field of an operation (or of a fragment it spreads) that is given arguments, in the order they are checked. */
+interface ArgumentSite {
+  readonly field: GraphQLField<unknown, unknown>;
+  readonly node: FieldNode;
+  /** `Mutation.createAccount`: the key of its REST twin's null refusals and string limits. */
+  readonly key: string | null;
+}
+
+/**
+ * The fields with arguments of `operation`, in the order a walk with type information meets them
+ * (the operation, then each fragment it spreads, the latest queued first). They depend on the
+ * document alone: documents come from the endpoint's checked-document cache, so a repeated text
+ * finds its sites here instead of walking the document again per request (issue 27).
+ */
+const sitesByOperation = new WeakMap<OperationDefinitionNode, WeakMap<GraphQLSchema, readonly ArgumentSite[]>>();
+
+function argumentSites(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): readonly ArgumentSite[] {
+  let bySchema = sitesByOperation.get(operation);
+  const known = bySchema?.get(schema);
+  if (known) return known;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const sites: ArgumentSite[] = [];
+  const pending: ASTNode[] = [operation];
+  const queued = new Set<string>();
+  const typeInfo = new TypeInfo(schema);
+  const visitor = visitWithTypeInfo(typeInfo, {
+    Field(node) {
+      const field = typeInfo.getFieldDef();
+      if (!field || !node.arguments?.length) return;
+      const parent = typeInfo.getParentType();
+      sites.push({ field, node, key: parent ? `${parent.name}.${field.name}` : null });
+    },
+    FragmentSpread(node) {
+      const fragment = fragments.get(node.name.value);
+      if (fragment && !queued.has(node.name.value)) {
+        queued.add(node.name.value);
+        pending.push(fragment);
+      }
+    },
+  });
+  while (pending.length > 0) visit(pending.pop()!, visitor);
+  if (!bySchema) sitesByOperation.set(operation, (bySchema = new WeakMap()));
+  bySchema.set(schema, sites);
+  return sites;
+}
+
 /**
  * The refusal for the first argument of `operation` (or of a fragment it spreads) holding a string
  * PostgreSQL cannot store (or JSON nested too deep), or null. Variables that fail coercion are left to execution, which
@@ -129,44 +177,22 @@ export function invalidArgumentError(
   operation: OperationDefinitionNode,
   variables: Readonly<Record<string, unknown>> | null | undefined,
 ): AppError | null {
+  const sites = argumentSites(schema, document, operation);
+  if (sites.length === 0) return null;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 1 });
   if (coerced.errors) return null;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-
   const refusals = nullRefusals(schema);
-  const pending: ASTNode[] = [operation];
-  const queued = new Set<string>();
-  let found: AppError | null = null;
-  const typeInfo = new TypeInfo(schema);
-  const visitor = visitWithTypeInfo(typeInfo, {
-    Field(node) {
-      const field = typeInfo.getFieldDef();
-      if (!field || !node.arguments?.length) return undefined;
-      let values: Record<string, unknown>;
-      try {
-        values = getArgumentValues(field, node, coerced.coerced);
-      } catch {
-        return undefined; // left to execution, which reports it
-      }
-      const problem = inputProblem(values);
-      if (problem) {
-        found = inputProblemError(problem, node.name.value);
-        return BREAK;
-      }
-      const parent = typeInfo.getParentType();
-      const key = parent ? `${parent.name}.${field.name}` : null;
-      found = key ? (refusedNull(refusals.get(key), values) ?? overLong(graphqlStringLimits[key], values)) : null;
-      return found ? BREAK : undefined;
-    },
-    FragmentSpread(node) {
-      const fragment = fragments.get(node.name.value);
-      if (fragment && !queued.has(node.name.value)) {
-        queued.add(node.name.value);
-        pending.push(fragment);
-      }
-    },
-  });
-  while (pending.length > 0 && !found) visit(pending.pop()!, visitor);
-  return found;
+  for (const { field, node, key } of sites) {
+    let values: Record<string, unknown>;
+    try {
+      values = getArgumentValues(field, node, coerced.coerced);
+    } catch {
+      continue; // left to execution, which reports it
+    }
+    const problem = inputProblem(values);
+    if (problem) return inputProblemError(problem, node.name.value);
+    const found = key ? (refusedNull(refusals.get(key), values) ?? overLong(graphqlStringLimits[key], values)) : null;
+    if (found) return found;
+  }
+  return null;
 }
