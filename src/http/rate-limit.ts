@@ -104,9 +104,10 @@ async function drawOnce(limiter: RateLimiterLike, identity: string, points: numb
  * Redis, the requests of that bucket that arrive queue, and the next increment draws all their
  * points at once. The count after it is split back in arrival order, so each request gets exactly
  * the outcome and remaining budget it would have got with an increment of its own; under load a
- * bucket costs one round trip per batch instead of one per request.
+ * bucket costs one round trip per batch instead of one per request. `beforeSend` runs before each
+ * increment is started (sendsTogether, below).
  */
-function batchedDraw(tiers: Record<RateTier, RateLimiterLike>) {
+function batchedDraw(tiers: Record<RateTier, RateLimiterLike>, beforeSend: () => void) {
   interface Waiting {
     points: number;
     resolve(drawn: Drawn): void;
@@ -117,6 +118,7 @@ function batchedDraw(tiers: Record<RateTier, RateLimiterLike>) {
     const batch = bucket.queue;
     bucket.queue = [];
     const total = batch.reduce((sum, w) => sum + w.points, 0);
+    beforeSend();
     drawOnce(tiers[tier], identity, total).then(
       (drawn) => {
         let consumed = drawn.consumed - total;
@@ -148,6 +150,29 @@ function batchedDraw(tiers: Record<RateTier, RateLimiterLike>) {
 }
 
 /**
+ * Lets the increments of different buckets that start in one turn of the job queues leave in one
+ * socket write: the client's connection is corked at the first of them and uncorked once the
+ * queues drained (a `process.nextTick` runs after the microtasks queued before it). The requests a
+ * counter round releases together (hot-read.ts) reach their rate limit in the same turn, each with
+ * a bucket of its own (issue 27: one Redis send per request was the second socket write of a cold
+ * page). Each increment is still its own atomic script on Redis, answered in order: only the
+ * sends are joined, not the counting.
+ */
+function sendsTogether(redis: Redis): () => void {
+  let corked = false;
+  return () => {
+    const stream = redis.stream;
+    if (corked || redis.status !== 'ready' || !stream?.writable) return;
+    corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      corked = false;
+      stream.uncork();
+    });
+  };
+}
+
+/**
  * One limiter per tier over a fixed one-minute window. With `redis` the counters live under
  * `<prefix>ratelimit:<tier>:<identity>`, so every node on that Redis draws from one budget.
  */
@@ -166,7 +191,7 @@ export function createRateLimiter(deps: { config: Readonly<Config>; redis: Redis
   };
   // On Redis, concurrent requests of one bucket share one increment (batched below); in process
   // there is no round trip to save.
-  const draw = deps.redis ? batchedDraw(tiers) : (tier: RateTier, identity: string, points: number) => drawOnce(tiers[tier], identity, points);
+  const draw = deps.redis ? batchedDraw(tiers, sendsTogether(deps.redis)) : (tier: RateTier, identity: string, points: number) => drawOnce(tiers[tier], identity, points);
   /** When the store stopped answering (null while it answers) and how many draws it failed since. */
   let downSince: number | null = null;
   let failed = 0;

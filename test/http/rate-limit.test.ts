@@ -425,3 +425,37 @@ describe('concurrent requests of one bucket on Redis', () => {
     }
   });
 });
+
+describe('concurrent requests of different buckets on Redis', () => {
+  (services.redis ? test : test.skip)('leave in one socket write, and each bucket counts exactly its own draws', async () => {
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const limiter = createRateLimiter({ config: loadConfig({ env: {}, overrides: { env: 'test', rate_limits: { jwt: 2 } } }), redis, prefix: `joined:${randomBytes(4).toString('hex')}:` });
+      // A first draw loads the limiter's script into this Redis connection.
+      await limiter.consume(context('jwt', 's-warm-up'), '::1');
+      let writes = 0;
+      const stream = redis.stream;
+      const write = stream._write.bind(stream);
+      const writev = stream._writev?.bind(stream);
+      stream._write = (...args: Parameters<typeof stream._write>) => ((writes += 1), write(...args));
+      if (writev) stream._writev = (...args: Parameters<NonNullable<typeof stream._writev>>) => ((writes += 1), writev(...args));
+      // Three sessions, one turn: three increments, sent together.
+      const first = (await Promise.all(['s-a', 's-b', 's-c'].map((s) => limiter.consume(context('jwt', s), '::1')))).map(counted);
+      expect(writes).toBe(1);
+      expect(first.map((d) => [d.key, d.outcome, d.remaining])).toEqual([
+        ['jwt:s-a', 'allowed', 1],
+        ['jwt:s-b', 'allowed', 1],
+        ['jwt:s-c', 'allowed', 1],
+      ]);
+      // Each bucket still counts its own draws, in arrival order (s-a's second waits for its first).
+      const second = (await Promise.all(['s-a', 's-b', 's-a'].map((s) => limiter.consume(context('jwt', s), '::1')))).map(counted);
+      expect(second.map((d) => [d.key, d.outcome, d.remaining])).toEqual([
+        ['jwt:s-a', 'allowed', 0],
+        ['jwt:s-b', 'allowed', 0],
+        ['jwt:s-a', 'rejected', 0],
+      ]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

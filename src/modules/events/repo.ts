@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { rowMapping } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { statement } from '../../infra/db/statement';
 
 export interface EventRow {
@@ -27,23 +27,15 @@ export interface EventQuery {
 
 const parse = (row: EventRow): EventRow => ({ ...row, raw: fromJson<Record<string, unknown>>(row.raw, {}) });
 
-/** An event as the API shows it (REST names `type`, GraphQL `eventType`: both are members). */
-export interface EventItem {
-  id: string;
-  accountId: string;
-  type: string;
-  eventType: string;
-  platform: string;
-  externalId: string | null;
-  raw: Record<string, unknown>;
-  createdAt: string;
-}
+/**
+ * An event as the API shows it: the spec's `Event` schema (src/infra/db/rows.ts `schemaRows`), whose
+ * `type` GraphQL calls `eventType`: both are members, `event_type` selected from the `type` column.
+ */
+const itemOf = schemaRows('Event', { extra: { event_type: { type: 'text', from: 'type' } } });
+export type EventItem = RowValue<typeof itemOf>;
 
-/** Rows of a page straight to their API form (src/infra/db/rows.ts). */
-const itemOf = rowMapping<
-  { id: 'uuid'; account_id: 'uuid'; type: 'text'; event_type: { type: 'text'; from: string }; platform: 'text'; external_id: { type: 'text'; nullable: true }; raw: 'json'; created_at: 'timestamp' },
-  EventItem
->({ id: 'uuid', account_id: 'uuid', type: 'text', event_type: { type: 'text', from: 'type' }, platform: 'text', external_id: { type: 'text', nullable: true }, raw: 'json', created_at: 'timestamp' });
+/** A stored row (`returning *`, the gift bundler's rows) in its API form, by the same mapping as a page's rows. */
+export const itemOfRow = (row: EventRow): EventItem => itemOf.map({ ...row, event_type: row.type });
 
 /** SQL text with `?` placeholders and their values, in order. */
 interface Sql {
@@ -197,14 +189,14 @@ export function createEventsRepo(knex: Knex) {
       { max: 1_000, versioned: versionedPage, keepOnRepeat: true },
     ),
     /** events.byId */
-    async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
-      const row = await db('events').where({ id, account_id: accountId }).first();
-      return row ? parse(row) : undefined;
+    async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventItem | undefined> {
+      const row = await db('events').where({ id, account_id: accountId }).first(db.raw(itemOf.select));
+      return row ? itemOf.map(row) : undefined;
     },
     /** events.byExternalId */
-    async byExternalId(accountId: string, externalId: string, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {
-      const row = await db('events').where({ account_id: accountId, external_id: externalId }).first();
-      return row ? parse(row) : undefined;
+    async byExternalId(accountId: string, externalId: string, db: Knex | Knex.Transaction = knex): Promise<EventItem | undefined> {
+      const row = await db('events').where({ account_id: accountId, external_id: externalId }).first(db.raw(itemOf.select));
+      return row ? itemOf.map(row) : undefined;
     },
     /** events.insert: answers undefined when the (account, external id) pair exists already */
     async insert(row: Omit<EventRow, 'created_at'> & { created_at?: Date }, db: Knex | Knex.Transaction = knex): Promise<EventRow | undefined> {

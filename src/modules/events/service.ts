@@ -11,11 +11,10 @@ import { randomUUID } from 'node:crypto';
 import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { Bus } from '../../infra/bus';
-import { isoTime } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { eventMessages } from './errors';
-import { RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
+import { itemOfRow, RETENTION_WINDOWS_SQL, type EventItem, type EventQuery, type EventRow, type EventsRepo } from './repo';
 
 /** The domain shape: REST names `type`, GraphQL `eventType`; each transport keeps its own. */
 export type StreamEvent = EventItem;
@@ -56,16 +55,8 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Strict RFC 3339 (date, time, optional fraction, zone). */
 const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-export const toStreamEvent = (r: EventRow): StreamEvent => ({
-  id: r.id,
-  accountId: r.account_id,
-  type: r.type,
-  eventType: r.type,
-  platform: r.platform,
-  externalId: r.external_id,
-  raw: r.raw,
-  createdAt: isoTime(r.created_at),
-});
+/** A stored row in its API form (the spec's `Event` schema, repo.ts). */
+export const toStreamEvent = (r: EventRow): StreamEvent => itemOfRow(r);
 
 /** The wire form published on `events:{account_id}` (Part 2: the relay forwards it as `data`). */
 export function eventWire(e: StreamEvent): Record<string, unknown> {
@@ -166,7 +157,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
     async get(auth: AuthContext, id: string): Promise<StreamEvent> {
       const row = UUID_RE.test(id) ? await repo.byId(accountOf(auth), id) : undefined;
       if (!row) throw AppError.notFound(eventMessages.eventNotFound);
-      return toStreamEvent(row);
+      return row;
     },
     /**
      * Stores and broadcasts. With an external id, a redelivery (also one racing the first
@@ -193,7 +184,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
       if (!inserted) {
         const stored = await repo.byExternalId(accountId, externalId!);
         if (!stored) throw new Error('event insert conflicted but no stored row was found');
-        return { id: stored.id, duplicate: true, event: toStreamEvent(stored) };
+        return { id: stored.id, duplicate: true, event: stored };
       }
       // Committed: only now may a socket see it.
       const event = toStreamEvent(inserted);
