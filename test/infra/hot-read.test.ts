@@ -6,6 +6,7 @@
  * made straight in the database (no API, no notice) are seen by the next request.
  */
 import { randomUUID } from 'node:crypto';
+import { hotRead } from '../../src/infra/db/hot-read';
 import { startTestApp, services, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
@@ -88,6 +89,23 @@ describe('kept reads follow every change at once', () => {
       await t.app.db.knex('sessions').where({ id: user.sessionId }).update({ revoked_at: new Date() });
       for (const node of nodes) expect((await api(node, 'GET', '/tokens/me', { token: user.accessToken })).status).toBe(401);
     });
+  });
+});
+
+describe('embedded: what counts as a write', () => {
+  const embedded = services.postgres ? test.skip : test;
+
+  embedded('a select named in a leading comment keeps kept results; any other statement drops them', async () => {
+    const knex = t.app.db.knex;
+    let loads = 0;
+    const read = hotRead(knex, async (id: string) => ({ id, load: ++loads }), (id) => id);
+    await read('a');
+    expect(loads).toBe(1);
+    await knex.raw('/* named */ select 1');
+    await knex.raw('-- named\n  select 2');
+    expect(await read('a')).toEqual({ id: 'a', load: 1 });
+    await knex.raw("/* named */ update users set display_name = display_name where id = '00000000-0000-0000-0000-000000000000'");
+    expect(await read('a')).toEqual({ id: 'a', load: 2 });
   });
 });
 

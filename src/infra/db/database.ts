@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import path from 'node:path';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
-import ClientPgLite from 'knex-pglite';
 import { trackWrites } from './hot-read';
+import { PreparingPgLiteClient } from './pglite-client';
 
 export interface Migration {
   /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
@@ -105,7 +105,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(inMemory ? { startParams: [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'] } : {}),
     });
     if (template && !fromTemplate) saveTemplate = template.save;
-    knex = knexFactory({ client: ClientPgLite as unknown as typeof Knex.Client, dialect: 'postgres', connection: { pglite } as never });
+    knex = knexFactory({ client: PreparingPgLiteClient, dialect: 'postgres', connection: { pglite } as never });
     trackWrites(knex);
   }
   try {

@@ -35,7 +35,12 @@ export interface Guard {
   readonly bindings: readonly Knex.Value[];
 }
 
-const READ = /^\s*select\b/i;
+/**
+ * A plain `select`, after any leading comments: statements name themselves in one
+ * (`/* events.page *\/ select ...`), and such a read must not count as a write (until issue 27's
+ * embedded pass the events page did, so every cold page dropped every kept read).
+ */
+const READ = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*select\b/i;
 
 /** Per embedded database handle: how many writes it has run. */
 const writes = new WeakMap<Knex, { count: number }>();

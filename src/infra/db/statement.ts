@@ -1,8 +1,8 @@
 /**
  * One SQL statement with `?` placeholders, answered as its rows. On PostgreSQL the statement is
  * named after its text, so each connection parses and plans a text once and then only binds and
- * executes it (texts come from code, never from input: their number is bounded). PGlite takes
- * the same call and ignores the name.
+ * executes it (texts come from code, never from input: their number is bounded). On PGlite the
+ * name does the same (pglite-client.ts): the text is parsed and described once per database.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';

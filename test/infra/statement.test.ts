@@ -1,0 +1,56 @@
+/**
+ * Named statements (src/infra/db/statement.ts) on either store: prepared once (on PGlite by
+ * src/infra/db/pglite-client.ts), then bound and run with each call's values, converted both ways
+ * as an unnamed query converts them; a failed call leaves the statement usable.
+ */
+import { randomUUID } from 'node:crypto';
+import { statement } from '../../src/infra/db/statement';
+import { useTestApp } from '../helpers/app';
+
+const t = useTestApp();
+const table = `statement_test_${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  await t.app.db.knex.raw(`create table ${table} (id uuid primary key, n int not null, at timestamptz, raw jsonb, tags text[])`);
+});
+
+describe('named statements', () => {
+  test('each call binds its own values and answers rows converted as an unnamed query does', async () => {
+    const insert = `insert into ${table} (id, n, at, raw, tags) values (?, ?, ?, ?, ?) returning *`;
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    const at = new Date('2026-11-26T05:00:00.123Z');
+    for (const [i, id] of ids.entries()) {
+      const [row] = await statement<{ id: string; n: number; at: Date; raw: unknown; tags: string[] }>(t.app.db.knex, insert, [id, i, at, JSON.stringify({ i, nested: { ok: true } }), [`tag-${i}`, 'x']]);
+      expect(row).toEqual({ id, n: i, at, raw: { i, nested: { ok: true } }, tags: [`tag-${i}`, 'x'] });
+    }
+    const select = `select id, n from ${table} where n >= ? and id = any(?) order by n`;
+    for (const from of [0, 1, 2, 3]) {
+      const named = await statement<{ id: string; n: number }>(t.app.db.knex, select, [from, ids]);
+      const plain = (await t.app.db.knex.raw(select, [from, ids])) as { rows: { id: string; n: number }[] };
+      expect(named).toEqual(plain.rows);
+      expect(named.map((r) => r.n)).toEqual([0, 1, 2].filter((n) => n >= from));
+    }
+    expect(await statement(t.app.db.knex, `select n from ${table} where id = ?`, [null])).toEqual([]);
+  });
+
+  test('a call that fails refuses with the database error, and the next call of the same text runs', async () => {
+    const insert = `insert into ${table} (id, n) values (?, ?) returning n`;
+    const id = randomUUID();
+    expect(await statement(t.app.db.knex, insert, [id, 7])).toEqual([{ n: 7 }]);
+    await expect(statement(t.app.db.knex, insert, [id, 8])).rejects.toMatchObject({ code: '23505' });
+    expect(await statement(t.app.db.knex, insert, [randomUUID(), 9])).toEqual([{ n: 9 }]);
+  });
+
+  test('inside a transaction, a named statement sees its writes and a rollback undoes them', async () => {
+    const id = randomUUID();
+    const count = `select count(*)::int as c from ${table} where id = ?`;
+    await t.app.db.knex
+      .transaction(async (trx) => {
+        await trx(table).insert({ id, n: 100 });
+        expect(await statement(trx, count, [id])).toEqual([{ c: 1 }]);
+        throw new Error('roll back');
+      })
+      .catch((error: Error) => expect(error.message).toBe('roll back'));
+    expect(await statement(t.app.db.knex, count, [id])).toEqual([{ c: 0 }]);
+  });
+});
