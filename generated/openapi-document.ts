@@ -29458,27 +29458,30 @@ export const openapiDocument = {
           "images": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "image_url",
-                "first_seen_at",
-                "last_seen_at"
-              ],
-              "properties": {
-                "image_url": {
-                  "type": "string"
-                },
-                "first_seen_at": {
-                  "type": "string",
-                  "format": "date-time"
-                },
-                "last_seen_at": {
-                  "type": "string",
-                  "format": "date-time"
-                }
-              }
+              "$ref": "#/components/schemas/PublicPanelImage"
             }
+          }
+        }
+      },
+      "PublicPanelImage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "image_url",
+          "first_seen_at",
+          "last_seen_at"
+        ],
+        "properties": {
+          "image_url": {
+            "type": "string"
+          },
+          "first_seen_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "last_seen_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },
@@ -29501,6 +29504,32 @@ export const openapiDocument = {
           },
           "avg_rating": {
             "type": "number",
+            "nullable": true
+          }
+        }
+      },
+      "PublicSharedChatSource": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform_channel_id",
+          "message_count",
+          "display_name",
+          "avatar_url"
+        ],
+        "properties": {
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "message_count": {
+            "type": "integer"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
             "nullable": true
           }
         }
@@ -30069,33 +30098,7 @@ export const openapiDocument = {
           "top_emotes": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "id",
-                "name",
-                "provider",
-                "url",
-                "count"
-              ],
-              "properties": {
-                "id": {
-                  "type": "string"
-                },
-                "name": {
-                  "type": "string"
-                },
-                "provider": {
-                  "type": "string"
-                },
-                "url": {
-                  "type": "string",
-                  "nullable": true
-                },
-                "count": {
-                  "type": "integer"
-                }
-              }
+              "$ref": "#/components/schemas/PublicTopEmote"
             }
           },
           "gif_count": {
@@ -30105,34 +30108,7 @@ export const openapiDocument = {
           "top_gifs": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "id",
-                "url",
-                "provider",
-                "alt",
-                "count"
-              ],
-              "properties": {
-                "id": {
-                  "type": "string"
-                },
-                "url": {
-                  "type": "string"
-                },
-                "provider": {
-                  "type": "string",
-                  "nullable": true
-                },
-                "alt": {
-                  "type": "string",
-                  "nullable": true
-                },
-                "count": {
-                  "type": "integer"
-                }
-              }
+              "$ref": "#/components/schemas/PublicTopGif"
             }
           },
           "new_paid_subs": {
@@ -30171,54 +30147,13 @@ export const openapiDocument = {
             "nullable": true,
             "description": "Only when the channel opted in with show_top_chatters; else null.",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "login",
-                "display_name",
-                "message_count"
-              ],
-              "properties": {
-                "login": {
-                  "type": "string"
-                },
-                "display_name": {
-                  "type": "string",
-                  "nullable": true
-                },
-                "message_count": {
-                  "type": "integer"
-                }
-              }
+              "$ref": "#/components/schemas/PublicTopChatter"
             }
           },
           "shared_chat_sources": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "platform_channel_id",
-                "message_count",
-                "display_name",
-                "avatar_url"
-              ],
-              "properties": {
-                "platform_channel_id": {
-                  "type": "string"
-                },
-                "message_count": {
-                  "type": "integer"
-                },
-                "display_name": {
-                  "type": "string",
-                  "nullable": true
-                },
-                "avatar_url": {
-                  "type": "string",
-                  "nullable": true
-                }
-              }
+              "$ref": "#/components/schemas/PublicSharedChatSource"
             }
           }
         }
@@ -30307,6 +30242,86 @@ export const openapiDocument = {
             "items": {
               "$ref": "#/components/schemas/PublicExtension"
             }
+          }
+        }
+      },
+      "PublicTopChatter": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "login",
+          "display_name",
+          "message_count"
+        ],
+        "properties": {
+          "login": {
+            "type": "string"
+          },
+          "display_name": {
+            "type": "string",
+            "nullable": true
+          },
+          "message_count": {
+            "type": "integer"
+          }
+        }
+      },
+      "PublicTopEmote": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "provider",
+          "url",
+          "count"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "provider": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string",
+            "nullable": true
+          },
+          "count": {
+            "type": "integer"
+          }
+        }
+      },
+      "PublicTopGif": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "url",
+          "provider",
+          "alt",
+          "count"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "url": {
+            "type": "string"
+          },
+          "provider": {
+            "type": "string",
+            "nullable": true
+          },
+          "alt": {
+            "type": "string",
+            "nullable": true
+          },
+          "count": {
+            "type": "integer"
           }
         }
       },

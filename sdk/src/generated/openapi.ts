@@ -6607,13 +6607,7 @@ export interface components {
             /** Format: date-time */
             first_seen_at: string;
             image_url: string | null;
-            images: {
-                /** Format: date-time */
-                first_seen_at: string;
-                image_url: string;
-                /** Format: date-time */
-                last_seen_at: string;
-            }[];
+            images: components["schemas"]["PublicPanelImage"][];
             /** Format: date-time */
             last_seen_at: string;
             link_url: string | null;
@@ -6624,10 +6618,23 @@ export interface components {
             status: "active" | "removed";
             title: string | null;
         };
+        PublicPanelImage: {
+            /** Format: date-time */
+            first_seen_at: string;
+            image_url: string;
+            /** Format: date-time */
+            last_seen_at: string;
+        };
         PublicProfileStats: {
             avg_rating: number | null;
             extension_count: number;
             total_installs: number;
+        };
+        PublicSharedChatSource: {
+            avatar_url: string | null;
+            display_name: string | null;
+            message_count: number;
+            platform_channel_id: string;
         };
         PublicStatsPagination: {
             limit: number;
@@ -6657,36 +6664,15 @@ export interface components {
             peak_viewers: number;
             platform: string;
             platform_channel_id: string;
-            shared_chat_sources: {
-                avatar_url: string | null;
-                display_name: string | null;
-                message_count: number;
-                platform_channel_id: string;
-            }[];
+            shared_chat_sources: components["schemas"]["PublicSharedChatSource"][];
             /** Format: date-time */
             started_at: string;
             tags: string[];
             title: string | null;
             /** @description Only when the channel opted in with show_top_chatters; else null. */
-            top_chatters: {
-                display_name: string | null;
-                login: string;
-                message_count: number;
-            }[] | null;
-            top_emotes: {
-                count: number;
-                id: string;
-                name: string;
-                provider: string;
-                url: string | null;
-            }[];
-            top_gifs: {
-                alt: string | null;
-                count: number;
-                id: string;
-                provider: string | null;
-                url: string;
-            }[];
+            top_chatters: components["schemas"]["PublicTopChatter"][] | null;
+            top_emotes: components["schemas"]["PublicTopEmote"][];
+            top_gifs: components["schemas"]["PublicTopGif"][];
             total_messages: number;
             /** @description The viewer samples, oldest first. */
             viewer_curve: {
@@ -6717,6 +6703,25 @@ export interface components {
             slug: string;
             stats: components["schemas"]["PublicProfileStats"];
             website_url: string | null;
+        };
+        PublicTopChatter: {
+            display_name: string | null;
+            login: string;
+            message_count: number;
+        };
+        PublicTopEmote: {
+            count: number;
+            id: string;
+            name: string;
+            provider: string;
+            url: string | null;
+        };
+        PublicTopGif: {
+            alt: string | null;
+            count: number;
+            id: string;
+            provider: string | null;
+            url: string;
         };
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];

@@ -57,6 +57,38 @@ export interface EmoteWrite {
 const emoteOf = schemaRows('Emote', { from: { id: 'emote_id' } });
 export type Emote = RowValue<typeof emoteOf>;
 
+/** The lists of a stream summary, each the spec's item schema (ids stored as `emote_id`, `gif_id`, `source_channel_id`). */
+const topEmoteOf = schemaRows('PublicTopEmote', { from: { id: 'emote_id' } });
+/** A GIF's provider and alt text are not recorded: the wire carries them as null. */
+const topGifOf = schemaRows('PublicTopGif', { from: { id: 'gif_id', provider: 'null::text', alt: 'null::text' } });
+const topChatterOf = schemaRows('PublicTopChatter');
+const sharedSourceOf = schemaRows('PublicSharedChatSource', { from: { platform_channel_id: 'source_channel_id' } });
+export type TopEmote = RowValue<typeof topEmoteOf>;
+export type TopGif = RowValue<typeof topGifOf>;
+export type TopChatter = RowValue<typeof topChatterOf>;
+export type SharedChatSource = RowValue<typeof sharedSourceOf>;
+
+/** An ad panel without its images (read apart, oldest first); removed once it has a removal time. */
+const panelOf = schemaRows('PublicPanel', { omit: ['images'], from: { status: "case when removed_at is null then 'active' else 'removed' end" } });
+/** A panel image, with the panel it belongs to (not on the wire: the images are nested under it). */
+const panelImageOf = schemaRows('PublicPanelImage', { extra: { panel_id: 'text' } });
+export type Panel = RowValue<typeof panelOf>;
+export type PanelImage = RowValue<typeof panelImageOf>;
+
+/** A game of the directory: its figures are aggregates over the category's visible broadcasts. */
+const gameOf = schemaRows('PublicGame', {
+  from: {
+    category: 's.category',
+    channel_count: "count(distinct s.platform || ':' || s.platform_channel_id)",
+    stream_count: 'count(*)',
+    live_stream_count: 'count(*) filter (where s.ended_at is null)',
+    peak_viewers: 'max(s.peak_viewers)',
+    watch_seconds: 'coalesce(sum(s.watch_seconds), 0)',
+    last_started_at: 'max(s.started_at)',
+  },
+});
+export type Game = RowValue<typeof gameOf>;
+
 export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
 /** A watched channel the directory no longer knows shows its stable id as its handle. */
 const watchlistItemOf = schemaRows('WatchlistItem', {
@@ -199,10 +231,12 @@ export function createStatsRepo(knex: Knex) {
       await q.update({ removed_at: at });
     },
     /** stats.panelHistory: most recently active first, images oldest first. */
-    async panelHistory(platform: string, channelId: string) {
-      const panels = (await knex('ps_panels').where({ platform, platform_channel_id: channelId }).orderBy([{ column: 'last_seen_at', order: 'desc' }, { column: 'panel_id' }])) as Record<string, unknown>[];
-      const images = (await knex('ps_panel_images').where({ platform, platform_channel_id: channelId }).orderBy([{ column: 'first_seen_at' }, { column: 'image_url' }])) as Record<string, unknown>[];
-      return { panels, images };
+    async panelHistory(platform: string, channelId: string): Promise<{ panels: Panel[]; images: PanelImage[] }> {
+      const [panels, images] = await Promise.all([
+        knex('ps_panels').where({ platform, platform_channel_id: channelId }).select(knex.raw(panelOf.select)).orderBy([{ column: 'last_seen_at', order: 'desc' }, { column: 'panel_id' }]),
+        knex('ps_panel_images').where({ platform, platform_channel_id: channelId }).select(knex.raw(panelImageOf.select)).orderBy([{ column: 'first_seen_at' }, { column: 'image_url' }]),
+      ]);
+      return { panels: (panels as Record<string, unknown>[]).map(panelOf.map), images: (images as Record<string, unknown>[]).map(panelImageOf.map) };
     },
 
     // ------------------------------------------------------------------ streams
@@ -322,22 +356,19 @@ export function createStatsRepo(knex: Knex) {
         .update({ emote_count: db.raw('emote_count + ?', [emotes]), gif_count: db.raw('gif_count + ?', [gifs]) });
     },
     /** stats.topEmotes */
-    async topEmotes(platform: string, broadcastId: string, limit = 10) {
-      return (await knex('ps_stream_emotes').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'count', order: 'desc' }, { column: 'name' }]).limit(limit)) as {
-        emote_id: string;
-        name: string;
-        provider: string;
-        url: string | null;
-        count: number;
-      }[];
+    async topEmotes(platform: string, broadcastId: string, limit = 10): Promise<TopEmote[]> {
+      const rows = await knex('ps_stream_emotes').where({ platform, broadcast_id: broadcastId }).select(knex.raw(topEmoteOf.select)).orderBy([{ column: 'count', order: 'desc' }, { column: 'name' }]).limit(limit);
+      return (rows as Record<string, unknown>[]).map(topEmoteOf.map);
     },
     /** stats.topGifs: content first seen within the retention only (erased after it). */
-    async topGifs(platform: string, broadcastId: string, since: Date, limit = 10) {
-      return (await knex('ps_stream_gifs').where({ platform, broadcast_id: broadcastId }).where('first_seen_at', '>=', since).orderBy([{ column: 'count', order: 'desc' }, { column: 'gif_id' }]).limit(limit)) as {
-        gif_id: string;
-        url: string;
-        count: number;
-      }[];
+    async topGifs(platform: string, broadcastId: string, since: Date, limit = 10): Promise<TopGif[]> {
+      const rows = await knex('ps_stream_gifs')
+        .where({ platform, broadcast_id: broadcastId })
+        .where('first_seen_at', '>=', since)
+        .select(knex.raw(topGifOf.select))
+        .orderBy([{ column: 'count', order: 'desc' }, { column: 'gif_id' }])
+        .limit(limit);
+      return (rows as Record<string, unknown>[]).map(topGifOf.map);
     },
     /** stats.eraseGifs: the 90-day erasure of GIF content. */
     async eraseGifs(before: Date): Promise<number> {
@@ -345,21 +376,14 @@ export function createStatsRepo(knex: Knex) {
       return typeof deleted === 'number' ? deleted : Number(deleted.rowCount ?? 0);
     },
     /** stats.topChatters */
-    async topChatters(platform: string, broadcastId: string, limit = 10) {
-      return (await knex('ps_stream_chatters').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'login' }]).limit(limit)) as {
-        login: string;
-        display_name: string | null;
-        message_count: number;
-      }[];
+    async topChatters(platform: string, broadcastId: string, limit = 10): Promise<TopChatter[]> {
+      const rows = await knex('ps_stream_chatters').where({ platform, broadcast_id: broadcastId }).select(knex.raw(topChatterOf.select)).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'login' }]).limit(limit);
+      return (rows as Record<string, unknown>[]).map(topChatterOf.map);
     },
     /** stats.sharedChat */
-    async sharedChat(platform: string, broadcastId: string) {
-      return (await knex('ps_stream_shared_chat').where({ platform, broadcast_id: broadcastId }).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'source_channel_id' }])) as {
-        source_channel_id: string;
-        message_count: number;
-        display_name: string | null;
-        avatar_url: string | null;
-      }[];
+    async sharedChat(platform: string, broadcastId: string): Promise<SharedChatSource[]> {
+      const rows = await knex('ps_stream_shared_chat').where({ platform, broadcast_id: broadcastId }).select(knex.raw(sharedSourceOf.select)).orderBy([{ column: 'message_count', order: 'desc' }, { column: 'source_channel_id' }]);
+      return (rows as Record<string, unknown>[]).map(sharedSourceOf.map);
     },
 
     // ------------------------------------------------------------------ browse and games
@@ -380,7 +404,7 @@ export function createStatsRepo(knex: Knex) {
       return { rows: (rows as Record<string, unknown>[]).map(browseChannelOf.map), total: n(count?.count) };
     },
     /** stats.games */
-    async games(q: { platform?: string; search?: string }, limit: number, offset: number) {
+    async games(q: { platform?: string; search?: string }, limit: number, offset: number): Promise<{ rows: Game[]; total: number }> {
       const grouped = () => {
         const query = knex('ps_streams as s')
           .join('ps_channels as c', (j) => j.on('c.platform', 's.platform').andOn('c.platform_channel_id', 's.platform_channel_id'))
@@ -392,32 +416,13 @@ export function createStatsRepo(knex: Knex) {
       };
       const [rows, count] = await Promise.all([
         grouped()
-          .select('s.category')
-          .select(
-            knex.raw("count(distinct s.platform || ':' || s.platform_channel_id)::int as channel_count"),
-            knex.raw('count(*)::int as stream_count'),
-            knex.raw('count(*) filter (where s.ended_at is null)::int as live_stream_count'),
-            knex.raw('max(s.peak_viewers) as peak_viewers'),
-            knex.raw('sum(s.watch_seconds) as watch_seconds'),
-            knex.raw('max(s.started_at) as last_started_at'),
-          )
+          .select(knex.raw(gameOf.select))
           .orderByRaw('sum(s.watch_seconds) desc, s.category')
           .limit(limit)
           .offset(offset),
         knex.from(grouped().select('s.category').as('g')).count<{ count: string }[]>({ count: '*' }).first(),
       ]);
-      return {
-        rows: (rows as Record<string, unknown>[]).map((r) => ({
-          category: String(r.category),
-          channel_count: n(r.channel_count),
-          stream_count: n(r.stream_count),
-          live_stream_count: n(r.live_stream_count),
-          peak_viewers: n(r.peak_viewers),
-          watch_seconds: n(r.watch_seconds),
-          last_started_at: (r.last_started_at as Date | null) ?? null,
-        })),
-        total: n(count?.count),
-      };
+      return { rows: (rows as Record<string, unknown>[]).map(gameOf.map), total: n(count?.count) };
     },
 
     // ------------------------------------------------------------------ emote directory

@@ -68,8 +68,6 @@ const pagination = (total: number, request: PageRequest) => {
   return { page: page.page, limit: page.limit, total: page.total, totalPages: page.pages };
 };
 
-const iso = (value: Date | string | null) => (value === null ? null : isoTime(value));
-
 export interface BrowseFilter {
   platform?: string | null;
   category?: string | null;
@@ -131,15 +129,15 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       watchSeconds: stream.watchSeconds,
       totalMessages: stream.totalMessages,
       emoteCount: stream.emoteCount,
-      topEmotes: emotes.map((e) => ({ id: e.emote_id, name: e.name, provider: e.provider, url: e.url, count: Number(e.count) })),
+      topEmotes: emotes,
       gifCount: stream.gifCount,
-      topGifs: gifs.map((g) => ({ id: g.gif_id, url: g.url, provider: null, alt: null, count: Number(g.count) })),
+      topGifs: gifs,
       newPaidSubs: stream.newPaidSubs,
       giftedSubs: stream.giftedSubs,
       newFollowers: stream.newFollowers,
       viewerCurve: curve.map((p) => ({ at: isoTime(p.at), viewers: p.viewers })),
-      topChatters: chatters ? chatters.map((c) => ({ login: c.login, displayName: c.display_name, messageCount: Number(c.message_count) })) : null,
-      sharedChatSources: shared.map((s) => ({ platformChannelId: s.source_channel_id, messageCount: Number(s.message_count), displayName: s.display_name, avatarUrl: s.avatar_url })),
+      topChatters: chatters,
+      sharedChatSources: shared,
     };
   }
 
@@ -165,20 +163,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
     async panelHistory(input: { platform: string; channel: string }) {
       const channel = await visibleChannel(input.platform, input.channel);
       const { panels, images } = await repo.panelHistory(channel.platform, channel.platformChannelId);
-      return panels.map((p) => ({
-        panelId: String(p.panel_id),
-        title: (p.title as string | null) ?? null,
-        description: (p.description as string | null) ?? null,
-        imageUrl: (p.image_url as string | null) ?? null,
-        linkUrl: (p.link_url as string | null) ?? null,
-        firstSeenAt: isoTime(p.first_seen_at as Date),
-        lastSeenAt: isoTime(p.last_seen_at as Date),
-        status: p.removed_at ? ('removed' as const) : ('active' as const),
-        removedAt: iso((p.removed_at as Date | null) ?? null),
-        images: images
-          .filter((i) => i.panel_id === p.panel_id)
-          .map((i) => ({ imageUrl: String(i.image_url), firstSeenAt: isoTime(i.first_seen_at as Date), lastSeenAt: isoTime(i.last_seen_at as Date) })),
-      }));
+      return panels.map((panel) => ({ ...panel, images: images.filter((i) => i.panelId === panel.panelId).map(({ panelId: _panel, ...image }) => image) }));
     },
 
     async streamSummary(input: { platform: string; broadcastId: string }) {
@@ -235,15 +220,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
     async games(filter: { platform?: string | null; search?: string | null }, request: PageRequest) {
       const { rows, total } = await repo.games({ platform: optionalPlatform(filter.platform), search: blank(filter.search) }, request.limit, request.offset);
       return {
-        games: rows.map((g) => ({
-          category: g.category,
-          channelCount: g.channel_count,
-          streamCount: g.stream_count,
-          liveStreamCount: g.live_stream_count,
-          peakViewers: g.peak_viewers,
-          watchSeconds: g.watch_seconds,
-          lastStartedAt: iso(g.last_started_at),
-        })),
+        games: rows,
         pagination: pagination(total, request),
       };
     },
