@@ -1,20 +1,16 @@
 /** Event storage (knex). Each query carries a short name comment for slow-query logs. */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { statement } from '../../infra/db/statement';
 
-export interface EventRow {
-  id: string;
-  account_id: string;
-  type: string;
-  platform: string;
-  external_id: string | null;
-  raw: Record<string, unknown>;
-  hidden: boolean;
-  created_at: Date;
-}
+/**
+ * A stored event as the driver answers it (`returning *`, the gift bundler's and the replay's
+ * rows): the spec's `Event` with its time as a Date, and `hidden`, which the wire does not carry.
+ */
+export type EventRow = Omit<components['schemas']['Event'], 'created_at'> & { created_at: Date; hidden: boolean };
 
 export interface EventQuery {
   types?: readonly string[];
