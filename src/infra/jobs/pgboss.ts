@@ -75,7 +75,11 @@ export function createPgBossJobs(deps: { url: string; knex: Knex; log: Logger; p
 
   async function offer(name: string, seconds: number): Promise<void> {
     if (stopped || !boss) return;
-    await boss.sendThrottled(name, {}, {}, seconds).catch((error: unknown) => deps.log.warn({ err: error, job: name }, 'periodic job offer failed'));
+    // As pg-boss's own reports (above): an outage is announced once by the health probes, so an
+    // offer that fails for it stays at debug; the next offer, twice a slot, sends the slot's job.
+    await boss
+      .sendThrottled(name, {}, {}, seconds)
+      .catch((error: unknown) => (isOutage(error) ? deps.log.debug({ err: error, job: name }, 'periodic job offer: database unreachable') : deps.log.warn({ err: error, job: name }, 'periodic job offer failed')));
   }
 
   return {
