@@ -4,7 +4,7 @@ import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
-import type { Account, AccountInvite, AccountRole, ResolvedName, User } from './types';
+import type { Account, AccountInvite, AccountRole, ResolvedNameRow, User } from './types';
 
 /*
  * Each read's columns are its spec schema's members (src/infra/db/rows.ts, `schemaRows`): the select
@@ -270,17 +270,13 @@ export function createAccountsRepo(knex: Knex) {
       return db('account_invites').where({ id }).delete();
     },
     /** accounts.names: display names of users, accounts and roles by id (audit resolved_names; chat and realtime read `display_name`) */
-    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<{ id: string; kind: ResolvedName['kind']; display_name: string }[]> {
+    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<ResolvedNameRow[]> {
       const [users, accounts, roles] = await Promise.all([
-        ids.users.length ? knex('users').whereIn('id', ids.users).select('id', 'display_name') : [],
-        ids.accounts.length ? knex('accounts').whereIn('id', ids.accounts).select('id', 'name') : [],
-        ids.roles.length ? knex('account_roles').whereIn('id', ids.roles).select('id', 'name') : [],
+        ids.users.length ? knex('users').whereIn('id', ids.users).select('id', knex.raw("'user' as kind"), 'display_name') : [],
+        ids.accounts.length ? knex('accounts').whereIn('id', ids.accounts).select('id', knex.raw("'account' as kind"), 'name as display_name') : [],
+        ids.roles.length ? knex('account_roles').whereIn('id', ids.roles).select('id', knex.raw("'role' as kind"), 'name as display_name') : [],
       ]);
-      return [
-        ...users.map((u: { id: string; display_name: string }) => ({ id: u.id, kind: 'user' as const, display_name: u.display_name })),
-        ...accounts.map((a: { id: string; name: string }) => ({ id: a.id, kind: 'account' as const, display_name: a.name })),
-        ...roles.map((r: { id: string; name: string }) => ({ id: r.id, kind: 'role' as const, display_name: r.name })),
-      ];
+      return [...users, ...accounts, ...roles] as ResolvedNameRow[];
     },
     /**
      * accounts.assignSystemAdminRole: the seeded system role (`super-admin`), found by its flag rather
