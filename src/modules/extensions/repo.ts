@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
 import type { Extension, ExtensionInstall, ExtensionPurchase, ExtensionScreenshot, ExtensionTester, ExtensionVersion, LimitRequest, LimitRequestEvent, Manifest, RequestedLimits } from './records';
 
 type Db = Knex | Knex.Transaction;
@@ -46,6 +46,10 @@ const feedRows = schemaRows('ExtensionInstall', {
   extra: { manifest: { type: 'json', nullable: true, from: 'v.manifest' }, handler_code: { type: 'text', nullable: true, from: 'v.handler_code' } },
 });
 export type FeedInstall = RowValue<typeof feedRows>;
+
+/** Aggregates for a developer's analytics (the service builds the wire's ExtensionAnalytics from them; counts arrive as text). */
+const purchaseTotalsOf = rowMapping({ status: 'text', currency: 'text', count: 'bigint', amount: 'bigint' } as const);
+const installCountsOf = rowMapping({ total: 'bigint', enabled: 'bigint' } as const);
 
 const limitRequestRows = schemaRows('LimitRequest', { table: 'r', from: { extension_name: 'e.name' } });
 const limitEventRows = schemaRows('LimitRequestEvent');
@@ -195,20 +199,19 @@ export function createExtensionsRepo(knex: Knex) {
       return { rows: rows.map(purchaseRows.map), total: Number(count[0]?.count ?? 0) };
     },
     /** extension_purchases.stats: counts and revenue per currency */
-    async purchaseStats(extensionId: string): Promise<{ status: string; currency: string; count: number; amount: number }[]> {
+    async purchaseStats(extensionId: string): Promise<RowValue<typeof purchaseTotalsOf>[]> {
       const rows = await knex('extension_purchases')
         .where({ extension_id: extensionId })
         .groupBy('status', 'currency')
         .select('status', 'currency', knex.raw('count(*) as count'), knex.raw('coalesce(sum(amount_cents), 0) as amount'));
-      return (rows as { status: string; currency: string; count: string | number; amount: string | number }[]).map((r) => ({ status: r.status, currency: r.currency, count: Number(r.count), amount: Number(r.amount) }));
+      return rows.map((row: object) => purchaseTotalsOf.map(row));
     },
     /** extension_installs.counts */
-    async installCounts(extensionId: string): Promise<{ total: number; enabled: number }> {
+    async installCounts(extensionId: string): Promise<RowValue<typeof installCountsOf>> {
       const [row] = await knex('extension_installs')
         .where({ extension_id: extensionId })
         .select(knex.raw('count(*) as total'), knex.raw('count(*) filter (where enabled) as enabled'));
-      const r = row as { total: string | number; enabled: string | number };
-      return { total: Number(r.total), enabled: Number(r.enabled) };
+      return installCountsOf.map(row as object);
     },
 
     /** extension_installs.list of an account, oldest first */
