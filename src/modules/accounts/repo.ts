@@ -4,7 +4,10 @@ import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
+import type { components } from '../../../generated/openapi';
 import type { Account, AccountInvite, AccountRole, ResolvedNameRow, User } from './types';
+
+type Schemas = components['schemas'];
 
 /*
  * Each read's columns are its spec schema's members (src/infra/db/rows.ts, `schemaRows`): the select
@@ -94,7 +97,7 @@ export function createAccountsRepo(knex: Knex) {
       await db('accounts').insert(account);
     },
     /** accounts.insertRoles */
-    async insertRoles(db: Knex.Transaction, roles: { id: string; account_id: string; name: string; position: number; is_system: boolean; permissions: readonly string[] }[]): Promise<void> {
+    async insertRoles(db: Knex.Transaction, roles: (Pick<Schemas['AccountRole'], 'id' | 'name' | 'position' | 'is_system' | 'permissions'> & { account_id: string })[]): Promise<void> {
       await db('account_roles').insert(roles.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
     },
     /** accounts.insertMember */
@@ -262,7 +265,7 @@ export function createAccountsRepo(knex: Knex) {
       return mapped(inviteOf)(await inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first());
     },
     /** accounts.insertInvite */
-    async insertInvite(db: Knex.Transaction, invite: { id: string; account_id: string; user_id: string; role_id: string; invited_by: string | null }): Promise<void> {
+    async insertInvite(db: Knex.Transaction, invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'>): Promise<void> {
       await db('account_invites').insert(invite);
     },
     /** accounts.deleteInvite */

@@ -117,7 +117,7 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_versions.insert: false when the version string exists */
-    async insertVersion(row: { id: string; extension_id: string; version: string; changelog: string | null }): Promise<boolean> {
+    async insertVersion(row: Pick<Schemas['ExtensionVersion'], 'id' | 'extension_id' | 'version' | 'changelog'>): Promise<boolean> {
       const inserted = await knex('extension_versions').insert(row).onConflict(['extension_id', 'version']).ignore().returning('id');
       return inserted.length > 0;
     },
@@ -173,7 +173,7 @@ export function createExtensionsRepo(knex: Knex) {
       return Boolean(await knex('users').where({ id: userId }).first('id'));
     },
     /** extension_testers.insert: false when already a tester */
-    async insertTester(row: { extension_id: string; user_id: string; added_by: string | null }): Promise<boolean> {
+    async insertTester(row: Pick<Schemas['ExtensionTester'], 'user_id' | 'added_by'> & { extension_id: string }): Promise<boolean> {
       const inserted = await knex('extension_testers').insert(row).onConflict(['extension_id', 'user_id']).ignore().returning('user_id');
       return inserted.length > 0;
     },
@@ -273,7 +273,7 @@ export function createExtensionsRepo(knex: Knex) {
       await db('extension_limit_requests').where({ id }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** extension_limit_request_events.insert */
-    async insertLimitEvent(row: { id: string; request_id: string; event_type: LimitRequestEvent['eventType']; actor_id: string | null; details: Record<string, unknown> }, db: Db): Promise<void> {
+    async insertLimitEvent(row: Pick<Schemas['LimitRequestEvent'], 'event_type' | 'actor_id' | 'details'> & { id: string; request_id: string }, db: Db): Promise<void> {
       const [last] = await db('extension_limit_request_events').where({ request_id: row.request_id }).max<{ seq: number | null }[]>('seq as seq');
       await db('extension_limit_request_events').insert({ ...row, seq: Number(last?.seq ?? 0) + 1, details: JSON.stringify(row.details), created_at: new Date() });
     },
