@@ -4,7 +4,10 @@ import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
-import type { Account, AccountInvite, AccountRole, ResolvedName, User } from './types';
+import type { components } from '../../../generated/openapi';
+import type { Account, AccountInvite, AccountRole, ResolvedNameRow, User } from './types';
+
+type Schemas = components['schemas'];
 
 /*
  * Each read's columns are its spec schema's members (src/infra/db/rows.ts, `schemaRows`): the select
@@ -94,7 +97,7 @@ export function createAccountsRepo(knex: Knex) {
       await db('accounts').insert(account);
     },
     /** accounts.insertRoles */
-    async insertRoles(db: Knex.Transaction, roles: { id: string; account_id: string; name: string; position: number; is_system: boolean; permissions: readonly string[] }[]): Promise<void> {
+    async insertRoles(db: Knex.Transaction, roles: (Pick<Schemas['AccountRole'], 'id' | 'name' | 'position' | 'is_system' | 'permissions'> & { account_id: string })[]): Promise<void> {
       await db('account_roles').insert(roles.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
     },
     /** accounts.insertMember */
@@ -262,7 +265,7 @@ export function createAccountsRepo(knex: Knex) {
       return mapped(inviteOf)(await inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first());
     },
     /** accounts.insertInvite */
-    async insertInvite(db: Knex.Transaction, invite: { id: string; account_id: string; user_id: string; role_id: string; invited_by: string | null }): Promise<void> {
+    async insertInvite(db: Knex.Transaction, invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'>): Promise<void> {
       await db('account_invites').insert(invite);
     },
     /** accounts.deleteInvite */
@@ -270,17 +273,13 @@ export function createAccountsRepo(knex: Knex) {
       return db('account_invites').where({ id }).delete();
     },
     /** accounts.names: display names of users, accounts and roles by id (audit resolved_names; chat and realtime read `display_name`) */
-    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<{ id: string; kind: ResolvedName['kind']; display_name: string }[]> {
+    async names(ids: { users: string[]; accounts: string[]; roles: string[] }): Promise<ResolvedNameRow[]> {
       const [users, accounts, roles] = await Promise.all([
-        ids.users.length ? knex('users').whereIn('id', ids.users).select('id', 'display_name') : [],
-        ids.accounts.length ? knex('accounts').whereIn('id', ids.accounts).select('id', 'name') : [],
-        ids.roles.length ? knex('account_roles').whereIn('id', ids.roles).select('id', 'name') : [],
+        ids.users.length ? knex('users').whereIn('id', ids.users).select('id', knex.raw("'user' as kind"), 'display_name') : [],
+        ids.accounts.length ? knex('accounts').whereIn('id', ids.accounts).select('id', knex.raw("'account' as kind"), 'name as display_name') : [],
+        ids.roles.length ? knex('account_roles').whereIn('id', ids.roles).select('id', knex.raw("'role' as kind"), 'name as display_name') : [],
       ]);
-      return [
-        ...users.map((u: { id: string; display_name: string }) => ({ id: u.id, kind: 'user' as const, display_name: u.display_name })),
-        ...accounts.map((a: { id: string; name: string }) => ({ id: a.id, kind: 'account' as const, display_name: a.name })),
-        ...roles.map((r: { id: string; name: string }) => ({ id: r.id, kind: 'role' as const, display_name: r.name })),
-      ];
+      return [...users, ...accounts, ...roles] as ResolvedNameRow[];
     },
     /**
      * accounts.assignSystemAdminRole: the seeded system role (`super-admin`), found by its flag rather

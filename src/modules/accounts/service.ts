@@ -81,7 +81,7 @@ export function createAccountsService(deps: AccountsDeps) {
       name: r.name,
       position,
       is_system: r.isSystem,
-      permissions: r.permissions,
+      permissions: [...r.permissions],
     }));
     await repo.insertRoles(trx, roles);
     await repo.insertMember(trx, { account_id: accountId, user_id: ownerId, role_id: roles[0]!.id });

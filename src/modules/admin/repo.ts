@@ -4,7 +4,10 @@
  */
 import type { Knex } from 'knex';
 import { schemaRows } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
 import type { AdminRole, AdminRoleMember } from './types';
+
+type Schemas = components['schemas'];
 
 /** A role with its permissions in stored order (the service shows them sorted). */
 const roleOf = schemaRows('AdminRole', {
@@ -44,7 +47,7 @@ export function createAdminRepo(knex: Knex) {
       return db('admin_roles').whereRaw('lower(name) = lower(?)', [name]).first('id');
     },
     /** admin.insertRole */
-    async insertRole(db: Db, role: { id: string; name: string; description: string | null; permissions: string[] }): Promise<void> {
+    async insertRole(db: Db, role: Pick<Schemas['AdminRole'], 'id' | 'name' | 'description' | 'permissions'>): Promise<void> {
       await db('admin_roles').insert({ ...role, is_system: false, permissions: JSON.stringify(role.permissions) });
     },
     /** admin.updateRole */

@@ -1,23 +1,12 @@
 /** Audit log storage (knex): append and filtered, paginated reads, newest first. */
 import type { Knex } from 'knex';
 import { schemaRows } from '../../infra/db/rows';
-import type { AuditRecord, AuditScope } from './types';
+import type { AuditInsert, AuditRecord, AuditScope } from './types';
+
+export type { AuditInsert } from './types';
 
 /** An audit row as stored: the spec's item without the names the service resolves at read time. */
 const auditOf = schemaRows('AuditItem', { omit: ['resolved_names'] });
-
-/** A row to append, as stored (the service names its columns). */
-export interface AuditInsert {
-  id: string;
-  scope: AuditScope;
-  type: string;
-  user_id: string | null;
-  account_id: string | null;
-  actor_id: string | null;
-  ip_address: string | null;
-  user_agent: string | null;
-  metadata: Record<string, unknown>;
-}
 
 export interface AuditQuery {
   scope?: AuditScope;

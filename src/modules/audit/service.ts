@@ -11,20 +11,12 @@ import { AppError } from '../../errors';
 import { pageOf, type Page, type PageRequest } from '../../paging';
 import { auditMessages } from './errors';
 import type { AuditRepo } from './repo';
-import type { AuditItem, AuditRecord, AuditScope, ResolvedName } from './types';
+import type { AuditItem, AuditRecord, AuditScope, ResolvedName, ResolvedNameRow } from './types';
 
 export type { AuditItem, AuditScope, ResolvedName } from './types';
 
-export interface AuditEntry {
-  scope: AuditScope;
-  type: string;
-  userId?: string | null;
-  accountId?: string | null;
-  actorId?: string | null;
-  ipAddress?: string | null;
-  userAgent?: string | null;
-  metadata?: Record<string, unknown>;
-}
+/** What a module records: a row's scope and type, and any of its other stored members (absent ones stored as null, metadata as {}). */
+export type AuditEntry = Pick<AuditRecord, 'scope' | 'type'> & Partial<Pick<AuditRecord, 'userId' | 'accountId' | 'actorId' | 'ipAddress' | 'userAgent' | 'metadata'>>;
 
 export type AuditPage = Page<AuditItem>;
 
@@ -42,7 +34,7 @@ export interface AdminAuditFilter extends AuditFilter {
 }
 
 /** Looks up display names; provided by the accounts module. */
-export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: string[] }) => Promise<{ id: string; kind: ResolvedName['kind']; display_name: string }[]>;
+export type NameResolver = (ids: { users: string[]; accounts: string[]; roles: string[] }) => Promise<ResolvedNameRow[]>;
 
 /** Event types a trusted service may ingest (Part 2, "Audit log"). */
 export const INGESTIBLE_TYPES = ['user:login', 'user:login_failed', 'user:mfa_enabled', 'user:mfa_disabled', 'user:oauth_granted'] as const;

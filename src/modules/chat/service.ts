@@ -22,7 +22,7 @@ import type { ChatAdapters } from './adapters';
 import type { ChatIngest, ChatPlatform, ModerationIngest } from './api';
 import { chatMessages } from './errors';
 import { userTreatments, type ChatRepo, type ModerationEntry } from './repo';
-import type { ChatMessage, ChatUserProfile, ChatUserSearchItem, ModerateResult, ModerationAction, SendErrorCode, SendResult, UserTreatment } from './types';
+import type { ChatMessage, ChatUserProfile, ChatUserSearchItem, ModerateInput, ModerateResult, ModerationAction, SendErrorCode, SendInput, SendResult, UserTreatment } from './types';
 
 export const chatPlatforms: readonly ChatPlatform[] = ['platform_a', 'platform_b', 'platform_c'];
 /** Platforms whose chat is sent (and moderated) as the acting user through a login grant; platform_b goes through the channel connection. */
@@ -38,7 +38,7 @@ const SEARCH_MIN_QUERY = 2;
 const DEFAULT_TIMEOUT_SECS = 300;
 const PLATFORM_B_MAX_TIMEOUT_SECS = 86400;
 
-export type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, ModerateResult, ModerationAction, SendErrorCode, SendResult, UserTreatment } from './types';
+export type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, ModerateInput, ModerateResult, ModerationAction, SendErrorCode, SendInput, SendResult, UserTreatment } from './types';
 
 export interface HistoryFilter {
   platform?: string | null;
@@ -48,23 +48,6 @@ export interface HistoryFilter {
   to?: string | null;
   /** Keywords: comma-separated (REST) or a list (GraphQL). */
   search?: string | readonly string[] | null;
-}
-
-export interface SendInput {
-  platform: string;
-  message: string;
-  liveChatId?: string | null;
-  replyToMessageId?: string | null;
-}
-
-export interface ModerateInput {
-  action: string;
-  platform: string;
-  userId?: string | null;
-  messageId?: string | null;
-  durationSecs?: number | null;
-  reason?: string | null;
-  liveChatId?: string | null;
 }
 
 /** A reply the platform adapters read (the webhook's `ChatIngest` carries none). */

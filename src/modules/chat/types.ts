@@ -3,6 +3,7 @@
  * log entry has no REST schema (it reaches clients only as `chat:moderation_log` on the socket):
  * its shape is the columns' (repo.ts).
  */
+import type { ModerationInput, SendChatInput } from '../../../generated/graphql';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
 
@@ -18,3 +19,9 @@ export type SendResult = Camelize<Schemas['ChatSendResult']>;
 export type SendErrorCode = NonNullable<SendResult['errorCode']>;
 export type ModerateResult = Camelize<Schemas['ChatModerationResult']>;
 export type ModerationAction = ModerateResult['action'];
+/**
+ * A send or moderate request: the REST body (camelCase) or the GraphQL input, which types the
+ * enums as strings and the optional members as nullable; the service validates either.
+ */
+export type SendInput = Camelize<Schemas['SendChatBody']> | SendChatInput;
+export type ModerateInput = Camelize<Schemas['ModerateChatBody']> | ModerationInput;

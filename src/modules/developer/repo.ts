@@ -127,7 +127,7 @@ export function createDeveloperRepo(knex: Knex) {
       return { items: rows.map(applicationItemOf.map), total: count(total) };
     },
     /** developer_applications.review */
-    async reviewApplication(db: Knex.Transaction, id: string, patch: { status: ApplicationStatus; review_notes: string | null; reviewed_by: string | null }): Promise<void> {
+    async reviewApplication(db: Knex.Transaction, id: string, patch: Pick<Schemas['DeveloperApplication'], 'status' | 'review_notes' | 'reviewed_by'>): Promise<void> {
       await db('developer_applications')
         .where({ id })
         .update({ ...patch, reviewed_at: db.fn.now(), updated_at: db.fn.now() });
@@ -192,7 +192,7 @@ export function createDeveloperRepo(knex: Knex) {
       return verificationOf.map(row);
     },
     /** developer_verifications.review */
-    async reviewVerification(db: Knex.Transaction, id: string, patch: { status: VerificationStatus; review_notes: string | null; reviewed_by: string | null }): Promise<void> {
+    async reviewVerification(db: Knex.Transaction, id: string, patch: Pick<Schemas['DeveloperVerification'], 'status' | 'review_notes' | 'reviewed_by'>): Promise<void> {
       await db('developer_verifications')
         .where({ id })
         .update({ ...patch, reviewed_at: db.fn.now(), updated_at: db.fn.now() });

@@ -197,7 +197,7 @@ export function createInstalls(deps: InstallsDeps) {
         const refunded = (await trx('extension_purchases')
           .where({ external_id: externalId, status: 'completed' })
           .update({ status: 'refunded', refunded_at: trx.fn.now() })
-          .returning(['extension_id', 'account_id'])) as { extension_id: string; account_id: string | null }[];
+          .returning(['extension_id', 'account_id'])) as Pick<Schemas['ExtensionPurchase'], 'extension_id' | 'account_id'>[];
         for (const purchase of refunded) {
           if (!purchase.account_id) continue;
           await repo.lockExtension(purchase.extension_id, trx);

@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
 import type { Extension, ExtensionInstall, ExtensionPurchase, ExtensionScreenshot, ExtensionTester, ExtensionVersion, LimitRequest, LimitRequestEvent, Manifest, RequestedLimits } from './records';
 
 type Db = Knex | Knex.Transaction;
@@ -46,6 +46,10 @@ const feedRows = schemaRows('ExtensionInstall', {
   extra: { manifest: { type: 'json', nullable: true, from: 'v.manifest' }, handler_code: { type: 'text', nullable: true, from: 'v.handler_code' } },
 });
 export type FeedInstall = RowValue<typeof feedRows>;
+
+/** Aggregates for a developer's analytics (the service builds the wire's ExtensionAnalytics from them; counts arrive as text). */
+const purchaseTotalsOf = rowMapping({ status: 'text', currency: 'text', count: 'bigint', amount: 'bigint' } as const);
+const installCountsOf = rowMapping({ total: 'bigint', enabled: 'bigint' } as const);
 
 const limitRequestRows = schemaRows('LimitRequest', { table: 'r', from: { extension_name: 'e.name' } });
 const limitEventRows = schemaRows('LimitRequestEvent');
@@ -113,7 +117,7 @@ export function createExtensionsRepo(knex: Knex) {
     },
 
     /** extension_versions.insert: false when the version string exists */
-    async insertVersion(row: { id: string; extension_id: string; version: string; changelog: string | null }): Promise<boolean> {
+    async insertVersion(row: Pick<Schemas['ExtensionVersion'], 'id' | 'extension_id' | 'version' | 'changelog'>): Promise<boolean> {
       const inserted = await knex('extension_versions').insert(row).onConflict(['extension_id', 'version']).ignore().returning('id');
       return inserted.length > 0;
     },
@@ -169,7 +173,7 @@ export function createExtensionsRepo(knex: Knex) {
       return Boolean(await knex('users').where({ id: userId }).first('id'));
     },
     /** extension_testers.insert: false when already a tester */
-    async insertTester(row: { extension_id: string; user_id: string; added_by: string | null }): Promise<boolean> {
+    async insertTester(row: Pick<Schemas['ExtensionTester'], 'user_id' | 'added_by'> & { extension_id: string }): Promise<boolean> {
       const inserted = await knex('extension_testers').insert(row).onConflict(['extension_id', 'user_id']).ignore().returning('user_id');
       return inserted.length > 0;
     },
@@ -195,20 +199,19 @@ export function createExtensionsRepo(knex: Knex) {
       return { rows: rows.map(purchaseRows.map), total: Number(count[0]?.count ?? 0) };
     },
     /** extension_purchases.stats: counts and revenue per currency */
-    async purchaseStats(extensionId: string): Promise<{ status: string; currency: string; count: number; amount: number }[]> {
+    async purchaseStats(extensionId: string): Promise<RowValue<typeof purchaseTotalsOf>[]> {
       const rows = await knex('extension_purchases')
         .where({ extension_id: extensionId })
         .groupBy('status', 'currency')
         .select('status', 'currency', knex.raw('count(*) as count'), knex.raw('coalesce(sum(amount_cents), 0) as amount'));
-      return (rows as { status: string; currency: string; count: string | number; amount: string | number }[]).map((r) => ({ status: r.status, currency: r.currency, count: Number(r.count), amount: Number(r.amount) }));
+      return rows.map((row: object) => purchaseTotalsOf.map(row));
     },
     /** extension_installs.counts */
-    async installCounts(extensionId: string): Promise<{ total: number; enabled: number }> {
+    async installCounts(extensionId: string): Promise<RowValue<typeof installCountsOf>> {
       const [row] = await knex('extension_installs')
         .where({ extension_id: extensionId })
         .select(knex.raw('count(*) as total'), knex.raw('count(*) filter (where enabled) as enabled'));
-      const r = row as { total: string | number; enabled: string | number };
-      return { total: Number(r.total), enabled: Number(r.enabled) };
+      return installCountsOf.map(row as object);
     },
 
     /** extension_installs.list of an account, oldest first */
@@ -270,7 +273,7 @@ export function createExtensionsRepo(knex: Knex) {
       await db('extension_limit_requests').where({ id }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** extension_limit_request_events.insert */
-    async insertLimitEvent(row: { id: string; request_id: string; event_type: LimitRequestEvent['eventType']; actor_id: string | null; details: Record<string, unknown> }, db: Db): Promise<void> {
+    async insertLimitEvent(row: Pick<Schemas['LimitRequestEvent'], 'event_type' | 'actor_id' | 'details'> & { id: string; request_id: string }, db: Db): Promise<void> {
       const [last] = await db('extension_limit_request_events').where({ request_id: row.request_id }).max<{ seq: number | null }[]>('seq as seq');
       await db('extension_limit_request_events').insert({ ...row, seq: Number(last?.seq ?? 0) + 1, details: JSON.stringify(row.details), created_at: new Date() });
     },

@@ -23,6 +23,8 @@ import type { ExtensionLog } from './records';
 
 type Schemas = components['schemas'];
 export type StorageEntry = Camelize<Schemas['ExtensionStorageEntry']>;
+/** An install's ids as stored: what the runtime checks and keys storage and logs by. */
+type InstallRef = Pick<Schemas['ExtensionInstall'], 'id' | 'account_id' | 'extension_id'>;
 type LogLevel = ExtensionLog['level'];
 
 /** Largest stored value, serialised (64 KiB, the WebSocket frame limit). */
@@ -53,11 +55,11 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
   }
 
   /** The active account's install, or 404. */
-  async function ownInstall(auth: AuthContext, id: string): Promise<{ id: string; account_id: string; extension_id: string }> {
+  async function ownInstall(auth: AuthContext, id: string): Promise<InstallRef> {
     const accountId = requireAccountId(auth);
     const row = UUID_RE.test(id) ? await knex('extension_installs').where({ id, account_id: accountId }).first('id', 'account_id', 'extension_id') : undefined;
     if (!row) throw AppError.notFound(m.installNotFound);
-    return row as { id: string; account_id: string; extension_id: string };
+    return row as InstallRef;
   }
 
   return {
@@ -88,7 +90,7 @@ export function createRuntime(deps: { knex: Knex; bus: Bus; log: Logger; ownedEx
 
     /** The runtime's log writer (system key): stored, then published to the developer's and the account's channels. */
     async writeLog(input: { installId: string; level: LogLevel; message: string; data?: Record<string, unknown> | null }): Promise<ExtensionLog> {
-      const install = (await knex('extension_installs').where({ id: input.installId }).first('id', 'account_id', 'extension_id')) as { id: string; account_id: string; extension_id: string } | undefined;
+      const install = (await knex('extension_installs').where({ id: input.installId }).first('id', 'account_id', 'extension_id')) as InstallRef | undefined;
       if (!install) throw AppError.notFound(m.installNotFound);
       const [row] = (await knex('extension_logs')
         .insert({

@@ -33,19 +33,12 @@ import type {
 } from './records';
 import type { ExtensionsRepo, FeedInstall, Owners, PublishedExtension } from './repo';
 
-/** An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`). */
-export interface PurchaseRecord {
-  /** The payment provider's checkout session or payment id. */
-  externalId: string;
-  extensionId: string;
-  /** The buying account when the checkout carried it, else null. */
-  accountId: string | null;
-  buyerUserId: string | null;
-  amountCents: number;
-  currency: string;
-}
-
 type Schemas = components['schemas'];
+/**
+ * An extension purchase as the payment-connect webhook reports it (idempotent on `externalId`, the
+ * provider's checkout session or payment id; `accountId` null when the checkout did not carry it).
+ */
+export type PurchaseRecord = Pick<ExtensionPurchase, 'externalId' | 'extensionId' | 'accountId' | 'buyerUserId' | 'amountCents' | 'currency'>;
 export type ExtensionLimits = Camelize<Schemas['ExtensionLimits']>;
 type CreateExtensionInput = Camelize<Schemas['CreateExtensionBody']>;
 type UpdateExtensionInput = Camelize<Schemas['UpdateExtensionBody']>;

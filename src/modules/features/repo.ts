@@ -1,14 +1,10 @@
 /** Feature flag storage (knex): global kill-switches, plan features, account and user overrides. */
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 
-export interface FeatureFlag {
-  id: string;
-  key: string;
-  category: string;
-  label: string;
-  enabled: boolean;
-}
+const flagOf = schemaRows('FeatureFlag');
+export type FeatureFlag = RowValue<typeof flagOf>;
 
 export type AccountCreationOverride = 'DEFAULT' | 'ALLOW' | 'DENY';
 
@@ -23,11 +19,12 @@ export function createFeatureRepo(knex: Knex) {
   return {
     /** features.listGlobal */
     async listGlobal(): Promise<FeatureFlag[]> {
-      return knex('feature_flags').select('id', 'key', 'category', 'label', 'enabled').orderBy('key');
+      return (await knex('feature_flags').select(knex.raw(flagOf.select)).orderBy('key')).map((row: object) => flagOf.map(row));
     },
     /** features.flag */
-    flag(key: string): Promise<FeatureFlag | undefined> {
-      return knex('feature_flags').where({ key }).first('id', 'key', 'category', 'label', 'enabled');
+    async flag(key: string): Promise<FeatureFlag | undefined> {
+      const row = await knex('feature_flags').where({ key }).first(knex.raw(flagOf.select));
+      return row ? flagOf.map(row) : undefined;
     },
     /** features.setGlobal */
     async setGlobal(key: string, enabled: boolean): Promise<boolean> {

@@ -13,6 +13,8 @@
  * database is the source of truth: a cache or bus outage costs reads, never a wrong answer for
  * longer than MEMO_TTL_MS.
  */
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
 import type { AuthContext } from '../../auth/context';
 import type { FeatureChecker } from '../../auth/gates';
 import type { Bus } from '../../infra/bus';
@@ -26,13 +28,9 @@ const MEMO_TTL_MS = 30_000;
 export const INVALIDATE_CHANNEL = 'features:invalidate';
 const ACCOUNT_CREATION = 'system:account_creation';
 
-export type FeatureDisabledReason = 'GLOBAL_OFF' | 'PLAN_LOCKED' | 'ACCOUNT_OVERRIDE' | 'USER_OVERRIDE';
-
-export interface FeatureStatus {
-  key: string;
-  enabled: boolean;
-  reason: FeatureDisabledReason | null;
-}
+/** A flag's status for a caller: the wire's `feature_statuses` item. */
+export type FeatureStatus = Camelize<components['schemas']['Me']['feature_statuses'][number]>;
+export type FeatureDisabledReason = NonNullable<FeatureStatus['reason']>;
 
 /** What changed; every node drops the matching memoised entries. */
 export interface Invalidation {

@@ -5,7 +5,10 @@
  */
 import type { Knex } from 'knex';
 import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
 import type { IdeaCategory, IdeaTag, IdeaTimelineItem, IdeaVoter, VoteType } from './types';
+
+type Schemas = components['schemas'];
 
 type Db = Knex | Knex.Transaction;
 
@@ -201,7 +204,7 @@ export function createIdeasRepo(knex: Knex) {
       return mapAll(timelineOf, rows);
     },
     /** ideas.timelineInsert */
-    async insertTimeline(row: { id: string; idea_id: string; event_type: IdeaTimelineItem['eventType']; actor_id: string | null; from_status: string | null; to_status: string }, db: Db): Promise<void> {
+    async insertTimeline(row: Pick<Schemas['IdeaTimelineItem'], 'id' | 'event_type' | 'actor_id' | 'from_status' | 'to_status'> & { idea_id: string }, db: Db): Promise<void> {
       await db('idea_timeline').insert(row);
     },
 
@@ -275,7 +278,7 @@ export function createIdeasRepo(knex: Knex) {
       return mapOne(lockedCommentOf, await db('idea_comments').where({ id }).forUpdate().first(db.raw(lockedCommentOf.select)));
     },
     /** comments.insert */
-    async insertComment(row: { id: string; idea_id: string; parent_id: string | null; author_id: string; body: string; mentions: string[] }, db: Db): Promise<void> {
+    async insertComment(row: Pick<Schemas['IdeaComment'], 'id' | 'idea_id' | 'parent_id' | 'author_id' | 'body' | 'mentions'>, db: Db): Promise<void> {
       await db('idea_comments').insert({ ...row, mentions: JSON.stringify(row.mentions) });
     },
     /** comments.updateBody */
@@ -337,12 +340,12 @@ export function createIdeasRepo(knex: Knex) {
       return mapOne(categoryOf, await db('idea_categories').whereRaw('lower(name) = lower(?)', [name]).first(db.raw(categoryOf.select)));
     },
     /** categories.insert (a taken name throws a unique violation) */
-    async insertCategory(row: { id: string; name: string; description: string | null; sort_order: number }, db: Db = knex): Promise<IdeaCategory> {
+    async insertCategory(row: Pick<Schemas['IdeaCategory'], 'id' | 'name' | 'description' | 'sort_order'>, db: Db = knex): Promise<IdeaCategory> {
       const [inserted] = await db('idea_categories').insert(row).returning('*');
       return categoryOf.map(inserted as Record<string, unknown>);
     },
     /** categories.update */
-    async updateCategory(id: string, patch: Partial<{ name: string; description: string | null; sort_order: number }>, db: Db): Promise<IdeaCategory | undefined> {
+    async updateCategory(id: string, patch: Partial<Pick<Schemas['IdeaCategory'], 'name' | 'description' | 'sort_order'>>, db: Db): Promise<IdeaCategory | undefined> {
       const [row] = await db('idea_categories').where({ id }).update({ ...patch, updated_at: db.fn.now() }).returning('*');
       return mapOne(categoryOf, row);
     },
