@@ -20634,35 +20634,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": [
-                  "permissions"
-                ],
-                "properties": {
-                  "label": {
-                    "type": "string",
-                    "maxLength": 100
-                  },
-                  "permissions": {
-                    "type": "array",
-                    "maxItems": 200,
-                    "items": {
-                      "type": "string",
-                      "maxLength": 100
-                    }
-                  },
-                  "user_id": {
-                    "type": "string",
-                    "format": "uuid",
-                    "nullable": true
-                  },
-                  "expires_at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "nullable": true
-                  }
-                }
+                "$ref": "#/components/schemas/CreatePopoutTokenBody"
               }
             }
           }
@@ -25082,6 +25054,37 @@ export const openapiDocument = {
           "stripe_yearly_price_id": {
             "type": "string",
             "maxLength": 200,
+            "nullable": true
+          }
+        }
+      },
+      "CreatePopoutTokenBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "permissions"
+        ],
+        "properties": {
+          "label": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
             "nullable": true
           }
         }

@@ -5553,6 +5553,14 @@ export interface components {
             stripe_product_id?: string | null;
             stripe_yearly_price_id?: string | null;
         };
+        CreatePopoutTokenBody: {
+            /** Format: date-time */
+            expires_at?: string | null;
+            label?: string;
+            permissions: string[];
+            /** Format: uuid */
+            user_id?: string | null;
+        };
         DependencyHealth: {
             latency_ms: number;
             /** @enum {string} */
@@ -17870,14 +17878,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: date-time */
-                    expires_at?: string | null;
-                    label?: string;
-                    permissions: string[];
-                    /** Format: uuid */
-                    user_id?: string | null;
-                };
+                "application/json": components["schemas"]["CreatePopoutTokenBody"];
             };
         };
         responses: {
