@@ -40,18 +40,8 @@ type StreamInsert = RowOf<{
   ended_at: { type: 'timestamp'; nullable: true };
 }>;
 
-/** The columns of an emote the crawler writes (the store sets `source` and the times). */
-export interface EmoteWrite {
-  provider: string;
-  emote_id: string;
-  set_key: string;
-  platform: string;
-  channel_id: string | null;
-  name: string;
-  url: string | null;
-  animated: boolean;
-  owner_id: string | null;
-}
+/** The columns of an emote the crawler writes: the spec's Emote members it knows, its id stored as `emote_id`, and its set (the store sets `source` and the times). */
+export type EmoteWrite = Pick<components['schemas']['Emote'], 'provider' | 'platform' | 'channel_id' | 'name' | 'url' | 'animated' | 'owner_id'> & { emote_id: string; set_key: string };
 
 /** An entry of the emote directory as the API shows it (its id is stored as `emote_id`). */
 const emoteOf = schemaRows('Emote', { from: { id: 'emote_id' } });
