@@ -20634,35 +20634,7 @@ export const openapiDocument = {
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "additionalProperties": false,
-                "required": [
-                  "permissions"
-                ],
-                "properties": {
-                  "label": {
-                    "type": "string",
-                    "maxLength": 100
-                  },
-                  "permissions": {
-                    "type": "array",
-                    "maxItems": 200,
-                    "items": {
-                      "type": "string",
-                      "maxLength": 100
-                    }
-                  },
-                  "user_id": {
-                    "type": "string",
-                    "format": "uuid",
-                    "nullable": true
-                  },
-                  "expires_at": {
-                    "type": "string",
-                    "format": "date-time",
-                    "nullable": true
-                  }
-                }
+                "$ref": "#/components/schemas/CreatePopoutTokenBody"
               }
             }
           }
@@ -25086,6 +25058,37 @@ export const openapiDocument = {
           }
         }
       },
+      "CreatePopoutTokenBody": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "permissions"
+        ],
+        "properties": {
+          "label": {
+            "type": "string",
+            "maxLength": 100
+          },
+          "permissions": {
+            "type": "array",
+            "maxItems": 200,
+            "items": {
+              "type": "string",
+              "maxLength": 100
+            }
+          },
+          "user_id": {
+            "type": "string",
+            "format": "uuid",
+            "nullable": true
+          },
+          "expires_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
       "DependencyHealth": {
         "type": "object",
         "additionalProperties": false,
@@ -28954,6 +28957,23 @@ export const openapiDocument = {
           }
         }
       },
+      "PublicAvgViewerPoint": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "date",
+          "avg_viewers"
+        ],
+        "properties": {
+          "date": {
+            "type": "string",
+            "description": "YYYY-MM-DD (UTC)."
+          },
+          "avg_viewers": {
+            "type": "number"
+          }
+        }
+      },
       "PublicBrowseChannel": {
         "type": "object",
         "additionalProperties": false,
@@ -29079,41 +29099,13 @@ export const openapiDocument = {
           "follower_series": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "date",
-                "follower_count"
-              ],
-              "properties": {
-                "date": {
-                  "type": "string",
-                  "description": "YYYY-MM-DD (UTC)."
-                },
-                "follower_count": {
-                  "type": "integer"
-                }
-              }
+              "$ref": "#/components/schemas/PublicFollowerPoint"
             }
           },
           "avg_viewer_series": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "date",
-                "avg_viewers"
-              ],
-              "properties": {
-                "date": {
-                  "type": "string",
-                  "description": "YYYY-MM-DD (UTC)."
-                },
-                "avg_viewers": {
-                  "type": "number"
-                }
-              }
+              "$ref": "#/components/schemas/PublicAvgViewerPoint"
             }
           }
         }
@@ -29274,6 +29266,23 @@ export const openapiDocument = {
           }
         }
       },
+      "PublicFollowerPoint": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "date",
+          "follower_count"
+        ],
+        "properties": {
+          "date": {
+            "type": "string",
+            "description": "YYYY-MM-DD (UTC)."
+          },
+          "follower_count": {
+            "type": "integer"
+          }
+        }
+      },
       "PublicGame": {
         "type": "object",
         "additionalProperties": false,
@@ -29331,6 +29340,36 @@ export const openapiDocument = {
           }
         }
       },
+      "PublicMetadataChange": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "change_type",
+          "old_value",
+          "new_value",
+          "changed_at"
+        ],
+        "properties": {
+          "change_type": {
+            "type": "string",
+            "enum": [
+              "title",
+              "category",
+              "tags"
+            ]
+          },
+          "old_value": {
+            "$ref": "#/components/schemas/PublicMetadataValue"
+          },
+          "new_value": {
+            "$ref": "#/components/schemas/PublicMetadataValue"
+          },
+          "changed_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
       "PublicMetadataHistory": {
         "type": "object",
         "additionalProperties": false,
@@ -29344,34 +29383,7 @@ export const openapiDocument = {
           "entries": {
             "type": "array",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "change_type",
-                "old_value",
-                "new_value",
-                "changed_at"
-              ],
-              "properties": {
-                "change_type": {
-                  "type": "string",
-                  "enum": [
-                    "title",
-                    "category",
-                    "tags"
-                  ]
-                },
-                "old_value": {
-                  "$ref": "#/components/schemas/PublicMetadataValue"
-                },
-                "new_value": {
-                  "$ref": "#/components/schemas/PublicMetadataValue"
-                },
-                "changed_at": {
-                  "type": "string",
-                  "format": "date-time"
-                }
-              }
+              "$ref": "#/components/schemas/PublicMetadataChange"
             }
           },
           "total": {
@@ -30125,21 +30137,7 @@ export const openapiDocument = {
             "type": "array",
             "description": "The viewer samples, oldest first.",
             "items": {
-              "type": "object",
-              "additionalProperties": false,
-              "required": [
-                "at",
-                "viewers"
-              ],
-              "properties": {
-                "at": {
-                  "type": "string",
-                  "format": "date-time"
-                },
-                "viewers": {
-                  "type": "integer"
-                }
-              }
+              "$ref": "#/components/schemas/PublicViewerPoint"
             }
           },
           "top_chatters": {
@@ -30321,6 +30319,23 @@ export const openapiDocument = {
             "nullable": true
           },
           "count": {
+            "type": "integer"
+          }
+        }
+      },
+      "PublicViewerPoint": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "at",
+          "viewers"
+        ],
+        "properties": {
+          "at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "viewers": {
             "type": "integer"
           }
         }

@@ -5553,6 +5553,14 @@ export interface components {
             stripe_product_id?: string | null;
             stripe_yearly_price_id?: string | null;
         };
+        CreatePopoutTokenBody: {
+            /** Format: date-time */
+            expires_at?: string | null;
+            label?: string;
+            permissions: string[];
+            /** Format: uuid */
+            user_id?: string | null;
+        };
         DependencyHealth: {
             latency_ms: number;
             /** @enum {string} */
@@ -6723,6 +6731,11 @@ export interface components {
             /** @description Hex SHA-256 of `<platform>:<platform_user_id>`: names the subject in the audit log without the id itself. */
             subject_hash: string;
         };
+        PublicAvgViewerPoint: {
+            avg_viewers: number;
+            /** @description YYYY-MM-DD (UTC). */
+            date: string;
+        };
         PublicBrowseChannel: {
             avg_viewers: number;
             /** @enum {string|null} */
@@ -6748,17 +6761,9 @@ export interface components {
             pagination: components["schemas"]["PublicStatsPagination"];
         };
         PublicChannelTrends: {
-            avg_viewer_series: {
-                avg_viewers: number;
-                /** @description YYYY-MM-DD (UTC). */
-                date: string;
-            }[];
+            avg_viewer_series: components["schemas"]["PublicAvgViewerPoint"][];
             channel_login: string;
-            follower_series: {
-                /** @description YYYY-MM-DD (UTC). */
-                date: string;
-                follower_count: number;
-            }[];
+            follower_series: components["schemas"]["PublicFollowerPoint"][];
             platform: string;
             platform_channel_id: string;
             range: string;
@@ -6800,6 +6805,11 @@ export interface components {
             short_id: string;
             slug: string;
         };
+        PublicFollowerPoint: {
+            /** @description YYYY-MM-DD (UTC). */
+            date: string;
+            follower_count: number;
+        };
         PublicGame: {
             category: string;
             channel_count: number;
@@ -6814,15 +6824,16 @@ export interface components {
             games: components["schemas"]["PublicGame"][];
             pagination: components["schemas"]["PublicStatsPagination"];
         };
+        PublicMetadataChange: {
+            /** @enum {string} */
+            change_type: "title" | "category" | "tags";
+            /** Format: date-time */
+            changed_at: string;
+            new_value: components["schemas"]["PublicMetadataValue"];
+            old_value: components["schemas"]["PublicMetadataValue"];
+        };
         PublicMetadataHistory: {
-            entries: {
-                /** @enum {string} */
-                change_type: "title" | "category" | "tags";
-                /** Format: date-time */
-                changed_at: string;
-                new_value: components["schemas"]["PublicMetadataValue"];
-                old_value: components["schemas"]["PublicMetadataValue"];
-            }[];
+            entries: components["schemas"]["PublicMetadataChange"][];
             limit: number;
             offset: number;
             total: number;
@@ -7002,11 +7013,7 @@ export interface components {
             top_gifs: components["schemas"]["PublicTopGif"][];
             total_messages: number;
             /** @description The viewer samples, oldest first. */
-            viewer_curve: {
-                /** Format: date-time */
-                at: string;
-                viewers: number;
-            }[];
+            viewer_curve: components["schemas"]["PublicViewerPoint"][];
             /** @description Viewer-seconds (each sample's viewers times the time to the next sample). */
             watch_seconds: number;
         };
@@ -7049,6 +7056,11 @@ export interface components {
             id: string;
             provider: string | null;
             url: string;
+        };
+        PublicViewerPoint: {
+            /** Format: date-time */
+            at: string;
+            viewers: number;
         };
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];
@@ -17866,14 +17878,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** Format: date-time */
-                    expires_at?: string | null;
-                    label?: string;
-                    permissions: string[];
-                    /** Format: uuid */
-                    user_id?: string | null;
-                };
+                "application/json": components["schemas"]["CreatePopoutTokenBody"];
             };
         };
         responses: {

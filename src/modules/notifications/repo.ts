@@ -1,5 +1,6 @@
 /** Notification storage (knex). */
 import type { Knex } from 'knex';
+import type { components } from '../../../generated/openapi';
 import { schemaRows } from '../../infra/db/rows';
 import type { Notification, NotificationStatus } from './types';
 
@@ -7,13 +8,8 @@ const notificationOf = schemaRows('Notification');
 /** The columns `setStatus` answers: the mapping's own (it selects no expression). */
 const notificationReturning = notificationOf.select.split(', ');
 
-/** A notification to store, as stored. */
-export interface NotificationInsert {
-  id: string;
-  user_id: string;
-  type: string;
-  data: Record<string, unknown>;
-}
+/** A notification to store, as stored: the spec's members the writer sets, with its owner (not on the wire). */
+export type NotificationInsert = Pick<components['schemas']['Notification'], 'id' | 'type' | 'data'> & { user_id: string };
 
 export function createNotificationsRepo(knex: Knex) {
   return {

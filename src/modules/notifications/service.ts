@@ -45,13 +45,12 @@ export interface NotificationMailer {
   queueForUser(userId: string, kind: string, data: Readonly<Record<string, unknown>>, db?: Knex | Knex.Transaction): Promise<string | null>;
 }
 
-export interface NotifyInput {
+/** A notification's type and data (the spec's), for a user. */
+export type NotifyInput = Pick<Notification, 'type' | 'data'> & {
   userId: string;
-  type: string;
-  data: Record<string, unknown>;
   /** Extra values for the e-mail's template only (names the in-app data refers to by id). */
   mail?: Record<string, unknown>;
-}
+};
 
 
 type ActionHandler = (trx: Knex.Transaction, userId: string, notification: Notification) => Promise<void>;

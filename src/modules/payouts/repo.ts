@@ -32,11 +32,8 @@ const subscriptionOf = rowMapping(subscriptionColumns);
 
 const one = <T>(mapping: { map(row: Record<string, unknown>): T }, row: unknown): T | undefined => (row ? mapping.map(row as Record<string, unknown>) : undefined);
 
-export interface Payee {
-  id: string;
-  developerId: string | null;
-  teamId: string | null;
-}
+/** Who is paid: a payout profile, with the developer or team the spec's settings name it by. */
+export type Payee = { id: string } & Pick<PayoutSettings, 'developerId' | 'teamId'>;
 
 /** The settings the wire shows; a payee without a stored account shows nothing set, nothing connected. */
 const settingsOf = schemaRows('PayoutSettings', {

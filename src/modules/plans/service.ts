@@ -8,6 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type * as Gql from '../../../generated/graphql';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
 import { requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
@@ -25,29 +27,11 @@ export type PlanFeatureEntry = AdminPlan['features'][number];
 /** The public plan list is GraphQL only: its shape comes from the GraphQL schema. */
 export type BillingPlan = Omit<Gql.BillingPlan, '__typename'>;
 
-/** A plan write as both protocols send it (GraphQL leaves the sound limits out). */
-export interface PlanInput {
-  slug?: string;
-  name: string;
-  description?: string | null;
-  priceMonthly: number;
-  priceYearly: number;
-  currency?: string | null;
-  isPublic: boolean;
-  sortOrder: number;
-  maxOverlays: number;
-  maxStorageBytes: number;
-  maxUploadSizeBytes: number;
-  maxIntegrations: number;
-  chatRetentionDays: number;
-  maxSettingPresets: number;
-  maxSounds?: number | null;
-  maxSoundFileSize?: number | null;
-  maxSoundStorageBytes?: number | null;
-  stripeProductId?: string | null;
-  stripeMonthlyPriceId?: string | null;
-  stripeYearlyPriceId?: string | null;
-}
+type PlanRequest = Camelize<components['schemas']['CreatePlanRequest']>;
+/** Members GraphQL leaves out (the slug on update, the sound limits) or may send as null (the currency). */
+type PlanInputOptional = 'slug' | 'currency' | 'maxSounds' | 'maxSoundFileSize' | 'maxSoundStorageBytes';
+/** A plan write as both protocols send it: the spec's create body, its members above optional. */
+export type PlanInput = Omit<PlanRequest, PlanInputOptional> & { slug?: string } & { [K in Exclude<PlanInputOptional, 'slug'>]?: PlanRequest[K] | null };
 
 export type AccountCreationOverride = Gql.AccountCreationOverride;
 /** A user's account-creation override (GraphQL only). */

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows } from '../../infra/db/rows';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -18,23 +18,16 @@ const waveform = { type: 'json', nullable: true } as const;
 const soundOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform } });
 const storedOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform, blob_key: 'text' } });
 
-export interface SoundLimits {
-  maxSounds: number;
-  maxSoundFileSize: number;
-  maxSoundStorageBytes: number;
-}
-
-export interface LimitOverrides {
-  maxSounds: number | null;
-  maxSoundFileSize: number | null;
-  maxSoundStorageBytes: number | null;
-}
+/** The plan's sound limits, as the library shows them. */
+export type SoundLimits = Pick<Camelize<components['schemas']['SoundLibrary']>, 'maxSounds' | 'maxSoundFileSize' | 'maxSoundStorageBytes'>;
+/** Per-extension overrides of the plan's sound limits (the spec's ExtensionLimits); null: the plan's value applies. */
+const overridesOf = schemaRows('ExtensionLimits', { omit: ['extension_id'] });
+export type LimitOverrides = RowValue<typeof overridesOf>;
 
 /** Whose uploads a quota counts: the account's own (null) or one extension's. */
 export type Source = string | null;
 
 const num = (v: unknown): number => Number(v ?? 0);
-const orNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -123,8 +116,8 @@ export function createSoundsRepo(knex: Knex) {
     },
     /** sound_extension_limits.get */
     async overrides(extensionId: string, db: Db = knex): Promise<LimitOverrides> {
-      const row = (await db('sound_extension_limits').where({ extension_id: extensionId }).first()) as Record<string, unknown> | undefined;
-      return { maxSounds: orNull(row?.max_sounds), maxSoundFileSize: orNull(row?.max_sound_file_size), maxSoundStorageBytes: orNull(row?.max_sound_storage_bytes) };
+      // No row: every override is null (the mapping answers null for an absent column).
+      return overridesOf.map((await db('sound_extension_limits').where({ extension_id: extensionId }).first(db.raw(overridesOf.select))) ?? {});
     },
     /** sound_extension_limits.upsert of the given columns */
     async setOverrides(extensionId: string, values: Partial<Record<'max_sounds' | 'max_sound_file_size' | 'max_sound_storage_bytes', number | null>>): Promise<void> {

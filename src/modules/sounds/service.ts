@@ -24,7 +24,7 @@ import { guardFor } from '../../infra/listeners';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
 import { soundMessages, type LimitHolder } from './errors';
-import type { Sound, SoundsRepo, StoredSound } from './repo';
+import type { LimitOverrides, Sound, SoundsRepo, StoredSound } from './repo';
 
 export type { Sound } from './repo';
 export type SoundContentType = Sound['contentType'];
@@ -43,11 +43,7 @@ export interface SoundStream {
 }
 
 /** Per-extension overrides of the plan's sound limits; null: the plan's value applies. */
-export interface ExtensionSoundLimits {
-  maxSounds: number | null;
-  maxSoundFileSize: number | null;
-  maxSoundStorageBytes: number | null;
-}
+export type ExtensionSoundLimits = LimitOverrides;
 
 /** The name an extension is shown by (the extensions module registers the resolver). */
 export type ExtensionNameResolver = (extensionId: string) => Promise<string | null>;

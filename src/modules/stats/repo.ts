@@ -40,18 +40,8 @@ type StreamInsert = RowOf<{
   ended_at: { type: 'timestamp'; nullable: true };
 }>;
 
-/** The columns of an emote the crawler writes (the store sets `source` and the times). */
-export interface EmoteWrite {
-  provider: string;
-  emote_id: string;
-  set_key: string;
-  platform: string;
-  channel_id: string | null;
-  name: string;
-  url: string | null;
-  animated: boolean;
-  owner_id: string | null;
-}
+/** The columns of an emote the crawler writes: the spec's Emote members it knows, its id stored as `emote_id`, and its set (the store sets `source` and the times). */
+export type EmoteWrite = Pick<components['schemas']['Emote'], 'provider' | 'platform' | 'channel_id' | 'name' | 'url' | 'animated' | 'owner_id'> & { emote_id: string; set_key: string };
 
 /** An entry of the emote directory as the API shows it (its id is stored as `emote_id`). */
 const emoteOf = schemaRows('Emote', { from: { id: 'emote_id' } });
@@ -88,6 +78,14 @@ const gameOf = schemaRows('PublicGame', {
   },
 });
 export type Game = RowValue<typeof gameOf>;
+
+/**
+ * A metadata change. Its values are jsonb holding a JSON string, an array or null; they are
+ * selected as their JSON text (`::text`) so the json conversion parses each exactly once (a jsonb
+ * string scalar would otherwise arrive already parsed, as a plain string the conversion would parse again).
+ */
+const metadataChangeOf = schemaRows('PublicMetadataChange', { from: { old_value: 'old_value::text', new_value: 'new_value::text' } });
+export type MetadataChange = RowValue<typeof metadataChangeOf>;
 
 export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
 /** A watched channel the directory no longer knows shows its stable id as its handle. */
@@ -266,12 +264,11 @@ export function createStatsRepo(knex: Knex) {
     async metadataHistory(platform: string, broadcastId: string, limit: number, offset: number) {
       const base = () => knex('ps_metadata_changes').where({ platform, broadcast_id: broadcastId });
       const [rows, count] = await Promise.all([
-        base().orderBy([{ column: 'changed_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset),
+        base().orderBy([{ column: 'changed_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit).offset(offset).select(knex.raw(metadataChangeOf.select)),
         base().count<{ count: string }[]>({ count: '*' }).first(),
       ]);
       return {
-        // jsonb arrives parsed from both drivers; a stored JSON string is a plain string here.
-        rows: rows as { change_type: string; old_value: unknown; changed_at: Date; new_value: unknown }[],
+        rows: (rows as object[]).map(metadataChangeOf.map),
         total: n(count?.count),
       };
     },

@@ -6,6 +6,15 @@
  * retention. Each query carries a short name comment for slow-query logs.
  */
 import type { Knex } from 'knex';
+import { schemaRows, type RowValue } from '../../infra/db/rows';
+
+/** A point of the viewer curve (the sample time stored as `sampled_at`), and the trends' daily points. */
+const viewerPointOf = schemaRows('PublicViewerPoint', { from: { at: 'sampled_at' } });
+const followerPointOf = schemaRows('PublicFollowerPoint');
+const avgViewerPointOf = schemaRows('PublicAvgViewerPoint', { adjust: { avg_viewers: (v) => Math.round(v * 100) / 100 } });
+export type ViewerPoint = RowValue<typeof viewerPointOf>;
+export type FollowerPoint = RowValue<typeof followerPointOf>;
+export type AvgViewerPoint = RowValue<typeof avgViewerPointOf>;
 
 export interface ViewerSample {
   platform: string;
@@ -164,13 +173,12 @@ export function createSeriesRepo(knex: Knex) {
     },
 
     /** series.viewerCurve: a broadcast's samples, oldest first. */
-    async viewerCurve(platform: string, broadcastId: string): Promise<{ at: Date; viewers: number }[]> {
-      const rows = await knex('ps_viewer_samples').where({ platform, broadcast_id: broadcastId }).orderBy('sampled_at').select('sampled_at', 'viewers');
-      return (rows as { sampled_at: Date | string; viewers: number }[]).map((r) => ({ at: new Date(r.sampled_at), viewers: Number(r.viewers) }));
+    async viewerCurve(platform: string, broadcastId: string): Promise<ViewerPoint[]> {
+      return (await knex('ps_viewer_samples').where({ platform, broadcast_id: broadcastId }).orderBy('sampled_at').select(knex.raw(viewerPointOf.select))).map(viewerPointOf.map);
     },
 
     /** series.followerDaily: the last follower sample of each UTC day since `from`, oldest first. */
-    async followerDaily(platform: string, channelId: string, from: Date): Promise<{ date: string; follower_count: number }[]> {
+    async followerDaily(platform: string, channelId: string, from: Date): Promise<FollowerPoint[]> {
       const result = await knex.raw(
         `select to_char(day, 'YYYY-MM-DD') as date, follower_count from (
            select distinct on (day) (sampled_at at time zone 'UTC')::date as day, follower_count
@@ -178,18 +186,18 @@ export function createSeriesRepo(knex: Knex) {
            order by day, sampled_at desc) d order by day`,
         [platform, channelId, from],
       );
-      return ((result.rows ?? result) as { date: string; follower_count: number }[]).map((r) => ({ date: r.date, follower_count: Number(r.follower_count) }));
+      return ((result.rows ?? result) as object[]).map(followerPointOf.map);
     },
 
     /** series.viewerDaily: the mean viewer sample of each UTC day since `from`, oldest first. */
-    async viewerDaily(platform: string, channelId: string, from: Date): Promise<{ date: string; avg_viewers: number }[]> {
+    async viewerDaily(platform: string, channelId: string, from: Date): Promise<AvgViewerPoint[]> {
       const result = await knex.raw(
         `select to_char((sampled_at at time zone 'UTC')::date, 'YYYY-MM-DD') as date, avg(viewers)::float8 as avg_viewers
          from ps_viewer_samples where platform = ? and platform_channel_id = ? and sampled_at >= ?
          group by 1 order by 1`,
         [platform, channelId, from],
       );
-      return ((result.rows ?? result) as { date: string; avg_viewers: number }[]).map((r) => ({ date: r.date, avg_viewers: Math.round(Number(r.avg_viewers) * 100) / 100 }));
+      return ((result.rows ?? result) as object[]).map(avgViewerPointOf.map);
     },
 
     monthStart,

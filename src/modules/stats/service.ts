@@ -7,7 +7,6 @@
  * bindings' shared code; this service checks only input values and data.
  */
 import { AppError, messages } from '../../errors';
-import { isoTime } from '../../infra/db/database';
 import { pageOf, type PageRequest } from '../../paging';
 import { statsMessages } from './errors';
 import type { Channel, StatsRepo } from './repo';
@@ -135,7 +134,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       newPaidSubs: stream.newPaidSubs,
       giftedSubs: stream.giftedSubs,
       newFollowers: stream.newFollowers,
-      viewerCurve: curve.map((p) => ({ at: isoTime(p.at), viewers: p.viewers })),
+      viewerCurve: curve,
       topChatters: chatters,
       sharedChatSources: shared,
     };
@@ -155,8 +154,8 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
         platformChannelId: channel.platformChannelId,
         channelLogin: channel.channelLogin,
         range: input.range,
-        followerSeries: followers.map((f) => ({ date: f.date, followerCount: f.follower_count })),
-        avgViewerSeries: viewers.map((v) => ({ date: v.date, avgViewers: v.avg_viewers })),
+        followerSeries: followers,
+        avgViewerSeries: viewers,
       };
     },
 
@@ -190,12 +189,7 @@ export function createPublicStatsService(deps: { repo: StatsRepo; series: Series
       if (!stream || !channel || channel.optedOut) throw AppError.notFound(statsMessages.streamNotFound);
       const { rows, total } = await repo.metadataHistory(input.platform, input.broadcastId, limit, offset);
       return {
-        entries: rows.map((r) => ({
-          changeType: String(r.change_type) as 'title' | 'category' | 'tags',
-          oldValue: r.old_value as string | string[] | null,
-          newValue: r.new_value as string | string[] | null,
-          changedAt: isoTime(r.changed_at as Date),
-        })),
+        entries: rows,
         total,
         limit,
         offset,

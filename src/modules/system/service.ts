@@ -5,24 +5,17 @@
  * probes of its own. It owns no storage of its own.
  */
 import { typeDefs } from '../../../generated/graphql-schema';
+import type { components } from '../../../generated/openapi';
+import type { Camelize } from '../../http/mapping';
 import { withTimeout } from '../../infra/db/database';
 import type { Logger } from '../../infra/logger';
 
-export type DependencyStatus = 'healthy' | 'unhealthy';
-export type OverallStatus = 'healthy' | 'degraded' | 'unhealthy';
-
-export interface DependencyHealth {
-  status: DependencyStatus;
-  latencyMs: number;
-}
-
-export interface Health {
-  status: OverallStatus;
-  version: string;
-  uptimeSeconds: number;
-  services: { relational: DependencyHealth; timeseries: DependencyHealth; cache: DependencyHealth };
-  websocket: { sessions: number; channels: number };
-}
+type Schemas = components['schemas'];
+export type DependencyHealth = Camelize<Schemas['DependencyHealth']>;
+export type DependencyStatus = DependencyHealth['status'];
+/** GET /v1/health's data (the spec's HealthResponse). */
+export type Health = Camelize<Schemas['HealthResponse']['data']>;
+export type OverallStatus = Health['status'];
 
 /** Resolves with a latency in milliseconds, or rejects when the dependency does not answer within `timeoutMs`. */
 export type Probe = (timeoutMs: number) => Promise<number>;
@@ -42,16 +35,14 @@ export const FIRST_PROBE_TIMEOUT_MS = 5000;
 /** How long a readiness probe (run on the readiness request itself) may take per store. */
 export const READY_PROBE_TIMEOUT_MS = 500;
 
-export interface Readiness {
-  status: 'ready' | 'unavailable';
-  services: { relational: DependencyHealth; timeseries: DependencyHealth };
-}
+/** GET /v1/ready's data (the spec's ReadinessResponse). */
+export type Readiness = Camelize<Schemas['ReadinessResponse']['data']>;
 
 export interface SystemServiceDeps {
   version: string;
   startedAt: number;
   probes: Record<Dependency, Probe>;
-  websocket: () => { sessions: number; channels: number };
+  websocket: () => Health['websocket'];
   now?: () => number;
   probeIntervalMs?: number;
   probeTimeoutMs?: number;

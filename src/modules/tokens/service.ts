@@ -21,13 +21,8 @@ type Schemas = components['schemas'];
 /** The caller's effective grants; `context` is the credential kind (never anonymous: the gate refused it). */
 export type TokenPermissions = Camelize<Schemas['TokenPermissions']>;
 export type PopoutToken = Camelize<Schemas['PopoutToken']>;
-/** What both protocols send: REST's body, or GraphQL's input, whose optional members may also be null. */
-export interface CreatePopoutTokenInput {
-  label?: string | null;
-  permissions: readonly string[];
-  userId?: string | null;
-  expiresAt?: string | null;
-}
+/** What both protocols send: REST's body (the spec's), or GraphQL's input, whose optional label may also be null. */
+export type CreatePopoutTokenInput = Omit<Camelize<Schemas['CreatePopoutTokenBody']>, 'label'> & { label?: string | null };
 
 /** A popout token's row (src/auth/store.ts) as its account lists it; permissions in registry order. */
 const popoutOf = schemaRows('PopoutToken', { adjust: { permissions: sortByRegistry } });

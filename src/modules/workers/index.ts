@@ -49,7 +49,8 @@ export const workersModule = defineModule({
                 expiresAt: lease.expiresAt,
               };
             }),
-            jobs: queues.map((q) => ({ name: q.name, queued: q.queued, running: q.running, failed: q.failed, deadLettered: q.deadLettered, oldestQueuedSeconds: q.oldestQueuedSeconds })),
+            // The jobs' figures (JobStats) are the spec's JobQueueFigures member for member.
+            jobs: queues,
           };
         },
       }),
