@@ -10,6 +10,7 @@ import { keptCache } from '../infra/kept';
 import type { Bus } from '../infra/bus';
 import type { Cache } from '../infra/cache';
 import { fromJson, revokedAmong, type Migration } from '../infra/db/database';
+import { statement } from '../infra/db/statement';
 import { credentialFormats, tokenHash, type CredentialKind } from './credentials';
 import { ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from './access-version';
 
@@ -211,19 +212,26 @@ function inRounds(run: (items: string[]) => Promise<void>): (item: string) => Pr
   };
 }
 
+/*
+ * The statements of every key-authenticated request, named (src/infra/db/statement.ts) so each
+ * connection, and PGlite, parses and plans them once (issue 27, second embedded pass).
+ */
+/** A row by hash, with the access version its statement saw. */
+const KEY_ROW = `select *, ${ACCESS_VERSION_COLUMN} from credentials where token_hash = ? limit 1`;
+/** Marks keys used (one array parameter: one text for any number of ids); bumps no counter. */
+const TOUCH = `update credentials set last_used_at = CURRENT_TIMESTAMP where id = any(?::uuid[]) and (last_used_at is null or last_used_at < now() - ${TOUCH_INTERVAL})`;
+
 export function createCredentialStore(knex: Knex) {
   /** A row by hash, with the access version its statement saw (the hot read's `versioned`). */
   async function rowByHash(hash: string): Promise<{ value: CredentialRow | undefined; version: string }> {
-    const row = await knex('credentials').where({ token_hash: hash }).first('*', knex.raw(ACCESS_VERSION_COLUMN));
+    const [row] = await statement<CredentialRow & { access_version: unknown }>(knex, KEY_ROW, [hash]);
     if (!row) return { value: undefined, version: '' };
     const { access_version: version, ...rest } = row as CredentialRow & { access_version: unknown };
     return { value: { ...rest, permissions: parsePermissions(rest.permissions) }, version: accessVersionOf({ access_version: version }) };
   }
   const touches = inRounds(async (ids: string[]) => {
-    await knex('credentials')
-      .whereIn('id', ids)
-      .where((q) => q.whereNull('last_used_at').orWhereRaw(`last_used_at < now() - ${TOUCH_INTERVAL}`))
-      .update({ last_used_at: knex.fn.now() });
+    // last_used_at is no column of the access version's triggers: no kept read depends on it.
+    await statement(knex, TOUCH, [ids], { bumpsNoGuard: true });
   });
   /** Told the hash of every row `revoke` revoked (the auth module drops its cached look-up). */
   const revokedListeners: ((hash: string) => Promise<void>)[] = [];

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hotRead } from '../../src/infra/db/hot-read';
+import { statement } from '../../src/infra/db/statement';
 import { startTestApp, services, useTestApp, type TestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
 
@@ -106,6 +107,42 @@ describe('embedded: what counts as a write', () => {
     expect(await read('a')).toEqual({ id: 'a', load: 1 });
     await knex.raw("/* named */ update users set display_name = display_name where id = '00000000-0000-0000-0000-000000000000'");
     expect(await read('a')).toEqual({ id: 'a', load: 2 });
+  });
+
+  embedded('a write that bumps no counter keeps guarded reads and drops unguarded ones; any other drops both', async () => {
+    const knex = t.app.db.knex;
+    let loads = 0;
+    const guard = { id: 'test', sql: 'select 0', bindings: [] };
+    const guarded = hotRead(knex, async (id: string) => ({ id, load: ++loads }), (id) => id, () => guard);
+    const unguarded = hotRead(knex, async (id: string) => ({ id, load: ++loads }), (id) => id);
+    expect(await guarded('g')).toEqual({ id: 'g', load: 1 });
+    expect(await unguarded('u')).toEqual({ id: 'u', load: 2 });
+    const nothing = "update credentials set last_used_at = last_used_at where id = '00000000-0000-0000-0000-000000000000'";
+    await statement(knex, nothing, [], { bumpsNoGuard: true });
+    expect(await guarded('g')).toEqual({ id: 'g', load: 1 });
+    expect(await unguarded('u')).toEqual({ id: 'u', load: 3 });
+    await statement(knex, nothing, []);
+    expect(await guarded('g')).toEqual({ id: 'g', load: 4 });
+    expect(await unguarded('u')).toEqual({ id: 'u', load: 5 });
+  });
+});
+
+describe('writes marked bumpsNoGuard bump no counter', () => {
+  test("a key's last_used_at touch leaves the access and event versions as they were", async () => {
+    const owner = await devLogin(t);
+    const created = await api(t, 'POST', '/api-keys', { token: owner.accessToken, body: { label: 'touch', permissions: ['events:read'] } });
+    const { key, id } = created.body.data as { key: string; id: string };
+    const knex = t.app.db.knex;
+    await knex('credentials').where({ id }).update({ last_used_at: null });
+    const counters = async () => ({
+      access: (await knex('data_versions').where({ name: 'access' }).first('n'))?.n,
+      events: await knex('event_versions').where({ account_id: owner.accountId }).first('n'),
+    });
+    const before = await counters();
+    expect((await api(t, 'GET', '/tokens/me', { token: key })).status).toBe(200);
+    for (let i = 0; i < 100 && !(await knex('credentials').where({ id }).first('last_used_at'))?.last_used_at; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await knex('credentials').where({ id }).first('last_used_at'))?.last_used_at).toBeInstanceOf(Date);
+    expect(await counters()).toEqual(before);
   });
 });
 

@@ -6,6 +6,9 @@
  *   so a result stays true until this process writes anything. Results are kept per key and
  *   dropped by the next statement that is not a plain `select` (insert, update, delete, DDL, a
  *   transaction's begin and end), whoever issued it; a read that overlapped a write is not kept.
+ *   One exception mirrors PostgreSQL: a write marked `bumpsNoGuard` (statement.ts; it fires no
+ *   counter's trigger, as a key's `last_used_at` touch) leaves the results of guarded reads, which
+ *   on PostgreSQL it would leave in place too; it still drops those of unguarded reads.
  * - PostgreSQL, guarded read: other nodes write too. The read names a version counter that every
  *   write to its data bumps in the writing transaction (src/auth/access-version.ts, the events
  *   module's per-account version). Each call reads the counter, in a query that starts after the
@@ -42,15 +45,20 @@ export interface Guard {
  */
 const READ = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*select\b/i;
 
-/** Per embedded database handle: how many writes it has run. */
-const writes = new WeakMap<Knex, { count: number }>();
+/**
+ * Per embedded database handle: how many writes it has run (`count`), and how many of them may
+ * have changed what a version counter covers (`guarded`: all but those marked `bumpsNoGuard`).
+ */
+const writes = new WeakMap<Knex, { count: number; guarded: number }>();
 
 /** Called once for an embedded handle (database.ts): every statement that is not a read counts. */
 export function trackWrites(knex: Knex): void {
-  const state = { count: 0 };
+  const state = { count: 0, guarded: 0 };
   writes.set(knex, state);
-  knex.on('query', (query: { sql?: string }) => {
-    if (!READ.test(query.sql ?? '')) state.count += 1;
+  knex.on('query', (query: { sql?: string; options?: { bumpsNoGuard?: boolean } }) => {
+    if (READ.test(query.sql ?? '')) return;
+    state.count += 1;
+    if (query.options?.bumpsNoGuard !== true) state.guarded += 1;
   });
 }
 
@@ -197,7 +205,9 @@ export function hotRead<A extends unknown[], V>(
   // concurrent write made older is kept under the older version and loaded again by the next call.
   const embedded = writes.get(knex);
   let versionOf: (...args: A) => number | string | Promise<string>;
-  if (embedded) versionOf = () => embedded.count;
+  // A guarded read depends only on what its counter covers (the ADR 004 contract PostgreSQL relies
+  // on): writes that bump no counter leave it, as they leave its counter there.
+  if (embedded) versionOf = guard ? () => embedded.guarded : () => embedded.count;
   else if (guard) {
     const counter = counterReaderOf(knex);
     versionOf = (...args) => counter(guard(...args));

@@ -15,7 +15,18 @@ function nameOf(text: string): string {
   return name;
 }
 
-export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[]): Promise<Row[]> {
-  const result = (await knex.raw(text, values as Knex.RawBinding[]).options({ name: nameOf(text) })) as { rows?: Row[] } | Row[];
+export interface StatementOptions {
+  /**
+   * The statement changes nothing that a version counter (a hot read's guard) covers: it fires none
+   * of the counters' triggers (src/auth/access-version.ts, the events module's event versions). On
+   * the embedded store such a write leaves guarded kept reads in place (hot-read.ts, trackWrites),
+   * as it leaves their counters on PostgreSQL; test/infra/hot-read.test.ts checks each such text.
+   */
+  bumpsNoGuard?: boolean;
+}
+
+export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[], options: StatementOptions = {}): Promise<Row[]> {
+  const name = nameOf(text);
+  const result = (await knex.raw(text, values as Knex.RawBinding[]).options(options.bumpsNoGuard ? { name, bumpsNoGuard: true } : { name })) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }

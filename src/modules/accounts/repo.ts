@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
+import { statement } from '../../infra/db/statement';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
 import { ACCESS_GUARD, ACCESS_VERSION_COLUMN, accessRead, accessVersionOf } from '../../auth/access-version';
 import type { components } from '../../../generated/openapi';
@@ -195,7 +196,8 @@ export function createAccountsRepo(knex: Knex) {
     principal: accessRead(
       knex,
       async (userId: string, accountId: string | null): Promise<{ value: { account: string[] | null; admin: string[]; user: string[]; exists: boolean }; version: string }> => {
-        const result = await knex.raw(
+        const [row] = await statement<{ exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown; access_version: unknown }>(
+          knex,
           `select
              exists(select 1 from users where id = ?) as exists,
              (select r.permissions from account_members m join account_roles r on r.id = m.role_id
@@ -209,7 +211,7 @@ export function createAccountsRepo(knex: Knex) {
              ${ACCESS_VERSION_COLUMN}`,
           [userId, userId, accountId, userId, userId, userId],
         );
-        const row = (result.rows ?? result)[0] as { exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown; access_version: unknown };
+        if (!row) throw new Error('accounts.principal: no row');
         const value = {
           exists: Boolean(row.exists),
           account: row.account === null || row.account === undefined ? null : jsonArray(row.account),

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import { fromJson } from '../../infra/db/database';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { statement } from '../../infra/db/statement';
 
 const flagOf = schemaRows('FeatureFlag');
 export type FeatureFlag = RowValue<typeof flagOf>;
@@ -38,7 +39,8 @@ export function createFeatureRepo(knex: Knex) {
      * asks both at once instead of four statements.
      */
     async layers(accountId: string | null, userId: string | null): Promise<{ layer: AccountLayer | null; override: AccountCreationOverride }> {
-      const result = await knex.raw(
+      const [row] = await statement<{ found: boolean | null; plan_id: string | null; plan: unknown; overrides: unknown; override: string | null }>(
+        knex,
         `select a.id is not null as found, a.plan_id,
            case when a.plan_id is null then '{}'::jsonb else
              (select coalesce(jsonb_object_agg(pf.feature_key, pf.enabled), '{}'::jsonb) from plan_features pf where pf.plan_id = a.plan_id) end as plan,
@@ -48,7 +50,7 @@ export function createFeatureRepo(knex: Knex) {
          left join (select id, plan_id from accounts where id = ?::uuid) a on true`,
         [userId, accountId],
       );
-      const row = (result.rows ?? result)[0] as { found: boolean | null; plan_id: string | null; plan: unknown; overrides: unknown; override: string | null };
+      if (!row) throw new Error('features.layers: no row');
       const map = (value: unknown) => Object.fromEntries(Object.entries(fromJson<Record<string, unknown>>(value, {})).map(([k, v]) => [k, Boolean(v)]));
       return {
         layer: row.found ? { planId: row.plan_id ?? null, plan: map(row.plan), overrides: map(row.overrides) } : null,
