@@ -15,5 +15,5 @@ export type Account = Camelize<Schemas['Account']>;
 export type AccountMember = Camelize<Schemas['AccountMember']>;
 export type AccountInvite = Camelize<Schemas['AccountInvite']>;
 export type AccountRole = Camelize<Schemas['AccountRole']>;
-/** A display name an audit row's id resolves to (`resolved_names`), in wire form: audit, chat and realtime read `display_name`. */
-export type ResolvedNameRow = Schemas['AuditItem']['resolved_names'][number];
+/** A display name an audit row's id resolves to: the audit module's type (accounts answers them; chat and realtime read `display_name`). */
+export type { ResolvedNameRow } from '../audit';

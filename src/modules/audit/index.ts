@@ -10,6 +10,8 @@ import { createAuditRepo } from './repo';
 import { createAuditRest } from './rest';
 import { createAuditService, type AuditService, type NameResolver } from './service';
 
+export type { ResolvedNameRow } from './types';
+
 export interface AuditApi extends AuditService {
   resolveNamesWith(resolver: NameResolver): void;
 }
