@@ -83,7 +83,7 @@ export function createAccountsRepo(knex: Knex) {
       return mapped(userOf)(await db('users').where({ id }).first(db.raw(userOf.select)));
     },
     /** accounts.insertUser */
-    async insertUser(db: Knex.Transaction, user: { id: string; email: string | null; display_name: string }): Promise<void> {
+    async insertUser(db: Knex.Transaction, user: Pick<Schemas['Me'], 'id' | 'email' | 'display_name'>): Promise<void> {
       await db('users').insert(user);
       const everyone = await db('user_roles').where({ assigned_to_every_user: true }).select('id');
       if (everyone.length) await db('user_role_assignments').insert(everyone.map((r: { id: string }) => ({ user_id: user.id, role_id: r.id })));
@@ -94,7 +94,7 @@ export function createAccountsRepo(knex: Knex) {
       return row?.id ?? null;
     },
     /** accounts.insertAccount */
-    async insertAccount(db: Knex.Transaction, account: { id: string; name: string; owner_id: string; plan_id: string | null }): Promise<void> {
+    async insertAccount(db: Knex.Transaction, account: Pick<Schemas['Account'], 'id' | 'name' | 'owner_id'> & { plan_id: string | null }): Promise<void> {
       await db('accounts').insert(account);
     },
     /** accounts.insertRoles */
@@ -102,7 +102,7 @@ export function createAccountsRepo(knex: Knex) {
       await db('account_roles').insert(roles.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
     },
     /** accounts.insertMember */
-    async insertMember(db: Knex | Knex.Transaction, member: { account_id: string; user_id: string; role_id: string }): Promise<void> {
+    async insertMember(db: Knex | Knex.Transaction, member: Pick<Schemas['AccountMember'], 'user_id' | 'role_id'> & { account_id: string }): Promise<void> {
       await db('account_members').insert(member);
     },
     /** accounts.accountById */

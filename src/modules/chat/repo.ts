@@ -73,6 +73,8 @@ export type ModerationInsert = Omit<RowOf<typeof moderationColumns>, 'created_at
 
 const searchItemOf = schemaRows('ChatUserSearchItem');
 const storedProfileOf = schemaRows('ChatUserProfile');
+/** A chatter's profile as the pipeline writes it: the profile's identity members, under its account (the platform as received). */
+type ProfileWrite = Pick<ChatUserProfile, 'platformUserId' | 'username' | 'displayName' | 'avatarUrl'> & { accountId: string; platform: string };
 export const userTreatments: readonly UserTreatment[] = ['active_monitoring', 'restricted', 'none'];
 /** A chatter's profile; a treatment this release does not know reads as `none`. */
 const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
@@ -161,7 +163,7 @@ export function createChatRepo(knex: Knex) {
       return inserted ? messageOf(inserted) : undefined;
     },
     /** chat.seen: the sender's profile, created or updated (last seen, count, names) */
-    async seen(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null; at: Date }): Promise<void> {
+    async seen(db: Db, p: ProfileWrite & { at: Date }): Promise<void> {
       await db.raw(
         `insert into chat_platform_users (account_id, platform, platform_user_id, username, display_name, avatar_url, last_seen_at, message_count)
          values (?, ?, ?, ?, ?, ?, ?, 1)
@@ -216,7 +218,7 @@ export function createChatRepo(knex: Knex) {
       return row ? profileOf(row) : undefined;
     },
     /** chat.refreshed: stores what the platform answered (created with no messages when unknown) */
-    async refreshed(p: { accountId: string; platform: string; platformUserId: string; username: string; displayName: string | null; avatarUrl: string | null }): Promise<ChatUserProfile> {
+    async refreshed(p: ProfileWrite): Promise<ChatUserProfile> {
       const [row] = rowsOf<Record<string, unknown>>(
         await knex.raw(
           `insert into chat_platform_users (account_id, platform, platform_user_id, username, display_name, avatar_url, refreshed_at)
@@ -231,7 +233,7 @@ export function createChatRepo(knex: Knex) {
       return profileOf(row!);
     },
     /** chat.setTreatment: the platform's treatment of a chatter (profile created when unknown) */
-    async setTreatment(db: Db, p: { accountId: string; platform: string; platformUserId: string; username: string; treatment: string }): Promise<void> {
+    async setTreatment(db: Db, p: Pick<ProfileWrite, 'accountId' | 'platform' | 'platformUserId' | 'username'> & { treatment: string }): Promise<void> {
       await db.raw(
         `insert into chat_platform_users (account_id, platform, platform_user_id, username, user_treatment)
          values (?, ?, ?, ?, ?)

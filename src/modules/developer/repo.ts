@@ -244,7 +244,7 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ team roles
     /** developer_team_roles.insertMany */
-    async insertRoles(db: Knex.Transaction, rows: { id: string; team_id: string; name: string; position: number; is_system: boolean; permissions: readonly string[] }[]): Promise<void> {
+    async insertRoles(db: Knex.Transaction, rows: (Pick<Schemas['DeveloperTeamRole'], 'id' | 'team_id' | 'name' | 'is_system'> & { position: number; permissions: readonly string[] })[]): Promise<void> {
       await db('developer_team_roles').insert(rows.map((r) => ({ ...r, permissions: JSON.stringify(r.permissions) })));
     },
     /** developer_team_roles.ofTeam, with member counts, in position order */
@@ -310,7 +310,7 @@ export function createDeveloperRepo(knex: Knex) {
       return (await db('developer_team_members').where({ team_id: teamId }).select('user_id')).map((r: { user_id: string }) => r.user_id);
     },
     /** developer_team_members.insert */
-    async insertMember(db: Knex.Transaction, row: { team_id: string; user_id: string; role_id: string }): Promise<void> {
+    async insertMember(db: Knex.Transaction, row: Pick<Schemas['DeveloperTeamMember'], 'user_id' | 'role_id'> & { team_id: string }): Promise<void> {
       await db('developer_team_members').insert(row);
     },
     /** developer_team_members.setRole */
@@ -324,7 +324,7 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ team invites
     /** developer_team_invites.insert */
-    async insertInvite(db: Knex.Transaction, row: { id: string; team_id: string; code_hash: string; code_prefix: string; role_id: string; invited_by: string; expires_at: Date }): Promise<void> {
+    async insertInvite(db: Knex.Transaction, row: Pick<Schemas['DeveloperTeamInvite'], 'id' | 'team_id' | 'code_prefix' | 'role_id'> & { invited_by: string; expires_at: Date; code_hash: string }): Promise<void> {
       await db('developer_team_invites').insert(row);
     },
     /** developer_team_invites.byId (team-scoped) */
@@ -356,7 +356,7 @@ export function createDeveloperRepo(knex: Knex) {
 
     // ------------------------------------------------------------------ developer keys
     /** developer_api_keys.insert: the owner row of a minted credential */
-    async insertKeyOwner(db: Knex.Transaction, row: { id: string; developer_id: string | null; team_id: string | null }): Promise<void> {
+    async insertKeyOwner(db: Knex.Transaction, row: Pick<Schemas['DeveloperApiKey'], 'id' | 'developer_id' | 'team_id'>): Promise<void> {
       await db('developer_api_keys').insert(row);
     },
     /** developer_api_keys.live: unrevoked keys of a profile and of teams, newest first */

@@ -162,7 +162,7 @@ export function createIdeasRepo(knex: Knex) {
       return mapOne(lockedIdeaOf, await db('ideas').where({ id }).forUpdate().first(db.raw(lockedIdeaOf.select)));
     },
     /** ideas.insert */
-    async insertIdea(row: { id: string; author_id: string | null; title: string; description: string; category_id: string | null }, db: Db): Promise<void> {
+    async insertIdea(row: Pick<Schemas['Idea'], 'id' | 'author_id' | 'title' | 'description' | 'category_id'>, db: Db): Promise<void> {
       await db('ideas').insert(row);
     },
     /** ideas.update */
@@ -366,7 +366,7 @@ export function createIdeasRepo(knex: Knex) {
       return new Set(rows.map((r) => r.id));
     },
     /** tags.insertOrGet: the new tag (created true) or the existing one of that name */
-    async insertTag(row: { id: string; name: string; created_by: string | null }): Promise<{ tag: IdeaTag; created: boolean }> {
+    async insertTag(row: Pick<Schemas['IdeaTag'], 'id' | 'name'> & { created_by: string | null }): Promise<{ tag: IdeaTag; created: boolean }> {
       try {
         const [inserted] = await knex('idea_tags').insert(row).returning('*');
         return { tag: tagOf.map(inserted as Record<string, unknown>), created: true };
