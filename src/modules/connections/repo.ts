@@ -1,10 +1,15 @@
 /** Storage of account channel connections (knex). Reads answer domain values (src/infra/db/rows.ts). */
 import type { Knex } from 'knex';
 import { rowMapping, schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
+import type { components } from '../../../generated/openapi';
 import type { CredentialKind } from './platforms';
 import type { LoginAssignment, PlatformSwitches } from './types';
 
 /** An account's channel connection: the stored part of its status (the service computes the rest; no tokens). */
+/** Wire forms of the rows written below (the platform as the caller names it). */
+type LoginConnection = components['schemas']['LoginConnection'];
+type ConnectionStatus = components['schemas']['ConnectionStatus'];
+
 const connectionOf = schemaRows('ConnectionStatus', { omit: ['is_connected', 'login_connected', 'login_reconnect_required'] });
 export type AccountConnection = RowValue<typeof connectionOf>;
 
@@ -63,7 +68,7 @@ export function createConnectionsRepo(knex: Knex) {
       return row ? loginRecordOf.map(row) : undefined;
     },
     /** connections.upsertLoginConnection: answers the row's id */
-    async upsertLoginConnection(db: Knex.Transaction, row: { id: string; user_id: string; provider: string; platform_user_id: string; display_name: string | null; reconnect_required: boolean }): Promise<string> {
+    async upsertLoginConnection(db: Knex.Transaction, row: Pick<LoginConnection, 'id' | 'provider' | 'platform_user_id' | 'display_name' | 'reconnect_required'> & { user_id: string }): Promise<string> {
       const existing = await db('login_connections').where({ user_id: row.user_id, provider: row.provider, platform_user_id: row.platform_user_id }).first('id');
       if (existing) {
         await db('login_connections').where({ id: existing.id }).update({ display_name: row.display_name, reconnect_required: row.reconnect_required });
@@ -155,7 +160,7 @@ export function createConnectionsRepo(knex: Knex) {
       return Boolean(await knex('accounts').where({ id: accountId }).first('id'));
     },
     /** connections.upsert */
-    async upsert(db: Knex.Transaction, row: { account_id: string; platform: string; platform_channel_id: string; expires_at: string | null; reconnect_required: boolean }): Promise<void> {
+    async upsert(db: Knex.Transaction, row: Pick<ConnectionStatus, 'expires_at' | 'reconnect_required'> & { account_id: string; platform: string; platform_channel_id: string }): Promise<void> {
       await db('account_connections')
         .insert(row)
         .onConflict(['account_id', 'platform'])

@@ -30,10 +30,8 @@ export type { Sound } from './repo';
 export type SoundContentType = Sound['contentType'];
 export type SoundLibrary = Camelize<components['schemas']['SoundLibrary']>;
 
-export interface SoundTarget {
-  type: string;
-  id: string;
-}
+/** The spec's SoundTarget, its `type` as received: the service answers its own 400 for an unknown one. */
+export type SoundTarget = Omit<components['schemas']['SoundTarget'], 'type'> & { type: string };
 
 /** A ranged or whole read of a sound's audio, ready for the REST binding. */
 export interface SoundStream {
