@@ -92,7 +92,7 @@ export function bundleGraphql(): string {
   const definedIn = new Map<string, Part>();
   const fieldIn = new Map<string, Part>();
   const extensions = new Map<RootName, Array<{ part: Part; body: string }>>(ROOTS.map((r) => [r, []]));
-  /** The text ranges of each part left out of the bundle (extensions), and the root types' stubs. */
+  /** The text ranges of each part left out of the bundle (its extensions), and the field-less root declarations the modules' fields fill. */
   const cuts = new Map<Part, Array<{ start: number; end: number; replace: string }>>();
   for (const part of parts) {
     cuts.set(part, []);

@@ -5,8 +5,8 @@
  */
 import type { Knex } from 'knex';
 import { defaultResumeLimits, parseStored, storedCursor, UUID_RE, type Replay, type ResumeLimits, type StoredReplay } from '../../realtime/resume';
-import type { EventRow } from './repo';
-import { eventWire, toStreamEvent } from './service';
+import { itemOfRow, type EventRow } from './repo';
+import { eventWire } from './service';
 
 /** The stored events of the account after `since`, as their bus messages (what the events module publishes). */
 export function createStoredReplay(knex: Knex, limits: ResumeLimits = defaultResumeLimits): StoredReplay {
@@ -24,7 +24,7 @@ export function createStoredReplay(knex: Knex, limits: ResumeLimits = defaultRes
     if (rows.length > limits.maxFrames) return { gap: true };
     return {
       frames: rows.map((row) => {
-        const wire = eventWire(toStreamEvent(row));
+        const wire = eventWire(itemOfRow(row));
         return { cursor: storedCursor(wire), message: JSON.stringify(wire) };
       }),
     };

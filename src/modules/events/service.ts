@@ -55,9 +55,6 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 /** Strict RFC 3339 (date, time, optional fraction, zone). */
 const RFC3339_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** A stored row in its API form (the spec's `Event` schema, repo.ts). */
-export const toStreamEvent = (r: EventRow): StreamEvent => itemOfRow(r);
-
 /** The wire form published on `events:{account_id}` (Part 2: the relay forwards it as `data`). */
 export function eventWire(e: StreamEvent): Record<string, unknown> {
   return { id: e.id, account_id: e.accountId, type: e.type, platform: e.platform, external_id: e.externalId, raw: e.raw, created_at: e.createdAt };
@@ -187,7 +184,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
         return { id: stored.id, duplicate: true, event: stored };
       }
       // Committed: only now may a socket see it.
-      const event = toStreamEvent(inserted);
+      const event = itemOfRow(inserted);
       if (!hidden) await publish(event);
       await service.hooks.settle?.(inserted);
       return { id: event.id, duplicate: false, event };
@@ -230,7 +227,7 @@ export function createEventsService(deps: { repo: EventsRepo; bus: Bus; log: Log
     },
     /** Re-broadcasts a stored row as it is now (the patched community gift header keeps its id and created_at). */
     async rebroadcast(row: EventRow): Promise<void> {
-      await publish(toStreamEvent(row)).catch((error: unknown) => log.warn({ err: error }, 'event re-broadcast failed'));
+      await publish(itemOfRow(row)).catch((error: unknown) => log.warn({ err: error }, 'event re-broadcast failed'));
     },
   };
   return service;
