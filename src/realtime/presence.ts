@@ -3,7 +3,8 @@
  * resource. A subscriber gets a `bootstrap` event with the connection list, then `presence:join`
  * and `presence:leave` as others come and go, on every node: joins and leaves travel on the bus
  * channel of the same name, and a node that starts listening on a channel asks the others for
- * their members (`sync`) before it answers its first bootstrap. Owns no gate: the channel gate
+ * their members (`sync`) before it answers its first bootstrap; a reply later than that wait reaches
+ * the node's sessions as `presence:join`. Owns no gate: the channel gate
  * (AccountScoped, resolved through the wrapped channel's account) runs before `join`.
  */
 import type { Bus } from '../infra/bus';
@@ -65,7 +66,15 @@ export function createPresence(deps: { bus: Bus; log: Logger; nodeId: string; sy
       }
       case 'members': {
         if (note.to !== nodeId) return;
-        for (const member of note.members) state.known.set(member.session_id, member);
+        // A reply that comes after the sync wait is not lost: members the bootstrap could not list
+        // reach this node's sessions as joins, so every list converges.
+        for (const member of note.members) {
+          if (state.known.has(member.session_id)) continue;
+          state.known.set(member.session_id, member);
+          for (const [sessionId, local] of state.local) {
+            if (sessionId !== member.session_id) local.deliver(event(channel, 'presence:join', member));
+          }
+        }
         return;
       }
     }

@@ -213,7 +213,14 @@ describe('two nodes on one Redis', () => {
       expect(await subscribe(onB, channel)).toEqual({ type: 'subscribed', channel });
       const boot = (await onB.next()) as { event_type: string; data: { connections: { session_id: string }[] } };
       expect(boot.event_type).toBe('bootstrap');
-      expect(boot.data.connections).toHaveLength(2);
+      // A's answer to B's sync normally lands within the wait; on a loaded machine it comes later, as a join.
+      const seen = new Set(boot.data.connections.map((c) => c.session_id));
+      if (seen.size < 2) {
+        const late = (await onB.next()) as { event_type: string; data: { session_id: string; user_id: string } };
+        expect(late).toMatchObject({ event_type: 'presence:join', data: { user_id: owner.userId } });
+        seen.add(late.data.session_id);
+      }
+      expect(seen.size).toBe(2);
       const joined = (await onA.next()) as { event_type: string; data: { session_id: string; display_name: string } };
       expect(joined).toMatchObject({ event_type: 'presence:join', data: { user_id: owner.userId, display_name: 'Two Nodes' } });
 
