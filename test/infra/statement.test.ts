@@ -41,6 +41,22 @@ describe('named statements', () => {
     expect(await statement(t.app.db.knex, insert, [randomUUID(), 9])).toEqual([{ n: 9 }]);
   });
 
+  test('an escaped question mark stays a literal (jsonb key test), the placeholders around it are numbered in order', async () => {
+    const text = "select ?::int as a, ('{\"k\": 1}'::jsonb \\? ?) as has, ?::text as b";
+    expect(await statement(t.app.db.knex, text, [1, 'k', 'x'])).toEqual([{ a: 1, has: true, b: 'x' }]);
+    expect(await statement(t.app.db.knex, text, [2, 'nope', 'y'])).toEqual([{ a: 2, has: false, b: 'y' }]);
+    expect(await statement(t.app.db.knex, text, [3, 'k', 'z'])).toEqual(((await t.app.db.knex.raw(text, [3, 'k', 'z'])) as { rows: unknown[] }).rows ?? []);
+  });
+
+  test('every call gives its connection back, failed or not: more calls than the pool holds, at once and one after another, all answer', async () => {
+    const id = randomUUID();
+    const insert = `insert into ${table} (id, n) values (?, ?) returning n`;
+    await statement(t.app.db.knex, insert, [id, 1]);
+    for (let i = 0; i < 25; i++) await expect(statement(t.app.db.knex, insert, [id, i])).rejects.toMatchObject({ code: '23505' });
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => statement<{ n: number }>(t.app.db.knex, 'select ?::int as n', [i])));
+    expect(answers.map(([row]) => row!.n)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+
   test('inside a transaction, a named statement sees its writes and a rollback undoes them', async () => {
     const id = randomUUID();
     const count = `select count(*)::int as c from ${table} where id = ?`;

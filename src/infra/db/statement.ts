@@ -25,8 +25,51 @@ export interface StatementOptions {
   bumpsNoGuard?: boolean;
 }
 
+/** A pg connection as knex's pool lends it (pg's `Client`): only its promise form of `query` is used. */
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+const positional = new Map<string, string>();
+
+/**
+ * A text's `?` placeholders as PostgreSQL's `$1, $2, ...`, as knex's pg dialect numbers them
+ * (`\?` is a literal question mark). Texts that name identifiers (`??`) are knex's to expand.
+ */
+function positionalText(text: string): string {
+  let out = positional.get(text);
+  if (out === undefined) {
+    if (text.includes('??')) throw new Error('statement(): identifier bindings (??) are not supported');
+    let n = 0;
+    out = text.replace(/(\\*)\?/g, (_match, escapes: string) => (escapes.length % 2 ? '?' : `$${++n}`));
+    positional.set(text, out);
+  }
+  return out;
+}
+
+/**
+ * Whether a statement on this handle goes to a pooled pg connection itself: on PostgreSQL, outside a
+ * transaction. knex's query runner (builder, formatter, events, response processing) cost about
+ * a fifth of a cold page's statement in the service process (issue 27); the connection still comes
+ * from and returns to knex's pool (`acquireConnection` / `releaseConnection`, its Client's typed
+ * API), so its bound, timeouts and disposal of broken connections stay knex's. The embedded store
+ * keeps knex's path: its write counting listens to knex's query events (hot-read.ts).
+ */
+function pooled(knex: Knex): boolean {
+  return knex.client.config.client === 'pg' && !(knex as Knex & { isTransaction?: boolean }).isTransaction;
+}
+
 export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[], options: StatementOptions = {}): Promise<Row[]> {
   const name = nameOf(text);
+  if (pooled(knex)) {
+    const client = knex.client as Knex.Client & { acquireConnection(): Promise<PgConnection>; releaseConnection(connection: PgConnection): Promise<void> };
+    const connection = await client.acquireConnection();
+    try {
+      return (await connection.query({ name, text: positionalText(text), values: [...values] })).rows as Row[];
+    } finally {
+      await client.releaseConnection(connection);
+    }
+  }
   const result = (await knex.raw(text, values as Knex.RawBinding[]).options(options.bumpsNoGuard ? { name, bumpsNoGuard: true } : { name })) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
