@@ -22,10 +22,10 @@
  * would mutate it fails at once. Only reads whose result depends on their arguments and the
  * stored rows alone (no `now()`) belong here. Misses (`undefined` or `null`) are never kept.
  */
-import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { coalesced } from '../coalesce';
 import { keep, keptCache } from '../kept';
+import { statement } from './statement';
 
 /**
  * A version counter: `sql` selects its value (one row, one column; no row reads as 0), with
@@ -81,12 +81,6 @@ interface Waiting {
 
 /** Rounds of at most this many counters run as prepared statements (their texts are few). */
 const PREPARED_UP_TO = 3;
-const preparedNames = new Map<string, string>();
-function preparedName(sql: string): string {
-  let name = preparedNames.get(sql);
-  if (!name) preparedNames.set(sql, (name = `versions_${createHash('sha256').update(sql).digest('hex').slice(0, 16)}`));
-  return name;
-}
 
 /**
  * Reads counters in rounds of one query each: every counter asked for while a round is on its
@@ -104,13 +98,11 @@ function counterReader(knex: Knex): CounterReader {
     next = null;
     running = true;
     const sql = `select ${round.map((w, i) => `(${w.guard.sql}) as v${i}`).join(', ')}`;
-    const query = knex.raw(sql, round.flatMap((w) => w.guard.bindings));
     // Rounds of a few counters repeat the same text: each connection prepares it once.
-    if (round.length <= PREPARED_UP_TO) query.options({ name: preparedName(sql) });
-    query
+    statement<Record<string, unknown>>(knex, sql, round.flatMap((w) => w.guard.bindings), { prepare: round.length <= PREPARED_UP_TO })
       .then(
-        (result: { rows: Record<string, unknown>[] }) => {
-          const row = result.rows[0] ?? {};
+        (rows) => {
+          const row = rows[0] ?? {};
           round.forEach((w, i) => {
             const value = String(row[`v${i}`] ?? '0');
             w.resolve(value);

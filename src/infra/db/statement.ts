@@ -23,11 +23,13 @@ export interface StatementOptions {
    * as it leaves their counters on PostgreSQL; test/infra/hot-read.test.ts checks each such text.
    */
   bumpsNoGuard?: boolean;
+  /** `false` runs the text unnamed (parsed on every call): for texts of many shapes, which would fill each connection with statements used once. */
+  prepare?: boolean;
 }
 
 /** A pg connection as knex's pool lends it (pg's `Client`): only its promise form of `query` is used. */
 interface PgConnection {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 const positional = new Map<string, string>();
@@ -36,14 +38,17 @@ const positional = new Map<string, string>();
  * A text's `?` placeholders as PostgreSQL's `$1, $2, ...`, as knex's pg dialect numbers them
  * (`\?` is a literal question mark). Texts that name identifiers (`??`) are knex's to expand.
  */
-function positionalText(text: string): string {
+function numbered(text: string): string {
+  if (text.includes('??')) throw new Error('statement(): identifier bindings (??) are not supported');
+  let n = 0;
+  return text.replace(/(\\*)\?/g, (_match, escapes: string) => (escapes.length % 2 ? '?' : `$${++n}`));
+}
+
+/** `numbered`, remembered for a named text (their number is bounded; unnamed ones are not kept). */
+function positionalText(text: string, named: boolean): string {
+  if (!named) return numbered(text);
   let out = positional.get(text);
-  if (out === undefined) {
-    if (text.includes('??')) throw new Error('statement(): identifier bindings (??) are not supported');
-    let n = 0;
-    out = text.replace(/(\\*)\?/g, (_match, escapes: string) => (escapes.length % 2 ? '?' : `$${++n}`));
-    positional.set(text, out);
-  }
+  if (out === undefined) positional.set(text, (out = numbered(text)));
   return out;
 }
 
@@ -60,16 +65,18 @@ function pooled(knex: Knex): boolean {
 }
 
 export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[], options: StatementOptions = {}): Promise<Row[]> {
-  const name = nameOf(text);
+  const name = options.prepare === false ? undefined : nameOf(text);
   if (pooled(knex)) {
     const client = knex.client as Knex.Client & { acquireConnection(): Promise<PgConnection>; releaseConnection(connection: PgConnection): Promise<void> };
     const connection = await client.acquireConnection();
     try {
-      return (await connection.query({ name, text: positionalText(text), values: [...values] })).rows as Row[];
+      return (await connection.query({ ...(name === undefined ? {} : { name }), text: positionalText(text, name !== undefined), values: [...values] })).rows as Row[];
     } finally {
       await client.releaseConnection(connection);
     }
   }
-  const result = (await knex.raw(text, values as Knex.RawBinding[]).options(options.bumpsNoGuard ? { name, bumpsNoGuard: true } : { name })) as { rows?: Row[] } | Row[];
+  const query = knex.raw(text, values as Knex.RawBinding[]);
+  if (name !== undefined || options.bumpsNoGuard) query.options({ ...(name === undefined ? {} : { name }), ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) });
+  const result = (await query) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
