@@ -165,7 +165,8 @@ return errors === 0;
 }
 
 exports.validateChatUpdate = validate12;
-const schema13 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const schema13 = {"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
+const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -926,9 +927,13 @@ var valid8 = true;
 }
 if(valid8){
 if(data21.created_at !== undefined){
+let data33 = data21.created_at;
 const _errs75 = errors;
-if(typeof data21.created_at !== "string"){
-const err39 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/properties/data/anyOf/3/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs75){
+if(errors === _errs75){
+if(typeof data33 === "string"){
+if(!(formats0.validate(data33))){
+const err39 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/properties/data/anyOf/3/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -936,6 +941,19 @@ else {
 vErrors.push(err39);
 }
 errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/properties/data/anyOf/3/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
 }
 var valid8 = _errs75 === errors;
 }
@@ -956,12 +974,12 @@ var valid8 = true;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/data/data",schemaPath:"#/properties/data/anyOf/3/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err41 = {instancePath:instancePath+"/data/data",schemaPath:"#/properties/data/anyOf/3/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err41];
 }
 else {
-vErrors.push(err40);
+vErrors.push(err41);
 }
 errors++;
 }
@@ -975,12 +993,12 @@ var valid7 = true;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err42 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err42];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err42);
 }
 errors++;
 }
@@ -993,12 +1011,12 @@ if(errors === _errs77){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing5;
 if(((((data1.type === undefined) && (missing5 = "type")) || ((data1.platform === undefined) && (missing5 = "platform"))) || ((data1.platform_user_id === undefined) && (missing5 = "platform_user_id"))) || ((data1.user_treatment === undefined) && (missing5 = "user_treatment"))){
-const err42 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/4/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+const err43 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/4/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err43];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err43);
 }
 errors++;
 }
@@ -1006,12 +1024,12 @@ else {
 if(data1.type !== undefined){
 const _errs79 = errors;
 if("chat:user_treatment_update" !== data1.type){
-const err43 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "chat:user_treatment_update"},message:"must be equal to constant"};
+const err44 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "chat:user_treatment_update"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err44];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -1024,12 +1042,12 @@ if(valid9){
 if(data1.platform !== undefined){
 const _errs80 = errors;
 if(typeof data1.platform !== "string"){
-const err44 = {instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/anyOf/4/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/data/platform",schemaPath:"#/properties/data/anyOf/4/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err45];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err45);
 }
 errors++;
 }
@@ -1042,12 +1060,12 @@ if(valid9){
 if(data1.platform_user_id !== undefined){
 const _errs82 = errors;
 if(typeof data1.platform_user_id !== "string"){
-const err45 = {instancePath:instancePath+"/data/platform_user_id",schemaPath:"#/properties/data/anyOf/4/properties/platform_user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err46 = {instancePath:instancePath+"/data/platform_user_id",schemaPath:"#/properties/data/anyOf/4/properties/platform_user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err46];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err46);
 }
 errors++;
 }
@@ -1061,12 +1079,12 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs84 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err46 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema13.properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema13.properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err47];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err47);
 }
 errors++;
 }
@@ -1081,12 +1099,12 @@ var valid9 = true;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err48 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err48];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -1098,12 +1116,12 @@ valid1 = valid1 || _valid0;
 }
 }
 if(!valid1){
-const err48 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err49 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err49];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err49);
 }
 errors++;
 validate12.errors = vErrors;
@@ -1168,7 +1186,7 @@ return errors === 0;
 
 exports.validateCommentChange = validate13;
 const schema14 = {"type":"object","additionalProperties":false,"required":["type","channel","data","event_type"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"enum":["comment:created","comment:updated","comment:voted"]},"data":{"type":"object","title":"Idea comment","required":["id","idea_id"],"properties":{"id":{"type":"string","format":"uuid"},"idea_id":{"type":"string","format":"uuid"},"my_vote":{"type":"null"}}},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1244,7 +1262,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate13.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1267,7 +1285,7 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(errors === _errs10){
 if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
+if(!(formats2.test(data5))){
 validate13.errors = [{instancePath:instancePath+"/data/idea_id",schemaPath:"#/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1428,7 +1446,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate14.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -1451,7 +1469,7 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(errors === _errs10){
 if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
+if(!(formats2.test(data5))){
 validate14.errors = [{instancePath:instancePath+"/data/idea_id",schemaPath:"#/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2179,7 +2197,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate21.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2365,7 +2383,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate22.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2522,7 +2540,6 @@ return errors === 0;
 
 exports.validateOverlaySettingsUpdate = validate24;
 const schema25 = {"type":"object","additionalProperties":false,"required":["type","channel","data"],"properties":{"type":{"const":"event"},"channel":{"type":"string"},"event_type":{"const":"overlay:update"},"data":{"type":"object","additionalProperties":false,"required":["id","account_id","name","settings","version","created_at","updated_at"],"properties":{"id":{"type":"string","format":"uuid"},"account_id":{"type":"string","format":"uuid"},"name":{"type":"string"},"settings":{"type":"object","additionalProperties":true},"version":{"type":"integer","minimum":1},"created_at":{"type":"string","format":"date-time"},"updated_at":{"type":"string","format":"date-time"}},"description":"Sent after each committed update (REST PATCH /v1/overlays/{id}, GraphQL updateOverlay); data is the overlay as the update answered it."},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}};
-const formats16 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2606,7 +2623,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate24.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2629,7 +2646,7 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
+if(!(formats2.test(data5))){
 validate24.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -2702,7 +2719,7 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(errors === _errs20){
 if(typeof data9 === "string"){
-if(!(formats16.validate(data9))){
+if(!(formats0.validate(data9))){
 validate24.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -2725,7 +2742,7 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
-if(!(formats16.validate(data10))){
+if(!(formats0.validate(data10))){
 validate24.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -3079,7 +3096,7 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(errors === _errs12){
 if(typeof data6 === "string"){
-if(!(formats0.test(data6))){
+if(!(formats2.test(data6))){
 validate28.errors = [{instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -3273,7 +3290,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate29.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -3448,7 +3465,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate30.errors = [{instancePath:instancePath+"/data/session_id",schemaPath:"#/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -3709,7 +3726,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate32.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4054,7 +4071,7 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(errors === _errs8){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate33.errors = [{instancePath:instancePath+"/data/sound_id",schemaPath:"#/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4294,7 +4311,7 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(errors === _errs5){
 if(typeof data2 === "string"){
-if(!(formats0.test(data2))){
+if(!(formats2.test(data2))){
 validate34.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4317,7 +4334,7 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(errors === _errs7){
 if(typeof data3 === "string"){
-if(!(formats0.test(data3))){
+if(!(formats2.test(data3))){
 validate34.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4399,7 +4416,7 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(errors === _errs17){
 if(typeof data8 === "string"){
-if(!(formats16.validate(data8))){
+if(!(formats0.validate(data8))){
 validate34.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -4809,7 +4826,7 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(errors === _errs3){
 if(typeof data1 === "string"){
-if(!(formats0.test(data1))){
+if(!(formats2.test(data1))){
 validate39.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4936,7 +4953,7 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(errors === _errs9){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 validate40.errors = [{instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -4959,7 +4976,7 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(errors === _errs11){
 if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
+if(!(formats2.test(data5))){
 validate40.errors = [{instancePath:instancePath+"/data/account_id",schemaPath:"#/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""}];
 return false;
 }
@@ -5044,7 +5061,7 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(errors === _errs22){
 if(typeof data10 === "string"){
-if(!(formats16.validate(data10))){
+if(!(formats0.validate(data10))){
 validate40.errors = [{instancePath:instancePath+"/data/created_at",schemaPath:"#/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -5067,7 +5084,7 @@ const _errs24 = errors;
 if(errors === _errs24){
 if(errors === _errs24){
 if(typeof data11 === "string"){
-if(!(formats16.validate(data11))){
+if(!(formats0.validate(data11))){
 validate40.errors = [{instancePath:instancePath+"/data/updated_at",schemaPath:"#/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""}];
 return false;
 }
@@ -5391,7 +5408,7 @@ return errors === 0;
 }
 
 exports.validateChatMessage = validate43;
-const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
+const schema44 = {"anyOf":[{"type":"object","additionalProperties":false,"required":["type","data"],"properties":{"type":{"const":"chat:message"},"data":{"anyOf":[{"type":"object","title":"Chat message row","description":"Full field list: not shown (Part 2); the fields below are the documented ones.","properties":{"id":{"type":"string"},"username":{"type":"string"},"message":{"type":"string"},"emotes":{},"badges":{},"is_shared_chat":{"type":"boolean"},"source_channel":{"anyOf":[{"type":"null"},{"type":"object","properties":{"platform_channel_id":{"type":"string"},"login":{"type":"string"},"display_name":{"type":"string"},"avatar_url":{"type":["string","null"]}}}]}}},{"type":"object","title":"chat:delete","required":["type","platform_message_id"],"properties":{"type":{"const":"chat:delete"},"platform_message_id":{"type":"string"},"deleted_by":{"type":["string","null"]}}},{"type":"object","title":"chat:clear_user","required":["type","platform","platform_user_id","action"],"properties":{"type":{"const":"chat:clear_user"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"deleted_by":{"type":["string","null"]},"action":{"enum":["ban","timeout"]},"duration_secs":{"type":["integer","null"]}}},{"type":"object","title":"chat:moderation_log","required":["type","data"],"properties":{"type":{"const":"chat:moderation_log"},"data":{"type":"object","required":["action","platform"],"properties":{"id":{"type":"string"},"action":{"type":"string"},"platform":{"type":"string"},"target_user_id":{"type":["string","null"]},"target_username":{"type":["string","null"]},"platform_message_id":{"type":["string","null"]},"moderator_user_id":{"type":["string","null"]},"moderator_name":{"type":["string","null"]},"duration_secs":{"type":["integer","null"]},"reason":{"type":["string","null"]},"source":{"type":["string","null"]},"created_at":{"type":"string","format":"date-time"}}}}},{"type":"object","title":"chat:user_treatment_update","required":["type","platform","platform_user_id","user_treatment"],"properties":{"type":{"const":"chat:user_treatment_update"},"platform":{"type":"string"},"platform_user_id":{"type":"string"},"user_treatment":{"enum":["active_monitoring","restricted","none"]}}}]},"cursor":{"type":"string","minLength":1,"maxLength":128,"description":"Position of this frame in its channel (opaque, increasing per channel). Send it back as `since` in subscribe to resume after it."}}}]};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6173,9 +6190,13 @@ var valid9 = true;
 }
 if(valid9){
 if(data21.created_at !== undefined){
+let data33 = data21.created_at;
 const _errs77 = errors;
-if(typeof data21.created_at !== "string"){
-const err42 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(errors === _errs77){
+if(errors === _errs77){
+if(typeof data33 === "string"){
+if(!(formats0.validate(data33))){
+const err42 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6183,6 +6204,19 @@ else {
 vErrors.push(err42);
 }
 errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data/data/created_at",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/properties/created_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
 }
 var valid9 = _errs77 === errors;
 }
@@ -6203,12 +6237,12 @@ var valid9 = true;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/data/data",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err44 = {instancePath:instancePath+"/data/data",schemaPath:"#/anyOf/0/properties/data/anyOf/3/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err44];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -6222,12 +6256,12 @@ var valid8 = true;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err45 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/3/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err45];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err45);
 }
 errors++;
 }
@@ -6240,12 +6274,12 @@ if(errors === _errs79){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing5;
 if(((((data1.type === undefined) && (missing5 = "type")) || ((data1.platform === undefined) && (missing5 = "platform"))) || ((data1.platform_user_id === undefined) && (missing5 = "platform_user_id"))) || ((data1.user_treatment === undefined) && (missing5 = "user_treatment"))){
-const err45 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/4/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
+const err46 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/4/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err46];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err46);
 }
 errors++;
 }
@@ -6253,12 +6287,12 @@ else {
 if(data1.type !== undefined){
 const _errs81 = errors;
 if("chat:user_treatment_update" !== data1.type){
-const err46 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "chat:user_treatment_update"},message:"must be equal to constant"};
+const err47 = {instancePath:instancePath+"/data/type",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/type/const",keyword:"const",params:{allowedValue: "chat:user_treatment_update"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err47];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err47);
 }
 errors++;
 }
@@ -6271,12 +6305,12 @@ if(valid10){
 if(data1.platform !== undefined){
 const _errs82 = errors;
 if(typeof data1.platform !== "string"){
-const err47 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err48 = {instancePath:instancePath+"/data/platform",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err48];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -6289,12 +6323,12 @@ if(valid10){
 if(data1.platform_user_id !== undefined){
 const _errs84 = errors;
 if(typeof data1.platform_user_id !== "string"){
-const err48 = {instancePath:instancePath+"/data/platform_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/platform_user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err49 = {instancePath:instancePath+"/data/platform_user_id",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/platform_user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err49];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err49);
 }
 errors++;
 }
@@ -6308,12 +6342,12 @@ if(data1.user_treatment !== undefined){
 let data37 = data1.user_treatment;
 const _errs86 = errors;
 if(!(((data37 === "active_monitoring") || (data37 === "restricted")) || (data37 === "none"))){
-const err49 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/data/user_treatment",schemaPath:"#/anyOf/0/properties/data/anyOf/4/properties/user_treatment/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[0].properties.data.anyOf[4].properties.user_treatment.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err50];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err50);
 }
 errors++;
 }
@@ -6328,12 +6362,12 @@ var valid10 = true;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err51 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err51];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err51);
 }
 errors++;
 }
@@ -6345,12 +6379,12 @@ valid2 = valid2 || _valid1;
 }
 }
 if(!valid2){
-const err51 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err52 = {instancePath:instancePath+"/data",schemaPath:"#/anyOf/0/properties/data/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err52];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -6377,18 +6411,7 @@ const _errs87 = errors;
 if(errors === _errs87){
 if(typeof data38 === "string"){
 if(func2(data38) > 128){
-const err52 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-else {
-if(func2(data38) < 1){
-const err53 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err53 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -6397,15 +6420,26 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-}
 else {
-const err54 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func2(data38) < 1){
+const err54 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err54];
 }
 else {
 vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/cursor",schemaPath:"#/anyOf/0/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
 }
 errors++;
 }
@@ -6421,12 +6455,12 @@ var valid1 = true;
 }
 }
 else {
-const err55 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err56 = {instancePath,schemaPath:"#/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err56];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err56);
 }
 errors++;
 }
@@ -6434,12 +6468,12 @@ errors++;
 var _valid0 = _errs1 === errors;
 valid0 = valid0 || _valid0;
 if(!valid0){
-const err56 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err57 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err57];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err57);
 }
 errors++;
 validate43.errors = vErrors;
@@ -6576,7 +6610,7 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(errors === _errs10){
 if(typeof data4 === "string"){
-if(!(formats0.test(data4))){
+if(!(formats2.test(data4))){
 const err6 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/0/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6611,7 +6645,7 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(errors === _errs12){
 if(typeof data5 === "string"){
-if(!(formats0.test(data5))){
+if(!(formats2.test(data5))){
 const err8 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/0/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6850,7 +6884,7 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(errors === _errs27){
 if(typeof data12 === "string"){
-if(!(formats0.test(data12))){
+if(!(formats2.test(data12))){
 const err22 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/1/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -6885,7 +6919,7 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(errors === _errs29){
 if(typeof data13 === "string"){
-if(!(formats0.test(data13))){
+if(!(formats2.test(data13))){
 const err24 = {instancePath:instancePath+"/data/idea_id",schemaPath:"#/anyOf/1/properties/data/properties/idea_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -7829,7 +7863,7 @@ const _errs89 = errors;
 if(errors === _errs89){
 if(errors === _errs89){
 if(typeof data38 === "string"){
-if(!(formats0.test(data38))){
+if(!(formats2.test(data38))){
 const err81 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/7/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err81];
@@ -8105,7 +8139,7 @@ const _errs108 = errors;
 if(errors === _errs108){
 if(errors === _errs108){
 if(typeof data47 === "string"){
-if(!(formats0.test(data47))){
+if(!(formats2.test(data47))){
 const err97 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/8/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err97];
@@ -8335,7 +8369,7 @@ const _errs122 = errors;
 if(errors === _errs122){
 if(errors === _errs122){
 if(typeof data53 === "string"){
-if(!(formats0.test(data53))){
+if(!(formats2.test(data53))){
 const err111 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/9/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err111];
@@ -8370,7 +8404,7 @@ const _errs124 = errors;
 if(errors === _errs124){
 if(errors === _errs124){
 if(typeof data54 === "string"){
-if(!(formats0.test(data54))){
+if(!(formats2.test(data54))){
 const err113 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/9/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err113];
@@ -8479,7 +8513,7 @@ const _errs133 = errors;
 if(errors === _errs133){
 if(errors === _errs133){
 if(typeof data58 === "string"){
-if(!(formats16.validate(data58))){
+if(!(formats0.validate(data58))){
 const err119 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/9/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err119];
@@ -8514,7 +8548,7 @@ const _errs135 = errors;
 if(errors === _errs135){
 if(errors === _errs135){
 if(typeof data59 === "string"){
-if(!(formats16.validate(data59))){
+if(!(formats0.validate(data59))){
 const err121 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/9/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err121];
@@ -8912,7 +8946,7 @@ const _errs162 = errors;
 if(errors === _errs162){
 if(errors === _errs162){
 if(typeof data71 === "string"){
-if(!(formats0.test(data71))){
+if(!(formats2.test(data71))){
 const err144 = {instancePath:instancePath+"/data/connections/" + i0+"/session_id",schemaPath:"#/anyOf/11/properties/data/properties/connections/items/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err144];
@@ -9196,7 +9230,7 @@ const _errs181 = errors;
 if(errors === _errs181){
 if(errors === _errs181){
 if(typeof data80 === "string"){
-if(!(formats0.test(data80))){
+if(!(formats2.test(data80))){
 const err160 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/12/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err160];
@@ -9449,7 +9483,7 @@ const _errs200 = errors;
 if(errors === _errs200){
 if(errors === _errs200){
 if(typeof data89 === "string"){
-if(!(formats0.test(data89))){
+if(!(formats2.test(data89))){
 const err174 = {instancePath:instancePath+"/data/session_id",schemaPath:"#/anyOf/13/properties/data/properties/session_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err174];
@@ -9824,7 +9858,7 @@ const _errs228 = errors;
 if(errors === _errs228){
 if(errors === _errs228){
 if(typeof data102 === "string"){
-if(!(formats0.test(data102))){
+if(!(formats2.test(data102))){
 const err195 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/15/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err195];
@@ -10281,7 +10315,7 @@ const _errs260 = errors;
 if(errors === _errs260){
 if(errors === _errs260){
 if(typeof data116 === "string"){
-if(!(formats0.test(data116))){
+if(!(formats2.test(data116))){
 const err221 = {instancePath:instancePath+"/data/sound_id",schemaPath:"#/anyOf/16/properties/data/properties/sound_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err221];
@@ -10579,7 +10613,7 @@ const _errs279 = errors;
 if(errors === _errs279){
 if(errors === _errs279){
 if(typeof data123 === "string"){
-if(!(formats0.test(data123))){
+if(!(formats2.test(data123))){
 const err238 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/17/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err238];
@@ -10614,7 +10648,7 @@ const _errs281 = errors;
 if(errors === _errs281){
 if(errors === _errs281){
 if(typeof data124 === "string"){
-if(!(formats0.test(data124))){
+if(!(formats2.test(data124))){
 const err240 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/17/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err240];
@@ -10738,7 +10772,7 @@ const _errs291 = errors;
 if(errors === _errs291){
 if(errors === _errs291){
 if(typeof data129 === "string"){
-if(!(formats16.validate(data129))){
+if(!(formats0.validate(data129))){
 const err247 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/17/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err247];
@@ -10976,7 +11010,7 @@ const _errs305 = errors;
 if(errors === _errs305){
 if(errors === _errs305){
 if(typeof data135 === "string"){
-if(!(formats0.test(data135))){
+if(!(formats2.test(data135))){
 const err261 = {instancePath:instancePath+"/data/id",schemaPath:"#/anyOf/18/properties/data/properties/id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err261];
@@ -11011,7 +11045,7 @@ const _errs307 = errors;
 if(errors === _errs307){
 if(errors === _errs307){
 if(typeof data136 === "string"){
-if(!(formats0.test(data136))){
+if(!(formats2.test(data136))){
 const err263 = {instancePath:instancePath+"/data/account_id",schemaPath:"#/anyOf/18/properties/data/properties/account_id/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err263];
@@ -11138,7 +11172,7 @@ const _errs318 = errors;
 if(errors === _errs318){
 if(errors === _errs318){
 if(typeof data141 === "string"){
-if(!(formats16.validate(data141))){
+if(!(formats0.validate(data141))){
 const err270 = {instancePath:instancePath+"/data/created_at",schemaPath:"#/anyOf/18/properties/data/properties/created_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err270];
@@ -11173,7 +11207,7 @@ const _errs320 = errors;
 if(errors === _errs320){
 if(errors === _errs320){
 if(typeof data142 === "string"){
-if(!(formats16.validate(data142))){
+if(!(formats0.validate(data142))){
 const err272 = {instancePath:instancePath+"/data/updated_at",schemaPath:"#/anyOf/18/properties/data/properties/updated_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err272];

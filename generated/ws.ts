@@ -399,6 +399,11 @@ export type WsEventMessage = WsCommentChangeMessage | WsCommentDeletedMessage | 
 /** Every `music_platform:now-playing` frame. */
 export type WsMusicPlatformNowPlayingMessage = WsMusicNowPlayingMessage;
 
+/** The data of each frame whose data is one object schema, by wire type (its schema: wsFrameData in ./ws-document). */
+export interface WsFrameData {
+  "chat:moderation_log": NonNullable<WsChatModerationLog["data"]>;
+}
+
 export type WsClientMessage = WsBroadcastMessage | WsPingMessage | WsSubscribeMessage | WsUnsubscribeMessage;
 export type WsServerMessage = WsAutomationMessage | WsChatMessageMessage | WsErrorMessage | WsEventMessage | WsMusicPlatformNowPlayingMessage | WsPongMessage | WsSubscribedMessage | WsUnsubscribedMessage | WsWelcomeMessage;
 export type WsClientMessageType = WsClientMessage['type'];

@@ -21,7 +21,7 @@ import { problems, root } from './codegen/common';
 import { gatesModule } from './codegen/gates';
 import { openapiDocumentModule, openapiTypes, readOpenapi, restModule } from './codegen/openapi';
 import { graphqlSchemaModule, graphqlTypes, readGraphql } from './codegen/graphql';
-import { readWs, wsModules } from './codegen/ws';
+import { readWs, wsDocumentModule, wsModules } from './codegen/ws';
 import { contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
@@ -43,6 +43,7 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/ws.ts', wsOut.types);
   files.set('generated/ws-validators.js', wsOut.validators);
   files.set('generated/ws-validators.d.ts', wsOut.declarations);
+  files.set('generated/ws-document.ts', wsDocumentModule(ws.doc));
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));

@@ -1,7 +1,8 @@
 /**
  * WebSocket (spec/ws-protocol/, AsyncAPI 3, bundled by ws-parts.ts): the checks on messages, channel families and
  * relay entries, and the generated files generated/ws.ts (types, channel and relay tables,
- * limits), generated/ws-validators.js (standalone ajv) and generated/ws-validators.d.ts.
+ * limits), generated/ws-validators.js (standalone ajv), generated/ws-validators.d.ts and
+ * generated/ws-document.ts (the bundled document at run time, and where each frame's data is).
  */
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
@@ -191,6 +192,43 @@ function tsType(schema: JsonSchema, refs: Record<string, string>): string {
   }
 }
 
+/**
+ * The frames whose `data` is one object schema with declared members, by wire type: the rows a
+ * socket-only entity is stored as (src/infra/db/rows.ts, wsSchemaRows). A wire type carried by
+ * more than one message or sub-type schema (`event`) names no one data schema and is left out.
+ */
+function frameData(doc: WsDoc): Array<{ type: string; pointer: string; ts: string }> {
+  const carriers = new Map<string, Array<{ pointer: string; ts: string; data: JsonSchema }>>();
+  const visit = (payload: JsonSchema, at: string, ts: string) => {
+    const properties = payload.properties as Record<string, JsonSchema> | undefined;
+    const type = properties?.type?.const;
+    if (typeof type !== 'string' || !properties?.data) return;
+    carriers.set(type, [...(carriers.get(type) ?? []), { pointer: `${at}/properties/data`, ts: `NonNullable<${ts}["data"]>`, data: properties.data }]);
+  };
+  for (const [name, m] of Object.entries(doc.components.messages)) visit(m.payload, `#/components/messages/${name}/payload`, `Ws${pascal(name)}Message`);
+  for (const [name, s] of Object.entries(doc.components.schemas)) visit(s, `#/components/schemas/${name}`, `Ws${pascal(name)}`);
+  const declared = (s: JsonSchema): boolean => {
+    const target = typeof s.$ref === 'string' ? doc.components.schemas[s.$ref.replace('#/components/schemas/', '')] : s;
+    return target?.type === 'object' && Object.keys((target.properties as object | undefined) ?? {}).length > 0;
+  };
+  return [...carriers]
+    .filter(([, list]) => list.length === 1 && declared(list[0]!.data))
+    .map(([type, [only]]) => ({ type, pointer: only!.pointer, ts: only!.ts }))
+    .sort((a, b) => a.type.localeCompare(b.type));
+}
+
+/** generated/ws-document.ts: the bundled document (as spec/published/asyncapi.json publishes it) and its frames' data schemas. */
+export function wsDocumentModule(doc: WsDoc): string {
+  const pointers = Object.fromEntries(frameData(doc).map((f) => [f.type, f.pointer]));
+  return `${BANNER}
+/** The bundled WebSocket protocol (spec/ws-protocol/): what the row mappings of socket-only entities read. */
+export const wsDocument = ${JSON.stringify(doc, null, 2)};
+
+/** Per wire type (WsFrameData in ./ws), the JSON pointer of its frame's data schema in wsDocument. */
+export const wsFrameData: Readonly<Record<string, string>> = ${JSON.stringify(pointers, null, 2)};
+`;
+}
+
 export function wsModules(doc: WsDoc): { types: string; validators: string; declarations: string } {
   const refs: Record<string, string> = {};
   for (const name of Object.keys(doc.components.schemas)) refs[`#/components/schemas/${name}`] = `Ws${pascal(name)}`;
@@ -271,6 +309,11 @@ ${schemaTypes}
 ${messageTypes}
 
 ${typeUnions}
+
+/** The data of each frame whose data is one object schema, by wire type (its schema: wsFrameData in ./ws-document). */
+export interface WsFrameData {
+${frameData(doc).map((f) => `  ${JSON.stringify(f.type)}: ${f.ts};`).join('\n')}
+}
 
 export type WsClientMessage = ${union(client)};
 export type WsServerMessage = ${union(server)};

@@ -6,7 +6,7 @@
  * counts as text) are the ones checked.
  */
 import { randomUUID } from 'node:crypto';
-import { rowMapping, schemaRows, type StoredRow } from '../../src/infra/db/rows';
+import { rowMapping, schemaRows, wsSchemaRows, type StoredRow } from '../../src/infra/db/rows';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin } from '../helpers/users';
 
@@ -49,6 +49,15 @@ describe('schemaRows', () => {
     expect(presets.select).toBe('p.id as id, p.user_id as user_id, p.kind as kind, u.display_name as name, p.is_default as is_default, p.created_at as created_at, p.updated_at as updated_at, u.email as owner_email, p.rank as rank');
     const row = presets.map({ id: 'a', user_id: 'u', kind: 'k', name: 'n', is_default: false, created_at: '2026-01-02T03:04:05.678Z', updated_at: '2026-01-02T03:04:05.678Z', owner_email: null, rank: 2 });
     expect(row).toEqual({ id: 'a', userId: 'u', kind: 'k', name: 'n', isDefault: false, createdAt: '2026-01-02T03:04:05.678Z', updatedAt: '2026-01-02T03:04:05.678Z', ownerEmail: null, rank: 2 });
+  });
+
+  test('wsSchemaRows reads a socket frame\'s data schema: JSON Schema null types as nullable, date-times as timestamps', () => {
+    const log = wsSchemaRows('chat:moderation_log', { omit: ['reason'], extra: { raw: 'json' } });
+    expect(log.select).toBe('id, action, platform, target_user_id, target_username, platform_message_id, moderator_user_id, moderator_name, duration_secs, source, created_at, raw');
+    const row = log.map({ id: 'i', action: 'ban', platform: 'platform_a', target_user_id: null, duration_secs: '600', created_at: new Date('2026-01-02T03:04:05.678Z'), raw: '{"a":1}' });
+    expect(row).toMatchObject({ id: 'i', targetUserId: null, moderatorName: null, durationSecs: 600, createdAt: '2026-01-02T03:04:05.678Z', raw: { a: 1 } });
+    expect(() => wsSchemaRows('chat:moderation_log', { omit: ['nope' as 'reason'] })).toThrow('wsSchemaRows(chat:moderation_log): the schema has no member nope');
+    expect(() => wsSchemaRows('event' as 'chat:moderation_log')).toThrow('no frame event');
   });
 
   test('parses json only when the driver answered text, and leaves nulls null', () => {

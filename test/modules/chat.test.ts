@@ -5,6 +5,7 @@
  * every history filter rule, the chatter search, and the retention sweep.
  */
 import { randomUUID } from 'node:crypto';
+import { wsDocument } from '../../generated/ws-document';
 import type { ChatIngest } from '../../src/modules/chat/api';
 import { gql, useTestApp } from '../helpers/app';
 import { api, devLogin, joinAccount, type LoggedIn } from '../helpers/users';
@@ -135,10 +136,26 @@ describe('pipeline', () => {
     const base = { accountId: owner.accountId!, platform: 'platform_c' as const, moderatorUserId: 'mod-1', moderatorName: 'ModOne' };
     await chat.recordModeration({ ...base, action: 'ban', platformActionId: 'act-1', targetUserId: 'troll', targetUsername: 'troll', reason: 'spam' });
     expect(await chatData(s)).toEqual({ type: 'chat:clear_user', platform: 'platform_c', platform_user_id: 'troll', deleted_by: 'ModOne', action: 'ban', duration_secs: null });
-    expect(await chatData(s)).toEqual({
+    // Exactly the frame's data members, in the spec's order: the stored-only columns (account_id, platform_action_id, raw) stay off the wire.
+    const logged = await chatData(s);
+    expect(logged).toEqual({
       type: 'chat:moderation_log',
-      data: expect.objectContaining({ action: 'ban', platform: 'platform_c', target_user_id: 'troll', target_username: 'troll', moderator_name: 'ModOne', reason: 'spam', duration_secs: null }),
+      data: {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        action: 'ban',
+        platform: 'platform_c',
+        target_user_id: 'troll',
+        target_username: 'troll',
+        platform_message_id: null,
+        moderator_user_id: 'mod-1',
+        moderator_name: 'ModOne',
+        duration_secs: null,
+        reason: 'spam',
+        source: 'platform',
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
     });
+    expect(Object.keys((logged as { data: object }).data)).toEqual(Object.keys(wsDocument.components.schemas.ChatModerationLog.properties.data.properties));
     // Redelivery of the same platform action: nothing logged, nothing broadcast.
     await chat.recordModeration({ ...base, action: 'ban', platformActionId: 'act-1', targetUserId: 'troll', targetUsername: 'troll' });
     await chat.recordModeration({ ...base, action: 'timeout', platformActionId: 'act-2', targetUserId: 'troll', durationSecs: 600 });

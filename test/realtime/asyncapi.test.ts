@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Parser, DiagnosticSeverity } from '@asyncapi/parser';
 import { channels, messageWireTypes, relays } from '../../generated/ws';
+import { wsDocument, wsFrameData } from '../../generated/ws-document';
+import { resolveRef } from '../../src/infra/names';
 import { useTestApp } from '../helpers/app';
 
 const text = readFileSync(path.join(__dirname, '../../spec/published/asyncapi.json'), 'utf8');
@@ -40,6 +42,18 @@ describe('AsyncAPI document', () => {
     // The families the relay feeds have frames, and an operation of the server sends them.
     const sent = new Set(document!.operations().filterBySend().flatMap((o) => o.channels().all().map((c) => c.address())));
     for (const relay of Object.values(relays)) expect(sent).toContain(relay.channel);
+  });
+
+  test('the run-time document is the published one, and each frame data pointer names an object schema carried by that frame type alone', () => {
+    expect(wsDocument).toEqual(JSON.parse(text));
+    expect(Object.keys(wsFrameData)).toContain('chat:moderation_log');
+    for (const [type, pointer] of Object.entries(wsFrameData)) {
+      expect(resolveRef({ $ref: pointer }, wsDocument)).toMatchObject({ type: 'object', properties: expect.any(Object) });
+      const frame = resolveRef({ $ref: pointer.replace(/\/properties\/data$/, '') }, wsDocument) as { properties: { type: { const: string } } };
+      expect(frame.properties.type.const).toBe(type);
+    }
+    // `event` is carried by many messages: no one data schema.
+    expect(wsFrameData.event).toBeUndefined();
   });
 
   test('names every event_type the service sends', async () => {

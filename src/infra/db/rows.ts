@@ -12,6 +12,8 @@
 
 import { openapiDocument } from '../../../generated/openapi-document';
 import type { components } from '../../../generated/openapi';
+import type { WsFrameData } from '../../../generated/ws';
+import { wsDocument, wsFrameData } from '../../../generated/ws-document';
 import { camelName, resolveRef, type CamelCase, type Camelize } from '../names';
 
 /** The SQL types a mapping converts by. */
@@ -107,14 +109,15 @@ export type StoredRow<C extends Columns> = {
 };
 
 type Schemas = components['schemas'];
-type Wire<N extends keyof Schemas> = keyof Schemas[N] & string;
+/** The wire members of a wire type (a spec schema's generated type). */
+type Wire<W> = keyof W & string;
 
-/** How `schemaRows` reads a schema's rows. */
-export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<N>, Extra extends Columns> {
+/** How `schemaRows` and `wsSchemaRows` read the rows of a schema whose wire type is W. */
+export interface SchemaRowOptions<W, Omitted extends Wire<W>, Extra extends Columns> {
   /** Wire members the row does not carry (the service adds them). */
   omit?: readonly Omitted[];
   /** Members selected from an expression or another column (`{ event_type: 'type' }`). */
-  from?: Partial<Record<Wire<N>, string>>;
+  from?: Partial<Record<Wire<W>, string>>;
   /**
    * The alias of the table the members come from in a join (`'t'`: `t.id as id`, ...); a member
    * in `from`, or an `extra` column with its own `from`, says its own source.
@@ -123,25 +126,26 @@ export interface SchemaRowOptions<N extends keyof Schemas, Omitted extends Wire<
   /** Columns the domain needs that the wire does not carry (an explicit extension of the type). */
   extra?: Extra;
   /** A member's domain value adjusted once converted, never for NULL (`{ permissions: sortByRegistry }`). */
-  adjust?: { [K in Exclude<Wire<N>, Omitted>]?: (value: NonNullable<Camelize<Schemas[N][K]>>) => NonNullable<Camelize<Schemas[N][K]>> };
+  adjust?: { [K in Exclude<Wire<W>, Omitted>]?: (value: NonNullable<Camelize<W[K]>>) => NonNullable<Camelize<W[K]>> };
 }
 
 type SchemaNode = Record<string, unknown>;
 
-function resolved(node: unknown): SchemaNode {
-  const schema = resolveRef(node, openapiDocument);
+function resolved(node: unknown, doc: unknown): SchemaNode {
+  const schema = resolveRef(node, doc);
   if (!schema) throw new Error(`unknown schema ${String((node as SchemaNode).$ref)}`);
   return schema;
 }
 
 /** A schema's members (allOf merged), each with the column type its wire type is stored as. */
-function membersOf(node: unknown): Map<string, { type: ColumnType; nullable?: true }> {
-  const schema = resolved(node);
+function membersOf(node: unknown, doc: unknown): Map<string, { type: ColumnType; nullable?: true }> {
+  const schema = resolved(node, doc);
   const members = new Map<string, { type: ColumnType; nullable?: true }>();
-  for (const part of (schema.allOf as unknown[] | undefined) ?? []) for (const [name, member] of membersOf(part)) members.set(name, member);
+  for (const part of (schema.allOf as unknown[] | undefined) ?? []) for (const [name, member] of membersOf(part, doc)) members.set(name, member);
   for (const [name, property] of Object.entries((schema.properties as Record<string, unknown> | undefined) ?? {})) {
-    const p = resolved(property);
-    const nullable = p.nullable === true || undefined;
+    const p = resolved(property, doc);
+    // OpenAPI 3.0 says `nullable: true`; the socket's JSON Schema lists `null` among its types.
+    const nullable = p.nullable === true || (Array.isArray(p.type) && p.type.includes('null')) || undefined;
     members.set(name, { type: columnTypeOf(p), ...(nullable ? { nullable } : {}) });
   }
   return members;
@@ -149,10 +153,11 @@ function membersOf(node: unknown): Map<string, { type: ColumnType; nullable?: tr
 
 /** The column type a wire member is stored as: objects and arrays as json, date-times as timestamps. */
 function columnTypeOf(p: SchemaNode): ColumnType {
-  if (p.type === 'object' || p.type === 'array' || p.allOf || p.oneOf || p.anyOf) return 'json';
-  if (p.type === 'string' && p.format === 'date-time') return 'timestamp';
-  if (p.type === 'integer' || p.type === 'number') return 'bigint';
-  if (p.type === 'boolean') return 'boolean';
+  const type = Array.isArray(p.type) ? (p.type as unknown[]).find((t) => t !== 'null') : p.type;
+  if (type === 'object' || type === 'array' || p.allOf || p.oneOf || p.anyOf) return 'json';
+  if (type === 'string' && p.format === 'date-time') return 'timestamp';
+  if (type === 'integer' || type === 'number') return 'bigint';
+  if (type === 'boolean') return 'boolean';
   return 'text';
 }
 
@@ -162,20 +167,40 @@ function columnTypeOf(p: SchemaNode): ColumnType {
  * integers and numbers as counts, objects and arrays as json). The entity's fields are written in
  * the spec and the migration only; the domain type is the schema's, camelCased, plus `extra`.
  */
-export function schemaRows<N extends keyof Schemas, Omitted extends Wire<N> = never, Extra extends Columns = Record<never, never>>(
+export function schemaRows<N extends keyof Schemas, Omitted extends Wire<Schemas[N]> = never, Extra extends Columns = Record<never, never>>(
   name: N,
-  options: SchemaRowOptions<N, Omitted, Extra> = {},
+  options: SchemaRowOptions<Schemas[N], Omitted, Extra> = {},
 ): RowMapping<Camelize<Omit<Schemas[N], Omitted>> & Mapped<Extra>> {
   const schema = (openapiDocument.components.schemas as Record<string, unknown>)[name as string];
   if (!schema) throw new Error(`schemaRows: no schema ${String(name)} in the OpenAPI document`);
-  const members = membersOf(schema);
+  return documentRows(openapiDocument, schema, `schemaRows(${String(name)})`, options);
+}
+
+/**
+ * The row mapping of an entity that is on the socket only (no REST schema): its columns are the
+ * members of a frame's `data` (spec/ws-protocol/; `wsFrameData` names the frames with one data
+ * schema), read as `schemaRows` reads a spec schema; the domain type is that data, camelCased,
+ * plus `extra`.
+ */
+export function wsSchemaRows<T extends keyof WsFrameData, Omitted extends Wire<WsFrameData[T]> = never, Extra extends Columns = Record<never, never>>(
+  type: T,
+  options: SchemaRowOptions<WsFrameData[T], Omitted, Extra> = {},
+): RowMapping<Camelize<Omit<WsFrameData[T], Omitted>> & Mapped<Extra>> {
+  const pointer = wsFrameData[type];
+  if (!pointer) throw new Error(`wsSchemaRows: no frame ${type} with one data schema in the WebSocket protocol`);
+  return documentRows(wsDocument, { $ref: pointer }, `wsSchemaRows(${type})`, options);
+}
+
+/** The columns of a schema of `doc` as the options say (schemaRows, wsSchemaRows). */
+function documentRows<Out>(doc: unknown, schema: unknown, where: string, options: SchemaRowOptions<Record<string, unknown>, string, Columns>): RowMapping<Out> {
+  const members = membersOf(schema, doc);
   const omitted = new Set<string>(options.omit ?? []);
-  for (const wire of [...omitted, ...Object.keys(options.from ?? {}), ...Object.keys(options.adjust ?? {})]) if (!members.has(wire)) throw new Error(`schemaRows(${String(name)}): the schema has no member ${wire}`);
+  for (const wire of [...omitted, ...Object.keys(options.from ?? {}), ...Object.keys(options.adjust ?? {})]) if (!members.has(wire)) throw new Error(`${where}: the schema has no member ${wire}`);
   const qualified = (column: string) => (options.table === undefined ? undefined : `${options.table}.${column}`);
   const columns: Columns = {};
   for (const [wire, member] of members) {
     if (omitted.has(wire)) continue;
-    const from = options.from?.[wire as Wire<N>] ?? qualified(wire);
+    const from = options.from?.[wire] ?? qualified(wire);
     const adjust = (options.adjust as Record<string, ((value: never) => unknown) | undefined> | undefined)?.[wire];
     columns[wire] = from === undefined && adjust === undefined ? member : { ...member, ...(from === undefined ? {} : { from }), ...(adjust ? { adjust } : {}) };
   }
@@ -183,5 +208,5 @@ export function schemaRows<N extends keyof Schemas, Omitted extends Wire<N> = ne
     const typed = typeof spec === 'string' ? { type: spec } : spec;
     columns[column] = options.table === undefined || typed.from !== undefined ? spec : { ...typed, from: qualified(column) };
   }
-  return rowMapping<Columns, Camelize<Omit<Schemas[N], Omitted>> & Mapped<Extra>>(columns);
+  return rowMapping<Columns, Out>(columns);
 }

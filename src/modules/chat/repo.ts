@@ -6,7 +6,8 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { rowMapping, schemaRows, type Mapped, type RowOf } from '../../infra/db/rows';
+import type { WsFrameData } from '../../../generated/ws';
+import { rowMapping, schemaRows, wsSchemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
 import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
 type Schemas = components['schemas'];
@@ -45,31 +46,15 @@ export type MessageInsert = Omit<Schemas['ChatMessage'], 'created_at' | 'is_dele
 };
 
 /**
- * A moderation log entry. Not a schema row: no REST operation answers one (clients see it only as
- * `chat:moderation_log` on the socket, spec/ws-protocol.json, which schemaRows does not read), and
- * the OpenAPI bundle refuses a component no operation names; `account_id` and `raw` are not on any wire.
+ * A moderation log entry: the data of `chat:moderation_log` (no REST operation answers one, so its
+ * members are the socket's, spec/ws-protocol/modules/chat.json), plus the columns on no wire.
  */
-const moderationColumns = {
-  id: 'uuid',
-  account_id: 'uuid',
-  platform: 'text',
-  action: 'text',
-  platform_action_id: { type: 'text', nullable: true },
-  target_user_id: { type: 'text', nullable: true },
-  target_username: { type: 'text', nullable: true },
-  platform_message_id: { type: 'text', nullable: true },
-  moderator_user_id: { type: 'text', nullable: true },
-  moderator_name: { type: 'text', nullable: true },
-  duration_secs: { type: 'integer', nullable: true },
-  reason: { type: 'text', nullable: true },
-  source: 'text',
-  raw: 'json',
-  created_at: 'timestamp',
-} as const;
-export type ModerationEntry = Mapped<typeof moderationColumns>;
-const moderationOf = rowMapping(moderationColumns);
+const moderationStored = { account_id: 'uuid', platform_action_id: { type: 'text', nullable: true }, raw: 'json' } as const;
+const moderationOf = wsSchemaRows('chat:moderation_log', { extra: moderationStored });
+export type ModerationEntry = RowValue<typeof moderationOf>;
 
-export type ModerationInsert = Omit<RowOf<typeof moderationColumns>, 'created_at'>;
+/** An entry as it is written: every member of the frame's data but its creation time, and the stored-only columns. */
+export type ModerationInsert = Required<Omit<WsFrameData['chat:moderation_log'], 'created_at'>> & RowOf<typeof moderationStored>;
 
 const searchItemOf = schemaRows('ChatUserSearchItem');
 const storedProfileOf = schemaRows('ChatUserProfile');

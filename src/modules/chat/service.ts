@@ -10,7 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { WsChatModerationLog } from '../../../generated/ws';
+import type { WsFrameData } from '../../../generated/ws';
+import { wsDocument, wsFrameData } from '../../../generated/ws-document';
 import { hasPermission, requireAccountId, type AuthContext } from '../../auth/context';
 import { AppError, scrubbedMessages } from '../../errors';
 import type { Bus } from '../../infra/bus';
@@ -100,22 +101,11 @@ export const messageWire = (m: ChatMessage) => toWire(m, messageShape) as Record
 
 /**
  * `chat:moderation_log` data (Part 2: action, platform, target_user_id, target_username,
- * moderator_name, ...): the socket's wire names (spec/ws-protocol/; no REST schema to map by).
+ * moderator_name, ...): the entry mapped by the frame's data schema (spec/ws-protocol/; no REST
+ * schema to map by), so the stored-only columns stay off the wire.
  */
-const moderationWire = (e: ModerationEntry): WsChatModerationLog['data'] => ({
-  id: e.id,
-  action: e.action,
-  platform: e.platform,
-  target_user_id: e.targetUserId,
-  target_username: e.targetUsername,
-  platform_message_id: e.platformMessageId,
-  moderator_user_id: e.moderatorUserId,
-  moderator_name: e.moderatorName,
-  duration_secs: e.durationSecs,
-  reason: e.reason,
-  source: e.source,
-  created_at: e.createdAt,
-});
+const moderationShape = shapeOf({ $ref: wsFrameData['chat:moderation_log'] }, wsDocument);
+const moderationWire = (e: ModerationEntry) => toWire(e, moderationShape) as WsFrameData['chat:moderation_log'];
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown, max: number): string | null => (typeof value === 'string' && value.length > 0 ? value.slice(0, max) : null);
@@ -331,7 +321,7 @@ export function createChatService(deps: ChatServiceDeps) {
           raw,
         });
         if (!row) return undefined;
-        const deleted = row.action === 'delete' && messageId ? await repo.softDelete(trx, accountId, platform, messageId, row.moderatorName) : undefined;
+        const deleted = row.action === 'delete' && messageId ? await repo.softDelete(trx, accountId, platform, messageId, row.moderatorName ?? null) : undefined;
         return { row, deleted };
       });
       if (result) await publishAll(accountId, moderationBroadcasts(result.row, result.deleted));

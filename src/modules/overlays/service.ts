@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { components } from '../../../generated/openapi';
+import type { components, operations } from '../../../generated/openapi';
 import type { AuthContext } from '../../auth/context';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
@@ -22,6 +22,7 @@ import { AppError } from '../../errors';
 import { shapeOf, toWire, type Camelize } from '../../http/mapping';
 import type { Bus } from '../../infra/bus';
 import { isoTime } from '../../infra/db/database';
+import type { CamelCase } from '../../infra/names';
 import type { ModuleApis } from '../contract';
 import { overlayMessages } from './errors';
 import type { AccessEntry, OverlaysRepo, Resource, ResourceTable } from './repo';
@@ -29,11 +30,19 @@ import type { AccessEntry, OverlaysRepo, Resource, ResourceTable } from './repo'
 /** A widget instance: a resource read from the widgets table (its `type` always present). */
 export type { Resource, Widget as WidgetResource } from './repo';
 
-export interface ResourceInput {
-  name?: string | null;
-  type?: string | null;
-  settings?: unknown;
-}
+/** The request bodies of the resource writes (spec/openapi/modules/overlays.yaml). */
+type ResourceBody = operations['createOverlay' | 'updateOverlay' | 'createWidget' | 'updateWidget']['requestBody']['content']['application/json'];
+type AnyMember<B> = B extends unknown ? keyof B & string : never;
+type MemberType<B, K extends string> = B extends unknown ? (K extends keyof B ? B[K] : never) : never;
+/** Opaque JSON (`settings`) as `unknown`: GraphQL's JSON scalar hands over any JSON value, which columnsOf refuses unless an object. */
+type Unchecked<V> = V extends object ? (string extends keyof V ? unknown : V) : V;
+
+/**
+ * A create or update of an overlay or widget: the members of the REST bodies but `version`
+ * (update takes it apart), camelCased, each optional and nullable (a GraphQL input leaves a
+ * member out or sends null; widgets alone read `type`).
+ */
+export type ResourceInput = { [K in Exclude<AnyMember<ResourceBody>, 'version'> as CamelCase<K>]?: Unchecked<MemberType<ResourceBody, K>> | null };
 
 /** Bytes of JSON text a resource's settings may take (the frame that carries them stays below 64 KiB). */
 export const MAX_SETTINGS_BYTES = 32768;
