@@ -7,13 +7,16 @@
  *
  * Owns: the spec checks (every operation and field gated, twins gated alike, every channel
  * pattern has a gate kind, every relayed channel a complete relay entry) and every generated
- * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone.
+ * file. Must not read src/: generated code is a function of spec/ and codegen.yml alone, except
+ * generated/tables.ts, a function of the modules' migrations (scripts/codegen/tables.ts imports
+ * their migration lists and the database opener that runs them on an in-memory PGlite, never
+ * src/app.ts or a module that could import generated/tables.ts itself).
  *
  * This file is the driver: one part per spec under scripts/codegen/ (openapi.ts, which bundles
  * spec/openapi/ with openapi-parts.ts; graphql.ts, which bundles spec/graphql/ with
  * graphql-parts.ts; ws.ts), the gates they share (gates.ts), the
- * twins across them (parity.ts), the published documents (published.ts) and the SDK
- * (codegen-sdk.ts). A new generated file is one line in build().
+ * twins across them (parity.ts), the published documents (published.ts), the SDK
+ * (codegen-sdk.ts) and the tables' columns (tables.ts). A new generated file is one line in build().
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,6 +28,7 @@ import { readWs, wsDocumentModule, wsModules } from './codegen/ws';
 import { contractTests, parityModule } from './codegen/parity';
 import { publishedDocuments } from './codegen/published';
 import { graphqlStringLimitsModule } from './codegen/string-limits';
+import { tablesModule } from './codegen/tables';
 import { sdkFiles } from './codegen-sdk';
 
 async function build(): Promise<Map<string, string>> {
@@ -46,6 +50,7 @@ async function build(): Promise<Map<string, string>> {
   files.set('generated/ws-document.ts', wsDocumentModule(ws.doc));
   files.set('generated/parity.ts', parityModule(routes, gates, schema));
   files.set('generated/graphql-string-limits.ts', graphqlStringLimitsModule(openapi, routes, schema));
+  files.set('generated/tables.ts', await tablesModule());
   files.set('test/contract/parity.generated.test.ts', contractTests(routes));
   // Published only from specs without problems: an operation that failed its checks has no gate.
   if (problems.length === 0) for (const [file, content] of publishedDocuments(openapi, new Map(routes.map((r) => [r.operationId, r.gate])), sdl, ws.text)) files.set(file, content);

@@ -4,7 +4,7 @@
  * overlap or one is stray (a module's part may be a folder of files), when the parts of the
  * GraphQL schema (spec/graphql/) or of the WebSocket protocol (spec/ws-protocol/) overlap, share a
  * module's type or component, extend a type other than the roots, name nothing, or one is stray,
- * when an operation or field has no gate, when twins
+ * when an operation or field has no gate, when a migration changes and generated/tables.ts does not, when twins
  * declare different gates, when a channel pattern has no gate kind or is shadowed by an earlier one, and when a relayed channel
  * has no complete relay entry.
  */
@@ -20,7 +20,7 @@ const root = path.resolve(__dirname, '../..');
 
 function scratchCopy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'codegen-'));
-  for (const entry of ['spec', 'scripts', 'generated', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
+  for (const entry of ['spec', 'scripts', 'src', 'generated', 'codegen.yml', 'package.json', 'tsconfig.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
     cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
   }
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
@@ -141,6 +141,15 @@ describe('npm run codegen:check', () => {
     expect(result.code).toBe(1);
     expect(result.output).toContain('generated/parity.ts differs');
     expect(result.output).toContain('generated/extra.ts is not produced by the specs');
+  });
+
+  test("fails when a module's migration changes without regenerating generated/tables.ts", async () => {
+    const dir = fresh();
+    edit(dir, 'src/modules/signin/migrations.ts', (s) => s.replace("t.string('provider', 40).notNullable();", "t.string('provider', 40).notNullable();\n        t.integer('tries').nullable();"));
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('generated/tables.ts differs');
+    expect(result.output).not.toContain('generated/openapi.ts differs');
   });
 
   test('fails when a published document is edited by hand or a stray one appears', async () => {

@@ -14,7 +14,7 @@ const root = path.resolve(__dirname, '../..');
 
 function scratchCopy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'codegen-sdk-'));
-  for (const entry of ['spec', 'scripts', 'generated', 'codegen.yml', 'package.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
+  for (const entry of ['spec', 'scripts', 'src', 'generated', 'codegen.yml', 'package.json', 'test/contract/parity.generated.test.ts', 'sdk/graphql', 'sdk/src/generated']) {
     cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
   }
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');

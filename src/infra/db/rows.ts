@@ -12,15 +12,29 @@
 
 import { openapiDocument } from '../../../generated/openapi-document';
 import type { components } from '../../../generated/openapi';
+import { tables, type TableName } from '../../../generated/tables';
 import type { WsFrameData } from '../../../generated/ws';
 import { wsDocument, wsFrameData } from '../../../generated/ws-document';
 import { camelName, resolveRef, type CamelCase, type Camelize } from '../names';
 
-/** The SQL types a mapping converts by. */
-export type ColumnType = 'text' | 'uuid' | 'boolean' | 'integer' | 'bigint' | 'json' | 'timestamp';
+/**
+ * The SQL types a mapping converts by: `double` is double precision or real, `bytes` is bytea (a
+ * Buffer; PGlite answers a Uint8Array). generated/tables.ts leaves out, with a comment, a column
+ * of a type none of these converts soundly (a `date`, whose Date the two drivers build in different
+ * time zones; a `tsvector`).
+ */
+export type ColumnType = 'text' | 'uuid' | 'boolean' | 'integer' | 'bigint' | 'double' | 'json' | 'timestamp' | 'bytes';
 
 /** The domain value of a column type (json stays `unknown` unless the mapping names its type). */
-type ValueOf<T extends ColumnType> = T extends 'json' ? unknown : T extends 'boolean' ? boolean : T extends 'integer' | 'bigint' ? number : string;
+type ValueOf<T extends ColumnType> = T extends 'json'
+  ? unknown
+  : T extends 'boolean'
+    ? boolean
+    : T extends 'integer' | 'bigint' | 'double'
+      ? number
+      : T extends 'bytes'
+        ? Buffer
+        : string;
 
 /**
  * Columns: their SQL type; `nullable: true` when NULL may be stored, `from` when the member is
@@ -55,7 +69,10 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
     case 'timestamp':
       return (value) => (value instanceof Date ? value : new Date(value as string)).toISOString();
     case 'bigint':
+    case 'double':
       return (value) => (typeof value === 'number' ? value : Number(value));
+    case 'bytes':
+      return (value) => (Buffer.isBuffer(value) ? value : Buffer.from((value as Uint8Array).buffer, (value as Uint8Array).byteOffset, (value as Uint8Array).byteLength));
     default:
       return null;
   }
@@ -100,13 +117,36 @@ export type RowOf<C extends Columns> = { [K in keyof C & string]: (TypeOf<C[K]> 
 
 /**
  * A row with these columns as the driver answers it, kept in its stored form (snake_case names,
- * timestamps as Dates, json parsed, bigints as text or numbers): the read side of a row that is not
+ * timestamps as Dates, json parsed, bigints as text or numbers, bytes as the driver's Uint8Array): the read side of a row that is not
  * on the wire and stays as stored (a session behind every JWT, a billing row written back). Select
  * it with `Object.keys(columns)`, so the list and the type come from one declaration.
  */
 export type StoredRow<C extends Columns> = {
-  [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date : TypeOf<C[K]> extends 'bigint' ? string | number : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]>;
+  [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date : TypeOf<C[K]> extends 'bigint' ? string | number : TypeOf<C[K]> extends 'bytes' ? Uint8Array : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]>;
 };
+
+type Table<T extends TableName> = (typeof tables)[T];
+/** A table's columns as a type (`StoredRow<TableColumns<'ps_follower_samples'>>`). */
+export type TableColumns<T extends TableName> = Table<T>;
+
+/**
+ * A table's columns as its migrations made them (generated/tables.ts, read from the migrated
+ * catalogue): all of them, or the ones named, in that order (a row that carries part of a table).
+ * The column types are written once, in the migration; a row not on the wire reads them here.
+ */
+export function tableColumns<T extends TableName>(table: T): Table<T>;
+export function tableColumns<T extends TableName, K extends keyof Table<T> & string>(table: T, only: readonly K[]): Pick<Table<T>, K>;
+export function tableColumns(table: TableName, only?: readonly string[]): Columns {
+  const all: Columns = tables[table];
+  if (!only) return all;
+  const picked: Columns = {};
+  for (const column of only) {
+    const spec = all[column];
+    if (spec === undefined) throw new Error(`tableColumns(${table}): the table has no column ${column}`);
+    picked[column] = spec;
+  }
+  return picked;
+}
 
 type Schemas = components['schemas'];
 /** The wire members of a wire type (a spec schema's generated type). */
