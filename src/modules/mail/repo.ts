@@ -1,7 +1,7 @@
 /** Mail outbox storage (knex; the same SQL on PostgreSQL and PGlite). */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { rowMapping, schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type RowOf, type RowValue } from '../../infra/db/rows';
 
 /** The outbox's address column is the wire's `to`. */
 const addressFrom = { to: 'to_address' } as const;
@@ -14,8 +14,9 @@ export type OutboxStatus = OutboxItem['status'];
 /**
  * What the worker needs that the wire never carries: the recipient's name and the bodies, which
  * are sealed text (src/auth/secrets.ts: a body may carry an invite code; only the worker opens it).
+ * Typed by the migration (generated/tables.ts).
  */
-const deliveryColumns = { to_name: { type: 'text', nullable: true }, text_body: 'text', html_body: 'text' } as const;
+const deliveryColumns = tableColumns('mail_outbox', ['to_name', 'text_body', 'html_body']);
 /** A message the worker claimed: the listed item with its delivery columns (an explicit extension of the schema). */
 const messageOf = schemaRows('MailOutboxItem', { from: addressFrom, extra: deliveryColumns });
 export type OutboxMessage = RowValue<typeof messageOf>;

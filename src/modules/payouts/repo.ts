@@ -5,7 +5,7 @@
  * the request's transaction, under the payee's row lock).
  */
 import type { Knex } from 'knex';
-import { rowMapping, schemaRows, type Mapped, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type Mapped, type RowValue } from '../../infra/db/rows';
 import type { Payout, PayoutAccount, PayoutSettings, PayoutStatus } from './types';
 
 type Db = Knex | Knex.Transaction;
@@ -16,16 +16,8 @@ export type { PayoutStatus } from './types';
 const accountOf = schemaRows('PayoutSettings', { omit: ['developer_id', 'team_id', 'updated_at'], extra: { payee_id: 'uuid', updated_at: 'timestamp' } });
 const payoutOf = schemaRows('Payout');
 
-const subscriptionColumns = {
-  subscription_id: 'text',
-  extension_id: 'uuid',
-  account_id: { type: 'uuid', nullable: true },
-  customer_id: { type: 'text', nullable: true },
-  status: 'text',
-  last_invoice_status: { type: 'text', nullable: true },
-  current_period_end: { type: 'timestamp', nullable: true },
-  canceled_at: { type: 'timestamp', nullable: true },
-} as const;
+/** The migration's columns of `extension_subscriptions` but its bookkeeping times. */
+const subscriptionColumns = tableColumns('extension_subscriptions', ['subscription_id', 'extension_id', 'account_id', 'customer_id', 'status', 'last_invoice_status', 'current_period_end', 'canceled_at']);
 /** An extension subscription as stored (not on the wire: payment-connect events move it, installs read its status). */
 export type ExtensionSubscription = Mapped<typeof subscriptionColumns>;
 const subscriptionOf = rowMapping(subscriptionColumns);

@@ -3,26 +3,16 @@ import type { Knex } from 'knex';
 import type { SessionSource } from '../../auth/verifiers';
 import { revokedAmong } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
-import { schemaRows, type RowOf, type StoredRow } from '../../infra/db/rows';
+import { schemaRows, tableColumns, type RowOf, type StoredRow } from '../../infra/db/rows';
 import { ACCESS_GUARD } from '../../auth/access-version';
 import type { SessionInfo } from './types';
 
 /**
  * A session row as stored (not a schema: it carries the refresh token id, and the auth layer checks
- * it behind every JWT in stored form, `SessionSource`); the service mints from it.
+ * it behind every JWT in stored form, `SessionSource`); the service mints from it. Its columns are
+ * the migration's (generated/tables.ts).
  */
-const sessionColumns = {
-  id: 'uuid',
-  user_id: 'uuid',
-  account_id: { type: 'uuid', nullable: true },
-  refresh_jti: 'uuid',
-  ip_address: { type: 'text', nullable: true },
-  user_agent: { type: 'text', nullable: true },
-  created_at: 'timestamp',
-  last_used_at: 'timestamp',
-  expires_at: 'timestamp',
-  revoked_at: { type: 'timestamp', nullable: true },
-} as const;
+const sessionColumns = tableColumns('sessions');
 export type SessionRow = StoredRow<typeof sessionColumns>;
 const sessionSelect = Object.keys(sessionColumns);
 

@@ -1,8 +1,9 @@
 /** Storage of login codes and used sign-in flows (knex). Expired rows are swept by the writes. */
 import type { Knex } from 'knex';
-import { rowMapping, type Mapped, type RowOf } from '../../infra/db/rows';
+import { rowMapping, tableColumns, type Mapped, type RowOf } from '../../infra/db/rows';
 
-const loginCodeColumns = { code_hash: 'text', user_id: 'uuid', account_id: { type: 'uuid', nullable: true }, provider: 'text', expires_at: 'timestamp' } as const;
+/** The migration's columns of `login_codes` (generated/tables.ts). */
+const loginCodeColumns = tableColumns('login_codes');
 /** A login code (by the hash of its text) and whom it signs in; not on the wire. */
 export type LoginCode = Mapped<typeof loginCodeColumns>;
 const loginCodeOf = rowMapping(loginCodeColumns);

@@ -6,7 +6,7 @@
  * retention. Each query carries a short name comment for slow-query logs.
  */
 import type { Knex } from 'knex';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { schemaRows, type RowValue, type StoredRow, type TableColumns } from '../../infra/db/rows';
 
 /** A point of the viewer curve (the sample time stored as `sampled_at`), and the trends' daily points. */
 const viewerPointOf = schemaRows('PublicViewerPoint', { from: { at: 'sampled_at' } });
@@ -16,26 +16,15 @@ export type ViewerPoint = RowValue<typeof viewerPointOf>;
 export type FollowerPoint = RowValue<typeof followerPointOf>;
 export type AvgViewerPoint = RowValue<typeof avgViewerPointOf>;
 
-export interface ViewerSample {
-  platform: string;
-  broadcast_id: string;
-  platform_channel_id: string;
-  sampled_at: Date;
-  viewers: number;
-  messages: number;
-  new_followers: number;
-  new_paid_subs: number;
-  gifted_subs: number;
-}
+/** A viewer sample as it is written, with the deltas since the previous one (the migration's columns). */
+export type ViewerSample = StoredRow<TableColumns<'ps_viewer_samples'>>;
+/** A follower sample as it is written (the migration's columns). */
+export type FollowerSample = StoredRow<TableColumns<'ps_follower_samples'>>;
 
-export interface FollowerSample {
-  platform: string;
-  platform_channel_id: string;
-  sampled_at: Date;
-  follower_count: number;
-}
-
-/** What a broadcast's samples add up to. */
+/**
+ * What a broadcast's samples add up to: a query's aggregate, not a table's row (it feeds part of
+ * `ps_streams`, converted by hand: watch time rounded, sums of integers as numbers, never text).
+ */
 export interface StreamAggregate {
   platform: string;
   broadcast_id: string;

@@ -6,21 +6,12 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows, type RowOf, type RowValue, type StoredRow } from '../../infra/db/rows';
+import { schemaRows, tableColumns, type RowOf, type RowValue, type StoredRow } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
-/** A receipt as stored (not a schema: no route answers it; operators and tests read it as stored). */
-const receiptColumns = {
-  id: 'uuid',
-  provider: 'text',
-  external_id: 'text',
-  type: 'text',
-  account_id: { type: 'uuid', nullable: true },
-  payload: 'json',
-  outcome: 'text',
-  received_at: 'timestamp',
-} as const;
+/** A receipt as stored (not a schema: no route answers it; operators and tests read it as stored); the migration's columns. */
+const receiptColumns = tableColumns('webhook_receipts');
 export type ReceiptRow = StoredRow<typeof receiptColumns> & { payload: Record<string, unknown> };
 
 /** A shop connection as the admin route answers it. */
@@ -31,15 +22,11 @@ export type Shop = RowValue<typeof shopOf>;
 /** The connection as the route answers it: whether a secret is stored, never the secret. */
 const shopConnectionOf = schemaRows('ShopConnection', { from: { has_secret: "(coalesce(secret, '') <> '')" } });
 
-/** An account's billing state (not a schema: no route answers it; it is read back to be written again). */
-const billingColumns = {
-  account_id: 'uuid',
-  customer_id: { type: 'text', nullable: true },
-  subscription_id: { type: 'text', nullable: true },
-  plan_id: { type: 'uuid', nullable: true },
-  status: 'text',
-  current_period_end: { type: 'timestamp', nullable: true },
-} as const;
+/**
+ * An account's billing state (not a schema: no route answers it; it is read back to be written
+ * again): the migration's columns but `updated_at`, which the write sets.
+ */
+const billingColumns = tableColumns('billing_subscriptions', ['account_id', 'customer_id', 'subscription_id', 'plan_id', 'status', 'current_period_end']);
 export type BillingRow = StoredRow<typeof billingColumns>;
 const billingSelect = Object.keys(billingColumns);
 
