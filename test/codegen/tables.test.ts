@@ -62,6 +62,12 @@ describe('generated/tables.ts', () => {
     expect(Object.keys(tables.event_counts)).not.toContain('day');
   });
 
+  test('types the sealed grant columns alike in the three tables that share one mapping (src/modules/connections/repo.ts)', () => {
+    const sealed = ['access_token_sealed', 'refresh_token_sealed', 'scopes', 'reconnect_required'] as const;
+    expect(tableColumns('account_connections', sealed)).toEqual(tableColumns('login_connections', sealed));
+    expect(tableColumns('account_bot_connections', [...sealed, 'expires_at'])).toEqual(tableColumns('account_connections', [...sealed, 'expires_at']));
+  });
+
   test('leaves out partitions and knex tables', () => {
     const names = Object.keys(tables);
     expect(names).toContain('ps_viewer_samples');

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { WsFrameData } from '../../../generated/ws';
-import { rowMapping, schemaRows, wsSchemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, wsSchemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
 import type { ChatMessage, ChatSourceChannelView, ChatUserProfile, ChatUserSearchItem, UserTreatment } from './types';
 
 type Schemas = components['schemas'];
@@ -69,9 +69,9 @@ const profileOf = (row: Record<string, unknown>): ChatUserProfile => {
 };
 
 /** Look-ups of the connections module's tables for send and moderate: internal reads, not on the wire. */
-const channelOf = rowMapping({ platform_channel_id: 'text', reconnect_required: 'boolean' } as const);
-const botOf = rowMapping({ platform_user_id: 'text', reconnect_required: 'boolean' } as const);
-const connectedOf = rowMapping({ account_id: 'uuid', platform_channel_id: 'text' } as const);
+const channelOf = rowMapping(tableColumns('account_connections', ['platform_channel_id', 'reconnect_required']));
+const botOf = rowMapping(tableColumns('account_bot_connections', ['platform_user_id', 'reconnect_required']));
+const connectedOf = rowMapping(tableColumns('account_connections', ['account_id', 'platform_channel_id']));
 const loginGrantOf = schemaRows('LoginConnection', {
   omit: ['provider', 'is_primary', 'created_at'],
   from: { id: 'c.id', platform_user_id: 'c.platform_user_id', display_name: 'c.display_name', reconnect_required: 'c.reconnect_required' },

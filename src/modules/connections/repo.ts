@@ -1,6 +1,6 @@
 /** Storage of account channel connections (knex). Reads answer domain values (src/infra/db/rows.ts). */
 import type { Knex } from 'knex';
-import { rowMapping, schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type RowOf, type RowValue } from '../../infra/db/rows';
 import type { components } from '../../../generated/openapi';
 import type { CredentialKind } from './platforms';
 import type { LoginAssignment, PlatformSwitches } from './types';
@@ -21,26 +21,22 @@ export type LoginConnectionRecord = RowValue<typeof loginRecordOf>;
 
 /*
  * Sealed provider grants are not a schema: their tokens never reach the wire (sealed text,
- * src/auth/secrets.ts, opened only in memory by the service), so each read lists its columns here.
+ * src/auth/secrets.ts, opened only in memory by the service), so each read names its columns here;
+ * their types are the migrations' (generated/tables.ts; the three tables type them alike).
  */
-const sealedColumns = {
-  access_token_sealed: { type: 'text', nullable: true },
-  refresh_token_sealed: { type: 'text', nullable: true },
-  scopes: { type: 'text', nullable: true },
-  reconnect_required: 'boolean',
-} as const;
+const sealedColumns = tableColumns('login_connections', ['access_token_sealed', 'refresh_token_sealed', 'scopes', 'reconnect_required']);
 /** A login connection's sealed provider grant (not on the wire: sealed tokens). */
-const loginGrantOf = rowMapping({ id: 'uuid', user_id: 'uuid', provider: 'text', ...sealedColumns, token_expires_at: { type: 'timestamp', nullable: true } } as const);
+const loginGrantOf = rowMapping(tableColumns('login_connections', ['id', 'user_id', 'provider', 'access_token_sealed', 'refresh_token_sealed', 'scopes', 'reconnect_required', 'token_expires_at']));
 export type SealedLoginGrant = RowValue<typeof loginGrantOf>;
 /** A channel or bot connection's sealed grant (not on the wire: sealed tokens). */
-const accountGrantOf = rowMapping({ ...sealedColumns, expires_at: { type: 'timestamp', nullable: true } } as const);
+const accountGrantOf = rowMapping({ ...sealedColumns, ...tableColumns('account_connections', ['expires_at']) });
 export type SealedAccountGrant = RowValue<typeof accountGrantOf>;
 
 /** A grant as it is written: sealed tokens (an access token always) and the scopes, space-separated. */
 export type SealedGrantColumns = Omit<RowOf<typeof sealedColumns>, 'reconnect_required'> & { access_token_sealed: string; scopes: string };
 
 /** A login assignment: GraphQL's `LoginAssignment` (no REST schema for schemaRows to read, as no REST operation answers one). */
-const assignmentColumns = { id: 'uuid', account_id: 'uuid', user_id: 'uuid', login_connection_id: 'uuid', provider: 'text', created_at: 'timestamp' } as const;
+const assignmentColumns = tableColumns('login_assignments');
 const assignmentOf = rowMapping<typeof assignmentColumns, LoginAssignment>(assignmentColumns);
 /** A user's assignment with its connection's flag: a join look-up for the statuses, not on the wire. */
 const assignmentStateOf = rowMapping({ provider: { type: 'text', from: 'a.provider' }, reconnect_required: { type: 'boolean', from: 'c.reconnect_required' } } as const);

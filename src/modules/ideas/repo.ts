@@ -4,7 +4,7 @@
  * from the vote or comment rows, so concurrent votes never lose an update.
  */
 import type { Knex } from 'knex';
-import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type RowValue } from '../../infra/db/rows';
 import type { components } from '../../../generated/openapi';
 import type { IdeaCategory, IdeaTag, IdeaTimelineItem, IdeaVoter, VoteType } from './types';
 
@@ -88,8 +88,8 @@ const commentOf = schemaRows('IdeaComment', {
 export type CommentRecord = RowValue<typeof commentOf>;
 
 /** The locked rows a write checks (not a schema: the lock's own read, never answered). */
-const lockedIdeaOf = rowMapping({ id: 'uuid', author_id: { type: 'uuid', nullable: true }, status: 'text' } as const);
-const lockedCommentOf = rowMapping({ id: 'uuid', idea_id: 'uuid', author_id: { type: 'uuid', nullable: true }, deleted_at: { type: 'timestamp', nullable: true } } as const);
+const lockedIdeaOf = rowMapping(tableColumns('ideas', ['id', 'author_id', 'status']));
+const lockedCommentOf = rowMapping(tableColumns('idea_comments', ['id', 'idea_id', 'author_id', 'deleted_at']));
 
 /** `%`, `_` and the escape character match literally inside an ILIKE pattern. */
 const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -25,7 +25,7 @@ export type OutboxMessage = RowValue<typeof messageOf>;
 export type NewOutboxRow = Pick<components['schemas']['MailOutboxItem'], 'id' | 'kind' | 'user_id' | 'subject' | 'max_attempts'> & { to_address: string } & RowOf<typeof deliveryColumns>;
 
 /** A user's address and name: a look-up of the users table, not an entity of this module's wire. */
-const contactOf = rowMapping({ email: { type: 'text', nullable: true }, display_name: { type: 'text', nullable: true } } as const);
+const contactOf = rowMapping(tableColumns('users', ['email', 'display_name']));
 
 /** The longest last error kept (an SMTP reply can be long). */
 const MAX_ERROR_CHARS = 1000;
