@@ -16,7 +16,7 @@ export type AccountConnection = RowValue<typeof connectionOf>;
 /** A login connection as the wire shows it (the service's `LoginConnection`, spec `LoginConnection`). */
 const loginOf = schemaRows('LoginConnection');
 /** A login connection with its owner, which the wire does not carry. */
-const loginRecordOf = schemaRows('LoginConnection', { extra: { user_id: 'uuid' } });
+const loginRecordOf = schemaRows('LoginConnection', { extra: tableColumns('login_connections', ['user_id']) });
 export type LoginConnectionRecord = RowValue<typeof loginRecordOf>;
 
 /*

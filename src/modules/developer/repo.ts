@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import { sortByRegistry } from '../../auth/registry';
 import type { CredentialRow } from '../../auth/store';
-import { rowMapping, schemaRows, type RowMapping, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type RowMapping, type RowValue } from '../../infra/db/rows';
 import type { AdminDeveloperApplicationItem, DeveloperApplication, DeveloperProfile, DeveloperVerification, Team, TeamInvite, TeamMember, TeamRole, TeamView } from './types';
 
 type Schemas = components['schemas'];
@@ -38,7 +38,7 @@ export type VerificationFields = Pick<
 export type TeamPatch = Schemas['UpdateDeveloperTeamRequest'];
 
 /** A profile as stored: the public profile without what the service adds, with its owner. */
-const profileOf = schemaRows('PublicDeveloperProfile', { omit: ['stats', 'extensions'], extra: { user_id: 'uuid' } });
+const profileOf = schemaRows('PublicDeveloperProfile', { omit: ['stats', 'extensions'], extra: tableColumns('developer_profiles', ['user_id']) });
 
 /** A team as stored; with a member's `role` when read through their membership. */
 const teamOf = schemaRows('DeveloperTeam', { omit: ['role'] });
@@ -67,7 +67,7 @@ const inviteOf = schemaRows('DeveloperTeamInvite', { table: 'i', from: inviteRol
 const inviteStateOf = schemaRows('DeveloperTeamInvite', {
   table: 'i',
   from: inviteRole,
-  extra: { accepted_at: { type: 'timestamp', nullable: true }, revoked_at: { type: 'timestamp', nullable: true } },
+  extra: tableColumns('developer_team_invites', ['accepted_at', 'revoked_at']),
 });
 export type TeamInviteRecord = RowValue<typeof inviteStateOf>;
 

@@ -13,7 +13,7 @@ type Db = Knex | Knex.Transaction;
 export type { PayoutStatus } from './types';
 
 /** A payout account as stored: the payee's settings keyed by the payee, updated once written. */
-const accountOf = schemaRows('PayoutSettings', { omit: ['developer_id', 'team_id', 'updated_at'], extra: { payee_id: 'uuid', updated_at: 'timestamp' } });
+const accountOf = schemaRows('PayoutSettings', { omit: ['developer_id', 'team_id', 'updated_at'], extra: tableColumns('payout_accounts', ['payee_id', 'updated_at']) });
 const payoutOf = schemaRows('Payout');
 
 /** The migration's columns of `extension_subscriptions` but its bookkeeping times. */

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { schemaRows, tableColumns, type RowValue } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -13,10 +13,9 @@ export type StoredSound = Sound & { blobKey: string };
 export type NewSound = Omit<components['schemas']['Sound'], 'created_at'> & { blob_key: string; source_extension_id: string | null };
 
 // pg answers bigint as strings and jsonb as parsed JSON; PGlite likewise. Sizes stay below 2^53.
-// The spec leaves `waveform` untyped (any JSON); it is stored as jsonb, so the row reads it as json.
-const waveform = { type: 'json', nullable: true } as const;
-const soundOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform } });
-const storedOf = schemaRows('Sound', { omit: ['waveform'], extra: { waveform, blob_key: 'text' } });
+// The spec leaves `waveform` untyped (any JSON); it is stored as jsonb, so the row reads it as json (the migration's type).
+const soundOf = schemaRows('Sound', { omit: ['waveform'], extra: tableColumns('sounds', ['waveform']) });
+const storedOf = schemaRows('Sound', { omit: ['waveform'], extra: tableColumns('sounds', ['waveform', 'blob_key']) });
 
 /** The plan's sound limits, as the library shows them. */
 export type SoundLimits = Pick<Camelize<components['schemas']['SoundLibrary']>, 'maxSounds' | 'maxSoundFileSize' | 'maxSoundStorageBytes'>;

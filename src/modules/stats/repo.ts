@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows, type RowOf, type RowValue } from '../../infra/db/rows';
+import { schemaRows, tableColumns, type RowOf, type RowValue, type TableColumns } from '../../infra/db/rows';
 
 type Db = Knex | Knex.Transaction;
 
@@ -16,7 +16,7 @@ const channelFrom = { channel_login: 'login', channel_display_name: 'display_nam
 const browseChannelOf = schemaRows('PublicBrowseChannel', { from: channelFrom });
 export type BrowseChannel = RowValue<typeof browseChannelOf>;
 /** A directory channel with its public-statistics preferences (not on the wire), which every read checks. */
-const channelOf = schemaRows('PublicBrowseChannel', { from: channelFrom, extra: { opted_out: 'boolean', show_top_chatters: 'boolean' } });
+const channelOf = schemaRows('PublicBrowseChannel', { from: channelFrom, extra: tableColumns('ps_channels', ['opted_out', 'show_top_chatters']) });
 export type Channel = RowValue<typeof channelOf>;
 
 /**
@@ -25,20 +25,11 @@ export type Channel = RowValue<typeof channelOf>;
  */
 const streamOf = schemaRows('PublicStreamSummary', {
   omit: ['channel_login', 'channel_display_name', 'tags', 'is_live', 'duration_seconds', 'top_emotes', 'top_gifs', 'viewer_curve', 'top_chatters', 'shared_chat_sources'],
-  extra: { tags: { type: 'json', nullable: true }, last_sample_at: { type: 'timestamp', nullable: true } },
+  extra: tableColumns('ps_streams', ['tags', 'last_sample_at']),
 });
 export type Stream = RowValue<typeof streamOf>;
 /** The columns of a broadcast the crawler first reports (the aggregates start at zero). */
-type StreamInsert = RowOf<{
-  platform: 'text';
-  broadcast_id: 'text';
-  platform_channel_id: 'text';
-  title: { type: 'text'; nullable: true };
-  category: { type: 'text'; nullable: true };
-  tags: { type: 'json'; nullable: true };
-  started_at: 'timestamp';
-  ended_at: { type: 'timestamp'; nullable: true };
-}>;
+type StreamInsert = RowOf<Pick<TableColumns<'ps_streams'>, 'platform' | 'broadcast_id' | 'platform_channel_id' | 'title' | 'category' | 'tags' | 'started_at' | 'ended_at'>>;
 
 /** The columns of an emote the crawler writes: the spec's Emote members it knows, its id stored as `emote_id`, and its set (the store sets `source` and the times). */
 export type EmoteWrite = Pick<components['schemas']['Emote'], 'provider' | 'platform' | 'channel_id' | 'name' | 'url' | 'animated' | 'owner_id'> & { emote_id: string; set_key: string };
@@ -61,7 +52,7 @@ export type SharedChatSource = RowValue<typeof sharedSourceOf>;
 /** An ad panel without its images (read apart, oldest first); removed once it has a removal time. */
 const panelOf = schemaRows('PublicPanel', { omit: ['images'], from: { status: "case when removed_at is null then 'active' else 'removed' end" } });
 /** A panel image, with the panel it belongs to (not on the wire: the images are nested under it). */
-const panelImageOf = schemaRows('PublicPanelImage', { extra: { panel_id: 'text' } });
+const panelImageOf = schemaRows('PublicPanelImage', { extra: tableColumns('ps_panel_images', ['panel_id']) });
 export type Panel = RowValue<typeof panelOf>;
 export type PanelImage = RowValue<typeof panelImageOf>;
 

@@ -17,7 +17,7 @@ export type ReceiptRow = StoredRow<typeof receiptColumns> & { payload: Record<st
 /** A shop connection as the admin route answers it. */
 export type ShopConnection = Camelize<components['schemas']['ShopConnection']>;
 /** A stored shop: the connection with its signing secret in place of `has_secret`. */
-const shopOf = schemaRows('ShopConnection', { omit: ['has_secret'], extra: { secret: { type: 'text', nullable: true } } });
+const shopOf = schemaRows('ShopConnection', { omit: ['has_secret'], extra: tableColumns('webhook_shops', ['secret']) });
 export type Shop = RowValue<typeof shopOf>;
 /** The connection as the route answers it: whether a secret is stored, never the secret. */
 const shopConnectionOf = schemaRows('ShopConnection', { from: { has_secret: "(coalesce(secret, '') <> '')" } });

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { operations } from '../../../generated/openapi';
 import type { Camelize } from '../../http/mapping';
-import { schemaRows, type RowValue } from '../../infra/db/rows';
+import { schemaRows, tableColumns, type RowValue } from '../../infra/db/rows';
 import type { Logger } from '../../infra/logger';
 
 export interface OwnedWork {
@@ -44,7 +44,7 @@ export type WorkerNode = RowValue<typeof nodeOf>;
  * A lease: its holder, fence and times as the route shows a channel's (spec `WorkerChannelLease`),
  * with its kind and key in place of the platform and channel, which the route splits out of the key.
  */
-const leaseOf = schemaRows('WorkerChannelLease', { omit: ['platform', 'account_id', 'platform_channel_id'], extra: { key: 'text', kind: 'text' } });
+const leaseOf = schemaRows('WorkerChannelLease', { omit: ['platform', 'account_id', 'platform_channel_id'], extra: tableColumns('worker_leases', ['key', 'kind']) });
 export type Lease = Omit<RowValue<typeof leaseOf>, 'key'> & { unit: string };
 
 export interface Leases {
