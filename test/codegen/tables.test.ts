@@ -7,7 +7,7 @@
 import { relationalMigrations, sharedStoreMigrations, timeseriesMigrations } from '../../src/app';
 import { openDatabase, type Database } from '../../src/infra/db/database';
 import type { ScratchDatabase } from '../../src/infra/db/scratch';
-import { tableColumns } from '../../src/infra/db/rows';
+import { rowMapping, tableColumns } from '../../src/infra/db/rows';
 import { tables } from '../../generated/tables';
 import { catalogColumns, columnTypeOfPg, relationalMigrationList, timeseriesMigrationList } from '../../scripts/codegen/tables';
 import { createTestDatabase, services } from '../helpers/app';
@@ -79,6 +79,12 @@ describe('generated/tables.ts', () => {
     expect(tableColumns('billing_subscriptions', ['status', 'account_id'])).toEqual({ status: 'text', account_id: 'uuid' });
     expect(Object.keys(tableColumns('billing_subscriptions', ['status', 'account_id']))).toEqual(['status', 'account_id']);
     expect(() => tableColumns('billing_subscriptions', ['nope' as 'status'])).toThrow('the table has no column nope');
+    // Through a join's alias: each column selected as `alias.column`, its type and nullability kept.
+    expect(tableColumns('extension_versions', ['manifest', 'submitted_by'], 'v')).toEqual({
+      manifest: { type: 'json', nullable: true, from: 'v.manifest' },
+      submitted_by: { type: 'uuid', nullable: true, from: 'v.submitted_by' },
+    });
+    expect(rowMapping(tableColumns('billing_subscriptions', ['status', 'account_id'], 'b')).select).toBe('b.status as status, b.account_id as account_id');
   });
 
   test("codegen migrates with the app's migrations", () => {

@@ -136,17 +136,22 @@ export type TableColumns<T extends TableName> = Table<T>;
  */
 export function tableColumns<T extends TableName>(table: T): Table<T>;
 export function tableColumns<T extends TableName, K extends keyof Table<T> & string>(table: T, only: readonly K[]): Pick<Table<T>, K>;
-export function tableColumns(table: TableName, only?: readonly string[]): Columns {
+/** The named columns read through a join's alias (`tableColumns('extension_versions', ['manifest'], 'v')`: `v.manifest as manifest`). */
+export function tableColumns<T extends TableName, K extends keyof Table<T> & string>(table: T, only: readonly K[], alias: string): Aliased<Pick<Table<T>, K>>;
+export function tableColumns(table: TableName, only?: readonly string[], alias?: string): Columns {
   const all: Columns = tables[table];
   if (!only) return all;
   const picked: Columns = {};
   for (const column of only) {
     const spec = all[column];
     if (spec === undefined) throw new Error(`tableColumns(${table}): the table has no column ${column}`);
-    picked[column] = spec;
+    picked[column] = alias === undefined ? spec : { ...(typeof spec === 'string' ? { type: spec } : spec), from: `${alias}.${column}` };
   }
   return picked;
 }
+
+/** Columns each selected from a join's alias. */
+type Aliased<C> = { [K in keyof C]: (C[K] extends ColumnType ? { type: C[K] } : C[K]) & { from: string } };
 
 type Schemas = components['schemas'];
 /** The wire members of a wire type (a spec schema's generated type). */

@@ -18,7 +18,7 @@ type Schemas = components['schemas'];
  */
 const storedMessageOf = schemaRows('ChatMessage', {
   omit: ['emotes', 'badges', 'source_channel'],
-  extra: { emotes: { type: 'json', nullable: true }, badges: { type: 'json', nullable: true }, source_channel: { type: 'json', nullable: true } },
+  extra: tableColumns('chat_messages', ['emotes', 'badges', 'source_channel']),
 });
 
 /** The stored room of a shared-chat message in domain form; null unless the message is shared. */
@@ -49,7 +49,7 @@ export type MessageInsert = Omit<Schemas['ChatMessage'], 'created_at' | 'is_dele
  * A moderation log entry: the data of `chat:moderation_log` (no REST operation answers one, so its
  * members are the socket's, spec/ws-protocol/modules/chat.json), plus the columns on no wire.
  */
-const moderationStored = { account_id: 'uuid', platform_action_id: { type: 'text', nullable: true }, raw: 'json' } as const;
+const moderationStored = tableColumns('chat_moderation_log', ['account_id', 'platform_action_id', 'raw']);
 const moderationOf = wsSchemaRows('chat:moderation_log', { extra: moderationStored });
 export type ModerationEntry = RowValue<typeof moderationOf>;
 

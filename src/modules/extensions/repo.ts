@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { rowMapping, schemaRows, type RowValue } from '../../infra/db/rows';
+import { rowMapping, schemaRows, tableColumns, type RowValue } from '../../infra/db/rows';
 import type { Extension, ExtensionInstall, ExtensionPurchase, ExtensionScreenshot, ExtensionTester, ExtensionVersion, LimitRequest, LimitRequestEvent, Manifest, RequestedLimits } from './records';
 
 type Db = Knex | Knex.Transaction;
@@ -20,11 +20,11 @@ const counted = {
 } as const;
 const extensionRows = schemaRows('Extension', { table: 'e', from: counted });
 /** A published extension, with the rating sum its profile's average is computed from. */
-const publishedRows = schemaRows('PublicExtension', { table: 'e', from: counted, extra: { rating_sum: { type: 'bigint', from: 'e.rating_sum' } } });
+const publishedRows = schemaRows('PublicExtension', { table: 'e', from: counted, extra: tableColumns('extensions', ['rating_sum'], 'e') });
 export type PublishedExtension = RowValue<typeof publishedRows>;
 
 /** The stored manifest is NULL until the bundle is uploaded (the wire leaves the member out then). */
-const versionRows = schemaRows('ExtensionVersion', { omit: ['manifest'], from: { has_bundle: '(handler_code is not null)' }, extra: { manifest: { type: 'json', nullable: true } } });
+const versionRows = schemaRows('ExtensionVersion', { omit: ['manifest'], from: { has_bundle: '(handler_code is not null)' }, extra: tableColumns('extension_versions', ['manifest']) });
 const versionOf = (row: Record<string, unknown>): ExtensionVersion => {
   const { manifest, ...version } = versionRows.map(row);
   return manifest ? { ...version, manifest: manifest as Manifest } : (version as ExtensionVersion);
@@ -38,12 +38,12 @@ const purchaseRows = schemaRows('ExtensionPurchase');
 const installFrom = { table: 'i', from: { extension_name: 'e.name', version: 'v.version' } } as const;
 const installRows = schemaRows('ExtensionInstall', installFrom);
 /** An install with the id of the token it holds now (never on the wire). */
-const grantRows = schemaRows('ExtensionInstall', { ...installFrom, extra: { token_id: { type: 'uuid', nullable: true, from: 'i.token_id' } } });
+const grantRows = schemaRows('ExtensionInstall', { ...installFrom, extra: tableColumns('extension_installs', ['token_id'], 'i') });
 export type InstallGrant = RowValue<typeof grantRows>;
 /** An install with its version's bundle, for the internal feeds. */
 const feedRows = schemaRows('ExtensionInstall', {
   ...installFrom,
-  extra: { manifest: { type: 'json', nullable: true, from: 'v.manifest' }, handler_code: { type: 'text', nullable: true, from: 'v.handler_code' } },
+  extra: tableColumns('extension_versions', ['manifest', 'handler_code'], 'v'),
 });
 export type FeedInstall = RowValue<typeof feedRows>;
 

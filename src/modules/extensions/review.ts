@@ -10,7 +10,7 @@ import type { AuthContext } from '../../auth/context';
 import { AppError } from '../../errors';
 import type { ModuleApis } from '../contract';
 import { extensionMessages as m } from './errors';
-import { schemaRows } from '../../infra/db/rows';
+import { schemaRows, tableColumns } from '../../infra/db/rows';
 import type { ExtensionReview } from './records';
 import type { ExtensionsRepo } from './repo';
 
@@ -22,7 +22,7 @@ const reviewRows = schemaRows('ExtensionReview', reviewFrom);
 /** The same, with whom a decision is told to: the submitter, else the extension's creator (neither on the wire). */
 const decisionRows = schemaRows('ExtensionReview', {
   ...reviewFrom,
-  extra: { submitted_by: { type: 'uuid', nullable: true, from: 'v.submitted_by' }, created_by: { type: 'uuid', nullable: true, from: 'e.created_by' } },
+  extra: { ...tableColumns('extension_versions', ['submitted_by'], 'v'), ...tableColumns('extensions', ['created_by'], 'e') },
 });
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
