@@ -39,7 +39,7 @@ export type SealedGrantColumns = Omit<RowOf<typeof sealedColumns>, 'reconnect_re
 const assignmentColumns = tableColumns('login_assignments');
 const assignmentOf = rowMapping<typeof assignmentColumns, LoginAssignment>(assignmentColumns);
 /** A user's assignment with its connection's flag: a join look-up for the statuses, not on the wire. */
-const assignmentStateOf = rowMapping({ provider: { type: 'text', from: 'a.provider' }, reconnect_required: { type: 'boolean', from: 'c.reconnect_required' } } as const);
+const assignmentStateOf = rowMapping({ ...tableColumns('login_assignments', ['provider'], 'a'), ...tableColumns('login_connections', ['reconnect_required'], 'c') });
 
 /** A platform's switches as stored (spec `PlatformSwitches`; the service turns off the sub-switches a platform does not support). */
 const switchesOf = schemaRows('PlatformSwitches');
