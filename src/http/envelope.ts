@@ -28,10 +28,13 @@ export function single<T>(data: T, self: string): SingleEnvelope<T> {
 export function collection<T>(page: Page<T>, self: string): CollectionEnvelope<T> {
   const url = new URL(self, 'http://local');
   const last = Math.max(page.pages, 1);
+  // The request's query read once: `set` keeps a member where it stands (or appends it), so
+  // setting `page` again leaves every link's parameters in the same order as the first.
+  const params = new URLSearchParams(url.search);
+  params.set('page', '1');
+  params.set('limit', String(page.limit));
   const link = (n: number) => {
-    const params = new URLSearchParams(url.search);
     params.set('page', String(n));
-    params.set('limit', String(page.limit));
     return `${url.pathname}?${params.toString()}`;
   };
   const links: CollectionEnvelope<T>['_links'] = { self: link(page.page), first: link(1), last: link(last) };

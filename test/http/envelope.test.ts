@@ -17,6 +17,33 @@ describe('envelope', () => {
     expect(single({ a: 1 }, '/v1/x')).toEqual({ data: { a: 1 }, _links: { self: '/v1/x' } });
   });
 
+  test('each link is the request query with its page and limit set, as if set on a fresh copy of the query (order, repeats, encoding)', () => {
+    // The rule the links follow, spelled out: URLSearchParams.set on the request's own query per link.
+    const expected = (self: string, n: number, limit: number) => {
+      const url = new URL(self, 'http://local');
+      const params = new URLSearchParams(url.search);
+      params.set('page', String(n));
+      params.set('limit', String(limit));
+      return `${url.pathname}?${params.toString()}`;
+    };
+    const member = fc.constantFrom('page', 'limit', 'types', 'from', 'a b', 'ü', '%41');
+    const query = fc.array(fc.tuple(member, fc.string({ maxLength: 6 })), { maxLength: 6 }).map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'));
+    fc.assert(
+      fc.property(query, fc.integer({ min: 1, max: 9 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 1, max: 100 }), (q, n, pages, limit) => {
+        const self = `/v1/events${q ? `?${q}` : ''}`;
+        const page = Math.min(n, Math.max(pages, 1));
+        const links = collection({ items: [], total: pages * limit, page, limit, pages }, self)._links;
+        const last = Math.max(pages, 1);
+        expect(links.self).toBe(expected(self, page, limit));
+        expect(links.first).toBe(expected(self, 1, limit));
+        expect(links.last).toBe(expected(self, last, limit));
+        expect(links.prev).toBe(page > 1 ? expected(self, Math.min(page - 1, last), limit) : undefined);
+        expect(links.next).toBe(page < pages ? expected(self, page + 1, limit) : undefined);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test('collection links keep other query parameters and omit prev/next at the ends', () => {
     const first = collection(pageOf([1, 2], 5, { page: 1, limit: 2 }), '/v1/events?type=a&page=1&limit=2');
     expect(first._meta).toEqual({ total: 5, page: 1, limit: 2, pages: 3 });
