@@ -277,6 +277,7 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
       wsSessions: () => apis.realtime.stats().sessions,
       wsChannels: () => apis.realtime.stats().channels,
       pools: () => ({ relational: db.pool(), ...(config.timeseries_url ? { timeseries: timeseries.pool() } : {}) }),
+      statements: () => ({ relational: db.statements(), ...(config.timeseries_url ? { timeseries: timeseries.statements() } : {}) }),
       jobs: () => jobs.stats(),
       mail: () => apis.mail.counts(),
     },

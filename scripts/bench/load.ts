@@ -48,6 +48,8 @@ export interface LoadResult {
   cpuMsPerRequest?: number;
   /** Filled in by the bench (service cases): CPU per request of the stores, and PostgreSQL transactions per request. */
   store?: { postgresMs: number; redisMs: number; transactions: number };
+  /** Statements the service sent per answered request (its svc_db_statements_total, read before and after). */
+  statements?: number;
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as LoadInput;

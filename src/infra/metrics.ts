@@ -15,6 +15,8 @@ export interface MetricsSources {
   wsSessions(): number;
   wsChannels(): number;
   pools(): Record<string, { connections: number; idle: number }>;
+  /** Statements sent per pool since start (src/infra/db/statement.ts `statementCounter`). */
+  statements?(): Record<string, number>;
   /** Queue figures of every job kind (src/infra/jobs). */
   jobs?(): Promise<JobStats[]>;
   /** Mail delivered, retries scheduled and mail given up by this node (src/modules/mail). */
@@ -96,6 +98,16 @@ export function createMetrics(options: { service: string; env: string; sources: 
     registers: [registry],
     collect() {
       for (const [pool, stats] of Object.entries(sources.pools())) this.set({ pool }, stats.idle);
+    },
+  });
+  new Counter({
+    name: 'svc_db_statements_total',
+    help: 'Statements this node sent to the database, per pool (queries and transactions\' BEGIN and COMMIT alike).',
+    labelNames: ['pool'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [pool, count] of Object.entries(sources.statements?.() ?? {})) this.inc({ pool }, count);
     },
   });
   // Job queues: one query per scrape, shared by the gauges below.

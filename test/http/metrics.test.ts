@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { useTestApp } from '../helpers/app';
+import { api, devLogin } from '../helpers/users';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -40,6 +41,24 @@ describe('metrics listener', () => {
     for (const name of ['svc_jobs_queued', 'svc_jobs_running', 'svc_jobs_failed', 'svc_jobs_dead_lettered', 'svc_jobs_oldest_queued_seconds']) {
       expect({ name, sweep: sample(name).some((l) => new RegExp(`^${name}\\{.*\\bjob="events\\.gift-sweep".*\\} [0-9.e+-]+$`).test(l)) }).toEqual({ name, sweep: true });
     }
+  });
+
+  test('svc_db_statements_total counts the statements sent: an events page adds at least its own, and the count never goes back', async () => {
+    const statements = async () => {
+      const line = (await scrape()).split('\n').find((l) => /^svc_db_statements_total\{.*\bpool="relational".*\} \d+$/.test(l));
+      expect(line).toBeDefined();
+      return Number(line!.split(' ').pop());
+    };
+    expect(await scrape()).toMatch(/^# TYPE svc_db_statements_total counter$/m);
+    const owner = await devLogin(t);
+    const before = await statements();
+    expect(before).toBeGreaterThan(0);
+    // A page no one asked for yet (a fresh filter): one named statement at least, on a lent connection on PostgreSQL.
+    const res = await api(t, 'GET', `/events?limit=7&page=3&user_id=nobody-${before}`, { token: owner.accessToken });
+    expect(res.status).toBe(200);
+    const after = await statements();
+    expect(after).toBeGreaterThanOrEqual(before + 1);
+    expect(await statements()).toBeGreaterThanOrEqual(after);
   });
 
   test('every sample line carries service="creator-backend" and env="test"', async () => {

@@ -4,7 +4,7 @@
  * as an unnamed query converts them; a failed call leaves the statement usable.
  */
 import { randomUUID } from 'node:crypto';
-import { statement } from '../../src/infra/db/statement';
+import { statement, statementCounter } from '../../src/infra/db/statement';
 import { useTestApp } from '../helpers/app';
 
 const t = useTestApp();
@@ -55,6 +55,14 @@ describe('named statements', () => {
     for (let i = 0; i < 25; i++) await expect(statement(t.app.db.knex, insert, [id, i])).rejects.toMatchObject({ code: '23505' });
     const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => statement<{ n: number }>(t.app.db.knex, 'select ?::int as n', [i])));
     expect(answers.map(([row]) => row!.n)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+  });
+
+  test("every call counts in its handle's statement count, on a lent connection as through knex", async () => {
+    const count = statementCounter(t.app.db.knex);
+    const before = count();
+    for (let i = 0; i < 20; i++) await statement(t.app.db.knex, 'select ?::int as n', [i]);
+    expect(count() - before).toBeGreaterThanOrEqual(20);
+    expect(t.app.db.statements()).toBe(count());
   });
 
   test('inside a transaction, a named statement sees its writes and a rollback undoes them', async () => {

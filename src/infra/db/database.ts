@@ -10,6 +10,7 @@ import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import knexFactory, { type Knex } from 'knex';
 import { trackWrites } from './hot-read';
 import { PreparingPgLiteClient } from './pglite-client';
+import { statementCounter } from './statement';
 
 export interface Migration {
   /** Timestamped name, e.g. 20261121120000_create_feature_flags. */
@@ -31,6 +32,8 @@ export interface Database {
   /** Runs `select 1`; resolves with the round trip in milliseconds or rejects. */
   ping(timeoutMs?: number): Promise<number>;
   pool(): { connections: number; idle: number };
+  /** Statements this process has sent on the handle since it was opened (statement.ts, `statementCounter`). */
+  statements(): number;
   close(): Promise<void>;
 }
 
@@ -181,6 +184,7 @@ function wrap(knex: Knex, kind: Database['kind']): Database {
   return {
     knex,
     kind,
+    statements: statementCounter(knex),
     async ping(timeoutMs = 2000) {
       const started = performance.now();
       await withTimeout(knex.raw('select 1'), timeoutMs, 'database ping');

@@ -64,11 +64,34 @@ function pooled(knex: Knex): boolean {
   return knex.client.config.client === 'pg' && !(knex as Knex & { isTransaction?: boolean }).isTransaction;
 }
 
+/** Statements sent per root handle, from the first `statementCounter` call on (metrics.ts: svc_db_statements_total). */
+const counts = new WeakMap<Knex, { n: number }>();
+
+/**
+ * A count of the statements this process sends on a handle: every query knex runs (its `query`
+ * event, transactions' BEGIN and COMMIT included) and every statement run on a lent connection
+ * (which knex does not see). What the bench divides by the requests a case answered.
+ */
+export function statementCounter(knex: Knex): () => number {
+  let count = counts.get(knex);
+  if (!count) {
+    const fresh = { n: 0 };
+    counts.set(knex, (count = fresh));
+    knex.on('query', () => {
+      fresh.n += 1;
+    });
+  }
+  const counted = count;
+  return () => counted.n;
+}
+
 export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[], options: StatementOptions = {}): Promise<Row[]> {
   const name = options.prepare === false ? undefined : nameOf(text);
   if (pooled(knex)) {
     const client = knex.client as Knex.Client & { acquireConnection(): Promise<PgConnection>; releaseConnection(connection: PgConnection): Promise<void> };
     const connection = await client.acquireConnection();
+    const count = counts.get(knex);
+    if (count) count.n += 1;
     try {
       return (await connection.query({ ...(name === undefined ? {} : { name }), text: positionalText(text, name !== undefined), values: [...values] })).rows as Row[];
     } finally {
