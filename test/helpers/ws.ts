@@ -83,11 +83,19 @@ export function connect(url: string, options: { headers?: Record<string, string>
       new Promise<WsServerMessage>((done, fail) => {
         const queued = queue.shift();
         if (queued) return done(queued);
-        const timer = setTimeout(() => fail(new Error('timed out waiting for a server message')), timeoutMs);
-        waiters.push((m) => {
+        const waiter = (m: WsServerMessage) => {
           clearTimeout(timer);
           done(m);
-        });
+        };
+        // A wait that timed out leaves the line: the next message is the next caller's, not
+        // swallowed by a promise that already failed (which lost every later message of a socket
+        // polled with short waits, as test/infra/redis-outage.test.ts does after a restart).
+        const timer = setTimeout(() => {
+          const at = waiters.indexOf(waiter);
+          if (at !== -1) waiters.splice(at, 1);
+          fail(new Error('timed out waiting for a server message'));
+        }, timeoutMs);
+        waiters.push(waiter);
       });
     socket.once('open', () => {
       socket.off('error', reject);

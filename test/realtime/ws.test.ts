@@ -99,6 +99,16 @@ describe('WebSocket /v1/ws', () => {
     expect(await s.next()).toEqual({ type: 'pong' });
   });
 
+  test('the test client: a wait that timed out does not take the next message from the next wait', async () => {
+    const s = await session(t.wsUrl);
+    for (let i = 0; i < 3; i++) await expect(s.next(20)).rejects.toThrow('timed out waiting for a server message');
+    s.send({ type: 'ping' });
+    expect(await s.next(2000)).toEqual({ type: 'pong' });
+    await expect(s.nextMatching(() => false, 20)).rejects.toThrow('timed out');
+    s.send({ type: 'ping' });
+    expect(await s.next(2000)).toEqual({ type: 'pong' });
+  });
+
   test('malformed messages get INVALID_FORMAT and the session stays open', async () => {
     const s = await session(t.wsUrl);
     s.send('this is not json');
