@@ -418,7 +418,7 @@ export const wsDocument = {
     "presence": {
       "address": "presence:{resource_channel}",
       "title": "Presence",
-      "description": "Who is connected to a resource channel (the wrapped channel name, e.g. presence:overlay:{key}): a bootstrap list, then joins and leaves, on every node.",
+      "description": "Who is connected to a resource channel (the wrapped channel name, e.g. presence:overlay:{key}): a bootstrap list, then joins and leaves, on every node. A connection on another node that the bootstrap could not list yet (its node answered late) arrives as a join after the bootstrap: the connection list is the bootstrap plus the joins, minus the leaves.",
       "parameters": {
         "resource_channel": {
           "description": "The wrapped resource channel name (it may hold colons)."

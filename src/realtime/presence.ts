@@ -39,6 +39,13 @@ export function createPresence(deps: { bus: Bus; log: Logger; nodeId: string; sy
   const states = new Map<string, ChannelState>();
   const event = (channel: string, eventType: string, data: unknown): WsServerMessage => ({ type: 'event', channel, event_type: eventType, data }) as WsServerMessage;
 
+  /** Tells this node's other sessions on the channel that `member` joined or left. */
+  function announce(state: ChannelState, channel: string, op: 'join' | 'leave', member: PresenceMember): void {
+    for (const [sessionId, local] of state.local) {
+      if (sessionId !== member.session_id) local.deliver(event(channel, `presence:${op}`, member));
+    }
+  }
+
   function onNote(channel: string, text: string): void {
     const state = states.get(channel);
     if (!state) return;
@@ -53,9 +60,7 @@ export function createPresence(deps: { bus: Bus; log: Logger; nodeId: string; sy
       case 'leave': {
         if (note.op === 'join') state.known.set(note.member.session_id, note.member);
         else state.known.delete(note.member.session_id);
-        for (const [sessionId, local] of state.local) {
-          if (sessionId !== note.member.session_id) local.deliver(event(channel, `presence:${note.op}`, note.member));
-        }
+        announce(state, channel, note.op, note.member);
         return;
       }
       case 'sync': {
@@ -71,9 +76,7 @@ export function createPresence(deps: { bus: Bus; log: Logger; nodeId: string; sy
         for (const member of note.members) {
           if (state.known.has(member.session_id)) continue;
           state.known.set(member.session_id, member);
-          for (const [sessionId, local] of state.local) {
-            if (sessionId !== member.session_id) local.deliver(event(channel, 'presence:join', member));
-          }
+          announce(state, channel, 'join', member);
         }
         return;
       }

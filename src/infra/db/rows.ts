@@ -84,17 +84,19 @@ function adjusted(convert: ((value: unknown) => unknown) | null, adjust: ((value
   return convert ? (value) => adjust(convert(value)) : adjust;
 }
 
+/** A column's spec in its long form (`'uuid'` is `{ type: 'uuid' }`). */
+type ColumnSpec = Exclude<Columns[string], ColumnType>;
+const longForm = (spec: Columns[string]): ColumnSpec => (typeof spec === 'string' ? { type: spec } : spec);
+
 /**
  * A mapping for these columns. `Out` defaults to the camelCase object of the columns; a module
  * that types its json columns more closely names its own domain type (the members must match).
  */
 export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowMapping<Out> {
-  const plan = Object.entries(columns).map(([column, spec]) => ({
-    column,
-    from: typeof spec === 'string' ? undefined : spec.from,
-    member: camelName(column),
-    convert: adjusted(converter(typeof spec === 'string' ? spec : spec.type), typeof spec === 'string' ? undefined : (spec.adjust as ((value: unknown) => unknown) | undefined)),
-  }));
+  const plan = Object.entries(columns).map(([column, spec]) => {
+    const { type, from, adjust } = longForm(spec);
+    return { column, from, member: camelName(column), convert: adjusted(converter(type), adjust as ((value: unknown) => unknown) | undefined) };
+  });
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
   return {
     select,
@@ -125,19 +127,18 @@ export type StoredRow<C extends Columns> = {
   [K in keyof C & string]: (TypeOf<C[K]> extends 'timestamp' ? Date : TypeOf<C[K]> extends 'bigint' ? string | number : TypeOf<C[K]> extends 'bytes' ? Uint8Array : ValueOf<TypeOf<C[K]>>) | Nullable<C[K]>;
 };
 
-type Table<T extends TableName> = (typeof tables)[T];
 /** A table's columns as a type (`StoredRow<TableColumns<'ps_follower_samples'>>`). */
-export type TableColumns<T extends TableName> = Table<T>;
+export type TableColumns<T extends TableName> = (typeof tables)[T];
 
 /**
  * A table's columns as its migrations made them (generated/tables.ts, read from the migrated
  * catalogue): all of them, or the ones named, in that order (a row that carries part of a table).
  * The column types are written once, in the migration; a row not on the wire reads them here.
  */
-export function tableColumns<T extends TableName>(table: T): Table<T>;
-export function tableColumns<T extends TableName, K extends keyof Table<T> & string>(table: T, only: readonly K[]): Pick<Table<T>, K>;
+export function tableColumns<T extends TableName>(table: T): TableColumns<T>;
+export function tableColumns<T extends TableName, K extends keyof TableColumns<T> & string>(table: T, only: readonly K[]): Pick<TableColumns<T>, K>;
 /** The named columns read through a join's alias (`tableColumns('extension_versions', ['manifest'], 'v')`: `v.manifest as manifest`). */
-export function tableColumns<T extends TableName, K extends keyof Table<T> & string>(table: T, only: readonly K[], alias: string): Aliased<Pick<Table<T>, K>>;
+export function tableColumns<T extends TableName, K extends keyof TableColumns<T> & string>(table: T, only: readonly K[], alias: string): Aliased<Pick<TableColumns<T>, K>>;
 export function tableColumns(table: TableName, only?: readonly string[], alias?: string): Columns {
   const all: Columns = tables[table];
   if (!only) return all;
@@ -145,7 +146,7 @@ export function tableColumns(table: TableName, only?: readonly string[], alias?:
   for (const column of only) {
     const spec = all[column];
     if (spec === undefined) throw new Error(`tableColumns(${table}): the table has no column ${column}`);
-    picked[column] = alias === undefined ? spec : { ...(typeof spec === 'string' ? { type: spec } : spec), from: `${alias}.${column}` };
+    picked[column] = alias === undefined ? spec : { ...longForm(spec), from: `${alias}.${column}` };
   }
   return picked;
 }
@@ -250,7 +251,7 @@ function documentRows<Out>(doc: unknown, schema: unknown, where: string, options
     columns[wire] = from === undefined && adjust === undefined ? member : { ...member, ...(from === undefined ? {} : { from }), ...(adjust ? { adjust } : {}) };
   }
   for (const [column, spec] of Object.entries(options.extra ?? {})) {
-    const typed = typeof spec === 'string' ? { type: spec } : spec;
+    const typed = longForm(spec);
     columns[column] = options.table === undefined || typed.from !== undefined ? spec : { ...typed, from: qualified(column) };
   }
   return rowMapping<Columns, Out>(columns);

@@ -73,33 +73,32 @@ const counts = new WeakMap<Knex, { n: number }>();
  * (which knex does not see). What the bench divides by the requests a case answered.
  */
 export function statementCounter(knex: Knex): () => number {
-  let count = counts.get(knex);
-  if (!count) {
-    const fresh = { n: 0 };
-    counts.set(knex, (count = fresh));
+  const count = counts.get(knex) ?? { n: 0 };
+  if (!counts.has(knex)) {
+    counts.set(knex, count);
     knex.on('query', () => {
-      fresh.n += 1;
+      count.n += 1;
     });
   }
-  const counted = count;
-  return () => counted.n;
+  return () => count.n;
 }
 
 export async function statement<Row>(knex: Knex, text: string, values: readonly unknown[], options: StatementOptions = {}): Promise<Row[]> {
   const name = options.prepare === false ? undefined : nameOf(text);
+  const named = name === undefined ? {} : { name };
   if (pooled(knex)) {
     const client = knex.client as Knex.Client & { acquireConnection(): Promise<PgConnection>; releaseConnection(connection: PgConnection): Promise<void> };
     const connection = await client.acquireConnection();
     const count = counts.get(knex);
     if (count) count.n += 1;
     try {
-      return (await connection.query({ ...(name === undefined ? {} : { name }), text: positionalText(text, name !== undefined), values: [...values] })).rows as Row[];
+      return (await connection.query({ ...named, text: positionalText(text, name !== undefined), values: [...values] })).rows as Row[];
     } finally {
       await client.releaseConnection(connection);
     }
   }
   const query = knex.raw(text, values as Knex.RawBinding[]);
-  if (name !== undefined || options.bumpsNoGuard) query.options({ ...(name === undefined ? {} : { name }), ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) });
+  if (name !== undefined || options.bumpsNoGuard) query.options({ ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) });
   const result = (await query) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
