@@ -307,6 +307,20 @@ export interface NearCacheBus {
  */
 export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefixes: readonly string[]; ttlMs: number; max?: number; log?: Logger }): Cache & { onNearInvalidation(message: string): void } {
   const near = new LRUCache<string, string>({ max: options.max ?? 10_000, ttl: options.ttlMs, ttlAutopurge: false });
+  /**
+   * Local copies dropped so far (a delete, a notice, a new epoch). A read or write that awaited
+   * Redis copies its value only if none was dropped meanwhile: a delete that overtook it (the
+   * value written, then deleted, before its answer came back) must not be undone by a late copy.
+   */
+  let drops = 0;
+  const forget = (key: string) => {
+    drops += 1;
+    near.delete(key);
+  };
+  const forgetAll = () => {
+    drops += 1;
+    near.clear();
+  };
   const node = Math.random().toString(36).slice(2);
   const isNear = (key: string) => options.prefixes.some((prefix) => key.startsWith(prefix));
   const announce = (key: string) => bus.publish(NEAR_INVALIDATIONS_CHANNEL, JSON.stringify({ node, key })).catch(() => undefined);
@@ -318,7 +332,7 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
   const adopt = (next: string) => {
     if (epoch !== null && Number(next) > Number(epoch)) {
       epoch = next;
-      near.clear();
+      forgetAll();
     }
   };
   /** Starts a new epoch: every entry written before it (and every local copy) is dead. Retried while the bus is live. */
@@ -330,7 +344,7 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
       .then(
         (value) => {
           if (!bus.live) return;
-          near.clear();
+          forgetAll();
           epoch = String(value);
           void bus.publish(NEAR_INVALIDATIONS_CHANNEL, JSON.stringify({ node, epoch })).catch(() => undefined);
         },
@@ -346,7 +360,7 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
   const stopListening = bus.onLiveChange((live) => {
     if (live) return bump();
     epoch = null;
-    near.clear();
+    forgetAll();
   });
   bump();
   return {
@@ -363,11 +377,12 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
       if (!trusted()) return null;
       const copy = near.get(key);
       if (copy !== undefined) return copy;
+      const seen = drops;
       const [current, entry] = await shared.mget([NEAR_EPOCH_KEY, key]);
       if (current === null || current === undefined) {
         // The counter is gone (a Redis restarted empty): trust nothing until a new epoch starts.
         epoch = null;
-        near.clear();
+        forgetAll();
         bump();
         return null;
       }
@@ -375,29 +390,30 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
       const cut = entry ? entry.indexOf('\n') : -1;
       if (!entry || cut < 0 || entry.slice(0, cut) !== current) return null;
       const value = entry.slice(cut + 1);
-      if (trusted() && epoch === current) near.set(key, value);
+      if (trusted() && epoch === current && drops === seen) near.set(key, value);
       return value;
     },
     async set(key, value, ttlSeconds) {
       if (!isNear(key)) return shared.set(key, value, ttlSeconds);
       const under = epoch;
       if (under === null || !trusted()) return;
+      const seen = drops;
       await shared.set(key, `${under}\n${value}`, ttlSeconds);
-      near.set(key, value, ttlSeconds ? { ttl: Math.min(ttlSeconds * 1000, options.ttlMs) } : undefined);
+      if (drops === seen) near.set(key, value, ttlSeconds ? { ttl: Math.min(ttlSeconds * 1000, options.ttlMs) } : undefined);
       await announce(key);
     },
     async del(key) {
       if (!isNear(key)) return shared.del(key);
       // This node's copy goes at once; the others' after the shared entry is gone, so a node that
       // re-reads on the notice cannot copy the old value back.
-      near.delete(key);
+      forget(key);
       let failure: unknown = null;
       await shared.del(key).catch((error: unknown) => (failure = error));
       if (failure !== null) {
         // The entry may still be in Redis: no entry of this epoch is trusted any more, here at
         // once, everywhere once a new epoch starts (this node starts it as soon as Redis answers).
         epoch = null;
-        near.clear();
+        forgetAll();
         bump();
       }
       await announce(key);
@@ -410,10 +426,10 @@ export function withNearCache(shared: Cache, bus: NearCacheBus, options: { prefi
       try {
         const notice = JSON.parse(message) as { node?: unknown; key?: unknown; epoch?: unknown };
         if (notice.node === node) return;
-        if (typeof notice.key === 'string') near.delete(notice.key);
+        if (typeof notice.key === 'string') forget(notice.key);
         else if (typeof notice.epoch === 'string') adopt(notice.epoch);
       } catch {
-        near.clear();
+        forgetAll();
       }
     },
     async close() {
