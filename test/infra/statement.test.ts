@@ -4,7 +4,8 @@
  * as an unnamed query converts them; a failed call leaves the statement usable.
  */
 import { randomUUID } from 'node:crypto';
-import { statement, statementCounter } from '../../src/infra/db/statement';
+import pg from 'pg';
+import { apiTimestamp, statement, statementCounter } from '../../src/infra/db/statement';
 import { useTestApp } from '../helpers/app';
 
 const t = useTestApp();
@@ -76,5 +77,44 @@ describe('named statements', () => {
       })
       .catch((error: Error) => expect(error.message).toBe('roll back'));
     expect(await statement(t.app.db.knex, count, [id])).toEqual([{ c: 0 }]);
+  });
+});
+
+describe('timestamps in the API form (apiTimestamps)', () => {
+  /** The driver's own timestamptz parser. */
+  const parseDate = pg.types.getTypeParser(1184, 'text') as (text: string) => Date | number;
+  const driverIso = (text: string) => (parseDate(text) as Date).toISOString();
+
+  test('apiTimestamp writes every microsecond fraction of a UTC value exactly as the Date the driver would build prints it', () => {
+    for (let micros = 0; micros < 1_000_000; micros++) {
+      const text = `2026-11-26 11:09:44.${String(micros).padStart(6, '0')}+00`;
+      const expected = driverIso(text);
+      const got = apiTimestamp(text);
+      if (got !== expected) throw new Error(`${text}: ${String(got)} where the driver gives ${expected}`);
+    }
+    for (const text of ['2026-11-26 11:09:44+00', '2026-11-26 11:09:44.5+00', '0005-01-01 00:00:00+00', '1999-12-31 23:59:59.999999+00']) expect(apiTimestamp(text)).toBe(driverIso(text));
+  });
+
+  test('another zone, an era or an infinity goes to the driver’s own parser', () => {
+    for (const text of ['2026-11-26 11:09:44.1+02', '2026-11-26 11:09:44-05:30', '0044-03-15 12:00:00+00 BC']) {
+      const got = apiTimestamp(text);
+      expect(got).toBeInstanceOf(Date);
+      expect((got as Date).getTime()).toBe((parseDate(text) as Date).getTime());
+    }
+    expect(apiTimestamp('infinity')).toBe(Infinity);
+  });
+
+  test('a statement run with it answers the same instants a row mapping writes from the driver’s Dates', async () => {
+    const at = ['2026-11-26T05:00:00.123Z', '2026-01-01T00:00:00.000Z', '2026-06-30T23:59:59.999Z'];
+    const ids = at.map(() => randomUUID());
+    for (const [i, id] of ids.entries()) await t.app.db.knex.raw(`insert into ${table} (id, n, at) values (?, ?, ?::timestamptz + interval '456 microseconds')`, [id, 100 + i, at[i]!]);
+    const select = `select id, at from ${table} where id = any(?) order by n`;
+    const asText = await statement<{ id: string; at: string | Date }>(t.app.db.knex, select, [ids], { apiTimestamps: true });
+    const asDates = await statement<{ id: string; at: Date }>(t.app.db.knex, select, [ids]);
+    expect(asDates.map((r) => r.at.toISOString())).toEqual(at);
+    // PostgreSQL answers the API's text; the embedded store answers Dates, which the mapping formats.
+    const written = asText.map((r) => (r.at instanceof Date ? r.at.toISOString() : r.at));
+    expect(written).toEqual(at);
+    if (t.app.db.kind === 'postgresql') expect(asText.every((r) => typeof r.at === 'string')).toBe(true);
   });
 });

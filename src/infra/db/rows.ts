@@ -62,12 +62,17 @@ export interface RowMapping<Out> {
 }
 
 
+/** `YYYY-MM-DDTHH:MM:SS.mmmZ`, as toISOString() writes a four-digit year (checked by its fixed characters). */
+const isApiTimestamp = (value: unknown): value is string =>
+  typeof value === 'string' && value.length === 24 && value.charCodeAt(10) === 84 /* T */ && value.charCodeAt(19) === 46 /* . */ && value.charCodeAt(23) === 90 /* Z */;
+
 function converter(type: ColumnType): ((value: unknown) => unknown) | null {
   switch (type) {
     case 'json':
       return (value) => (typeof value === 'string' ? JSON.parse(value) : value);
     case 'timestamp':
-      return (value) => (value instanceof Date ? value : new Date(value as string)).toISOString();
+      // Text in the API's form already (statement.ts `apiTimestamps`) stays as it is.
+      return (value) => (isApiTimestamp(value) ? value : (value instanceof Date ? value : new Date(value as string)).toISOString());
     case 'bigint':
     case 'double':
       return (value) => (typeof value === 'number' ? value : Number(value));

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import pg from 'pg';
 
 const names = new Map<string, string>();
 
@@ -25,11 +26,41 @@ export interface StatementOptions {
   bumpsNoGuard?: boolean;
   /** `false` runs the text unnamed (parsed on every call): for texts of many shapes, which would fill each connection with statements used once. */
   prepare?: boolean;
+  /**
+   * On PostgreSQL, `timestamptz` values arrive as the API writes them (`apiTimestamp`), not as
+   * Dates: for rows whose timestamps go to the wire through a row mapping (rows.ts), which would
+   * only format the Date so. The driver's Date parser and the formatting were a tenth of a cold
+   * events page's statement in the service (issue 27). Embedded PGlite still answers Dates.
+   */
+  apiTimestamps?: boolean;
 }
+
+/** PostgreSQL's text form of a `timestamptz` in UTC (the session time zone the server sets). */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d+)?\+00$/;
+const TIMESTAMPTZ_OID = 1184;
+const driverTimestamp = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (text: string) => Date | number;
+
+/**
+ * A `timestamptz` text as the API's RFC 3339 form, exactly as the driver's Date would print
+ * (`toISOString()`: UTC, milliseconds truncated as Date truncates them; every microsecond fraction
+ * is checked in test/infra/statement.test.ts). Another zone, an era or an infinity: the driver's
+ * own parser answers, and the row mapping formats its Date as before.
+ */
+export function apiTimestamp(text: string): string | Date | number {
+  const parts = UTC_TIMESTAMP.exec(text);
+  if (!parts) return driverTimestamp(text);
+  const ms = parts[3] ? Math.trunc(1000 * parseFloat(parts[3])) : 0;
+  return `${parts[1]}T${parts[2]}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+}
+
+/** pg's per-query type parsers: the driver's, but `timestamptz` through `apiTimestamp`. */
+const apiTypes = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === TIMESTAMPTZ_OID && format !== 'binary' ? apiTimestamp : pg.types.getTypeParser(oid, format)),
+};
 
 /** A pg connection as knex's pool lends it (pg's `Client`): only its promise form of `query` is used. */
 interface PgConnection {
-  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[]; types?: typeof apiTypes }): Promise<{ rows: unknown[] }>;
 }
 
 const positional = new Map<string, string>();
@@ -92,7 +123,8 @@ export async function statement<Row>(knex: Knex, text: string, values: readonly 
     const count = counts.get(knex);
     if (count) count.n += 1;
     try {
-      return (await connection.query({ ...named, text: positionalText(text, name !== undefined), values: [...values] })).rows as Row[];
+      const config = { ...named, text: positionalText(text, name !== undefined), values: [...values], ...(options.apiTimestamps ? { types: apiTypes } : {}) };
+      return (await connection.query(config)).rows as Row[];
     } finally {
       await client.releaseConnection(connection);
     }

@@ -162,7 +162,7 @@ export function createEventsRepo(knex: Knex) {
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
   async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
     const sql = pageStatement(accountId, q, limit, offset);
-    const rows = await statement<{ version: string | null; total: string | number; id: string | null }>(knex, sql.text, sql.values);
+    const rows = await statement<{ version: string | null; total: string | number; id: string | null }>(knex, sql.text, sql.values, { apiTimestamps: true });
     const items: EventItem[] = [];
     for (const row of rows) if (row.id !== null) items.push(itemOf.map(row));
     return { value: { items, total: Number(rows[0]?.total ?? 0) }, version: rows[0]?.version ?? '0' };
