@@ -30,7 +30,8 @@ export interface StatementOptions {
    * On PostgreSQL, `timestamptz` values arrive as the API writes them (`apiTimestamp`), not as
    * Dates: for rows whose timestamps go to the wire through a row mapping (rows.ts), which would
    * only format the Date so. The driver's Date parser and the formatting were a tenth of a cold
-   * events page's statement in the service (issue 27). Embedded PGlite still answers Dates.
+   * events page's statement in the service (issue 27). The embedded store does the same for named
+   * statements (pglite-client.ts); inside a PostgreSQL transaction the rows keep their Dates.
    */
   apiTimestamps?: boolean;
 }
@@ -130,7 +131,9 @@ export async function statement<Row>(knex: Knex, text: string, values: readonly 
     }
   }
   const query = knex.raw(text, values as Knex.RawBinding[]);
-  if (name !== undefined || options.bumpsNoGuard) query.options({ ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) });
+  // The embedded client reads `apiTimestamps` on named statements (pglite-client.ts); inside a
+  // PostgreSQL transaction knex's path answers Dates, which a row mapping formats the same.
+  if (name !== undefined || options.bumpsNoGuard) query.options({ ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}), ...(options.apiTimestamps ? { apiTimestamps: true } : {}) });
   const result = (await query) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
