@@ -13,6 +13,7 @@
  *   every delete, rotation and scope change invalidates on every node (src/auth/store.ts).
  */
 import { messages } from '../errors';
+import { keep, keptRendering } from '../infra/kept';
 import { ANONYMOUS, type AuthContext, type CredentialBinding } from './context';
 import { tokenHash, type CredentialKind, type CredentialVerifier, type Transport, type VerifyFailure } from './credentials';
 import type { JwtClaims, JwtService } from './jwt';
@@ -55,6 +56,10 @@ const intersect = (claimed: readonly string[] | undefined, live: readonly string
 function context(fields: Partial<AuthContext> & Pick<AuthContext, 'kind'>): AuthContext {
   return Object.freeze({ ...ANONYMOUS, ...fields });
 }
+
+/** Every field of a key row that a personal key's context is built from (the `keptRendering` key). */
+const keyRowFields = (row: CredentialRow): string =>
+  JSON.stringify([row.token_hash, row.kind, row.user_id, row.account_id, row.label, row.expires_at === null ? null : new Date(row.expires_at).getTime(), row.permissions]);
 
 /** `last_used_at` is written at most once a minute: most requests only read. */
 const stale = (lastUsed: Date | null) => lastUsed === null || Date.now() - new Date(lastUsed).getTime() > 60_000;
@@ -177,16 +182,24 @@ export function createVerifiers(deps: { jwt: JwtService; store: CredentialStore;
         // Exactly its scopes, never more than the owner holds now; nothing once they left.
         const owner = await principals.principal(row.user_id, row.account_id);
         if (!owner.exists || owner.account === null) return INVALID;
-        const account = set(owner.account);
-        const user = set(owner.user);
-        return context({
-          kind: 'user_api_key',
-          userId: row.user_id,
-          accountId: row.account_id,
-          permissions: set(row.permissions.filter((p) => isAccountPermission(p) && account.has(p))),
-          userPermissions: set(row.permissions.filter((p) => isUserPermission(p) && user.has(p))),
-          ...base,
-        });
+        const ownerAccount = owner.account;
+        const build = (): AuthContext => {
+          const account = set(ownerAccount);
+          const user = set(owner.user);
+          return context({
+            kind: 'user_api_key',
+            userId: row.user_id,
+            accountId: row.account_id,
+            permissions: set(row.permissions.filter((p) => isAccountPermission(p) && account.has(p))),
+            userPermissions: set(row.permissions.filter((p) => isUserPermission(p) && user.has(p))),
+            ...base,
+          });
+        };
+        // A function of the key row's fields and the owner's grants alone: against grants that are
+        // a kept value (the principal's hot read, unchanged since its version), it is built once per
+        // key row and shared by the requests it serves, deep-frozen (src/infra/kept.ts). Sets and a
+        // context per request were a tenth of a cold page's credential step (issue 27).
+        return keptRendering(owner, `user_api_key ${keyRowFields(row)}`, () => keep(build()).value);
       }
       case 'service_key':
         return context({ kind: 'service_key', accountId: row.account_id, permissions: set(row.permissions.filter(isAccountPermission)), ...base });

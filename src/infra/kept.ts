@@ -5,7 +5,8 @@
  *   event page) kept under its key and the version of the data it was read at; parsed GraphQL
  *   documents and their checked operations (src/http/graphql/endpoint.ts). What is derived from a
  *   kept value is derived by each request, except a rendering memoised against the value itself
- *   (`keptRendering`: the REST response bytes of a kept page, src/http/rest.ts).
+ *   (`keptRendering`: the REST response bytes of a kept page, src/http/rest.ts; a personal key's
+ *   auth context against its owner's kept grants, src/auth/verifiers.ts).
  * - Immutability: a kept value is deep-frozen when it is kept (`keep`), so a caller that mutates
  *   one fails at once (a TypeError in strict mode) instead of changing what other requests see.
  * - Bound: each cache has its own entry count, and together they hold at most `budget` bytes
@@ -155,6 +156,19 @@ export function estimateBytes(value: unknown): number {
   return walk(value, false);
 }
 
+/**
+ * Makes a Map's or Set's writes throw and freezes it; true when it refuses them now (also when an
+ * earlier `keep` did it: values kept apart may share one, such as an empty grant set). One frozen
+ * by someone else with its writes in place cannot be made to refuse: false.
+ */
+function refusing(collection: Map<unknown, unknown> | Set<unknown>, writes: Record<string, () => never>): boolean {
+  const methods = collection as unknown as Record<string, unknown>;
+  if (Object.keys(writes).every((name) => methods[name] === refuse)) return true;
+  if (Object.isFrozen(collection)) return false;
+  Object.freeze(Object.assign(collection, writes));
+  return true;
+}
+
 function walk(value: unknown, freeze: boolean): number {
   let total = 0;
   const stack: unknown[] = [value];
@@ -192,7 +206,12 @@ function walk(value: unknown, freeze: boolean): number {
       total += 32 + 16 * v.size;
       for (const [k, item] of v) stack.push(k, item);
       // A frozen Map still changes through set and delete: those are made to throw.
-      if (freeze) Object.freeze(Object.assign(v, { set: refuse, delete: refuse, clear: refuse }));
+      if (freeze && !refusing(v, { set: refuse, delete: refuse, clear: refuse })) whole = false;
+    } else if (v instanceof Set) {
+      total += 32 + 16 * v.size;
+      for (const item of v) stack.push(item);
+      // So does a frozen Set, through add and delete (an auth context's grant sets).
+      if (freeze && !refusing(v, { add: refuse, delete: refuse, clear: refuse })) whole = false;
     } else {
       total += 32;
       for (const key in v as Record<string, unknown>) {

@@ -55,6 +55,22 @@ describe('keptRendering', () => {
     expect(keptRendering(plain, 'k', () => ++renders)).toBe(4);
   });
 
+  test('a kept Set refuses add, delete and clear, as a kept Map refuses its writes', () => {
+    const { value } = keep({ grants: new Set(['a', 'b']) });
+    expect(() => value.grants.add('c')).toThrow(TypeError);
+    expect(() => value.grants.delete('a')).toThrow(TypeError);
+    expect(() => value.grants.clear()).toThrow(TypeError);
+    expect([...value.grants]).toEqual(['a', 'b']);
+    expect(isKept(value.grants)).toBe(true);
+    // Kept again inside another value (two contexts sharing one empty grant set): still refused, no error.
+    const again = keep({ also: value.grants, map: new Map([['k', 1]]) });
+    expect(isKept(again.value)).toBe(true);
+    expect(keep({ map: again.value.map }).value.map).toBe(again.value.map);
+    // Frozen by someone else with its writes in place: it cannot be made to refuse, so the value is not kept.
+    const foreign = keep({ grants: Object.freeze(new Set(['x'])) });
+    expect(isKept(foreign.value)).toBe(false);
+  });
+
   test('does not memoise against a value holding something that cannot be frozen', () => {
     const { value } = keep({ at: new Date(0) });
     expect(isKept(value)).toBe(false);

@@ -321,6 +321,35 @@ describe('API keys', () => {
       expect((await me(key.key)).body.data).toMatchObject({ permissions: ['events:read', 'members:read'] });
     });
 
+    test("a personal key's auth context is built once per key row and grant version, shared frozen, and rebuilt when either changes", async () => {
+      const owner = await devLogin(t);
+      const roleName = `memo-${randomUUID().slice(0, 8)}`;
+      const member = await joinAccount(t, owner, await devLogin(t), { roleName, permissions: ['apikeys:create', 'apikeys:edit', 'events:read', 'members:read'] });
+      const key = await createPersonal(member, { label: 'memo', permissions: ['events:read', 'members:read'] });
+      const resolve = async () => (await t.app.credentials.resolve({ authorization: `Bearer ${key.key}`, transport: 'http' })).context;
+      // The first answers may come from grants not kept yet; once kept, one object serves them all.
+      await resolve();
+      await resolve();
+      const first = await resolve();
+      expect(await resolve()).toBe(first);
+      expect([...first.permissions].sort()).toEqual(['events:read', 'members:read']);
+      expect(() => (first.permissions as Set<string>).add('members:edit')).toThrow(TypeError);
+      expect(() => (first.permissions as Set<string>).delete('events:read')).toThrow(TypeError);
+      expect(first.permissions.has('members:edit')).toBe(false);
+      // The owner's role shrinks: a new context with the smaller grant.
+      const roles = (await api(t, 'GET', '/account/roles', { token: owner.accessToken })).body.data as { id: string; name: string }[];
+      const role = roles.find((r) => r.name === roleName)!;
+      expect((await api(t, 'PATCH', `/account/roles/${role.id}`, { token: owner.accessToken, body: { permissions: ['apikeys:create', 'apikeys:edit', 'events:read'] } })).status).toBe(200);
+      const shrunk = await resolve();
+      expect(shrunk).not.toBe(first);
+      expect([...shrunk.permissions]).toEqual(['events:read']);
+      // The key's own row changes (its label): a new context too.
+      expect((await api(t, 'PATCH', `/api-keys/${key.id}`, { token: member.accessToken, body: { label: 'renamed' } })).status).toBe(200);
+      const renamed = await resolve();
+      expect(renamed.label).toBe('renamed');
+      expect([...renamed.permissions]).toEqual(['events:read']);
+    });
+
     test('a personal key may not manage keys (deny-listed scopes) and a service key is refused on first-party operations', async () => {
       const owner = await devLogin(t);
       const personal = await createPersonal(owner, { label: 'p', permissions: ['apikeys:read', 'apikeys:delete'] });
