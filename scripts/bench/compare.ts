@@ -9,7 +9,9 @@
  * Usage: `tsx scripts/bench/compare.ts <checkout A> <checkout B>` (each a directory holding this
  * project with its node_modules). DATABASE_URL and REDIS_URL as for the bench (PostgreSQL is
  * required: the data is made once, through build A, and read by both). COMPARE_ROUNDS (4),
- * COMPARE_SECONDS (5), COMPARE_CASES (cold,coldgql,events).
+ * COMPARE_SECONDS (5), COMPARE_CASES (cold,coldgql,events), COMPARE_RATE (requests per second over
+ * all connections; unset: as fast as answered). At a fixed rate both builds do the same work per
+ * second, and CPU per request moves far less between rounds than at full speed (issue 27).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +28,7 @@ if (!dirA || !dirB || !process.env.DATABASE_URL) throw new Error('usage: DATABAS
 const ROUNDS = Number(process.env.COMPARE_ROUNDS ?? 4);
 const SECONDS = Number(process.env.COMPARE_SECONDS ?? 5);
 const CASES = (process.env.COMPARE_CASES ?? 'cold,coldgql,events').split(',');
+const RATE = process.env.COMPARE_RATE ? Number(process.env.COMPARE_RATE) : undefined;
 const USERS = 20;
 const EVENTS_PER_USER = 240;
 
@@ -96,7 +99,7 @@ async function main(): Promise<void> {
       { name: 'B', dir: dirB, pid: b.pid!, inputs: inputs(baseB) },
     ];
     const load = (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number) =>
-      runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections: 16, seconds, maxRequests: 200_000 }, (seconds + 30) * 1000, `load ${input.url}`);
+      runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections: 16, seconds, maxRequests: 200_000, ...(RATE ? { rate: RATE } : {}) }, (seconds + 30) * 1000, `load ${input.url}`);
     for (const build of builds) for (const name of CASES) await load(build.inputs[name]!, 1.5);
     const results: Record<string, { cpu: number; rps: number }[]> = {};
     for (let r = 1; r <= ROUNDS; r += 1) {
