@@ -20,7 +20,7 @@
 import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
 import type { Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
-import { apiTimestamp } from './statement';
+import { apiTimestamp, TIMESTAMPTZ_OID } from './statement';
 
 interface Prepared {
   /** The name PostgreSQL knows it by. */
@@ -37,12 +37,11 @@ interface QueryObject {
 }
 
 type Parsers = PGlite['parsers'];
-const TIMESTAMPTZ_OID = 1184;
 /** The database's parsers with `timestamptz` read into the API's text (statement.ts `apiTimestamps`). */
 const apiParsers = new WeakMap<PGlite, Parsers>();
 function apiParsersOf(pglite: PGlite): Parsers {
   let parsers = apiParsers.get(pglite);
-  if (!parsers) apiParsers.set(pglite, (parsers = { ...pglite.parsers, [TIMESTAMPTZ_OID]: (text: string) => apiTimestamp(text) }));
+  if (!parsers) apiParsers.set(pglite, (parsers = { ...pglite.parsers, [TIMESTAMPTZ_OID]: apiTimestamp }));
   return parsers;
 }
 

@@ -38,7 +38,8 @@ export interface StatementOptions {
 
 /** PostgreSQL's text form of a `timestamptz` in UTC (the session time zone the server sets). */
 const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(\.\d+)?\+00$/;
-const TIMESTAMPTZ_OID = 1184;
+/** PostgreSQL's type oid of `timestamptz` (pglite-client.ts reads the same type with `apiTimestamp`). */
+export const TIMESTAMPTZ_OID = 1184;
 const driverTimestamp = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (text: string) => Date | number;
 
 /**
