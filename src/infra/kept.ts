@@ -115,12 +115,16 @@ export function keep<T>(value: T): { value: T; bytes: number } {
 }
 
 /**
- * Every object and array of a kept value that is immutable all the way down (keep froze it and
- * found nothing below it that cannot be frozen: no Date, no byte array).
+ * The kept values that are immutable all the way down (keep froze them and found nothing below
+ * that cannot be frozen: no Date, no byte array), and their direct members: what a rendering is
+ * memoised against is a kept value itself (a row, a principal's grants) or a page's `items`.
+ * Deeper objects are frozen but not marked: a mark is a WeakSet entry, and marking every row
+ * and payload of an event page was half the cost of keeping it (issue 27). A deeper object asked
+ * about is answered `false`, which only means its renderings are made each time.
  */
 const immutable = new WeakSet<object>();
 
-/** Whether `value` is (part of) a kept value, immutable all the way down. */
+/** Whether `value` is a kept value, or a direct member of one, immutable all the way down. */
 export function isKept(value: unknown): value is object {
   return typeof value === 'object' && value !== null && immutable.has(value);
 }
@@ -221,6 +225,14 @@ function walk(value: unknown, freeze: boolean): number {
       if (freeze) Object.freeze(v);
     }
   }
-  if (freeze && whole) for (const object of seen) immutable.add(object);
+  if (freeze && whole) mark(value);
   return total;
+}
+
+/** Marks a kept value and its direct members (objects, arrays, maps' and sets' entries) as `isKept`. */
+function mark(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  immutable.add(value);
+  const members = value instanceof Map ? [...value.keys(), ...value.values()] : value instanceof Set ? [...value] : Array.isArray(value) ? value : Object.values(value);
+  for (const member of members) if (typeof member === 'object' && member !== null) immutable.add(member);
 }

@@ -71,6 +71,18 @@ describe('keptRendering', () => {
     expect(isKept(foreign.value)).toBe(false);
   });
 
+  test('marks a kept value and its direct members only; deeper objects are frozen, and rendered each time', () => {
+    const { value } = keep({ items: [{ id: 'a', raw: { user_id: 'u1' } }], total: 1 });
+    expect(isKept(value)).toBe(true);
+    expect(isKept(value.items)).toBe(true);
+    expect(isKept(value.items[0])).toBe(false);
+    expect(Object.isFrozen(value.items[0]!.raw)).toBe(true);
+    let renders = 0;
+    keptRendering(value.items[0]!, 'k', () => ++renders);
+    keptRendering(value.items[0]!, 'k', () => ++renders);
+    expect(renders).toBe(2);
+  });
+
   test('does not memoise against a value holding something that cannot be frozen', () => {
     const { value } = keep({ at: new Date(0) });
     expect(isKept(value)).toBe(false);
