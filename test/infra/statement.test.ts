@@ -66,6 +66,43 @@ describe('named statements', () => {
     expect(t.app.db.statements()).toBe(count());
   });
 
+  test('rows of every column type, and results that span many of the backend\'s output chunks, read as an unnamed query reads them', async () => {
+    // On the embedded store an unnamed query is read by PGlite's own parser, a named one by
+    // pg-protocol's (pglite-client.ts): both must give the same values, also for multi-byte text.
+    const text = `select g as n, g::bigint * 1000000000 as big, g % 2 = 0 as even, (g * 1.5)::numeric(10, 2) as num, (g / 3.0)::float8 as f,
+        repeat('é😀', g % 7) as s, decode(lpad(to_hex(g), 4, '0'), 'hex') as b, date '2026-11-26' + g as d, null::text as nothing,
+        jsonb_build_object('g', g, 'list', jsonb_build_array(g, 'x')) as j, array[g, g + 1] as arr, now() - g * interval '1 second' as at
+      from generate_series(1, ?::int) g`;
+    for (const rows of [0, 1, 3000]) {
+      const named = await statement<Record<string, unknown>>(t.app.db.knex, text, [rows]);
+      const plain = ((await t.app.db.knex.raw(text.replace('now() -', "timestamptz '2026-11-26 12:00:00+00' -"), [rows])) as { rows: Record<string, unknown>[] }).rows;
+      const fixed = await statement<Record<string, unknown>>(t.app.db.knex, text.replace('now() -', "timestamptz '2026-11-26 12:00:00+00' -"), [rows]);
+      expect(named).toHaveLength(rows);
+      expect(fixed).toEqual(plain);
+    }
+  });
+
+  test('on the root handle, a named statement waits for an open transaction and never sees its uncommitted rows', async () => {
+    const id = randomUUID();
+    const count = `select count(*)::int as c from ${table} where id = ?`;
+    let inserted!: () => void;
+    const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+    let seenInside: unknown;
+    const transaction = t.app.db.knex.transaction(async (trx) => {
+      await trx(table).insert({ id, n: 200 });
+      inserted();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      seenInside = await statement(trx, count, [id]);
+      throw new Error('roll back');
+    });
+    await insertedYet;
+    // Issued while the transaction is open: it runs after the rollback, on the database's one connection.
+    const outside = await statement(t.app.db.knex, count, [id]);
+    await expect(transaction).rejects.toThrow('roll back');
+    expect(seenInside).toEqual([{ c: 1 }]);
+    expect(outside).toEqual([{ c: 0 }]);
+  });
+
   test('inside a transaction, a named statement sees its writes and a rollback undoes them', async () => {
     const id = randomUUID();
     const count = `select count(*)::int as c from ${table} where id = ?`;

@@ -97,6 +97,21 @@ function pooled(knex: Knex): boolean {
   return knex.client.config.client === 'pg' && !(knex as Knex & { isTransaction?: boolean }).isTransaction;
 }
 
+/** A knex client that runs a named statement itself, on a connection of its own pool (the embedded store's, pglite-client.ts). */
+interface NamedStatementClient {
+  runNamed(name: string, text: string, values: readonly unknown[], apiTimestamps: boolean): Promise<unknown[]>;
+}
+
+/**
+ * The client of a handle, when a named statement goes to it directly: on the embedded store,
+ * outside a transaction (inside one, knex's path runs it on the transaction's connection).
+ */
+function namedRunner(knex: Knex): (Knex.Client & NamedStatementClient) | null {
+  const client = knex.client as Knex.Client & Partial<NamedStatementClient>;
+  if (typeof client.runNamed !== 'function' || (knex as Knex & { isTransaction?: boolean }).isTransaction) return null;
+  return client as Knex.Client & NamedStatementClient;
+}
+
 /** Statements sent per root handle, from the first `statementCounter` call on (metrics.ts: svc_db_statements_total). */
 const counts = new WeakMap<Knex, { n: number }>();
 
@@ -130,6 +145,13 @@ export async function statement<Row>(knex: Knex, text: string, values: readonly 
     } finally {
       await client.releaseConnection(connection);
     }
+  }
+  const runner = name === undefined ? null : namedRunner(knex);
+  if (runner) {
+    // Announced as knex announces its own queries (its client's `query` event), so the embedded
+    // store's write count (hot-read.ts `trackWrites`) and the statement count see it as before.
+    runner.emit('query', { sql: text, bindings: values, options: { ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) } });
+    return (await runner.runNamed(name!, positionalText(text, true), values, options.apiTimestamps === true)) as Row[];
   }
   const query = knex.raw(text, values as Knex.RawBinding[]);
   // The embedded client reads `apiTimestamps` on named statements (pglite-client.ts); inside a
