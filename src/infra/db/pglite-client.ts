@@ -147,7 +147,9 @@ async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): 
         break;
     }
   }
-  await pglite.execProtocolRawStream(message, { onRawData: take });
+  // The store's file systems (a Node data directory, `memory://`) write through: PGlite's sync
+  // does nothing for them but take its lock, a few microseconds a statement.
+  await pglite.execProtocolRawStream(message, { onRawData: take, syncToFs: false });
   if (failure) throw failure;
   return { rows, fields, affectedRows };
 }
