@@ -77,13 +77,14 @@ async function prepare(pglite: PGlite, text: string, name: string): Promise<Prep
   return { name, types: parse.parseDescribeStatementResults(messages) };
 }
 
-/** The backend messages a result is read from, as pg-protocol's parser reports them. */
-type Message =
-  | { name: 'rowDescription'; fields: { name: string; dataTypeID: number }[] }
-  | { name: 'dataRow'; fields: (string | null)[] }
-  | { name: 'commandComplete'; text: string }
-  | (Error & { name: 'error' })
-  | { name: string };
+/** The backend messages a result is read from, as pg-protocol's parser reports them (`name` says which). */
+interface Message {
+  name: string;
+  /** rowDescription: the columns; dataRow: the values as text, or null. */
+  fields?: { name: string; dataTypeID: number }[] | (string | null)[];
+  /** commandComplete: `INSERT 0 3`, `UPDATE 2`, `SELECT 5`. */
+  text?: string;
+}
 
 /** The statements whose `commandComplete` counts rows changed (PGlite's `affectedRows`). */
 const CHANGING = new Set(['INSERT', 'UPDATE', 'DELETE', 'COPY', 'MERGE']);
@@ -102,9 +103,6 @@ async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): 
   const rows: Record<string, unknown>[] = [];
   let affectedRows = 0;
   let failure: Error | null = null;
-  const onMessage = (received: unknown): void => {
-    if (!failure) read(received as Message);
-  };
   /**
    * One chunk of the backend's output. A throw (a value the database's own parser refuses) fails
    * this statement: nothing thrown here may escape into PGlite's loop. The chunk is a view of the
@@ -114,18 +112,19 @@ async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): 
   const take = (data: Uint8Array): void => {
     if (failure) return;
     try {
-      parser.parse(Buffer.from(data), onMessage);
+      parser.parse(Buffer.from(data), (message) => read(message as Message));
     } catch (error) {
       failure = error instanceof Error ? error : new Error(String(error));
     }
   };
   function read(m: Message): void {
+    if (failure) return;
     switch (m.name) {
       case 'rowDescription':
-        for (const f of (m as Extract<Message, { name: 'rowDescription' }>).fields) fields.push({ name: f.name, dataTypeID: f.dataTypeID });
+        for (const f of m.fields as { name: string; dataTypeID: number }[]) fields.push({ name: f.name, dataTypeID: f.dataTypeID });
         break;
       case 'dataRow': {
-        const values = (m as Extract<Message, { name: 'dataRow' }>).fields;
+        const values = m.fields as (string | null)[];
         const row: Record<string, unknown> = {};
         for (let i = 0; i < fields.length; i++) {
           const value = values[i] ?? null;
@@ -137,13 +136,13 @@ async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): 
         break;
       }
       case 'commandComplete': {
-        const words = (m as Extract<Message, { name: 'commandComplete' }>).text.split(' ');
+        const words = (m.text ?? '').split(' ');
         const count = Number.parseInt(words[words.length - 1]!, 10);
         if (CHANGING.has(words[0]!) && !Number.isNaN(count)) affectedRows += count;
         break;
       }
       case 'error':
-        failure = m as Error;
+        failure = m as unknown as Error;
         break;
     }
   }
@@ -162,8 +161,9 @@ async function resultOf(pglite: PGlite, message: Uint8Array, parsers: Parsers): 
 const RUN_PORTAL = Buffer.concat([serialize.describe({ type: 'P' }), serialize.execute({}), serialize.sync()]);
 
 /** Runs a named query as a prepared statement: PGlite's `query`, one statement's worth of it. */
-async function runPrepared(pglite: PGlite, key: string, text: string, values: readonly unknown[], parsers: Parsers): Promise<Results> {
+async function runPrepared(pglite: PGlite, key: string, text: string, values: readonly unknown[], apiTimestamps: boolean): Promise<Results> {
   const state = preparedOf(pglite);
+  const parsers = apiTimestamps ? apiParsersOf(pglite) : pglite.parsers;
   return pglite.runExclusive(async () => {
     let statement = state.statements.get(key);
     try {
@@ -197,7 +197,7 @@ class PreparingClient extends (ClientPgLite as unknown as new (config: Knex.Conf
   override async _query(connection: PGlite, obj: QueryObject): Promise<QueryObject> {
     const name = obj.options?.name;
     if (!name || !obj.sql) return super._query(connection, obj);
-    obj.response = await runPrepared(connection, name, obj.sql, obj.bindings ?? [], obj.options?.apiTimestamps ? apiParsersOf(connection) : connection.parsers);
+    obj.response = await runPrepared(connection, name, obj.sql, obj.bindings ?? [], obj.options?.apiTimestamps === true);
     return obj;
   }
 
@@ -210,7 +210,7 @@ class PreparingClient extends (ClientPgLite as unknown as new (config: Knex.Conf
   async runNamed(name: string, text: string, values: readonly unknown[], apiTimestamps: boolean): Promise<unknown[]> {
     const connection = await this.acquireConnection();
     try {
-      return (await runPrepared(connection, name, text, values, apiTimestamps ? apiParsersOf(connection) : connection.parsers)).rows;
+      return (await runPrepared(connection, name, text, values, apiTimestamps)).rows;
     } finally {
       await this.releaseConnection(connection);
     }

@@ -146,17 +146,19 @@ export async function statement<Row>(knex: Knex, text: string, values: readonly 
       await client.releaseConnection(connection);
     }
   }
+  // What knex's query event carries for it (hot-read.ts `trackWrites` reads `bumpsNoGuard`); the
+  // embedded client reads `apiTimestamps` on named statements (pglite-client.ts); inside a
+  // PostgreSQL transaction knex's path answers Dates, which a row mapping formats the same.
+  const queryOptions = { ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}), ...(options.apiTimestamps ? { apiTimestamps: true } : {}) };
   const runner = name === undefined ? null : namedRunner(knex);
   if (runner) {
     // Announced as knex announces its own queries (its client's `query` event), so the embedded
-    // store's write count (hot-read.ts `trackWrites`) and the statement count see it as before.
-    runner.emit('query', { sql: text, bindings: values, options: { ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}) } });
+    // store's write count and the statement count see it as before.
+    runner.emit('query', { sql: text, bindings: values, options: queryOptions });
     return (await runner.runNamed(name!, positionalText(text, true), values, options.apiTimestamps === true)) as Row[];
   }
   const query = knex.raw(text, values as Knex.RawBinding[]);
-  // The embedded client reads `apiTimestamps` on named statements (pglite-client.ts); inside a
-  // PostgreSQL transaction knex's path answers Dates, which a row mapping formats the same.
-  if (name !== undefined || options.bumpsNoGuard) query.options({ ...named, ...(options.bumpsNoGuard ? { bumpsNoGuard: true } : {}), ...(options.apiTimestamps ? { apiTimestamps: true } : {}) });
+  if (name !== undefined || options.bumpsNoGuard) query.options(queryOptions);
   const result = (await query) as { rows?: Row[] } | Row[];
   return Array.isArray(result) ? result : (result.rows ?? []);
 }
