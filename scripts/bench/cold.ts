@@ -18,7 +18,16 @@ export interface BenchAccount {
 
 const TYPES = ['platform_a:follow', 'platform_a:subscription', 'platform_a:cheer', 'platform_b:membership', 'platform_c:follow'];
 const PLATFORMS = ['platform_a', 'platform_b', 'platform_c'];
-const LIMITS = [10, 20, 25, 50];
+/** Page sizes of the cold draws: any of 10 to 50, as clients pick them. */
+const LIMIT_MIN = 10;
+const LIMIT_MAX = 50;
+/**
+ * The least distance, in a pool walked in order (and around its end), between two draws of the same
+ * request. The events page is kept from its second load within the latest two to four thousand page
+ * keys (src/infra/db/hot-read.ts, `keepOnRepeat`), so a request repeated closer than that would be
+ * answered by a kept page: the cold cases must not measure the cache.
+ */
+export const COLD_REPEAT_DISTANCE = 10_000;
 
 /** Runs `work` over `items` with at most `width` at once. */
 export async function inParallel<T>(items: readonly T[], width: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
@@ -58,35 +67,71 @@ interface Draw {
   filter: { types?: string[]; platform?: string; userId?: string; from?: string; to?: string };
 }
 
-/** `count` random requests over `accounts`: page 1..12, a page size of four, one filter of five kinds (or none). */
+/** One random request over `accounts`: page 1..12, a page size of 10..50, one filter of five kinds (or none). */
+function drawOne(accounts: readonly BenchAccount[], random: () => number, now: number): Draw {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+  const filter: Draw['filter'] = {};
+  switch (Math.floor(random() * 6)) {
+    case 1:
+      filter.types = [pick(TYPES)];
+      break;
+    case 2:
+      filter.platform = pick(PLATFORMS);
+      break;
+    case 3:
+      filter.userId = `viewer-${Math.floor(random() * 50)}`;
+      break;
+    case 4: {
+      // A window ending within the last hour, minute-aligned: the rows seeded in this run.
+      const to = now + 60_000 - Math.floor(random() * 60) * 60_000;
+      filter.from = new Date(to - 2 * 3_600_000).toISOString();
+      filter.to = new Date(to).toISOString();
+      break;
+    }
+    default:
+      break;
+  }
+  return { account: pick(accounts), page: 1 + Math.floor(random() * 12), limit: LIMIT_MIN + Math.floor(random() * (LIMIT_MAX - LIMIT_MIN + 1)), filter };
+}
+
+/**
+ * `count` random requests over `accounts`, to be sent in order and around again: a draw that repeats
+ * a request less than COLD_REPEAT_DISTANCE places before it (or, counted around the end, after it) is
+ * drawn again. The unfiltered pages of the 20 users (9,840 distinct) are a third of the draws, so
+ * drawn freely a pool repeats them every few thousand requests, which kept pages would answer (a
+ * fifth of the requests, before issue 27's seventh session).
+ */
 function draws(accounts: readonly BenchAccount[], count: number, seed: number): Draw[] {
   const random = generator(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const now = Date.now();
-  return Array.from({ length: count }, () => {
-    const filter: Draw['filter'] = {};
-    switch (Math.floor(random() * 6)) {
-      case 1:
-        filter.types = [pick(TYPES)];
-        break;
-      case 2:
-        filter.platform = pick(PLATFORMS);
-        break;
-      case 3:
-        filter.userId = `viewer-${Math.floor(random() * 50)}`;
-        break;
-      case 4: {
-        // A window ending within the last hour, minute-aligned: the rows seeded in this run.
-        const to = now + 60_000 - Math.floor(random() * 60) * 60_000;
-        filter.from = new Date(to - 2 * 3_600_000).toISOString();
-        filter.to = new Date(to).toISOString();
-        break;
-      }
-      default:
-        break;
-    }
-    return { account: pick(accounts), page: 1 + Math.floor(random() * 12), limit: pick(LIMITS), filter };
-  });
+  const first = new Map<string, number>();
+  const last = new Map<string, number>();
+  const out: Draw[] = [];
+  while (out.length < count) {
+    const d = drawOne(accounts, random, now);
+    const key = `${accounts.indexOf(d.account)} ${d.page} ${d.limit} ${JSON.stringify(d.filter)}`;
+    const at = out.length;
+    const before = last.get(key);
+    const wrapped = first.get(key);
+    if (before !== undefined && at - before < COLD_REPEAT_DISTANCE) continue;
+    if (wrapped !== undefined && count - at + wrapped < COLD_REPEAT_DISTANCE) continue;
+    if (wrapped === undefined) first.set(key, at);
+    last.set(key, at);
+    out.push(d);
+  }
+  return out;
+}
+
+/**
+ * Where each pool's next run starts: the cold pools are walked in order (load.ts `poolStart`), each
+ * run continuing where the previous one on the same service stopped.
+ */
+export function poolCursors(): { start(poolFile: string): number; advance(poolFile: string, sent: number): void } {
+  const at = new Map<string, number>();
+  return {
+    start: (poolFile) => at.get(poolFile) ?? 0,
+    advance: (poolFile, sent) => void at.set(poolFile, (at.get(poolFile) ?? 0) + sent),
+  };
 }
 
 /** REST requests of the cold case: `GET /v1/events` with the draw's page, size, filter and key. */
@@ -104,7 +149,10 @@ export function coldRestPool(accounts: readonly BenchAccount[], count: number, s
 
 const PAGE_QUERY = 'query Page($filter: EventFilterInput) { events(filter: $filter) { items { id accountId eventType platform externalId raw createdAt } total page limit pages } }';
 
-/** The same draws through GraphQL (same seed: the same pages, sizes, filters and users). */
+/**
+ * Draws of the same kind through GraphQL. Give it another seed than the REST pool's: both reach the
+ * same kept pages (the events service's `list`), so the same draws would let one case warm the other.
+ */
 export function coldGraphqlPool(accounts: readonly BenchAccount[], count: number, seed: number): PoolRequest[] {
   return draws(accounts, count, seed).map((d) => ({
     path: '/v1/gql',

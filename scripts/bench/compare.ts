@@ -19,7 +19,7 @@ import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createScratchDatabase } from '../../src/infra/db/scratch';
-import { coldGraphqlPool, coldRestPool, inParallel, seededEvent, type BenchAccount } from './cold';
+import { coldGraphqlPool, coldRestPool, inParallel, poolCursors, seededEvent, type BenchAccount } from './cold';
 import { cpuMillis, freePort, HOST, runJson, startNodeArgs, stop } from './lib';
 import type { LoadInput, LoadResult } from './load';
 
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     const coldFile = path.join(work, 'cold.json');
     const gqlFile = path.join(work, 'coldgql.json');
     writeFileSync(coldFile, JSON.stringify(coldRestPool(accounts, 50_000, 27)));
-    writeFileSync(gqlFile, JSON.stringify(coldGraphqlPool(accounts, 50_000, 27)));
+    writeFileSync(gqlFile, JSON.stringify(coldGraphqlPool(accounts, 50_000, 28)));
     const b = startService(dirB, await env(portB, 'b'), log);
     children.push(b);
     const baseB = `http://${HOST}:${portB}`;
@@ -98,16 +98,30 @@ async function main(): Promise<void> {
       { name: 'A', dir: dirA, pid: a.pid!, inputs: inputs(baseA) },
       { name: 'B', dir: dirB, pid: b.pid!, inputs: inputs(baseB) },
     ];
-    const load = (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number) =>
-      runJson<LoadResult>('scripts/bench/load.ts', { ...input, connections: 16, seconds, maxRequests: 200_000, ...(RATE ? { rate: RATE } : {}) }, (seconds + 30) * 1000, `load ${input.url}`);
-    for (const build of builds) for (const name of CASES) await load(build.inputs[name]!, 1.5);
+    // The cold pools are walked in order, per build (each service keeps its own pages), each run
+    // where that build's last one stopped (cold.ts).
+    const cursors = new Map(builds.map((build) => [build.name, poolCursors()]));
+    const load = async (build: (typeof builds)[number], name: string, seconds: number): Promise<LoadResult> => {
+      const input = build.inputs[name]!;
+      const poolFile = input.poolFile;
+      const cursor = cursors.get(build.name)!;
+      const result = await runJson<LoadResult>(
+        'scripts/bench/load.ts',
+        { ...input, connections: 16, seconds, maxRequests: 200_000, ...(poolFile ? { poolStart: cursor.start(poolFile) } : {}), ...(RATE ? { rate: RATE } : {}) },
+        (seconds + 30) * 1000,
+        `load ${input.url}`,
+      );
+      if (poolFile) cursor.advance(poolFile, result.requests + 16);
+      return result;
+    };
+    for (const build of builds) for (const name of CASES) await load(build, name, 1.5);
     const results: Record<string, { cpu: number; rps: number }[]> = {};
     for (let r = 1; r <= ROUNDS; r += 1) {
       for (const name of CASES) {
         // Alternate which build goes first, so neither always follows the other.
         for (const build of r % 2 ? builds : [...builds].reverse()) {
           const before = cpuMillis(build.pid);
-          const result = await load(build.inputs[name]!, SECONDS);
+          const result = await load(build, name, SECONDS);
           const cpu = (cpuMillis(build.pid) - before) / result.requests;
           (results[`${name} ${build.name}`] ??= []).push({ cpu, rps: result.rps });
           console.log(`round ${r} ${name.padEnd(8)} ${build.name}  ${result.rps.toFixed(0).padStart(6)} req/s  cpu ${cpu.toFixed(3)} ms/req${result.non2xx || result.errors ? `  non-2xx ${result.non2xx} errors ${result.errors}` : ''}`);

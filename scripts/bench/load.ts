@@ -5,8 +5,10 @@
  * socket error reports it, and the bench counts the case as failed. With `paths`, the run sends
  * each path of `url`'s origin once, in order (one connection makes it one at a time): a case of
  * distinct requests, none of which a kept result can answer. With `poolFile` (a JSON array of
- * `PoolRequest`), every request is drawn at random from that pool, until the count or the time
- * is reached: the cold cases, where each request asks for another page, filter and user.
+ * `PoolRequest`), every request is drawn at random from that pool (the many-accounts case), or, with
+ * `poolStart`, taken in order from that place on and around the end (the cold cases, whose pools
+ * never repeat a request within COLD_REPEAT_DISTANCE places: cold.ts), until the count or the
+ * time is reached.
  */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
@@ -29,8 +31,10 @@ export interface LoadInput {
   maxRequests: number;
   /** Each sent once, in order, instead of `url` over and over. */
   paths?: string[];
-  /** A file holding a JSON array of PoolRequest: each request is drawn from it at random. */
+  /** A file holding a JSON array of PoolRequest: each request is drawn from it at random, or in order with `poolStart`. */
   poolFile?: string;
+  /** Where in the pool to start sending its requests in order (the cold cases); unset: drawn at random. */
+  poolStart?: number;
   /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
   rate?: number;
 }
@@ -50,15 +54,18 @@ export interface LoadResult {
   store?: { postgresMs: number; redisMs: number; transactions: number };
   /** Statements the service sent per answered request (its svc_db_statements_total, read before and after). */
   statements?: number;
+  /** Event pages a kept result answered, per answered request (the service's svc_kept_answers_total{read="events.page"}). */
+  keptPages?: number;
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as LoadInput;
 const pool = input.poolFile ? (JSON.parse(readFileSync(input.poolFile, 'utf8')) as PoolRequest[]) : null;
+let next = input.poolStart ?? 0;
 const drawn: autocannon.Request[] | null = pool
   ? [
       {
         setupRequest: (request: autocannon.Request): autocannon.Request => {
-          const r = pool[Math.floor(Math.random() * pool.length)]!;
+          const r = pool[input.poolStart === undefined ? Math.floor(Math.random() * pool.length) : next++ % pool.length]!;
           return { ...request, path: r.path, method: r.method ?? 'GET', headers: { ...request.headers, ...r.headers }, ...(r.body !== undefined ? { body: r.body } : {}) };
         },
       },

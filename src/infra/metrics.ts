@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { JobStats } from './jobs/types';
+import { keptAnswers } from './db/hot-read';
 import { keptBudget, keptBytes } from './kept';
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4';
@@ -48,6 +49,16 @@ export function createMetrics(options: { service: string; env: string; sources: 
     registers: [registry],
     collect() {
       this.set(keptBytes());
+    },
+  });
+  new Counter({
+    name: 'svc_kept_answers_total',
+    help: 'Calls of a named read (events.page) that a kept result answered instead of the database, since start.',
+    labelNames: ['read'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [read, count] of Object.entries(keptAnswers())) this.inc({ read }, count);
     },
   });
   new Gauge({

@@ -61,6 +61,24 @@ describe('metrics listener', () => {
     expect(await statements()).toBeGreaterThanOrEqual(after);
   });
 
+  test('svc_kept_answers_total{read="events.page"} counts the pages a kept page answered, not the ones loaded', async () => {
+    const keptPages = async () => {
+      const line = (await scrape()).split('\n').find((l) => /^svc_kept_answers_total\{.*\bread="events\.page".*\} \d+$/.test(l));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    const owner = await devLogin(t);
+    const page = (filter: string) => api(t, 'GET', `/events?limit=5&user_id=${filter}`, { token: owner.accessToken });
+    // Asked once: loaded, not kept, not counted.
+    const before = await keptPages();
+    expect((await page(`once-${before}`)).status).toBe(200);
+    expect(await keptPages()).toBe(before);
+    // Asked again it is kept (from its second load), and later asks are answered by it. The embedded
+    // store drops kept reads on any other write, so a few asks may be loads; one must be a kept answer.
+    const filter = `again-${before}`;
+    for (let i = 0; i < 6; i += 1) expect((await page(filter)).status).toBe(200);
+    expect(await keptPages()).toBeGreaterThan(before);
+  });
+
   test('every sample line carries service="creator-backend" and env="test"', async () => {
     const text = await scrape();
     const samples = text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));

@@ -182,7 +182,7 @@ export function createEventsRepo(knex: Knex) {
       (accountId) => ({ id: `events:${accountId}`, sql: VERSION_SQL, bindings: [accountId] }),
       // A page holds up to 100 rows with their raw payloads: keep fewer of them than of small reads,
       // and only pages asked for again (most distinct pages, filters and users are asked once).
-      { max: 1_000, versioned: versionedPage, keepOnRepeat: true },
+      { name: 'events.page', max: 1_000, versioned: versionedPage, keepOnRepeat: true },
     ),
     /** events.byId */
     async byId(accountId: string, id: string, db: Knex | Knex.Transaction = knex): Promise<EventItem | undefined> {
