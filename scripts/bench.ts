@@ -205,18 +205,15 @@ async function main(): Promise<void> {
     const cases = all.filter((c) => c.name === 'express' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
     // The cold pools are walked in order, each run where the last one stopped (cold.ts).
-    const cursors = poolCursors();
-    const ordered = new Set([pools.cold, pools.coldgql]);
+    const cursors = poolCursors([pools.cold, pools.coldgql].filter((file): file is string => file !== undefined));
     const load = async (input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'>, seconds: number, connections = CONNECTIONS): Promise<LoadResult> => {
-      const poolFile = input.poolFile !== undefined && ordered.has(input.poolFile) ? input.poolFile : undefined;
       const result = await runJson<LoadResult>(
         'scripts/bench/load.ts',
-        { ...input, connections, seconds, maxRequests: MAX_REQUESTS, ...(poolFile ? { poolStart: cursors.start(poolFile) } : {}), ...(RATE && !input.paths ? { rate: RATE } : {}) },
+        { ...cursors.place(input), connections, seconds, maxRequests: MAX_REQUESTS, ...(RATE && !input.paths ? { rate: RATE } : {}) },
         (seconds + 30) * 1000,
         `load ${input.url}`,
       );
-      // Requests still on their way when the run stopped were taken from the pool too.
-      if (poolFile) cursors.advance(poolFile, result.requests + connections);
+      cursors.advance(input, result.requests, connections);
       return result;
     };
     log('warming up');

@@ -123,14 +123,21 @@ function draws(accounts: readonly BenchAccount[], count: number, seed: number): 
 }
 
 /**
- * Where each pool's next run starts: the cold pools are walked in order (load.ts `poolStart`), each
- * run continuing where the previous one on the same service stopped.
+ * Where each pool's next run starts: the pools named here (the cold ones) are walked in order
+ * (load.ts `poolStart`), each run continuing where the previous one on the same service stopped.
+ * `place` gives a load input its start; `advance` moves past what a run took from the pool, its
+ * answered requests and the `connections` still on their way when it stopped.
  */
-export function poolCursors(): { start(poolFile: string): number; advance(poolFile: string, sent: number): void } {
-  const at = new Map<string, number>();
+export function poolCursors(ordered: Iterable<string>): {
+  place<T extends { poolFile?: string }>(input: T): T & { poolStart?: number };
+  advance(input: { poolFile?: string }, requests: number, connections: number): void;
+} {
+  const at = new Map([...ordered].map((poolFile) => [poolFile, 0]));
   return {
-    start: (poolFile) => at.get(poolFile) ?? 0,
-    advance: (poolFile, sent) => void at.set(poolFile, (at.get(poolFile) ?? 0) + sent),
+    place: (input) => (input.poolFile !== undefined && at.has(input.poolFile) ? { ...input, poolStart: at.get(input.poolFile)! } : input),
+    advance(input, requests, connections) {
+      if (input.poolFile !== undefined && at.has(input.poolFile)) at.set(input.poolFile, at.get(input.poolFile)! + requests + connections);
+    },
   };
 }
 

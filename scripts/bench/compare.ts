@@ -100,18 +100,17 @@ async function main(): Promise<void> {
     ];
     // The cold pools are walked in order, per build (each service keeps its own pages), each run
     // where that build's last one stopped (cold.ts).
-    const cursors = new Map(builds.map((build) => [build.name, poolCursors()]));
+    const cursors = new Map(builds.map((build) => [build.name, poolCursors([coldFile, gqlFile])]));
     const load = async (build: (typeof builds)[number], name: string, seconds: number): Promise<LoadResult> => {
       const input = build.inputs[name]!;
-      const poolFile = input.poolFile;
       const cursor = cursors.get(build.name)!;
       const result = await runJson<LoadResult>(
         'scripts/bench/load.ts',
-        { ...input, connections: 16, seconds, maxRequests: 200_000, ...(poolFile ? { poolStart: cursor.start(poolFile) } : {}), ...(RATE ? { rate: RATE } : {}) },
+        { ...cursor.place(input), connections: 16, seconds, maxRequests: 200_000, ...(RATE ? { rate: RATE } : {}) },
         (seconds + 30) * 1000,
         `load ${input.url}`,
       );
-      if (poolFile) cursor.advance(poolFile, result.requests + 16);
+      cursor.advance(input, result.requests, 16);
       return result;
     };
     for (const build of builds) for (const name of CASES) await load(build, name, 1.5);

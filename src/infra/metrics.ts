@@ -33,6 +33,18 @@ export function createMetrics(options: { service: string; env: string; sources: 
   const { sources } = options;
   const registry = new Registry();
   registry.setDefaultLabels({ service: options.service, env: options.env });
+  /** A counter whose per-label running totals the process keeps itself: each scrape carries them in. */
+  const totalsCounter = (name: string, help: string, label: string, totals: () => Record<string, number>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [value, count] of Object.entries(totals())) this.inc({ [label]: value }, count);
+      },
+    });
 
   new Gauge({
     name: 'svc_build_info',
@@ -51,16 +63,7 @@ export function createMetrics(options: { service: string; env: string; sources: 
       this.set(keptBytes());
     },
   });
-  new Counter({
-    name: 'svc_kept_answers_total',
-    help: 'Calls of a named read (events.page) that a kept result answered instead of the database, since start.',
-    labelNames: ['read'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [read, count] of Object.entries(keptAnswers())) this.inc({ read }, count);
-    },
-  });
+  totalsCounter('svc_kept_answers_total', 'Calls of a named read (events.page) that a kept result answered instead of the database, since start.', 'read', keptAnswers);
   new Gauge({
     name: 'svc_kept_bytes_budget',
     help: 'The bound of svc_kept_bytes (config memory.kept_bytes).',
@@ -111,16 +114,7 @@ export function createMetrics(options: { service: string; env: string; sources: 
       for (const [pool, stats] of Object.entries(sources.pools())) this.set({ pool }, stats.idle);
     },
   });
-  new Counter({
-    name: 'svc_db_statements_total',
-    help: 'Statements this node sent to the database, per pool (queries and transactions\' BEGIN and COMMIT alike).',
-    labelNames: ['pool'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const [pool, count] of Object.entries(sources.statements?.() ?? {})) this.inc({ pool }, count);
-    },
-  });
+  totalsCounter('svc_db_statements_total', "Statements this node sent to the database, per pool (queries and transactions' BEGIN and COMMIT alike).", 'pool', () => sources.statements?.() ?? {});
   // Job queues: one query per scrape, shared by the gauges below.
   let pending: Promise<JobStats[]> | null = null;
   const jobStats = () => {

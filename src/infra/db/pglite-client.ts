@@ -4,8 +4,9 @@
  * knex-pglite runs every query through `PGlite.query`, which parses, describes, plans, binds and
  * executes it in six calls into the WebAssembly backend, and ignores the statement name that
  * `statement()` (statement.ts) gives it. A query that carries a name is run here instead, with
- * PGlite's public protocol API (`protocol.serialize`, `execProtocol`, `parse`): its text is parsed
- * and described once per database, under a name of ours; each call then sends Bind, Describe,
+ * PGlite's public protocol API (`execProtocol`, `execProtocolRawStream`, `parse`) and messages
+ * written by pg-protocol's serializer (the pg driver's): its text is parsed and described once per
+ * database, under a name of ours; each call then sends Bind, Describe,
  * Execute and Sync in one message, and PostgreSQL plans it as a prepared statement (custom plans,
  * then its cached generic plan when that costs no more). Parameters and results are converted
  * with the database's own serializers and parsers, as `query` converts them (`timestamptz` into the
@@ -22,7 +23,7 @@
  * A statement whose call fails is forgotten: the next call parses its text again under a new name
  * (a prepared statement outlives a failed transaction, so names are never reused).
  */
-import { parse, protocol, type PGlite, type Results } from '@electric-sql/pglite';
+import { parse, type PGlite, type Results } from '@electric-sql/pglite';
 import { serialize } from 'pg-protocol';
 // pg-protocol's package exports its modules under dist/; `Parser` is what its `parse(stream)` runs
 // on each chunk, used here on the chunks PGlite hands over, without a stream around them.
@@ -62,18 +63,9 @@ function preparedOf(pglite: PGlite) {
   return state;
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
 async function prepare(pglite: PGlite, text: string, name: string): Promise<Prepared> {
-  const { messages } = await pglite.execProtocol(concat([protocol.serialize.parse({ name, text, types: [] }), protocol.serialize.describe({ type: 'S', name }), protocol.serialize.sync()]), { syncToFs: false });
+  const message = Buffer.concat([serialize.parse({ name, text, types: [] }), serialize.describe({ type: 'S', name }), serialize.sync()]);
+  const { messages } = await pglite.execProtocol(message, { syncToFs: false });
   return { name, types: parse.parseDescribeStatementResults(messages) };
 }
 

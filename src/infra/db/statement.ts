@@ -94,7 +94,12 @@ function positionalText(text: string, named: boolean): string {
  * keeps knex's path: its write counting listens to knex's query events (hot-read.ts).
  */
 function pooled(knex: Knex): boolean {
-  return knex.client.config.client === 'pg' && !(knex as Knex & { isTransaction?: boolean }).isTransaction;
+  return knex.client.config.client === 'pg' && !inTransaction(knex);
+}
+
+/** Whether the handle is a transaction's (knex marks it so): its statements run on its own connection. */
+function inTransaction(knex: Knex): boolean {
+  return (knex as Knex & { isTransaction?: boolean }).isTransaction === true;
 }
 
 /** A knex client that runs a named statement itself, on a connection of its own pool (the embedded store's, pglite-client.ts). */
@@ -108,7 +113,7 @@ interface NamedStatementClient {
  */
 function namedRunner(knex: Knex): (Knex.Client & NamedStatementClient) | null {
   const client = knex.client as Knex.Client & Partial<NamedStatementClient>;
-  if (typeof client.runNamed !== 'function' || (knex as Knex & { isTransaction?: boolean }).isTransaction) return null;
+  if (typeof client.runNamed !== 'function' || inTransaction(knex)) return null;
   return client as Knex.Client & NamedStatementClient;
 }
 
