@@ -26,6 +26,16 @@ describe('schemaRows', () => {
     expect(joined.select).toBe('p.id as id, p.user_id as user_id, p.kind as kind, u.display_name as name, p.is_default as is_default, p.created_at as created_at, p.updated_at as updated_at, count(*) as rank');
   });
 
+  test('renders a row as JSON with the same members in the same order, and refuses types whose JSON differs from map()', () => {
+    const presets = schemaRows('SettingPreset', { omit: ['payload'], extra: { rank: 'bigint' } });
+    expect(presets.json('p')).toBe(
+      "json_build_object('id', p.id, 'userId', p.user_id, 'kind', p.kind, 'name', p.name, 'isDefault', p.is_default, " +
+        `'createdAt', to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'updatedAt', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'rank', p.rank)`,
+    );
+    expect(() => rowMapping({ id: 'uuid', blob: 'bytes' }).json('x')).toThrow('column blob is bytes');
+    expect(() => rowMapping({ id: 'uuid', ratio: 'double' }).json('x')).toThrow('column ratio is double');
+  });
+
   test('refuses a schema or a member the document does not have', () => {
     expect(() => schemaRows('NoSuchSchema' as 'SettingPreset')).toThrow('no schema NoSuchSchema');
     expect(() => schemaRows('SettingPreset', { omit: ['nope' as 'payload'] })).toThrow('has no member nope');
@@ -98,5 +108,26 @@ describe('schemaRows on a real table', () => {
     expect(Object.keys(row!).sort()).toEqual(['expires_at', 'id', 'revoked_at', 'user_id']);
     expect(row).toMatchObject({ id: user.sessionId, user_id: user.userId, revoked_at: null });
     expect(row!.expires_at).toBeInstanceOf(Date);
+  });
+
+  test('a row rendered by the database as JSON (json, fromJson) equals the row mapped by map, on this store', async () => {
+    const columns = { id: 'uuid', at: 'timestamp', n: 'bigint', doc: 'json', flag: 'boolean', label: { type: 'text', nullable: true }, tag: { type: 'text', adjust: (v: string) => v.toUpperCase() } } as const;
+    const mapping = rowMapping(columns);
+    // Every millisecond's edges and a spread of microsecond fractions, on both sides of midnight and of a leap day.
+    const fractions = ['000000', '000001', '000999', '001000', '123456', '289000', '500000', '999000', '999999'];
+    const instants = ['2024-02-28 23:59:59', '2024-02-29 00:00:00', '1999-12-31 23:59:59', '1970-01-01 00:00:00'].flatMap((at) => fractions.map((f) => `${at}.${f}+00`));
+    const rows = instants.map((at, i) => ({ id: randomUUID(), at, n: String(2 ** 40 + i), doc: JSON.stringify({ i, b: [true, null], s: `"quoted" ü ${i}`, z: 1.5 }), flag: i % 2 === 0, label: i % 3 ? `l${i}` : null, tag: `t${i}` }));
+    const values = rows.map(() => '(?::uuid, ?::timestamptz, ?::bigint, ?::jsonb, ?::boolean, ?::text, ?::text)').join(', ');
+    const bindings = rows.flatMap((r) => [r.id, r.at, r.n, r.doc, r.flag, r.label, r.tag]);
+    const source = `(values ${values}) as e(${Object.keys(columns).join(', ')})`;
+    const knex = t.app.db.knex;
+    const plain = await knex.raw(`select ${mapping.select} from ${source}`, bindings);
+    const mapped = ((plain.rows ?? plain) as Record<string, unknown>[]).map(mapping.map);
+    const rendered = await knex.raw(`select (select json_agg(${mapping.json('e')}) from ${source})::text as page`, bindings);
+    const [{ page }] = (rendered.rows ?? rendered) as { page: string }[];
+    const parsed = (JSON.parse(page) as Record<string, unknown>[]).map((item) => mapping.fromJson(item));
+    expect(parsed).toEqual(mapped);
+    expect(JSON.stringify(parsed)).toBe(JSON.stringify(mapped));
+    expect(parsed[1]).toMatchObject({ at: '2024-02-28T23:59:59.000Z', label: 'l1', tag: 'T1' });
   });
 });

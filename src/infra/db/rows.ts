@@ -59,6 +59,17 @@ export interface RowMapping<Out> {
   readonly select: string;
   /** One row to its domain object (any object with the columns: a driver's row, or a typed row such as the store's). */
   map(row: object): Out;
+  /**
+   * The SQL expression that renders one row of `alias` (a relation whose columns are the select
+   * list's names) as its domain object in JSON: the same members in the same order, converted as
+   * `map` converts them (timestamps as the API's RFC 3339 text, json as it is stored, bigint as
+   * numbers). For pages the database renders whole (`json_agg`), so the service parses one JSON
+   * text instead of a row per item (ADR 004, "eighth session"). `bytes` and `double` columns have
+   * no JSON form that matches `map` (hex text; NaN as a string) and are refused.
+   */
+  json(alias: string): string;
+  /** An object `json` rendered, parsed, as its domain object: the members' `adjust` applied (the same object when none adjusts). */
+  fromJson(value: Record<string, unknown>): Out;
 }
 
 
@@ -83,6 +94,23 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
   }
 }
 
+/**
+ * A column's value in a row rendered as JSON (`RowMapping.json`), as `converter` would make it:
+ * a timestamp as `toISOString()` writes it (UTC; `MS` truncates to the millisecond as the driver's
+ * Date does; years 1-9999, the RFC 3339 range), a bigint as a number, json as stored.
+ */
+function jsonValue(ref: string, type: ColumnType, column: string): string {
+  switch (type) {
+    case 'timestamp':
+      return `to_char(${ref} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+    case 'bytes':
+    case 'double':
+      throw new Error(`RowMapping.json: column ${column} is ${type}, which has no JSON form matching map()`);
+    default:
+      return ref;
+  }
+}
+
 /** A column's conversion followed by its `adjust` (either may be absent). */
 function adjusted(convert: ((value: unknown) => unknown) | null, adjust: ((value: unknown) => unknown) | undefined): ((value: unknown) => unknown) | null {
   if (!adjust) return convert;
@@ -103,8 +131,20 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     return { column, from, member: camelName(column), convert: adjusted(converter(type), adjust as ((value: unknown) => unknown) | undefined) };
   });
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
+  const adjustedMembers = plan.flatMap(({ member, column }) => {
+    const adjust = longForm(columns[column]!).adjust as ((value: unknown) => unknown) | undefined;
+    return adjust ? [{ member, adjust }] : [];
+  });
   return {
     select,
+    json(alias) {
+      const members = plan.map(({ column, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, longForm(columns[column]!).type, column)}`);
+      return `json_build_object(${members.join(', ')})`;
+    },
+    fromJson(value) {
+      for (const { member, adjust } of adjustedMembers) if (value[member] !== null && value[member] !== undefined) value[member] = adjust(value[member]);
+      return value as Out;
+    },
     map(row) {
       const out: Record<string, unknown> = {};
       for (const { column, member, convert } of plan) {
