@@ -150,8 +150,8 @@ async function main(): Promise<void> {
       await inParallel(emits, 16, async ({ a, n }) => void (await call(base, 'POST', '/v1/events/emit', a.key, seededEvent(n))));
       log(`  ${ACCOUNTS} accounts with a key each, ${emits.length} events, in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       const coldUsers = accounts.slice(0, COLD_USERS);
-      pools.cold = writePool(path.join(work, 'cold-rest.json'), coldRestPool(coldUsers, COLD_POOL, 27));
-      pools.coldgql = writePool(path.join(work, 'cold-graphql.json'), coldGraphqlPool(coldUsers, COLD_POOL, 28));
+      pools.cold = writePool(path.join(work, 'cold-rest.json'), coldRestPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 27));
+      pools.coldgql = writePool(path.join(work, 'cold-graphql.json'), coldGraphqlPool(coldUsers, COLD_EVENTS_PER_USER, COLD_POOL, 28));
       pools.accounts = writePool(path.join(work, 'accounts.json'), firstPagesPool(accounts));
     }
   } finally {
@@ -282,7 +282,7 @@ async function main(): Promise<void> {
     if (runs('graphql') && runs('events')) figures.push(throughputFigure('POST /v1/gql events(filter: { limit: 25 })', 'the same page through GraphQL (document cache, gates, cost, rate limit)', results.graphql!, { name: 'GET /v1/events?limit=25', runs: results.events! }, 0.8));
     if (runs('members')) figures.push(throughputFigure('GET /v1/account/members (JWT session)', 'JWT verification, session row and live roles, the member list query', results.members!, express, 0.4));
     if (runs('cold')) {
-      figures.push(throughputFigure('cold: GET /v1/events, random page/size/filter/user', `each request is the next of ${COLD_POOL} random pages (page 1-12, limit 10-50, no filter or types, platform, user_id or a time window) of ${COLD_USERS} users holding ${COLD_EVENTS_PER_USER} events each, sent in order, none repeated within ${COLD_REPEAT_DISTANCE} requests: no kept result answers, every request runs its page query`, results.cold!, express, onPostgres ? 0.4 : 0.25));
+      figures.push(throughputFigure('cold: GET /v1/events, random page/size/filter/user', `each request is the next of ${COLD_POOL} random pages (limit 10-50, no filter or types, platform, user_id or a time window, a page among those the filter fills) of ${COLD_USERS} users holding ${COLD_EVENTS_PER_USER} events each, sent in order, none repeated within ${COLD_REPEAT_DISTANCE} requests: no kept result answers, every request runs its page query`, results.cold!, express, onPostgres ? 0.4 : 0.25));
       figures.push(keptFigure('cold: pages a kept page answered (REST)', results.cold!));
       figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run', results.cold!, express.runs, onPostgres ? 3 : null));
     }

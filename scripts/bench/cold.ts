@@ -67,8 +67,34 @@ interface Draw {
   filter: { types?: string[]; platform?: string; userId?: string; from?: string; to?: string };
 }
 
-/** One random request over `accounts`: page 1..12, a page size of 10..50, one filter of five kinds (or none). */
-function drawOne(accounts: readonly BenchAccount[], random: () => number, now: number): Draw {
+/**
+ * How many of a user's `eventsPerUser` seeded events (`seededEvent(0..n-1)`) a filter selects. A
+ * time window always covers the seeding (below), so it selects them all.
+ */
+const matched = new Map<string, number>();
+function matching(filter: Draw['filter'], eventsPerUser: number): number {
+  const key = JSON.stringify([eventsPerUser, filter.types, filter.platform, filter.userId]);
+  const known = matched.get(key);
+  if (known !== undefined) return known;
+  let n = 0;
+  for (let i = 0; i < eventsPerUser; i += 1) {
+    const event = seededEvent(i) as { type: string; platform: string; raw: { user_id: string } };
+    if (filter.types && !filter.types.includes(event.type)) continue;
+    if (filter.platform && filter.platform !== event.platform) continue;
+    if (filter.userId && filter.userId !== event.raw.user_id) continue;
+    n += 1;
+  }
+  matched.set(key, n);
+  return n;
+}
+
+/**
+ * One random request over `accounts`: a page size of 10..50, one filter of five kinds (or none), and
+ * a page among those the filter fills (a dashboard pages through results; until issue 27's eighth
+ * session pages were drawn from 1..12 whatever the filter held, and two thirds of them were past
+ * the end: empty pages, which cost the service little and measured mostly its fixed cost).
+ */
+function drawOne(accounts: readonly BenchAccount[], random: () => number, now: number, eventsPerUser: number): Draw {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const filter: Draw['filter'] = {};
   switch (Math.floor(random() * 6)) {
@@ -82,8 +108,9 @@ function drawOne(accounts: readonly BenchAccount[], random: () => number, now: n
       filter.userId = `viewer-${Math.floor(random() * 50)}`;
       break;
     case 4: {
-      // A window ending within the last hour, minute-aligned: the rows seeded in this run.
-      const to = now + 60_000 - Math.floor(random() * 60) * 60_000;
+      // A two-hour window ending within the next hour, minute-aligned: it holds the rows seeded
+      // before the pool is drawn (seeding takes minutes), whichever of its 60 ends is drawn.
+      const to = now + 60_000 + Math.floor(random() * 60) * 60_000;
       filter.from = new Date(to - 2 * 3_600_000).toISOString();
       filter.to = new Date(to).toISOString();
       break;
@@ -91,7 +118,9 @@ function drawOne(accounts: readonly BenchAccount[], random: () => number, now: n
     default:
       break;
   }
-  return { account: pick(accounts), page: 1 + Math.floor(random() * 12), limit: LIMIT_MIN + Math.floor(random() * (LIMIT_MAX - LIMIT_MIN + 1)), filter };
+  const limit = LIMIT_MIN + Math.floor(random() * (LIMIT_MAX - LIMIT_MIN + 1));
+  const pages = Math.max(1, Math.ceil(matching(filter, eventsPerUser) / limit));
+  return { account: pick(accounts), page: 1 + Math.floor(random() * pages), limit, filter };
 }
 
 /**
@@ -101,14 +130,14 @@ function drawOne(accounts: readonly BenchAccount[], random: () => number, now: n
  * drawn freely a pool repeats them every few thousand requests, which kept pages would answer (a
  * fifth of the requests, before issue 27's seventh session).
  */
-function draws(accounts: readonly BenchAccount[], count: number, seed: number): Draw[] {
+function draws(accounts: readonly BenchAccount[], eventsPerUser: number, count: number, seed: number): Draw[] {
   const random = generator(seed);
   const now = Date.now();
   const first = new Map<string, number>();
   const last = new Map<string, number>();
   const out: Draw[] = [];
   while (out.length < count) {
-    const d = drawOne(accounts, random, now);
+    const d = drawOne(accounts, random, now, eventsPerUser);
     const key = `${accounts.indexOf(d.account)} ${d.page} ${d.limit} ${JSON.stringify(d.filter)}`;
     const at = out.length;
     const before = last.get(key);
@@ -142,8 +171,8 @@ export function poolCursors(ordered: Iterable<string>): {
 }
 
 /** REST requests of the cold case: `GET /v1/events` with the draw's page, size, filter and key. */
-export function coldRestPool(accounts: readonly BenchAccount[], count: number, seed: number): PoolRequest[] {
-  return draws(accounts, count, seed).map((d) => {
+export function coldRestPool(accounts: readonly BenchAccount[], eventsPerUser: number, count: number, seed: number): PoolRequest[] {
+  return draws(accounts, eventsPerUser, count, seed).map((d) => {
     const q = new URLSearchParams({ page: String(d.page), limit: String(d.limit) });
     if (d.filter.types) q.set('types', d.filter.types.join(','));
     if (d.filter.platform) q.set('platform', d.filter.platform);
@@ -160,8 +189,8 @@ const PAGE_QUERY = 'query Page($filter: EventFilterInput) { events(filter: $filt
  * Draws of the same kind through GraphQL. Give it another seed than the REST pool's: both reach the
  * same kept pages (the events service's `list`), so the same draws would let one case warm the other.
  */
-export function coldGraphqlPool(accounts: readonly BenchAccount[], count: number, seed: number): PoolRequest[] {
-  return draws(accounts, count, seed).map((d) => ({
+export function coldGraphqlPool(accounts: readonly BenchAccount[], eventsPerUser: number, count: number, seed: number): PoolRequest[] {
+  return draws(accounts, eventsPerUser, count, seed).map((d) => ({
     path: '/v1/gql',
     method: 'POST',
     headers: { ...d.account.key, 'content-type': 'application/json' },

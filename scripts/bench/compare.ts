@@ -83,8 +83,8 @@ async function main(): Promise<void> {
     await inParallel(emits, 16, async ({ acc, n }) => void (await call(baseA, 'POST', '/v1/events/emit', acc.key, seededEvent(n))));
     const coldFile = path.join(work, 'cold.json');
     const gqlFile = path.join(work, 'coldgql.json');
-    writeFileSync(coldFile, JSON.stringify(coldRestPool(accounts, 50_000, 27)));
-    writeFileSync(gqlFile, JSON.stringify(coldGraphqlPool(accounts, 50_000, 28)));
+    writeFileSync(coldFile, JSON.stringify(coldRestPool(accounts, EVENTS_PER_USER, 50_000, 27)));
+    writeFileSync(gqlFile, JSON.stringify(coldGraphqlPool(accounts, EVENTS_PER_USER, 50_000, 28)));
     const b = startService(dirB, await env(portB, 'b'), log);
     children.push(b);
     const baseB = `http://${HOST}:${portB}`;
