@@ -143,30 +143,40 @@ function total(accountId: string, q: EventQuery): Sql {
 const VERSION_SQL = 'select n from event_versions where account_id = ?';
 
 /**
- * events.page as one statement: the page (newest first) and its exact total in one round trip,
- * as one row: the account's event version, the total, and the page's items rendered by the
- * database as one JSON array in their domain form (`itemOf.json`). Parsing that one text costs the
- * service about half of what parsing a driver row per item did (ADR 004, "eighth session").
+ * events.page as one statement: the page (newest first) and its exact total in one round trip.
+ *
+ * On PostgreSQL it is one row: the account's event version, the total, and the page's items
+ * rendered by the database as one JSON array in their domain form (`itemOf.json`), which the
+ * service parses once instead of decoding a driver row per item (ADR 004, "eighth session").
+ * On the embedded store PGlite runs inside the service process, so rendering there moves no work
+ * out of it and grows its WebAssembly heap; there the items are rows that the total (one row)
+ * joins to, so a page past the end still answers its total.
  */
-function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number): Sql {
+function pageStatement(accountId: string, q: EventQuery, limit: number, offset: number, rendered: boolean): Sql {
   const counted = total(accountId, q);
   const where = conditions(accountId, q);
+  const head = `/* events.page */ select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total`;
+  const items = `select ${itemOf.select} from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
   return {
-    text:
-      `/* events.page */ select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total, ` +
-      `(select coalesce(json_agg(${itemOf.json('e')} order by e.created_at desc, e.id desc), '[]') ` +
-      `from (select ${itemOf.select} from events where ${where.text} order by created_at desc, id desc limit ? offset ?) e)::text as items`,
+    text: rendered
+      ? `${head}, (select coalesce(json_agg(${itemOf.json('e')} order by e.created_at desc, e.id desc), '[]') from (${items}) e)::text as items`
+      : `select t.version, t.total, e.* from (${head}) t left join lateral (${items}) e on true order by e.created_at desc, e.id desc`,
     values: [accountId, ...counted.values, ...where.values, limit, offset],
   };
 }
 
 export function createEventsRepo(knex: Knex) {
+  /** Whether the page's items come rendered as JSON (PostgreSQL) or as rows (the embedded store): `pageStatement`. */
+  const rendered = knex.client.config.client === 'pg';
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
   async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
-    const sql = pageStatement(accountId, q, limit, offset);
-    const [row] = await statement<{ version: string | null; total: string | number; items: string }>(knex, sql.text, sql.values);
-    const items = (JSON.parse(row!.items) as Record<string, unknown>[]).map((item) => itemOf.fromJson(item));
-    return { value: { items, total: Number(row!.total) }, version: row!.version ?? '0' };
+    const sql = pageStatement(accountId, q, limit, offset, rendered);
+    const rows = await statement<{ version: string | null; total: string | number; items?: string; id?: string | null }>(knex, sql.text, sql.values, { apiTimestamps: true });
+    const first = rows[0]!;
+    const items: EventItem[] = [];
+    if (rendered) for (const item of JSON.parse(first.items!) as Record<string, unknown>[]) items.push(itemOf.fromJson(item));
+    else for (const row of rows) if (row.id !== null) items.push(itemOf.map(row));
+    return { value: { items, total: Number(first.total) }, version: first.version ?? '0' };
   }
   const page = async (accountId: string, q: EventQuery, limit: number, offset: number) => (await versionedPage(accountId, q, limit, offset)).value;
 
