@@ -7,7 +7,8 @@
  * `integer` stay as they are. A mapping names its columns once (`select`, the select list in the
  * same order), so the query text and the mapping cannot drift apart. Every object a mapping
  * builds has the same members in the same order: V8 gives them one shape, and the JSON
- * serialiser of the response walks them fast.
+ * serialiser of the response walks them fast. The same plan renders a row as JSON in SQL (`json`),
+ * for pages PostgreSQL sends as one text.
  */
 
 import { openapiDocument } from '../../../generated/openapi-document';
@@ -97,7 +98,8 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
 /**
  * A column's value in a row rendered as JSON (`RowMapping.json`), as `converter` would make it:
  * a timestamp as `toISOString()` writes it (UTC; `MS` truncates to the millisecond as the driver's
- * Date does; years 1-9999, the RFC 3339 range), a bigint as a number, json as stored.
+ * Date does; years 1-9999, the RFC 3339 range), a bigint as a number, json as stored (a json
+ * member must be a json or jsonb column: a text column holding JSON would be rendered as a string).
  */
 function jsonValue(ref: string, type: ColumnType, column: string): string {
   switch (type) {
@@ -131,6 +133,8 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     return { column, from, member: camelName(column), convert: adjusted(converter(type), adjust as ((value: unknown) => unknown) | undefined) };
   });
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
+  /** `json`'s expression per alias (built per statement text otherwise; aliases come from code). */
+  const rendered = new Map<string, string>();
   const adjustedMembers = plan.flatMap(({ member, column }) => {
     const adjust = longForm(columns[column]!).adjust as ((value: unknown) => unknown) | undefined;
     return adjust ? [{ member, adjust }] : [];
@@ -138,8 +142,12 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
   return {
     select,
     json(alias) {
-      const members = plan.map(({ column, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, longForm(columns[column]!).type, column)}`);
-      return `json_build_object(${members.join(', ')})`;
+      let text = rendered.get(alias);
+      if (text === undefined) {
+        const members = plan.map(({ column, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, longForm(columns[column]!).type, column)}`);
+        rendered.set(alias, (text = `json_build_object(${members.join(', ')})`));
+      }
+      return text;
     },
     fromJson(value) {
       for (const { member, adjust } of adjustedMembers) if (value[member] !== null && value[member] !== undefined) value[member] = adjust(value[member]);

@@ -30,7 +30,8 @@ export interface StatementOptions {
    * On PostgreSQL, `timestamptz` values arrive as the API writes them (`apiTimestamp`), not as
    * Dates: for rows whose timestamps go to the wire through a row mapping (rows.ts), which would
    * only format the Date so. The driver's Date parser and the formatting were a tenth of a cold
-   * events page's statement in the service (issue 27). The embedded store does the same for named
+   * events page's statement in the service (issue 27; that page now comes rendered as JSON on
+   * PostgreSQL and uses this on the embedded store). The embedded store does the same for named
    * statements (pglite-client.ts); inside a PostgreSQL transaction the rows keep their Dates.
    */
   apiTimestamps?: boolean;
