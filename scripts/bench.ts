@@ -554,10 +554,7 @@ async function sampledFill(base: string, sample: readonly PoolRequest[]): Promis
   let empty = 0;
   let items = 0;
   for (const request of sample) {
-    const res = await fetch(`${base}${request.path}`, { headers: request.headers });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`cold pool sample: GET ${request.path} answered ${res.status}: ${text}`);
-    const n = (JSON.parse(text) as { data: unknown[] }).data.length;
+    const n = (await call<unknown[]>(base, 'GET', request.path, request.headers)).length;
     items += n;
     if (n === 0) empty += 1;
   }

@@ -129,22 +129,21 @@ const longForm = (spec: Columns[string]): ColumnSpec => (typeof spec === 'string
  */
 export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowMapping<Out> {
   const plan = Object.entries(columns).map(([column, spec]) => {
-    const { type, from, adjust } = longForm(spec);
-    return { column, from, member: camelName(column), convert: adjusted(converter(type), adjust as ((value: unknown) => unknown) | undefined) };
+    const long = longForm(spec);
+    const { type, from } = long;
+    const adjust = long.adjust as ((value: unknown) => unknown) | undefined;
+    return { column, type, from, adjust, member: camelName(column), convert: adjusted(converter(type), adjust) };
   });
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
   /** `json`'s expression per alias (built per statement text otherwise; aliases come from code). */
   const rendered = new Map<string, string>();
-  const adjustedMembers = plan.flatMap(({ member, column }) => {
-    const adjust = longForm(columns[column]!).adjust as ((value: unknown) => unknown) | undefined;
-    return adjust ? [{ member, adjust }] : [];
-  });
+  const adjustedMembers = plan.flatMap(({ member, adjust }) => (adjust ? [{ member, adjust }] : []));
   return {
     select,
     json(alias) {
       let text = rendered.get(alias);
       if (text === undefined) {
-        const members = plan.map(({ column, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, longForm(columns[column]!).type, column)}`);
+        const members = plan.map(({ column, type, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, type, column)}`);
         rendered.set(alias, (text = `json_build_object(${members.join(', ')})`));
       }
       return text;

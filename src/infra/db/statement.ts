@@ -95,7 +95,12 @@ function positionalText(text: string, named: boolean): string {
  * keeps knex's path: its write counting listens to knex's query events (hot-read.ts).
  */
 function pooled(knex: Knex): boolean {
-  return knex.client.config.client === 'pg' && !inTransaction(knex);
+  return onPostgres(knex) && !inTransaction(knex);
+}
+
+/** Whether the handle's store is PostgreSQL (pg), not the embedded PGlite. */
+export function onPostgres(knex: Knex): boolean {
+  return knex.client.config.client === 'pg';
 }
 
 /** Whether the handle is a transaction's (knex marks it so): its statements run on its own connection. */

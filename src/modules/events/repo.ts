@@ -4,7 +4,7 @@ import type { components } from '../../../generated/openapi';
 import { fromJson } from '../../infra/db/database';
 import { hotRead } from '../../infra/db/hot-read';
 import { schemaRows, type RowValue } from '../../infra/db/rows';
-import { statement } from '../../infra/db/statement';
+import { onPostgres, statement } from '../../infra/db/statement';
 
 /**
  * A stored event as the driver answers it (`returning *`, the gift bundler's and the replay's
@@ -167,11 +167,11 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
 
 export function createEventsRepo(knex: Knex) {
   /** Whether the page's items come rendered as JSON (PostgreSQL) or as rows (the embedded store): `pageStatement`. */
-  const rendered = knex.client.config.client === 'pg';
+  const rendered = onPostgres(knex);
   /** The page, with the account's event version read by the same statement (no row reads as 0). */
   async function versionedPage(accountId: string, q: EventQuery, limit: number, offset: number): Promise<{ value: { items: EventItem[]; total: number }; version: string }> {
     const sql = pageStatement(accountId, q, limit, offset, rendered);
-    const rows = await statement<{ version: string | null; total: string | number; items?: string; id?: string | null }>(knex, sql.text, sql.values, { apiTimestamps: true });
+    const rows = await statement<{ version: string | null; total: string | number; items?: string; id?: string | null }>(knex, sql.text, sql.values, { apiTimestamps: !rendered });
     const first = rows[0]!;
     const items: EventItem[] = [];
     if (rendered) for (const item of JSON.parse(first.items!) as Record<string, unknown>[]) items.push(itemOf.fromJson(item));
