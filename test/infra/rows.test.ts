@@ -6,7 +6,7 @@
  * counts as text) are the ones checked.
  */
 import { randomUUID } from 'node:crypto';
-import { rowMapping, schemaRows, wsSchemaRows, type StoredRow } from '../../src/infra/db/rows';
+import { jsonTimestamp, rowMapping, schemaRows, wsSchemaRows, type StoredRow } from '../../src/infra/db/rows';
 import { useTestApp } from '../helpers/app';
 import { api, devLogin } from '../helpers/users';
 
@@ -26,14 +26,27 @@ describe('schemaRows', () => {
     expect(joined.select).toBe('p.id as id, p.user_id as user_id, p.kind as kind, u.display_name as name, p.is_default as is_default, p.created_at as created_at, p.updated_at as updated_at, count(*) as rank');
   });
 
-  test('renders a row as JSON with the same members in the same order, and refuses types whose JSON differs from map()', () => {
-    const presets = schemaRows('SettingPreset', { omit: ['payload'], extra: { rank: 'bigint' } });
-    expect(presets.json('p')).toBe(
-      "json_build_object('id', p.id, 'userId', p.user_id, 'kind', p.kind, 'name', p.name, 'isDefault', p.is_default, " +
-        `'createdAt', to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'updatedAt', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'rank', p.rank)`,
+  test('names the columns of a relation the database renders as JSON by their members, in order, and refuses types whose JSON differs from map()', () => {
+    const presets = schemaRows('SettingPreset', { table: 'p', omit: ['payload'], extra: { rank: { type: 'bigint', from: 'count(*)' } } });
+    expect(presets.jsonSelect).toBe(
+      'p.id as "id", p.user_id as "userId", p.kind as "kind", p.name as "name", p.is_default as "isDefault", ' +
+        `(p.created_at) at time zone 'UTC' as "createdAt", (p.updated_at) at time zone 'UTC' as "updatedAt", count(*) as "rank"`,
     );
-    expect(() => rowMapping({ id: 'uuid', blob: 'bytes' }).json('x')).toThrow('column blob is bytes');
-    expect(() => rowMapping({ id: 'uuid', ratio: 'double' }).json('x')).toThrow('column ratio is double');
+    expect(() => rowMapping({ id: 'uuid', blob: 'bytes' }).jsonSelect).toThrow('column blob is bytes');
+    expect(() => rowMapping({ id: 'uuid', ratio: 'double' }).jsonSelect).toThrow('column ratio is double');
+  });
+
+  test("finishes PostgreSQL's JSON timestamps as the driver's Date prints them", () => {
+    expect(jsonTimestamp('2026-11-26T23:31:12.668504')).toBe('2026-11-26T23:31:12.668Z');
+    expect(jsonTimestamp('2026-11-26T23:31:12.6685')).toBe('2026-11-26T23:31:12.668Z');
+    expect(jsonTimestamp('2026-11-26T23:31:12.5')).toBe('2026-11-26T23:31:12.500Z');
+    expect(jsonTimestamp('2026-11-26T23:31:12.05')).toBe('2026-11-26T23:31:12.050Z');
+    expect(jsonTimestamp('2026-11-26T23:31:12')).toBe('2026-11-26T23:31:12.000Z');
+    expect(jsonTimestamp('2026-11-26T23:31:12.000999')).toBe('2026-11-26T23:31:12.000Z');
+    // Past the four-digit years: the driver's parser, as a row's timestamp (statement.ts apiTimestamp).
+    expect(jsonTimestamp('12345-06-07T08:09:10.5')).toBe(new Date(Date.UTC(12345, 5, 7, 8, 9, 10, 500)).toISOString());
+    expect(jsonTimestamp('0044-03-15T12:00:00.5 BC')).toBe('-000043-03-15T12:00:00.500Z');
+    expect(() => jsonTimestamp('infinity')).toThrow(RangeError);
   });
 
   test('refuses a schema or a member the document does not have', () => {
@@ -110,7 +123,7 @@ describe('schemaRows on a real table', () => {
     expect(row!.expires_at).toBeInstanceOf(Date);
   });
 
-  test('a row rendered by the database as JSON (json, fromJson) equals the row mapped by map, on this store', async () => {
+  test('a relation rendered by the database as JSON (jsonSelect, fromJson) equals its rows mapped by map, on this store', async () => {
     const columns = { id: 'uuid', at: 'timestamp', n: 'bigint', doc: 'json', flag: 'boolean', label: { type: 'text', nullable: true }, tag: { type: 'text', adjust: (v: string) => v.toUpperCase() } } as const;
     const mapping = rowMapping(columns);
     // Every millisecond's edges and a spread of microsecond fractions, on both sides of midnight and of a leap day.
@@ -123,7 +136,7 @@ describe('schemaRows on a real table', () => {
     const knex = t.app.db.knex;
     const plain = await knex.raw(`select ${mapping.select} from ${source}`, bindings);
     const mapped = ((plain.rows ?? plain) as Record<string, unknown>[]).map(mapping.map);
-    const rendered = await knex.raw(`select (select json_agg(${mapping.json('e')}) from ${source})::text as page`, bindings);
+    const rendered = await knex.raw(`select (select json_agg(r) from (select ${mapping.jsonSelect} from ${source}) r)::text as page`, bindings);
     const [{ page }] = (rendered.rows ?? rendered) as { page: string }[];
     const parsed = (JSON.parse(page) as Record<string, unknown>[]).map((item) => mapping.fromJson(item));
     expect(parsed).toEqual(mapped);

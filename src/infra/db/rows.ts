@@ -7,8 +7,8 @@
  * `integer` stay as they are. A mapping names its columns once (`select`, the select list in the
  * same order), so the query text and the mapping cannot drift apart. Every object a mapping
  * builds has the same members in the same order: V8 gives them one shape, and the JSON
- * serialiser of the response walks them fast. The same plan renders a row as JSON in SQL (`json`),
- * for pages PostgreSQL sends as one text.
+ * serialiser of the response walks them fast. The same plan names the columns of a
+ * relation PostgreSQL renders as one JSON text (`jsonSelect`, `fromJson`).
  */
 
 import { openapiDocument } from '../../../generated/openapi-document';
@@ -17,6 +17,7 @@ import { tables, type TableName } from '../../../generated/tables';
 import type { WsFrameData } from '../../../generated/ws';
 import { wsDocument, wsFrameData } from '../../../generated/ws-document';
 import { camelName, resolveRef, type CamelCase, type Camelize } from '../names';
+import { apiTimestamp } from './statement';
 
 /**
  * The SQL types a mapping converts by: `double` is double precision or real, `bytes` is bytea (a
@@ -61,15 +62,18 @@ export interface RowMapping<Out> {
   /** One row to its domain object (any object with the columns: a driver's row, or a typed row such as the store's). */
   map(row: object): Out;
   /**
-   * The SQL expression that renders one row of `alias` (a relation whose columns are the select
-   * list's names) as its domain object in JSON: the same members in the same order, converted as
-   * `map` converts them (timestamps as the API's RFC 3339 text, json as it is stored, bigint as
-   * numbers). For pages the database renders whole (`json_agg`), so the service parses one JSON
-   * text instead of a row per item (ADR 004, "eighth session"). `bytes` and `double` columns have
-   * no JSON form that matches `map` (hex text; NaN as a string) and are refused.
+   * The select list that names each column by its member (`id as "id", account_id as "accountId",
+   * ...`, in declaration order), timestamps as UTC `timestamp`s: a relation selected so is what the
+   * database renders whole as JSON (`json_agg(e)` over the subquery `e`; the members in the same
+   * order as `map`'s, json as stored, bigint as numbers), and `fromJson` finishes each object as
+   * `map` converts a row. For pages the database sends as one text, so the service parses one JSON
+   * text instead of a driver row per item (ADR 004, "eighth session"; the ninth replaced a
+   * `json_build_object` per row, whose `to_char` timestamps cost PostgreSQL about a fifth more).
+   * `bytes` and `double` columns have no JSON form that matches `map` (hex text; NaN as a
+   * string) and are refused when it is read.
    */
-  json(alias: string): string;
-  /** An object `json` rendered, parsed, as its domain object: the members' `adjust` applied (the same object when none adjusts). */
+  readonly jsonSelect: string;
+  /** An object of a relation selected by `jsonSelect`, rendered and parsed, as its domain object: timestamps in the API's form and the members' `adjust` applied, in place. */
   fromJson(value: Record<string, unknown>): Out;
 }
 
@@ -96,21 +100,42 @@ function converter(type: ColumnType): ((value: unknown) => unknown) | null {
 }
 
 /**
- * A column's value in a row rendered as JSON (`RowMapping.json`), as `converter` would make it:
- * a timestamp as `toISOString()` writes it (UTC; `MS` truncates to the millisecond as the driver's
- * Date does; years 1-9999, the RFC 3339 range), a bigint as a number, json as stored (a json
- * member must be a json or jsonb column: a text column holding JSON would be rendered as a string).
+ * A column's value in a relation the database renders as JSON (`RowMapping.jsonSelect`), as close
+ * to what `converter` makes as PostgreSQL's JSON can say it: a timestamp as a UTC `timestamp` (its
+ * JSON text is `2026-11-26T23:31:12.668504`, finished by `jsonTimestamp`), a bigint as a number,
+ * json as stored (a json member must be a json or jsonb column: a text column holding JSON would
+ * be rendered as a string).
  */
-function jsonValue(ref: string, type: ColumnType, column: string): string {
+function jsonValue(source: string, type: ColumnType, column: string): string {
   switch (type) {
     case 'timestamp':
-      return `to_char(${ref} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      return `(${source}) at time zone 'UTC'`;
     case 'bytes':
     case 'double':
-      throw new Error(`RowMapping.json: column ${column} is ${type}, which has no JSON form matching map()`);
+      throw new Error(`RowMapping.jsonSelect: column ${column} is ${type}, which has no JSON form matching map()`);
     default:
-      return ref;
+      return source;
   }
+}
+
+/**
+ * PostgreSQL's JSON text of a UTC `timestamp` (ISO 8601 without a zone, the fraction's trailing
+ * zeros dropped: `2026-11-26T23:31:12.6685`) as the API's RFC 3339 form, as `map` would give it
+ * from the driver's Date: milliseconds truncated as the Date truncates them (the digits cut after
+ * the third), `Z`. A four-digit year is read by its fixed characters; any other (years past 9999,
+ * BC, infinities) goes through the driver's own parser as a row's would (statement.ts `apiTimestamp`).
+ */
+export function jsonTimestamp(value: string): string {
+  const n = value.length;
+  if (n >= 19 && n <= 26 && value.charCodeAt(4) === 45 /* - */ && value.charCodeAt(10) === 84 /* T */ && (n === 19 || value.charCodeAt(19) === 46) /* . */ && value.charCodeAt(n - 1) <= 57 /* a digit: not BC */) {
+    const ms = n === 19 ? '000' : n >= 23 ? value.slice(20, 23) : value.slice(20).padEnd(3, '0');
+    return `${value.slice(0, 19)}.${ms}Z`;
+  }
+  const bc = value.endsWith(' BC');
+  // Its text form (`... 08:09:10.5+00 BC`); an infinity is written alike in both.
+  const text = value.includes('T') ? `${(bc ? value.slice(0, -3) : value).replace('T', ' ')}+00${bc ? ' BC' : ''}` : value;
+  const parsed = apiTimestamp(text);
+  return typeof parsed === 'string' ? parsed : (parsed instanceof Date ? parsed : new Date(parsed)).toISOString();
 }
 
 /** A column's conversion followed by its `adjust` (either may be absent). */
@@ -135,21 +160,20 @@ export function rowMapping<C extends Columns, Out = Mapped<C>>(columns: C): RowM
     return { column, type, from, adjust, member: camelName(column), convert: adjusted(converter(type), adjust) };
   });
   const select = plan.map((p) => (p.from === undefined ? p.column : `${p.from} as ${p.column}`)).join(', ');
-  /** `json`'s expression per alias (built per statement text otherwise; aliases come from code). */
-  const rendered = new Map<string, string>();
-  const adjustedMembers = plan.flatMap(({ member, adjust }) => (adjust ? [{ member, adjust }] : []));
+  /** `jsonSelect`, made when first read (most mappings are never rendered by the database). */
+  let jsonSelect: string | undefined;
+  /** What `fromJson` finishes: timestamp members to the API's form, then each member's `adjust`. */
+  const finished = plan.flatMap(({ member, type, adjust }) => {
+    const finish = type === 'timestamp' ? (adjust ? (v: unknown) => adjust(jsonTimestamp(v as string)) : (v: unknown) => jsonTimestamp(v as string)) : adjust;
+    return finish ? [{ member, finish }] : [];
+  });
   return {
     select,
-    json(alias) {
-      let text = rendered.get(alias);
-      if (text === undefined) {
-        const members = plan.map(({ column, type, member }) => `'${member}', ${jsonValue(`${alias}.${column}`, type, column)}`);
-        rendered.set(alias, (text = `json_build_object(${members.join(', ')})`));
-      }
-      return text;
+    get jsonSelect() {
+      return (jsonSelect ??= plan.map(({ column, type, from, member }) => `${jsonValue(from ?? column, type, column)} as "${member}"`).join(', '));
     },
     fromJson(value) {
-      for (const { member, adjust } of adjustedMembers) if (value[member] !== null && value[member] !== undefined) value[member] = adjust(value[member]);
+      for (const { member, finish } of finished) if (value[member] !== null && value[member] !== undefined) value[member] = finish(value[member]);
       return value as Out;
     },
     map(row) {

@@ -146,7 +146,7 @@ const VERSION_SQL = 'select n from event_versions where account_id = ?';
  * events.page as one statement: the page (newest first) and its exact total in one round trip.
  *
  * On PostgreSQL it is one row: the account's event version, the total, and the page's items
- * rendered by the database as one JSON array in their domain form (`itemOf.json`), which the
+ * rendered by the database as one JSON array in their domain form (`itemOf.jsonSelect`), which the
  * service parses once instead of decoding a driver row per item (ADR 004, "eighth session").
  * On the embedded store PGlite runs inside the service process, so rendering there moves no work
  * out of it and grows its WebAssembly heap; there the items are rows that the total (one row)
@@ -156,11 +156,11 @@ function pageStatement(accountId: string, q: EventQuery, limit: number, offset: 
   const counted = total(accountId, q);
   const where = conditions(accountId, q);
   const head = `/* events.page */ select (${VERSION_SQL})::text as version, (${counted.text})::bigint as total`;
-  const items = `select ${itemOf.select} from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
+  const items = (list: string) => `select ${list} from events where ${where.text} order by created_at desc, id desc limit ? offset ?`;
   return {
     text: rendered
-      ? `${head}, (select coalesce(json_agg(${itemOf.json('e')} order by e.created_at desc, e.id desc), '[]') from (${items}) e)::text as items`
-      : `select t.version, t.total, e.* from (${head}) t left join lateral (${items}) e on true order by e.created_at desc, e.id desc`,
+      ? `${head}, (select coalesce(json_agg(e order by e."createdAt" desc, e.id desc), '[]') from (${items(itemOf.jsonSelect)}) e)::text as items`
+      : `select t.version, t.total, e.* from (${head}) t left join lateral (${items(itemOf.select)}) e on true order by e.created_at desc, e.id desc`,
     values: [accountId, ...counted.values, ...where.values, limit, offset],
   };
 }
