@@ -2,8 +2,9 @@
  * The bench (`npm run bench`; README "Performance"). Starts the service as its own process, as
  * `npm start` does, on a scratch database (embedded PGlite in a temporary directory by default;
  * a throw-away database on the server of DATABASE_URL, and REDIS_URL under a fresh prefix, when
- * set), next to two references in their own processes: a bare Express 5 JSON endpoint and a bare
- * `ws` broadcast server. autocannon (scripts/bench/load.ts) and the WebSocket client
+ * set), next to references in their own processes: a bare Express 5 JSON endpoint, a bare `ws`
+ * broadcast server and, on PostgreSQL with the cold case, the cold page's floor (its statement on
+ * bare node:http, scripts/bench/reference-page.ts). autocannon (scripts/bench/load.ts) and the WebSocket client
  * (scripts/bench/ws-client.ts) each run in a process of their own. Service and reference runs
  * alternate, so both see the same machine load; each figure is the better of its rounds.
  *
@@ -173,12 +174,16 @@ async function main(): Promise<void> {
   // a ratio then compares the code, not V8 settings one side has and the other lacks.
   const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0'], { nodeArgs: startNodeArgs() });
   const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0'], { nodeArgs: startNodeArgs() });
-  const children = [service, httpRef, wsRef];
+  // The cold page's floor (reference-page.ts): the same statement on bare node:http, PostgreSQL only
+  // (the embedded store's database lives inside the service process).
+  const floorRef = onPostgres && scratch && runs('cold') ? spawnTs('scripts/bench/reference-page.ts', ['0'], { env: { DATABASE_URL: scratch.url }, nodeArgs: startNodeArgs() }) : null;
+  const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : [])];
   let failure: unknown = null;
   try {
     const base = `http://${HOST}:${port}`;
     const refHttp = `http://${HOST}:${(await firstJsonLine<{ port: number }>(httpRef, 30_000, 'Express reference')).port}`;
     const refWs = `${HOST}:${(await firstJsonLine<{ port: number }>(wsRef, 30_000, 'ws reference')).port}`;
+    const floorBase = floorRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(floorRef, 60_000, 'cold page floor')).port}` : null;
     await waitForHealth(base, 120_000, service);
     const memory = memorySampler(service.pid!);
     log(`service pid ${service.pid} on ${base}; logs in ${serviceLog}`);
@@ -205,11 +210,12 @@ async function main(): Promise<void> {
       { name: 'graphql', pid: service.pid!, input: { url: `${base}/v1/gql`, method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: gqlBody } },
       { name: 'members', pid: service.pid!, input: { url: `${base}/v1/account/members`, headers: jwt } },
       { name: 'cold', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.cold } },
+      ...(floorRef && floorBase ? [{ name: 'floor', pid: floorRef.pid!, input: { url: `${floorBase}/v1/events`, poolFile: pools.cold } }] : []),
       { name: 'coldgql', pid: service.pid!, input: { url: `${base}/v1/gql`, poolFile: pools.coldgql } },
       { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
       { name: 'accounts', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.accounts } },
     ];
-    const cases = all.filter((c) => c.name === 'express' || runs(c.name));
+    const cases = all.filter((c) => c.name === 'express' || c.name === 'floor' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
     // The cold pools are walked in order, each run where the last one stopped (cold.ts).
     const cursors = poolCursors([pools.cold, pools.coldgql].filter((file): file is string => file !== undefined));
@@ -255,7 +261,7 @@ async function main(): Promise<void> {
       for (const c of cases) {
         const onService = c.pid === service.pid;
         const countsBefore = onService ? await serviceCounts() : null;
-        const storeBefore = onService ? await stores.sample() : null;
+        const storeBefore = onService || c.name === 'floor' ? await stores.sample() : null;
         const cpuBefore = cpuMillis(c.pid);
         const stopWriter = c.name === 'live' ? liveWriter() : null;
         const result = await load(c.input, SECONDS);
@@ -293,6 +299,12 @@ async function main(): Promise<void> {
       figures.push(keptFigure('cold: pages a kept page answered (REST)', results.cold!));
       if (poolFill) figures.push(fillFigure(poolFill));
       figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run', results.cold!, express.runs, onPostgres ? 3 : null));
+    }
+    if (results.floor) {
+      const floorMeasures = "the cold REST pool's requests answered by bare node:http through the service's events repo alone (scripts/bench/reference-page.ts: no pipeline, no wire mapping, no ETag, log or metrics): what the statement and the machine allow a cold page";
+      figures.push(throughputFigure('floor: the cold page without the pipeline', floorMeasures, results.floor, express, null));
+      figures.push(cpuFigure('floor: its CPU per request vs bare Express', 'CPU of the floor process per cold page against the bare Express process per answer, same run', results.floor, express.runs, null));
+      figures.push(throughputFigure('cold: GET /v1/events vs its floor', 'the cold REST case against the floor on the same pool, same run: the share of the floor the pipeline leaves', results.cold!, { name: 'floor (bare node:http + events repo)', runs: results.floor }, null));
     }
     if (runs('coldgql') && runs('cold')) {
       figures.push(throughputFigure('cold: POST /v1/gql events(filter), random draws', 'draws of the same kind (another seed, so that neither case warms the other) through GraphQL, in order as the REST case', results.coldgql!, { name: 'cold GET /v1/events', runs: results.cold! }, 0.9));
