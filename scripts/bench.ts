@@ -301,10 +301,10 @@ async function main(): Promise<void> {
       figures.push(cpuFigure('cold: service CPU per request vs bare Express', 'CPU of the service process per cold page against the bare Express process per answer, same run', results.cold!, express.runs, onPostgres ? 3 : null));
     }
     if (results.floor) {
-      const floorMeasures = "the cold REST pool's requests answered by bare node:http through the service's events repo alone (scripts/bench/reference-page.ts: no pipeline, no wire mapping, no ETag, log or metrics): what the statement and the machine allow a cold page";
+      const floorMeasures = "the cold REST pool's requests answered by bare node:http through the service's events domain alone (its `list` and repo) (scripts/bench/reference-page.ts: no pipeline, no wire mapping, no ETag, log or metrics): what the statement and the machine allow a cold page";
       figures.push(throughputFigure('floor: the cold page without the pipeline', floorMeasures, results.floor, express, null));
       figures.push(cpuFigure('floor: its CPU per request vs bare Express', 'CPU of the floor process per cold page against the bare Express process per answer, same run', results.floor, express.runs, null));
-      figures.push(throughputFigure('cold: GET /v1/events vs its floor', 'the cold REST case against the floor on the same pool, same run: the share of the floor the pipeline leaves', results.cold!, { name: 'floor (bare node:http + events repo)', runs: results.floor }, null));
+      figures.push(throughputFigure('cold: GET /v1/events vs its floor', 'the cold REST case against the floor on the same pool, same run: the share of the floor the pipeline leaves', results.cold!, { name: 'floor (bare node:http + events domain)', runs: results.floor }, null));
     }
     if (runs('coldgql') && runs('cold')) {
       figures.push(throughputFigure('cold: POST /v1/gql events(filter), random draws', 'draws of the same kind (another seed, so that neither case warms the other) through GraphQL, in order as the REST case', results.coldgql!, { name: 'cold GET /v1/events', runs: results.cold! }, 0.9));

@@ -1,61 +1,55 @@
 /**
  * The bench's floor for the cold events page (issue 27, PostgreSQL only): the same requests answered
- * with none of the service's pipeline. Bare `node:http`; the key's account found by its SHA-256 in
- * the credentials table once and then from a map; the query string read by URLSearchParams; the
- * page through the service's own events repo (its statement, the database's JSON rendering, its
- * parse); the items written in their domain form under a small envelope. No authentication beyond
- * that look-up, no rate limit, validation, gates, wire mapping, ETag, access log or metrics.
+ * with none of the service's pipeline. Bare `node:http`; the key's account found by its hash
+ * (`tokenHash`) in the credentials table once and then from a map; the query string read by
+ * URLSearchParams; the page through the service's own events domain (`list`: its filter, paging
+ * bounds, statement, the database's JSON rendering and its parse); the items written in their
+ * domain form under a small envelope. No authentication beyond that look-up, no rate limit,
+ * validation, gates, wire mapping, ETag, access log or metrics.
  *
  * What the service adds to a cold page is the service's figure minus this one; what the machine
  * allows a page that runs this statement is this one's throughput, with PostgreSQL on the same two
  * cores. Prints `{ "port": n }` once it listens. Usage: `tsx scripts/bench/reference-page.ts
  * <port>` with DATABASE_URL naming the migrated database the service uses.
  */
-import { createHash } from 'node:crypto';
 import http from 'node:http';
+import { ANONYMOUS, type AuthContext } from '../../src/auth/context';
+import { tokenHash } from '../../src/auth/credentials';
+import { pageFor } from '../../src/http/paging';
+import { createMemoryBus } from '../../src/infra/bus';
 import { openDatabase } from '../../src/infra/db/database';
-import { createEventsRepo, type EventQuery } from '../../src/modules/events/repo';
+import { createLogger } from '../../src/infra/logger';
+import { createEventsRepo } from '../../src/modules/events/repo';
+import { createEventsService } from '../../src/modules/events/service';
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('reference-page: DATABASE_URL is required (the floor reads PostgreSQL only)');
   const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: 'memory://', migrationSets: [] });
-  const repo = createEventsRepo(db.knex);
-  const accounts = new Map<string, string>();
-  const accountOf = async (authorization: string | undefined): Promise<string | undefined> => {
-    const hash = createHash('sha256')
-      .update((authorization ?? '').slice('Bearer '.length))
-      .digest('hex');
-    let account = accounts.get(hash);
-    if (account === undefined) {
+  const log = createLogger({ level: 'warn', service: 'bench-floor', env: 'bench', version: '0' });
+  const events = createEventsService({ repo: createEventsRepo(db.knex), bus: createMemoryBus(), log });
+  /** A key's context by its hash: the account alone, all `list` reads. */
+  const contexts = new Map<string, AuthContext>();
+  const contextOf = async (authorization: string | undefined): Promise<AuthContext | undefined> => {
+    const hash = tokenHash((authorization ?? '').slice('Bearer '.length));
+    let context = contexts.get(hash);
+    if (context === undefined) {
       const row = (await db.knex('credentials').where({ token_hash: hash }).first('account_id')) as { account_id: string | null } | undefined;
       if (!row?.account_id) return undefined;
-      accounts.set(hash, (account = row.account_id));
+      contexts.set(hash, (context = { ...ANONYMOUS, kind: 'user_api_key', accountId: row.account_id, credentialId: hash }));
     }
-    return account;
+    return context;
   };
   const answer = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const url = req.url ?? '/';
-    const account = await accountOf(req.headers.authorization);
-    if (!url.startsWith('/v1/events') || account === undefined) {
+    const auth = await contextOf(req.headers.authorization);
+    if (!url.startsWith('/v1/events') || auth === undefined) {
       res.writeHead(404).end();
       return;
     }
-    const query = new URLSearchParams(url.slice(url.indexOf('?') + 1));
-    const q: EventQuery = {};
-    const types = query.get('types');
-    if (types) q.types = types.split(',');
-    const platform = query.get('platform');
-    if (platform) q.platforms = [platform];
-    const userId = query.get('user_id');
-    if (userId) q.userId = userId;
-    const from = query.get('from');
-    if (from) q.from = new Date(from);
-    const to = query.get('to');
-    if (to) q.to = new Date(to);
-    const limit = Number(query.get('limit') ?? 25);
-    const page = Number(query.get('page') ?? 1);
-    const { items, total } = await repo.page(account, q, limit, (page - 1) * limit);
-    const body = JSON.stringify({ data: items, meta: { total, page, limit, pages: Math.ceil(total / limit) } });
+    const query = Object.fromEntries(new URLSearchParams(url.slice(url.indexOf('?') + 1)));
+    const filter = { types: query.types, platform: query.platform, userId: query.user_id, from: query.from, to: query.to };
+    const page = await events.list(auth, filter, pageFor('events', query));
+    const body = JSON.stringify({ data: page.items, meta: { total: page.total, page: page.page, limit: page.limit, pages: page.pages } });
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
   };
   const server = http.createServer((req, res) => {
