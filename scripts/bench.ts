@@ -3,8 +3,10 @@
  * `npm start` does, on a scratch database (embedded PGlite in a temporary directory by default;
  * a throw-away database on the server of DATABASE_URL, and REDIS_URL under a fresh prefix, when
  * set), next to references in their own processes: a bare Express 5 JSON endpoint, a bare `ws`
- * broadcast server and, on PostgreSQL with the cold case, the cold page's floor (its statement on
- * bare node:http, scripts/bench/reference-page.ts). autocannon (scripts/bench/load.ts) and the WebSocket client
+ * broadcast server and, with the cold case, the cold page's floor (its statement on bare
+ * node:http, scripts/bench/reference-page.ts; on the embedded store over its own PGlite, a copy
+ * of the service's data) and, with the cold case, the Express reference's
+ * answer on bare node:http (the yardstick of the cold page's parts). autocannon (scripts/bench/load.ts) and the WebSocket client
  * (scripts/bench/ws-client.ts) each run in a process of their own. Service and reference runs
  * alternate, so both see the same machine load; each figure is the better of its rounds.
  *
@@ -15,7 +17,7 @@
  * Everything listens on 127.0.0.1; every run is bounded in count and in time.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -165,6 +167,10 @@ async function main(): Promise<void> {
   } finally {
     await stop(first);
   }
+  // The embedded floor reads a copy of the data the first start made: PGlite's directory is its
+  // process's own, so the measured service and the floor cannot share one.
+  const floorData = !onPostgres && runs('cold') ? path.join(work, 'floor-pglite') : null;
+  if (floorData) cpSync(path.join(work, 'data', 'pglite'), floorData, { recursive: true });
   const service = spawnTs('src/main.ts', [], {
     env: serviceEnv,
     stdout: openSync(serviceLog, 'a'),
@@ -174,16 +180,21 @@ async function main(): Promise<void> {
   // a ratio then compares the code, not V8 settings one side has and the other lacks.
   const httpRef = spawnTs('scripts/bench/reference-http.ts', ['0'], { nodeArgs: startNodeArgs() });
   const wsRef = spawnTs('scripts/bench/reference-ws.ts', ['0'], { nodeArgs: startNodeArgs() });
-  // The cold page's floor (reference-page.ts): the same statement on bare node:http, PostgreSQL only
-  // (the embedded store's database lives inside the service process).
-  const floorRef = onPostgres && scratch && runs('cold') ? spawnTs('scripts/bench/reference-page.ts', ['0'], { env: { DATABASE_URL: scratch.url }, nodeArgs: startNodeArgs() }) : null;
-  const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : [])];
+  // The cold page's floor (reference-page.ts): the same statement on bare node:http, against the
+  // service's database on PostgreSQL, on its own PGlite over a copy of the data on the embedded store.
+  const floorEnv = scratch ? { DATABASE_URL: scratch.url } : floorData ? { FLOOR_PGLITE_DIR: floorData } : null;
+  const floorRef = floorEnv && runs('cold') ? spawnTs('scripts/bench/reference-page.ts', ['0'], { env: floorEnv, nodeArgs: startNodeArgs() }) : null;
+  // The same answer as the Express reference on bare node:http, beside the cold case: what Express
+  // itself costs, and the yardstick the cold page's parts are measured against (partsFigure).
+  const bareRef = runs('cold') ? spawnTs('scripts/bench/reference-http.ts', ['0', 'node'], { nodeArgs: startNodeArgs() }) : null;
+  const children = [service, httpRef, wsRef, ...(floorRef ? [floorRef] : []), ...(bareRef ? [bareRef] : [])];
   let failure: unknown = null;
   try {
     const base = `http://${HOST}:${port}`;
     const refHttp = `http://${HOST}:${(await firstJsonLine<{ port: number }>(httpRef, 30_000, 'Express reference')).port}`;
     const refWs = `${HOST}:${(await firstJsonLine<{ port: number }>(wsRef, 30_000, 'ws reference')).port}`;
     const floorBase = floorRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(floorRef, 60_000, 'cold page floor')).port}` : null;
+    const bareBase = bareRef ? `http://${HOST}:${(await firstJsonLine<{ port: number }>(bareRef, 30_000, 'node:http reference')).port}` : null;
     await waitForHealth(base, 120_000, service);
     const memory = memorySampler(service.pid!);
     log(`service pid ${service.pid} on ${base}; logs in ${serviceLog}`);
@@ -205,6 +216,7 @@ async function main(): Promise<void> {
     });
     const all: { name: string; pid: number; input: Omit<LoadInput, 'connections' | 'seconds' | 'maxRequests'> }[] = [
       { name: 'express', pid: httpRef.pid!, input: { url: `${refHttp}/json` } },
+      ...(bareRef && bareBase ? [{ name: 'bare', pid: bareRef.pid!, input: { url: `${bareBase}/json` } }] : []),
       { name: 'health', pid: service.pid!, input: { url: `${base}/v1/health` } },
       { name: 'events', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
       { name: 'graphql', pid: service.pid!, input: { url: `${base}/v1/gql`, method: 'POST', headers: { ...key, 'content-type': 'application/json' }, body: gqlBody } },
@@ -215,7 +227,7 @@ async function main(): Promise<void> {
       { name: 'live', pid: service.pid!, input: { url: `${base}/v1/events?limit=25`, headers: key } },
       { name: 'accounts', pid: service.pid!, input: { url: `${base}/v1/events`, poolFile: pools.accounts } },
     ];
-    const cases = all.filter((c) => c.name === 'express' || c.name === 'floor' || runs(c.name));
+    const cases = all.filter((c) => c.name === 'express' || c.name === 'bare' || c.name === 'floor' || runs(c.name));
     const results: Record<string, LoadResult[]> = Object.fromEntries(cases.map((c) => [c.name, []]));
     // The cold pools are walked in order, each run where the last one stopped (cold.ts).
     const cursors = poolCursors([pools.cold, pools.coldgql].filter((file): file is string => file !== undefined));
@@ -305,6 +317,10 @@ async function main(): Promise<void> {
       figures.push(throughputFigure('floor: the cold page without the pipeline', floorMeasures, results.floor, express, null));
       figures.push(cpuFigure('floor: its CPU per request vs bare Express', 'CPU of the floor process per cold page against the bare Express process per answer, same run', results.floor, express.runs, null));
       figures.push(throughputFigure('cold: GET /v1/events vs its floor', 'the cold REST case against the floor on the same pool, same run: the share of the floor the pipeline leaves', results.cold!, { name: 'floor (bare node:http + events domain)', runs: results.floor }, null));
+    }
+    if (results.bare) {
+      figures.push(cpuFigure('bare node:http: its CPU per answer vs bare Express', "the Express reference's answer on node:http alone (reference-http.ts `node`): Express 5's own share of the yardstick", results.bare, express.runs, null));
+      if (results.floor && results.events) figures.push(partsFigure(results.events, results.floor, results.bare, express.runs));
     }
     if (runs('coldgql') && runs('cold')) {
       figures.push(throughputFigure('cold: POST /v1/gql events(filter), random draws', 'draws of the same kind (another seed, so that neither case warms the other) through GraphQL, in order as the REST case', results.coldgql!, { name: 'cold GET /v1/events', runs: results.cold! }, 0.9));
@@ -541,6 +557,32 @@ function cpuFigure(name: string, measures: string, runs: LoadResult[], reference
   const referenceValue = best(reference);
   const ratio = value / referenceValue;
   return { case: name, measures, value: round(value, 3), unit: 'ms/req', reference: 'bare Express 5 JSON endpoint', referenceValue: round(referenceValue, 3), ratio: round(ratio, 2), target: maxRatio === null ? null : `<= ${maxRatio}`, ok: maxRatio === null || ratio <= maxRatio };
+}
+
+/**
+ * What a cold page costs the service at least, from parts measured in the same run: the pipeline as
+ * a kept page runs it (the events case: credential, rate limit, validation, gates, ETag, access log,
+ * a kept answer) plus what the floor spends on the page beyond a bare node:http answer (the
+ * statement, its parse and its answer). A cold page runs both, and maps and hashes a fresh answer
+ * besides; so a CPU target below this figure asks the pipeline itself to be cheaper than on the
+ * kept path. Reported against the cold case's CPU target, as a ratio to bare Express.
+ */
+function partsFigure(kept: LoadResult[], floor: LoadResult[], bare: LoadResult[], express: LoadResult[]): Figure {
+  const best = (rs: LoadResult[]) => Math.min(...rs.map((r) => r.cpuMsPerRequest ?? Number.NaN));
+  const value = best(kept) + best(floor) - best(bare);
+  const referenceValue = best(express);
+  return {
+    case: 'cold: its parts (kept page + floor - bare node:http)',
+    measures: 'CPU per request of the events case (a kept page through the whole pipeline) plus the floor beyond a bare node:http answer, best rounds, against bare Express: what a cold page costs the service at least',
+    value: round(value, 3),
+    unit: 'ms/req',
+    reference: 'bare Express 5 JSON endpoint',
+    referenceValue: round(referenceValue, 3),
+    ratio: round(value / referenceValue, 2),
+    target: null,
+    ok: true,
+    detail: { kept_ms: round(best(kept), 3), floor_ms: round(best(floor), 3), bare_ms: round(best(bare), 3) },
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The bench's floor for the cold events page (issue 27, PostgreSQL only): the same requests answered
+ * The bench's floor for the cold events page (issue 27): the same requests answered
  * with none of the service's pipeline. Bare `node:http`; the key's account found by its hash
  * (`tokenHash`) in the credentials table once and then from a map; the query string read by
  * URLSearchParams; the page through the service's own events domain (`list`: its filter, paging
@@ -10,7 +10,9 @@
  * What the service adds to a cold page is the service's figure minus this one; what the machine
  * allows a page that runs this statement is this one's throughput, with PostgreSQL on the same two
  * cores. Prints `{ "port": n }` once it listens. Usage: `tsx scripts/bench/reference-page.ts
- * <port>` with DATABASE_URL naming the migrated database the service uses.
+ * <port>` with DATABASE_URL naming the migrated database the service uses, or, for the embedded
+ * store (whose database lives inside its process), FLOOR_PGLITE_DIR naming a copy of the service's
+ * PGlite data directory: the floor then runs the same statements on its own PGlite, in its process.
  */
 import http from 'node:http';
 import { ANONYMOUS, type AuthContext } from '../../src/auth/context';
@@ -23,8 +25,9 @@ import { createEventsRepo } from '../../src/modules/events/repo';
 import { createEventsService } from '../../src/modules/events/service';
 
 async function main(): Promise<void> {
-  if (!process.env.DATABASE_URL) throw new Error('reference-page: DATABASE_URL is required (the floor reads PostgreSQL only)');
-  const db = await openDatabase({ url: process.env.DATABASE_URL, dataDir: 'memory://', migrationSets: [] });
+  const { DATABASE_URL: url, FLOOR_PGLITE_DIR: dataDir } = process.env;
+  if (!url && !dataDir) throw new Error('reference-page: DATABASE_URL or FLOOR_PGLITE_DIR is required');
+  const db = await openDatabase({ url: url ?? null, dataDir: dataDir ?? 'memory://', migrationSets: [] });
   const log = createLogger({ level: 'warn', service: 'bench-floor', env: 'bench', version: '0' });
   const events = createEventsService({ repo: createEventsRepo(db.knex), bus: createMemoryBus(), log });
   /** A key's context by its hash: the account alone, all `list` reads. */
