@@ -5,8 +5,8 @@
  * set), next to references in their own processes: a bare Express 5 JSON endpoint, a bare `ws`
  * broadcast server and, with the cold case, the cold page's floor (its statement on bare
  * node:http, scripts/bench/reference-page.ts; on the embedded store over its own PGlite, a copy
- * of the service's data) and, with the cold case, the Express reference's
- * answer on bare node:http (the yardstick of the cold page's parts). autocannon (scripts/bench/load.ts) and the WebSocket client
+ * of the service's data) and the Express reference's answer on bare node:http (the yardstick of
+ * the cold page's parts). autocannon (scripts/bench/load.ts) and the WebSocket client
  * (scripts/bench/ws-client.ts) each run in a process of their own. Service and reference runs
  * alternate, so both see the same machine load; each figure is the better of its rounds.
  *
@@ -560,7 +560,7 @@ function cpuFigure(name: string, measures: string, runs: LoadResult[], reference
 }
 
 /**
- * What a cold page costs the service at least, from parts measured in the same run: the pipeline as
+ * About the least a cold page costs the service, from parts measured in the same run: the pipeline as
  * a kept page runs it (the events case: credential, rate limit, validation, gates, ETag, access log,
  * a kept answer) plus what the floor spends on the page beyond a bare node:http answer (the
  * statement, its parse and its answer). A cold page runs both, and maps and hashes a fresh answer
@@ -573,7 +573,7 @@ function partsFigure(kept: LoadResult[], floor: LoadResult[], bare: LoadResult[]
   const referenceValue = best(express);
   return {
     case: 'cold: its parts (kept page + floor - bare node:http)',
-    measures: 'CPU per request of the events case (a kept page through the whole pipeline) plus the floor beyond a bare node:http answer, best rounds, against bare Express: what a cold page costs the service at least',
+    measures: 'CPU per request of the events case (a kept page through the whole pipeline) plus the floor beyond a bare node:http answer, best rounds, against bare Express: about the least a cold page costs the service with this pipeline',
     value: round(value, 3),
     unit: 'ms/req',
     reference: 'bare Express 5 JSON endpoint',
