@@ -551,10 +551,12 @@ async function millionEvents(
 }
 
 /** The service's best CPU per request against the reference's, as a ratio (lower is better). */
+/** The least CPU per request among a case's rounds. */
+const leastCpu = (rs: LoadResult[]): number => Math.min(...rs.map((r) => r.cpuMsPerRequest ?? Number.NaN));
+
 function cpuFigure(name: string, measures: string, runs: LoadResult[], reference: LoadResult[], maxRatio: number | null): Figure {
-  const best = (rs: LoadResult[]) => Math.min(...rs.map((r) => r.cpuMsPerRequest ?? Number.NaN));
-  const value = best(runs);
-  const referenceValue = best(reference);
+  const value = leastCpu(runs);
+  const referenceValue = leastCpu(reference);
   const ratio = value / referenceValue;
   return { case: name, measures, value: round(value, 3), unit: 'ms/req', reference: 'bare Express 5 JSON endpoint', referenceValue: round(referenceValue, 3), ratio: round(ratio, 2), target: maxRatio === null ? null : `<= ${maxRatio}`, ok: maxRatio === null || ratio <= maxRatio };
 }
@@ -568,9 +570,8 @@ function cpuFigure(name: string, measures: string, runs: LoadResult[], reference
  * kept path. Reported against the cold case's CPU target, as a ratio to bare Express.
  */
 function partsFigure(kept: LoadResult[], floor: LoadResult[], bare: LoadResult[], express: LoadResult[]): Figure {
-  const best = (rs: LoadResult[]) => Math.min(...rs.map((r) => r.cpuMsPerRequest ?? Number.NaN));
-  const value = best(kept) + best(floor) - best(bare);
-  const referenceValue = best(express);
+  const value = leastCpu(kept) + leastCpu(floor) - leastCpu(bare);
+  const referenceValue = leastCpu(express);
   return {
     case: 'cold: its parts (kept page + floor - bare node:http)',
     measures: 'CPU per request of the events case (a kept page through the whole pipeline) plus the floor beyond a bare node:http answer, best rounds, against bare Express: about the least a cold page costs the service with this pipeline',
@@ -581,7 +582,7 @@ function partsFigure(kept: LoadResult[], floor: LoadResult[], bare: LoadResult[]
     ratio: round(value / referenceValue, 2),
     target: null,
     ok: true,
-    detail: { kept_ms: round(best(kept), 3), floor_ms: round(best(floor), 3), bare_ms: round(best(bare), 3) },
+    detail: { kept_ms: round(leastCpu(kept), 3), floor_ms: round(leastCpu(floor), 3), bare_ms: round(leastCpu(bare), 3) },
   };
 }
 

@@ -82,13 +82,15 @@ export interface RowMapping<Out> {
 const isApiTimestamp = (value: unknown): value is string =>
   typeof value === 'string' && value.length === 24 && value.charCodeAt(10) === 84 /* T */ && value.charCodeAt(19) === 46 /* . */ && value.charCodeAt(23) === 90 /* Z */;
 
+/** A timestamp as the driver answers it (a Date, or text in the API's form already: statement.ts `apiTimestamps`) in the API's form. */
+const timestampOf = (value: unknown): string => (isApiTimestamp(value) ? value : (value instanceof Date ? value : new Date(value as string)).toISOString());
+
 function converter(type: ColumnType): ((value: unknown) => unknown) | null {
   switch (type) {
     case 'json':
       return (value) => (typeof value === 'string' ? JSON.parse(value) : value);
     case 'timestamp':
-      // Text in the API's form already (statement.ts `apiTimestamps`) stays as it is.
-      return (value) => (isApiTimestamp(value) ? value : (value instanceof Date ? value : new Date(value as string)).toISOString());
+      return timestampOf;
     case 'bigint':
     case 'double':
       return (value) => (typeof value === 'number' ? value : Number(value));
@@ -134,8 +136,7 @@ export function jsonTimestamp(value: string): string {
   const bc = value.endsWith(' BC');
   // Its text form (`... 08:09:10.5+00 BC`); an infinity is written alike in both.
   const text = value.includes('T') ? `${(bc ? value.slice(0, -3) : value).replace('T', ' ')}+00${bc ? ' BC' : ''}` : value;
-  const parsed = apiTimestamp(text);
-  return typeof parsed === 'string' ? parsed : (parsed instanceof Date ? parsed : new Date(parsed)).toISOString();
+  return timestampOf(apiTimestamp(text));
 }
 
 /** A column's conversion followed by its `adjust` (either may be absent). */
