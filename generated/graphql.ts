@@ -2628,6 +2628,7 @@ export type GateDirectiveArgs = {
   allPermissions?: Maybe<Array<Scalars['String']['input']>>;
   scope?: Maybe<Scalars['String']['input']>;
   feature?: Maybe<Scalars['String']['input']>;
+  reason?: Maybe<Scalars['String']['input']>;
 };
 
 export type GateDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = GateDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;

@@ -182,8 +182,9 @@ export const openapiDocument = {
           "accounts"
         ],
         "summary": "Dissolve the active account (its owner only).",
-        "description": "Deletes the account with its roles, members, invites, keys and tokens. Only the owner\nmay: anyone else gets 403 FORBIDDEN `Only the account owner can dissolve the account`.\nNo active account gives 401 `No active account`. Records `user:account_dissolved`.\n",
+        "description": "Deletes the account with its roles, members, invites, keys and tokens. Needs\n`account:delete`, which only the owner role holds and no API key can ever hold (it is on\nthe deny-list of every key kind), so a key is refused with 403 FORBIDDEN\n`Missing permission: account:delete`; a member whose custom role holds it still gets 403\nFORBIDDEN `Only the account owner can dissolve the account`. No active account gives 401\n`No active account`. Records `user:account_dissolved`.\n",
         "x-auth": "first-party",
+        "x-permission": "account:delete",
         "x-graphql": "Mutation.dissolveAccount",
         "x-envelope": {
           "kind": "bare"
@@ -551,6 +552,7 @@ export const openapiDocument = {
         "summary": "Leave the active account.",
         "description": "The caller's personal API keys for the account are purged; service keys they created\nkeep working with `created_by` cleared. The owner cannot leave: 409 CONFLICT\n`The account owner cannot leave the account; dissolve it instead`. Records\n`account:member_left`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own membership; the owner cannot leave",
         "x-graphql": "Mutation.leaveAccount",
         "x-envelope": {
           "kind": "bare"
@@ -1255,6 +1257,7 @@ export const openapiDocument = {
         "summary": "Create an account owned by the caller.",
         "description": "The account starts on the default plan with the four default roles (owner,\nadministrator, moderator, viewer); the caller becomes its owner. Gated by the global\n`system:account_creation` switch. Records `user:account_created`. Switch to it with\n`POST /v1/auth/switch-account`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "creates a new account the caller will own; bounded by the plan's account quota, not by a role",
         "x-feature": "system:account_creation",
         "x-graphql": "Mutation.createAccount",
         "requestBody": {
@@ -3174,7 +3177,8 @@ export const openapiDocument = {
                       ],
                       "properties": {
                         "key": {
-                          "type": "string"
+                          "type": "string",
+                          "x-credential": true
                         },
                         "api_key": {
                           "$ref": "#/components/schemas/AdminApiKey"
@@ -6879,6 +6883,7 @@ export const openapiDocument = {
         "summary": "Development login (only when config `auth.dev_login` is true; never in production).",
         "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.\nRecords `user:login` in the caller's audit log.\n",
         "x-auth": "public",
+        "x-gate-reason": "development sign-in, refused in production; it creates the caller's own session",
         "requestBody": {
           "required": true,
           "content": {
@@ -6948,6 +6953,7 @@ export const openapiDocument = {
         "summary": "Exchange a one-time login code for a session (the end of a provider sign-in).",
         "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log.\n",
         "x-auth": "public",
+        "x-gate-reason": "sign-in: the one-time login code is the credential",
         "x-graphql": "Mutation.exchangeLoginCode",
         "requestBody": {
           "required": true,
@@ -7074,6 +7080,7 @@ export const openapiDocument = {
         "summary": "Exchange a raw popout token for a 15-minute popout session.",
         "description": "Possession of the token is the authorization. Answers the session JWT and also sets it as\nthe cookie `svc-popout-token` (HttpOnly, Path `/`, SameSite Lax, Secure outside\ndevelopment, Max-Age 900). Later requests authenticate by that cookie. A revoked,\nexpired, unknown or non-popout token gives 401 `Invalid or expired popout token`.\n",
         "x-auth": "public",
+        "x-gate-reason": "the popout token in the body is the credential",
         "x-graphql": "Mutation.exchangePopoutToken",
         "requestBody": {
           "required": true,
@@ -7236,6 +7243,7 @@ export const openapiDocument = {
         "summary": "Mint a WebSocket-only token carrying the popout's own permission subset.",
         "description": "Popout sessions only: no credential gives 401 UNAUTHORIZED, any other credential 403\nFORBIDDEN. The token has the `ws` use tag, no session id, and lives\n`auth.ws_token_expiration` seconds; the origin popout token's revocation still ends it.\n",
         "x-auth": "popout-session",
+        "x-gate-reason": "the popout session's own socket token, with the popout's own permission subset",
         "x-graphql": "Mutation.issuePopoutWsToken",
         "x-envelope": {
           "kind": "data"
@@ -7282,6 +7290,7 @@ export const openapiDocument = {
         "summary": "Exchange a refresh JWT for a new access and refresh JWT (rotation).",
         "description": "Only a JWT with the `refresh` use tag is accepted, and only the newest one of its\nsession: each refresh rotates it. Presenting an already rotated refresh JWT revokes the\nwhole session (replay). An access or WebSocket JWT, an expired one, or one of a revoked\nsession gives 401 UNAUTHORIZED `Invalid or expired refresh token`.\n",
         "x-auth": "public",
+        "x-gate-reason": "the refresh token in the body is the credential",
         "requestBody": {
           "required": true,
           "content": {
@@ -7418,6 +7427,7 @@ export const openapiDocument = {
         "summary": "Revoke one of the caller's sessions.",
         "description": "Its access and refresh JWTs stop working at once, on every node. Another user's or an\nunknown session gives 404 `Session not found`. Records `user:session_revoked`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own sessions (Part 1: session management is not a role permission)",
         "x-graphql": "Mutation.revokeSession",
         "parameters": [
           {
@@ -7476,6 +7486,7 @@ export const openapiDocument = {
         "summary": "Make another account the session's active account.",
         "description": "Needs a user session (a user API key is bound to its account: 403 FORBIDDEN\n`Switching accounts requires a user session`). The caller must be a member of the\naccount, else 404 `Account not found`. Answers new access and refresh JWTs whose account\nclaim names the account; the session keeps it across refreshes.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own memberships: switching to an account the caller is a member of",
         "x-graphql": "Mutation.switchAccount",
         "requestBody": {
           "required": true,
@@ -7545,6 +7556,7 @@ export const openapiDocument = {
         "summary": "Mint a WebSocket-only JWT for `?token=` on /v1/ws.",
         "description": "The token has the `ws` use tag (refused on REST and GraphQL), no session id, and lives\n`auth.ws_token_expiration` seconds (default 900). It carries the caller's permissions at\nminting time; the upgrade re-checks membership. A popout gets 403 FORBIDDEN (it uses\n`POST /v1/auth/popout/ws-token`).\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own socket token, carrying the caller's own grants",
         "x-graphql": "Mutation.issueWsToken",
         "x-envelope": {
           "kind": "data"
@@ -8291,6 +8303,7 @@ export const openapiDocument = {
         "description": "Revokes the stored grant at the provider when it has a revocation endpoint (RFC 7009:\nthe refresh token, then the access token), then deletes the connection; a provider that\ncannot be reached is logged and the connection is deleted all the same. No such\nconnection is 404 `Connection not found`. Records `account:connection_disconnected`.\n",
         "x-auth": "first-party",
         "x-permission": "connections:delete",
+        "x-feature": "feature:connections",
         "parameters": [
           {
             "name": "platform",
@@ -8367,6 +8380,7 @@ export const openapiDocument = {
         "description": "The sign-in flow of `GET /v1/auth/login/{provider}` (same cookie, allow-list and errors)\nwith the provider configured under the platform's slug for this purpose (`purposes`\nholding `channel` or `bot`). The provider's callback stores the grant (sealed) on the\naccount that was active here, and sends the browser to `redirect_uri` with\n`#connected=<platform>&type=<type>`. A platform with no such provider is 404. This GET\nneeds the `Authorization: Bearer` header, which a browser navigation cannot send: a\ndashboard uses `POST /v1/connections/{platform}/connect` instead. For `type=bot` the\nprovider is asked for a fresh login (`prompt=login`): a bot is another identity than\nthe creator's, whose session at the provider would otherwise be reused.\n",
         "x-auth": "first-party",
         "x-permission": "connections:create",
+        "x-feature": "feature:connections",
         "parameters": [
           {
             "name": "platform",
@@ -8455,6 +8469,7 @@ export const openapiDocument = {
         "description": "The dashboard's form of `GET /v1/connections/{platform}/connect`: a browser navigation\ncannot carry the `Authorization: Bearer` header that proves who connects, so the\ndashboard calls this with its session (`fetch` with `credentials: 'include'` when the\nAPI is on another origin of `http.cors_origins`), then sends the browser to\n`authorization_url`. The answer sets the same `svc-signin` flow cookie (httpOnly,\n`SameSite=Lax`, Path `/v1/`, 10 minutes) for the API's origin; the provider's callback\nthen stores the grant on the account that was active here and sends the browser to\n`redirect_uri#connected=<platform>&type=<type>` (or `#error=<code>`), exactly as the GET\ndoes. No credential of the service ever travels in a URL. The dashboard and the API\nmust be same-site (e.g. `dash.example.com` and `api.example.com`), since browsers keep\nno `SameSite=Lax` cookie set by a cross-site request. Same errors as the GET: a\n`redirect_uri` outside `auth.redirect_allow_list` is 400 `redirect_uri is not allowed`,\na platform with no provider configured for this purpose is 404, a provider that cannot\nbe reached is 502 PROVIDER_UNAVAILABLE.\n",
         "x-auth": "first-party",
         "x-permission": "connections:create",
+        "x-feature": "feature:connections",
         "parameters": [
           {
             "name": "platform",
@@ -8654,6 +8669,7 @@ export const openapiDocument = {
         "summary": "Create a developer key (`lm_dev_`) for the caller's profile or one of their teams; the full key is returned once.",
         "description": "Needs an approved developer (403 `This operation requires an approved developer`);\nnot gated on `feature:apikeys`. `team_id` null or absent: the key belongs to the\ncaller's developer profile; otherwise to that team, which needs the caller's team role\nto grant `team-secrets:edit` (403 `Missing permission: team-secrets:edit`; a team the\ncaller is not a member of gives 404 `Team not found`). Exactly one of `developer_id` and\n`team_id` is set on the key. Every permission must be in the `extension-dev:*` family\n(400 VALIDATION_ERROR `Invalid permission: <perm>`) and held by the caller in the active\naccount (403 `Cannot grant permissions you do not hold: <perm>`). Blank label: 400\n`Label is required`; a past `expires_at`: 400 `expires_at cannot be in the past`. The key\nsurvives its creator leaving the team (`created_by` becomes null). Scopes are immutable.\nRecords `user:developer_api_key_created`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer keys; approved-developer status is the eligibility, checked by the developer service",
         "x-graphql": "Mutation.createDeveloperApiKey",
         "x-graphql-shape": "own",
         "requestBody": {
@@ -8748,6 +8764,7 @@ export const openapiDocument = {
         "summary": "Rename a developer key (label only; scopes are immutable). Records `user:developer_api_key_updated`.",
         "description": "A profile key belongs to its developer; a team key needs team `team-secrets:edit`. An\nunknown, revoked or invisible key gives 404 `Developer key not found`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer keys (or a team's, under team-secrets:edit), checked by the developer service",
         "x-graphql": "Mutation.updateDeveloperApiKey",
         "parameters": [
           {
@@ -8835,6 +8852,7 @@ export const openapiDocument = {
         "summary": "Revoke a developer key (soft revoke; authentication with it fails closed from the next request). Records `user:developer_api_key_revoked`.",
         "description": "Same ownership rules as rename. A key already revoked gives 404 `Developer key not found`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer keys (or a team's, under team-secrets:edit), checked by the developer service",
         "x-graphql": "Mutation.revokeDeveloperApiKey",
         "parameters": [
           {
@@ -8960,6 +8978,7 @@ export const openapiDocument = {
         "summary": "Apply to become a developer (solo or team); the application starts `pending`.",
         "description": "Checked in this order. 400 VALIDATION_ERROR: `application_type must be 'solo' or 'team'`;\n`Slug must be between 3 and 50 characters`; `Slug must start with a lowercase letter`;\n`Slug must contain only lowercase letters, digits, and hyphens`; a blank\n`display_name`, `description`, `motivation` or `what_to_build` gives `<field> is\nrequired`. 409 CONFLICT: `You already have a developer profile`, `You already have a\npending application`, `Slug is already taken` (a slug is taken by any developer\nprofile, any team, or another pending application). A rejected applicant may apply\nagain.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer application",
         "x-graphql": "Mutation.submitDeveloperApplication",
         "requestBody": {
           "required": true,
@@ -9111,6 +9130,7 @@ export const openapiDocument = {
         "summary": "Create an extension (draft) owned by the caller's developer profile or by one of their teams.",
         "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). Without\n`team_id` the caller needs a developer profile (403 `You must be an approved developer to\ncreate extensions`); with it the caller needs the team permission `team-extensions:create`\n(403 `Missing team permission: team-extensions:create`; an unknown team gives 404 `Team\nnot found`). 409 `Extension slug is already taken`. A paid extension (`one_time` or\n`subscription`) needs `pricing_amount` and `pricing_currency` (400 `A paid extension needs\npricing_amount and pricing_currency`).\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile (or a team, under team-extensions:create); approved-developer status checked by the developer service",
         "requestBody": {
           "required": true,
           "content": {
@@ -9395,6 +9415,7 @@ export const openapiDocument = {
         "summary": "Let one user install the extension before it is published (as testers can).",
         "description": "First-party only (popout, overlay, widget and extension tokens and developer keys get 403\nFORBIDDEN). A team extension needs `team-testers:invite`. 404 `Extension not found`, 404\n`User not found`; granting again answers the existing grant.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile or team extension, checked by ownership in the developer service",
         "x-graphql": "Mutation.grantExtensionAccess",
         "x-graphql-shape": "own",
         "parameters": [
@@ -9490,6 +9511,7 @@ export const openapiDocument = {
         "summary": "Create an invite code that grants access to the extension to whoever accepts it (the code is shown once).",
         "description": "First-party only (popout, overlay, widget and extension tokens and developer keys get 403\nFORBIDDEN). A team extension needs `team-testers:invite`. Only the code's SHA-256 is\nstored. `expires_at` in the past: 400 `expires_at cannot be in the past`. 404 `Extension not found`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile or team extension, checked by ownership in the developer service",
         "x-graphql": "Mutation.createExtensionAccessInvite",
         "x-graphql-shape": "own",
         "parameters": [
@@ -10222,6 +10244,7 @@ export const openapiDocument = {
         "summary": "Invite a tester (first-party only; Part 1 refuses developer keys on \"invite tester\").",
         "description": "404 `User not found`; 409 `User is already a tester`. A team extension needs the team\npermission `team-testers:invite`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile or team extension, checked by ownership in the developer service",
         "parameters": [
           {
             "name": "id",
@@ -10662,6 +10685,7 @@ export const openapiDocument = {
         "summary": "Submit an uploaded (or rejected and re-uploaded) version for review; it becomes `pending_review`.",
         "description": "First-party only (Part 1: \"create or submit extension\" refuses developer keys). 409\n`Upload the version's bundle before publishing` for a draft; a version already pending or\npublished is answered as it is. A team extension needs the team permission\n`team-extensions:publish`. An operator holding `extension-review:edit` then approves it\n(`published`; the extension's `published_at` is set on its first published version) or\nrejects it with notes (`POST /v1/admin/extension-reviews/{version_id}/approve|reject`);\nthe submitter is notified (`extension_review`).\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile or team extension, checked by ownership in the developer service",
         "parameters": [
           {
             "name": "id",
@@ -10848,6 +10872,7 @@ export const openapiDocument = {
         "summary": "Request higher sound limits for an own extension (status `open`; first-party only).",
         "description": "`requested_limits` holds at least one of `max_sounds`, `max_sound_file_size`,\n`max_sound_storage_bytes`. 409 `This extension already has an open limit request` while\none is `open` or `in_review`. A team extension needs the team permission\n`team-extensions:edit`. The timeline starts with a `created` event.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer profile; approved-developer status checked by the developer service",
         "requestBody": {
           "required": true,
           "content": {
@@ -11593,6 +11618,7 @@ export const openapiDocument = {
         "summary": "Join the invite's team with its role (single use).",
         "description": "Joining needs the user themself (a session or their own API key; other credentials 403).\nSame 404 and 409 as the look-up; already a member: 409 `You are already a member of this\nteam`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "accepting an invite addressed to the caller; the invite code is the grant",
         "parameters": [
           {
             "name": "code",
@@ -11674,6 +11700,7 @@ export const openapiDocument = {
         "summary": "Create a team owned by the caller, with the default team roles; the caller joins as `team-owner`.",
         "description": "Needs an approved developer (403 `This operation requires an approved developer`). Slug\nrules and messages as for applications (400), `Slug is already taken` (409); a blank\nname gives 400 `name is required`. Team-scope gates of the routes below are checked\nagainst the caller's team role (cached per team and user, dropped on every role or\nmember change): a team the caller is not a member of gives 404 `Team not found`, a\nrole without the permission 403 `Missing permission: <perm>`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "creates a team the caller will own; approved-developer status checked by the developer service",
         "requestBody": {
           "required": true,
           "content": {
@@ -11988,6 +12015,7 @@ export const openapiDocument = {
         "summary": "Update name, description and URLs (omitted fields unchanged, null clears); team `team-settings:edit`.",
         "description": "Updates a team's name, description and URLs; omitted fields stay, null clears (team permission `team-settings:edit`).",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12074,6 +12102,7 @@ export const openapiDocument = {
         "summary": "Delete a team (the team owner only, else 403 `Only the team owner can delete the team`); its developer keys are revoked.",
         "description": "Deletes a developer team, which only its owner may do, and revokes the team's developer keys at once.",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12131,6 +12160,7 @@ export const openapiDocument = {
         "summary": "Create an invite code for a role (default `team-member`); team `team-members:invite`. The code is returned only here.",
         "description": "The code is stored as its SHA-256 only. `expires_in_days` 1 to 30 (default 7). With `email`,\nthe invite is mailed to that address as well. The\n`team-owner` role cannot be offered (409 `The team-owner role cannot be assigned`), nor a\nrole granting a team permission the caller does not hold (403).\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12312,6 +12342,7 @@ export const openapiDocument = {
         "summary": "Revoke an open invite; team `team-members:invite`. Unknown or closed invite 404 `Team invite not found`.",
         "description": "Revokes an open invite of a developer team so its code can no longer be accepted (team permission `team-members:invite`).",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12462,6 +12493,7 @@ export const openapiDocument = {
         "summary": "Remove a member; team `team-members:remove`. The owner cannot be removed (409 `The team owner cannot be removed`).",
         "description": "Developer keys the member created stay valid (`created_by` becomes null). Unknown member:\n404 `Team member not found`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12531,6 +12563,7 @@ export const openapiDocument = {
         "summary": "Change a member's team role; team `team-members:edit`.",
         "description": "`member_id` is the member's user id. Unknown member: 404 `Team member not found`;\nunknown role: 404 `Team role not found`. The owner's role is fixed and `team-owner` is\nnever assigned: 409 `The team owner's role cannot be changed`, 409 `The team-owner role\ncannot be assigned`. A role granting a team permission the caller does not hold: 403\n`Cannot grant team permissions you do not hold: <perm>`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12712,6 +12745,7 @@ export const openapiDocument = {
         "summary": "Create a custom team role; team `team-settings:edit`.",
         "description": "Every permission must be a team permission (400 `Invalid permission: <perm>`); a blank\nname gives 400 `name is required`; a name in use in the team 409 `Role name already in\nuse`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12818,6 +12852,7 @@ export const openapiDocument = {
         "summary": "Rename a team role or replace its permissions; team `team-settings:edit`. `team-owner` is fixed (409 `The team-owner role cannot be changed`).",
         "description": "Renames a team role or replaces its team permissions; the `team-owner` role is fixed (team permission `team-settings:edit`).",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -12915,6 +12950,7 @@ export const openapiDocument = {
         "summary": "Delete a custom team role; team `team-settings:edit`.",
         "description": "`team-owner` cannot be deleted (409 `Cannot delete system team role`); a role still held\nby members gives 409 `Role is assigned to <n> member(s)`. Open invites for the role go\nwith it.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's role in the team is checked per team (team-scoped permissions) by the developer service",
         "parameters": [
           {
             "name": "id",
@@ -13120,6 +13156,7 @@ export const openapiDocument = {
         "summary": "Submit or resubmit the caller's verification (upsert while none, pending or rejected); it becomes `pending`.",
         "description": "Needs a developer profile (403 `You must be an approved developer to submit\nverification`); not gated on `feature:extension_development`. 400 VALIDATION_ERROR, in\nthis order: `Legal name is required`, `Address line 1 is required`, `Postal code is\nrequired`, `City is required`, `Country is required`, `Country must be a 2-letter ISO\ncode` (exactly two letters; stored upper-case). A verified record is terminal through\nself-service: 409 `Your developer verification is already approved`. A resubmission\nclears the review verdict (`review_notes`, `reviewed_by`, `reviewed_at`). Records\n`developer:verification_submitted` with the record's id and status only (no personal\ndata).\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own developer verification",
         "x-graphql": "Mutation.submitDeveloperVerification",
         "requestBody": {
           "required": true,
@@ -13615,6 +13652,7 @@ export const openapiDocument = {
         "summary": "Accept an access invite code; the caller is granted access to its extension.",
         "description": "First-party only. 404 `Invite not found` for an unknown, expired or used-up code.",
         "x-auth": "first-party",
+        "x-gate-reason": "accepting an invite addressed to the caller; the invite code is the grant",
         "requestBody": {
           "required": true,
           "content": {
@@ -15196,6 +15234,7 @@ export const openapiDocument = {
         "summary": "Deletes a comment (Part 2, \"Ideas board\").",
         "description": "A user session or the user's own API key holding `ideas:comment_delete` (user scope, own\ncomments) or admin `ideas:moderate_comment` (any comment); checked against the comment's\nauthor: 403 FORBIDDEN `Missing permission: ideas:comment_delete` without either, 403 `You\ncan only delete your own comments` for another's comment without the moderation grant. A\ncomment with replies stays as a tombstone (`is_deleted: true`, empty body, no author) so\nthe thread keeps its shape; one without replies is removed. Announced on `ideas:{idea_id}`\n(`comment:deleted`).\n",
         "x-auth": "user",
+        "x-gate-reason": "ideas:comment_delete (user scope, own comment) or ideas:moderate_comment (admin scope): two scopes, checked per comment by the ideas service",
         "x-feature": "system:ideas_hub",
         "parameters": [
           {
@@ -15757,6 +15796,7 @@ export const openapiDocument = {
         "summary": "Edits an idea (Part 2, \"Ideas board\").",
         "description": "A user session or the user's own API key holding `ideas:edit` (user scope, own ideas) or\nadmin `ideas:moderate_edit` (any idea); the grant needed depends on the idea's author, so\nit is checked against the row: 403 FORBIDDEN `Missing permission: ideas:edit` without\neither, 403 `You can only edit your own ideas` for another's idea without the moderation\ngrant. Any of `title`, `description`, `category_id` (null clears), `tag_ids` (replaces\nthe set), validated as on create. Announced on `ideas:list` and `ideas:{idea_id}`\n(`idea:updated`).\n",
         "x-auth": "user",
+        "x-gate-reason": "ideas:edit (user scope, own idea) or ideas:moderate_edit (admin scope): two scopes, checked per idea by the ideas service",
         "x-feature": "system:ideas_hub",
         "parameters": [
           {
@@ -15843,6 +15883,7 @@ export const openapiDocument = {
         "summary": "Deletes an idea with its votes, comments and timeline (Part 2, \"Ideas board\").",
         "description": "`ideas:delete` (user scope, own ideas) or admin `ideas:moderate_delete` (any idea),\nchecked against the idea's author as for `updateIdea` (403 `Missing permission:\nideas:delete`, 403 `You can only delete your own ideas`). Announced on `ideas:list` and\n`ideas:{idea_id}` (`idea:deleted`).\n",
         "x-auth": "user",
+        "x-gate-reason": "ideas:delete (user scope, own idea) or ideas:moderate_delete (admin scope): two scopes, checked per idea by the ideas service",
         "x-feature": "system:ideas_hub",
         "parameters": [
           {
@@ -16859,6 +16900,7 @@ export const openapiDocument = {
         "description": "Stores the line and publishes it as `extension:log` on `ext-logs:{extension_id}` and\n`ext-install-logs:{account_id}`. 404 `Extension install not found`.\n",
         "x-internal": true,
         "x-auth": "system-key",
+        "x-gate-reason": "system keys only (the extension runtime); every system key may write logs",
         "requestBody": {
           "required": true,
           "content": {
@@ -16966,6 +17008,7 @@ export const openapiDocument = {
         "description": "A system key only (any other principal 403, anonymous 401); not gated by the kill-switch,\nso collection continues while the public surface is off. One batch, written in one\ntransaction per store (all or nothing), at most 500 channels, 200 streams and 200\nemote sets:\n- `channels`: the channel directory (stable id, handle, display name, avatar, broadcaster\n  type, the channel's public-statistics preferences `opted_out` and `show_top_chatters`,\n  a `follower_count` sample at `sampled_at`, and, when given, the full set of\n  `panels` seen by this crawl: a panel absent from the set is marked removed).\n- `streams`: broadcasts with their metadata (a changed `title`, `category` or `tags`\n  is recorded in the metadata history), `samples` (viewer count and the deltas since the\n  previous sample: messages, new followers, new paid subs, gifted subs), chatter message\n  counts, shared-chat source counts, emote observations (also recorded in the emote\n  directory as `observed` unless the emote is known from an API fetch) and GIF\n  observations. Counts add up across batches; a sample repeated at the same time for\n  the same broadcast is ignored.\n- A resent batch counts once: its key is `batch_id` when given, else the SHA-256 of the\n  batch; a batch whose key was applied in the last 30 days writes nothing and answers 200\n  with the first delivery's counts and `duplicate: true` (concurrent deliveries included).\n- `emote_sets`: emote sets fetched from a provider's API (`source` `api_fetch`).\nA stream's channel must be in the directory (this batch or an earlier one), else 400\n`Unknown channel: <platform>/<platform_channel_id>`; an unsupported platform 400\n`Unsupported platform: <platform>`; a sample more than 400 days old or more than one\nday ahead 400 `Sample time out of range: <time>`.\n",
         "x-internal": true,
         "x-auth": "system-key",
+        "x-gate-reason": "system keys only (the crawler); every system key may post samples",
         "requestBody": {
           "required": true,
           "content": {
@@ -17119,6 +17162,7 @@ export const openapiDocument = {
         "summary": "Update the calling user (Part 1 shows `extensionDevMode`; `display_name` designed here).",
         "description": "Omitted fields are left unchanged; a blank `display_name` gives 400 VALIDATION_ERROR\n`display_name must not be blank`. Records `user:profile_updated`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own profile",
         "x-graphql": "Mutation.updateMe",
         "requestBody": {
           "required": true,
@@ -17360,6 +17404,7 @@ export const openapiDocument = {
         "summary": "Save a setting preset.",
         "description": "The quota is the `max_setting_presets` of the user's plan (the largest among the plans\nof the accounts the user owns, else the default plan's; 0 is unlimited): past it 403\nPLAN_LIMIT_REACHED `Setting preset limit reached: your plan allows N preset(s)`.\n`is_default: true` makes it the only default of its kind. `payload` is opaque JSON.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own setting presets",
         "x-graphql": "Mutation.createSettingPreset",
         "requestBody": {
           "required": true,
@@ -17476,6 +17521,7 @@ export const openapiDocument = {
         "summary": "Rename, replace the payload of, or make default one of the caller's presets.",
         "description": "Another user's preset is 404 `Setting preset not found`, as an absent one.",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own setting presets",
         "x-graphql": "Mutation.updateSettingPreset",
         "parameters": [
           {
@@ -17577,6 +17623,7 @@ export const openapiDocument = {
         "summary": "Delete one of the caller's presets (404 `Setting preset not found` otherwise).",
         "description": "Deletes one of the caller's setting presets; a preset of another user answers 404 like a missing one (first-party).",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own setting presets",
         "x-graphql": "Mutation.deleteSettingPreset",
         "parameters": [
           {
@@ -17783,6 +17830,7 @@ export const openapiDocument = {
         "summary": "Set the delivery channel of one notification type.",
         "description": "`channel` is `off`, `in_app`, `email` or `in_app_email`; anything else gives 400\nVALIDATION_ERROR `Unknown channel: <channel>`. A locked type (`invite`) gives 400\nVALIDATION_ERROR `Notification type <type> cannot be changed`; an unknown type 404\n`Unknown notification type: <type>`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own notification preferences",
         "x-graphql": "Mutation.updateNotificationPreference",
         "parameters": [
           {
@@ -17882,6 +17930,7 @@ export const openapiDocument = {
         "summary": "Act on a notification (`accept_invite`, `decline_invite` on invites).",
         "description": "`accept_invite` adds the caller to the account in `data.accountId` with the invite's\nrole and marks the notification `accepted`; `decline_invite` deletes the invite and\nmarks it `declined`. Either removes the invite. An unknown action, or an action that\ndoes not fit the notification's type, gives 400 VALIDATION_ERROR `Unknown action: <a>`;\na notification already answered or whose invite was withdrawn gives 409 CONFLICT\n`Invite is no longer valid`; another user's or an unknown notification 404\n`Notification not found`.\n",
         "x-auth": "first-party",
+        "x-gate-reason": "the caller's own notifications (accepting an invite addressed to the caller)",
         "x-graphql": "Mutation.notificationAction",
         "parameters": [
           {
@@ -20906,6 +20955,7 @@ export const openapiDocument = {
         "summary": "Add a channel by its URL handle (idempotent).",
         "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id (404 `Channel not found` when it names no known channel). Adding a\nchannel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
         "x-auth": "user",
+        "x-gate-reason": "the caller's own watchlist (Part 2: no account permission, no plan gate)",
         "x-graphql": "Mutation.addToWatchlist",
         "requestBody": {
           "required": true,
@@ -20997,6 +21047,7 @@ export const openapiDocument = {
         "summary": "Remove a channel by its stable id (idempotent).",
         "description": "Removing a channel that is not on the list also answers `{ success: true }`.",
         "x-auth": "user",
+        "x-gate-reason": "the caller's own watchlist (Part 2: no account permission, no plan gate)",
         "x-graphql": "Mutation.removeFromWatchlist",
         "requestBody": {
           "required": true,
@@ -21071,6 +21122,7 @@ export const openapiDocument = {
         "summary": "payment_provider connect webhook (extension purchases, transfers, connected accounts).",
         "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent); `account.updated` stores the\nconnected account's state on the developer or team it belongs to (by account id, first\nlinked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the\npayout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`\nrecord an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active\nor canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active\nor past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.\nEach event id is processed once (the receipt log); other types answer 200. Not rate limited.\n",
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the provider's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -21122,6 +21174,7 @@ export const openapiDocument = {
         "summary": "payment_provider billing webhook (plans and subscriptions).",
         "description": "`Payment-Provider-Signature: t=<unix>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` with\nconfig `payments.webhook_secret`, compared in constant time; `t` within ±300 s. Stale,\nforged or unsigned gives 401 UNAUTHORIZED; an unset secret fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. Body `{ id, type, created, data: { object } }`.\n`checkout.session.completed`: the account in `client_reference_id` or\n`metadata.account_id` moves to the plan named by `metadata.plan_id`, `metadata.plan`\n(slug) or `metadata.price_id` (a plan's monthly or yearly price id); without one, the\nuser of `metadata.user_id` or of the customer's e-mail (created when new) gets a new\naccount on that plan. `customer.subscription.updated` sets the plan (by the item's price\nid or `metadata`) and the period end; `customer.subscription.deleted` moves the account\nto the free (default) plan; `invoice.payment_failed` is logged. Feature caches are\ninvalidated on every plan change. Each event id is processed once (redeliveries answer\n200); other types answer 200. A body that is not JSON gives 400. Not rate limited.\n",
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the provider's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -21174,6 +21227,7 @@ export const openapiDocument = {
         "description": "The `Payout-Provider-Transmission-Id`, `-Transmission-Time`, `-Transmission-Sig`,\n`-Cert-Url` and `-Auth-Algo` headers, the configured `payments.payout_webhook_id` and the\nraw event go to the provider's verification API (`payments.payout_api_url`); the\ncertificate URL must be https on the provider's domain (`payments.payout_cert_domain`)\nor a subdomain. Missing headers, a foreign certificate host or a verdict other than\n`SUCCESS` give 401; an unset webhook id fails closed (401) unless\n`payments.allow_unsigned_webhooks` is true. The events move a payout request (found by\nits id as the sender item or batch id, else by the provider's item or batch id):\n`PAYMENT.PAYOUTSBATCH.SUCCESS` pending to processing, `PAYMENT.PAYOUTS-ITEM.SUCCEEDED` to\npaid, `.FAILED` to failed, `.UNCLAIMED` to canceled; the requester is notified. An unknown\npayout or a payout already settled answers 200 and changes nothing. Each event id is\nprocessed once (the receipt log); other types answer 200. Not rate limited.\n",
         "x-internal": true,
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the provider's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -21307,6 +21361,7 @@ export const openapiDocument = {
         "summary": "platform_b WebSub notification (Atom XML).",
         "description": "Verified over the raw body before it is parsed: `X-Hub-Signature-256: sha256=<hex>`\n(HMAC-SHA256 with config `webhooks.platform_b_secret`), or the fallback\n`X-Hub-Signature: sha1=<hex>` (HMAC-SHA1). A missing or mismatched signature gives 401\nUNAUTHORIZED; an unset secret gives 401 unless `webhooks.require_signatures` is false.\nThe Atom entry's channel id and video id are read; each account connected to that\nplatform_b channel gets one `platform_b:subscribe` event whose `raw` holds `channel_id`,\n`video_id`, `title`, `published` and `updated` (external id `platform_b:video:<video id>`,\nso a redelivery stores nothing twice). Malformed XML or no channel id gives 400\nBAD_REQUEST; no connected account answers 200 as well. Not rate limited.\n",
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the platform's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -21358,6 +21413,7 @@ export const openapiDocument = {
         "summary": "platform_c event webhook.",
         "description": "With config `webhooks.platform_c_public_key` (PEM): `Platform-C-Event-Signature` is the\nbase64 RSA-SHA256 (PKCS#1 v1.5) signature over `{message_id}.{timestamp}.{raw body}` from\n`Platform-C-Event-Message-Id` and `Platform-C-Event-Message-Timestamp` (unix seconds or\nRFC 3339), which must lie within ±300 s of the server clock. Otherwise, with\n`webhooks.platform_c_secret`: `Platform-C-Signature` is the hex HMAC-SHA256 of the raw\nbody. A missing, stale or mismatched signature gives 401 UNAUTHORIZED; neither key set\ngives 403 FORBIDDEN while `webhooks.require_signatures` is true. `Platform-C-Event-Type`\nmaps `channel.subscription.new` → `platform_c:subscribe`, `channel.subscription.gifts` →\n`platform_c:gift`, `channel.followed` → `platform_c:follower`, `livestream.status.updated`\n→ `platform_c:stream_online` / `platform_c:stream_offline` (by `is_live`);\n`chat.message.sent` goes to the chat pipeline and `moderation.banned` to the moderation\nlog. The account resolves by the broadcaster's channel id (`broadcaster.user_id`) among\nplatform_c connections; the message id is the idempotency key. Other types, or no\nconnected account, answer 200. A body that is not JSON gives 400. Not rate limited.\n",
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the platform's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -21412,6 +21468,7 @@ export const openapiDocument = {
         "summary": "shop_platform webhook.",
         "description": "`X-Shop-Platform-Shop-Domain` names the shop (normalised: lower case, no scheme, path,\nport or trailing dot; resolved by exact equality); `X-Shop-Platform-Hmac-Sha256` is the\nbase64 HMAC-SHA256 of the raw body with the shop's secret (the one recorded with the\nshop connection, else config `webhooks.shop_platform_secrets[<domain>]`). No secret gives\n401 while `webhooks.require_signatures` is true; a missing or mismatched signature gives\n401. `X-Shop-Platform-Topic`: `orders/create` → `shop_platform:order`, `orders/paid` →\n`shop_platform:order_paid`, `products/create` → `shop_platform:product` (raw: the\npayload); other topics, or a shop with no connected account, answer 200 and are dropped.\nIdempotent on `X-Shop-Platform-Webhook-Id` (else topic and the payload's `id`). A body\nthat is not JSON gives 400. Not rate limited.\n",
         "x-auth": "public",
+        "x-gate-reason": "a signed webhook receiver: the shop's signature is the credential",
         "requestBody": {
           "required": false,
           "content": {
@@ -22934,10 +22991,12 @@ export const openapiDocument = {
                   ],
                   "properties": {
                     "access_token": {
-                      "type": "string"
+                      "type": "string",
+                      "x-credential": true
                     },
                     "refresh_token": {
-                      "type": "string"
+                      "type": "string",
+                      "x-credential": true
                     },
                     "expires_at": {
                       "type": "string",
@@ -23072,7 +23131,8 @@ export const openapiDocument = {
                   ],
                   "properties": {
                     "ws_token": {
-                      "type": "string"
+                      "type": "string",
+                      "x-credential": true
                     },
                     "expires_at": {
                       "type": "string",
@@ -23349,7 +23409,8 @@ export const openapiDocument = {
         ],
         "properties": {
           "key": {
-            "type": "string"
+            "type": "string",
+            "x-credential": true
           },
           "id": {
             "type": "string",
@@ -25203,7 +25264,8 @@ export const openapiDocument = {
         ],
         "properties": {
           "key": {
-            "type": "string"
+            "type": "string",
+            "x-credential": true
           },
           "id": {
             "type": "string",
@@ -26650,6 +26712,7 @@ export const openapiDocument = {
         "properties": {
           "token": {
             "type": "string",
+            "x-credential": true,
             "description": "`lm_ext_` plus 64 hex characters."
           },
           "expires_at": {
@@ -27817,7 +27880,8 @@ export const openapiDocument = {
             ]
           },
           "token": {
-            "type": "string"
+            "type": "string",
+            "x-credential": true
           },
           "subject_id": {
             "type": "string",
@@ -28748,6 +28812,7 @@ export const openapiDocument = {
         "properties": {
           "token": {
             "type": "string",
+            "x-credential": true,
             "description": "The popout session JWT (also set as the `svc-popout-token` cookie)."
           },
           "expires_at": {
@@ -28891,6 +28956,7 @@ export const openapiDocument = {
           },
           "token": {
             "type": "string",
+            "x-credential": true,
             "description": "The full `lm_pop_` token; shown only once."
           }
         }
@@ -31015,7 +31081,8 @@ export const openapiDocument = {
         ],
         "properties": {
           "key": {
-            "type": "string"
+            "type": "string",
+            "x-credential": true
           },
           "id": {
             "type": "string",
@@ -31565,7 +31632,8 @@ export const openapiDocument = {
         ],
         "properties": {
           "key": {
-            "type": "string"
+            "type": "string",
+            "x-credential": true
           },
           "id": {
             "type": "string",

@@ -857,7 +857,13 @@ export const twins: readonly Twin[] = [
     "graphql": "Mutation.dissolveAccount",
     "gate": {
       "auth": "first-party",
-      "permissions": null,
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:delete"
+        ]
+      },
       "feature": null
     }
   },

@@ -1971,6 +1971,8 @@ export interface RouteSpec {
   paging: PagingBounds | null;
   /** The status of a plain (not `reply`) return value. */
   defaultStatus: number;
+  /** A success answer carries a credential (`x-credential` in its schema): sent with `Cache-Control: no-store`. */
+  noStore: boolean;
 }
 
 export const routes: readonly RouteSpec[] = [
@@ -2003,7 +2005,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/teams/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "acceptExtensionAccessInvite",
@@ -2033,7 +2036,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "account",
@@ -2068,7 +2072,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "accountAuditLog",
@@ -2109,7 +2114,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "accountInvites",
@@ -2144,7 +2150,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "accountMembers",
@@ -2179,7 +2186,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "accountRoles",
@@ -2214,7 +2222,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "accountServiceKeys",
@@ -2249,7 +2258,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "addExtensionScreenshot",
@@ -2285,7 +2295,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "addExtensionTester",
@@ -2316,7 +2327,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "addToWatchlist",
@@ -2345,7 +2357,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminAccountApiKeys",
@@ -2380,7 +2393,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminApproveDeveloperApplication",
@@ -2417,7 +2431,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminApproveDeveloperVerification",
@@ -2454,7 +2469,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminAssignUserRole",
@@ -2490,7 +2506,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminAuditLog",
@@ -2531,7 +2548,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminCreatePlan",
@@ -2567,7 +2585,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/admin/plans/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "adminCreateRole",
@@ -2603,7 +2622,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/admin/admin-roles/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "adminCreateSystemKey",
@@ -2638,7 +2658,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "adminDeleteApiKey",
@@ -2674,7 +2695,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeletePlan",
@@ -2711,7 +2733,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 204
+    "defaultStatus": 204,
+    "noStore": false
   },
   {
     "operationId": "adminDeleteRole",
@@ -2748,7 +2771,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeleteSystemKey",
@@ -2784,7 +2808,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeleteUserSettingPreset",
@@ -2820,7 +2845,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 204
+    "defaultStatus": 204,
+    "noStore": false
   },
   {
     "operationId": "adminDeveloperApplication",
@@ -2856,7 +2882,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/admin/developer-applications/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeveloperApplications",
@@ -2897,7 +2924,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeveloperLimitRequests",
@@ -2932,7 +2960,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeveloperVerification",
@@ -2968,7 +2997,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/admin/developer-verifications/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminDeveloperVerifications",
@@ -3009,7 +3039,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminEraseChatSubject",
@@ -3044,7 +3075,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminErasePlatformBMember",
@@ -3079,7 +3111,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminExtensionReviews",
@@ -3114,7 +3147,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminLimitRequestEvents",
@@ -3150,7 +3184,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminLimitRequests",
@@ -3185,7 +3220,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminMailOutbox",
@@ -3226,7 +3262,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRecordConnection",
@@ -3262,7 +3299,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRecordLoginConnection",
@@ -3298,7 +3336,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRecordShopConnection",
@@ -3335,7 +3374,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRejectDeveloperApplication",
@@ -3372,7 +3412,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRejectDeveloperVerification",
@@ -3409,7 +3450,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRemoveConnection",
@@ -3445,7 +3487,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRemoveShopConnection",
@@ -3481,7 +3524,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRole",
@@ -3517,7 +3561,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRoleMembers",
@@ -3553,7 +3598,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRoles",
@@ -3588,7 +3634,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminRotateApiKey",
@@ -3624,7 +3671,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "adminSetAccountFeatureOverride",
@@ -3660,7 +3708,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetAccountPlan",
@@ -3696,7 +3745,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetAccountRetention",
@@ -3732,7 +3782,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetExtensionLimits",
@@ -3768,7 +3819,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetFeatureFlag",
@@ -3804,7 +3856,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetPlanFeatures",
@@ -3840,7 +3893,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSetPlatformSwitches",
@@ -3875,7 +3929,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSystemKeyPermissions",
@@ -3910,7 +3965,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminSystemKeys",
@@ -3945,7 +4001,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUnassignUserRole",
@@ -3981,7 +4038,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUpdateApiKey",
@@ -4017,7 +4075,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUpdatePlan",
@@ -4053,7 +4112,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUpdateRole",
@@ -4090,7 +4150,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUserApiKeys",
@@ -4125,7 +4186,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminUserSettingPresets",
@@ -4160,7 +4222,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "adminWorkers",
@@ -4195,7 +4258,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "allAdminPermissions",
@@ -4230,7 +4294,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "allTeamPermissions",
@@ -4258,7 +4323,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "apiKeyAssignablePermissions",
@@ -4293,7 +4359,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "approveExtensionVersion",
@@ -4330,7 +4397,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "automationNodeHandlers",
@@ -4359,7 +4427,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "botModuleHandlers",
@@ -4388,7 +4457,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "botModuleTriggers",
@@ -4417,7 +4487,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "cancelAccountInvite",
@@ -4453,7 +4524,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "chatHistory",
@@ -4494,7 +4566,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": false,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "connectionStatuses",
@@ -4529,7 +4602,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "connectPlatform",
@@ -4545,7 +4619,7 @@ export const routes: readonly RouteSpec[] = [
           "connections:create"
         ]
       },
-      "feature": null
+      "feature": "feature:connections"
     },
     "graphql": null,
     "internal": false,
@@ -4566,7 +4640,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 302
+    "defaultStatus": 302,
+    "noStore": false
   },
   {
     "operationId": "createAccount",
@@ -4595,7 +4670,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/accounts"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createAccountInvite",
@@ -4632,7 +4708,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/account/invites/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createAccountRole",
@@ -4668,7 +4745,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/account/roles/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createAccountServiceKey",
@@ -4703,7 +4781,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "createDeveloperApiKey",
@@ -4733,7 +4812,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "createDeveloperExtension",
@@ -4764,7 +4844,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createDeveloperTeam",
@@ -4794,7 +4875,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/teams/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createDeveloperTeamInvite",
@@ -4825,7 +4907,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createDeveloperTeamRole",
@@ -4856,7 +4939,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createExtensionAccessInvite",
@@ -4886,7 +4970,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createExtensionVersion",
@@ -4923,7 +5008,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createIdea",
@@ -4958,7 +5044,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/ideas/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createIdeaCategory",
@@ -4994,7 +5081,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/ideas/categories/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createIdeaComment",
@@ -5030,7 +5118,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createIdeaTag",
@@ -5066,7 +5155,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "createLimitRequest",
@@ -5097,7 +5187,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createOverlay",
@@ -5133,7 +5224,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/overlays/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createPopoutToken",
@@ -5169,7 +5261,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/tokens/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "createSettingPreset",
@@ -5198,7 +5291,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/me/setting-presets/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "createSharedOverlayToken",
@@ -5234,7 +5328,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "createUserApiKey",
@@ -5269,7 +5364,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "createWidget",
@@ -5305,7 +5401,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/widgets/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "deleteAccountRole",
@@ -5342,7 +5439,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteAccountServiceKey",
@@ -5378,7 +5476,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteDeveloperExtension",
@@ -5414,7 +5513,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteDeveloperTeam",
@@ -5444,7 +5544,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteDeveloperTeamRole",
@@ -5475,7 +5576,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteExtensionInstallStorage",
@@ -5511,7 +5613,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteIdea",
@@ -5541,7 +5644,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteIdeaCategory",
@@ -5577,7 +5681,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteIdeaComment",
@@ -5607,7 +5712,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteIdeaTag",
@@ -5643,7 +5749,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteOverlay",
@@ -5679,7 +5786,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteSettingPreset",
@@ -5709,7 +5817,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteSound",
@@ -5745,7 +5854,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 204
+    "defaultStatus": 204,
+    "noStore": false
   },
   {
     "operationId": "deleteUserApiKey",
@@ -5781,7 +5891,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "deleteWidget",
@@ -5817,7 +5928,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerApiKeys",
@@ -5846,7 +5958,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerExtension",
@@ -5882,7 +5995,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerExtensionLimits",
@@ -5918,7 +6032,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerExtensionLogs",
@@ -5948,7 +6063,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerExtensions",
@@ -5983,7 +6099,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerLimitRequestEvents",
@@ -6013,7 +6130,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerLimitRequests",
@@ -6042,7 +6160,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerLimits",
@@ -6072,7 +6191,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerPayout",
@@ -6108,7 +6228,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/payouts/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerPayouts",
@@ -6150,7 +6271,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerPayoutSettings",
@@ -6186,7 +6308,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerPublicProfile",
@@ -6214,7 +6337,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerRevenue",
@@ -6250,7 +6374,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerTeam",
@@ -6280,7 +6405,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/teams/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerTeamInvite",
@@ -6310,7 +6436,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerTeamInvites",
@@ -6340,7 +6467,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerTeamMembers",
@@ -6370,7 +6498,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerTeamRoles",
@@ -6400,7 +6529,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "developerVerificationStatus",
@@ -6429,7 +6559,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "devLogin",
@@ -6457,7 +6588,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "disconnectPlatform",
@@ -6473,7 +6605,7 @@ export const routes: readonly RouteSpec[] = [
           "connections:delete"
         ]
       },
-      "feature": null
+      "feature": "feature:connections"
     },
     "graphql": null,
     "internal": false,
@@ -6493,7 +6625,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "dissolveAccount",
@@ -6502,7 +6635,13 @@ export const routes: readonly RouteSpec[] = [
     "expressPath": "/v1/account",
     "gate": {
       "auth": "first-party",
-      "permissions": null,
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:delete"
+        ]
+      },
       "feature": null
     },
     "graphql": "Mutation.dissolveAccount",
@@ -6522,7 +6661,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "emitEvent",
@@ -6558,7 +6698,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/events/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "event",
@@ -6594,7 +6735,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/events/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "events",
@@ -6635,7 +6777,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": false,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "exchangeLoginCode",
@@ -6662,7 +6805,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "exchangePopoutToken",
@@ -6690,7 +6834,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "extensionAnalytics",
@@ -6726,7 +6871,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionInstallLogs",
@@ -6762,7 +6908,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionInstalls",
@@ -6797,7 +6944,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionInstallStorage",
@@ -6833,7 +6981,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionPurchases",
@@ -6875,7 +7024,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionScreenshots",
@@ -6911,7 +7061,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionTesters",
@@ -6947,7 +7098,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "extensionVersions",
@@ -6983,7 +7135,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "getHealth",
@@ -7009,7 +7162,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "getIdea",
@@ -7039,7 +7193,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "getPopoutSession",
@@ -7067,7 +7222,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "getReadiness",
@@ -7093,7 +7249,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "getSchema",
@@ -7119,7 +7276,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "grantExtensionAccess",
@@ -7149,7 +7307,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "grantWidgetAccess",
@@ -7186,7 +7345,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "ingestAuditEvent",
@@ -7221,7 +7381,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "ingestPublicStats",
@@ -7250,7 +7411,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "installExtension",
@@ -7287,7 +7449,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/extension-installs/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "issueExtensionInstallToken",
@@ -7324,7 +7487,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "issuePopoutWsToken",
@@ -7353,7 +7517,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "issueWsToken",
@@ -7382,7 +7547,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "leaveAccount",
@@ -7412,7 +7578,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeaCategories",
@@ -7441,7 +7608,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeaComments",
@@ -7471,7 +7639,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeaParticipants",
@@ -7501,7 +7670,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeas",
@@ -7536,7 +7706,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": false,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeaTags",
@@ -7565,7 +7736,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "listIdeaVoters",
@@ -7601,7 +7773,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": false,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "loginCallback",
@@ -7628,7 +7801,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 302
+    "defaultStatus": 302,
+    "noStore": false
   },
   {
     "operationId": "me",
@@ -7657,7 +7831,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "moderateChat",
@@ -7695,7 +7870,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myAccounts",
@@ -7724,7 +7900,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myAuditLog",
@@ -7758,7 +7935,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myDeveloperApplication",
@@ -7788,7 +7966,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myDeveloperTeams",
@@ -7817,7 +7996,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myPermissions",
@@ -7845,7 +8025,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "mySettingPresets",
@@ -7874,7 +8055,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "myWatchlist",
@@ -7902,7 +8084,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "notificationAction",
@@ -7933,7 +8116,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/notifications/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "notificationPreferences",
@@ -7962,7 +8146,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "notifications",
@@ -7997,7 +8182,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "overlay",
@@ -8033,7 +8219,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "overlays",
@@ -8069,7 +8256,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "paymentConnectWebhook",
@@ -8096,7 +8284,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "paymentProviderWebhook",
@@ -8123,7 +8312,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "payoutProviderWebhook",
@@ -8150,7 +8340,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "platformBWebhook",
@@ -8177,7 +8368,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "platformBWebhookChallenge",
@@ -8203,7 +8395,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "platformCredentialModes",
@@ -8238,7 +8431,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "platformCWebhook",
@@ -8266,7 +8460,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "playSound",
@@ -8302,7 +8497,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "popoutTokens",
@@ -8337,7 +8533,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicChannelBrowse",
@@ -8371,7 +8568,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicChannelPanelHistory",
@@ -8400,7 +8598,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicChannelTrends",
@@ -8429,7 +8628,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicEmotes",
@@ -8463,7 +8663,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicGames",
@@ -8497,7 +8698,8 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicStreamMetadataHistory",
@@ -8526,7 +8728,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publicStreamSummary",
@@ -8555,7 +8758,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "publishExtensionVersion",
@@ -8586,7 +8790,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "refreshPlatformUserProfile",
@@ -8622,7 +8827,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "refreshSession",
@@ -8650,7 +8856,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "rejectExtensionVersion",
@@ -8687,7 +8894,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "removeAccountMember",
@@ -8724,7 +8932,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "removeDeveloperTeamMember",
@@ -8755,7 +8964,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "removeExtensionScreenshot",
@@ -8791,7 +9001,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "removeExtensionTester",
@@ -8827,7 +9038,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "removeFromWatchlist",
@@ -8855,7 +9067,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "requestDeveloperPayout",
@@ -8891,7 +9104,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/payouts/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "reviewLimitRequest",
@@ -8928,7 +9142,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeDeveloperApiKey",
@@ -8958,7 +9173,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeDeveloperTeamInvite",
@@ -8988,7 +9204,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeOverlayToken",
@@ -9024,7 +9241,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokePopoutToken",
@@ -9060,7 +9278,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeSession",
@@ -9090,7 +9309,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeWidgetAccess",
@@ -9126,7 +9346,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "revokeWidgetToken",
@@ -9162,7 +9383,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "rotateAccountServiceKey",
@@ -9198,7 +9420,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "rotateOverlayToken",
@@ -9234,7 +9457,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "rotateUserApiKey",
@@ -9270,7 +9494,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "rotateWidgetToken",
@@ -9306,7 +9531,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": true
   },
   {
     "operationId": "searchPlatformUsers",
@@ -9341,7 +9567,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "sendChatToPlatform",
@@ -9376,7 +9603,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "sessions",
@@ -9405,7 +9633,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "setExtensionInstallStorage",
@@ -9441,7 +9670,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "setIdeaStatus",
@@ -9477,7 +9707,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "shopPlatformWebhook",
@@ -9504,7 +9735,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "sound",
@@ -9540,7 +9772,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/sounds/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "sounds",
@@ -9575,7 +9808,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "startLimitRequestReview",
@@ -9612,7 +9846,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "startLogin",
@@ -9641,7 +9876,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 302
+    "defaultStatus": 302,
+    "noStore": false
   },
   {
     "operationId": "startPlatformConnect",
@@ -9657,7 +9893,7 @@ export const routes: readonly RouteSpec[] = [
           "connections:create"
         ]
       },
-      "feature": null
+      "feature": "feature:connections"
     },
     "graphql": null,
     "internal": false,
@@ -9678,7 +9914,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "stopSound",
@@ -9714,7 +9951,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "streamSound",
@@ -9752,7 +9990,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "submitDeveloperApplication",
@@ -9782,7 +10021,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/application"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "submitDeveloperVerification",
@@ -9812,7 +10052,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/verification"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "switchAccount",
@@ -9842,7 +10083,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": true
   },
   {
     "operationId": "teamPublicProfile",
@@ -9870,7 +10112,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "testEvent",
@@ -9905,7 +10148,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "uninstallExtension",
@@ -9941,7 +10185,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "unvoteIdea",
@@ -9977,7 +10222,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "unvoteIdeaComment",
@@ -10013,7 +10259,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateAccountMember",
@@ -10050,7 +10297,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateAccountRole",
@@ -10087,7 +10335,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateAccountServiceKey",
@@ -10123,7 +10372,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/service-keys/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperApiKey",
@@ -10153,7 +10403,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/api-keys/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperExtension",
@@ -10189,7 +10440,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperPayoutSettings",
@@ -10225,7 +10477,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperTeam",
@@ -10255,7 +10508,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/teams/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperTeamMemberRole",
@@ -10286,7 +10540,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateDeveloperTeamRole",
@@ -10317,7 +10572,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateExtensionInstall",
@@ -10354,7 +10610,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/extension-installs/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateIdea",
@@ -10384,7 +10641,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateIdeaCategory",
@@ -10421,7 +10679,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/ideas/categories/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateIdeaComment",
@@ -10457,7 +10716,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateMe",
@@ -10486,7 +10746,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/me"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateNotificationPreference",
@@ -10516,7 +10777,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateOverlay",
@@ -10553,7 +10815,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateSettingPreset",
@@ -10583,7 +10846,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateSound",
@@ -10619,7 +10883,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/sounds/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateUserApiKey",
@@ -10655,7 +10920,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/api-keys/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "updateWidget",
@@ -10692,7 +10958,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "uploadExtensionVersion",
@@ -10729,7 +10996,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/developer/extensions/{extension_id}/versions/{id}"
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "uploadSound",
@@ -10764,7 +11032,8 @@ export const routes: readonly RouteSpec[] = [
       "self": "/v1/sounds/{id}"
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   },
   {
     "operationId": "userApiKeys",
@@ -10799,7 +11068,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "voteIdea",
@@ -10835,7 +11105,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "voteIdeaComment",
@@ -10871,7 +11142,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "widget",
@@ -10907,7 +11179,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "widgetAccess",
@@ -10943,7 +11216,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "widgets",
@@ -10979,7 +11253,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 200
+    "defaultStatus": 200,
+    "noStore": false
   },
   {
     "operationId": "writeExtensionLog",
@@ -11009,7 +11284,8 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
-    "defaultStatus": 201
+    "defaultStatus": 201,
+    "noStore": false
   }
 ];
 

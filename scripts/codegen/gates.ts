@@ -15,12 +15,29 @@ export interface Gate {
 export type PermissionScope = 'account' | 'admin' | 'user';
 export const SCOPES: PermissionScope[] = ['account', 'admin', 'user'];
 
+/**
+ * What an operation says about itself besides its gate: whether it changes something (a POST, PUT,
+ * PATCH or DELETE, or a GraphQL mutation) and, when it declares no permission, why none fits
+ * (`x-gate-reason`, `@gate(reason: ...)`).
+ */
+export interface GateContext {
+  mutating: boolean;
+  reason?: unknown;
+}
+
+/**
+ * A reason must say something: at least a few words, so that "n/a" or "none" cannot pass for one.
+ * It is read by a reviewer, never by the gate engine.
+ */
+const REASON_MIN_LENGTH = 12;
+
 export function normaliseGate(
   where: string,
   auth: unknown,
   permission: unknown,
   feature: unknown,
   scopeValue: unknown = undefined,
+  context: GateContext = { mutating: false },
 ): Gate | null {
   let permissions: Gate['permissions'] = null;
   const scope = (scopeValue ?? 'account') as PermissionScope;
@@ -57,6 +74,16 @@ export function normaliseGate(
     return null;
   }
   if (auth === 'public' && permissions) fail(`${where}: a public operation cannot require a permission`);
+  const reason = context.reason;
+  if (reason !== undefined && reason !== null) {
+    if (typeof reason !== 'string' || reason.trim().length < REASON_MIN_LENGTH) fail(`${where}: a gate reason must say why in words (at least ${REASON_MIN_LENGTH} characters)`);
+    if (permissions) fail(`${where}: a gate reason explains a missing permission; this operation declares one`);
+  } else if (context.mutating && !permissions) {
+    // Least privilege by construction: a change that no permission guards is a decision someone
+    // wrote down, never an omission (a first-party gate says which token classes may call, not
+    // which of the caller's grants the change needs).
+    fail(`${where}: a mutating operation must declare a permission, or say why none fits (x-gate-reason in OpenAPI, @gate(reason: "...") in GraphQL)`);
+  }
   if (feature !== undefined && feature !== null && (typeof feature !== 'string' || !FEATURE_RE.test(feature))) {
     fail(`${where}: "${String(feature)}" is not a feature flag key`);
   }

@@ -58,7 +58,7 @@ function fieldGates(schema: GraphQLSchema): Record<string, Gate> {
             : args.allPermissions !== undefined
               ? { all: args.allPermissions }
               : undefined;
-      const gate = normaliseGate(where, args.auth, permission, args.feature, args.scope);
+      const gate = normaliseGate(where, args.auth, permission, args.feature, args.scope, { mutating: rootType === schema.getMutationType(), reason: args.reason });
       if (gate) gates[where] = gate;
     }
   }

@@ -28,6 +28,8 @@ export interface Route {
   statuses: string[];
   /** `x-graphql-shape: own`: the twin answers a shape of its own, not the REST binding's domain value. */
   ownGraphqlShape: boolean;
+  /** A success answer carries a credential (a property marked `x-credential: true`): never stored by a cache. */
+  noStore: boolean;
 }
 const ENVELOPE_KINDS = ['single', 'data', 'collection', 'bare', 'raw'] as const;
 type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];
@@ -63,7 +65,10 @@ function readRoutes(doc: OpenApiDoc): Route[] {
       }
       if (seen.has(operationId)) fail(`${where}: duplicate operationId ${operationId}`);
       seen.add(operationId);
-      const gate = normaliseGate(`${where} (${operationId})`, op['x-auth'], op['x-permission'], op['x-feature'], op['x-permission-scope']);
+      const gate = normaliseGate(`${where} (${operationId})`, op['x-auth'], op['x-permission'], op['x-feature'], op['x-permission-scope'], {
+        mutating: method !== 'get',
+        reason: op['x-gate-reason'],
+      });
       if (!gate) continue;
       const graphql = (op['x-graphql'] as string | undefined) ?? null;
       if (graphql !== null && !/^(Query|Mutation)\.[a-z][A-Za-z0-9]*$/.test(graphql)) {
@@ -98,6 +103,7 @@ function readRoutes(doc: OpenApiDoc): Route[] {
         paging: readPaging(`${where} (${operationId})`, doc, (op.parameters ?? []) as unknown[]),
         statuses,
         ownGraphqlShape: op['x-graphql-shape'] === 'own',
+        noStore: statuses.some((status) => status.startsWith('2') && carriesCredential(doc, bodies[status], new Set())),
       });
       if (op['x-graphql-shape'] !== undefined && (op['x-graphql-shape'] !== 'own' || graphql === null)) {
         fail(`${where} (${operationId}): x-graphql-shape must be "own", on an operation with a GraphQL twin`);
@@ -105,6 +111,25 @@ function readRoutes(doc: OpenApiDoc): Route[] {
     }
   }
   return routes.sort((a, b) => a.operationId.localeCompare(b.operationId));
+}
+
+/**
+ * Whether a schema holds, at any depth, a property marked `x-credential: true` (a token or key the
+ * answer shows once): such answers get `Cache-Control: no-store`, derived here so that a new
+ * operation returning a credential cannot forget it.
+ */
+function carriesCredential(doc: unknown, node: unknown, seen: Set<unknown>): boolean {
+  const schema = resolveRef(doc, node) as Record<string, unknown> | undefined;
+  if (!schema || typeof schema !== 'object' || seen.has(schema)) return false;
+  seen.add(schema);
+  if (schema['x-credential'] === true) return true;
+  const children = [
+    ...Object.values((schema.properties ?? {}) as Record<string, unknown>),
+    schema.items,
+    schema.additionalProperties,
+    ...(['allOf', 'oneOf', 'anyOf'] as const).flatMap((k) => (Array.isArray(schema[k]) ? (schema[k] as unknown[]) : [])),
+  ];
+  return children.some((child) => child !== undefined && typeof child === 'object' && carriesCredential(doc, child, seen));
 }
 
 function resolveRef(doc: unknown, node: unknown): unknown {
@@ -241,6 +266,7 @@ export function restModule(routes: Route[]): string {
     envelope: r.envelope,
     paging: r.paging,
     defaultStatus: Number(r.statuses[0] ?? 200),
+    noStore: r.noStore,
   }));
   const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n');
   const handlers = routes
@@ -375,6 +401,8 @@ export interface RouteSpec {
   paging: PagingBounds | null;
   /** The status of a plain (not \`reply\`) return value. */
   defaultStatus: number;
+  /** A success answer carries a credential (\`x-credential\` in its schema): sent with \`Cache-Control: no-store\`. */
+  noStore: boolean;
 }
 
 export const routes: readonly RouteSpec[] = ${JSON.stringify(table, null, 2)};

@@ -3,8 +3,9 @@
  * claim names and the use tags of Part 1 ("JWT"): `access` (REST, GraphQL, WebSocket), `ws` (the
  * /v1/ws upgrade only), `refresh` (POST /v1/auth/refresh only). A token without `exp` is refused on
  * every transport: nothing would ever end it. Must not look up sessions or members: verifiers.ts
- * decides what a verified token is worth. The permission claims travel compactly encoded
- * (permission-claims.ts); sign encodes and verify decodes them, so callers see string lists.
+ * decides what a verified token is worth. The permission claims travel as readable arrays with
+ * family wildcards (permission-claims.ts); sign writes them so and verify expands them, so callers
+ * see literal string lists.
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
@@ -73,7 +74,7 @@ export function createJwtService(secret: string): JwtService {
       const issuedAt = Math.floor(Date.now() / 1000);
       const expiresAt = 'expiresAt' in lifetime ? lifetime.expiresAt : new Date((issuedAt + lifetime.ttlSeconds) * 1000);
       const payload: Record<string, unknown> = { ...claims };
-      for (const name of PERMISSION_CLAIMS) if (claims[name] !== undefined) payload[name] = encodePermissions(claims[name]);
+      for (const name of PERMISSION_CLAIMS) if (claims[name] !== undefined) payload[name] = encodePermissions(name, claims[name]!);
       const jwt = await new SignJWT(payload)
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setIssuer(ISSUER)
@@ -90,7 +91,7 @@ export function createJwtService(secret: string): JwtService {
       try {
         const { payload } = await jwtVerify(token.slice(JWT_PREFIX.length), key, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp'] });
         const claims = { ...payload } as unknown as JwtClaims;
-        for (const name of PERMISSION_CLAIMS) if (payload[name] !== undefined) claims[name] = decodePermissions(payload[name]);
+        for (const name of PERMISSION_CLAIMS) if (payload[name] !== undefined) claims[name] = decodePermissions(name, payload[name]);
         if (typeof claims.sub !== 'string' || !['access', 'ws', 'refresh'].includes(claims.use)) return { ok: false, expired: false };
         const result = { ok: true as const, claims: deepFreeze(claims) };
         // Kept until the second jose's own check would first call it expired.

@@ -405,6 +405,9 @@ export function loadConfig(options: { env?: NodeJS.ProcessEnv; overrides?: Json 
   if (config.env === 'production') {
     if (!config.auth?.jwt_secret || config.auth.jwt_secret.length < 32) problems.push('auth.jwt_secret: must be set to at least 32 characters in production');
     if (config.auth?.dev_login) problems.push('auth.dev_login: cannot be enabled in production');
+    // The development-only switches that accept unsigned requests as if they came from a provider.
+    if (config.payments?.allow_unsigned_webhooks) problems.push('payments.allow_unsigned_webhooks: cannot be enabled in production (it accepts unsigned payment events)');
+    if (config.webhooks?.require_signatures === false) problems.push('webhooks.require_signatures: cannot be false in production (it accepts unsigned platform webhooks)');
   }
   // A lease renewed no more often than it lasts would lapse between renewals.
   if (typeof config.jobs?.lease_renew_ms === 'number' && typeof config.jobs.lease_ttl_ms === 'number' && config.jobs.lease_renew_ms * 2 > config.jobs.lease_ttl_ms) {

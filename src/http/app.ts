@@ -4,13 +4,18 @@
  * 1. CORS (answers every preflight itself), security headers, request id and credentials;
  * 2. the rate limits, for every path under /v1 except the webhook receivers and the documentation
  *    pages' files (docs.ts `isDocsPath`);
- * 3. the body: raw bytes for the webhook receivers, JSON for everything else that has one;
- * 4. then one of three branches:
- *    - an operation of the route table: the input guard (input-guard.ts), the OpenAPI request
- *      validator (validator.ts) and the operation's handler (rest.ts);
- *    - `POST /v1/gql`: the GraphQL endpoint (JSON bodies only);
- *    - anything else: the documentation pages (docs.ts, on Express), then the input guard and 404;
- * 5. every failure through one error mapper (errors.ts).
+ * 3. then one of three branches:
+ *    - an operation of the route table: its declared gate (rest.ts `authorize`: 401, then 403),
+ *      then the body, the input guard (input-guard.ts), the OpenAPI request validator
+ *      (validator.ts) and the operation's handler (rest.ts `dispatch`). Authentication and
+ *      authorisation come before validation, so an anonymous or unauthorised caller learns nothing
+ *      of an operation's input from a 400 and is never told internal field names;
+ *    - `POST /v1/gql`: the body, then the GraphQL endpoint (JSON bodies only), which checks the
+ *      operation's gates before its arguments (graphql/endpoint.ts);
+ *    - anything else: the body, the documentation pages (docs.ts, on Express), then the input
+ *      guard and 404;
+ *    (the body: raw bytes for the webhook receivers, JSON for everything else that has one);
+ * 4. every failure through one error mapper (errors.ts).
  *
  * The first two branches run on Node's request and response (request.ts) rather than through
  * Express's request entry, whose own cost was four fifths of a bare Express handler (ADR 004); the
@@ -34,7 +39,7 @@ import { checkRestInput, inputGuardMiddleware } from './input-guard';
 import { requestContextStep } from './middleware';
 import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } from './operations';
 import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
-import type { JsonHook } from './rest';
+import type { JsonHook, RestDispatcher } from './rest';
 import { prepareRequest, sendJson, type ApiRequest } from './request';
 import { securityHeadersMiddleware } from './security-headers';
 import { documentValidators } from './validator';
@@ -49,7 +54,8 @@ export interface HttpAppDeps {
   /** The client address rate budgets and sessions record (request.ts). */
   clientAddress: (req: IncomingMessage) => string;
   graphql: (req: ApiRequest, res: ServerResponse) => Promise<void>;
-  rest: (req: ApiRequest, res: ServerResponse, found: ResolvedOperation) => Promise<void>;
+  /** The REST operations' gate and handler, run apart: the gate before the body is read (rest.ts). */
+  rest: RestDispatcher;
   /** The route index the validator and the REST dispatcher share (operations.ts). */
   operations: OperationIndex;
   /** Per-auth-context rate limits (rate-limit.ts); covers REST and GraphQL under /v1/. */
@@ -140,12 +146,20 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
     };
   }
 
+  /** The request's body, parsed as its path takes it: raw bytes for the webhook receivers, else JSON. */
+  async function readBody(req: ApiRequest, res: ServerResponse): Promise<void> {
+    if (isWebhookPath(req.path)) await run(raw as Middleware, req, res);
+    else if (typeIs.hasBody(req)) await run(json as Middleware, req, res);
+  }
+
   async function operation(req: ApiRequest, res: ServerResponse, found: ResolvedOperation): Promise<void> {
+    await deps.rest.authorize(req, found);
+    await readBody(req, res);
     const problem = checkRestInput(req);
     if (problem) throw problem;
     validators.request.check(req, found);
     if (checkResponse) checkResponses(req, res, found);
-    await deps.rest(req, res, found);
+    await deps.rest.dispatch(req, res, found);
   }
 
   async function handle(req: ApiRequest, res: ServerResponse): Promise<void> {
@@ -160,10 +174,9 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
       securityHeaders(req as never, res as never, () => undefined);
       await context(req, res);
       if (deps.rateLimit && isApiPath(req.path) && !isWebhookPath(req.path) && !isDocsPath(req.path)) await deps.rateLimit(req, res);
-      if (isWebhookPath(req.path)) await run(raw as Middleware, req, res);
-      else if (typeIs.hasBody(req)) await run(json as Middleware, req, res);
       const found = operationOf(deps.operations, req);
       if (found !== null && found !== MALFORMED) return await operation(req, res, found);
+      await readBody(req, res);
       if (req.method === 'POST' && GRAPHQL_PATH.test(req.path)) {
         // GraphQL takes JSON bodies only; anything else (no body included) gets the REST answer,
         // 415 with a JSON error body (graphql-http's bare 415 has none).

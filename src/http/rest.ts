@@ -162,27 +162,41 @@ function keptPart(route: RouteSpec, value: unknown): { value: object; key: strin
 export type JsonHook = (body: unknown) => void;
 
 /**
+ * One operation's two steps, which the pipeline (app.ts) runs apart so that a request is checked in
+ * the order Part 1's errors imply: `authorize` enforces the declared gate (401, then 403) before the
+ * body is read or validated, so an anonymous caller learns nothing of an operation's input from a
+ * 400; `dispatch` calls the bound handler with the validated input and writes the result with the
+ * declared content type.
+ */
+export interface RestDispatcher {
+  authorize(req: ApiRequest, found: ResolvedOperation): Promise<void>;
+  dispatch(req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): Promise<void>;
+}
+
+/**
  * Answers a request for one operation: its declared gate is enforced, its bound handler called with
  * the validated input, and the result written with the declared content type. The operation comes
- * from the route index (operations.ts); the validator has already run.
+ * from the route index (operations.ts).
  */
-export function createRestDispatcher(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }) {
+export function createRestDispatcher(deps: { handlers: RestHandlers<RequestContext>; gates: GateEnforcer }): RestDispatcher {
   const handlers = deps.handlers as unknown as Record<string, AnyHandler>;
   for (const route of routes) {
     const handler = handlers[route.operationId];
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
     if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
   }
-  return async (req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): Promise<void> => {
+  const authorize = (req: ApiRequest, found: ResolvedOperation) => deps.gates.enforce(found.route.gate, requestContext(req).auth);
+  const dispatch = async (req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): Promise<void> => {
     const route = found.route;
     const handler = handlers[route.operationId]!;
     const context = requestContext(req);
     context.raw = { body: req, header: (name: string) => header(req, name) };
-    await deps.gates.enforce(route.gate, context.auth);
     // The path parameters as the validator left them (coerced to their schemas, in place).
     const input = { params: found.params, query: req.query, body: req.body } as unknown as RestRequest<never>;
     const result = await handler(input, context);
     const status = Number(result.status);
+    // An answer that shows a token or key (declared with x-credential) is never kept by a cache.
+    if (route.noStore) res.setHeader('Cache-Control', 'no-store');
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     res.statusCode = status;
     const contentType = route.responses[String(result.status)] ?? null;
@@ -209,4 +223,5 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
       sendBody(req, res, status, body, typeof body === 'string' ? withCharset(type) : type);
     }
   };
+  return { authorize, dispatch };
 }

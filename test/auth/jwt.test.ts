@@ -44,22 +44,33 @@ describe('JWT verification', () => {
     expect(await createJwtService('another-secret-that-is-long-enough').verify(token)).toEqual({ ok: false, expired: false });
   });
 
-  test('permission claims travel compactly and read back as the same strings', async () => {
+  test('permission claims are readable arrays: whole families as their wildcard, a whole scope as *:*, read back as the same strings', async () => {
     const jwt = createJwtService('a-secret-that-is-long-enough-for-hs256');
     const all = { account_permissions: [...accountPermissions], admin_permissions: [...adminPermissions], user_permissions: [...userPermissions] };
     const { token } = await jwt.sign({ sub: 'u1', use: 'access', ...all }, { ttlSeconds: 60 });
     expect(token.length).toBeLessThan(700);
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    expect(payload).toMatchObject({ account_permissions: ['*:*'], admin_permissions: ['*:*'], user_permissions: ['*:*'] });
     const verified = await jwt.verify(token);
     if (!verified.ok) throw new Error('refused');
     for (const [name, list] of Object.entries(all)) expect([...verified.claims[name as keyof typeof all]!].sort()).toEqual([...list].sort());
-    // A list with a string outside the registry stays a plain array; so do tokens minted before the encoding.
-    expect(encodePermissions(['events:read', 'events:*'])).toEqual(['events:read', 'events:*']);
-    expect(decodePermissions(['events:read', 7])).toEqual(['events:read']);
-    // A bitmap of another registry (another fingerprint) or garbage names nothing: fails closed.
-    const encoded = encodePermissions(['events:read']) as string;
-    expect(decodePermissions(encoded)).toEqual(['events:read']);
-    expect(decodePermissions(encoded.replace(/^p1\.[\w-]{8}/, 'p1.XXXXXXXX'))).toEqual([]);
-    expect(decodePermissions('nonsense')).toEqual([]);
-    expect(decodePermissions({})).toEqual([]);
+
+    // An administrator: every family but the four excluded strings' families spelled out.
+    const administrator = accountPermissions.filter((p) => !['account:delete', 'plan:read', 'plan:edit', 'extension-dev:payouts'].includes(p));
+    const claim = encodePermissions('account_permissions', administrator);
+    expect(claim).toContain('events:*');
+    expect(claim).toContain('account:read');
+    expect(claim).toContain('extension-dev:read');
+    expect(claim).not.toContain('plan:*');
+    expect(claim.some((p) => p.startsWith('plan:') || p === 'account:delete' || p === 'account:*')).toBe(false);
+    expect(decodePermissions('account_permissions', claim).sort()).toEqual([...administrator].sort());
+
+    // A wildcard means its own scope's family only; a string outside the registry stays as it is.
+    expect(decodePermissions('user_permissions', ['events:*'])).toEqual([]);
+    expect(decodePermissions('admin_permissions', ['ideas:*']).sort()).toEqual(adminPermissions.filter((p) => p.startsWith('ideas:')).sort());
+    expect(encodePermissions('account_permissions', ['events:read', 'legacy:grant'])).toEqual(['events:read', 'legacy:grant']);
+    expect(decodePermissions('account_permissions', ['events:read', 7])).toEqual(['events:read']);
+    expect(decodePermissions('account_permissions', 'nonsense')).toEqual([]);
+    expect(decodePermissions('account_permissions', {})).toEqual([]);
   });
 });

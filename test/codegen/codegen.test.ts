@@ -240,6 +240,21 @@ describe('npm run codegen:check', () => {
     expect(result.output).toMatch(/myPermissions: REST gate .* differs from Query\.myPermissions gate/);
   });
 
+  test('fails when a mutation declares neither a permission nor a reason, or a reason says nothing', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/openapi/modules/accounts.yaml', (s) => s.replace('      x-permission: account:delete\n      x-graphql: Mutation.dissolveAccount', '      x-graphql: Mutation.dissolveAccount'));
+    edit(dir, 'spec/graphql/modules/accounts.graphql', (s) =>
+      s
+        .replace('@gate(auth: "first-party", permission: "account:delete")', '@gate(auth: "first-party")')
+        .replace(`@gate(auth: "first-party", reason: "the caller's own profile")`, '@gate(auth: "first-party", reason: "n/a")'),
+    );
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toContain('DELETE /v1/account (dissolveAccount): a mutating operation must declare a permission, or say why none fits');
+    expect(result.output).toContain('Mutation.dissolveAccount: a mutating operation must declare a permission, or say why none fits');
+    expect(result.output).toContain('Mutation.updateMe: a gate reason must say why in words');
+  });
+
   test('an operation marked x-internal is validated but left out of the published document', async () => {
     const dir = fresh();
     edit(dir, 'spec/openapi/modules/system.yaml', (text) =>

@@ -94,6 +94,19 @@ describe('loadConfig', () => {
     expect(ok.graphql.playground).toBe(false);
   });
 
+  test('production refuses the development-only webhook switches with a clear message; development accepts them', () => {
+    const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
+    expect(() => loadConfig({ env: {}, overrides: { ...production, payments: { allow_unsigned_webhooks: true } } })).toThrow(
+      'payments.allow_unsigned_webhooks: cannot be enabled in production (it accepts unsigned payment events)',
+    );
+    expect(() => loadConfig({ env: {}, overrides: { ...production, webhooks: { require_signatures: false } } })).toThrow(
+      'webhooks.require_signatures: cannot be false in production (it accepts unsigned platform webhooks)',
+    );
+    const development = loadConfig({ env: {}, overrides: { env: 'development', payments: { allow_unsigned_webhooks: true }, webhooks: { require_signatures: false } } });
+    expect(development.payments.allow_unsigned_webhooks).toBe(true);
+    expect(development.webhooks.require_signatures).toBe(false);
+  });
+
   test('the listener binds 127.0.0.1 outside production and 0.0.0.0 in production; `host` overrides both', () => {
     const production = { env: 'production', mail: { allow_log_transport: true }, auth: { jwt_secret: 'x'.repeat(40) }, secrets: { encryption_keys: [{ id: 'k1', key: 'A'.repeat(43) + '=' }] } };
     expect(loadConfig({ env: {} }).host).toBe('127.0.0.1');

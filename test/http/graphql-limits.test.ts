@@ -285,7 +285,8 @@ describe('production', () => {
     expect(typo.body.errors?.[0]).toEqual({ message: 'Cannot query field "myPermision" on type "Query".', locations: [{ line: 1, column: 3 }], extensions: { code: 'BAD_REQUEST' } });
     const argument = await post(t, '{ notifications(limt: 5) { total } }');
     expect(argument.body.errors?.[0]?.message).toBe('Unknown argument "limt" on field "Query.notifications".');
-    const inputField = await post(t, 'query ($f: AuditLogFilter) { myAuditLog(filter: $f) { total } }', { variables: { f: { limt: 5 } } });
+    // A public field, so the gate (checked before the arguments) lets the anonymous caller through.
+    const inputField = await post(t, 'query ($f: PublicBrowseFilter) { publicChannelBrowse(filter: $f) { __typename } }', { variables: { f: { limt: 5 } } });
     expect(inputField.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
     expect(inputField.body.errors?.[0]?.message).not.toContain('Did you mean');
   });
@@ -367,7 +368,8 @@ describe('hostile documents and variables found by the edge fuzzer', () => {
   });
 
   test('variables nested 64 deep still reach graphql-js’s own coercion', async () => {
-    const res = await postRaw(`{"query":"mutation($input: AdminCreatePlanInput!) { adminCreatePlan(input: $input) { id } }","variables":{"input":${deepArray(63)}}}`);
+    // A public field: gates come before arguments, so an admin mutation would answer 401 here.
+    const res = await postRaw(`{"query":"query($input: PublicBrowseFilter) { publicChannelBrowse(filter: $input) { __typename } }","variables":{"input":${deepArray(63)}}}`);
     expect(res.status).toBe(200);
     expect(res.body.errors?.[0]).toMatchObject({ message: expect.stringContaining('Variable "$input" got invalid value'), extensions: { code: 'VALIDATION_ERROR' } });
   });

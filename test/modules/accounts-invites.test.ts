@@ -343,7 +343,7 @@ describe('accounts, roles, members, invites and notifications', () => {
       expect((await api(t, 'POST', '/accounts', { token: user.accessToken, body: { name: 'allowed' } })).status).toBe(201);
     });
 
-    test('DELETE /account: an administrator gets 403; the owner dissolves it and members lose it at once', async () => {
+    test('DELETE /account: an administrator, any key and a non-owner holding account:delete get 403; the owner dissolves it and members lose it at once', async () => {
       const first = await login('dissolve-owner');
       const created = await api(t, 'POST', '/accounts', { token: first.accessToken, body: { name: uniqueName('doomed') } });
       const doomedId = (created.body.data as any).id;
@@ -354,6 +354,34 @@ describe('accounts, roles, members, invites and notifications', () => {
       expectSameFailure(
         await api(t, 'DELETE', '/account', { token: admin.accessToken }),
         await gql(t.url, Q.dissolveAccount, {}, bearer(admin.accessToken)),
+        403,
+        'FORBIDDEN',
+        'Missing permission: account:delete',
+      );
+      // The owner's own keys: a read-only one, and one with every scope a personal key may hold
+      // (account:delete is on every kind's deny-list, so none can ever hold it).
+      const assignable = await api(t, 'GET', '/api-keys/permissions?kind=personal', { token: owner.accessToken });
+      expect(assignable.status).toBe(200);
+      const everyScope = (assignable.body.data as { permission: string }[]).map((p) => p.permission);
+      expect(everyScope.length).toBeGreaterThan(100);
+      expect(everyScope).not.toContain('account:delete');
+      for (const permissions of [['events:read'], everyScope]) {
+        const made = await api(t, 'POST', '/api-keys', { token: owner.accessToken, body: { label: uniqueName('dissolve-key'), permissions } });
+        expect(made.status).toBe(201);
+        const key = (made.body.data as any).key as string;
+        expectSameFailure(
+          await api(t, 'DELETE', '/account', { token: key }),
+          await gql(t.url, Q.dissolveAccount, {}, bearer(key)),
+          403,
+          'FORBIDDEN',
+          'Missing permission: account:delete',
+        );
+      }
+      // A custom role may list account:delete; dissolution still checks ownership.
+      const holder = await joinAccount(t, owner, await login('dissolve-holder'), { roleName: uniqueName('deleters'), permissions: ['account:delete', 'account:read'] });
+      expectSameFailure(
+        await api(t, 'DELETE', '/account', { token: holder.accessToken }),
+        await gql(t.url, Q.dissolveAccount, {}, bearer(holder.accessToken)),
         403,
         'FORBIDDEN',
         'Only the account owner can dissolve the account',

@@ -53,7 +53,7 @@ export const cookie = (sessionJwt: string) => ({ cookie: `svc-popout-token=${ses
 export function claims(token: string): Record<string, unknown> {
   const [, payload] = token.slice('lm_'.length).split('.');
   const decoded = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8')) as Record<string, unknown>;
-  for (const name of PERMISSION_CLAIMS) if (decoded[name] !== undefined) decoded[name] = decodePermissions(decoded[name]);
+  for (const name of PERMISSION_CLAIMS) if (decoded[name] !== undefined) decoded[name] = decodePermissions(name, decoded[name]);
   return decoded;
 }
 

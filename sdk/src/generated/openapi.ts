@@ -17,9 +17,12 @@ export interface paths {
         post?: never;
         /**
          * Dissolve the active account (its owner only).
-         * @description Deletes the account with its roles, members, invites, keys and tokens. Only the owner
-         *     may: anyone else gets 403 FORBIDDEN `Only the account owner can dissolve the account`.
-         *     No active account gives 401 `No active account`. Records `user:account_dissolved`.
+         * @description Deletes the account with its roles, members, invites, keys and tokens. Needs
+         *     `account:delete`, which only the owner role holds and no API key can ever hold (it is on
+         *     the deny-list of every key kind), so a key is refused with 403 FORBIDDEN
+         *     `Missing permission: account:delete`; a member whose custom role holds it still gets 403
+         *     FORBIDDEN `Only the account owner can dissolve the account`. No active account gives 401
+         *     `No active account`. Records `user:account_dissolved`.
          */
         delete: operations["dissolveAccount"];
         options?: never;

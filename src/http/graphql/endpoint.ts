@@ -5,14 +5,17 @@
  *
  * Before anything executes, this endpoint parses within the document limits (limits.ts), validates
  * (both once per distinct query text: a repeated query is served from a document cache),
- * refuses an operation over `graphql.max_cost` (cost.ts) or with an argument PostgreSQL cannot
- * store (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one
- * point the middleware took. Limit and input refusals are HTTP 400 whatever the Accept header;
+ * refuses an operation over `graphql.max_cost` (cost.ts), enforces the gates of the operation's
+ * root fields, then refuses an argument the REST twin's validator or PostgreSQL would refuse
+ * (arguments.ts), and charges the operation's cost to the caller's rate limit beyond the one point
+ * the middleware took. Gates come before arguments, as on REST: an anonymous or unauthorised caller
+ * gets 401 or 403 whatever the arguments, never a 400 that describes the operation's input. Limit and input refusals are HTTP 400 whatever the Accept header;
  * other request errors keep graphql-http's GraphQL-over-HTTP statuses.
  */
 import {
   execute,
   getOperationAST,
+  Kind,
   GraphQLError,
   specifiedRules,
   validate,
@@ -22,6 +25,8 @@ import {
   type GraphQLFieldResolver,
   type GraphQLFormattedError,
   type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -31,7 +36,7 @@ import type { LRUCache } from 'lru-cache';
 import { keptCache } from '../../infra/kept';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
-import type { GateEnforcer } from '../../auth/gates';
+import { refusalError, type GateEnforcer } from '../../auth/gates';
 import type { Config } from '../../config/config';
 import { errorBody, messages, toAppError, type AppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
@@ -109,9 +114,19 @@ export interface GraphQLHandlerDeps {
   clientAddress: (req: IncomingMessage) => string;
 }
 
+/** A root field of the chosen operation: its gate's key (`Mutation.dissolveAccount`) and its response key. */
+interface RootField {
+  readonly gate: string;
+  readonly key: string;
+}
+
 type Prepared =
-  /** Ready to execute; `cost` is 0 when no operation could be chosen (execution then says why). */
-  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number }
+  /**
+   * Ready to execute once the root fields' gates pass; `cost` is 0 when no operation could be
+   * chosen (execution then says why). `badInput`: an argument refusal, answered only to a caller
+   * the gates let through.
+   */
+  | { readonly kind: 'ready'; readonly document: DocumentNode; readonly cost: number; readonly roots: readonly RootField[]; readonly badInput: GraphQLError | null }
   /** Refused before execution with HTTP 400: a limit, or an input PostgreSQL cannot store. */
   | { readonly kind: 'refused'; readonly errors: readonly GraphQLError[] }
   /** A malformed or invalid request: graphql-http answers it as GraphQL over HTTP says. */
@@ -192,15 +207,46 @@ function checkOperation(
   const document = checked.document;
 
   const operation = getOperationAST(document, params.operationName ?? undefined);
-  if (!operation) return { kind: 'ready', document, cost: 0 };
+  if (!operation) return { kind: 'ready', document, cost: 0, roots: [], badInput: null };
   const cost = operationCost(schema, document, operation, params.variables);
   if (cost > limits.maxCost) {
     const shown = Math.min(cost, Number.MAX_SAFE_INTEGER);
     return { kind: 'refused', errors: [new GraphQLLimitError(messages.graphqlCostLimit(shown, limits.maxCost))] };
   }
-  const badInput = invalidArgumentError(schema, document, operation, params.variables);
-  if (badInput) return { kind: 'refused', errors: [new GraphQLError(badInput.message, { originalError: badInput })] };
-  return { kind: 'ready', document, cost };
+  const invalid = invalidArgumentError(schema, document, operation, params.variables);
+  const badInput = invalid ? new GraphQLError(invalid.message, { originalError: invalid }) : null;
+  return { kind: 'ready', document, cost, roots: rootFields(document, operation), badInput };
+}
+
+/** The gated root fields an operation selects, through inline fragments and fragment spreads. */
+function rootFields(document: DocumentNode, operation: OperationDefinitionNode): RootField[] {
+  // Subscriptions have no root type here: graphql-http refuses them itself.
+  if (operation.operation === 'subscription') return [];
+  const typeName = operation.operation === 'mutation' ? 'Mutation' : 'Query';
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+  const out: RootField[] = [];
+  const seen = new Set<string>();
+  const walk = (selections: SelectionSetNode) => {
+    for (const selection of selections.selections) {
+      if (selection.kind === Kind.FIELD) {
+        const gate = `${typeName}.${selection.name.value}`;
+        if (fieldGates[gate] && !seen.has(gate)) {
+          seen.add(gate);
+          out.push({ gate, key: selection.alias?.value ?? selection.name.value });
+        }
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        walk(selection.selectionSet);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment && !seen.has(`...${selection.name.value}`)) {
+          seen.add(`...${selection.name.value}`);
+          walk(fragment);
+        }
+      }
+    }
+  };
+  walk(operation.selectionSet);
+  return out;
 }
 
 /**
@@ -282,6 +328,17 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
           return written(JSON.stringify(errorBody(refusal)), refusal.status, 'Too Many Requests', 'application/json; charset=utf-8');
         }
       }
+      // The gates of every root field, after the rate limit (as on REST) and before the arguments:
+      // the first refusal answers the whole operation, as that field's resolver would answer it
+      // (the resolvers keep their own check).
+      for (const root of prepared.roots) {
+        const refusal = await deps.gates.evaluate(fieldGates[root.gate]!, context.auth);
+        if (refusal) return { data: null, errors: [new GraphQLError(refusal.message, { path: [root.key], originalError: refusalError(refusal) })] };
+      }
+      if (prepared.badInput) {
+        const body = JSON.stringify({ errors: [format(prepared.badInput)] });
+        return written(body, 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
+      }
       return {
         schema,
         document: prepared.document,
@@ -311,6 +368,8 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       raw: req,
       context: { res },
     });
+    // Answers are per caller and may carry a credential (login, refresh, socket tokens): never kept by a cache.
+    res.setHeader('Cache-Control', 'no-store');
     res.writeHead(init.status, init.statusText, init.headers as Record<string, string> | undefined).end(body);
   };
 }
