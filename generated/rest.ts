@@ -5017,7 +5017,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas",
     "expressPath": "/v1/ideas",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -5090,7 +5090,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/{id}/comments",
     "expressPath": "/v1/ideas/:id/comments",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -5127,7 +5127,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/tags",
     "expressPath": "/v1/ideas/tags",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -10194,7 +10194,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/{id}/vote",
     "expressPath": "/v1/ideas/:id/vote",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -10231,7 +10231,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/comments/{id}/vote",
     "expressPath": "/v1/ideas/comments/:id/vote",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -10688,7 +10688,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/comments/{id}",
     "expressPath": "/v1/ideas/comments/:id",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -11077,7 +11077,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/{id}/vote",
     "expressPath": "/v1/ideas/:id/vote",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",
@@ -11114,7 +11114,7 @@ export const routes: readonly RouteSpec[] = [
     "path": "/v1/ideas/comments/{id}/vote",
     "expressPath": "/v1/ideas/comments/:id/vote",
     "gate": {
-      "auth": "user",
+      "auth": "authenticated",
       "permissions": {
         "mode": "all",
         "scope": "user",

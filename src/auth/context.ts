@@ -103,7 +103,9 @@ export function hasPermission(ctx: AuthContext, permission: string, scope: Permi
     case 'extension':
       return false;
     case 'system_key':
-      return grants(ctx.permissions, permission, true);
+      // User-scope checks accept a user session or a personal API key (Part 1, "Authorization"):
+      // a system key acts as no user, whatever `resource:*` it holds.
+      return scope !== 'user' && grants(ctx.permissions, permission, true);
     default:
       break;
   }

@@ -86,7 +86,12 @@ export function sampleFromSchema(node: unknown): unknown {
   }
 }
 
-function restRequest(twin: Twin): { url: string; init: RequestInit } {
+/** A request to an operation with sampled parameters and body: validation passes, so the gate (or the handler) decides. */
+export function restRequestFor(route: Pick<Twin, 'path' | 'method'>): { url: string; init: RequestInit } {
+  return restRequest(route);
+}
+
+function restRequest(twin: Pick<Twin, 'path' | 'method'>): { url: string; init: RequestInit } {
   const paths = openapiDocument.paths as Record<string, Record<string, Schema>>;
   const op = paths[twin.path.replace(/^\/v1/, '')]![twin.method]!;
   const parameters = ((op.parameters as unknown[]) ?? []).map(deref);
@@ -142,7 +147,12 @@ function sampleInput(type: GraphQLInputType): unknown {
   return null;
 }
 
-function graphqlOperation(twin: Twin): { query: string; variables: Record<string, unknown> } {
+/** A document calling one root field (`Query.events`) with sampled required arguments. */
+export function graphqlOperationFor(field: string): { query: string; variables: Record<string, unknown> } {
+  return graphqlOperation({ graphql: field });
+}
+
+function graphqlOperation(twin: Pick<Twin, 'graphql'>): { query: string; variables: Record<string, unknown> } {
   const [typeName, fieldName] = twin.graphql.split('.') as [string, string];
   const root = typeName === 'Query' ? gqlSchema.getQueryType() : gqlSchema.getMutationType();
   const field = root!.getFields()[fieldName]!;

@@ -362,7 +362,7 @@ describe('accounts, roles, members, invites and notifications', () => {
       // (account:delete is on every kind's deny-list, so none can ever hold it).
       const assignable = await api(t, 'GET', '/api-keys/permissions?kind=personal', { token: owner.accessToken });
       expect(assignable.status).toBe(200);
-      const everyScope = (assignable.body.data as { permission: string }[]).map((p) => p.permission);
+      const everyScope = (assignable.body.data as { key: string }[]).map((p) => p.key);
       expect(everyScope.length).toBeGreaterThan(100);
       expect(everyScope).not.toContain('account:delete');
       for (const permissions of [['events:read'], everyScope]) {
