@@ -202,6 +202,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -218,6 +221,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -481,6 +487,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -507,6 +516,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -527,6 +539,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -589,6 +604,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -688,6 +706,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -787,6 +808,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -1007,6 +1031,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -1033,6 +1060,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1138,6 +1168,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -1298,6 +1331,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -1314,6 +1350,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -1436,6 +1475,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1506,6 +1548,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -1554,6 +1599,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -1574,6 +1622,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -1621,6 +1672,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1701,6 +1755,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -1738,6 +1795,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1819,6 +1879,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -1856,6 +1919,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -1940,6 +2006,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -1988,6 +2057,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -2097,6 +2169,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -2117,6 +2192,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -2401,6 +2479,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -2505,6 +2586,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -2616,6 +2700,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -2773,6 +2860,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -2816,6 +2906,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -2862,6 +2955,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -2905,6 +3001,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -2956,6 +3055,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -3032,6 +3134,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -3080,6 +3185,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -3100,6 +3208,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -3535,6 +3646,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -3613,6 +3727,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -3860,6 +3977,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -3938,6 +4058,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4151,6 +4274,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4230,6 +4356,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4311,6 +4440,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4393,6 +4525,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -4430,6 +4565,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4489,6 +4627,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -4588,6 +4729,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -4735,6 +4879,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -4959,6 +5106,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -4986,6 +5136,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -5037,6 +5190,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -5073,6 +5229,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -5134,6 +5293,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -5213,6 +5375,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -5255,6 +5420,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -5317,6 +5485,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -5417,6 +5588,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -5433,6 +5607,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -5463,6 +5640,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -5496,6 +5676,9 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -5535,6 +5718,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -5555,6 +5741,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -5847,6 +6036,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -5867,6 +6059,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -5905,6 +6100,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -5983,6 +6181,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -6540,6 +6741,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -6592,6 +6796,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -6629,6 +6836,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -6649,6 +6859,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -7441,6 +7654,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -7461,6 +7677,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -7811,6 +8030,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -7827,6 +8049,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -7885,6 +8110,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -7901,6 +8129,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -8050,6 +8281,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -8086,6 +8320,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -8334,6 +8571,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -8354,6 +8594,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -8487,6 +8730,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -8570,6 +8816,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -8778,6 +9027,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -8830,6 +9082,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -8866,6 +9121,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -8886,6 +9144,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -9046,6 +9307,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -9220,6 +9484,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -9303,6 +9570,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -9334,6 +9604,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -9370,6 +9643,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -9390,6 +9666,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -9430,6 +9709,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -9487,6 +9769,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -9526,6 +9811,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -9586,6 +9874,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -9987,6 +10278,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -10070,6 +10364,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -10116,6 +10413,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -10136,6 +10436,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -10257,6 +10560,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -10372,6 +10678,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -10392,6 +10701,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -10513,6 +10825,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -10611,6 +10926,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -10707,6 +11025,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -10940,6 +11261,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -11097,6 +11421,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -11113,6 +11440,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -11283,6 +11613,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -11299,6 +11632,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -11631,6 +11967,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -11787,6 +12126,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       },
@@ -12028,6 +12370,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -12080,6 +12425,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -12115,6 +12463,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -12135,6 +12486,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -12173,6 +12527,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -12364,6 +12721,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -12384,6 +12744,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -12515,6 +12878,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -12585,6 +12951,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -12758,6 +13127,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -12874,6 +13246,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -12972,6 +13347,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -13224,6 +13602,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -13449,6 +13830,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -13465,6 +13849,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -13542,6 +13929,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -13558,6 +13948,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -13709,6 +14102,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -13725,6 +14121,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -13943,6 +14342,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -14023,6 +14425,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -14043,6 +14448,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -14227,6 +14635,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -14283,6 +14694,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -14328,6 +14742,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -14348,6 +14765,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -14800,6 +15220,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -14816,6 +15239,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -14982,6 +15408,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -15009,6 +15438,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -15100,6 +15532,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -15120,6 +15555,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -15159,6 +15597,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -15210,6 +15651,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -15246,6 +15690,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -15266,6 +15713,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -15305,6 +15755,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -15356,6 +15809,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -15392,6 +15848,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -15442,6 +15901,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -15627,6 +16089,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -15643,6 +16108,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -15670,6 +16138,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -15690,6 +16161,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -15805,6 +16279,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -15856,6 +16333,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -15892,6 +16372,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -15912,6 +16395,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -16034,6 +16520,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -16098,6 +16587,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -16232,6 +16724,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -16283,6 +16778,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -16321,6 +16819,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -16372,6 +16873,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -16408,6 +16912,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -16448,6 +16955,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -16654,6 +17164,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -16670,6 +17183,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -16970,6 +17486,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -16986,6 +17505,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -17061,6 +17583,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -17077,6 +17602,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -17214,6 +17742,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -17230,6 +17761,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -17484,6 +18018,9 @@ export const openapiDocument = {
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -17500,6 +18037,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -17527,6 +18067,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -17593,6 +18136,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -17629,6 +18175,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -17649,6 +18198,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -17836,6 +18388,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -17898,6 +18453,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -17936,6 +18494,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -18179,6 +18740,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -18195,6 +18759,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -18299,6 +18866,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -18412,6 +18982,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -18432,6 +19005,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -18657,6 +19233,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -18677,6 +19256,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -19692,6 +20274,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -19744,6 +20329,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -19780,6 +20368,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -19800,6 +20391,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -20170,6 +20764,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -20201,6 +20798,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -20238,6 +20838,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -20258,6 +20861,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -20297,6 +20903,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -20327,6 +20936,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -20366,6 +20978,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -20396,6 +21011,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -20833,6 +21451,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -20853,6 +21474,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -21012,6 +21636,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -21028,6 +21655,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       },
@@ -21085,6 +21715,9 @@ export const openapiDocument = {
           "401": {
             "$ref": "#/components/responses/Unauthorized"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -21101,6 +21734,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -21671,6 +22307,9 @@ export const openapiDocument = {
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
           },
@@ -21687,6 +22326,9 @@ export const openapiDocument = {
         "parameters": [
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ]
       }
@@ -21791,6 +22433,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -21912,6 +22557,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -21932,6 +22580,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -22053,6 +22704,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "requestBody": {
@@ -22177,6 +22831,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -22197,6 +22854,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -22307,6 +22967,9 @@ export const openapiDocument = {
           },
           {
             "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
           }
         ],
         "x-envelope": {
@@ -22327,6 +22990,9 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -22421,6 +23087,19 @@ export const openapiDocument = {
           "maximum": 100
         },
         "allowReserved": true
+      },
+      "IdempotencyKey": {
+        "x-every-change": true,
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Makes a retried change safe (the Stripe convention). A repeat with the same key and the same\nrequest within 24 hours answers the first result again, with `Idempotent-Replayed: true`,\nwithout doing the work twice; the same key with another request gives 409 CONFLICT\n`Idempotency-Key was already used with a different request`, and a repeat while the first is\nstill running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys\nare scoped to the credential that sent them and shared by every node. A first attempt that\nfailed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header\nto every change a signed-in caller makes whose answer carries no credential and whose body\nis JSON (the GraphQL endpoint reads the same header for such mutations).\n",
+        "schema": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 255,
+          "pattern": "^[\\x21-\\x7e]+$"
+        }
       },
       "Limit": {
         "name": "limit",

@@ -7879,6 +7879,18 @@ export interface components {
         CredentialToken: string;
         /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
         EventsLimit: number;
+        /**
+         * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+         *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+         *     without doing the work twice; the same key with another request gives 409 CONFLICT
+         *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+         *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+         *     are scoped to the credential that sent them and shared by every node. A first attempt that
+         *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+         *     to every change a signed-in caller makes whose answer carries no credential and whose body
+         *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+         */
+        IdempotencyKey: string;
         /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
         Limit: number;
         /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
@@ -7946,7 +7958,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7956,6 +7981,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8052,7 +8078,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8100,7 +8139,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8113,6 +8165,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8130,7 +8183,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8197,7 +8263,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 user_id: string;
             };
@@ -8228,7 +8307,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 user_id: string;
             };
@@ -8316,7 +8408,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8362,7 +8467,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8393,7 +8511,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8481,7 +8612,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8497,6 +8641,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8555,7 +8700,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -8589,6 +8747,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8606,7 +8765,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -8620,6 +8792,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8637,7 +8810,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -8673,6 +8859,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8690,7 +8877,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8728,6 +8928,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8745,7 +8946,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8782,6 +8996,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8799,7 +9014,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 shop_domain: string;
@@ -8848,7 +9076,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 shop_domain: string;
@@ -8862,6 +9103,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8957,7 +9199,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9045,7 +9300,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9076,7 +9344,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9168,7 +9449,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -9194,6 +9488,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9211,7 +9506,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -9237,6 +9545,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9254,7 +9563,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 kind: "personal" | "service";
@@ -9268,6 +9590,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9285,7 +9608,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 kind: "personal" | "service";
@@ -9318,6 +9654,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9511,7 +9848,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9554,7 +9904,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9684,7 +10047,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9727,7 +10103,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9838,7 +10227,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 version_id: string;
             };
@@ -9875,7 +10277,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 version_id: string;
             };
@@ -9912,7 +10327,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9948,6 +10376,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9965,7 +10394,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 key: string;
             };
@@ -9995,6 +10437,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10040,7 +10483,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10109,7 +10565,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10187,7 +10656,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10230,7 +10712,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10267,7 +10762,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10295,6 +10803,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10312,7 +10821,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10345,6 +10867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10362,7 +10885,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -10394,6 +10930,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10411,7 +10948,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10440,6 +10990,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10457,7 +11008,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10479,6 +11043,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10496,7 +11061,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10515,6 +11093,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10656,7 +11235,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10669,6 +11261,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10686,7 +11279,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10720,6 +11326,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10944,7 +11551,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10957,6 +11577,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10974,7 +11595,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11002,6 +11636,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11413,7 +12048,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11426,6 +12074,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11563,7 +12212,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11588,6 +12250,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11605,7 +12268,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11629,6 +12305,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11646,7 +12323,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -11672,6 +12362,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             /**
              * @description REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`
@@ -11754,7 +12445,20 @@ export interface operations {
                 token?: components["parameters"]["CredentialToken"];
                 type: "channel" | "bot";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -11767,6 +12471,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11817,7 +12522,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -11853,6 +12571,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12031,7 +12750,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12044,6 +12776,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12061,7 +12794,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12089,6 +12835,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12145,7 +12892,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12227,7 +12987,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12301,7 +13074,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12314,6 +13100,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12331,7 +13118,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12348,6 +13148,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12365,7 +13166,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12395,6 +13209,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12412,7 +13227,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12443,6 +13271,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12651,7 +13480,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12685,6 +13527,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12702,7 +13545,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 screenshot_id: string;
@@ -12716,6 +13572,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12775,7 +13632,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12823,7 +13693,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -12837,6 +13720,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12896,7 +13780,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12934,7 +13831,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 version_id: string;
@@ -12973,7 +13883,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 version_id: string;
@@ -13062,7 +13985,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13159,7 +14095,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13174,6 +14123,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13240,7 +14190,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13266,6 +14229,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13443,7 +14407,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 code: string;
             };
@@ -13524,7 +14501,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13608,7 +14598,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13621,6 +14624,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13638,7 +14642,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13666,6 +14683,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13725,7 +14743,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13771,7 +14802,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 invite_id: string;
@@ -13785,6 +14829,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13844,7 +14889,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 member_id: string;
@@ -13876,7 +14934,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 member_id: string;
@@ -13965,7 +15036,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14011,7 +15095,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 rid: string;
@@ -14043,7 +15140,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 rid: string;
@@ -14205,7 +15315,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14347,7 +15470,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14373,6 +15509,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14390,7 +15527,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14424,6 +15574,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14441,7 +15592,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14468,6 +15632,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14573,7 +15738,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14586,6 +15764,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14603,7 +15782,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14711,7 +15903,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -14742,6 +15947,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14759,7 +15965,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -14773,6 +15992,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14970,7 +16190,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14995,6 +16228,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15053,7 +16287,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15066,6 +16313,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15083,7 +16331,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15111,6 +16372,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15170,7 +16432,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15198,6 +16473,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15258,7 +16534,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15286,6 +16575,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15303,7 +16593,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15331,6 +16634,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15348,7 +16652,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15372,6 +16689,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15477,7 +16795,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15520,7 +16851,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15533,6 +16877,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15550,7 +16895,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15596,7 +16954,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15609,6 +16980,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15626,7 +16998,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15654,6 +17039,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15671,7 +17057,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15699,6 +17098,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15716,7 +17116,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15744,6 +17157,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15801,7 +17215,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15838,6 +17265,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15855,7 +17283,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15868,6 +17309,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15885,7 +17327,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15920,6 +17375,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16048,7 +17504,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16083,6 +17552,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16100,7 +17570,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16131,6 +17614,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16186,7 +17670,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16214,6 +17711,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16309,7 +17807,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16341,6 +17852,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16358,7 +17870,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16371,6 +17896,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16388,7 +17914,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16422,6 +17961,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16485,7 +18025,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16572,7 +18125,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 type: string;
             };
@@ -16603,6 +18169,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16660,7 +18227,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16692,6 +18272,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16750,7 +18331,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16763,6 +18357,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16780,7 +18375,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16924,7 +18532,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 token_id: string;
@@ -16938,6 +18559,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17384,7 +19006,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17397,6 +19032,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17414,7 +19050,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17442,6 +19091,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17624,7 +19274,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17643,6 +19306,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17660,7 +19324,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17677,6 +19354,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17694,7 +19372,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17711,6 +19402,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17728,7 +19420,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17745,6 +19450,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17918,7 +19624,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17931,6 +19650,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18023,7 +19743,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18051,6 +19784,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18068,7 +19802,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18085,6 +19832,7 @@ export interface operations {
             200: components["responses"]["Success"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18353,7 +20101,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -18386,6 +20147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18444,7 +20206,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18457,6 +20232,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18474,7 +20250,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18572,7 +20361,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18625,7 +20427,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 access_id: string;
                 id: string;
@@ -18639,6 +20454,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18696,7 +20512,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18709,6 +20538,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

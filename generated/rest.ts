@@ -1973,6 +1973,8 @@ export interface RouteSpec {
   defaultStatus: number;
   /** A success answer carries a credential (`x-credential` in its schema): sent with `Cache-Control: no-store`. */
   noStore: boolean;
+  /** The operation takes `Idempotency-Key`: a repeat answers the first result (src/http/idempotency.ts). */
+  idempotent: boolean;
 }
 
 export const routes: readonly RouteSpec[] = [
@@ -2006,7 +2008,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "acceptExtensionAccessInvite",
@@ -2026,6 +2029,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2037,7 +2041,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "account",
@@ -2073,7 +2078,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "accountAuditLog",
@@ -2115,7 +2121,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "accountInvites",
@@ -2151,7 +2158,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "accountMembers",
@@ -2187,7 +2195,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "accountRoles",
@@ -2223,7 +2232,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "accountServiceKeys",
@@ -2259,7 +2269,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "addExtensionScreenshot",
@@ -2285,6 +2296,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2296,7 +2308,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "addExtensionTester",
@@ -2328,7 +2341,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "addToWatchlist",
@@ -2347,6 +2361,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2358,7 +2373,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminAccountApiKeys",
@@ -2394,7 +2410,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminApproveDeveloperApplication",
@@ -2432,7 +2449,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminApproveDeveloperVerification",
@@ -2470,7 +2488,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminAssignUserRole",
@@ -2496,6 +2515,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2507,7 +2527,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminAuditLog",
@@ -2549,7 +2570,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminCreatePlan",
@@ -2586,7 +2608,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminCreateRole",
@@ -2623,7 +2646,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminCreateSystemKey",
@@ -2659,7 +2683,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "adminDeleteApiKey",
@@ -2685,6 +2710,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2696,7 +2722,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminDeletePlan",
@@ -2734,7 +2761,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 204,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminDeleteRole",
@@ -2772,7 +2800,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminDeleteSystemKey",
@@ -2798,6 +2827,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2809,7 +2839,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminDeleteUserSettingPreset",
@@ -2835,6 +2866,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -2846,7 +2878,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 204,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminDeveloperApplication",
@@ -2883,7 +2916,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminDeveloperApplications",
@@ -2925,7 +2959,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminDeveloperLimitRequests",
@@ -2961,7 +2996,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminDeveloperVerification",
@@ -2998,7 +3034,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminDeveloperVerifications",
@@ -3040,7 +3077,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminEraseChatSubject",
@@ -3065,6 +3103,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3076,7 +3115,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminErasePlatformBMember",
@@ -3101,6 +3141,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3112,7 +3153,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminExtensionReviews",
@@ -3148,7 +3190,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminLimitRequestEvents",
@@ -3185,7 +3228,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminLimitRequests",
@@ -3221,7 +3265,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminMailOutbox",
@@ -3263,7 +3308,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminRecordConnection",
@@ -3289,6 +3335,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3300,7 +3347,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRecordLoginConnection",
@@ -3326,6 +3374,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3337,7 +3386,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRecordShopConnection",
@@ -3375,7 +3425,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRejectDeveloperApplication",
@@ -3413,7 +3464,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRejectDeveloperVerification",
@@ -3451,7 +3503,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRemoveConnection",
@@ -3477,6 +3530,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3488,7 +3542,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRemoveShopConnection",
@@ -3514,6 +3569,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3525,7 +3581,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminRole",
@@ -3562,7 +3619,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminRoleMembers",
@@ -3599,7 +3657,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminRoles",
@@ -3635,7 +3694,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminRotateApiKey",
@@ -3672,7 +3732,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "adminSetAccountFeatureOverride",
@@ -3698,6 +3759,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3709,7 +3771,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetAccountPlan",
@@ -3735,6 +3798,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3746,7 +3810,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetAccountRetention",
@@ -3772,6 +3837,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3783,7 +3849,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetExtensionLimits",
@@ -3809,6 +3876,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3820,7 +3888,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetFeatureFlag",
@@ -3846,6 +3915,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3857,7 +3927,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetPlanFeatures",
@@ -3883,6 +3954,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3894,7 +3966,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSetPlatformSwitches",
@@ -3919,6 +3992,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -3930,7 +4004,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminSystemKeyPermissions",
@@ -3966,7 +4041,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminSystemKeys",
@@ -4002,7 +4078,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminUnassignUserRole",
@@ -4028,6 +4105,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4039,7 +4117,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminUpdateApiKey",
@@ -4065,6 +4144,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4076,7 +4156,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminUpdatePlan",
@@ -4102,6 +4183,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4113,7 +4195,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminUpdateRole",
@@ -4151,7 +4234,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "adminUserApiKeys",
@@ -4187,7 +4271,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminUserSettingPresets",
@@ -4223,7 +4308,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "adminWorkers",
@@ -4259,7 +4345,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "allAdminPermissions",
@@ -4295,7 +4382,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "allTeamPermissions",
@@ -4324,7 +4412,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "apiKeyAssignablePermissions",
@@ -4360,7 +4449,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "approveExtensionVersion",
@@ -4398,7 +4488,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "automationNodeHandlers",
@@ -4428,7 +4519,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "botModuleHandlers",
@@ -4458,7 +4550,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "botModuleTriggers",
@@ -4488,7 +4581,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "cancelAccountInvite",
@@ -4514,6 +4608,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4525,7 +4620,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "chatHistory",
@@ -4567,7 +4663,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "connectionStatuses",
@@ -4603,7 +4700,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "connectPlatform",
@@ -4641,7 +4739,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 302,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "createAccount",
@@ -4660,6 +4759,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4671,7 +4771,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createAccountInvite",
@@ -4709,7 +4810,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createAccountRole",
@@ -4746,7 +4848,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createAccountServiceKey",
@@ -4782,7 +4885,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "createDeveloperApiKey",
@@ -4813,7 +4917,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "createDeveloperExtension",
@@ -4845,7 +4950,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createDeveloperTeam",
@@ -4876,7 +4982,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createDeveloperTeamInvite",
@@ -4908,7 +5015,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createDeveloperTeamRole",
@@ -4940,7 +5048,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createExtensionAccessInvite",
@@ -4960,6 +5069,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -4971,7 +5081,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createExtensionVersion",
@@ -5009,7 +5120,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createIdea",
@@ -5034,6 +5146,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5045,7 +5158,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createIdeaCategory",
@@ -5082,7 +5196,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createIdeaComment",
@@ -5108,6 +5223,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5119,7 +5235,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createIdeaTag",
@@ -5145,6 +5262,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5156,7 +5274,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createLimitRequest",
@@ -5188,7 +5307,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createOverlay",
@@ -5214,6 +5334,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5225,7 +5346,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createPopoutToken",
@@ -5262,7 +5384,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "createSettingPreset",
@@ -5281,6 +5404,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5292,7 +5416,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "createSharedOverlayToken",
@@ -5329,7 +5454,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "createUserApiKey",
@@ -5365,7 +5491,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "createWidget",
@@ -5391,6 +5518,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5402,7 +5530,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteAccountRole",
@@ -5440,7 +5569,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteAccountServiceKey",
@@ -5466,6 +5596,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5477,7 +5608,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteDeveloperExtension",
@@ -5503,6 +5635,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5514,7 +5647,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteDeveloperTeam",
@@ -5534,6 +5668,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5545,7 +5680,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteDeveloperTeamRole",
@@ -5577,7 +5713,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteExtensionInstallStorage",
@@ -5603,6 +5740,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5614,7 +5752,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteIdea",
@@ -5634,6 +5773,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5645,7 +5785,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteIdeaCategory",
@@ -5671,6 +5812,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5682,7 +5824,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteIdeaComment",
@@ -5702,6 +5845,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5713,7 +5857,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteIdeaTag",
@@ -5739,6 +5884,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5750,7 +5896,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteOverlay",
@@ -5776,6 +5923,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5787,7 +5935,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteSettingPreset",
@@ -5807,6 +5956,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5818,7 +5968,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteSound",
@@ -5844,6 +5995,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5855,7 +6007,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 204,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteUserApiKey",
@@ -5881,6 +6034,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5892,7 +6046,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "deleteWidget",
@@ -5918,6 +6073,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -5929,7 +6085,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "developerApiKeys",
@@ -5959,7 +6116,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerExtension",
@@ -5996,7 +6154,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerExtensionLimits",
@@ -6033,7 +6192,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerExtensionLogs",
@@ -6064,7 +6224,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerExtensions",
@@ -6100,7 +6261,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerLimitRequestEvents",
@@ -6131,7 +6293,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerLimitRequests",
@@ -6161,7 +6324,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerLimits",
@@ -6192,7 +6356,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerPayout",
@@ -6229,7 +6394,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerPayouts",
@@ -6272,7 +6438,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerPayoutSettings",
@@ -6309,7 +6476,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerPublicProfile",
@@ -6338,7 +6506,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerRevenue",
@@ -6375,7 +6544,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerTeam",
@@ -6406,7 +6576,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerTeamInvite",
@@ -6437,7 +6608,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerTeamInvites",
@@ -6468,7 +6640,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerTeamMembers",
@@ -6499,7 +6672,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerTeamRoles",
@@ -6530,7 +6704,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "developerVerificationStatus",
@@ -6560,7 +6735,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "devLogin",
@@ -6589,7 +6765,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "disconnectPlatform",
@@ -6615,6 +6792,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -6626,7 +6804,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "dissolveAccount",
@@ -6651,6 +6830,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -6662,7 +6842,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "emitEvent",
@@ -6688,6 +6869,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -6699,7 +6881,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "event",
@@ -6736,7 +6919,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "events",
@@ -6778,7 +6962,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "exchangeLoginCode",
@@ -6806,7 +6991,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "exchangePopoutToken",
@@ -6835,7 +7021,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "extensionAnalytics",
@@ -6872,7 +7059,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionInstallLogs",
@@ -6909,7 +7097,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionInstalls",
@@ -6945,7 +7134,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionInstallStorage",
@@ -6982,7 +7172,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionPurchases",
@@ -7025,7 +7216,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionScreenshots",
@@ -7062,7 +7254,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionTesters",
@@ -7099,7 +7292,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "extensionVersions",
@@ -7136,7 +7330,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "getHealth",
@@ -7163,7 +7358,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "getIdea",
@@ -7194,7 +7390,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "getPopoutSession",
@@ -7223,7 +7420,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "getReadiness",
@@ -7250,7 +7448,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "getSchema",
@@ -7277,7 +7476,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "grantExtensionAccess",
@@ -7297,6 +7497,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -7308,7 +7509,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "grantWidgetAccess",
@@ -7346,7 +7548,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "ingestAuditEvent",
@@ -7371,6 +7574,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -7382,7 +7586,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "ingestPublicStats",
@@ -7401,6 +7606,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -7412,7 +7618,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "installExtension",
@@ -7450,7 +7657,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "issueExtensionInstallToken",
@@ -7488,7 +7696,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "issuePopoutWsToken",
@@ -7518,7 +7727,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "issueWsToken",
@@ -7548,7 +7758,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "leaveAccount",
@@ -7579,7 +7790,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "listIdeaCategories",
@@ -7609,7 +7821,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "listIdeaComments",
@@ -7640,7 +7853,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "listIdeaParticipants",
@@ -7671,7 +7885,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "listIdeas",
@@ -7707,7 +7922,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "listIdeaTags",
@@ -7737,7 +7953,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "listIdeaVoters",
@@ -7774,7 +7991,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "loginCallback",
@@ -7802,7 +8020,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 302,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "me",
@@ -7832,7 +8051,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "moderateChat",
@@ -7860,6 +8080,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -7871,7 +8092,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "myAccounts",
@@ -7901,7 +8123,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "myAuditLog",
@@ -7936,7 +8159,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "myDeveloperApplication",
@@ -7967,7 +8191,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "myDeveloperTeams",
@@ -7997,7 +8222,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "myPermissions",
@@ -8026,7 +8252,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "mySettingPresets",
@@ -8056,7 +8283,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "myWatchlist",
@@ -8085,7 +8313,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "notificationAction",
@@ -8117,7 +8346,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "notificationPreferences",
@@ -8147,7 +8377,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "notifications",
@@ -8183,7 +8414,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "overlay",
@@ -8220,7 +8452,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "overlays",
@@ -8257,7 +8490,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "paymentConnectWebhook",
@@ -8285,7 +8519,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "paymentProviderWebhook",
@@ -8313,7 +8548,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "payoutProviderWebhook",
@@ -8341,7 +8577,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "platformBWebhook",
@@ -8369,7 +8606,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "platformBWebhookChallenge",
@@ -8396,7 +8634,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "platformCredentialModes",
@@ -8432,7 +8671,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "platformCWebhook",
@@ -8461,7 +8701,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "playSound",
@@ -8487,6 +8728,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -8498,7 +8740,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "popoutTokens",
@@ -8534,7 +8777,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicChannelBrowse",
@@ -8569,7 +8813,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicChannelPanelHistory",
@@ -8599,7 +8844,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicChannelTrends",
@@ -8629,7 +8875,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicEmotes",
@@ -8664,7 +8911,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicGames",
@@ -8699,7 +8947,8 @@ export const routes: readonly RouteSpec[] = [
       "maxPage": 2147483647
     },
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicStreamMetadataHistory",
@@ -8729,7 +8978,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publicStreamSummary",
@@ -8759,7 +9009,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "publishExtensionVersion",
@@ -8791,7 +9042,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "refreshPlatformUserProfile",
@@ -8817,6 +9069,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -8828,7 +9081,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "refreshSession",
@@ -8857,7 +9111,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "rejectExtensionVersion",
@@ -8895,7 +9150,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "removeAccountMember",
@@ -8933,7 +9189,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "removeDeveloperTeamMember",
@@ -8965,7 +9222,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "removeExtensionScreenshot",
@@ -8991,6 +9249,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9002,7 +9261,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "removeExtensionTester",
@@ -9028,6 +9288,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9039,7 +9300,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "removeFromWatchlist",
@@ -9057,6 +9319,7 @@ export const routes: readonly RouteSpec[] = [
       "200": "application/json",
       "400": "application/json",
       "401": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9068,7 +9331,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "requestDeveloperPayout",
@@ -9094,6 +9358,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9105,7 +9370,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "reviewLimitRequest",
@@ -9143,7 +9409,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeDeveloperApiKey",
@@ -9163,6 +9430,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9174,7 +9442,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeDeveloperTeamInvite",
@@ -9194,6 +9463,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9205,7 +9475,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeOverlayToken",
@@ -9231,6 +9502,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9242,7 +9514,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokePopoutToken",
@@ -9268,6 +9541,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9279,7 +9553,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeSession",
@@ -9299,6 +9574,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9310,7 +9586,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeWidgetAccess",
@@ -9336,6 +9613,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9347,7 +9625,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "revokeWidgetToken",
@@ -9373,6 +9652,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9384,7 +9664,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "rotateAccountServiceKey",
@@ -9421,7 +9702,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "rotateOverlayToken",
@@ -9458,7 +9740,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "rotateUserApiKey",
@@ -9495,7 +9778,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "rotateWidgetToken",
@@ -9532,7 +9816,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "searchPlatformUsers",
@@ -9568,7 +9853,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "sendChatToPlatform",
@@ -9593,6 +9879,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9604,7 +9891,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "sessions",
@@ -9634,7 +9922,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "setExtensionInstallStorage",
@@ -9660,6 +9949,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9671,7 +9961,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "setIdeaStatus",
@@ -9697,6 +9988,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9708,7 +10000,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "shopPlatformWebhook",
@@ -9736,7 +10029,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "sound",
@@ -9773,7 +10067,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "sounds",
@@ -9809,7 +10104,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "startLimitRequestReview",
@@ -9847,7 +10143,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "startLogin",
@@ -9877,7 +10174,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 302,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "startPlatformConnect",
@@ -9903,6 +10201,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9915,7 +10214,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "stopSound",
@@ -9941,6 +10241,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -9952,7 +10253,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "streamSound",
@@ -9991,7 +10293,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "submitDeveloperApplication",
@@ -10022,7 +10325,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "submitDeveloperVerification",
@@ -10053,7 +10357,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "switchAccount",
@@ -10084,7 +10389,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": true
+    "noStore": true,
+    "idempotent": false
   },
   {
     "operationId": "teamPublicProfile",
@@ -10113,7 +10419,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "testEvent",
@@ -10138,6 +10445,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10149,7 +10457,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "uninstallExtension",
@@ -10175,6 +10484,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10186,7 +10496,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "unvoteIdea",
@@ -10212,6 +10523,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10223,7 +10535,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "unvoteIdeaComment",
@@ -10249,6 +10562,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10260,7 +10574,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateAccountMember",
@@ -10298,7 +10613,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateAccountRole",
@@ -10336,7 +10652,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateAccountServiceKey",
@@ -10362,6 +10679,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10373,7 +10691,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperApiKey",
@@ -10393,6 +10712,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10404,7 +10724,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperExtension",
@@ -10430,6 +10751,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10441,7 +10763,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperPayoutSettings",
@@ -10467,6 +10790,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10478,7 +10802,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperTeam",
@@ -10498,6 +10823,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10509,7 +10835,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperTeamMemberRole",
@@ -10541,7 +10868,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateDeveloperTeamRole",
@@ -10573,7 +10901,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateExtensionInstall",
@@ -10611,7 +10940,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateIdea",
@@ -10631,6 +10961,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10642,7 +10973,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateIdeaCategory",
@@ -10680,7 +11012,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateIdeaComment",
@@ -10706,6 +11039,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10717,7 +11051,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateMe",
@@ -10736,6 +11071,7 @@ export const routes: readonly RouteSpec[] = [
       "400": "application/json",
       "401": "application/json",
       "403": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10747,7 +11083,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateNotificationPreference",
@@ -10767,6 +11104,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10778,7 +11116,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateOverlay",
@@ -10816,7 +11155,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateSettingPreset",
@@ -10836,6 +11176,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10847,7 +11188,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateSound",
@@ -10873,6 +11215,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10884,7 +11227,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateUserApiKey",
@@ -10910,6 +11254,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -10921,7 +11266,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "updateWidget",
@@ -10959,7 +11305,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "uploadExtensionVersion",
@@ -10997,7 +11344,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "uploadSound",
@@ -11033,7 +11381,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "userApiKeys",
@@ -11069,7 +11418,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "voteIdea",
@@ -11095,6 +11445,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -11106,7 +11457,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "voteIdeaComment",
@@ -11132,6 +11484,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -11143,7 +11496,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   },
   {
     "operationId": "widget",
@@ -11180,7 +11534,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "widgetAccess",
@@ -11217,7 +11572,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "widgets",
@@ -11254,7 +11610,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 200,
-    "noStore": false
+    "noStore": false,
+    "idempotent": false
   },
   {
     "operationId": "writeExtensionLog",
@@ -11274,6 +11631,7 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "409": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -11285,7 +11643,8 @@ export const routes: readonly RouteSpec[] = [
     },
     "paging": null,
     "defaultStatus": 201,
-    "noStore": false
+    "noStore": false,
+    "idempotent": true
   }
 ];
 

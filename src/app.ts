@@ -43,6 +43,7 @@ import { eventsModule } from './modules/events';
 import { extensionsModule } from './modules/extensions';
 import { featuresModule, GLOBAL_KEY as FEATURE_GLOBALS_KEY } from './modules/features';
 import { ideasModule } from './modules/ideas';
+import { idempotencyModule } from './modules/idempotency';
 import { mailModule } from './modules/mail';
 import { notificationsModule } from './modules/notifications';
 import { overlaysModule } from './modules/overlays';
@@ -67,6 +68,7 @@ export const SERVICE_NAME = 'creator-backend';
 function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
   return [
     featuresModule,
+    idempotencyModule,
     auditModule,
     mailModule,
     notificationsModule,
@@ -263,10 +265,11 @@ export async function createApp(config: Readonly<Config>, options: AppOptions = 
     log,
     credentials,
     clientAddress,
-    graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter, clientAddress }),
+    graphql: createGraphQLHandler({ resolvers, gates, log, config, limiter, clientAddress, idempotency: apis.idempotency }),
     rest: createRestDispatcher({ handlers: rest, gates }),
     operations: createOperationIndex(routes),
     rateLimit: rateLimitStep(limiter, clientAddress),
+    idempotency: apis.idempotency,
   });
   const metrics = createMetrics({
     service: SERVICE_NAME,

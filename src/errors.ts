@@ -85,6 +85,8 @@ export const messages = {
   limitOutOfRange: (min: number, max: number) => `limit must be >= ${min} and <= ${max}`,
   notAuthorizedToSubscribe: (channel: string) => `Not authorized to subscribe to ${channel}`,
   notAuthorizedToBroadcast: (channel: string) => `Not authorized to broadcast on ${channel}`,
+  idempotencyKeyReused: 'Idempotency-Key was already used with a different request',
+  idempotencyKeyInProgress: 'A request with this Idempotency-Key is still in progress',
 } as const;
 
 export class AppError extends Error {

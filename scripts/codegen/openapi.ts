@@ -30,6 +30,8 @@ export interface Route {
   ownGraphqlShape: boolean;
   /** A success answer carries a credential (a property marked `x-credential: true`): never stored by a cache. */
   noStore: boolean;
+  /** The operation takes `Idempotency-Key` (withIdempotencyKeys added it). */
+  idempotent: boolean;
 }
 const ENVELOPE_KINDS = ['single', 'data', 'collection', 'bare', 'raw'] as const;
 type EnvelopeKind = (typeof ENVELOPE_KINDS)[number];
@@ -104,6 +106,7 @@ function readRoutes(doc: OpenApiDoc): Route[] {
         statuses,
         ownGraphqlShape: op['x-graphql-shape'] === 'own',
         noStore: statuses.some((status) => status.startsWith('2') && carriesCredential(doc, bodies[status], new Set())),
+        idempotent: ((op.parameters ?? []) as { $ref?: string }[]).some((p) => p.$ref === IDEMPOTENCY_PARAMETER),
       });
       if (op['x-graphql-shape'] !== undefined && (op['x-graphql-shape'] !== 'own' || graphql === null)) {
         fail(`${where} (${operationId}): x-graphql-shape must be "own", on an operation with a GraphQL twin`);
@@ -267,6 +270,7 @@ export function restModule(routes: Route[]): string {
     paging: r.paging,
     defaultStatus: Number(r.statuses[0] ?? 200),
     noStore: r.noStore,
+    idempotent: r.idempotent,
   }));
   const ids = routes.map((r) => `  | '${r.operationId}'`).join('\n');
   const handlers = routes
@@ -403,6 +407,8 @@ export interface RouteSpec {
   defaultStatus: number;
   /** A success answer carries a credential (\`x-credential\` in its schema): sent with \`Cache-Control: no-store\`. */
   noStore: boolean;
+  /** The operation takes \`Idempotency-Key\`: a repeat answers the first result (src/http/idempotency.ts). */
+  idempotent: boolean;
 }
 
 export const routes: readonly RouteSpec[] = ${JSON.stringify(table, null, 2)};
@@ -435,6 +441,38 @@ function withSharedParameters(doc: OpenApiDoc): OpenApiDoc {
       if (!op) continue;
       op.parameters = [...(op.parameters ?? []), ...shared];
       for (const [status, ref] of sharedResponses) if (op.responses && !(status in op.responses)) op.responses[status] = ref;
+    }
+  }
+  return copy;
+}
+
+const IDEMPOTENCY_PARAMETER = '#/components/parameters/IdempotencyKey';
+
+/**
+ * Adds the component parameter marked `x-every-change` (`Idempotency-Key`) to every change a
+ * signed-in caller makes (POST, PUT, PATCH, DELETE; not a public operation), whose request body is
+ * JSON or absent (a repeat is recognised by its body) and whose success answer carries no credential
+ * (an answer replayed from storage must not be a token kept in the database), with the 409 its
+ * misuse answers.
+ */
+function withIdempotencyKeys(doc: OpenApiDoc): OpenApiDoc {
+  const components = (doc.components ?? {}) as { parameters?: Record<string, Record<string, unknown>> };
+  const marked = Object.entries(components.parameters ?? {}).filter(([, p]) => p['x-every-change'] === true);
+  if (marked.length === 0) return doc;
+  if (marked.length > 1 || `#/components/parameters/${marked[0]![0]}` !== IDEMPOTENCY_PARAMETER) fail('components.parameters: x-every-change is for IdempotencyKey alone');
+  const copy = structuredClone(doc);
+  for (const item of Object.values(copy.paths)) {
+    for (const method of METHODS) {
+      if (method === 'get') continue;
+      const op = item[method] as { 'x-auth'?: string; parameters?: unknown[]; requestBody?: unknown; responses?: Record<string, unknown> } | undefined;
+      if (!op || op['x-auth'] === 'public') continue;
+      const content = (resolveRef(copy, op.requestBody) as { content?: Record<string, unknown> } | undefined)?.content;
+      if (content && Object.keys(content).some((type) => type !== 'application/json')) continue;
+      const successes = Object.entries(op.responses ?? {}).filter(([status]) => status.startsWith('2'));
+      const bodyOf = (response: unknown) => Object.values((resolveRef(copy, response) as { content?: Record<string, { schema?: unknown }> }).content ?? {})[0]?.schema;
+      if (successes.some(([, response]) => carriesCredential(copy, bodyOf(response), new Set()))) continue;
+      op.parameters = [...(op.parameters ?? []), { $ref: IDEMPOTENCY_PARAMETER }];
+      if (op.responses && !('409' in op.responses)) op.responses['409'] = { $ref: '#/components/responses/Conflict' };
     }
   }
   return copy;
@@ -503,7 +541,7 @@ function withReservedQueryValues(doc: OpenApiDoc): OpenApiDoc {
 export function readOpenapi(): { openapi: OpenApiDoc; routes: Route[] } {
   const openapiSource = bundleOpenapi() as OpenApiDoc;
   checkLinks(openapiSource);
-  const openapi = withSharedParameters(withReservedQueryValues(openapiSource));
+  const openapi = withIdempotencyKeys(withSharedParameters(withReservedQueryValues(openapiSource)));
   return { openapi, routes: readRoutes(openapi) };
 }
 

@@ -31,7 +31,9 @@ import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
 import { AppError, messages, scrubbedMessages } from '../errors';
 import { guarded } from '../infra/listeners';
+import type { IdempotencyStore } from '../modules/idempotency';
 import type { Logger } from '../infra/logger';
+import { requestContext } from './context';
 import { corsMiddleware } from './cors';
 import { createDocsRouter, isDocsPath } from './docs';
 import { answerError, errorHandler, notFoundHandler } from './errors';
@@ -40,7 +42,8 @@ import { requestContextStep } from './middleware';
 import { MALFORMED, operationOf, type OperationIndex, type ResolvedOperation } from './operations';
 import { rawBodyMiddleware, WEBHOOK_PREFIX } from './raw-body';
 import type { JsonHook, RestDispatcher } from './rest';
-import { prepareRequest, sendJson, type ApiRequest } from './request';
+import { IDEMPOTENCY_HEADER, idempotencyScope, onceByKey, requestHash } from './idempotency';
+import { header, prepareRequest, sendJson, type ApiRequest } from './request';
 import { securityHeadersMiddleware } from './security-headers';
 import { documentValidators } from './validator';
 
@@ -60,6 +63,8 @@ export interface HttpAppDeps {
   operations: OperationIndex;
   /** Per-auth-context rate limits (rate-limit.ts); covers REST and GraphQL under /v1/. */
   rateLimit?: (req: ApiRequest, res: ServerResponse) => Promise<void>;
+  /** Where `Idempotency-Key`s of REST changes are kept (idempotency.ts); without it the header is ignored. */
+  idempotency?: IdempotencyStore;
 }
 
 export type HttpHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -159,6 +164,12 @@ export function createHttpApp(deps: HttpAppDeps): HttpHandler {
     if (problem) throw problem;
     validators.request.check(req, found);
     if (checkResponse) checkResponses(req, res, found);
+    const key = deps.idempotency && found.route.idempotent ? header(req, IDEMPOTENCY_HEADER) : undefined;
+    const scope = key === undefined ? null : idempotencyScope(requestContext(req).auth);
+    if (key !== undefined && scope !== null) {
+      const hash = requestHash(req.method ?? '', req.url ?? '', JSON.stringify(req.body ?? null));
+      return onceByKey(deps.idempotency!, scope, key, hash, res, () => deps.rest.dispatch(req, res, found));
+    }
     await deps.rest.dispatch(req, res, found);
   }
 

@@ -383,13 +383,15 @@ export function createRealtimeServer(options: RealtimeOptions) {
         return send(session, { type: 'unsubscribed', channel: message.channel });
       }
       case 'broadcast': {
+        // The gate before the payload, as on REST and GraphQL: a caller who may not broadcast
+        // learns nothing from the payload's check.
+        const result = await channels.checkBroadcast(message.channel, session.auth);
+        if ('refusal' in result) return error(session, result.refusal.code, result.refusal.message, message.channel);
         try {
           JSON.parse(message.payload);
         } catch {
           return error(session, 'INVALID_FORMAT', 'Broadcast payload is not valid JSON', message.channel);
         }
-        const result = await channels.checkBroadcast(message.channel, session.auth);
-        if ('refusal' in result) return error(session, result.refusal.code, result.refusal.message, message.channel);
         await hub.publish(message.channel, message.payload);
         return;
       }

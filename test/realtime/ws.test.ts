@@ -212,6 +212,13 @@ describe('WebSocket /v1/ws', () => {
     expect(await sender.next()).toMatchObject({ type: 'error', code: 'INVALID_FORMAT' });
   });
 
+  test('a broadcast the caller may not send is UNAUTHORIZED whatever its payload: the gate comes before the payload check', async () => {
+    const channel = `events:${randomUUID()}`;
+    const reader = await session(t.wsUrl, bearer(keys.reader.key));
+    reader.send({ type: 'broadcast', channel, payload: 'not json' });
+    expect(await reader.next()).toMatchObject({ type: 'error', code: 'UNAUTHORIZED', channel });
+  });
+
   test('broadcast without the write permission (events:read only) is UNAUTHORIZED and not delivered', async () => {
     const channel = `events:${randomUUID()}`;
     const listener = await session(t.wsUrl, bearer(keys.events.key));

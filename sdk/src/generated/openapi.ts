@@ -7552,6 +7552,18 @@ export interface components {
         CredentialToken: string;
         /** @description Page size of the events list (Part 2, "Events page size"; default 25, at most 100). */
         EventsLimit: number;
+        /**
+         * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+         *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+         *     without doing the work twice; the same key with another request gives 409 CONFLICT
+         *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+         *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+         *     are scoped to the credential that sent them and shared by every node. A first attempt that
+         *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+         *     to every change a signed-in caller makes whose answer carries no credential and whose body
+         *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+         */
+        IdempotencyKey: string;
         /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
         Limit: number;
         /** @description Rows to skip (default 0); a 32-bit integer, as GraphQL's `Int`. */
@@ -7619,7 +7631,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7629,6 +7654,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -7725,7 +7751,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7773,7 +7812,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -7786,6 +7838,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -7803,7 +7856,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7870,7 +7936,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 user_id: string;
             };
@@ -7901,7 +7980,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 user_id: string;
             };
@@ -7989,7 +8081,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8035,7 +8140,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8066,7 +8184,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8154,7 +8285,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8170,6 +8314,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8228,7 +8373,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -8262,6 +8420,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8279,7 +8438,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -8293,6 +8465,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8310,7 +8483,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -8346,6 +8532,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8363,7 +8550,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8401,6 +8601,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8418,7 +8619,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8455,6 +8669,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8472,7 +8687,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 shop_domain: string;
@@ -8521,7 +8749,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 shop_domain: string;
@@ -8535,6 +8776,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8630,7 +8872,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8718,7 +8973,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8749,7 +9017,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -8841,7 +9122,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -8867,6 +9161,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8884,7 +9179,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -8910,6 +9218,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8927,7 +9236,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 kind: "personal" | "service";
@@ -8941,6 +9263,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8958,7 +9281,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 kind: "personal" | "service";
@@ -8991,6 +9327,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9184,7 +9521,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9227,7 +9577,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9357,7 +9720,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9400,7 +9776,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9511,7 +9900,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 version_id: string;
             };
@@ -9548,7 +9950,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 version_id: string;
             };
@@ -9585,7 +10000,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9621,6 +10049,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9638,7 +10067,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 key: string;
             };
@@ -9668,6 +10110,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9713,7 +10156,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9782,7 +10238,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9860,7 +10329,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9903,7 +10385,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9940,7 +10435,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -9968,6 +10476,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -9985,7 +10494,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10018,6 +10540,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10035,7 +10558,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -10067,6 +10603,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10084,7 +10621,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10113,6 +10663,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10130,7 +10681,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10152,6 +10716,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10169,7 +10734,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10188,6 +10766,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10329,7 +10908,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10342,6 +10934,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10359,7 +10952,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10393,6 +10999,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10617,7 +11224,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10630,6 +11250,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10647,7 +11268,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -10675,6 +11309,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11086,7 +11721,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11099,6 +11747,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11236,7 +11885,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11261,6 +11923,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11278,7 +11941,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11302,6 +11978,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11319,7 +11996,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description platform_a, platform_b or platform_c (another value gives 400 VALIDATION_ERROR). */
                 platform: "platform_a" | "platform_b" | "platform_c";
@@ -11345,6 +12035,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             /**
              * @description REFRESH_COOLDOWN: this user was refreshed in the last 10 minutes (`retry_after_seconds`
@@ -11427,7 +12118,20 @@ export interface operations {
                 token?: components["parameters"]["CredentialToken"];
                 type: "channel" | "bot";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -11440,6 +12144,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11490,7 +12195,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 platform: "platform_a" | "platform_b" | "platform_c" | "music_platform";
             };
@@ -11526,6 +12244,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11704,7 +12423,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11717,6 +12449,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11734,7 +12467,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11762,6 +12508,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11818,7 +12565,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11900,7 +12660,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11974,7 +12747,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -11987,6 +12773,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12004,7 +12791,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12021,6 +12821,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12038,7 +12839,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12068,6 +12882,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12085,7 +12900,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12116,6 +12944,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12324,7 +13153,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12358,6 +13200,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12375,7 +13218,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 screenshot_id: string;
@@ -12389,6 +13245,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12448,7 +13305,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12496,7 +13366,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 user_id: string;
@@ -12510,6 +13393,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12569,7 +13453,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -12607,7 +13504,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 version_id: string;
@@ -12646,7 +13556,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 version_id: string;
@@ -12735,7 +13658,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12832,7 +13768,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12847,6 +13796,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -12913,7 +13863,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12939,6 +13902,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13116,7 +14080,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 code: string;
             };
@@ -13197,7 +14174,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13281,7 +14271,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13294,6 +14297,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13311,7 +14315,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13339,6 +14356,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13398,7 +14416,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13444,7 +14475,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 invite_id: string;
@@ -13458,6 +14502,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -13517,7 +14562,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 member_id: string;
@@ -13549,7 +14607,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 member_id: string;
@@ -13638,7 +14709,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -13684,7 +14768,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 rid: string;
@@ -13716,7 +14813,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 rid: string;
@@ -13878,7 +14988,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14020,7 +15143,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14046,6 +15182,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14063,7 +15200,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14097,6 +15247,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14114,7 +15265,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14141,6 +15305,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14246,7 +15411,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14259,6 +15437,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14276,7 +15455,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14384,7 +15576,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -14415,6 +15620,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14432,7 +15638,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 key: string;
@@ -14446,6 +15665,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14643,7 +15863,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -14668,6 +15901,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14726,7 +15960,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14739,6 +15986,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14756,7 +16004,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14784,6 +16045,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14843,7 +16105,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14871,6 +16146,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14931,7 +16207,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -14959,6 +16248,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -14976,7 +16266,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15004,6 +16307,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15021,7 +16325,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15045,6 +16362,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15150,7 +16468,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15193,7 +16524,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15206,6 +16550,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15223,7 +16568,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15269,7 +16627,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15282,6 +16653,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15299,7 +16671,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15327,6 +16712,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15344,7 +16730,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15372,6 +16771,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15389,7 +16789,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15417,6 +16830,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15474,7 +16888,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15511,6 +16938,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15528,7 +16956,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15541,6 +16982,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15558,7 +17000,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15593,6 +17048,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15648,7 +17104,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15676,6 +17145,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15771,7 +17241,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -15803,6 +17286,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15820,7 +17304,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15833,6 +17330,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15850,7 +17348,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -15884,6 +17395,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -15947,7 +17459,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16034,7 +17559,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 type: string;
             };
@@ -16065,6 +17603,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16122,7 +17661,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -16154,6 +17706,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16212,7 +17765,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16225,6 +17791,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16242,7 +17809,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16386,7 +17966,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
                 token_id: string;
@@ -16400,6 +17993,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16846,7 +18440,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16859,6 +18466,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -16876,7 +18484,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -16904,6 +18525,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17086,7 +18708,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17105,6 +18740,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17122,7 +18758,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17139,6 +18788,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17156,7 +18806,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17173,6 +18836,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17190,7 +18854,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17207,6 +18884,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17380,7 +19058,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17393,6 +19084,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17485,7 +19177,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17513,6 +19218,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17530,7 +19236,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17547,6 +19266,7 @@ export interface operations {
             200: components["responses"]["Success"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17786,7 +19506,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -17819,6 +19552,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17877,7 +19611,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -17890,6 +19637,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -17907,7 +19655,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18005,7 +19766,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18058,7 +19832,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 access_id: string;
                 id: string;
@@ -18072,6 +19859,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18129,7 +19917,20 @@ export interface operations {
                  */
                 token?: components["parameters"]["CredentialToken"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 id: string;
             };
@@ -18142,6 +19943,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -35,10 +35,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LRUCache } from 'lru-cache';
 import { keptCache } from '../../infra/kept';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
+import { routes } from '../../../generated/rest';
+import type { IdempotencyStore } from '../../modules/idempotency';
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotencyScope, requestHash } from '../idempotency';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import { refusalError, type GateEnforcer } from '../../auth/gates';
 import type { Config } from '../../config/config';
-import { errorBody, messages, toAppError, type AppError } from '../../errors';
+import { AppError, errorBody, messages, toAppError } from '../../errors';
 import type { Logger } from '../../infra/logger';
 import { requestContext } from '../context';
 import { applyRateDecision, type RateLimiter } from '../rate-limit';
@@ -112,6 +115,26 @@ export interface GraphQLHandlerDeps {
   limiter?: RateLimiter;
   /** The client address rate budgets key on (request.ts). */
   clientAddress: (req: IncomingMessage) => string;
+  /** Where `Idempotency-Key`s of mutations are kept; without it the header is ignored. */
+  idempotency?: IdempotencyStore;
+}
+
+/**
+ * Mutations that may be recorded under an `Idempotency-Key`: those whose REST twin takes the key
+ * (its answer carries no credential), and the mutations without a twin, none of which answers one.
+ */
+const idempotentMutations = new Set(
+  Object.keys(fieldGates).filter((field) => {
+    if (!field.startsWith('Mutation.')) return false;
+    const twin = routes.find((r) => r.graphql === field);
+    return twin === undefined || twin.idempotent;
+  }),
+);
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** A mutation running under an `Idempotency-Key`, on its request until its answer is written. */
+interface KeyedRequest {
+  idempotent?: { scope: string; key: string };
 }
 
 /** A root field of the chosen operation: its gate's key (`Mutation.dissolveAccount`) and its response key. */
@@ -339,6 +362,22 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
         const body = JSON.stringify({ errors: [format(prepared.badInput)] });
         return written(body, 400, 'Bad Request', acceptedResponseType(header(raw, 'accept')));
       }
+      const key = header(raw, IDEMPOTENCY_HEADER);
+      const scope = key === undefined || !deps.idempotency ? null : idempotencyScope(context.auth);
+      const mutation = prepared.roots.length > 0 && prepared.roots.every((root) => idempotentMutations.has(root.gate));
+      if (key !== undefined && scope !== null && mutation) {
+        const refuse = (error: AppError) =>
+          written(JSON.stringify({ errors: [format(new GraphQLError(error.message, { originalError: error }))] }), error.status, error.status === 409 ? 'Conflict' : 'Bad Request', acceptedResponseType(header(raw, 'accept')));
+        if (!IDEMPOTENCY_KEY.test(key)) return refuse(AppError.validation(`${IDEMPOTENCY_HEADER} must match pattern "^[\\x21-\\x7e]+$" and be at most 255 characters`));
+        const claim = await deps.idempotency!.claim(scope, key, requestHash('gql', params.operationName ?? '', params.query, JSON.stringify(params.variables ?? null)));
+        if (claim.kind === 'mismatch') return refuse(new AppError('CONFLICT', messages.idempotencyKeyReused));
+        if (claim.kind === 'in-progress') return refuse(new AppError('CONFLICT', messages.idempotencyKeyInProgress));
+        if (claim.kind === 'replay') {
+          const [body, init] = written(claim.answer.body, claim.answer.status, 'OK', claim.answer.contentType ?? acceptedResponseType(header(raw, 'accept')));
+          return [body, { ...init, headers: { ...init.headers, [REPLAYED_HEADER.toLowerCase()]: 'true' } }] as const;
+        }
+        (raw as ApiRequest & KeyedRequest).idempotent = { scope, key };
+      }
       return {
         schema,
         document: prepared.document,
@@ -368,6 +407,13 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       raw: req,
       context: { res },
     });
+    // A keyed mutation's answer is kept when it succeeded; a failed one keeps nothing, so its retry runs again.
+    const keyed = (req as ApiRequest & KeyedRequest).idempotent;
+    if (keyed && deps.idempotency) {
+      const failed = init.status >= 400 || typeof body !== 'string' || body.includes('"errors"');
+      if (failed) await deps.idempotency.release(keyed.scope, keyed.key);
+      else await deps.idempotency.complete(keyed.scope, keyed.key, { status: init.status, contentType: (init.headers as Record<string, string> | undefined)?.['content-type'] ?? null, body });
+    }
     // Answers are per caller and may carry a credential (login, refresh, socket tokens): never kept by a cache.
     res.setHeader('Cache-Control', 'no-store');
     res.writeHead(init.status, init.statusText, init.headers as Record<string, string> | undefined).end(body);
