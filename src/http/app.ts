@@ -31,7 +31,7 @@ import type { CredentialResolver } from '../auth/credentials';
 import type { Config } from '../config/config';
 import { AppError, messages, scrubbedMessages } from '../errors';
 import { guarded } from '../infra/listeners';
-import type { IdempotencyStore } from '../modules/idempotency';
+import type { IdempotencyStore } from '../infra/idempotency';
 import type { Logger } from '../infra/logger';
 import { requestContext } from './context';
 import { corsMiddleware } from './cors';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { AuthContext } from '../auth/context';
 import { AppError, messages } from '../errors';
-import type { IdempotencyStore, StoredAnswer } from '../modules/idempotency';
+import type { IdempotencyStore, StoredAnswer } from '../infra/idempotency';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';

@@ -36,7 +36,7 @@ import type { LRUCache } from 'lru-cache';
 import { keptCache } from '../../infra/kept';
 import { fieldGates, typeDefs } from '../../../generated/graphql-schema';
 import { routes } from '../../../generated/rest';
-import type { IdempotencyStore } from '../../modules/idempotency';
+import type { IdempotencyStore } from '../../infra/idempotency';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, idempotencyScope, requestHash } from '../idempotency';
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import { refusalError, type GateEnforcer } from '../../auth/gates';

@@ -6,7 +6,7 @@
 import { periodSeconds } from '../../infra/jobs';
 import { defineModule } from '../contract';
 import { idempotencyMigrations } from './migrations';
-import { createIdempotencyStore, type IdempotencyStore } from './service';
+import { createIdempotencyStore, type IdempotencyStore } from '../../infra/idempotency';
 
 declare module '../contract' {
   interface ModuleApis {
@@ -14,7 +14,7 @@ declare module '../contract' {
   }
 }
 
-export type { IdempotencyStore, StoredAnswer } from './service';
+export type { IdempotencyStore, StoredAnswer } from '../../infra/idempotency';
 
 export const idempotencyModule = defineModule({
   name: 'idempotency',

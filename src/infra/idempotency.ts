@@ -4,7 +4,8 @@
  * that stored result, one with another request or while the first runs is refused. Rows live in
  * the relational store, so they survive a restart and every node sees them; they last 24 hours.
  * A pending row whose node died is taken over after `PENDING_TAKEOVER_MS`. Owns the
- * `idempotency_keys` table; knows nothing of HTTP (src/http/idempotency.ts renders its verdicts).
+ * `idempotency_keys` table of the idempotency module (src/modules/idempotency, which migrates and
+ * purges it); knows nothing of HTTP (src/http/idempotency.ts renders its verdicts).
  */
 import type { Knex } from 'knex';
 
