@@ -10937,7 +10937,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:edit"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:editor",
+        "on": "id"
+      }
     },
     "graphql": "Mutation.updateWidget",
     "internal": false,
@@ -11159,7 +11163,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "id"
+      }
     },
     "graphql": "Query.widget",
     "internal": false,
@@ -11233,7 +11241,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "any"
+      }
     },
     "graphql": "Query.widgets",
     "internal": false,
