@@ -2,8 +2,8 @@
  * Widget access entries grant what they say, over real HTTP on REST and GraphQL alike: a member
  * whose role lacks `widgets:read` reads (and lists) exactly the widgets a `viewer` or `editor`
  * entry names, an `editor` entry also updates its widget without `widgets:edit`, the refusal
- * without an entry is the permission's own on both protocols, and revoking an entry ends it with
- * the next request. The gates declare the grant (`x-resource-grant`, `@gate(resourceGrant)`); the
+ * without an entry is the permission's own on both protocols, revoking an entry ends it with
+ * the next request, and the member's API key keeps exactly its own scope. The gates declare the grant (`x-resource-grant`, `@gate(resourceGrant)`); the
  * overlays module answers it.
  */
 import { randomUUID } from 'node:crypto';
@@ -106,6 +106,19 @@ describe('widget access entries as grants', () => {
     expect((await api(t, 'PATCH', `/widgets/${edited.id}`, { token: member.accessToken, body: { version: 3, name: 'Late' } })).body).toEqual(forbidden('widgets:edit'));
     expect((await api(t, 'GET', '/widgets', { token: member.accessToken })).body).toEqual(forbidden('widgets:read'));
     expectGqlForbidden(await asMember('{ widgets { id } }'), 'widgets:read');
+  });
+
+  test("only the member's own session holds the grant: its API key keeps exactly the key's scope", async () => {
+    const keyed = await joinAccount(t, owner, await devLogin(t), { roleName: `keys-${randomUUID().slice(0, 8)}`, permissions: ['events:read', 'apikeys:create'] });
+    const widget = await create('Keyed');
+    expect((await api(t, 'POST', `/widgets/${widget.id}/access`, { token: owner.accessToken, body: { user_id: keyed.userId, role: 'editor' } })).status).toBe(201);
+    expect((await api(t, 'GET', `/widgets/${widget.id}`, { token: keyed.accessToken })).status).toBe(200);
+    const key = await api(t, 'POST', '/api-keys', { token: keyed.accessToken, body: { label: 'script', permissions: ['events:read'] } });
+    expect(key.status).toBe(201);
+    const apiKey = (key.body.data as Json).key as string;
+    expect((await api(t, 'GET', `/widgets/${widget.id}`, { token: apiKey })).body).toEqual(forbidden('widgets:read'));
+    expect((await api(t, 'PATCH', `/widgets/${widget.id}`, { token: apiKey, body: { version: 1, name: 'Scripted' } })).body).toEqual(forbidden('widgets:edit'));
+    expect((await api(t, 'GET', '/widgets', { token: apiKey })).body).toEqual(forbidden('widgets:read'));
   });
 });
 
