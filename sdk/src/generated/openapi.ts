@@ -4596,13 +4596,19 @@ export interface paths {
          *     `payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset
          *     secret fails closed unless `payments.allow_unsigned_webhooks` is true.
          *     `checkout.session.completed` with `metadata.extension_id` records an extension purchase;
-         *     `charge.refunded` marks it refunded (by payment intent); `account.updated` stores the
+         *     `charge.refunded` marks it refunded (by payment intent) and disables the installs it paid
+         *     for, revoking their tokens; `account.updated` stores the
          *     connected account's state on the developer or team it belongs to (by account id, first
          *     linked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the
          *     payout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`
          *     record an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active
          *     or canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active
-         *     or past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.
+         *     or past due. In the same transaction, when no subscription of the account to a
+         *     subscription-priced extension is active any more, its installs are disabled
+         *     (`disabled_reason` `subscription_canceled` or `subscription_past_due`) and their `lm_ext_`
+         *     tokens revoked, closing their sockets; when one is active again the past-due ones are
+         *     enabled (tokens are minted on the next token request). Unknown accounts, payouts and
+         *     subscriptions answer 200 and change nothing.
          *     Each event id is processed once (the receipt log); other types answer 200. Not rate limited.
          */
         post: operations["paymentConnectWebhook"];
