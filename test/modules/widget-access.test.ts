@@ -79,6 +79,9 @@ describe('widget access entries as grants', () => {
     expect(graph.body.errors).toBeUndefined();
     expect(graph.body.data).toEqual({ widget: { id: seen.id, name: 'Seen' }, widgets: [{ id: seen.id }, { id: edited.id }] });
     expectGqlForbidden(await asMember(`{ widget(id: "${hidden.id}") { id } }`), 'widgets:read');
+    // A variable's default names the widget as a value sent would.
+    expect((await asMember(`query($id: UUID! = "${seen.id}") { widget(id: $id) { id } }`)).body).toEqual({ data: { widget: { id: seen.id } } });
+    expectGqlForbidden(await asMember(`query($id: UUID! = "${hidden.id}") { widget(id: $id) { id } }`), 'widgets:read');
     // Each selection is checked on the widget it names: an alias cannot ride on another's grant.
     expectGqlForbidden(await asMember('query($a: UUID!, $b: UUID!) { a: widget(id: $a) { id } b: widget(id: $b) { id } }', { a: seen.id, b: hidden.id }), 'widgets:read');
 

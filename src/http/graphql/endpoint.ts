@@ -121,13 +121,19 @@ interface RootField {
   readonly key: string;
   /** The `id` argument as written (literal or variable), for a gate's resource grant. */
   readonly id?: ValueNode;
+  /** The default of the variable `id` names, when its definition gives one. */
+  readonly idDefault?: ValueNode;
 }
 
 /** The `id` a root field names, from its literal or the request's variables; unchecked, as before the arguments. */
 function rootId(root: RootField, variables: Readonly<Record<string, unknown>> | null | undefined): unknown {
   const node = root.id;
   if (node?.kind === Kind.STRING) return node.value;
-  if (node?.kind === Kind.VARIABLE) return variables?.[node.name.value];
+  if (node?.kind === Kind.VARIABLE) {
+    const name = node.name.value;
+    if (variables && Object.hasOwn(variables, name)) return variables[name];
+    return root.idDefault?.kind === Kind.STRING ? root.idDefault.value : undefined;
+  }
   return undefined;
 }
 
@@ -248,7 +254,8 @@ function rootFields(document: DocumentNode, operation: OperationDefinitionNode):
         if (fieldGates[gate] && !seen.has(once)) {
           seen.add(once);
           const id = granted ? selection.arguments?.find((a) => a.name.value === 'id')?.value : undefined;
-          out.push({ gate, key, ...(id ? { id } : {}) });
+          const idDefault = id?.kind === Kind.VARIABLE ? operation.variableDefinitions?.find((d) => d.variable.name.value === id.name.value)?.defaultValue : undefined;
+          out.push({ gate, key, ...(id ? { id } : {}), ...(idDefault ? { idDefault } : {}) });
         }
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         walk(selection.selectionSet);
