@@ -11,4 +11,10 @@ export interface Gate {
   auth: AuthKind;
   permissions: { mode: 'all' | 'any'; scope: PermissionScope; list: string[] } | null;
   feature: string | null;
+  /**
+   * A grant on one resource that lets a caller without the permission through: the resource its
+   * `id` names (`on: 'id'`), or any of the active account's (`on: 'any'`, lists). The module
+   * owning the resource answers whether the caller holds it.
+   */
+  resourceGrant?: { grant: string; on: 'id' | 'any' };
 }

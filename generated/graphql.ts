@@ -92,7 +92,7 @@ export type Query = {
   overlays: Array<Overlay>;
   /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
   overlay: Overlay;
-  /** The active account's widget instances, oldest first; REST GET /v1/widgets. */
+  /** The active account's widget instances, oldest first (without widgets:read: those the caller's widget access entries name); REST GET /v1/widgets. */
   widgets: Array<Widget>;
   /** One widget instance (Widget not found); REST GET /v1/widgets/{id}. */
   widget: Widget;
@@ -2629,6 +2629,7 @@ export type GateDirectiveArgs = {
   scope?: Maybe<Scalars['String']['input']>;
   feature?: Maybe<Scalars['String']['input']>;
   reason?: Maybe<Scalars['String']['input']>;
+  resourceGrant?: Maybe<Scalars['String']['input']>;
 };
 
 export type GateDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = GateDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;

@@ -14206,7 +14206,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Install an extension into the active account (enabled, empty config).",
-        "description": "Without `version` the latest published version is installed. An unpublished extension\n(or an unpublished `version`) installs only for its testers and owners, with their\nlatest uploaded version. 404 `Extension not found` (also for an unpublished extension the\ncaller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409\n`Extension has no installable version`. A paid extension installs only after a completed\n(not refunded) purchase by the account: 403 FORBIDDEN `Purchase this extension before\ninstalling it`; a later refund disables the install and revokes its token. The install\ngrants `permissions` (default: every permission the version's manifest asks for; 400\n`Permission not requested by the extension: <perm>` otherwise), each of which the caller\nmust hold (403 `Cannot grant permissions you do not hold: <perm>`). The answer carries the\ninstall's `lm_ext_` `token` once (15 minutes; renew with `POST\n/v1/extension-installs/{id}/token`); uninstalling revokes it.\n",
+        "description": "Without `version` the latest published version is installed. An unpublished extension\n(or an unpublished `version`) installs only for its testers and owners, with their\nlatest uploaded version. 404 `Extension not found` (also for an unpublished extension the\ncaller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409\n`Extension has no installable version`. A paid extension (`pricing_type: one_time`)\ninstalls only after a completed (not refunded) purchase by the account: 403 FORBIDDEN\n`Purchase this extension before installing it`; a later refund disables the install and\nrevokes its token. One priced as a `subscription` installs only while the account's\nsubscription to it is active: 403 FORBIDDEN `Subscribe to this extension before installing\nit`; when the subscription is canceled or its invoice fails, every install of it in the\naccount is disabled and its token revoked (`disabled_reason`). The install\ngrants `permissions` (default: every permission the version's manifest asks for; 400\n`Permission not requested by the extension: <perm>` otherwise), each of which the caller\nmust hold (403 `Cannot grant permissions you do not hold: <perm>`). The answer carries the\ninstall's `lm_ext_` `token` once (15 minutes; renew with `POST\n/v1/extension-installs/{id}/token`); uninstalling revokes it.\n",
         "x-permission": "extension-store:install",
         "x-feature": "feature:extensions",
         "requestBody": {
@@ -14327,7 +14327,7 @@ export const openapiDocument = {
           "extensions"
         ],
         "summary": "Enable, disable or configure an install (404 `Extension install not found`).",
-        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\nDisabling revokes the install's token; an install a refund disabled is enabled again only\nafter a new completed purchase (409 `The purchase of this extension was refunded; buy it\nagain to enable it`).\n",
+        "description": "`config` replaces the install's configuration. Its `commands`, `keywords` and `patterns`\noverride the manifest's triggers of the same `name`, `value` or `regex` member by member\nin the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one\nof the manifest's handlers); other members are opaque and pass through untouched.\nDisabling revokes the install's token. Enabling an install of a paid extension needs what\ninstalling it needs: a completed purchase (409 `The purchase of this extension was refunded;\nbuy it again to enable it`) or, for a subscription, an active subscription (409 `The\nsubscription to this extension is not active; renew it to enable it`).\n",
         "x-permission": "extension-store:configure",
         "x-feature": "feature:extensions",
         "parameters": [
@@ -21748,7 +21748,7 @@ export const openapiDocument = {
           "webhooks"
         ],
         "summary": "payment_provider connect webhook (extension purchases, transfers, connected accounts).",
-        "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent); `account.updated` stores the\nconnected account's state on the developer or team it belongs to (by account id, first\nlinked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the\npayout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`\nrecord an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active\nor canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active\nor past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.\nEach event id is processed once (the receipt log); other types answer 200. Not rate limited.\n",
+        "description": "The `Payment-Provider-Signature` header as for `/webhooks/payment_provider`, with config\n`payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset\nsecret fails closed unless `payments.allow_unsigned_webhooks` is true.\n`checkout.session.completed` with `metadata.extension_id` records an extension purchase;\n`charge.refunded` marks it refunded (by payment intent) and disables the installs it paid\nfor, revoking their tokens; `account.updated` stores the\nconnected account's state on the developer or team it belongs to (by account id, first\nlinked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the\npayout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`\nrecord an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active\nor canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active\nor past due. In the same transaction, when no subscription of the account to a\nsubscription-priced extension is active any more, its installs are disabled\n(`disabled_reason` `subscription_canceled` or `subscription_past_due`) and their `lm_ext_`\ntokens revoked, closing their sockets; when one is active again the past-due ones are\nenabled (tokens are minted on the next token request). Unknown accounts, payouts and\nsubscriptions answer 200 and change nothing.\nEach event id is processed once (the receipt log); other types answer 200. Not rate limited.\n",
         "x-auth": "public",
         "x-gate-reason": "a signed webhook receiver: the provider's signature is the credential",
         "requestBody": {
@@ -22147,8 +22147,9 @@ export const openapiDocument = {
         ],
         "x-graphql": "Query.widgets",
         "summary": "Widget instances of the active account, oldest first (whole list).",
-        "description": "Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`).",
+        "description": "Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`). A member whose role lacks `widgets:read` but holds a widget access entry (`viewer` or `editor`) sees only the widgets its entries name; with none it gets 403 `Missing permission: widgets:read`.",
         "x-permission": "widgets:read",
+        "x-resource-grant": "widget-access:viewer",
         "x-feature": "feature:widgets",
         "x-envelope": {
           "kind": "collection"
@@ -22340,8 +22341,9 @@ export const openapiDocument = {
           "widgets"
         ],
         "summary": "One widget of the active account, with its settings and version.",
-        "description": "Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404.",
+        "description": "Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404. A member whose role lacks `widgets:read` may read a widget it holds an access entry for (`viewer` or `editor`); revoking the entry ends that at once.",
         "x-permission": "widgets:read",
+        "x-resource-grant": "widget-access:viewer",
         "x-feature": "feature:widgets",
         "x-graphql": "Query.widget",
         "parameters": [
@@ -22417,8 +22419,9 @@ export const openapiDocument = {
           "widgets"
         ],
         "summary": "Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).",
-        "description": "`version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.",
+        "description": "`version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`. A member whose role lacks `widgets:edit` may update a widget it holds an `editor` access entry for.",
         "x-permission": "widgets:edit",
+        "x-resource-grant": "widget-access:editor",
         "x-feature": "feature:widgets",
         "x-graphql": "Mutation.updateWidget",
         "parameters": [
@@ -22689,7 +22692,7 @@ export const openapiDocument = {
           "widgets"
         ],
         "summary": "Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`).",
-        "description": "Grants a member of the active account access to a widget instance; the user must be a member and may hold one grant per widget (`widgets:access-grant`, `feature:widgets`).",
+        "description": "Grants a member of the active account access to a widget instance; the user must be a member and may hold one grant per widget (`widgets:access-grant`, `feature:widgets`). A `viewer` entry lets a member whose role lacks `widgets:read` read that widget (`GET /v1/widgets/{id}`, and the list shows it); an `editor` entry also lets it update the widget (`PATCH /v1/widgets/{id}`) without `widgets:edit`. The grant holds for the member's own session (not its API keys or popout tokens) while the active account is the widget's.",
         "x-permission": "widgets:access-grant",
         "x-feature": "feature:widgets",
         "parameters": [
@@ -22807,7 +22810,7 @@ export const openapiDocument = {
           "widgets"
         ],
         "summary": "Revoke one access entry (404 `Access entry not found`).",
-        "description": "Removes one access entry of a widget instance (`widgets:access-revoke`, `feature:widgets`).",
+        "description": "Removes one access entry of a widget instance (`widgets:access-revoke`, `feature:widgets`); what it granted ends with the next request.",
         "x-permission": "widgets:access-revoke",
         "x-feature": "feature:widgets",
         "parameters": [
@@ -27160,7 +27163,13 @@ export const openapiDocument = {
           "disabled_reason": {
             "type": "string",
             "nullable": true,
-            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
+            "enum": [
+              "refunded",
+              "subscription_canceled",
+              "subscription_past_due",
+              null
+            ],
+            "description": "Why the payment-connect webhook disabled the install (null otherwise): `refunded` when a\nrefund of the purchase disabled it (enabled again only after a new purchase);\n`subscription_canceled` when the account's subscription to the extension ended, and\n`subscription_past_due` when its invoice failed (enabled again only while a\nsubscription is active; a paid invoice enables the past-due ones by itself, and the\nnext token request mints their token).\n"
           },
           "installed_by": {
             "type": "string",
@@ -27351,7 +27360,13 @@ export const openapiDocument = {
           "disabled_reason": {
             "type": "string",
             "nullable": true,
-            "description": "`refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase)."
+            "enum": [
+              "refunded",
+              "subscription_canceled",
+              "subscription_past_due",
+              null
+            ],
+            "description": "Why the payment-connect webhook disabled the install (null otherwise): `refunded` when a\nrefund of the purchase disabled it (enabled again only after a new purchase);\n`subscription_canceled` when the account's subscription to the extension ended, and\n`subscription_past_due` when its invoice failed (enabled again only while a\nsubscription is active; a paid invoice enables the past-due ones by itself, and the\nnext token request mints their token).\n"
           },
           "installed_by": {
             "type": "string",

@@ -3119,9 +3119,13 @@ export interface paths {
          *     (or an unpublished `version`) installs only for its testers and owners, with their
          *     latest uploaded version. 404 `Extension not found` (also for an unpublished extension the
          *     caller may not test), 404 `Version not found`, 409 `Extension is already installed`, 409
-         *     `Extension has no installable version`. A paid extension installs only after a completed
-         *     (not refunded) purchase by the account: 403 FORBIDDEN `Purchase this extension before
-         *     installing it`; a later refund disables the install and revokes its token. The install
+         *     `Extension has no installable version`. A paid extension (`pricing_type: one_time`)
+         *     installs only after a completed (not refunded) purchase by the account: 403 FORBIDDEN
+         *     `Purchase this extension before installing it`; a later refund disables the install and
+         *     revokes its token. One priced as a `subscription` installs only while the account's
+         *     subscription to it is active: 403 FORBIDDEN `Subscribe to this extension before installing
+         *     it`; when the subscription is canceled or its invoice fails, every install of it in the
+         *     account is disabled and its token revoked (`disabled_reason`). The install
          *     grants `permissions` (default: every permission the version's manifest asks for; 400
          *     `Permission not requested by the extension: <perm>` otherwise), each of which the caller
          *     must hold (403 `Cannot grant permissions you do not hold: <perm>`). The answer carries the
@@ -3158,9 +3162,10 @@ export interface paths {
          *     override the manifest's triggers of the same `name`, `value` or `regex` member by member
          *     in the bot feeds (an entry naming no manifest trigger adds one when its `handler` is one
          *     of the manifest's handlers); other members are opaque and pass through untouched.
-         *     Disabling revokes the install's token; an install a refund disabled is enabled again only
-         *     after a new completed purchase (409 `The purchase of this extension was refunded; buy it
-         *     again to enable it`).
+         *     Disabling revokes the install's token. Enabling an install of a paid extension needs what
+         *     installing it needs: a completed purchase (409 `The purchase of this extension was refunded;
+         *     buy it again to enable it`) or, for a subscription, an active subscription (409 `The
+         *     subscription to this extension is not active; renew it to enable it`).
          */
         patch: operations["updateExtensionInstall"];
         trace?: never;
@@ -4716,13 +4721,19 @@ export interface paths {
          *     `payments.connect_secret`; ±300 s; stale, forged or unsigned gives 401, and an unset
          *     secret fails closed unless `payments.allow_unsigned_webhooks` is true.
          *     `checkout.session.completed` with `metadata.extension_id` records an extension purchase;
-         *     `charge.refunded` marks it refunded (by payment intent); `account.updated` stores the
+         *     `charge.refunded` marks it refunded (by payment intent) and disables the installs it paid
+         *     for, revoking their tokens; `account.updated` stores the
          *     connected account's state on the developer or team it belongs to (by account id, first
          *     linked through `metadata.developer_id` or `metadata.team_id`); `transfer.paid` marks the
          *     payout named by `metadata.payout_id` paid; `customer.subscription.created` and `.deleted`
          *     record an extension subscription (`metadata.extension_id`, `metadata.account_id`) as active
          *     or canceled; `invoice.payment_succeeded` and `.payment_failed` mark its subscription active
-         *     or past due. Unknown accounts, payouts and subscriptions answer 200 and change nothing.
+         *     or past due. In the same transaction, when no subscription of the account to a
+         *     subscription-priced extension is active any more, its installs are disabled
+         *     (`disabled_reason` `subscription_canceled` or `subscription_past_due`) and their `lm_ext_`
+         *     tokens revoked, closing their sockets; when one is active again the past-due ones are
+         *     enabled (tokens are minted on the next token request). Unknown accounts, payouts and
+         *     subscriptions answer 200 and change nothing.
          *     Each event id is processed once (the receipt log); other types answer 200. Not rate limited.
          */
         post: operations["paymentConnectWebhook"];
@@ -4867,7 +4878,7 @@ export interface paths {
         };
         /**
          * Widget instances of the active account, oldest first (whole list).
-         * @description Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`).
+         * @description Every widget instance of the active account, oldest first, without paging (`widgets:read`, `feature:widgets`). A member whose role lacks `widgets:read` but holds a widget access entry (`viewer` or `editor`) sees only the widgets its entries name; with none it gets 403 `Missing permission: widgets:read`.
          */
         get: operations["widgets"];
         put?: never;
@@ -4891,7 +4902,7 @@ export interface paths {
         };
         /**
          * One widget of the active account, with its settings and version.
-         * @description Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404.
+         * @description Returns one widget instance of the active account with its `type`, `settings` and the `version` an update must name (`widgets:read`, `feature:widgets`); another account's widget is 404. A member whose role lacks `widgets:read` may read a widget it holds an access entry for (`viewer` or `editor`); revoking the entry ends that at once.
          */
         get: operations["widget"];
         put?: never;
@@ -4905,7 +4916,7 @@ export interface paths {
         head?: never;
         /**
          * Change an widget's name, type or settings, at the version the caller read (optimistic concurrency).
-         * @description `version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`.
+         * @description `version` is the widget's `version` as the caller last read it; the write applies only while it is still current and answers the widget with `version` one higher. A stale `version` is 409 CONFLICT `Widget was changed by someone else: reload it (current version N)` with `details.current_version`, and nothing is written. `settings` replaces the whole object (opaque JSON, at most 32768 bytes as JSON text: 400 `settings must be a JSON object of at most 32768 bytes`). A successful change is published on the socket channel `widget:{id}` as `{ type: event, channel, event_type: widget:update, data: <the widget> }`, so an open browser source updates live. GraphQL twin `updateWidget(id, input)`. A member whose role lacks `widgets:edit` may update a widget it holds an `editor` access entry for.
          */
         patch: operations["updateWidget"];
         trace?: never;
@@ -4925,7 +4936,7 @@ export interface paths {
         put?: never;
         /**
          * Grant a member access to a widget (409 `Access already granted`; 400 `User is not a member of this account`).
-         * @description Grants a member of the active account access to a widget instance; the user must be a member and may hold one grant per widget (`widgets:access-grant`, `feature:widgets`).
+         * @description Grants a member of the active account access to a widget instance; the user must be a member and may hold one grant per widget (`widgets:access-grant`, `feature:widgets`). A `viewer` entry lets a member whose role lacks `widgets:read` read that widget (`GET /v1/widgets/{id}`, and the list shows it); an `editor` entry also lets it update the widget (`PATCH /v1/widgets/{id}`) without `widgets:edit`. The grant holds for the member's own session (not its API keys or popout tokens) while the active account is the widget's.
          */
         post: operations["grantWidgetAccess"];
         delete?: never;
@@ -4946,7 +4957,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one access entry (404 `Access entry not found`).
-         * @description Removes one access entry of a widget instance (`widgets:access-revoke`, `feature:widgets`).
+         * @description Removes one access entry of a widget instance (`widgets:access-revoke`, `feature:widgets`); what it granted ends with the next request.
          */
         delete: operations["revokeWidgetAccess"];
         options?: never;
@@ -5963,8 +5974,16 @@ export interface components {
             config: components["schemas"]["ExtensionInstallConfig"];
             /** Format: date-time */
             created_at: string;
-            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
-            disabled_reason: string | null;
+            /**
+             * @description Why the payment-connect webhook disabled the install (null otherwise): `refunded` when a
+             *     refund of the purchase disabled it (enabled again only after a new purchase);
+             *     `subscription_canceled` when the account's subscription to the extension ended, and
+             *     `subscription_past_due` when its invoice failed (enabled again only while a
+             *     subscription is active; a paid invoice enables the past-due ones by itself, and the
+             *     next token request mints their token).
+             * @enum {string|null}
+             */
+            disabled_reason: "refunded" | "subscription_canceled" | "subscription_past_due" | null;
             enabled: boolean;
             /** Format: uuid */
             extension_id: string;
@@ -6017,8 +6036,16 @@ export interface components {
             config: components["schemas"]["ExtensionInstallConfig"];
             /** Format: date-time */
             created_at: string;
-            /** @description `refunded` when a refund of the purchase disabled the install (enabled again only after a new purchase). */
-            disabled_reason: string | null;
+            /**
+             * @description Why the payment-connect webhook disabled the install (null otherwise): `refunded` when a
+             *     refund of the purchase disabled it (enabled again only after a new purchase);
+             *     `subscription_canceled` when the account's subscription to the extension ended, and
+             *     `subscription_past_due` when its invoice failed (enabled again only while a
+             *     subscription is active; a paid invoice enables the past-due ones by itself, and the
+             *     next token request mints their token).
+             * @enum {string|null}
+             */
+            disabled_reason: "refunded" | "subscription_canceled" | "subscription_past_due" | null;
             enabled: boolean;
             /** Format: uuid */
             extension_id: string;

@@ -1682,7 +1682,11 @@ export const twins: readonly Twin[] = [
           "widgets:edit"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:editor",
+        "on": "id"
+      }
     }
   },
   {
@@ -1716,7 +1720,11 @@ export const twins: readonly Twin[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "id"
+      }
     }
   },
   {
@@ -1733,7 +1741,11 @@ export const twins: readonly Twin[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "any"
+      }
     }
   }
 ];

@@ -11283,7 +11283,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:edit"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:editor",
+        "on": "id"
+      }
     },
     "graphql": "Mutation.updateWidget",
     "internal": false,
@@ -11513,7 +11517,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "id"
+      }
     },
     "graphql": "Query.widget",
     "internal": false,
@@ -11589,7 +11597,11 @@ export const routes: readonly RouteSpec[] = [
           "widgets:read"
         ]
       },
-      "feature": "feature:widgets"
+      "feature": "feature:widgets",
+      "resourceGrant": {
+        "grant": "widget-access:viewer",
+        "on": "any"
+      }
     },
     "graphql": "Query.widgets",
     "internal": false,

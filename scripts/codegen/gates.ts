@@ -11,7 +11,18 @@ export interface Gate {
   auth: AuthKind;
   permissions: { mode: 'all' | 'any'; scope: PermissionScope; list: string[] } | null;
   feature: string | null;
+  resourceGrant?: ResourceGrant;
 }
+/**
+ * A grant on one resource that stands in for a missing permission (`x-resource-grant`,
+ * `@gate(resourceGrant: ...)`): `on: 'id'` for the resource the operation's `id` names, `on: 'any'`
+ * (reads without an `id` only: a list) for any resource of the active account.
+ */
+export interface ResourceGrant {
+  grant: string;
+  on: 'id' | 'any';
+}
+const RESOURCE_GRANT_RE = /^[a-z][a-z0-9-]*:[a-z][a-z0-9_-]*$/;
 export type PermissionScope = 'account' | 'admin' | 'user';
 export const SCOPES: PermissionScope[] = ['account', 'admin', 'user'];
 
@@ -23,6 +34,9 @@ export const SCOPES: PermissionScope[] = ['account', 'admin', 'user'];
 export interface GateContext {
   mutating: boolean;
   reason?: unknown;
+  /** The declared resource grant, and whether the operation names its resource by an `id`. */
+  resourceGrant?: unknown;
+  namesId?: boolean;
 }
 
 /**
@@ -87,7 +101,16 @@ export function normaliseGate(
   if (feature !== undefined && feature !== null && (typeof feature !== 'string' || !FEATURE_RE.test(feature))) {
     fail(`${where}: "${String(feature)}" is not a feature flag key`);
   }
-  return { auth: auth as AuthKind, permissions, feature: (feature as string | undefined) ?? null };
+  let resourceGrant: ResourceGrant | undefined;
+  const grant = context.resourceGrant;
+  if (grant !== undefined && grant !== null) {
+    if (typeof grant !== 'string' || !RESOURCE_GRANT_RE.test(grant)) fail(`${where}: resource grant "${String(grant)}" must read <resource>-<kind>:<level>`);
+    // A grant stands in for a missing account permission; without one there is nothing to stand in for.
+    if (!permissions || permissions.scope !== 'account') fail(`${where}: a resource grant needs an account-scope permission it stands in for`);
+    if (!context.namesId && context.mutating) fail(`${where}: a resource grant on a change needs the resource's \`id\` (path parameter or argument)`);
+    resourceGrant = { grant: String(grant), on: context.namesId ? 'id' : 'any' };
+  }
+  return { auth: auth as AuthKind, permissions, feature: (feature as string | undefined) ?? null, ...(resourceGrant ? { resourceGrant } : {}) };
 }
 
 export function sameGate(a: Gate, b: Gate): boolean {
@@ -105,5 +128,11 @@ export interface Gate {
   auth: AuthKind;
   permissions: { mode: 'all' | 'any'; scope: PermissionScope; list: string[] } | null;
   feature: string | null;
+  /**
+   * A grant on one resource that lets a caller without the permission through: the resource its
+   * \`id\` names (\`on: 'id'\`), or any of the active account's (\`on: 'any'\`, lists). The module
+   * owning the resource answers whether the caller holds it.
+   */
+  resourceGrant?: { grant: string; on: 'id' | 'any' };
 }
 `;

@@ -58,7 +58,12 @@ function fieldGates(schema: GraphQLSchema): Record<string, Gate> {
             : args.allPermissions !== undefined
               ? { all: args.allPermissions }
               : undefined;
-      const gate = normaliseGate(where, args.auth, permission, args.feature, args.scope, { mutating: rootType === schema.getMutationType(), reason: args.reason });
+      const gate = normaliseGate(where, args.auth, permission, args.feature, args.scope, {
+        mutating: rootType === schema.getMutationType(),
+        reason: args.reason,
+        resourceGrant: args.resourceGrant,
+        namesId: field.args.some((a) => a.name === 'id'),
+      });
       if (gate) gates[where] = gate;
     }
   }

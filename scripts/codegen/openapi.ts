@@ -70,6 +70,8 @@ function readRoutes(doc: OpenApiDoc): Route[] {
       const gate = normaliseGate(`${where} (${operationId})`, op['x-auth'], op['x-permission'], op['x-feature'], op['x-permission-scope'], {
         mutating: method !== 'get',
         reason: op['x-gate-reason'],
+        resourceGrant: op['x-resource-grant'],
+        namesId: p.includes('{id}'),
       });
       if (!gate) continue;
       const graphql = (op['x-graphql'] as string | undefined) ?? null;

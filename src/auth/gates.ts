@@ -4,8 +4,13 @@
  * answers with a refusal (code and message) that each transport renders: REST and GraphQL throw
  * it as AppError (`enforce`), the WebSocket answers with an `error` message. Order everywhere:
  * auth kind (or channel gate kind), then permission, then feature flag.
- * Owns the codes and order of gate refusals; must not look anything up itself: feature flags and
- * the owning account of a channel's resource come in as inputs.
+ * Owns the codes and order of gate refusals; must not look anything up itself: feature flags, the
+ * owning account of a channel's resource and resource grants come in as inputs.
+ *
+ * A gate may declare a resource grant (`x-resource-grant`, `@gate(resourceGrant: ...)`): a caller
+ * missing the permission passes when the module owning the resource says it holds that grant on
+ * the resource the operation's `id` names (or, for a list, on any of the account's). The refusal
+ * without either is the permission's own, so a grant changes who passes, never what a refusal says.
  */
 import type { Gate } from '../../generated/gates';
 import type { ChannelGateKind, ChannelSpec } from '../../generated/ws';
@@ -15,6 +20,21 @@ import { hasPermission, isFirstParty, type AuthContext } from './context';
 /** Answers whether a feature flag is on for the caller (global kill-switch, plan, overrides). */
 export interface FeatureChecker {
   isEnabled(key: string, ctx: AuthContext): Promise<boolean>;
+}
+
+/**
+ * Answers whether the caller holds a declared resource grant (`widget-access:viewer`) on the
+ * resource `resourceId` names, or with null on any resource of its active account (a list).
+ * Supplied by the module that owns the resource and its grants; an unknown grant answers false.
+ */
+export interface ResourceGrantChecker {
+  holds(grant: string, resourceId: string | null, ctx: AuthContext): Promise<boolean>;
+}
+
+/** The resource an operation names, for its gate's resource grant: the `id` path parameter or argument. */
+export interface GateTarget {
+  /** As the request carried it (not yet validated): anything but a string fails the grant closed. */
+  id?: unknown;
 }
 
 /** Why a gate refused, in the spec's words; transports render it, the engine never throws it. */
@@ -97,10 +117,13 @@ export interface ChannelCheck {
 }
 
 export interface GateEnforcer {
-  /** The refusal of an operation gate (REST operation, GraphQL field), or null when the caller passes. */
-  evaluate(gate: Gate, ctx: AuthContext): Promise<GateRefusal | null>;
+  /**
+   * The refusal of an operation gate (REST operation, GraphQL field), or null when the caller
+   * passes; `target` names the resource a declared resource grant is checked on.
+   */
+  evaluate(gate: Gate, ctx: AuthContext, target?: GateTarget): Promise<GateRefusal | null>;
   /** `evaluate`, rendered for REST and GraphQL: throws the refusal as AppError. */
-  enforce(gate: Gate, ctx: AuthContext): Promise<void>;
+  enforce(gate: Gate, ctx: AuthContext, target?: GateTarget): Promise<void>;
   /** The refusal of a channel gate: the gate kind, then the channel's feature flag, then (broadcast) the write permission. */
   evaluateChannel(target: ChannelTarget, ctx: AuthContext, check: ChannelCheck): Promise<ChannelRefusal | null>;
 }
@@ -114,7 +137,17 @@ function extensionGrant(ctx: AuthContext, permission: string, params: Record<str
   return ctx.permissions.has(permission) || (params.install_id !== undefined && params.install_id === ctx.binding?.installId);
 }
 
-export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
+export function createGateEnforcer(features: FeatureChecker, grants?: ResourceGrantChecker): GateEnforcer {
+  /** The permission refusal, unless the gate's resource grant, held on the target, stands in for it. */
+  async function permissionOrGrant(gate: Gate, ctx: AuthContext, target: GateTarget | undefined): Promise<GateRefusal | null> {
+    const refusal = permissionRefusal(gate, ctx);
+    const declared = gate.resourceGrant;
+    if (refusal?.code !== 'FORBIDDEN' || !declared || !grants) return refusal;
+    const id = target?.id;
+    if (declared.on === 'id' && typeof id !== 'string') return refusal;
+    return (await grants.holds(declared.grant, declared.on === 'id' ? (id as string) : null, ctx)) ? null : refusal;
+  }
+
   async function featureRefusal(feature: string | null, ctx: AuthContext): Promise<GateRefusal<'FEATURE_DISABLED'> | null> {
     if (!feature || (await features.isEnabled(feature, ctx))) return null;
     return { code: 'FEATURE_DISABLED', message: messages.featureDisabled(feature) };
@@ -176,11 +209,11 @@ export function createGateEnforcer(features: FeatureChecker): GateEnforcer {
   }
 
   const engine: GateEnforcer = {
-    async evaluate(gate, ctx) {
-      return authKindRefusal(gate, ctx) ?? permissionRefusal(gate, ctx) ?? (await featureRefusal(gate.feature, ctx));
+    async evaluate(gate, ctx, target) {
+      return authKindRefusal(gate, ctx) ?? (await permissionOrGrant(gate, ctx, target)) ?? (await featureRefusal(gate.feature, ctx));
     },
-    async enforce(gate, ctx) {
-      const refusal = await engine.evaluate(gate, ctx);
+    async enforce(gate, ctx, target) {
+      const refusal = await engine.evaluate(gate, ctx, target);
       if (refusal) throw refusalError(refusal);
     },
     async evaluateChannel(target, ctx, check) {

@@ -185,7 +185,9 @@ export function createRestDispatcher(deps: { handlers: RestHandlers<RequestConte
     if (!handler) throw new Error(`no REST handler for ${route.operationId}`);
     if (!bound.has(handler)) throw new Error(`REST handler ${route.operationId} is not made by bindRest (envelopes and mapping belong to the router)`);
   }
-  const authorize = (req: ApiRequest, found: ResolvedOperation) => deps.gates.enforce(found.route.gate, requestContext(req).auth);
+  // A declared resource grant is checked on the resource the `id` path parameter names.
+  const authorize = (req: ApiRequest, found: ResolvedOperation) =>
+    deps.gates.enforce(found.route.gate, requestContext(req).auth, found.route.gate.resourceGrant ? { id: found.params.id } : undefined);
   const dispatch = async (req: ApiRequest, res: ServerResponse & { json?: JsonHook }, found: ResolvedOperation): Promise<void> => {
     const route = found.route;
     const handler = handlers[route.operationId]!;

@@ -65,6 +65,63 @@ describe('gate engine', () => {
   });
 });
 
+describe('gate engine: resource grants', () => {
+  // The checker a module supplies: user u holds widget-access:viewer on w1, and nothing else.
+  const asked: [string, string | null][] = [];
+  const granting = createGateEnforcer(
+    { isEnabled: async (key) => flags.get(key) === true },
+    {
+      holds: async (grant, id, ctx) => {
+        asked.push([grant, id]);
+        return ctx.userId === 'u' && grant === 'widget-access:viewer' && (id === 'w1' || id === null);
+      },
+    },
+  );
+  const read = (on: 'id' | 'any', feature: string | null = null) =>
+    gate({ permissions: { mode: 'all', scope: 'account', list: ['widgets:read'] }, resourceGrant: { grant: 'widget-access:viewer', on }, feature });
+  const denied = { code: 'FORBIDDEN', message: 'Missing permission: widgets:read' };
+  beforeEach(() => {
+    asked.length = 0;
+  });
+
+  test('a held grant on the named resource stands in for the missing permission', async () => {
+    expect(await granting.evaluate(read('id'), user, { id: 'w1' })).toBeNull();
+    expect(asked).toEqual([['widget-access:viewer', 'w1']]);
+  });
+
+  test('without the grant the refusal is the permission\'s own, unchanged', async () => {
+    expect(await granting.evaluate(read('id'), user, { id: 'w2' })).toEqual(denied);
+    expect(await granting.evaluate(read('id'), { ...user, userId: 'other' }, { id: 'w1' })).toEqual(denied);
+    // Without a grant declared, or without a checker, a target changes nothing.
+    expect(await granting.evaluate(gate({ permissions: { mode: 'all', scope: 'account', list: ['widgets:read'] } }), user, { id: 'w1' })).toEqual(denied);
+    expect(await gates.evaluate(read('id'), user, { id: 'w1' })).toEqual(denied);
+  });
+
+  test('an id that is not a string, or none, fails closed and never asks for "any"', async () => {
+    for (const target of [undefined, {}, { id: 7 }, { id: null }, { id: ['w1'] }]) {
+      expect(await granting.evaluate(read('id'), user, target)).toEqual(denied);
+    }
+    expect(asked).toEqual([]);
+  });
+
+  test('a list grant asks about any resource of the account', async () => {
+    expect(await granting.evaluate(read('any'), user)).toBeNull();
+    expect(asked).toEqual([['widget-access:viewer', null]]);
+  });
+
+  test('the checker is not asked when the permission is held, nor for refusals other than a missing permission', async () => {
+    const holder: AuthContext = { ...user, permissions: new Set(['widgets:read']) };
+    expect(await granting.evaluate(read('id'), holder, { id: 'w2' })).toBeNull();
+    expect(await granting.evaluate(read('id'), ANONYMOUS, { id: 'w1' })).toEqual({ code: 'UNAUTHORIZED', message: 'Authentication required' });
+    expect(await granting.evaluate(read('id'), { ...user, accountId: null }, { id: 'w1' })).toEqual({ code: 'UNAUTHORIZED', message: 'No active account' });
+    expect(asked).toEqual([]);
+  });
+
+  test('the feature flag still runs after a granted permission check', async () => {
+    expect(await granting.evaluate(read('id', 'feature:sounds'), user, { id: 'w1' })).toEqual({ code: 'FEATURE_DISABLED', message: expect.stringContaining('feature:sounds') });
+  });
+});
+
 describe('gate engine: refusals each transport renders', () => {
   test('evaluate returns the refusal instead of throwing; enforce throws exactly that refusal', async () => {
     const g = gate({ permissions: { mode: 'all', scope: 'account', list: ['events:create'] } });

@@ -5,7 +5,8 @@
  * GraphQL schema (spec/graphql/) or of the WebSocket protocol (spec/ws-protocol/) overlap, share a
  * module's type or component, extend a type other than the roots, name nothing, or one is stray,
  * when an operation or field has no gate, when a migration changes and generated/tables.ts does not, when twins
- * declare different gates, when a channel pattern has no gate kind or is shadowed by an earlier one, and when a relayed channel
+ * declare different gates (resource grants included) or a resource grant stands in for no permission
+ * or names no resource on a change, when a channel pattern has no gate kind or is shadowed by an earlier one, and when a relayed channel
  * has no complete relay entry.
  */
 import { execFile } from 'node:child_process';
@@ -253,6 +254,21 @@ describe('npm run codegen:check', () => {
     expect(result.output).toContain('DELETE /v1/account (dissolveAccount): a mutating operation must declare a permission, or say why none fits');
     expect(result.output).toContain('Mutation.dissolveAccount: a mutating operation must declare a permission, or say why none fits');
     expect(result.output).toContain('Mutation.updateMe: a gate reason must say why in words');
+  });
+
+  test('fails when twins declare different resource grants, a grant stands in for no permission, or a change names no id', async () => {
+    const dir = fresh();
+    edit(dir, 'spec/graphql/modules/overlays.graphql', (s) =>
+      s
+        .replace('widget(id: UUID!): Widget! @gate(permission: "widgets:read", resourceGrant: "widget-access:viewer"', 'widget(id: UUID!): Widget! @gate(permission: "widgets:read", resourceGrant: "widget-access:editor"')
+        .replace('createWidget(input: CreateWidgetInput!): Widget! @gate(permission: "widgets:create"', 'createWidget(input: CreateWidgetInput!): Widget! @gate(permission: "widgets:create", resourceGrant: "widget-access:editor"'),
+    );
+    edit(dir, 'spec/graphql/modules/tokens.graphql', (s) => s.replace('myPermissions: TokenPermissions! @gate(auth: "authenticated")', 'myPermissions: TokenPermissions! @gate(auth: "authenticated", resourceGrant: "widget-access:viewer")'));
+    const result = await check(dir);
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/widget: REST gate .* differs from Query\.widget gate/);
+    expect(result.output).toContain("Mutation.createWidget: a resource grant on a change needs the resource's `id`");
+    expect(result.output).toContain('Query.myPermissions: a resource grant needs an account-scope permission it stands in for');
   });
 
   test('an operation marked x-internal is validated but left out of the published document', async () => {

@@ -2,8 +2,9 @@
  * Extensions end to end (issue 33, item 3) over real HTTP and WebSocket: version review by
  * operators holding `extension-review:*` with the developer notified; paid installs after a
  * purchase recorded by the payment-connect webhook, and a refund that disables the install and
- * revokes its token; the install's `lm_ext_` token (shown once, holding the granted permissions,
- * revoked on uninstall); storage and log changes published on `ext-storage:`, `ext-logs:` and
+ * revokes its token; subscription-priced installs that need an active subscription and are
+ * disabled (token revoked) when it is canceled or past due; the install's `lm_ext_` token
+ * (shown once, holding the granted permissions, revoked on uninstall); storage and log changes published on `ext-storage:`, `ext-logs:` and
  * `ext-install-logs:`; `grantExtensionAccess` / `createExtensionAccessInvite` on REST and GraphQL
  * with the first-party gate.
  */
@@ -234,6 +235,76 @@ describe('paid extensions', () => {
     const enabled = await api(t, 'PATCH', `/extension-installs/${install.id}`, { token: buyer.accessToken, body: { enabled: true } });
     expect(enabled.body.data).toEqual(expect.objectContaining({ enabled: true, disabled_reason: null }));
     expect((await api(t, 'POST', `/extension-installs/${install.id}/token`, { token: buyer.accessToken })).status).toBe(200);
+  });
+});
+
+describe('subscription extensions', () => {
+  test('install needs an active subscription; a failed invoice and a cancellation through the webhook disable the install and revoke its token', async () => {
+    const ext = await createExtension({ name: 'Monthly', pricing_type: 'subscription', pricing_amount: 299, pricing_currency: 'USD' });
+    await publishApproved(ext.id as string);
+    const subscriber = await devLogin(t);
+    const installs = async () => (await api(t, 'GET', '/extension-installs', { token: subscriber.accessToken })).body.data as Json[];
+    const enable = () => api(t, 'PATCH', `/extension-installs/${install.id}`, { token: subscriber.accessToken, body: { enabled: true } });
+    const newToken = () => api(t, 'POST', `/extension-installs/${install.id}/token`, { token: subscriber.accessToken });
+    const event = (type: string, object: Json) => connectWebhook({ id: `evt_${randomUUID()}`, type, data: { object } });
+
+    const unsubscribed = await api(t, 'POST', '/extension-installs', { token: subscriber.accessToken, body: { extension_id: ext.id } });
+    expect(unsubscribed.status).toBe(403);
+    expect(unsubscribed.body).toEqual({ error: 'FORBIDDEN', message: 'Subscribe to this extension before installing it' });
+    // A one-time purchase does not stand in for a subscription.
+    const checkout = { payment_intent: `pi_${randomUUID()}`, amount_total: 299, currency: 'usd', metadata: { extension_id: ext.id, account_id: subscriber.accountId } };
+    expect((await event('checkout.session.completed', checkout)).status).toBe(200);
+    expect((await api(t, 'POST', '/extension-installs', { token: subscriber.accessToken, body: { extension_id: ext.id } })).status).toBe(403);
+
+    const sub = `sub_${randomUUID()}`;
+    const meta = { extension_id: ext.id, account_id: subscriber.accountId };
+    expect((await event('customer.subscription.created', { id: sub, customer: 'cus_sub', status: 'active', metadata: meta })).status).toBe(200);
+    // Another account's subscription does not count for this one.
+    expect((await api(t, 'POST', '/extension-installs', { token: stranger.accessToken, body: { extension_id: ext.id } })).status).toBe(403);
+    const installed = await api(t, 'POST', '/extension-installs', { token: subscriber.accessToken, body: { extension_id: ext.id } });
+    expect(installed.status).toBe(201);
+    const install = installed.body.data as Json;
+    const first = install.token.token as string;
+    const s1 = await socket(first);
+    expect((await subscribe(s1, `events:${subscriber.accountId}`)).type).toBe('subscribed');
+
+    // Past due: disabled, token revoked (its socket ends), no way back until an invoice is paid.
+    expect((await event('invoice.payment_failed', { id: `in_${randomUUID()}`, subscription: sub })).status).toBe(200);
+    expect((await s1.closed).code).toBe(4002);
+    expect(await refusedUpgrade(first)).toBe(401);
+    expect((await installs()).find((i) => i.id === install.id)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'subscription_past_due' }));
+    const pastDue = await enable();
+    expect(pastDue.status).toBe(409);
+    expect(pastDue.body).toEqual({ error: 'CONFLICT', message: 'The subscription to this extension is not active; renew it to enable it' });
+    expect((await newToken()).status).toBe(409);
+    const bot = await api(t, 'GET', '/internal/bot-modules/handlers', { token: runtimeKey.key, query: { install_id: install.id } });
+    expect((bot.body as Json).installs[0].enabled).toBe(false);
+
+    // Paid again: enabled by itself; the next token request mints a token.
+    expect((await event('invoice.payment_succeeded', { id: `in_${randomUUID()}`, subscription: sub })).status).toBe(200);
+    expect((await installs()).find((i) => i.id === install.id)).toEqual(expect.objectContaining({ enabled: true, disabled_reason: null }));
+    const renewed = await newToken();
+    expect(renewed.status).toBe(200);
+    const second = renewed.body.data.token as string;
+    const s2 = await socket(second);
+    expect((await subscribe(s2, `events:${subscriber.accountId}`)).type).toBe('subscribed');
+
+    // Canceled: disabled and revoked; a later paid invoice of the canceled subscription revives nothing.
+    expect((await event('customer.subscription.deleted', { id: sub, customer: 'cus_sub', status: 'canceled' })).status).toBe(200);
+    expect((await s2.closed).code).toBe(4002);
+    expect(await refusedUpgrade(second)).toBe(401);
+    expect((await installs()).find((i) => i.id === install.id)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'subscription_canceled' }));
+    expect((await event('invoice.payment_succeeded', { id: `in_${randomUUID()}`, subscription: sub })).status).toBe(200);
+    expect((await installs()).find((i) => i.id === install.id)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'subscription_canceled' }));
+    expect((await enable()).status).toBe(409);
+
+    // A new subscription: the account enables the install itself, and it gets tokens again.
+    expect((await event('customer.subscription.created', { id: `sub_${randomUUID()}`, customer: 'cus_sub', status: 'active', metadata: meta })).status).toBe(200);
+    expect((await installs()).find((i) => i.id === install.id)).toEqual(expect.objectContaining({ enabled: false, disabled_reason: 'subscription_canceled' }));
+    const back = await enable();
+    expect(back.status).toBe(200);
+    expect(back.body.data).toEqual(expect.objectContaining({ enabled: true, disabled_reason: null }));
+    expect((await newToken()).status).toBe(200);
   });
 });
 

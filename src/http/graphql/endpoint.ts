@@ -27,6 +27,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
 } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
@@ -69,7 +70,7 @@ function gated(resolvers: RootResolvers, gates: GateEnforcer): Record<string, Re
       const gate = fieldGates[`${typeName}.${fieldName}`];
       if (!gate) throw new Error(`no generated gate for ${typeName}.${fieldName}`);
       out[typeName]![fieldName] = async (parent, args, context, info) => {
-        await gates.enforce(gate, context.auth);
+        await gates.enforce(gate, context.auth, gate.resourceGrant ? { id: (args as { id?: unknown }).id } : undefined);
         return resolve(parent, args, context, info);
       };
     }
@@ -141,6 +142,22 @@ interface KeyedRequest {
 interface RootField {
   readonly gate: string;
   readonly key: string;
+  /** The `id` argument as written (literal or variable), for a gate's resource grant. */
+  readonly id?: ValueNode;
+  /** The default of the variable `id` names, when its definition gives one. */
+  readonly idDefault?: ValueNode;
+}
+
+/** The `id` a root field names, from its literal or the request's variables; unchecked, as before the arguments. */
+function rootId(root: RootField, variables: Readonly<Record<string, unknown>> | null | undefined): unknown {
+  const node = root.id;
+  if (node?.kind === Kind.STRING) return node.value;
+  if (node?.kind === Kind.VARIABLE) {
+    const name = node.name.value;
+    if (variables && Object.hasOwn(variables, name)) return variables[name];
+    return root.idDefault?.kind === Kind.STRING ? root.idDefault.value : undefined;
+  }
+  return undefined;
 }
 
 type Prepared =
@@ -253,9 +270,15 @@ function rootFields(document: DocumentNode, operation: OperationDefinitionNode):
     for (const selection of selections.selections) {
       if (selection.kind === Kind.FIELD) {
         const gate = `${typeName}.${selection.name.value}`;
-        if (fieldGates[gate] && !seen.has(gate)) {
-          seen.add(gate);
-          out.push({ gate, key: selection.alias?.value ?? selection.name.value });
+        const key = selection.alias?.value ?? selection.name.value;
+        // A gate with a resource grant is checked per selection: each may name another resource.
+        const granted = fieldGates[gate]?.resourceGrant !== undefined;
+        const once = granted ? `${gate} ${key}` : gate;
+        if (fieldGates[gate] && !seen.has(once)) {
+          seen.add(once);
+          const id = granted ? selection.arguments?.find((a) => a.name.value === 'id')?.value : undefined;
+          const idDefault = id?.kind === Kind.VARIABLE ? operation.variableDefinitions?.find((d) => d.variable.name.value === id.name.value)?.defaultValue : undefined;
+          out.push({ gate, key, ...(id ? { id } : {}), ...(idDefault ? { idDefault } : {}) });
         }
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         walk(selection.selectionSet);
@@ -355,7 +378,8 @@ export function createGraphQLHandler(deps: GraphQLHandlerDeps): (req: ApiRequest
       // the first refusal answers the whole operation, as that field's resolver would answer it
       // (the resolvers keep their own check).
       for (const root of prepared.roots) {
-        const refusal = await deps.gates.evaluate(fieldGates[root.gate]!, context.auth);
+        const gate = fieldGates[root.gate]!;
+        const refusal = await deps.gates.evaluate(gate, context.auth, gate.resourceGrant ? { id: rootId(root, params.variables) } : undefined);
         if (refusal) return { data: null, errors: [new GraphQLError(refusal.message, { path: [root.key], originalError: refusalError(refusal) })] };
       }
       if (prepared.badInput) {

@@ -1,5 +1,6 @@
 /**
- * The auth unit as a module of the fold: the gate engine (over the features module's flags) and
+ * The auth unit as a module of the fold: the gate engine (over the features module's flags and the
+ * overlays module's widget access grants, the resource grants gates declare) and
  * the credential resolver of the eleven contexts (over the accounts module's live grants and the
  * sessions module's rows). Transports take both from here; it serves no operation itself.
  */
@@ -37,7 +38,7 @@ export const authModule = defineModule({
     const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys, keys) });
     const forget = (hash: string) => keys.forget(hash);
     return {
-      api: { gates: createGateEnforcer(use('features')), credentials, revokedAmong },
+      api: { gates: createGateEnforcer(use('features'), use('overlays').resourceGrants), credentials, revokedAmong },
       consumers: [
         { pattern: KEY_INVALIDATIONS_CHANNEL, handle: (_channel: string, message: string) => forget(message) },
         {

@@ -25,6 +25,8 @@ export const extensionMessages = {
   alreadyInstalled: 'Extension is already installed',
   noInstallableVersion: 'Extension has no installable version',
   purchaseRequired: 'Purchase this extension before installing it',
+  subscriptionRequired: 'Subscribe to this extension before installing it',
+  subscriptionInactive: 'The subscription to this extension is not active; renew it to enable it',
   permissionNotRequested: (permission: string) => `Permission not requested by the extension: ${permission}`,
   cannotGrant: (permission: string) => `Cannot grant permissions you do not hold: ${permission}`,
   unknownPermission: (permission: string) => `Unknown permission: ${permission}`,

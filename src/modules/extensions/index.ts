@@ -11,6 +11,7 @@
  * tables only; developer profiles and teams are read through `use('developer')`, sound limits
  * written through `use('sounds')`.
  */
+import type { Knex } from 'knex';
 import { defineModule } from '../contract';
 import { createAccess } from './access';
 import { createExtensionsResolvers } from './graphql';
@@ -32,6 +33,13 @@ export interface ExtensionsApi {
    * paid for and revokes their `lm_ext_` tokens, in one transaction; unknown ids are ignored.
    */
   refundPurchase(externalId: string): Promise<void>;
+  /**
+   * The subscription hook (payment-connect subscription and invoice events), run in the caller's
+   * transaction after it recorded the change: disables the account's installs of a
+   * subscription-priced extension while no subscription is active (revoking their tokens), and
+   * enables the past-due ones when one is active again. Answers what to run after the commit.
+   */
+  subscriptionChanged(change: { extensionId: string; accountId: string }, trx: Knex.Transaction): Promise<() => Promise<void>>;
 }
 
 declare module '../contract' {
@@ -51,7 +59,7 @@ export const extensionsModule = defineModule({
     const review = createReview({ repo, knex: db.knex, notifications });
     const runtime = createRuntime({ knex: db.knex, bus, log, ownedExtension: (auth, id) => service.ownedFor(auth, id, 'read') });
     const access = createAccess({ repo, knex: db.knex, ownedForInvite: (auth, id) => service.ownedFor(auth, id, 'inviteTester') });
-    const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId) };
+    const api: ExtensionsApi = { recordPurchase: (purchase) => service.recordPurchase(purchase), refundPurchase: (externalId) => installs.refundPurchase(externalId), subscriptionChanged: (change, trx) => installs.subscriptionChanged(change, trx) };
     const parts = { service, installs, review, runtime, access };
     return {
       api,

@@ -10,6 +10,13 @@
  *   stored (src/auth/store.ts) and the plain token is answered once. A new token revokes the last.
  * - Uninstalling, disabling and a refund revoke the token; a refund also disables the install
  *   (`disabled_reason: refunded`), which can be enabled again only after a new purchase.
+ * - An extension priced as a subscription needs an active subscription of the account, as the
+ *   payment-connect webhook recorded it (the payouts module's `extension_subscriptions`, read
+ *   here, never written). When none is active any more its installs are disabled and their tokens
+ *   revoked in the webhook's transaction (`subscriptionChanged`): `subscription_canceled`, or
+ *   `subscription_past_due` while an invoice failed; a paid invoice enables the past-due ones
+ *   again (their token is minted on the next token request). Enabling an install of a paid
+ *   extension always needs the purchase or an active subscription.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -26,6 +33,12 @@ import type { ExtensionsRepo, InstallGrant } from './repo';
 
 type Schemas = components['schemas'];
 export type InstallToken = Camelize<Schemas['ExtensionInstallToken']>;
+
+/** Subscription states that entitle an account to its installs (the provider's `active` and `trialing`). */
+const ACTIVE_SUBSCRIPTION = ['active', 'trialing'];
+
+/** Why the webhook disabled an install (`disabled_reason`; the spec lists them). */
+export type DisabledReason = 'refunded' | 'subscription_canceled' | 'subscription_past_due';
 
 /** Part 1, "Limits": an extension token lives 15 minutes. */
 export const EXTENSION_TOKEN_TTL_MS = 15 * 60 * 1000;
@@ -93,7 +106,58 @@ export function createInstalls(deps: InstallsDeps) {
     return row?.external_id ?? null;
   }
 
+  /**
+   * The account's standing on a subscription-priced extension: `active` when any of its
+   * subscriptions is, otherwise the newest one's (`past_due`, `canceled`, ...), null with none.
+   */
+  async function subscriptionState(extensionId: string, accountId: string, db: Knex | Knex.Transaction): Promise<'active' | 'past_due' | 'canceled' | null> {
+    const rows = (await db('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').select('status')) as { status: string }[];
+    if (rows.length === 0) return null;
+    if (rows.some((r) => ACTIVE_SUBSCRIPTION.includes(r.status))) return 'active';
+    return rows[0]!.status === 'past_due' || rows[0]!.status === 'unpaid' ? 'past_due' : 'canceled';
+  }
+
+  /** Whether the account may run a paid extension (free ones always); read under the extension's lock. */
+  async function entitled(row: Pick<Extension, 'id' | 'pricingType'>, accountId: string, db: Knex.Transaction): Promise<boolean> {
+    if (row.pricingType === 'free') return true;
+    if (row.pricingType === 'subscription') return (await subscriptionState(row.id, accountId, db)) === 'active';
+    return (await purchaseOf(row.id, accountId, db)) !== null;
+  }
+
   return {
+    /**
+     * The subscription hook the payment-connect webhook calls in its transaction (through the
+     * module API): brings the account's installs of a subscription-priced extension in line with
+     * its subscriptions. None active: a canceled one disables every install
+     * (`subscription_canceled`), a past-due one the enabled installs (`subscription_past_due`),
+     * and their tokens are revoked; active again: the installs disabled for past due are enabled
+     * (no token is minted: the next token request does). Answers what to run once the
+     * transaction committed (closing the revoked tokens' sockets).
+     */
+    async subscriptionChanged(change: { extensionId: string; accountId: string }, trx: Knex.Transaction): Promise<() => Promise<void>> {
+      const revoked: string[] = [];
+      const { extensionId, accountId } = change;
+      await repo.lockExtension(extensionId, trx);
+      const extension = await repo.extensionById(extensionId, trx);
+      if (extension?.pricingType !== 'subscription') return () => announce(revoked);
+      const state = await subscriptionState(extensionId, accountId, trx);
+      const installs = () => trx('extension_installs').where({ extension_id: extensionId, account_id: accountId });
+      if (state === 'active') {
+        const enabled = await installs().where({ enabled: false, disabled_reason: 'subscription_past_due' }).update({ enabled: true, disabled_reason: null, updated_at: trx.fn.now() });
+        if (enabled) deps.log.info({ extension_id: extensionId, account_id: accountId, installs: enabled }, 'extension installs enabled: subscription active again');
+      } else if (state !== null) {
+        const reason: DisabledReason = state === 'past_due' ? 'subscription_past_due' : 'subscription_canceled';
+        // Past due leaves installs the account disabled itself alone (their reason stays theirs).
+        const affected = (await (state === 'past_due' ? installs().where({ enabled: true }) : installs()).select('id', 'token_id')) as { id: string; token_id: string | null }[];
+        for (const install of affected) {
+          await trx('extension_installs').where({ id: install.id }).update({ enabled: false, disabled_reason: reason, token_id: null, updated_at: trx.fn.now() });
+          await revokeToken(install.token_id, trx, revoked);
+        }
+        if (affected.length) deps.log.info({ extension_id: extensionId, account_id: accountId, installs: affected.length, reason }, 'extension installs disabled: subscription not active');
+      }
+      return () => announce(revoked);
+    },
+
     async installs(auth: AuthContext): Promise<ExtensionInstall[]> {
       return repo.installsOf(requireAccountId(auth));
     },
@@ -124,8 +188,9 @@ export function createInstalls(deps: InstallsDeps) {
       const token = await knex.transaction(async (trx) => {
         // The purchase is read under the extension's lock, so a refund recorded meanwhile is seen.
         await repo.lockExtension(row.id, trx);
-        const purchase = row.pricingType === 'free' ? null : await purchaseOf(row.id, accountId, trx);
-        if (row.pricingType !== 'free' && !purchase) throw AppError.forbidden(m.purchaseRequired);
+        const purchase = row.pricingType === 'one_time' ? await purchaseOf(row.id, accountId, trx) : null;
+        if (row.pricingType === 'one_time' && !purchase) throw AppError.forbidden(m.purchaseRequired);
+        if (row.pricingType === 'subscription' && !(await entitled(row, accountId, trx))) throw AppError.forbidden(m.subscriptionRequired);
         const inserted = await trx('extension_installs')
           .insert({ id, account_id: accountId, extension_id: row.id, version_id: version.id, installed_by: auth.userId, config: JSON.stringify({}), permissions: JSON.stringify(permissions), purchase_external_id: purchase })
           .onConflict(['account_id', 'extension_id'])
@@ -144,10 +209,12 @@ export function createInstalls(deps: InstallsDeps) {
         const current = await repo.installGrant(accountId, id, trx);
         if (!current) throw AppError.notFound(m.installNotFound);
         const values: Record<string, unknown> = { updated_at: trx.fn.now() };
-        if (input.enabled === true && current.disabledReason) {
-          // A refunded install comes back only with a new completed purchase.
+        if (input.enabled === true) {
+          // A paid install runs only while it is paid for: a refunded one comes back with a new
+          // purchase, a subscription's once the subscription is active again.
           await repo.lockExtension(current.extensionId, trx);
-          if (!(await purchaseOf(current.extensionId, accountId, trx))) throw new AppError('CONFLICT', m.installRefunded);
+          const extension = await repo.extensionById(current.extensionId, trx);
+          if (extension && !(await entitled(extension, accountId, trx))) throw new AppError('CONFLICT', extension.pricingType === 'subscription' ? m.subscriptionInactive : m.installRefunded);
           values.disabled_reason = null;
         }
         if (input.enabled !== undefined) values.enabled = input.enabled;

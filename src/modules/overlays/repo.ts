@@ -76,6 +76,27 @@ export function createOverlaysRepo(knex: Knex) {
         .select(knex.raw(accessOf.select));
       return rows.map(accessOf.map);
     },
+    /**
+     * widget_access.holds: whether the user holds an entry with one of `roles` on the widget (or,
+     * with null, on any widget) of the account
+     */
+    async holdsAccess(query: { accountId: string; userId: string; widgetId: string | null; roles: readonly string[] }): Promise<boolean> {
+      const row = await knex('widget_access as a')
+        .join('widgets as w', 'w.id', 'a.widget_id')
+        .where({ 'a.user_id': query.userId, 'w.account_id': query.accountId })
+        .whereIn('a.role', query.roles)
+        .modify((q) => {
+          if (query.widgetId !== null) void q.where('a.widget_id', query.widgetId);
+        })
+        .first('a.id');
+      return Boolean(row);
+    },
+    /** widgets.listGranted: the account's widgets the user holds an access entry for, oldest first */
+    async listGranted(accountId: string, userId: string): Promise<Resource[]> {
+      const { select, map } = resourceOf.widgets;
+      const granted = knex('widget_access').where({ user_id: userId }).select('widget_id');
+      return (await knex('widgets').where({ account_id: accountId }).whereIn('id', granted).select(knex.raw(select)).orderBy([{ column: 'created_at' }, { column: 'id' }])).map(map);
+    },
     /** widget_access.insert: undefined when the user already has an entry */
     async grant(row: { id: string; widget_id: string; user_id: string; role: string; granted_by: string | null }): Promise<boolean> {
       const inserted = await knex('widget_access').insert(row).onConflict(['widget_id', 'user_id']).ignore().returning('id');

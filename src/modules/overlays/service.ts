@@ -3,7 +3,9 @@
  * Part 2, channel map and "Widget access management"): the resources browser sources connect
  * to, the tokens bound to them (minted by the credential store, only their SHA-256 kept), token
  * rotation and revocation (open sockets end with TOKEN_REVOKED through the revocation notice),
- * and widget access entries. Gates are enforced by shared code; this service checks ownership.
+ * and widget access entries. Gates are enforced by shared code; this service checks ownership and
+ * answers the gates' widget access grants (`resourceGrants`: an entry lets a member without
+ * `widgets:read` / `widgets:edit` read or update that one widget).
  *
  * Content (issue 33): each resource carries an opaque `settings` object (bounded, so its
  * `overlay:update` frame stays far below the 64 KiB frame limit) and widgets a `type`. Updates
@@ -15,7 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components, operations } from '../../../generated/openapi';
-import type { AuthContext } from '../../auth/context';
+import { hasPermission, type AuthContext } from '../../auth/context';
+import type { ResourceGrantChecker } from '../../auth/gates';
 import type { Revocations } from '../../auth/revocations';
 import type { CredentialStore } from '../../auth/store';
 import { AppError } from '../../errors';
@@ -77,6 +80,12 @@ function columnsOf(table: ResourceTable, input: ResourceInput): { name?: string;
 }
 const OVERLAY_KINDS = ['overlay', 'shared_overlay'] as const;
 
+/** The roles of a widget access entry that hold each declared grant (an editor may also read). */
+const WIDGET_GRANTS: Readonly<Record<string, readonly string[]>> = {
+  'widget-access:viewer': ['viewer', 'editor'],
+  'widget-access:editor': ['editor'],
+};
+
 export function createOverlaysService(deps: {
   repo: OverlaysRepo;
   knex: Knex;
@@ -136,9 +145,31 @@ export function createOverlaysService(deps: {
     await announce(revoked);
   }
 
+  /**
+   * The widget access grants of the gates (`x-resource-grant`): `widget-access:viewer` is held
+   * through a viewer or editor entry, `widget-access:editor` through an editor entry, on a widget
+   * of the caller's active account. Only the member's own session holds them: an API key or a
+   * popout token keeps exactly the scope it was given.
+   */
+  const resourceGrants: ResourceGrantChecker = {
+    async holds(grant, resourceId, ctx) {
+      const roles = Object.hasOwn(WIDGET_GRANTS, grant) ? WIDGET_GRANTS[grant]! : null;
+      if (!roles || ctx.kind !== 'jwt' || !ctx.userId || !ctx.accountId) return false;
+      if (resourceId !== null && !UUID_RE.test(resourceId)) return false;
+      return repo.holdsAccess({ accountId: ctx.accountId, userId: ctx.userId, widgetId: resourceId, roles });
+    },
+  };
+
   return {
+    resourceGrants,
+    /**
+     * The account's overlays or widgets. A caller that reached the widget list through its access
+     * entries alone (the gate's resource grant, without `widgets:read`) sees only those widgets.
+     */
     async list(auth: AuthContext, table: ResourceTable): Promise<Resource[]> {
-      return repo.list(table, accountOf(auth));
+      const accountId = accountOf(auth);
+      if (table === 'widgets' && !hasPermission(auth, 'widgets:read')) return auth.userId ? repo.listGranted(accountId, auth.userId) : [];
+      return repo.list(table, accountId);
     },
     async get(auth: AuthContext, table: ResourceTable, id: string): Promise<Resource> {
       return owned(table, auth, id);

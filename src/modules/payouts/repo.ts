@@ -166,23 +166,26 @@ export function createPayoutsRepo(knex: Knex) {
     },
 
     /** extensions.exists (the extensions module's rows, read-only) */
-    async extensionExists(id: string): Promise<boolean> {
-      return Boolean(await knex('extensions').where({ id }).first('id'));
+    async extensionExists(id: string, db: Db = knex): Promise<boolean> {
+      return Boolean(await db('extensions').where({ id }).first('id'));
     },
     /** accounts.exists */
-    async accountExists(id: string): Promise<boolean> {
-      return Boolean(await knex('accounts').where({ id }).first('id'));
+    async accountExists(id: string, db: Db = knex): Promise<boolean> {
+      return Boolean(await db('accounts').where({ id }).first('id'));
     },
     /** extension_subscriptions.get */
-    async subscription(id: string, db: Db = knex): Promise<ExtensionSubscription | undefined> {
-      return one(subscriptionOf, await db('extension_subscriptions').where({ subscription_id: id }).first(db.raw(subscriptionOf.select)));
+    async subscription(id: string, db: Db = knex, lock = false): Promise<ExtensionSubscription | undefined> {
+      const query = db('extension_subscriptions').where({ subscription_id: id });
+      return one(subscriptionOf, await (lock ? query.forUpdate() : query).first(db.raw(subscriptionOf.select)));
     },
     /** extension_subscriptions.latest: an account's newest subscription of an extension */
-    async subscriptionOf(extensionId: string, accountId: string): Promise<ExtensionSubscription | undefined> {
-      return one(subscriptionOf, await knex('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').first(knex.raw(subscriptionOf.select)));
+    async subscriptionOf(extensionId: string, accountId: string, db: Db = knex): Promise<ExtensionSubscription | undefined> {
+      return one(subscriptionOf, await db('extension_subscriptions').where({ extension_id: extensionId, account_id: accountId }).orderBy('updated_at', 'desc').first(db.raw(subscriptionOf.select)));
     },
     /** extension_subscriptions.upsert */
-    async saveSubscription(row: {
+    async saveSubscription(
+      db: Knex.Transaction,
+      row: {
       subscription_id: string;
       extension_id: string;
       account_id: string | null;
@@ -190,15 +193,16 @@ export function createPayoutsRepo(knex: Knex) {
       status: string;
       current_period_end: Date | null;
       canceled_at?: unknown;
-    }): Promise<void> {
-      await knex('extension_subscriptions')
-        .insert({ ...row, updated_at: knex.fn.now() })
+    },
+    ): Promise<void> {
+      await db('extension_subscriptions')
+        .insert({ ...row, updated_at: db.fn.now() })
         .onConflict('subscription_id')
-        .merge({ status: row.status, customer_id: row.customer_id, current_period_end: row.current_period_end, ...(row.canceled_at !== undefined ? { canceled_at: row.canceled_at } : {}), updated_at: knex.fn.now() });
+        .merge({ status: row.status, customer_id: row.customer_id, current_period_end: row.current_period_end, ...(row.canceled_at !== undefined ? { canceled_at: row.canceled_at } : {}), updated_at: db.fn.now() });
     },
     /** extension_subscriptions.update: true when the subscription exists */
-    async updateSubscription(id: string, patch: Partial<{ status: string; last_invoice_status: string; canceled_at: unknown }>): Promise<boolean> {
-      const updated: unknown[] = await knex('extension_subscriptions').where({ subscription_id: id }).update({ ...patch, updated_at: knex.fn.now() }).returning('subscription_id');
+    async updateSubscription(db: Knex.Transaction, id: string, patch: Partial<{ status: string; last_invoice_status: string; canceled_at: unknown }>): Promise<boolean> {
+      const updated: unknown[] = await db('extension_subscriptions').where({ subscription_id: id }).update({ ...patch, updated_at: db.fn.now() }).returning('subscription_id');
       return updated.length > 0;
     },
   };

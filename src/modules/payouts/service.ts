@@ -44,6 +44,8 @@ export interface PayoutsDeps {
   repo: PayoutsRepo;
   developer: Pick<DeveloperApi, 'profileOfUser' | 'teamsOfUser' | 'hasTeamPermission'>;
   notifications: Pick<ModuleApis['notifications'], 'notify'>;
+  /** Brings an account's installs of an extension in line with its subscriptions, in the caller's transaction. */
+  extensions: Pick<ModuleApis['extensions'], 'subscriptionChanged'>;
   log: Logger;
 }
 
@@ -66,7 +68,7 @@ const PAYOUT_EVENTS: Readonly<Record<string, { to: PayoutStatus; from: readonly 
 const TRANSFER_PAID = { to: 'paid' as const, from: ['pending', 'processing'] as const };
 
 export function createPayoutsService(deps: PayoutsDeps) {
-  const { knex, repo, developer, notifications, log } = deps;
+  const { knex, repo, developer, notifications, extensions, log } = deps;
 
   /**
    * The payee the caller acts for: its own developer profile (403 without one), or a team it is a
@@ -193,44 +195,64 @@ export function createPayoutsService(deps: PayoutsDeps) {
     return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 && seconds < 1e11 ? new Date(seconds * 1000) : null;
   };
 
+  /**
+   * Records a subscription change and, in the same transaction, lets the extensions module bring
+   * the account's installs of the extension in line with it (disabled while canceled or past due,
+   * their tokens revoked); the sockets of revoked tokens close once it committed.
+   */
+  async function recordSubscription(apply: (trx: Knex.Transaction) => Promise<EventOutcome & { extensionId?: string }>): Promise<EventOutcome> {
+    const afterCommit: (() => Promise<void>)[] = [];
+    const result = await knex.transaction(async (trx) => {
+      const outcome = await apply(trx);
+      if (outcome.extensionId && outcome.accountId) afterCommit.push(await extensions.subscriptionChanged({ extensionId: outcome.extensionId, accountId: outcome.accountId }, trx));
+      return { outcome: outcome.outcome, accountId: outcome.accountId ?? null };
+    });
+    for (const step of afterCommit) await step();
+    return result;
+  }
+
   async function subscriptionCreated(event: ProviderEventInput, status: string): Promise<EventOutcome> {
     const o = event.object;
     const subscriptionId = text(o.id);
     const meta = objectAt(o, 'metadata');
     const extensionId = uuid(meta.extension_id);
     if (!subscriptionId) return { outcome: 'ignored_no_subscription_id' };
-    if (status === 'canceled' && (await repo.subscription(subscriptionId))) {
-      await repo.updateSubscription(subscriptionId, { status, canceled_at: new Date() });
-      const row = await repo.subscription(subscriptionId);
-      return { outcome: 'subscription_canceled', accountId: row?.accountId ?? null };
-    }
-    if (!extensionId || !(await repo.extensionExists(extensionId))) return { outcome: status === 'canceled' ? 'subscription_not_found' : 'ignored_unknown_extension' };
-    const accountId = uuid(meta.account_id);
-    const knownAccount = accountId && (await repo.accountExists(accountId)) ? accountId : null;
-    await repo.saveSubscription({
-      subscription_id: subscriptionId,
-      extension_id: extensionId,
-      account_id: knownAccount,
-      customer_id: text(o.customer),
-      status: status === 'canceled' ? status : (text(o.status, 40) ?? 'active'),
-      current_period_end: periodEnd(o),
-      ...(status === 'canceled' ? { canceled_at: new Date() } : {}),
+    return recordSubscription(async (trx) => {
+      const known = await repo.subscription(subscriptionId, trx, true);
+      if (status === 'canceled' && known) {
+        await repo.updateSubscription(trx, subscriptionId, { status, canceled_at: new Date() });
+        return { outcome: 'subscription_canceled', accountId: known.accountId, extensionId: known.extensionId };
+      }
+      if (!extensionId || !(await repo.extensionExists(extensionId, trx))) return { outcome: status === 'canceled' ? 'subscription_not_found' : 'ignored_unknown_extension' };
+      const accountId = uuid(meta.account_id);
+      const knownAccount = accountId && (await repo.accountExists(accountId, trx)) ? accountId : null;
+      await repo.saveSubscription(trx, {
+        subscription_id: subscriptionId,
+        extension_id: extensionId,
+        account_id: knownAccount,
+        customer_id: text(o.customer),
+        status: status === 'canceled' ? status : (text(o.status, 40) ?? 'active'),
+        current_period_end: periodEnd(o),
+        ...(status === 'canceled' ? { canceled_at: new Date() } : {}),
+      });
+      return { outcome: status === 'canceled' ? 'subscription_canceled' : 'subscription_recorded', accountId: knownAccount, extensionId };
     });
-    return { outcome: status === 'canceled' ? 'subscription_canceled' : 'subscription_recorded', accountId: knownAccount };
   }
 
   async function invoicePaid(event: ProviderEventInput, paid: boolean): Promise<EventOutcome> {
     const o = event.object;
     const subscriptionId = text(o.subscription) ?? text(objectAt(o, 'subscription').id);
     if (!subscriptionId) return { outcome: 'ignored_no_subscription' };
-    const row = await repo.subscription(subscriptionId);
-    if (!row) return { outcome: 'subscription_not_found' };
-    if (row.status === 'canceled') {
-      await repo.updateSubscription(subscriptionId, { last_invoice_status: paid ? 'paid' : 'failed' });
-      return { outcome: 'subscription_canceled', accountId: row.accountId };
-    }
-    await repo.updateSubscription(subscriptionId, { status: paid ? 'active' : 'past_due', last_invoice_status: paid ? 'paid' : 'failed' });
-    return { outcome: paid ? 'subscription_active' : 'subscription_past_due', accountId: row.accountId };
+    return recordSubscription(async (trx) => {
+      const row = await repo.subscription(subscriptionId, trx, true);
+      if (!row) return { outcome: 'subscription_not_found' };
+      if (row.status === 'canceled') {
+        await repo.updateSubscription(trx, subscriptionId, { last_invoice_status: paid ? 'paid' : 'failed' });
+        return { outcome: 'subscription_canceled', accountId: row.accountId };
+      }
+      await repo.updateSubscription(trx, subscriptionId, { status: paid ? 'active' : 'past_due', last_invoice_status: paid ? 'paid' : 'failed' });
+      return { outcome: paid ? 'subscription_active' : 'subscription_past_due', accountId: row.accountId, extensionId: row.extensionId };
+    });
   }
 
   return {
