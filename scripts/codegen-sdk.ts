@@ -33,8 +33,8 @@ interface SdkInput {
   files: ReadonlyMap<string, string>;
 }
 
-/** `METHOD /path` of every operation that takes the credential as `?token=` (a query parameter named token). */
-function tokenQueryOperations(doc: OpenApiDoc): string[] {
+/** `METHOD /path` of every operation that declares a parameter `in` `name` (query `token`, header `Idempotency-Key`). */
+function operationsWithParameter(doc: OpenApiDoc, where: string, name: string): string[] {
   const parameters = ((doc.components ?? {}) as { parameters?: Record<string, { name?: string; in?: string }> }).parameters ?? {};
   const resolve = (p: { $ref?: string; name?: string; in?: string }) => (p.$ref ? parameters[p.$ref.split('/').pop()!] ?? {} : p);
   const found: string[] = [];
@@ -44,7 +44,7 @@ function tokenQueryOperations(doc: OpenApiDoc): string[] {
       const op = item[method] as { parameters?: { $ref?: string; name?: string; in?: string }[] } | undefined;
       if (!op) continue;
       const all = [...shared, ...(op.parameters ?? [])].map(resolve);
-      if (all.some((p) => p.in === 'query' && p.name === 'token')) found.push(`${method.toUpperCase()} ${route}`);
+      if (all.some((p) => p.in === where && p.name?.toLowerCase() === name.toLowerCase())) found.push(`${method.toUpperCase()} ${route}`);
     }
   }
   return found.sort();
@@ -61,7 +61,13 @@ export const apiBasePath = ${JSON.stringify(servers[0]?.url ?? '')};
  * Operations that take a credential in the \`token\` query parameter (popout, overlay, shared
  * overlay, extension and widget tokens), as \`METHOD /path\` with the document's path templates.
  */
-export const tokenQueryOperations: readonly string[] = ${JSON.stringify(tokenQueryOperations(published), null, 2)};
+export const tokenQueryOperations: readonly string[] = ${JSON.stringify(operationsWithParameter(published, 'query', 'token'), null, 2)};
+
+/**
+ * Changes that take an \`Idempotency-Key\`: the SDK sends one with each and may then retry them;
+ * any other change is sent once.
+ */
+export const idempotentOperations: readonly string[] = ${JSON.stringify(operationsWithParameter(published, 'header', 'Idempotency-Key'), null, 2)};
 `;
   return [
     [`${OUT}/openapi.ts`, `${banner(OPENAPI_SOURCE)}${types}`],

@@ -1,12 +1,15 @@
 /**
  * The one fetch every REST and GraphQL call of the SDK goes through: it puts the credential where
  * the spec says it travels, refreshes a session once on 401 (one refresh at a time: the service
- * rotates refresh tokens and treats a replayed one as theft), and retries 429 and 503 a bounded
- * number of times, waiting what Retry-After says.
+ * rotates refresh tokens and treats a replayed one as theft), and retries 429, 503 and network
+ * failures a bounded number of times, waiting what Retry-After says, for the requests a retry
+ * cannot duplicate: reads, GraphQL queries, and the changes that take an `Idempotency-Key` (the
+ * SDK sends one with each, the same on every attempt, unless the caller set its own). Any other
+ * change is sent once. An aborted request stops waiting at once.
  *
  * Owns: credentials and retries. Must not import anything Node-only: the browser entry uses it.
  */
-import { apiBasePath, tokenQueryOperations } from './generated/rest-meta.js';
+import { apiBasePath, idempotentOperations, tokenQueryOperations } from './generated/rest-meta.js';
 
 /** An access and refresh JWT pair, as dev login, a sign-in exchange and a refresh answer them. */
 export interface SessionTokens {
@@ -54,8 +57,8 @@ export interface TransportOptions {
   retry?: RetryOptions;
   /** The fetch to use (default `globalThis.fetch`). */
   fetch?: typeof fetch;
-  /** Waits between retries (tests make it instant). */
-  sleep?: (ms: number) => Promise<void>;
+  /** Waits between retries (tests make it instant); rejects when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface Transport {
@@ -67,7 +70,37 @@ export interface Transport {
 }
 
 const RETRIED = new Set([429, 503]);
-const sleeper = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** A wait that ends early, rejecting with the abort reason, when `signal` aborts. */
+function sleeper(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    if (signal?.aborted) return fail(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      fail(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      done();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A fresh key for one logical call (Web Crypto: browsers and Node alike). */
+const newKey = (): string => globalThis.crypto.randomUUID();
+
+/** Whether a GraphQL request body holds a query (not a mutation): a query may be sent again. */
+function isGraphqlQuery(body: ArrayBuffer | null): boolean {
+  if (!body) return false;
+  try {
+    const { query } = JSON.parse(new TextDecoder().decode(body)) as { query?: unknown };
+    return typeof query === 'string' && /^\s*(\{|query\b)/.test(query.replace(/^\s*#.*$/gm, ''));
+  } catch {
+    return false;
+  }
+}
 
 /** Retry-After in milliseconds (seconds or an HTTP date), or null when absent or unreadable. */
 export function retryAfterMs(value: string | null, now = Date.now()): number | null {
@@ -86,6 +119,7 @@ function templateMatcher(operations: readonly string[]): (method: string, path: 
   return (method, path) => patterns.some((p) => p.method === method && p.re.test(path));
 }
 const takesQueryToken = templateMatcher(tokenQueryOperations);
+const takesIdempotencyKey = templateMatcher(idempotentOperations);
 
 export function createTransport(options: TransportOptions): Transport {
   const apiUrl = `${options.baseUrl.replace(/\/+$/, '')}${apiBasePath}`;
@@ -163,13 +197,40 @@ export function createTransport(options: TransportOptions): Transport {
     return refreshing;
   }
 
-  async function send(input: Request): Promise<Response> {
+  /**
+   * Whether `input` may be sent again after a 429, a 503 or a network failure, adding the
+   * `Idempotency-Key` that makes a change safe to repeat where the operation takes one.
+   */
+  function retryable(input: Request, body: ArrayBuffer | null): { request: Request; retry: boolean } {
+    if (input.method === 'GET' || input.method === 'HEAD') return { request: input, retry: true };
+    const target = new URL(input.url);
+    const path = target.pathname.startsWith(apiPath) ? target.pathname.slice(apiPath.length) : target.pathname;
+    if (input.headers.has(IDEMPOTENCY_HEADER)) return { request: input, retry: true };
+    if (path === '/gql' && isGraphqlQuery(body)) return { request: input, retry: true };
+    if (!takesIdempotencyKey(input.method, path)) return { request: input, retry: false };
+    const headers = new Headers(input.headers);
+    headers.set(IDEMPOTENCY_HEADER, newKey());
+    return { request: new Request(input.url, { method: input.method, headers, body, redirect: input.redirect, signal: input.signal }), retry: true };
+  }
+
+  async function send(original: Request): Promise<Response> {
     // Read once, sent as bytes on every attempt (a streamed body could be sent only once).
-    const body = input.body ? await input.arrayBuffer() : null;
+    const body = original.body ? await original.arrayBuffer() : null;
+    const { request: input, retry } = retryable(original, body);
+    const signal = input.signal;
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const sentWith = credential;
-      const response = await baseFetch(authorise(input, body));
+      let response: Response;
+      try {
+        response = await baseFetch(authorise(input, body));
+      } catch (error) {
+        // A network failure: the request may or may not have arrived, so only a request that
+        // cannot be duplicated is sent again.
+        if (!retry || attempt >= retries || signal.aborted) throw error;
+        await sleep(baseDelayMs * 2 ** attempt, signal);
+        continue;
+      }
       const isRefresh = new URL(input.url).pathname === `${apiPath}/auth/refresh`;
       if (response.status === 401 && sentWith.kind === 'session' && !refreshed && !isRefresh) {
         refreshed = true;
@@ -179,11 +240,11 @@ export function createTransport(options: TransportOptions): Transport {
           continue;
         }
       }
-      if (!RETRIED.has(response.status) || attempt >= retries) return response;
+      if (!retry || !RETRIED.has(response.status) || attempt >= retries) return response;
       const wait = retryAfterMs(response.headers.get('retry-after')) ?? baseDelayMs * 2 ** attempt;
       if (wait > maxDelayMs) return response;
       await response.body?.cancel();
-      await sleep(wait);
+      await sleep(wait, signal);
     }
   }
 

@@ -26,15 +26,20 @@ describe('SDK transport', () => {
   let server: Server;
   let baseUrl = '';
   const script: { status: number; retryAfter?: string }[] = [];
-  const seen: { url: string; authorization?: string; body: string }[] = [];
+  const seen: { url: string; authorization?: string; key?: string; body: string }[] = [];
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
-        seen.push({ url: req.url!, authorization: req.headers.authorization, body });
+        seen.push({ url: req.url!, authorization: req.headers.authorization, key: req.headers['idempotency-key'] as string | undefined, body });
         const next = script.shift() ?? { status: 200 };
+        if (next.status === 0) {
+          // A network failure: the connection drops without an answer.
+          req.socket.destroy();
+          return;
+        }
         if (next.status === 200) {
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [], _links: {}, _meta: { total: 0, page: 1, limit: 25, pages: 0 } }));
           return;
@@ -64,6 +69,46 @@ describe('SDK transport', () => {
     expect(seen).toHaveLength(3);
     expect(new Set(seen.map((s) => s.body))).toEqual(new Set([JSON.stringify({ type: 'platform_a:follow', platform: 'platform_a', raw: { a: 1 } })]));
     expect(seen.every((s) => s.authorization === 'Bearer lm_key' && s.url === '/v1/events/emit')).toBe(true);
+    // One logical call, one Idempotency-Key on every attempt: the service does the work once.
+    expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(seen.map((s) => s.key)).size).toBe(1);
+    // The next call is another change: another key.
+    await unwrap(sdk.rest.POST('/events/emit', { body: { type: 'platform_a:follow', platform: 'platform_a', raw: { a: 2 } } }));
+    expect(seen[3]!.key).not.toBe(seen[0]!.key);
+  });
+
+  it('a change that takes no Idempotency-Key is sent once, whatever the answer', async () => {
+    const sdk = createSdk({ baseUrl, credential: { kind: 'key', key: 'lm_key' }, sleep: async () => undefined });
+    script.push({ status: 503, retryAfter: '1' });
+    const failed = await failure(unwrap(sdk.rest.POST('/api-keys', { body: { label: 'once', permissions: ['events:read'] } })));
+    expect(failed.code).toBe('SERVICE_UNAVAILABLE');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.key).toBeUndefined();
+  });
+
+  it('retries a network failure for a read and for a keyed change, with the same key', async () => {
+    const sdk = createSdk({ baseUrl, credential: { kind: 'key', key: 'lm_key' }, sleep: async () => undefined });
+    script.push({ status: 0 }, { status: 200 });
+    await unwrap(sdk.rest.GET('/events'));
+    expect(seen).toHaveLength(2);
+    seen.length = 0;
+    script.push({ status: 0 }, { status: 200 });
+    await unwrap(sdk.rest.POST('/events/emit', { body: { type: 'platform_a:follow', platform: 'platform_a', raw: { n: 1 } } }));
+    expect(seen).toHaveLength(2);
+    expect(seen[0]!.key).toBeDefined();
+    expect(seen[1]!.key).toBe(seen[0]!.key);
+  });
+
+  it('an abort during the wait before a retry ends the call at once', async () => {
+    const sdk = createSdk({ baseUrl, credential: { kind: 'key', key: 'lm_key' }, retry: { maxDelayMs: 120_000 } });
+    script.push({ status: 503, retryAfter: '60' });
+    const controller = new AbortController();
+    const started = Date.now();
+    const call = sdk.rest.GET('/events', { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    await expect(call).rejects.toBeDefined();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(seen).toHaveLength(1);
   });
 
   it('gives up after the retry bound, and does not wait longer than maxDelayMs', async () => {
