@@ -168,6 +168,32 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "field": null
     }
   ],
+  "Mutation.adminSuspendAccount": [
+    {
+      "path": [
+        "reason"
+      ],
+      "maxLength": 500,
+      "message": "body.reason must NOT have more than 500 characters",
+      "field": {
+        "field": "body.reason",
+        "message": "must NOT have more than 500 characters"
+      }
+    }
+  ],
+  "Mutation.adminSuspendUser": [
+    {
+      "path": [
+        "reason"
+      ],
+      "maxLength": 500,
+      "message": "body.reason must NOT have more than 500 characters",
+      "field": {
+        "field": "body.reason",
+        "message": "must NOT have more than 500 characters"
+      }
+    }
+  ],
   "Mutation.adminUpdateApiKey": [
     {
       "path": [
@@ -1141,6 +1167,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Query.adminAccounts": [
+    {
+      "path": [
+        "q"
+      ],
+      "maxLength": 254,
+      "message": "query.q must NOT have more than 254 characters",
+      "field": {
+        "field": "query.q",
+        "message": "must NOT have more than 254 characters"
+      }
+    }
+  ],
   "Query.adminAuditLog": [
     {
       "path": [
@@ -1186,6 +1225,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "maxLength": 20,
       "message": "Unknown scope: {value}",
       "field": null
+    }
+  ],
+  "Query.adminUsers": [
+    {
+      "path": [
+        "q"
+      ],
+      "maxLength": 254,
+      "message": "query.q must NOT have more than 254 characters",
+      "field": {
+        "field": "query.q",
+        "message": "must NOT have more than 254 characters"
+      }
     }
   ],
   "Query.chatHistory": [

@@ -88,6 +88,18 @@ export type Query = {
   notifications: NotificationPage;
   /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
   notificationPreferences: Array<NotificationPreference>;
+  /** Find users by id, e-mail or display name, newest first (limit default 25, clamped 1 to 100); REST GET /v1/admin/users. */
+  adminUsers: AdminUserPage;
+  /** One user as operators see it (User not found); REST GET /v1/admin/users/{id}. */
+  adminUser: AdminUserDetail;
+  /** Every user role; REST GET /v1/admin/user-roles. */
+  adminUserRoles: Array<UserRoleInfo>;
+  /** Find accounts by id, name or owner e-mail, newest first; REST GET /v1/admin/accounts. */
+  adminAccounts: AdminAccountPage;
+  /** One account: plan, members, usage (Account not found); REST GET /v1/admin/accounts/{id}. */
+  adminAccount: AdminAccountDetail;
+  /** An account's overrides; REST GET /v1/admin/accounts/{id}/overrides. */
+  adminAccountOverrides: AdminAccountOverrides;
   /** The active account's overlays, oldest first; REST GET /v1/overlays. */
   overlays: Array<Overlay>;
   /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
@@ -210,6 +222,35 @@ export type QueryEventArgs = {
 export type QueryNotificationsArgs = {
   page?: InputMaybe<Scalars['Int']['input']>;
   limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryAdminUsersArgs = {
+  q?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryAdminUserArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminAccountsArgs = {
+  q?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryAdminAccountArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminAccountOverridesArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -373,6 +414,18 @@ export type Mutation = {
   notificationAction: Notification;
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
   updateNotificationPreference: NotificationPreference;
+  /** Suspend a user: no sign-in, no keys, sockets close; REST POST /v1/admin/users/{id}/suspend. */
+  adminSuspendUser: AdminUserDetail;
+  /** Lift a user's suspension; REST POST /v1/admin/users/{id}/restore. */
+  adminRestoreUser: AdminUserDetail;
+  /** Set a user's max_accounts_override and developer override; REST PATCH /v1/admin/users/{id}/overrides. */
+  adminUpdateUserOverrides: AdminUserDetail;
+  /** Replace the user roles a user holds; REST PUT /v1/admin/users/{id}/user-roles. */
+  adminSetUserRoles: Array<UserRoleInfo>;
+  /** Suspend an account: its keys and tokens stop, sockets close; REST POST /v1/admin/accounts/{id}/suspend. */
+  adminSuspendAccount: AdminAccountSummary;
+  /** Lift an account's suspension; REST POST /v1/admin/accounts/{id}/restore. */
+  adminRestoreAccount: AdminAccountSummary;
   /** Create an overlay (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/overlays. */
   createOverlay: Overlay;
   /** Change an overlay at the version read (CONFLICT when stale); published as overlay:update on overlay:{id}; REST PATCH /v1/overlays/{id}. */
@@ -669,6 +722,40 @@ export type MutationNotificationActionArgs = {
 export type MutationUpdateNotificationPreferenceArgs = {
   type: Scalars['String']['input'];
   channel: Scalars['String']['input'];
+};
+
+
+export type MutationAdminSuspendUserArgs = {
+  id: Scalars['UUID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRestoreUserArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateUserOverridesArgs = {
+  id: Scalars['UUID']['input'];
+  input: AdminUserOverridesInput;
+};
+
+
+export type MutationAdminSetUserRolesArgs = {
+  id: Scalars['UUID']['input'];
+  roleIds: Array<Scalars['UUID']['input']>;
+};
+
+
+export type MutationAdminSuspendAccountArgs = {
+  id: Scalars['UUID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRestoreAccountArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -1586,6 +1673,162 @@ export type NotificationPreference = {
   locked: Scalars['Boolean']['output'];
 };
 
+export type AdminUserSummary = {
+  __typename?: 'AdminUserSummary';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  ownedAccountCount: Scalars['Int']['output'];
+  /** Null unless suspended. */
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type AdminUserPage = {
+  __typename?: 'AdminUserPage';
+  items: Array<AdminUserSummary>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+export type AdminUserAccount = {
+  __typename?: 'AdminUserAccount';
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  role: Scalars['String']['output'];
+  isOwner: Scalars['Boolean']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+};
+
+export type AdminUserDetail = {
+  __typename?: 'AdminUserDetail';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  ownedAccountCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  /** What the user may own now (the override, else the plans). */
+  maxAccounts: Scalars['Int']['output'];
+  maxAccountsOverride: Maybe<Scalars['Int']['output']>;
+  developerOverride: Scalars['Boolean']['output'];
+  isDeveloper: Scalars['Boolean']['output'];
+  userRoles: Array<Scalars['String']['output']>;
+  adminRoles: Array<Scalars['String']['output']>;
+  /** Memberships, oldest first. */
+  accounts: Array<AdminUserAccount>;
+};
+
+/** Omitted fields are left unchanged; maxAccountsOverride null clears it (0 to 1000). */
+export type AdminUserOverridesInput = {
+  maxAccountsOverride?: InputMaybe<Scalars['Int']['input']>;
+  developerOverride?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type UserRoleInfo = {
+  __typename?: 'UserRoleInfo';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  isSystem: Scalars['Boolean']['output'];
+  /** New users receive it (Member). */
+  assignedToEveryUser: Scalars['Boolean']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  adminPermissions: Array<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+};
+
+export type AdminAccountSummary = {
+  __typename?: 'AdminAccountSummary';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  ownerId: Scalars['UUID']['output'];
+  ownerEmail: Maybe<Scalars['String']['output']>;
+  ownerDisplayName: Scalars['String']['output'];
+  /** The plan's slug. */
+  plan: Maybe<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type AdminAccountPage = {
+  __typename?: 'AdminAccountPage';
+  items: Array<AdminAccountSummary>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** The account's plan (the default plan when it has none). */
+export type PlanRef = {
+  __typename?: 'PlanRef';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+};
+
+/** Usage of one quota: overlays and widgets against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes (Float: beyond 32 bits), sounds against max_sounds. */
+export type QuotaUsage = {
+  __typename?: 'QuotaUsage';
+  quota: Scalars['String']['output'];
+  used: Scalars['Float']['output'];
+  limit: Scalars['Float']['output'];
+};
+
+export type AdminAccountDetail = {
+  __typename?: 'AdminAccountDetail';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  ownerId: Scalars['UUID']['output'];
+  ownerEmail: Maybe<Scalars['String']['output']>;
+  ownerDisplayName: Scalars['String']['output'];
+  plan: Maybe<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  planDetail: PlanRef;
+  members: Array<AdminAccountMember>;
+  usage: Array<QuotaUsage>;
+};
+
+export type FeatureOverride = {
+  __typename?: 'FeatureOverride';
+  featureKey: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+};
+
+export type AdminAccountOverrides = {
+  __typename?: 'AdminAccountOverrides';
+  accountId: Scalars['UUID']['output'];
+  featureOverrides: Array<FeatureOverride>;
+  /** Null when the plan's applies. */
+  chatRetentionDays: Maybe<Scalars['Int']['output']>;
+  ownerMaxAccountsOverride: Maybe<Scalars['Int']['output']>;
+  ownerDeveloperOverride: Scalars['Boolean']['output'];
+};
+
+/** A member of an account, as the account's own member list shows it. */
+export type AdminAccountMember = {
+  __typename?: 'AdminAccountMember';
+  userId: Scalars['UUID']['output'];
+  displayName: Scalars['String']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  roleId: Scalars['UUID']['output'];
+  role: Scalars['String']['output'];
+  isOwner: Scalars['Boolean']['output'];
+  joinedAt: Scalars['String']['output'];
+};
+
 /** A browser source of the account; its socket channel is overlay:{id}. */
 export type Overlay = {
   __typename?: 'Overlay';
@@ -2424,6 +2667,20 @@ export type ResolversTypes = {
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
+  AdminUserSummary: ResolverTypeWrapper<AdminUserSummary>;
+  AdminUserPage: ResolverTypeWrapper<AdminUserPage>;
+  AdminUserAccount: ResolverTypeWrapper<AdminUserAccount>;
+  AdminUserDetail: ResolverTypeWrapper<AdminUserDetail>;
+  AdminUserOverridesInput: AdminUserOverridesInput;
+  UserRoleInfo: ResolverTypeWrapper<UserRoleInfo>;
+  AdminAccountSummary: ResolverTypeWrapper<AdminAccountSummary>;
+  AdminAccountPage: ResolverTypeWrapper<AdminAccountPage>;
+  PlanRef: ResolverTypeWrapper<PlanRef>;
+  QuotaUsage: ResolverTypeWrapper<QuotaUsage>;
+  AdminAccountDetail: ResolverTypeWrapper<AdminAccountDetail>;
+  FeatureOverride: ResolverTypeWrapper<FeatureOverride>;
+  AdminAccountOverrides: ResolverTypeWrapper<AdminAccountOverrides>;
+  AdminAccountMember: ResolverTypeWrapper<AdminAccountMember>;
   Overlay: ResolverTypeWrapper<Overlay>;
   Widget: ResolverTypeWrapper<Widget>;
   CreateOverlayInput: CreateOverlayInput;
@@ -2561,6 +2818,20 @@ export type ResolversParentTypes = {
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
+  AdminUserSummary: AdminUserSummary;
+  AdminUserPage: AdminUserPage;
+  AdminUserAccount: AdminUserAccount;
+  AdminUserDetail: AdminUserDetail;
+  AdminUserOverridesInput: AdminUserOverridesInput;
+  UserRoleInfo: UserRoleInfo;
+  AdminAccountSummary: AdminAccountSummary;
+  AdminAccountPage: AdminAccountPage;
+  PlanRef: PlanRef;
+  QuotaUsage: QuotaUsage;
+  AdminAccountDetail: AdminAccountDetail;
+  FeatureOverride: FeatureOverride;
+  AdminAccountOverrides: AdminAccountOverrides;
+  AdminAccountMember: AdminAccountMember;
   Overlay: Overlay;
   Widget: Widget;
   CreateOverlayInput: CreateOverlayInput;
@@ -2675,6 +2946,12 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
+  adminUsers: Resolver<ResolversTypes['AdminUserPage'], ParentType, ContextType, Partial<QueryAdminUsersArgs>>;
+  adminUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<QueryAdminUserArgs, 'id'>>;
+  adminUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType>;
+  adminAccounts: Resolver<ResolversTypes['AdminAccountPage'], ParentType, ContextType, Partial<QueryAdminAccountsArgs>>;
+  adminAccount: Resolver<ResolversTypes['AdminAccountDetail'], ParentType, ContextType, RequireFields<QueryAdminAccountArgs, 'id'>>;
+  adminAccountOverrides: Resolver<ResolversTypes['AdminAccountOverrides'], ParentType, ContextType, RequireFields<QueryAdminAccountOverridesArgs, 'id'>>;
   overlays: Resolver<Array<ResolversTypes['Overlay']>, ParentType, ContextType>;
   overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
   widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
@@ -2745,6 +3022,12 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
+  adminSuspendUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminSuspendUserArgs, 'id'>>;
+  adminRestoreUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminRestoreUserArgs, 'id'>>;
+  adminUpdateUserOverrides: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserOverridesArgs, 'id' | 'input'>>;
+  adminSetUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType, RequireFields<MutationAdminSetUserRolesArgs, 'id' | 'roleIds'>>;
+  adminSuspendAccount: Resolver<ResolversTypes['AdminAccountSummary'], ParentType, ContextType, RequireFields<MutationAdminSuspendAccountArgs, 'id'>>;
+  adminRestoreAccount: Resolver<ResolversTypes['AdminAccountSummary'], ParentType, ContextType, RequireFields<MutationAdminRestoreAccountArgs, 'id'>>;
   createOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationCreateOverlayArgs, 'input'>>;
   updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
   createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
@@ -3205,6 +3488,134 @@ export type NotificationPreferenceResolvers<ContextType = GraphQLContext, Parent
   locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type AdminUserSummaryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserSummary'] = ResolversParentTypes['AdminUserSummary']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminUserPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserPage'] = ResolversParentTypes['AdminUserPage']> = {
+  items?: Resolver<Array<ResolversTypes['AdminUserSummary']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type AdminUserAccountResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserAccount'] = ResolversParentTypes['AdminUserAccount']> = {
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isOwner?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AdminUserDetailResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserDetail'] = ResolversParentTypes['AdminUserDetail']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxAccounts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxAccountsOverride?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  developerOverride?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isDeveloper?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  userRoles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  adminRoles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  accounts?: Resolver<Array<ResolversTypes['AdminUserAccount']>, ParentType, ContextType>;
+};
+
+export type UserRoleInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserRoleInfo'] = ResolversParentTypes['UserRoleInfo']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  assignedToEveryUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  adminPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type AdminAccountSummaryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountSummary'] = ResolversParentTypes['AdminAccountSummary']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ownerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  ownerEmail?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownerDisplayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  plan?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminAccountPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountPage'] = ResolversParentTypes['AdminAccountPage']> = {
+  items?: Resolver<Array<ResolversTypes['AdminAccountSummary']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PlanRefResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlanRef'] = ResolversParentTypes['PlanRef']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type QuotaUsageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['QuotaUsage'] = ResolversParentTypes['QuotaUsage']> = {
+  quota?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  used?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type AdminAccountDetailResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountDetail'] = ResolversParentTypes['AdminAccountDetail']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ownerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  ownerEmail?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownerDisplayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  plan?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  planDetail?: Resolver<ResolversTypes['PlanRef'], ParentType, ContextType>;
+  members?: Resolver<Array<ResolversTypes['AdminAccountMember']>, ParentType, ContextType>;
+  usage?: Resolver<Array<ResolversTypes['QuotaUsage']>, ParentType, ContextType>;
+};
+
+export type FeatureOverrideResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FeatureOverride'] = ResolversParentTypes['FeatureOverride']> = {
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AdminAccountOverridesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountOverrides'] = ResolversParentTypes['AdminAccountOverrides']> = {
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureOverrides?: Resolver<Array<ResolversTypes['FeatureOverride']>, ParentType, ContextType>;
+  chatRetentionDays?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  ownerMaxAccountsOverride?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  ownerDeveloperOverride?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AdminAccountMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountMember'] = ResolversParentTypes['AdminAccountMember']> = {
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isOwner?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  joinedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type OverlayResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Overlay'] = ResolversParentTypes['Overlay']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
@@ -3645,6 +4056,19 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
+  AdminUserSummary?: AdminUserSummaryResolvers<ContextType>;
+  AdminUserPage?: AdminUserPageResolvers<ContextType>;
+  AdminUserAccount?: AdminUserAccountResolvers<ContextType>;
+  AdminUserDetail?: AdminUserDetailResolvers<ContextType>;
+  UserRoleInfo?: UserRoleInfoResolvers<ContextType>;
+  AdminAccountSummary?: AdminAccountSummaryResolvers<ContextType>;
+  AdminAccountPage?: AdminAccountPageResolvers<ContextType>;
+  PlanRef?: PlanRefResolvers<ContextType>;
+  QuotaUsage?: QuotaUsageResolvers<ContextType>;
+  AdminAccountDetail?: AdminAccountDetailResolvers<ContextType>;
+  FeatureOverride?: FeatureOverrideResolvers<ContextType>;
+  AdminAccountOverrides?: AdminAccountOverridesResolvers<ContextType>;
+  AdminAccountMember?: AdminAccountMemberResolvers<ContextType>;
   Overlay?: OverlayResolvers<ContextType>;
   Widget?: WidgetResolvers<ContextType>;
   AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;

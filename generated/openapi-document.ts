@@ -1315,6 +1315,97 @@ export const openapiDocument = {
         ]
       }
     },
+    "/admin/accounts": {
+      "get": {
+        "operationId": "adminAccounts",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Find accounts by id, name or the owner's e-mail, newest first (paged).",
+        "description": "Without `q` every account, newest first. `q` matches an account whose id equals it, whose name\ncontains it, or whose owner's e-mail address contains it (case-insensitive). Gate: the admin\n`accounts:read`.\n",
+        "x-permission": "accounts:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccounts",
+        "parameters": [
+          {
+            "name": "q",
+            "in": "query",
+            "required": false,
+            "description": "Search text: an exact id, or a case-insensitive part of the e-mail address or name.",
+            "schema": {
+              "type": "string",
+              "maxLength": 254
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminAccountSummary"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/accounts/{account_id}/api-keys": {
       "get": {
         "operationId": "adminAccountApiKeys",
@@ -1382,6 +1473,85 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}": {
+      "get": {
+        "operationId": "adminAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "One account as operators see it (plan, members, usage against each quota).",
+        "description": "404 `Account not found`. The overrides are read apart (`GET /v1/admin/accounts/{id}/overrides`,\n`accounts:overrides-read`). Gate: the admin `accounts:read`.\n",
+        "x-permission": "accounts:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -1713,6 +1883,85 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/accounts/{id}/overrides": {
+      "get": {
+        "operationId": "adminAccountOverrides",
+        "tags": [
+          "admin"
+        ],
+        "summary": "An account's overrides (feature overrides, chat retention, its owner's limits).",
+        "description": "The feature overrides set with `PUT /v1/admin/accounts/{id}/feature-overrides/{key}`, the\naccount's `chat_retention_days` (null: the plan's), and its owner's `max_accounts_override` and\n`developer_override`. 404 `Account not found`. Gate: the admin `accounts:overrides-read`.\n",
+        "x-permission": "accounts:overrides-read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccountOverrides",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountOverrides"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/accounts/{id}/plan": {
       "put": {
         "operationId": "adminSetAccountPlan",
@@ -1815,6 +2064,88 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/restore": {
+      "post": {
+        "operationId": "adminRestoreAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Lift an account's suspension.",
+        "description": "Its keys and tokens work again. Not suspended: 409 CONFLICT `Account is not suspended`. 404\n`Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.\n",
+        "x-permission": "accounts:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminRestoreAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountSummary"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -2114,6 +2445,107 @@ export const openapiDocument = {
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/suspend": {
+      "post": {
+        "operationId": "adminSuspendAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Suspend an account (its keys and tokens stop, members lose access, sockets close).",
+        "description": "While suspended no credential reaches the account: service keys, overlay, widget, extension and\npopout tokens give 401 (on the socket's upgrade `Account suspended`); members' JWTs and personal keys lose the account's\npermissions (a session in it has no active account); switching to it gives 404. Every socket\nstanding on the account's tokens, or on a session active in it, closes (TOKEN_REVOKED). Already\nsuspended: 409 CONFLICT `Account is already suspended`. 404 `Account not found`. Records\n`system:account_suspended`. Gate: the admin `accounts:edit`.\n",
+        "x-permission": "accounts:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSuspendAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "maxLength": 500,
+                    "nullable": true,
+                    "description": "Why; shown to operators and kept in the audit row."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountSummary"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -5879,6 +6311,246 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/user-roles": {
+      "get": {
+        "operationId": "adminUserRoles",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Every user role, by name.",
+        "description": "The user roles (`Member`, held by every new user; `Restricted`; `Moderator`) with their user and\nadmin permissions and how many users hold each. Gate: the admin `user-roles:read`.\n",
+        "x-permission": "user-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUserRoles",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/UserRoleInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/users": {
+      "get": {
+        "operationId": "adminUsers",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Find users by id, e-mail or display name, newest first (paged).",
+        "description": "Without `q` every user, newest first. `q` matches a user whose id equals it, or whose e-mail\naddress or display name contains it (case-insensitive). Gate: the admin `users:read`.\n",
+        "x-permission": "users:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUsers",
+        "parameters": [
+          {
+            "name": "q",
+            "in": "query",
+            "required": false,
+            "description": "Search text: an exact id, or a case-insensitive part of the e-mail address or name.",
+            "schema": {
+              "type": "string",
+              "maxLength": 254
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminUserSummary"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}": {
+      "get": {
+        "operationId": "adminUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "One user as operators see it (accounts, roles, overrides, suspension).",
+        "description": "404 `User not found`. Gate: the admin `users:read`.\n",
+        "x-permission": "users:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/users/{id}/login-connections": {
       "post": {
         "operationId": "adminRecordLoginConnection",
@@ -5995,6 +6667,189 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/users/{id}/overrides": {
+      "patch": {
+        "operationId": "adminUpdateUserOverrides",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Set a user's account limit override and developer override.",
+        "description": "`max_accounts_override` (0 to 1000) replaces the plans' `max_accounts` for the accounts the user\nmay own; null clears it. `developer_override` true makes the user a developer without a\ndeveloper profile (`me.is_developer`). An omitted field is left unchanged. 404 `User not found`.\nRecords `system:user_overrides_updated`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUpdateUserOverrides",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "max_accounts_override": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 1000,
+                    "nullable": true
+                  },
+                  "developer_override": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/restore": {
+      "post": {
+        "operationId": "adminRestoreUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Lift a user's suspension.",
+        "description": "The user may sign in again (revoked sessions stay revoked); their personal API keys work again.\nNot suspended: 409 CONFLICT `User is not suspended`. 404 `User not found`. Records\n`system:user_restored`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminRestoreUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/users/{id}/setting-presets": {
       "get": {
         "operationId": "adminUserSettingPresets",
@@ -6062,6 +6917,213 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/suspend": {
+      "post": {
+        "operationId": "adminSuspendUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Suspend a user (no sign-in, no keys, open sockets close).",
+        "description": "A suspended user cannot sign in (403 FORBIDDEN `User is suspended`); their login sessions are\nrevoked, their JWTs and personal API keys stop verifying, and every socket standing on them\ncloses (TOKEN_REVOKED). Already suspended: 409 CONFLICT `User is already suspended`. An operator\ncannot suspend themselves (409 CONFLICT `You cannot suspend yourself`). 404 `User not found`.\nRecords `system:user_suspended`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSuspendUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "maxLength": 500,
+                    "nullable": true,
+                    "description": "Why; shown to operators and kept in the audit row."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/user-roles": {
+      "put": {
+        "operationId": "adminSetUserRoles",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Replace the user roles a user holds (Member, Restricted, Moderator).",
+        "description": "`role_ids` is the whole wanted set (ids from `GET /v1/admin/user-roles`); roles not in it are\ntaken away. Restricting a user means giving `Restricted` without `Member`. An unknown role id\ngives 404 `User role not found`; an unknown user 404 `User not found`. The user's tokens follow\nwith their next request. Records `system:user_roles_updated` (added and removed role ids).\nGate: the admin `user-roles:edit`.\n",
+        "x-permission": "user-roles:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSetUserRoles",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "role_ids"
+                ],
+                "properties": {
+                  "role_ids": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "items": {
+                      "type": "string",
+                      "format": "uuid"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/UserRoleInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -6877,7 +7939,7 @@ export const openapiDocument = {
           "auth"
         ],
         "summary": "Development login (only when config `auth.dev_login` is true; never in production).",
-        "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.\nRecords `user:login` in the caller's audit log.\n",
+        "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND. A user an\noperator suspended gets 403 FORBIDDEN `User is suspended`.\nRecords `user:login` in the caller's audit log.\n",
         "x-auth": "public",
         "requestBody": {
           "required": true,
@@ -6916,6 +7978,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
@@ -6946,7 +8011,7 @@ export const openapiDocument = {
           "auth"
         ],
         "summary": "Exchange a one-time login code for a session (the end of a provider sign-in).",
-        "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log.\n",
+        "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log. A user an operator suspended gets 403 FORBIDDEN\n`User is suspended`.\n",
         "x-auth": "public",
         "x-graphql": "Mutation.exchangeLoginCode",
         "requestBody": {
@@ -6979,6 +8044,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -23396,6 +24464,220 @@ export const openapiDocument = {
           }
         }
       },
+      "AdminAccountDetail": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "owner_id",
+          "owner_email",
+          "owner_display_name",
+          "plan",
+          "member_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at",
+          "plan_detail",
+          "members",
+          "usage"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "owner_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "owner_email": {
+            "type": "string",
+            "nullable": true
+          },
+          "owner_display_name": {
+            "type": "string"
+          },
+          "plan": {
+            "type": "string",
+            "nullable": true
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "plan_detail": {
+            "$ref": "#/components/schemas/PlanRef"
+          },
+          "members": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AdminAccountMember"
+            }
+          },
+          "usage": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/QuotaUsage"
+            }
+          }
+        }
+      },
+      "AdminAccountMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "email",
+          "avatar_url",
+          "role_id",
+          "role",
+          "is_owner",
+          "joined_at"
+        ],
+        "description": "A member, as the account's own member list shows it.",
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "joined_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminAccountOverrides": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "account_id",
+          "feature_overrides",
+          "chat_retention_days",
+          "owner_max_accounts_override",
+          "owner_developer_override"
+        ],
+        "properties": {
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "feature_overrides": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/FeatureOverride"
+            }
+          },
+          "chat_retention_days": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Null when the plan's applies."
+          },
+          "owner_max_accounts_override": {
+            "type": "integer",
+            "nullable": true
+          },
+          "owner_developer_override": {
+            "type": "boolean"
+          }
+        }
+      },
+      "AdminAccountSummary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "owner_id",
+          "owner_email",
+          "owner_display_name",
+          "plan",
+          "member_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "owner_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "owner_email": {
+            "type": "string",
+            "nullable": true
+          },
+          "owner_display_name": {
+            "type": "string"
+          },
+          "plan": {
+            "type": "string",
+            "nullable": true,
+            "description": "The plan's slug."
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
       "AdminApiKey": {
         "type": "object",
         "additionalProperties": false,
@@ -23792,6 +25074,178 @@ export const openapiDocument = {
             "format": "date-time"
           },
           "updated_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminUserAccount": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "account_id",
+          "name",
+          "role",
+          "is_owner",
+          "suspended_at"
+        ],
+        "properties": {
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "AdminUserDetail": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "avatar_url",
+          "owned_account_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at",
+          "max_accounts",
+          "max_accounts_override",
+          "developer_override",
+          "is_developer",
+          "user_roles",
+          "admin_roles",
+          "accounts"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "owned_account_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "max_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "What the user may own now: the override, else the plans."
+          },
+          "max_accounts_override": {
+            "type": "integer",
+            "nullable": true
+          },
+          "developer_override": {
+            "type": "boolean"
+          },
+          "is_developer": {
+            "type": "boolean",
+            "description": "A developer profile or the override."
+          },
+          "user_roles": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Names of the user roles held, sorted."
+          },
+          "admin_roles": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Names of the admin roles held, sorted."
+          },
+          "accounts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AdminUserAccount"
+            },
+            "description": "Memberships, oldest first."
+          }
+        }
+      },
+      "AdminUserSummary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "avatar_url",
+          "owned_account_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "owned_account_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Null unless suspended."
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
             "type": "string",
             "format": "date-time"
           }
@@ -27174,6 +28628,22 @@ export const openapiDocument = {
           }
         }
       },
+      "FeatureOverride": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "feature_key",
+          "enabled"
+        ],
+        "properties": {
+          "feature_key": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          }
+        }
+      },
       "FeedCommand": {
         "type": "object",
         "additionalProperties": false,
@@ -28658,6 +30128,28 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "PlanRef": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "slug",
+          "name"
+        ],
+        "description": "The account's plan (the default plan when it has none).",
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
           }
         }
       },
@@ -30340,6 +31832,36 @@ export const openapiDocument = {
           }
         }
       },
+      "QuotaUsage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "quota",
+          "used",
+          "limit"
+        ],
+        "properties": {
+          "quota": {
+            "type": "string",
+            "enum": [
+              "overlays",
+              "widgets",
+              "integrations",
+              "storage_bytes",
+              "sounds"
+            ],
+            "description": "overlays and widgets count against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes, sounds against max_sounds."
+          },
+          "used": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
       "ReadinessResponse": {
         "type": "object",
         "additionalProperties": false,
@@ -31604,6 +33126,51 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "UserRoleInfo": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "is_system",
+          "assigned_to_every_user",
+          "permissions",
+          "admin_permissions",
+          "member_count"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "is_system": {
+            "type": "boolean"
+          },
+          "assigned_to_every_user": {
+            "type": "boolean",
+            "description": "New users receive it (Member)."
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "admin_permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
           }
         }
       },

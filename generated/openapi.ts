@@ -253,6 +253,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find accounts by id, name or the owner's e-mail, newest first (paged).
+         * @description Without `q` every account, newest first. `q` matches an account whose id equals it, whose name
+         *     contains it, or whose owner's e-mail address contains it (case-insensitive). Gate: the admin
+         *     `accounts:read`.
+         */
+        get: operations["adminAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{account_id}/api-keys": {
         parameters: {
             query?: never;
@@ -265,6 +287,27 @@ export interface paths {
          * @description Operator view of every personal and service key of one account, never with a secret (admin `account-apikeys:read`).
          */
         get: operations["adminAccountApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One account as operators see it (plan, members, usage against each quota).
+         * @description 404 `Account not found`. The overrides are read apart (`GET /v1/admin/accounts/{id}/overrides`,
+         *     `accounts:overrides-read`). Gate: the admin `accounts:read`.
+         */
+        get: operations["adminAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -327,6 +370,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's overrides (feature overrides, chat retention, its owner's limits).
+         * @description The feature overrides set with `PUT /v1/admin/accounts/{id}/feature-overrides/{key}`, the
+         *     account's `chat_retention_days` (null: the plan's), and its owner's `max_accounts_override` and
+         *     `developer_override`. 404 `Account not found`. Gate: the admin `accounts:overrides-read`.
+         */
+        get: operations["adminAccountOverrides"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{id}/plan": {
         parameters: {
             query?: never;
@@ -343,6 +408,27 @@ export interface paths {
          */
         put: operations["adminSetAccountPlan"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift an account's suspension.
+         * @description Its keys and tokens work again. Not suspended: 409 CONFLICT `Account is not suspended`. 404
+         *     `Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.
+         */
+        post: operations["adminRestoreAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -400,6 +486,31 @@ export interface paths {
          *     was removed.
          */
         delete: operations["adminRemoveShopConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an account (its keys and tokens stop, members lose access, sockets close).
+         * @description While suspended no credential reaches the account: service keys, overlay, widget, extension and
+         *     popout tokens give 401 (on the socket's upgrade `Account suspended`); members' JWTs and personal keys lose the account's
+         *     permissions (a session in it has no active account); switching to it gives 404. Every socket
+         *     standing on the account's tokens, or on a session active in it, closes (TOKEN_REVOKED). Already
+         *     suspended: 409 CONFLICT `Account is already suspended`. 404 `Account not found`. Records
+         *     `system:account_suspended`. Gate: the admin `accounts:edit`.
+         */
+        post: operations["adminSuspendAccount"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1261,6 +1372,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/user-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every user role, by name.
+         * @description The user roles (`Member`, held by every new user; `Restricted`; `Moderator`) with their user and
+         *     admin permissions and how many users hold each. Gate: the admin `user-roles:read`.
+         */
+        get: operations["adminUserRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find users by id, e-mail or display name, newest first (paged).
+         * @description Without `q` every user, newest first. `q` matches a user whose id equals it, or whose e-mail
+         *     address or display name contains it (case-insensitive). Gate: the admin `users:read`.
+         */
+        get: operations["adminUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One user as operators see it (accounts, roles, overrides, suspension).
+         * @description 404 `User not found`. Gate: the admin `users:read`.
+         */
+        get: operations["adminUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/login-connections": {
         parameters: {
             query?: never;
@@ -1284,6 +1457,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{id}/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a user's account limit override and developer override.
+         * @description `max_accounts_override` (0 to 1000) replaces the plans' `max_accounts` for the accounts the user
+         *     may own; null clears it. `developer_override` true makes the user a developer without a
+         *     developer profile (`me.is_developer`). An omitted field is left unchanged. 404 `User not found`.
+         *     Records `system:user_overrides_updated`. Gate: the admin `users:edit`.
+         */
+        patch: operations["adminUpdateUserOverrides"];
+        trace?: never;
+    };
+    "/admin/users/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a user's suspension.
+         * @description The user may sign in again (revoked sessions stay revoked); their personal API keys work again.
+         *     Not suspended: 409 CONFLICT `User is not suspended`. 404 `User not found`. Records
+         *     `system:user_restored`. Gate: the admin `users:edit`.
+         */
+        post: operations["adminRestoreUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/setting-presets": {
         parameters: {
             query?: never;
@@ -1297,6 +1515,54 @@ export interface paths {
          */
         get: operations["adminUserSettingPresets"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a user (no sign-in, no keys, open sockets close).
+         * @description A suspended user cannot sign in (403 FORBIDDEN `User is suspended`); their login sessions are
+         *     revoked, their JWTs and personal API keys stop verifying, and every socket standing on them
+         *     closes (TOKEN_REVOKED). Already suspended: 409 CONFLICT `User is already suspended`. An operator
+         *     cannot suspend themselves (409 CONFLICT `You cannot suspend yourself`). 404 `User not found`.
+         *     Records `system:user_suspended`. Gate: the admin `users:edit`.
+         */
+        post: operations["adminSuspendUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/user-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the user roles a user holds (Member, Restricted, Moderator).
+         * @description `role_ids` is the whole wanted set (ids from `GET /v1/admin/user-roles`); roles not in it are
+         *     taken away. Restricting a user means giving `Restricted` without `Member`. An unknown role id
+         *     gives 404 `User role not found`; an unknown user 404 `User not found`. The user's tokens follow
+         *     with their next request. Records `system:user_roles_updated` (added and removed role ids).
+         *     Gate: the admin `user-roles:edit`.
+         */
+        put: operations["adminSetUserRoles"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1496,7 +1762,8 @@ export interface paths {
          * @description Finds or creates the user with this e-mail address. A new user gets an account it owns
          *     on the default plan, the four default account roles, and the `Member` user role. Opens a
          *     session and answers an access and a refresh JWT. Answers whatever credential the request
-         *     carries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.
+         *     carries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND. A user an
+         *     operator suspended gets 403 FORBIDDEN `User is suspended`.
          *     Records `user:login` in the caller's audit log.
          */
         post: operations["devLogin"];
@@ -1551,7 +1818,8 @@ export interface paths {
          * @description The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session
          *     and answers the same pair as dev login. A used, expired (60 seconds) or unknown code is
          *     400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method
-         *     `oauth`) in the user's audit log.
+         *     `oauth`) in the user's audit log. A user an operator suspended gets 403 FORBIDDEN
+         *     `User is suspended`.
          */
         post: operations["exchangeLoginCode"];
         delete?: never;
@@ -5077,6 +5345,65 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        AdminAccountDetail: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            member_count: number;
+            members: components["schemas"]["AdminAccountMember"][];
+            name: string;
+            owner_display_name: string;
+            owner_email: string | null;
+            /** Format: uuid */
+            owner_id: string;
+            plan: string | null;
+            plan_detail: components["schemas"]["PlanRef"];
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+            usage: components["schemas"]["QuotaUsage"][];
+        };
+        /** @description A member, as the account's own member list shows it. */
+        AdminAccountMember: {
+            avatar_url: string | null;
+            display_name: string;
+            email: string | null;
+            is_owner: boolean;
+            /** Format: date-time */
+            joined_at: string;
+            role: string;
+            /** Format: uuid */
+            role_id: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        AdminAccountOverrides: {
+            /** Format: uuid */
+            account_id: string;
+            /** @description Null when the plan's applies. */
+            chat_retention_days: number | null;
+            feature_overrides: components["schemas"]["FeatureOverride"][];
+            owner_developer_override: boolean;
+            owner_max_accounts_override: number | null;
+        };
+        AdminAccountSummary: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            member_count: number;
+            name: string;
+            owner_display_name: string;
+            owner_email: string | null;
+            /** Format: uuid */
+            owner_id: string;
+            /** @description The plan's slug. */
+            plan: string | null;
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+        };
         AdminApiKey: {
             /** Format: uuid */
             account_id: string;
@@ -5191,6 +5518,56 @@ export interface components {
             updated_at: string;
             /** Format: uuid */
             user_id: string;
+        };
+        AdminUserAccount: {
+            /** Format: uuid */
+            account_id: string;
+            is_owner: boolean;
+            name: string;
+            role: string;
+            /** Format: date-time */
+            suspended_at: string | null;
+        };
+        AdminUserDetail: {
+            /** @description Memberships, oldest first. */
+            accounts: components["schemas"]["AdminUserAccount"][];
+            /** @description Names of the admin roles held, sorted. */
+            admin_roles: string[];
+            avatar_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            developer_override: boolean;
+            display_name: string;
+            email: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description A developer profile or the override. */
+            is_developer: boolean;
+            /** @description What the user may own now: the override, else the plans. */
+            max_accounts: number;
+            max_accounts_override: number | null;
+            owned_account_count: number;
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+            /** @description Names of the user roles held, sorted. */
+            user_roles: string[];
+        };
+        AdminUserSummary: {
+            avatar_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            display_name: string;
+            email: string | null;
+            /** Format: uuid */
+            id: string;
+            owned_account_count: number;
+            /**
+             * Format: date-time
+             * @description Null unless suspended.
+             */
+            suspended_at: string | null;
+            suspended_reason: string | null;
         };
         ApiKeyPermission: {
             category: string;
@@ -6196,6 +6573,10 @@ export interface components {
             key: string;
             label: string;
         };
+        FeatureOverride: {
+            enabled: boolean;
+            feature_key: string;
+        };
         FeedCommand: {
             alias: string | null;
             cooldown_global: number;
@@ -6638,6 +7019,13 @@ export interface components {
             /** Format: date-time */
             updated_at: string | null;
         };
+        /** @description The account's plan (the default plan when it has none). */
+        PlanRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
+        };
         PlatformCredentialMode: {
             /** @enum {string} */
             kind: "channel" | "bot";
@@ -7062,6 +7450,15 @@ export interface components {
             at: string;
             viewers: number;
         };
+        QuotaUsage: {
+            limit: number;
+            /**
+             * @description overlays and widgets count against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes, sounds against max_sounds.
+             * @enum {string}
+             */
+            quota: "overlays" | "widgets" | "integrations" | "storage_bytes" | "sounds";
+            used: number;
+        };
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];
             data: {
@@ -7410,6 +7807,17 @@ export interface components {
             permissions: string[];
             /** Format: uuid */
             user_id: string;
+        };
+        UserRoleInfo: {
+            admin_permissions: string[];
+            /** @description New users receive it (Member). */
+            assigned_to_every_user: boolean;
+            /** Format: uuid */
+            id: string;
+            is_system: boolean;
+            member_count: number;
+            name: string;
+            permissions: string[];
         };
         WatchlistItem: {
             /** Format: date-time */
@@ -8500,6 +8908,54 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Search text: an exact id, or a case-insensitive part of the e-mail address or name. */
+                q?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminAccountSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminAccountApiKeys: {
         parameters: {
             query?: {
@@ -8535,6 +8991,47 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8676,6 +9173,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminAccountOverrides: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountOverrides"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminSetAccountPlan: {
         parameters: {
             query?: {
@@ -8725,6 +9263,48 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRestoreAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8859,6 +9439,55 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSuspendAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; shown to operators and kept in the audit row. */
+                    reason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountSummary"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -10672,6 +11301,133 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminUserRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["UserRoleInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminUsers: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Search text: an exact id, or a case-insensitive part of the e-mail address or name. */
+                q?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminUserSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminRecordLoginConnection: {
         parameters: {
             query?: {
@@ -10723,6 +11479,96 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminUpdateUserOverrides: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    developer_override?: boolean;
+                    max_accounts_override?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRestoreUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminUserSettingPresets: {
         parameters: {
             query?: {
@@ -10758,6 +11604,102 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSuspendUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; shown to operators and kept in the audit row. */
+                    reason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSetUserRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    role_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["UserRoleInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11148,6 +12090,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SessionTokens"];
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -11210,6 +12153,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SessionTokens"];
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -128,6 +128,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminAccount",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}",
+    "graphql": "Query.adminAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -139,6 +156,40 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAccountOverrides",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}/overrides",
+    "graphql": "Query.adminAccountOverrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAccounts",
+    "method": "get",
+    "path": "/v1/admin/accounts",
+    "graphql": "Query.adminAccounts",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
         ]
       },
       "feature": null
@@ -315,6 +366,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminRestoreAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/restore",
+    "graphql": "Mutation.adminRestoreAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRestoreUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/restore",
+    "graphql": "Mutation.adminRestoreUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminRole",
     "method": "get",
     "path": "/v1/admin/admin-roles/{id}",
@@ -377,6 +462,57 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:rotate"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSetUserRoles",
+    "method": "put",
+    "path": "/v1/admin/users/{id}/user-roles",
+    "graphql": "Mutation.adminSetUserRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSuspendAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/suspend",
+    "graphql": "Mutation.adminSuspendAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSuspendUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/suspend",
+    "graphql": "Mutation.adminSuspendUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
         ]
       },
       "feature": null
@@ -468,6 +604,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminUpdateUserOverrides",
+    "method": "patch",
+    "path": "/v1/admin/users/{id}/overrides",
+    "graphql": "Mutation.adminUpdateUserOverrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUser",
+    "method": "get",
+    "path": "/v1/admin/users/{id}",
+    "graphql": "Query.adminUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminUserApiKeys",
     "method": "get",
     "path": "/v1/admin/users/{user_id}/api-keys",
@@ -479,6 +649,40 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUserRoles",
+    "method": "get",
+    "path": "/v1/admin/user-roles",
+    "graphql": "Query.adminUserRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUsers",
+    "method": "get",
+    "path": "/v1/admin/users",
+    "graphql": "Query.adminUsers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
         ]
       },
       "feature": null
@@ -1745,20 +1949,32 @@ export type TwinShapes = [
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
   Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
   Serves<Mutation['addToWatchlist'], DomainResults['addToWatchlist'][DefaultStatus['addToWatchlist']]>,
+  Serves<Query['adminAccount'], DomainResults['adminAccount'][DefaultStatus['adminAccount']]>,
   Serves<Query['adminAccountApiKeys'], DomainResults['adminAccountApiKeys'][DefaultStatus['adminAccountApiKeys']]>,
+  Serves<Query['adminAccountOverrides'], DomainResults['adminAccountOverrides'][DefaultStatus['adminAccountOverrides']]>,
+  Serves<Query['adminAccounts'], DomainResults['adminAccounts'][DefaultStatus['adminAccounts']]>,
   Serves<Query['adminAuditLog'], DomainResults['adminAuditLog'][DefaultStatus['adminAuditLog']]>,
   Serves<Mutation['adminCreatePlan'], DomainResults['adminCreatePlan'][DefaultStatus['adminCreatePlan']]>,
   Serves<Mutation['adminCreateRole'], DomainResults['adminCreateRole'][DefaultStatus['adminCreateRole']]>,
   Serves<Mutation['adminEraseChatSubject'], DomainResults['adminEraseChatSubject'][DefaultStatus['adminEraseChatSubject']]>,
   Serves<Mutation['adminErasePlatformBMember'], DomainResults['adminErasePlatformBMember'][DefaultStatus['adminErasePlatformBMember']]>,
+  Serves<Mutation['adminRestoreAccount'], DomainResults['adminRestoreAccount'][DefaultStatus['adminRestoreAccount']]>,
+  Serves<Mutation['adminRestoreUser'], DomainResults['adminRestoreUser'][DefaultStatus['adminRestoreUser']]>,
   Serves<Query['adminRole'], DomainResults['adminRole'][DefaultStatus['adminRole']]>,
   Serves<Query['adminRoleMembers'], DomainResults['adminRoleMembers'][DefaultStatus['adminRoleMembers']]>,
   Serves<Query['adminRoles'], DomainResults['adminRoles'][DefaultStatus['adminRoles']]>,
+  Serves<Mutation['adminSetUserRoles'], DomainResults['adminSetUserRoles'][DefaultStatus['adminSetUserRoles']]>,
+  Serves<Mutation['adminSuspendAccount'], DomainResults['adminSuspendAccount'][DefaultStatus['adminSuspendAccount']]>,
+  Serves<Mutation['adminSuspendUser'], DomainResults['adminSuspendUser'][DefaultStatus['adminSuspendUser']]>,
   Serves<Query['adminSystemKeyPermissions'], DomainResults['adminSystemKeyPermissions'][DefaultStatus['adminSystemKeyPermissions']]>,
   Serves<Mutation['adminUpdateApiKey'], DomainResults['adminUpdateApiKey'][DefaultStatus['adminUpdateApiKey']]>,
   Serves<Mutation['adminUpdatePlan'], DomainResults['adminUpdatePlan'][DefaultStatus['adminUpdatePlan']]>,
   Serves<Mutation['adminUpdateRole'], DomainResults['adminUpdateRole'][DefaultStatus['adminUpdateRole']]>,
+  Serves<Mutation['adminUpdateUserOverrides'], DomainResults['adminUpdateUserOverrides'][DefaultStatus['adminUpdateUserOverrides']]>,
+  Serves<Query['adminUser'], DomainResults['adminUser'][DefaultStatus['adminUser']]>,
   Serves<Query['adminUserApiKeys'], DomainResults['adminUserApiKeys'][DefaultStatus['adminUserApiKeys']]>,
+  Serves<Query['adminUserRoles'], DomainResults['adminUserRoles'][DefaultStatus['adminUserRoles']]>,
+  Serves<Query['adminUsers'], DomainResults['adminUsers'][DefaultStatus['adminUsers']]>,
   Serves<Query['adminUserSettingPresets'], DomainResults['adminUserSettingPresets'][DefaultStatus['adminUserSettingPresets']]>,
   Serves<Query['allAdminPermissions'], DomainResults['allAdminPermissions'][DefaultStatus['allAdminPermissions']]>,
   Serves<Query['apiKeyAssignablePermissions'], DomainResults['apiKeyAssignablePermissions'][DefaultStatus['apiKeyAssignablePermissions']]>,

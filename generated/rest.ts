@@ -18,7 +18,10 @@ export type OperationId =
   | 'addExtensionScreenshot'
   | 'addExtensionTester'
   | 'addToWatchlist'
+  | 'adminAccount'
   | 'adminAccountApiKeys'
+  | 'adminAccountOverrides'
+  | 'adminAccounts'
   | 'adminApproveDeveloperApplication'
   | 'adminApproveDeveloperVerification'
   | 'adminAssignUserRole'
@@ -49,6 +52,8 @@ export type OperationId =
   | 'adminRejectDeveloperVerification'
   | 'adminRemoveConnection'
   | 'adminRemoveShopConnection'
+  | 'adminRestoreAccount'
+  | 'adminRestoreUser'
   | 'adminRole'
   | 'adminRoleMembers'
   | 'adminRoles'
@@ -60,13 +65,20 @@ export type OperationId =
   | 'adminSetFeatureFlag'
   | 'adminSetPlanFeatures'
   | 'adminSetPlatformSwitches'
+  | 'adminSetUserRoles'
+  | 'adminSuspendAccount'
+  | 'adminSuspendUser'
   | 'adminSystemKeyPermissions'
   | 'adminSystemKeys'
   | 'adminUnassignUserRole'
   | 'adminUpdateApiKey'
   | 'adminUpdatePlan'
   | 'adminUpdateRole'
+  | 'adminUpdateUserOverrides'
+  | 'adminUser'
   | 'adminUserApiKeys'
+  | 'adminUserRoles'
+  | 'adminUsers'
   | 'adminUserSettingPresets'
   | 'adminWorkers'
   | 'allAdminPermissions'
@@ -332,8 +344,14 @@ export interface RestHandlers<Context> {
   addExtensionTester(request: RestRequest<'addExtensionTester'>, context: Context): Promise<RestResponse<'addExtensionTester'>>;
   /** POST /v1/watchlist */
   addToWatchlist(request: RestRequest<'addToWatchlist'>, context: Context): Promise<RestResponse<'addToWatchlist'>>;
+  /** GET /v1/admin/accounts/{id} */
+  adminAccount(request: RestRequest<'adminAccount'>, context: Context): Promise<RestResponse<'adminAccount'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys */
   adminAccountApiKeys(request: RestRequest<'adminAccountApiKeys'>, context: Context): Promise<RestResponse<'adminAccountApiKeys'>>;
+  /** GET /v1/admin/accounts/{id}/overrides */
+  adminAccountOverrides(request: RestRequest<'adminAccountOverrides'>, context: Context): Promise<RestResponse<'adminAccountOverrides'>>;
+  /** GET /v1/admin/accounts */
+  adminAccounts(request: RestRequest<'adminAccounts'>, context: Context): Promise<RestResponse<'adminAccounts'>>;
   /** POST /v1/admin/developer-applications/{id}/approve */
   adminApproveDeveloperApplication(request: RestRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<RestResponse<'adminApproveDeveloperApplication'>>;
   /** POST /v1/admin/developer-verifications/{id}/approve */
@@ -394,6 +412,10 @@ export interface RestHandlers<Context> {
   adminRemoveConnection(request: RestRequest<'adminRemoveConnection'>, context: Context): Promise<RestResponse<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} */
   adminRemoveShopConnection(request: RestRequest<'adminRemoveShopConnection'>, context: Context): Promise<RestResponse<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/accounts/{id}/restore */
+  adminRestoreAccount(request: RestRequest<'adminRestoreAccount'>, context: Context): Promise<RestResponse<'adminRestoreAccount'>>;
+  /** POST /v1/admin/users/{id}/restore */
+  adminRestoreUser(request: RestRequest<'adminRestoreUser'>, context: Context): Promise<RestResponse<'adminRestoreUser'>>;
   /** GET /v1/admin/admin-roles/{id} */
   adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members */
@@ -416,6 +438,12 @@ export interface RestHandlers<Context> {
   adminSetPlanFeatures(request: RestRequest<'adminSetPlanFeatures'>, context: Context): Promise<RestResponse<'adminSetPlanFeatures'>>;
   /** PUT /v1/admin/platforms/{platform} */
   adminSetPlatformSwitches(request: RestRequest<'adminSetPlatformSwitches'>, context: Context): Promise<RestResponse<'adminSetPlatformSwitches'>>;
+  /** PUT /v1/admin/users/{id}/user-roles */
+  adminSetUserRoles(request: RestRequest<'adminSetUserRoles'>, context: Context): Promise<RestResponse<'adminSetUserRoles'>>;
+  /** POST /v1/admin/accounts/{id}/suspend */
+  adminSuspendAccount(request: RestRequest<'adminSuspendAccount'>, context: Context): Promise<RestResponse<'adminSuspendAccount'>>;
+  /** POST /v1/admin/users/{id}/suspend */
+  adminSuspendUser(request: RestRequest<'adminSuspendUser'>, context: Context): Promise<RestResponse<'adminSuspendUser'>>;
   /** GET /v1/admin/system-key-permissions */
   adminSystemKeyPermissions(request: RestRequest<'adminSystemKeyPermissions'>, context: Context): Promise<RestResponse<'adminSystemKeyPermissions'>>;
   /** GET /v1/admin/system-keys */
@@ -428,8 +456,16 @@ export interface RestHandlers<Context> {
   adminUpdatePlan(request: RestRequest<'adminUpdatePlan'>, context: Context): Promise<RestResponse<'adminUpdatePlan'>>;
   /** PATCH /v1/admin/admin-roles/{id} */
   adminUpdateRole(request: RestRequest<'adminUpdateRole'>, context: Context): Promise<RestResponse<'adminUpdateRole'>>;
+  /** PATCH /v1/admin/users/{id}/overrides */
+  adminUpdateUserOverrides(request: RestRequest<'adminUpdateUserOverrides'>, context: Context): Promise<RestResponse<'adminUpdateUserOverrides'>>;
+  /** GET /v1/admin/users/{id} */
+  adminUser(request: RestRequest<'adminUser'>, context: Context): Promise<RestResponse<'adminUser'>>;
   /** GET /v1/admin/users/{user_id}/api-keys */
   adminUserApiKeys(request: RestRequest<'adminUserApiKeys'>, context: Context): Promise<RestResponse<'adminUserApiKeys'>>;
+  /** GET /v1/admin/user-roles */
+  adminUserRoles(request: RestRequest<'adminUserRoles'>, context: Context): Promise<RestResponse<'adminUserRoles'>>;
+  /** GET /v1/admin/users */
+  adminUsers(request: RestRequest<'adminUsers'>, context: Context): Promise<RestResponse<'adminUsers'>>;
   /** GET /v1/admin/users/{id}/setting-presets */
   adminUserSettingPresets(request: RestRequest<'adminUserSettingPresets'>, context: Context): Promise<RestResponse<'adminUserSettingPresets'>>;
   /** GET /v1/admin/workers */
@@ -874,7 +910,10 @@ export interface DomainResults {
   addExtensionScreenshot: { 201: Camelize<DataOf<Wire<'addExtensionScreenshot', 201>>> };
   addExtensionTester: { 201: Camelize<DataOf<Wire<'addExtensionTester', 201>>> };
   addToWatchlist: { 200: Camelize<DataOf<Wire<'addToWatchlist', 200>>> };
+  adminAccount: { 200: Camelize<DataOf<Wire<'adminAccount', 200>>> };
   adminAccountApiKeys: { 200: Camelize<ItemOf<Wire<'adminAccountApiKeys', 200>>>[] };
+  adminAccountOverrides: { 200: Camelize<DataOf<Wire<'adminAccountOverrides', 200>>> };
+  adminAccounts: { 200: Page<Camelize<ItemOf<Wire<'adminAccounts', 200>>>> };
   adminApproveDeveloperApplication: { 200: Camelize<Wire<'adminApproveDeveloperApplication', 200>> };
   adminApproveDeveloperVerification: { 200: Camelize<Wire<'adminApproveDeveloperVerification', 200>> };
   adminAssignUserRole: { 200: Camelize<Wire<'adminAssignUserRole', 200>> };
@@ -905,6 +944,8 @@ export interface DomainResults {
   adminRejectDeveloperVerification: { 200: Camelize<Wire<'adminRejectDeveloperVerification', 200>> };
   adminRemoveConnection: { 200: Camelize<Wire<'adminRemoveConnection', 200>> };
   adminRemoveShopConnection: { 200: Camelize<Wire<'adminRemoveShopConnection', 200>> };
+  adminRestoreAccount: { 200: Camelize<DataOf<Wire<'adminRestoreAccount', 200>>> };
+  adminRestoreUser: { 200: Camelize<DataOf<Wire<'adminRestoreUser', 200>>> };
   adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
   adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
   adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
@@ -916,13 +957,20 @@ export interface DomainResults {
   adminSetFeatureFlag: { 200: Camelize<DataOf<Wire<'adminSetFeatureFlag', 200>>> };
   adminSetPlanFeatures: { 200: Camelize<DataOf<Wire<'adminSetPlanFeatures', 200>>> };
   adminSetPlatformSwitches: { 200: Camelize<DataOf<Wire<'adminSetPlatformSwitches', 200>>> };
+  adminSetUserRoles: { 200: Camelize<DataOf<Wire<'adminSetUserRoles', 200>>> };
+  adminSuspendAccount: { 200: Camelize<DataOf<Wire<'adminSuspendAccount', 200>>> };
+  adminSuspendUser: { 200: Camelize<DataOf<Wire<'adminSuspendUser', 200>>> };
   adminSystemKeyPermissions: { 200: Camelize<ItemOf<Wire<'adminSystemKeyPermissions', 200>>>[] };
   adminSystemKeys: { 200: Camelize<ItemOf<Wire<'adminSystemKeys', 200>>>[] };
   adminUnassignUserRole: { 200: Camelize<Wire<'adminUnassignUserRole', 200>> };
   adminUpdateApiKey: { 200: Camelize<DataOf<Wire<'adminUpdateApiKey', 200>>> };
   adminUpdatePlan: { 200: Camelize<DataOf<Wire<'adminUpdatePlan', 200>>> };
   adminUpdateRole: { 200: Camelize<DataOf<Wire<'adminUpdateRole', 200>>> };
+  adminUpdateUserOverrides: { 200: Camelize<DataOf<Wire<'adminUpdateUserOverrides', 200>>> };
+  adminUser: { 200: Camelize<DataOf<Wire<'adminUser', 200>>> };
   adminUserApiKeys: { 200: Camelize<ItemOf<Wire<'adminUserApiKeys', 200>>>[] };
+  adminUserRoles: { 200: Camelize<DataOf<Wire<'adminUserRoles', 200>>> };
+  adminUsers: { 200: Page<Camelize<ItemOf<Wire<'adminUsers', 200>>>> };
   adminUserSettingPresets: { 200: Camelize<ItemOf<Wire<'adminUserSettingPresets', 200>>>[] };
   adminWorkers: { 200: Camelize<DataOf<Wire<'adminWorkers', 200>>> };
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
@@ -1146,7 +1194,10 @@ export interface DefaultStatus {
   addExtensionScreenshot: 201;
   addExtensionTester: 201;
   addToWatchlist: 200;
+  adminAccount: 200;
   adminAccountApiKeys: 200;
+  adminAccountOverrides: 200;
+  adminAccounts: 200;
   adminApproveDeveloperApplication: 200;
   adminApproveDeveloperVerification: 200;
   adminAssignUserRole: 200;
@@ -1177,6 +1228,8 @@ export interface DefaultStatus {
   adminRejectDeveloperVerification: 200;
   adminRemoveConnection: 200;
   adminRemoveShopConnection: 200;
+  adminRestoreAccount: 200;
+  adminRestoreUser: 200;
   adminRole: 200;
   adminRoleMembers: 200;
   adminRoles: 200;
@@ -1188,13 +1241,20 @@ export interface DefaultStatus {
   adminSetFeatureFlag: 200;
   adminSetPlanFeatures: 200;
   adminSetPlatformSwitches: 200;
+  adminSetUserRoles: 200;
+  adminSuspendAccount: 200;
+  adminSuspendUser: 200;
   adminSystemKeyPermissions: 200;
   adminSystemKeys: 200;
   adminUnassignUserRole: 200;
   adminUpdateApiKey: 200;
   adminUpdatePlan: 200;
   adminUpdateRole: 200;
+  adminUpdateUserOverrides: 200;
+  adminUser: 200;
   adminUserApiKeys: 200;
+  adminUserRoles: 200;
+  adminUsers: 200;
   adminUserSettingPresets: 200;
   adminWorkers: 200;
   allAdminPermissions: 200;
@@ -1437,8 +1497,14 @@ export interface RestOperations<Context> {
   addExtensionTester(request: DomainRequest<'addExtensionTester'>, context: Context): Promise<DomainResult<'addExtensionTester'>>;
   /** POST /v1/watchlist (data) */
   addToWatchlist(request: DomainRequest<'addToWatchlist'>, context: Context): Promise<DomainResult<'addToWatchlist'>>;
+  /** GET /v1/admin/accounts/{id} (single) */
+  adminAccount(request: DomainRequest<'adminAccount'>, context: Context): Promise<DomainResult<'adminAccount'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys (collection) */
   adminAccountApiKeys(request: DomainRequest<'adminAccountApiKeys'>, context: Context): Promise<DomainResult<'adminAccountApiKeys'>>;
+  /** GET /v1/admin/accounts/{id}/overrides (single) */
+  adminAccountOverrides(request: DomainRequest<'adminAccountOverrides'>, context: Context): Promise<DomainResult<'adminAccountOverrides'>>;
+  /** GET /v1/admin/accounts (collection) */
+  adminAccounts(request: DomainRequest<'adminAccounts'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminAccounts'>>;
   /** POST /v1/admin/developer-applications/{id}/approve (bare) */
   adminApproveDeveloperApplication(request: DomainRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<DomainResult<'adminApproveDeveloperApplication'>>;
   /** POST /v1/admin/developer-verifications/{id}/approve (bare) */
@@ -1499,6 +1565,10 @@ export interface RestOperations<Context> {
   adminRemoveConnection(request: DomainRequest<'adminRemoveConnection'>, context: Context): Promise<DomainResult<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} (bare) */
   adminRemoveShopConnection(request: DomainRequest<'adminRemoveShopConnection'>, context: Context): Promise<DomainResult<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/accounts/{id}/restore (single) */
+  adminRestoreAccount(request: DomainRequest<'adminRestoreAccount'>, context: Context): Promise<DomainResult<'adminRestoreAccount'>>;
+  /** POST /v1/admin/users/{id}/restore (single) */
+  adminRestoreUser(request: DomainRequest<'adminRestoreUser'>, context: Context): Promise<DomainResult<'adminRestoreUser'>>;
   /** GET /v1/admin/admin-roles/{id} (single) */
   adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members (collection) */
@@ -1521,6 +1591,12 @@ export interface RestOperations<Context> {
   adminSetPlanFeatures(request: DomainRequest<'adminSetPlanFeatures'>, context: Context): Promise<DomainResult<'adminSetPlanFeatures'>>;
   /** PUT /v1/admin/platforms/{platform} (single) */
   adminSetPlatformSwitches(request: DomainRequest<'adminSetPlatformSwitches'>, context: Context): Promise<DomainResult<'adminSetPlatformSwitches'>>;
+  /** PUT /v1/admin/users/{id}/user-roles (single) */
+  adminSetUserRoles(request: DomainRequest<'adminSetUserRoles'>, context: Context): Promise<DomainResult<'adminSetUserRoles'>>;
+  /** POST /v1/admin/accounts/{id}/suspend (single) */
+  adminSuspendAccount(request: DomainRequest<'adminSuspendAccount'>, context: Context): Promise<DomainResult<'adminSuspendAccount'>>;
+  /** POST /v1/admin/users/{id}/suspend (single) */
+  adminSuspendUser(request: DomainRequest<'adminSuspendUser'>, context: Context): Promise<DomainResult<'adminSuspendUser'>>;
   /** GET /v1/admin/system-key-permissions (collection) */
   adminSystemKeyPermissions(request: DomainRequest<'adminSystemKeyPermissions'>, context: Context): Promise<DomainResult<'adminSystemKeyPermissions'>>;
   /** GET /v1/admin/system-keys (collection) */
@@ -1533,8 +1609,16 @@ export interface RestOperations<Context> {
   adminUpdatePlan(request: DomainRequest<'adminUpdatePlan'>, context: Context): Promise<DomainResult<'adminUpdatePlan'>>;
   /** PATCH /v1/admin/admin-roles/{id} (single) */
   adminUpdateRole(request: DomainRequest<'adminUpdateRole'>, context: Context): Promise<DomainResult<'adminUpdateRole'>>;
+  /** PATCH /v1/admin/users/{id}/overrides (single) */
+  adminUpdateUserOverrides(request: DomainRequest<'adminUpdateUserOverrides'>, context: Context): Promise<DomainResult<'adminUpdateUserOverrides'>>;
+  /** GET /v1/admin/users/{id} (single) */
+  adminUser(request: DomainRequest<'adminUser'>, context: Context): Promise<DomainResult<'adminUser'>>;
   /** GET /v1/admin/users/{user_id}/api-keys (collection) */
   adminUserApiKeys(request: DomainRequest<'adminUserApiKeys'>, context: Context): Promise<DomainResult<'adminUserApiKeys'>>;
+  /** GET /v1/admin/user-roles (single) */
+  adminUserRoles(request: DomainRequest<'adminUserRoles'>, context: Context): Promise<DomainResult<'adminUserRoles'>>;
+  /** GET /v1/admin/users (collection) */
+  adminUsers(request: DomainRequest<'adminUsers'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminUsers'>>;
   /** GET /v1/admin/users/{id}/setting-presets (collection) */
   adminUserSettingPresets(request: DomainRequest<'adminUserSettingPresets'>, context: Context): Promise<DomainResult<'adminUserSettingPresets'>>;
   /** GET /v1/admin/workers (single) */
@@ -2348,6 +2432,42 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminAccount",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}",
+    "expressPath": "/v1/admin/accounts/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -2380,6 +2500,83 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminAccountOverrides",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}/overrides",
+    "expressPath": "/v1/admin/accounts/:id/overrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccountOverrides",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminAccounts",
+    "method": "get",
+    "path": "/v1/admin/accounts",
+    "expressPath": "/v1/admin/accounts",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccounts",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200
   },
   {
@@ -3484,6 +3681,80 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminRestoreAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/restore",
+    "expressPath": "/v1/admin/accounts/:id/restore",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminRestoreAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminRestoreUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/restore",
+    "expressPath": "/v1/admin/users/:id/restore",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminRestoreUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminRole",
     "method": "get",
     "path": "/v1/admin/admin-roles/{id}",
@@ -3878,6 +4149,116 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminSetUserRoles",
+    "method": "put",
+    "path": "/v1/admin/users/{id}/user-roles",
+    "expressPath": "/v1/admin/users/:id/user-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSetUserRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSuspendAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/suspend",
+    "expressPath": "/v1/admin/accounts/:id/suspend",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSuspendAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminSuspendUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/suspend",
+    "expressPath": "/v1/admin/users/:id/suspend",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSuspendUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminSystemKeyPermissions",
     "method": "get",
     "path": "/v1/admin/system-key-permissions",
@@ -4093,6 +4474,78 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "adminUpdateUserOverrides",
+    "method": "patch",
+    "path": "/v1/admin/users/{id}/overrides",
+    "expressPath": "/v1/admin/users/:id/overrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUpdateUserOverrides",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUser",
+    "method": "get",
+    "path": "/v1/admin/users/{id}",
+    "expressPath": "/v1/admin/users/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "adminUserApiKeys",
     "method": "get",
     "path": "/v1/admin/users/{user_id}/api-keys",
@@ -4125,6 +4578,82 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUserRoles",
+    "method": "get",
+    "path": "/v1/admin/user-roles",
+    "expressPath": "/v1/admin/user-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUserRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "adminUsers",
+    "method": "get",
+    "path": "/v1/admin/users",
+    "expressPath": "/v1/admin/users",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUsers",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200
   },
   {
@@ -6446,6 +6975,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "403": "application/json",
       "404": "application/json",
       "415": "application/json",
       "429": "application/json",
@@ -6652,6 +7182,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "403": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -11013,7 +11544,7 @@ export const routes: readonly RouteSpec[] = [
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'chatHistory' | 'developerPayouts' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
+export type PagedOperationId = 'accountAuditLog' | 'adminAccounts' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'adminUsers' | 'chatHistory' | 'developerPayouts' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -11021,6 +11552,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "defaultLimit": 50,
     "minLimit": 1,
     "maxLimit": 200,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminAccounts": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
     "clampLimit": true,
     "maxPage": 2147483647
   },
@@ -11046,6 +11584,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "maxPage": 2147483647
   },
   "adminMailOutbox": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminUsers": {
     "defaultLimit": 25,
     "minLimit": 1,
     "maxLimit": 100,

@@ -72,6 +72,8 @@ export const tables = {
     created_at: 'timestamp',
     updated_at: 'timestamp',
     chat_retention_days: { type: 'integer', nullable: true },
+    suspended_at: { type: 'timestamp', nullable: true },
+    suspended_reason: { type: 'text', nullable: true },
   },
   admin_role_assignments: {
     user_id: 'uuid',
@@ -911,6 +913,8 @@ export const tables = {
     extension_dev_mode: 'boolean',
     developer_override: 'boolean',
     max_accounts_override: { type: 'integer', nullable: true },
+    suspended_at: { type: 'timestamp', nullable: true },
+    suspended_reason: { type: 'text', nullable: true },
   },
   webhook_receipts: {
     id: 'uuid',

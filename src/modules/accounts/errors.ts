@@ -19,4 +19,5 @@ export const accountMessages = {
   alreadyInvited: 'User is already invited',
   accountLimitReached: (max: number) => `Account limit reached: your plan allows ${max} owned account(s)`,
   displayNameBlank: 'display_name must not be blank',
+  userSuspended: 'User is suspended',
 } as const;

@@ -166,4 +166,27 @@ export const accountMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    // Operators suspend users and accounts (src/modules/operators). The access version moves with a
+    // suspension, so the guarded per-request reads (a user's grants, an account's standing) see it at once.
+    name: '20261128100000_user_and_account_suspension',
+    async up(knex: Knex) {
+      for (const table of ['users', 'accounts']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.timestamp('suspended_at', { useTz: true }).nullable();
+          t.string('suspended_reason', 500).nullable();
+        });
+        await knex.raw(`create trigger ${table}_suspension_access_version after update of suspended_at on ${table} for each statement execute function bump_access_version()`);
+      }
+    },
+    async down(knex: Knex) {
+      for (const table of ['users', 'accounts']) {
+        await knex.raw(`drop trigger if exists ${table}_suspension_access_version on ${table}`);
+        await knex.schema.alterTable(table, (t) => {
+          t.dropColumn('suspended_at');
+          t.dropColumn('suspended_reason');
+        });
+      }
+    },
+  },
 ];

@@ -54,6 +54,9 @@ const inviteOf = schemaRows('AccountInvite', {
   from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
 });
 
+/** A uuid no row has: a standing read without a user or account compares against it. */
+const NO_ID = '00000000-0000-0000-0000-000000000000';
+
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 const mapped = <T>(mapping: { map(row: Record<string, unknown>): T }) => (row: Record<string, unknown> | undefined): T | undefined => (row ? mapping.map(row) : undefined);
 
@@ -77,6 +80,10 @@ export function createAccountsRepo(knex: Knex) {
     /** accounts.userByEmail */
     async userByEmail(email: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
       return mapped(userOf)(await db('users').where({ email }).first(db.raw(userOf.select)));
+    },
+    /** accounts.isSuspended: whether the user is suspended now (sign-in refuses them) */
+    async isSuspended(userId: string): Promise<boolean> {
+      return Boolean(await knex('users').where({ id: userId }).whereNotNull('suspended_at').first('id'));
     },
     /** accounts.userById */
     async userById(id: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
@@ -184,11 +191,36 @@ export function createAccountsRepo(knex: Knex) {
     memberPermissions: accessRead(
       knex,
       async (userId: string, accountId: string): Promise<{ value: string[] | null; version: string }> => {
+        // A suspended account grants nothing; a suspended user is no member anywhere.
         const row = await knex('account_members as m')
           .join('account_roles as r', 'r.id', 'm.role_id')
+          .join('accounts as a', 'a.id', 'm.account_id')
+          .join('users as u', 'u.id', 'm.user_id')
           .where({ 'm.user_id': userId, 'm.account_id': accountId })
+          .whereNull('a.suspended_at')
+          .whereNull('u.suspended_at')
           .first('r.permissions', knex.raw(ACCESS_VERSION_COLUMN));
         return { value: row ? jsonArray(row.permissions) : null, version: accessVersionOf(row) };
+      },
+      (userId, accountId) => `${userId}:${accountId}`,
+    ),
+    /**
+     * accounts.standing: whether a user or an account is suspended (a hot read guarded by the access
+     * version, which a suspension moves). Credentials that do not go through `principal` (account
+     * keys and tokens, popouts) are held to it by the operators module.
+     */
+    standing: accessRead(
+      knex,
+      async (userId: string | null, accountId: string | null): Promise<{ value: { userSuspended: boolean; accountSuspended: boolean }; version: string }> => {
+        const [row] = await statement<{ user_suspended: boolean; account_suspended: boolean; access_version: unknown }>(
+          knex,
+          `select
+             exists(select 1 from users where id = ? and suspended_at is not null) as user_suspended,
+             exists(select 1 from accounts where id = ? and suspended_at is not null) as account_suspended,
+             ${ACCESS_VERSION_COLUMN}`,
+          [userId ?? NO_ID, accountId ?? NO_ID],
+        );
+        return { value: { userSuspended: Boolean(row?.user_suspended), accountSuspended: Boolean(row?.account_suspended) }, version: accessVersionOf(row) };
       },
       (userId, accountId) => `${userId}:${accountId}`,
     ),
@@ -199,9 +231,10 @@ export function createAccountsRepo(knex: Knex) {
         const [row] = await statement<{ exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown; access_version: unknown }>(
           knex,
           `select
-             exists(select 1 from users where id = ?) as exists,
+             exists(select 1 from users where id = ? and suspended_at is null) as exists,
              (select r.permissions from account_members m join account_roles r on r.id = m.role_id
-               where m.user_id = ? and m.account_id = ?) as account,
+               join accounts a on a.id = m.account_id
+               where m.user_id = ? and m.account_id = ? and a.suspended_at is null) as account,
              coalesce((select jsonb_agg(p) from admin_role_assignments a join admin_roles ar on ar.id = a.role_id,
                jsonb_array_elements_text(ar.permissions) p where a.user_id = ?), '[]'::jsonb) as admin,
              coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,

@@ -113,6 +113,11 @@ export function createAccountsService(deps: AccountsDeps) {
     await repo.deleteMember(trx, accountId, userId);
   }
 
+  /** A suspended user cannot sign in (the operators module suspends). */
+  async function refuseSuspended(userId: string): Promise<void> {
+    if (await repo.isSuspended(userId)) throw AppError.forbidden(accountMessages.userSuspended);
+  }
+
   const principals: PrincipalSource = {
     principal: (userId, accountId) => repo.principal(userId, accountId),
     memberPermissions: (userId, accountId) => repo.memberPermissions(userId, accountId),
@@ -139,7 +144,10 @@ export function createAccountsService(deps: AccountsDeps) {
     async findOrCreateUser(email: string, displayName: string): Promise<{ user: User; accountId: string | null; created: boolean }> {
       const normalised = email.trim().toLowerCase();
       const existing = await repo.userByEmail(normalised);
-      if (existing) return { user: existing, accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      if (existing) {
+        await refuseSuspended(existing.id);
+        return { user: existing, accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      }
       try {
         return await createUserRows(normalised, displayName);
       } catch (error) {
@@ -153,6 +161,7 @@ export function createAccountsService(deps: AccountsDeps) {
     /** A user who signed in before (issue 29: provider sign-in), with the account a new session starts in; null when gone. */
     async signInUser(userId: string): Promise<{ user: User; accountId: string | null } | null> {
       const row = await repo.userById(userId);
+      if (row) await refuseSuspended(userId);
       return row ? { user: row, accountId: await repo.firstAccountOfUser(userId) } : null;
     },
 
@@ -420,6 +429,12 @@ export function createAccountsService(deps: AccountsDeps) {
       });
     },
 
+    /** What a user may own now: the operator's override, else the plans (operators read it). */
+    maxAccounts: (userId: string) => repo.maxAccounts(userId),
+    /** Whether a user has a developer profile (the developer module tells; operators read it beside the override). */
+    hasDeveloperProfile: (userId: string) => hasDeveloperProfile(userId),
+    /** Whether a user or an account is suspended (a hot read; the operators module holds credentials to it). */
+    standing: (userId: string | null, accountId: string | null) => repo.standing(userId, accountId),
     /** Display names for audit rows. */
     names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
     /** The connections module supplies the user's login connections for `me`. */
