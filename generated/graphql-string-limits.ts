@@ -15,6 +15,19 @@ export interface StringLimit {
  * property each string argument stands for (scripts/codegen/string-limits.ts), checked in order.
  */
 export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]>> = {
+  "Mutation.acceptAccountInvite": [
+    {
+      "path": [
+        "token"
+      ],
+      "maxLength": 4096,
+      "message": "query.token must NOT have more than 4096 characters",
+      "field": {
+        "field": "query.token",
+        "message": "must NOT have more than 4096 characters"
+      }
+    }
+  ],
   "Mutation.addToWatchlist": [
     {
       "path": [
@@ -335,6 +348,18 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
     }
   ],
   "Mutation.createAccountInvite": [
+    {
+      "path": [
+        "input",
+        "email"
+      ],
+      "maxLength": 254,
+      "message": "body.email must NOT have more than 254 characters",
+      "field": {
+        "field": "body.email",
+        "message": "must NOT have more than 254 characters"
+      }
+    },
     {
       "path": [
         "input",

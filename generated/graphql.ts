@@ -338,6 +338,8 @@ export type Mutation = {
   removeAccountMember: Scalars['Boolean']['output'];
   /** Invite a user with a role; REST POST /v1/account/invites. */
   createAccountInvite: AccountInvite;
+  /** Accept an invite mailed to an address, with its link's token; REST POST /v1/account/invites/accept. */
+  acceptAccountInvite: Account;
   /** Withdraw a pending invite; REST DELETE /v1/account/invites/{id}. */
   cancelAccountInvite: Scalars['Boolean']['output'];
   /** Create a custom role; REST POST /v1/account/roles. */
@@ -508,6 +510,11 @@ export type MutationRemoveAccountMemberArgs = {
 
 export type MutationCreateAccountInviteArgs = {
   input: CreateAccountInviteInput;
+};
+
+
+export type MutationAcceptAccountInviteArgs = {
+  token: Scalars['String']['input'];
 };
 
 
@@ -1018,15 +1025,21 @@ export type AccountInvite = {
   __typename?: 'AccountInvite';
   id: Scalars['UUID']['output'];
   accountId: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
+  /** Null while an invite mailed to an address no user has is untaken. */
+  userId: Maybe<Scalars['UUID']['output']>;
+  /** The address an invite by e-mail to an unknown address went to. */
+  email: Maybe<Scalars['String']['output']>;
   roleId: Scalars['UUID']['output'];
   role: Scalars['String']['output'];
   invitedBy: Maybe<Scalars['UUID']['output']>;
   createdAt: Scalars['String']['output'];
 };
 
+/** Exactly one of userId and email. */
 export type CreateAccountInviteInput = {
-  userId: Scalars['UUID']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  /** A verified address invites its user; an unknown one is mailed a link. */
+  email?: InputMaybe<Scalars['String']['input']>;
   /** A role name (moderator) or id. */
   role: Scalars['String']['input'];
 };
@@ -2984,6 +2997,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
   removeAccountMember: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveAccountMemberArgs, 'userId'>>;
   createAccountInvite: Resolver<ResolversTypes['AccountInvite'], ParentType, ContextType, RequireFields<MutationCreateAccountInviteArgs, 'input'>>;
+  acceptAccountInvite: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationAcceptAccountInviteArgs, 'token'>>;
   cancelAccountInvite: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationCancelAccountInviteArgs, 'id'>>;
   createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
   updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
@@ -3132,7 +3146,8 @@ export type AccountMemberResolvers<ContextType = GraphQLContext, ParentType exte
 export type AccountInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountInvite'] = ResolversParentTypes['AccountInvite']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   invitedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;

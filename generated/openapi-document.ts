@@ -383,8 +383,8 @@ export const openapiDocument = {
         "tags": [
           "members"
         ],
-        "summary": "Invite a user into the active account with a role.",
-        "description": "`role` is a role name (`moderator`) or id. Creates the invite and an `invite`\nnotification for the user (`data.accountId`, `data.inviteId`, `data.role`); the user\nanswers with `POST /v1/notifications/{id}/action`. Unknown user: 404 `User not found`;\nunknown role: 404 `Role not found`; the owner role: 400 `The owner role cannot be\nassigned`; already a member or already invited: 409 `User is already a member` /\n`User is already invited`. Records `account:member_invited`.\n",
+        "summary": "Invite a user into the active account with a role, by user id or e-mail address.",
+        "description": "`role` is a role name (`moderator`) or id. Exactly one of `user_id` and `email` (else 400\nVALIDATION_ERROR `Exactly one of user_id or email is required`). An `email` that a user\nsigned in with (a verified address) invites that user, as `user_id` does: the invite\nand an `invite` notification for the user (`data.accountId`, `data.inviteId`,\n`data.role`); the user answers with `POST /v1/notifications/{id}/action`. An address\nno user has gets a mail (the `account_invite` template) with a link to the dashboard's\n`/invites/accept?token=<token>`: signed in (or up), the dashboard sends the token to\n`POST /v1/account/invites/accept`, which joins the account. A user who signs up with\nthat address also finds the invite in their notifications. Such an invite shows\n`user_id` null and the address in `email` until someone takes it, and expires after 7\ndays. Unknown user: 404 `User not found`; unknown role: 404 `Role not found`; the\nowner role: 400 `The owner role cannot be assigned`; already a member or already\ninvited: 409 `User is already a member` / `User is already invited`. Records\n`account:member_invited`.\n",
         "x-permission": "members:create",
         "x-graphql": "Mutation.createAccountInvite",
         "requestBody": {
@@ -395,13 +395,17 @@ export const openapiDocument = {
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
-                  "user_id",
                   "role"
                 ],
                 "properties": {
                   "user_id": {
                     "type": "string",
                     "format": "uuid"
+                  },
+                  "email": {
+                    "type": "string",
+                    "format": "email",
+                    "maxLength": 254
                   },
                   "role": {
                     "type": "string",
@@ -440,6 +444,100 @@ export const openapiDocument = {
                   "properties": {
                     "data": {
                       "$ref": "#/components/schemas/AccountInvite"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/invites/accept": {
+      "post": {
+        "operationId": "acceptAccountInvite",
+        "tags": [
+          "members"
+        ],
+        "summary": "Accept an invite mailed to an address, with the token from its link.",
+        "description": "The caller (signed in, or just signed up) joins the invite's account with its role and\nthe invite is used up; possession of the token is the authorization, as the link went\nto the invited address. Answers the account (with the caller's role), which the caller\nmay switch to. An unknown token: 404 `Invite not found`; an expired one, or one another\nuser already took: 409 CONFLICT `Invite is no longer valid`; the caller already a\nmember: 409 `User is already a member`. Records `account:member_joined`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.acceptAccountInvite",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "token"
+                ],
+                "properties": {
+                  "token": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/account"
+        },
+        "responses": {
+          "200": {
+            "description": "The account joined.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Account"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -24206,6 +24304,7 @@ export const openapiDocument = {
           "id",
           "account_id",
           "user_id",
+          "email",
           "role_id",
           "role",
           "invited_by",
@@ -24222,7 +24321,14 @@ export const openapiDocument = {
           },
           "user_id": {
             "type": "string",
-            "format": "uuid"
+            "format": "uuid",
+            "nullable": true,
+            "description": "Null while an invite mailed to an address no user has is untaken."
+          },
+          "email": {
+            "type": "string",
+            "nullable": true,
+            "description": "The address an invite by e-mail to an unknown address went to (null otherwise)."
           },
           "role_id": {
             "type": "string",

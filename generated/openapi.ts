@@ -61,13 +61,21 @@ export interface paths {
         get: operations["accountInvites"];
         put?: never;
         /**
-         * Invite a user into the active account with a role.
-         * @description `role` is a role name (`moderator`) or id. Creates the invite and an `invite`
-         *     notification for the user (`data.accountId`, `data.inviteId`, `data.role`); the user
-         *     answers with `POST /v1/notifications/{id}/action`. Unknown user: 404 `User not found`;
-         *     unknown role: 404 `Role not found`; the owner role: 400 `The owner role cannot be
-         *     assigned`; already a member or already invited: 409 `User is already a member` /
-         *     `User is already invited`. Records `account:member_invited`.
+         * Invite a user into the active account with a role, by user id or e-mail address.
+         * @description `role` is a role name (`moderator`) or id. Exactly one of `user_id` and `email` (else 400
+         *     VALIDATION_ERROR `Exactly one of user_id or email is required`). An `email` that a user
+         *     signed in with (a verified address) invites that user, as `user_id` does: the invite
+         *     and an `invite` notification for the user (`data.accountId`, `data.inviteId`,
+         *     `data.role`); the user answers with `POST /v1/notifications/{id}/action`. An address
+         *     no user has gets a mail (the `account_invite` template) with a link to the dashboard's
+         *     `/invites/accept?token=<token>`: signed in (or up), the dashboard sends the token to
+         *     `POST /v1/account/invites/accept`, which joins the account. A user who signs up with
+         *     that address also finds the invite in their notifications. Such an invite shows
+         *     `user_id` null and the address in `email` until someone takes it, and expires after 7
+         *     days. Unknown user: 404 `User not found`; unknown role: 404 `Role not found`; the
+         *     owner role: 400 `The owner role cannot be assigned`; already a member or already
+         *     invited: 409 `User is already a member` / `User is already invited`. Records
+         *     `account:member_invited`.
          */
         post: operations["createAccountInvite"];
         delete?: never;
@@ -91,6 +99,31 @@ export interface paths {
          * @description Withdraws a pending invite of the active account and deletes the invite notification it created for the invitee (`members:delete`).
          */
         delete: operations["cancelAccountInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite mailed to an address, with the token from its link.
+         * @description The caller (signed in, or just signed up) joins the invite's account with its role and
+         *     the invite is used up; possession of the token is the authorization, as the link went
+         *     to the invited address. Answers the account (with the caller's role), which the caller
+         *     may switch to. An unknown token: 404 `Invite not found`; an expired one, or one another
+         *     user already took: 409 CONFLICT `Invite is no longer valid`; the caller already a
+         *     member: 409 `User is already a member`. Records `account:member_joined`.
+         */
+        post: operations["acceptAccountInvite"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5267,6 +5300,8 @@ export interface components {
             account_id: string;
             /** Format: date-time */
             created_at: string;
+            /** @description The address an invite by e-mail to an unknown address went to (null otherwise). */
+            email: string | null;
             /** Format: uuid */
             id: string;
             /** Format: uuid */
@@ -5274,8 +5309,11 @@ export interface components {
             role: string;
             /** Format: uuid */
             role_id: string;
-            /** Format: uuid */
-            user_id: string;
+            /**
+             * Format: uuid
+             * @description Null while an invite mailed to an address no user has is untaken.
+             */
+            user_id: string | null;
         };
         AccountMember: {
             avatar_url: string | null;
@@ -8464,9 +8502,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** Format: email */
+                    email?: string;
                     role: string;
                     /** Format: uuid */
-                    user_id: string;
+                    user_id?: string;
                 };
             };
         };
@@ -8518,6 +8558,52 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptAccountInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account joined. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -15,6 +15,17 @@ export interface Twin {
 
 export const twins: readonly Twin[] = [
   {
+    "operationId": "acceptAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites/accept",
+    "graphql": "Mutation.acceptAccountInvite",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "account",
     "method": "get",
     "path": "/v1/account",
@@ -1942,6 +1953,7 @@ export const twins: readonly Twin[] = [
  */
 type Serves<GraphQLResult, Domain extends GraphQLResult> = Domain;
 export type TwinShapes = [
+  Serves<Mutation['acceptAccountInvite'], DomainResults['acceptAccountInvite'][DefaultStatus['acceptAccountInvite']]>,
   Serves<Query['account'], DomainResults['account'][DefaultStatus['account']]>,
   Serves<Query['accountAuditLog'], DomainResults['accountAuditLog'][DefaultStatus['accountAuditLog']]>,
   Serves<Query['accountInvites'], DomainResults['accountInvites'][DefaultStatus['accountInvites']]>,

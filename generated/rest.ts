@@ -7,6 +7,7 @@ import type { Camelize } from '../src/http/mapping';
 import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
+  | 'acceptAccountInvite'
   | 'acceptDeveloperTeamInvite'
   | 'acceptExtensionAccessInvite'
   | 'account'
@@ -322,6 +323,8 @@ export type RestResponse<K extends OperationId> = {
 
 /** One typed method per operationId, on the wire: a missing handler is a compile error. */
 export interface RestHandlers<Context> {
+  /** POST /v1/account/invites/accept */
+  acceptAccountInvite(request: RestRequest<'acceptAccountInvite'>, context: Context): Promise<RestResponse<'acceptAccountInvite'>>;
   /** POST /v1/developer/team-invites/{code}/accept */
   acceptDeveloperTeamInvite(request: RestRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'acceptDeveloperTeamInvite'>>;
   /** POST /v1/extension-access-invites/accept */
@@ -899,6 +902,7 @@ export interface DomainRequest<K extends OperationId> {
 
 /** Per operation and status, the domain value the router maps and wraps (x-envelope). */
 export interface DomainResults {
+  acceptAccountInvite: { 200: Camelize<DataOf<Wire<'acceptAccountInvite', 200>>> };
   acceptDeveloperTeamInvite: { 200: Camelize<DataOf<Wire<'acceptDeveloperTeamInvite', 200>>> };
   acceptExtensionAccessInvite: { 200: Camelize<DataOf<Wire<'acceptExtensionAccessInvite', 200>>> };
   account: { 200: Camelize<DataOf<Wire<'account', 200>>> };
@@ -1183,6 +1187,7 @@ export interface DomainResults {
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
 export interface DefaultStatus {
+  acceptAccountInvite: 200;
   acceptDeveloperTeamInvite: 200;
   acceptExtensionAccessInvite: 200;
   account: 200;
@@ -1475,6 +1480,8 @@ export type DomainResult<K extends OperationId> =
  * declared envelope and self link; paged operations get their `paging` request.
  */
 export interface RestOperations<Context> {
+  /** POST /v1/account/invites/accept (single) */
+  acceptAccountInvite(request: DomainRequest<'acceptAccountInvite'>, context: Context): Promise<DomainResult<'acceptAccountInvite'>>;
   /** POST /v1/developer/team-invites/{code}/accept (single) */
   acceptDeveloperTeamInvite(request: DomainRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'acceptDeveloperTeamInvite'>>;
   /** POST /v1/extension-access-invites/accept (data) */
@@ -2058,6 +2065,37 @@ export interface RouteSpec {
 }
 
 export const routes: readonly RouteSpec[] = [
+  {
+    "operationId": "acceptAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites/accept",
+    "expressPath": "/v1/account/invites/accept",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.acceptAccountInvite",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/account"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
   {
     "operationId": "acceptDeveloperTeamInvite",
     "method": "post",

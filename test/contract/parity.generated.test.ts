@@ -12,6 +12,7 @@ const twin = (operationId: string) => {
   return found;
 };
 
+describeTwinContract(fixtures, twin('acceptAccountInvite'));
 describeTwinContract(fixtures, twin('account'));
 describeTwinContract(fixtures, twin('accountAuditLog'));
 describeTwinContract(fixtures, twin('accountInvites'));

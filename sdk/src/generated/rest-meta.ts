@@ -188,6 +188,7 @@ export const tokenQueryOperations: readonly string[] = [
   "PATCH /sounds/{id}",
   "PATCH /widgets/{id}",
   "POST /account/invites",
+  "POST /account/invites/accept",
   "POST /account/leave",
   "POST /account/roles",
   "POST /accounts",

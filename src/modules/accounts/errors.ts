@@ -20,4 +20,5 @@ export const accountMessages = {
   accountLimitReached: (max: number) => `Account limit reached: your plan allows ${max} owned account(s)`,
   displayNameBlank: 'display_name must not be blank',
   userSuspended: 'User is suspended',
+  inviteTarget: 'Exactly one of user_id or email is required',
 } as const;

@@ -12,6 +12,7 @@ type MutationFields =
   | 'updateAccountMember'
   | 'removeAccountMember'
   | 'createAccountInvite'
+  | 'acceptAccountInvite'
   | 'cancelAccountInvite'
   | 'createAccountRole'
   | 'updateAccountRole'
@@ -43,6 +44,7 @@ export function createAccountsResolvers(service: AccountsService): {
       updateAccountMember: (_p, { userId, roleId }, context) => service.updateMember(context.auth, userId, roleId),
       removeAccountMember: (_p, { userId }, context) => done(service.removeMember(context.auth, userId)),
       createAccountInvite: (_p, { input }, context) => service.createInvite(context.auth, input),
+      acceptAccountInvite: (_p, { token }, context) => service.acceptEmailInvite(context.auth, token),
       cancelAccountInvite: (_p, { id }, context) => done(service.cancelInvite(context.auth, id)),
       createAccountRole: (_p, { input }, context) => service.createRole(context.auth, input),
       updateAccountRole: (_p, { id, input }, context) => service.updateRole(context.auth, id, input),

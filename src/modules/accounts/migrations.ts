@@ -189,4 +189,27 @@ export const accountMigrations: readonly Migration[] = [
       }
     },
   },
+  {
+    // Invites by e-mail: an address no user has is invited with a token mailed to it (its hash here).
+    name: '20261128100100_account_invites_by_email',
+    async up(knex: Knex) {
+      await knex.raw('alter table account_invites alter column user_id drop not null');
+      await knex.schema.alterTable('account_invites', (t) => {
+        t.string('email', 254).nullable();
+        t.specificType('token_hash', 'char(64)').nullable().unique();
+        t.timestamp('expires_at', { useTz: true }).nullable();
+        t.unique(['account_id', 'email']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex('account_invites').whereNull('user_id').delete();
+      await knex.schema.alterTable('account_invites', (t) => {
+        t.dropUnique(['account_id', 'email']);
+        t.dropColumn('email');
+        t.dropColumn('token_hash');
+        t.dropColumn('expires_at');
+      });
+      await knex.raw('alter table account_invites alter column user_id set not null');
+    },
+  },
 ];

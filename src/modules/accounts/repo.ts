@@ -51,7 +51,7 @@ export type MemberRecord = RowValue<typeof memberOf>;
 type MemberRow = Record<string, unknown>;
 
 const inviteOf = schemaRows('AccountInvite', {
-  from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
+  from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', email: 'i.email', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
 });
 
 /** A uuid no row has: a standing read without a user or account compares against it. */
@@ -299,9 +299,34 @@ export function createAccountsRepo(knex: Knex) {
     async inviteFor(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<AccountInvite | undefined> {
       return mapped(inviteOf)(await inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first());
     },
-    /** accounts.insertInvite */
-    async insertInvite(db: Knex.Transaction, invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'>): Promise<void> {
+    /** accounts.insertInvite (an invite by e-mail to an unknown address carries its address, token hash and end) */
+    async insertInvite(
+      db: Knex.Transaction,
+      invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'> & { email?: string; token_hash?: string; expires_at?: Date },
+    ): Promise<void> {
       await db('account_invites').insert(invite);
+    },
+    /** accounts.inviteByToken: an invite by e-mail, by its token's hash, locked for the accepting transaction */
+    async inviteByToken(trx: Knex.Transaction, tokenHash: string): Promise<(AccountInvite & { expired: boolean }) | undefined> {
+      const row = await trx('account_invites').where({ token_hash: tokenHash }).forUpdate().first('id', trx.raw('(expires_at is not null and expires_at <= now()) as expired'));
+      if (!row) return undefined;
+      const invite = await this.invite(row.id, trx);
+      return invite ? { ...invite, expired: Boolean(row.expired) } : undefined;
+    },
+    /**
+     * accounts.claimEmailInvites: a new user with a (verified) address takes the live invites
+     * mailed to it; answers them (each then gets its notification)
+     */
+    async claimEmailInvites(trx: Knex.Transaction, userId: string, email: string): Promise<AccountInvite[]> {
+      const rows: { id: string }[] = await trx('account_invites')
+        .whereNull('user_id')
+        .where({ email })
+        .where('expires_at', '>', trx.fn.now())
+        .update({ user_id: userId })
+        .returning('id');
+      const invites: AccountInvite[] = [];
+      for (const { id } of rows) invites.push((await this.invite(id, trx))!);
+      return invites;
     },
     /** accounts.deleteInvite */
     async deleteInvite(db: Knex | Knex.Transaction, id: string): Promise<number> {

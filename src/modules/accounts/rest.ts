@@ -29,6 +29,7 @@ export function createAccountsRest(service: AccountsService) {
     },
     accountInvites: (_r, context) => service.invites(context.auth),
     createAccountInvite: ({ body }, context) => service.createInvite(context.auth, body),
+    acceptAccountInvite: ({ body }, context) => service.acceptEmailInvite(context.auth, body.token),
     async cancelAccountInvite({ params }, context) {
       await service.cancelInvite(context.auth, params.id);
       return SUCCESS;

@@ -46,6 +46,16 @@ const templates: Readonly<Record<string, Template>> = {
     paragraphs: [`You are invited to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`, 'Open your notifications to accept or decline the invite.'],
     link: { label: 'Open notifications', path: '/notifications' },
   }),
+  account_invite: (d) => ({
+    subject: `You are invited to join ${str(d.accountName, 'an account')}`,
+    paragraphs: [
+      str(d.inviterName)
+        ? `${str(d.inviterName)} invited you to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`
+        : `You are invited to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`,
+      'Sign in, or create your account, and the invite is accepted. It expires in 7 days.',
+    ],
+    link: { label: 'Accept the invite', path: `/invites/accept?token=${encodeURIComponent(str(d.token))}` },
+  }),
   team_invite: (d) => ({
     subject: `You are invited to join the developer team ${str(d.teamName, 'a team')}`,
     paragraphs: [
