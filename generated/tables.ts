@@ -43,10 +43,13 @@ export const tables = {
   account_invites: {
     id: 'uuid',
     account_id: 'uuid',
-    user_id: 'uuid',
+    user_id: { type: 'uuid', nullable: true },
     role_id: 'uuid',
     invited_by: { type: 'uuid', nullable: true },
     created_at: 'timestamp',
+    email: { type: 'text', nullable: true },
+    token_hash: { type: 'text', nullable: true },
+    expires_at: { type: 'timestamp', nullable: true },
   },
   account_members: {
     account_id: 'uuid',
