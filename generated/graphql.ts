@@ -86,6 +86,8 @@ export type Query = {
   event: Event;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
   notifications: NotificationPage;
+  /** How many of the caller's notifications are unread; REST GET /v1/notifications/unread-count. */
+  notificationUnreadCount: Scalars['Int']['output'];
   /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
   notificationPreferences: Array<NotificationPreference>;
   /** Find users by id, e-mail or display name, newest first (limit default 25, clamped 1 to 100); REST GET /v1/admin/users. */
@@ -414,6 +416,10 @@ export type Mutation = {
   createExtensionAccessInvite: ExtensionAccessInvite;
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
+  /** Mark one notification read (idempotent); REST POST /v1/notifications/{id}/read. */
+  markNotificationRead: Notification;
+  /** Mark every unread notification read; answers how many changed; REST POST /v1/notifications/read-all. */
+  markAllNotificationsRead: Scalars['Int']['output'];
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
   updateNotificationPreference: NotificationPreference;
   /** Suspend a user: no sign-in, no keys, sockets close; REST POST /v1/admin/users/{id}/suspend. */
@@ -723,6 +729,11 @@ export type MutationCreateExtensionAccessInviteArgs = {
 export type MutationNotificationActionArgs = {
   id: Scalars['UUID']['input'];
   action: Scalars['String']['input'];
+};
+
+
+export type MutationMarkNotificationReadArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -2958,6 +2969,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
+  notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
   adminUsers: Resolver<ResolversTypes['AdminUserPage'], ParentType, ContextType, Partial<QueryAdminUsersArgs>>;
   adminUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<QueryAdminUserArgs, 'id'>>;
@@ -3035,6 +3047,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
+  markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
+  markAllNotificationsRead: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
   adminSuspendUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminSuspendUserArgs, 'id'>>;
   adminRestoreUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminRestoreUserArgs, 'id'>>;

@@ -19039,6 +19039,152 @@ export const openapiDocument = {
         }
       }
     },
+    "/notifications/read-all": {
+      "post": {
+        "operationId": "markAllNotificationsRead",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Mark every unread notification of the caller read.",
+        "description": "Every notification of the caller with status `unread` becomes `read` (with `read_at`);\nanswered invites (`accepted`, `declined`) keep their status, and an unanswered invite\nstays answerable. `updated` is how many changed.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.markAllNotificationsRead",
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "success",
+                    "updated"
+                  ],
+                  "properties": {
+                    "success": {
+                      "type": "boolean",
+                      "enum": [
+                        true
+                      ]
+                    },
+                    "updated": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/notifications/unread-count": {
+      "get": {
+        "operationId": "notificationUnreadCount",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "How many of the caller's notifications are unread.",
+        "description": "The number of the caller's notifications with status `unread` (first-party).",
+        "x-auth": "first-party",
+        "x-graphql": "Query.notificationUnreadCount",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "unread"
+                      ],
+                      "properties": {
+                        "unread": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/notifications/{id}/action": {
       "post": {
         "operationId": "notificationAction",
@@ -19127,6 +19273,85 @@ export const openapiDocument = {
           },
           "409": {
             "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/{id}/read": {
+      "post": {
+        "operationId": "markNotificationRead",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Mark one notification read.",
+        "description": "An `unread` notification becomes `read` (with `read_at`); one already read or answered\nis answered as it is (idempotent). An invite marked read can still be accepted or\ndeclined. Another user's or an unknown notification: 404 `Notification not found`.\n",
+        "x-auth": "first-party",
+        "x-graphql": "Mutation.markNotificationRead",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/notifications/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The notification.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Notification"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -29998,7 +30223,7 @@ export const openapiDocument = {
           },
           "type": {
             "type": "string",
-            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy)."
+            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."
           },
           "data": {
             "type": "object",

@@ -1194,6 +1194,28 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "markAllNotificationsRead",
+    "method": "post",
+    "path": "/v1/notifications/read-all",
+    "graphql": "Mutation.markAllNotificationsRead",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "markNotificationRead",
+    "method": "post",
+    "path": "/v1/notifications/{id}/read",
+    "graphql": "Mutation.markNotificationRead",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "me",
     "method": "get",
     "path": "/v1/me",
@@ -1316,6 +1338,17 @@ export const twins: readonly Twin[] = [
     "method": "get",
     "path": "/v1/notifications",
     "graphql": "Query.notifications",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "notificationUnreadCount",
+    "method": "get",
+    "path": "/v1/notifications/unread-count",
+    "graphql": "Query.notificationUnreadCount",
     "gate": {
       "auth": "first-party",
       "permissions": null,
@@ -2005,6 +2038,7 @@ export type TwinShapes = [
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
+  Serves<Mutation['markNotificationRead'], DomainResults['markNotificationRead'][DefaultStatus['markNotificationRead']]>,
   Serves<Query['me'], DomainResults['me'][DefaultStatus['me']]>,
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,

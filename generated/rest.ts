@@ -186,6 +186,8 @@ export type OperationId =
   | 'listIdeaTags'
   | 'listIdeaVoters'
   | 'loginCallback'
+  | 'markAllNotificationsRead'
+  | 'markNotificationRead'
   | 'me'
   | 'moderateChat'
   | 'myAccounts'
@@ -198,6 +200,7 @@ export type OperationId =
   | 'notificationAction'
   | 'notificationPreferences'
   | 'notifications'
+  | 'notificationUnreadCount'
   | 'overlay'
   | 'overlays'
   | 'paymentConnectWebhook'
@@ -681,6 +684,10 @@ export interface RestHandlers<Context> {
   listIdeaVoters(request: RestRequest<'listIdeaVoters'>, context: Context): Promise<RestResponse<'listIdeaVoters'>>;
   /** GET /v1/auth/callback/{provider} */
   loginCallback(request: RestRequest<'loginCallback'>, context: Context): Promise<RestResponse<'loginCallback'>>;
+  /** POST /v1/notifications/read-all */
+  markAllNotificationsRead(request: RestRequest<'markAllNotificationsRead'>, context: Context): Promise<RestResponse<'markAllNotificationsRead'>>;
+  /** POST /v1/notifications/{id}/read */
+  markNotificationRead(request: RestRequest<'markNotificationRead'>, context: Context): Promise<RestResponse<'markNotificationRead'>>;
   /** GET /v1/me */
   me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
   /** POST /v1/chat/moderate */
@@ -705,6 +712,8 @@ export interface RestHandlers<Context> {
   notificationPreferences(request: RestRequest<'notificationPreferences'>, context: Context): Promise<RestResponse<'notificationPreferences'>>;
   /** GET /v1/notifications */
   notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
+  /** GET /v1/notifications/unread-count */
+  notificationUnreadCount(request: RestRequest<'notificationUnreadCount'>, context: Context): Promise<RestResponse<'notificationUnreadCount'>>;
   /** GET /v1/overlays/{id} */
   overlay(request: RestRequest<'overlay'>, context: Context): Promise<RestResponse<'overlay'>>;
   /** GET /v1/overlays */
@@ -1081,6 +1090,8 @@ export interface DomainResults {
   listIdeaTags: { 200: Camelize<ItemOf<Wire<'listIdeaTags', 200>>>[] };
   listIdeaVoters: { 200: Page<Camelize<ItemOf<Wire<'listIdeaVoters', 200>>>> };
   loginCallback: { 302: Camelize<Wire<'loginCallback', 302>> };
+  markAllNotificationsRead: { 200: Camelize<Wire<'markAllNotificationsRead', 200>> };
+  markNotificationRead: { 200: Camelize<DataOf<Wire<'markNotificationRead', 200>>> };
   me: { 200: Camelize<DataOf<Wire<'me', 200>>> };
   moderateChat: { 200: Camelize<DataOf<Wire<'moderateChat', 200>>> };
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
@@ -1093,6 +1104,7 @@ export interface DomainResults {
   notificationAction: { 200: Camelize<DataOf<Wire<'notificationAction', 200>>> };
   notificationPreferences: { 200: Camelize<DataOf<Wire<'notificationPreferences', 200>>> };
   notifications: { 200: Page<Camelize<ItemOf<Wire<'notifications', 200>>>> };
+  notificationUnreadCount: { 200: Camelize<DataOf<Wire<'notificationUnreadCount', 200>>> };
   overlay: { 200: Camelize<DataOf<Wire<'overlay', 200>>> };
   overlays: { 200: Camelize<ItemOf<Wire<'overlays', 200>>>[] };
   paymentConnectWebhook: { 200: Camelize<Wire<'paymentConnectWebhook', 200>> };
@@ -1366,6 +1378,8 @@ export interface DefaultStatus {
   listIdeaTags: 200;
   listIdeaVoters: 200;
   loginCallback: 302;
+  markAllNotificationsRead: 200;
+  markNotificationRead: 200;
   me: 200;
   moderateChat: 200;
   myAccounts: 200;
@@ -1378,6 +1392,7 @@ export interface DefaultStatus {
   notificationAction: 200;
   notificationPreferences: 200;
   notifications: 200;
+  notificationUnreadCount: 200;
   overlay: 200;
   overlays: 200;
   paymentConnectWebhook: 200;
@@ -1838,6 +1853,10 @@ export interface RestOperations<Context> {
   listIdeaVoters(request: DomainRequest<'listIdeaVoters'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeaVoters'>>;
   /** GET /v1/auth/callback/{provider} (bare) */
   loginCallback(request: DomainRequest<'loginCallback'>, context: Context): Promise<DomainResult<'loginCallback'>>;
+  /** POST /v1/notifications/read-all (bare) */
+  markAllNotificationsRead(request: DomainRequest<'markAllNotificationsRead'>, context: Context): Promise<DomainResult<'markAllNotificationsRead'>>;
+  /** POST /v1/notifications/{id}/read (single) */
+  markNotificationRead(request: DomainRequest<'markNotificationRead'>, context: Context): Promise<DomainResult<'markNotificationRead'>>;
   /** GET /v1/me (single) */
   me(request: DomainRequest<'me'>, context: Context): Promise<DomainResult<'me'>>;
   /** POST /v1/chat/moderate (data) */
@@ -1862,6 +1881,8 @@ export interface RestOperations<Context> {
   notificationPreferences(request: DomainRequest<'notificationPreferences'>, context: Context): Promise<DomainResult<'notificationPreferences'>>;
   /** GET /v1/notifications (collection) */
   notifications(request: DomainRequest<'notifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'notifications'>>;
+  /** GET /v1/notifications/unread-count (single) */
+  notificationUnreadCount(request: DomainRequest<'notificationUnreadCount'>, context: Context): Promise<DomainResult<'notificationUnreadCount'>>;
   /** GET /v1/overlays/{id} (single) */
   overlay(request: DomainRequest<'overlay'>, context: Context): Promise<DomainResult<'overlay'>>;
   /** GET /v1/overlays (collection) */
@@ -8200,6 +8221,65 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 302
   },
   {
+    "operationId": "markAllNotificationsRead",
+    "method": "post",
+    "path": "/v1/notifications/read-all",
+    "expressPath": "/v1/notifications/read-all",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.markAllNotificationsRead",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "markNotificationRead",
+    "method": "post",
+    "path": "/v1/notifications/{id}/read",
+    "expressPath": "/v1/notifications/:id/read",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.markNotificationRead",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/notifications/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "me",
     "method": "get",
     "path": "/v1/me",
@@ -8566,6 +8646,35 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "notificationUnreadCount",
+    "method": "get",
+    "path": "/v1/notifications/unread-count",
+    "expressPath": "/v1/notifications/unread-count",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.notificationUnreadCount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200
   },
   {

@@ -124,6 +124,19 @@ export function createAccountsService(deps: AccountsDeps) {
     });
   }
 
+  /** `member_joined` to the account's owner and the inviter (never the one who joined), per their preferences. */
+  async function notifyJoined(trx: Knex.Transaction, accountId: string, userId: string, invitedBy: string | null, role: string): Promise<void> {
+    const [account, joiner] = await Promise.all([repo.accountById(accountId, trx), repo.userById(userId, trx)]);
+    if (!account) return;
+    const recipients = new Set([account.ownerId, invitedBy].filter((id): id is string => Boolean(id) && id !== userId));
+    for (const recipient of recipients) {
+      await notifications.notify(
+        { userId: recipient, type: 'member_joined', data: { accountId, accountName: account.name, userId, displayName: joiner?.displayName ?? null, role } },
+        trx,
+      );
+    }
+  }
+
   async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<AccountRole> {
     const role = UUID.test(ref) ? await repo.role(accountId, ref, db) : await repo.roleByName(accountId, ref, db);
     if (!role) throw AppError.notFound(accountMessages.roleNotFound);
@@ -326,6 +339,9 @@ export function createAccountsService(deps: AccountsDeps) {
       await knex.transaction(async (trx) => {
         await dropMember(trx, accountId, userId);
         await audit.record({ scope: 'account', type: 'account:member_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId } }, trx);
+        // The removed user learns of it, per their `member_removed` preference.
+        const account = await repo.accountById(accountId, trx);
+        await notifications.notify({ userId, type: 'member_removed', data: { accountId, accountName: account?.name ?? null, removedBy: ctx.userId } }, trx);
       });
     },
 
@@ -401,6 +417,7 @@ export function createAccountsService(deps: AccountsDeps) {
           { scope: 'account', type: 'account:member_joined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: invite.id, role_id: invite.roleId, email: invite.email } },
           trx,
         );
+        await notifyJoined(trx, invite.accountId, userId, invite.invitedBy, invite.role);
         return invite.accountId;
       });
       return withRole((await repo.accountById(accountId))!, (await repo.member(accountId, userId))?.role ?? null);
@@ -429,6 +446,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await repo.insertMember(trx, { account_id: invite.accountId, user_id: userId, role_id: invite.roleId });
       }
       await audit.record({ scope: 'account', type: 'account:member_joined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: inviteId, role_id: invite.roleId } }, trx);
+      await notifyJoined(trx, invite.accountId, userId, invite.invitedBy, invite.role);
     },
 
     /** `decline_invite`: the invite row is deleted. */

@@ -56,6 +56,15 @@ const templates: Readonly<Record<string, Template>> = {
     ],
     link: { label: 'Accept the invite', path: `/invites/accept?token=${encodeURIComponent(str(d.token))}` },
   }),
+  member_joined: (d) => ({
+    subject: `${str(d.displayName, 'A new member')} joined ${str(d.accountName, 'your account')}`,
+    paragraphs: [`${str(d.displayName, 'A new member')} joined ${str(d.accountName, 'your account')} as ${str(d.role, 'a member')}.`],
+    link: { label: 'Open the members', path: '/settings/members' },
+  }),
+  member_removed: (d) => ({
+    subject: `You were removed from ${str(d.accountName, 'an account')}`,
+    paragraphs: [`You are no longer a member of ${str(d.accountName, 'an account')}.`],
+  }),
   team_invite: (d) => ({
     subject: `You are invited to join the developer team ${str(d.teamName, 'a team')}`,
     paragraphs: [
