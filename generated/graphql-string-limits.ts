@@ -982,6 +982,20 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Mutation.updateAccount": [
+    {
+      "path": [
+        "input",
+        "name"
+      ],
+      "maxLength": 100,
+      "message": "body.name must NOT have more than 100 characters",
+      "field": {
+        "field": "body.name",
+        "message": "must NOT have more than 100 characters"
+      }
+    }
+  ],
   "Mutation.updateAccountRole": [
     {
       "path": [

@@ -90,6 +90,8 @@ export type Query = {
   notificationUnreadCount: Scalars['Int']['output'];
   /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
   notificationPreferences: Array<NotificationPreference>;
+  /** The active account's plan and its usage against every quota; REST GET /v1/account/plan. */
+  accountPlan: AccountPlanUsage;
   /** Find users by id, e-mail or display name, newest first (limit default 25, clamped 1 to 100); REST GET /v1/admin/users. */
   adminUsers: AdminUserPage;
   /** One user as operators see it (User not found); REST GET /v1/admin/users/{id}. */
@@ -330,6 +332,8 @@ export type Mutation = {
   createAccount: Account;
   /** Update the calling user; REST PATCH /v1/me. */
   updateMe: MeResult;
+  /** Rename the active account; REST PATCH /v1/account. */
+  updateAccount: Account;
   /** Dissolve the active account (owner only); REST DELETE /v1/account. */
   dissolveAccount: Scalars['Boolean']['output'];
   /** Leave the active account; REST POST /v1/account/leave. */
@@ -500,6 +504,11 @@ export type MutationCreateAccountArgs = {
 
 export type MutationUpdateMeArgs = {
   input: UpdateMeInput;
+};
+
+
+export type MutationUpdateAccountArgs = {
+  input: UpdateAccountInput;
 };
 
 
@@ -1017,6 +1026,11 @@ export type Account = {
 };
 
 export type CreateAccountInput = {
+  name: Scalars['String']['input'];
+};
+
+/** Trimmed; not blank. */
+export type UpdateAccountInput = {
   name: Scalars['String']['input'];
 };
 
@@ -1853,6 +1867,13 @@ export type AdminAccountMember = {
   joinedAt: Scalars['String']['output'];
 };
 
+/** A plan and what the account uses against each of its quotas. */
+export type AccountPlanUsage = {
+  __typename?: 'AccountPlanUsage';
+  plan: PlanRef;
+  usage: Array<QuotaUsage>;
+};
+
 /** A browser source of the account; its socket channel is overlay:{id}. */
 export type Overlay = {
   __typename?: 'Overlay';
@@ -2631,6 +2652,7 @@ export type ResolversTypes = {
   UpdateMeInput: UpdateMeInput;
   Account: ResolverTypeWrapper<Account>;
   CreateAccountInput: CreateAccountInput;
+  UpdateAccountInput: UpdateAccountInput;
   AccountMember: ResolverTypeWrapper<AccountMember>;
   AccountInvite: ResolverTypeWrapper<AccountInvite>;
   CreateAccountInviteInput: CreateAccountInviteInput;
@@ -2705,6 +2727,7 @@ export type ResolversTypes = {
   FeatureOverride: ResolverTypeWrapper<FeatureOverride>;
   AdminAccountOverrides: ResolverTypeWrapper<AdminAccountOverrides>;
   AdminAccountMember: ResolverTypeWrapper<AdminAccountMember>;
+  AccountPlanUsage: ResolverTypeWrapper<AccountPlanUsage>;
   Overlay: ResolverTypeWrapper<Overlay>;
   Widget: ResolverTypeWrapper<Widget>;
   CreateOverlayInput: CreateOverlayInput;
@@ -2786,6 +2809,7 @@ export type ResolversParentTypes = {
   UpdateMeInput: UpdateMeInput;
   Account: Account;
   CreateAccountInput: CreateAccountInput;
+  UpdateAccountInput: UpdateAccountInput;
   AccountMember: AccountMember;
   AccountInvite: AccountInvite;
   CreateAccountInviteInput: CreateAccountInviteInput;
@@ -2856,6 +2880,7 @@ export type ResolversParentTypes = {
   FeatureOverride: FeatureOverride;
   AdminAccountOverrides: AdminAccountOverrides;
   AdminAccountMember: AdminAccountMember;
+  AccountPlanUsage: AccountPlanUsage;
   Overlay: Overlay;
   Widget: Widget;
   CreateOverlayInput: CreateOverlayInput;
@@ -2971,6 +2996,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
   notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
+  accountPlan: Resolver<ResolversTypes['AccountPlanUsage'], ParentType, ContextType>;
   adminUsers: Resolver<ResolversTypes['AdminUserPage'], ParentType, ContextType, Partial<QueryAdminUsersArgs>>;
   adminUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<QueryAdminUserArgs, 'id'>>;
   adminUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType>;
@@ -3004,6 +3030,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
   updateMe: Resolver<ResolversTypes['MeResult'], ParentType, ContextType, RequireFields<MutationUpdateMeArgs, 'input'>>;
+  updateAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationUpdateAccountArgs, 'input'>>;
   dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
@@ -3645,6 +3672,11 @@ export type AdminAccountMemberResolvers<ContextType = GraphQLContext, ParentType
   joinedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
+export type AccountPlanUsageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountPlanUsage'] = ResolversParentTypes['AccountPlanUsage']> = {
+  plan?: Resolver<ResolversTypes['PlanRef'], ParentType, ContextType>;
+  usage?: Resolver<Array<ResolversTypes['QuotaUsage']>, ParentType, ContextType>;
+};
+
 export type OverlayResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Overlay'] = ResolversParentTypes['Overlay']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
@@ -4098,6 +4130,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   FeatureOverride?: FeatureOverrideResolvers<ContextType>;
   AdminAccountOverrides?: AdminAccountOverridesResolvers<ContextType>;
   AdminAccountMember?: AdminAccountMemberResolvers<ContextType>;
+  AccountPlanUsage?: AccountPlanUsageResolvers<ContextType>;
   Overlay?: OverlayResolvers<ContextType>;
   Widget?: WidgetResolvers<ContextType>;
   AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;

@@ -176,6 +176,91 @@ export const openapiDocument = {
           }
         ]
       },
+      "patch": {
+        "operationId": "updateAccount",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Rename the active account.",
+        "description": "`name` is trimmed; blank gives 400 VALIDATION_ERROR `name must not be blank`. Answers the\naccount with the caller's role. Records `account:updated` (the old and new name).\n",
+        "x-permission": "account:edit",
+        "x-graphql": "Mutation.updateAccount",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The account.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Account"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      },
       "delete": {
         "operationId": "dissolveAccount",
         "tags": [
@@ -920,6 +1005,72 @@ export const openapiDocument = {
             "$ref": "#/components/responses/ServiceUnavailable"
           }
         }
+      }
+    },
+    "/account/plan": {
+      "get": {
+        "operationId": "accountPlan",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "The active account's plan and its usage against every quota.",
+        "description": "The plan (the default plan when the account has none) and, per quota, what the account\nuses against the plan's limit: `overlays` and `widgets` against `max_overlays`,\n`integrations` against `max_integrations`, `storage_bytes` (every sound the account\nstores) against `max_storage_bytes`, `sounds` (its own) against `max_sounds`. The same\nreport operators read in `GET /v1/admin/accounts/{id}` (`plan:read`; owners hold it).\n",
+        "x-permission": "plan:read",
+        "x-graphql": "Query.accountPlan",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The plan and usage.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountPlanUsage"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
       }
     },
     "/account/roles": {
@@ -24615,6 +24766,25 @@ export const openapiDocument = {
           "joined_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "AccountPlanUsage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "plan",
+          "usage"
+        ],
+        "properties": {
+          "plan": {
+            "$ref": "#/components/schemas/PlanRef"
+          },
+          "usage": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/QuotaUsage"
+            }
           }
         }
       },

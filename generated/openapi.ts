@@ -24,7 +24,12 @@ export interface paths {
         delete: operations["dissolveAccount"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename the active account.
+         * @description `name` is trimmed; blank gives 400 VALIDATION_ERROR `name must not be blank`. Answers the
+         *     account with the caller's role. Records `account:updated` (the old and new name).
+         */
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/account/audit-log": {
@@ -200,6 +205,30 @@ export interface paths {
          *     `account:member_role_changed`.
          */
         patch: operations["updateAccountMember"];
+        trace?: never;
+    };
+    "/account/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active account's plan and its usage against every quota.
+         * @description The plan (the default plan when the account has none) and, per quota, what the account
+         *     uses against the plan's limit: `overlays` and `widgets` against `max_overlays`,
+         *     `integrations` against `max_integrations`, `storage_bytes` (every sound the account
+         *     stores) against `max_storage_bytes`, `sounds` (its own) against `max_sounds`. The same
+         *     report operators read in `GET /v1/admin/accounts/{id}` (`plan:read`; owners hold it).
+         */
+        get: operations["accountPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/account/roles": {
@@ -5392,6 +5421,10 @@ export interface components {
             /** Format: uuid */
             user_id: string;
         };
+        AccountPlanUsage: {
+            plan: components["schemas"]["PlanRef"];
+            usage: components["schemas"]["QuotaUsage"][];
+        };
         AccountRole: {
             /** Format: date-time */
             created_at: string;
@@ -8469,6 +8502,50 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     accountAuditLog: {
         parameters: {
             query?: {
@@ -8815,6 +8892,44 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accountPlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan and usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AccountPlanUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

@@ -94,6 +94,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "accountPlan",
+    "method": "get",
+    "path": "/v1/account/plan",
+    "graphql": "Query.accountPlan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "plan:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "accountRoles",
     "method": "get",
     "path": "/v1/account/roles",
@@ -1765,6 +1782,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateAccount",
+    "method": "patch",
+    "path": "/v1/account",
+    "graphql": "Mutation.updateAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "updateAccountMember",
     "method": "patch",
     "path": "/v1/account/members/{user_id}",
@@ -1991,6 +2025,7 @@ export type TwinShapes = [
   Serves<Query['accountAuditLog'], DomainResults['accountAuditLog'][DefaultStatus['accountAuditLog']]>,
   Serves<Query['accountInvites'], DomainResults['accountInvites'][DefaultStatus['accountInvites']]>,
   Serves<Query['accountMembers'], DomainResults['accountMembers'][DefaultStatus['accountMembers']]>,
+  Serves<Query['accountPlan'], DomainResults['accountPlan'][DefaultStatus['accountPlan']]>,
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
   Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
   Serves<Mutation['addToWatchlist'], DomainResults['addToWatchlist'][DefaultStatus['addToWatchlist']]>,
@@ -2069,6 +2104,7 @@ export type TwinShapes = [
   Serves<Mutation['submitDeveloperApplication'], DomainResults['submitDeveloperApplication'][DefaultStatus['submitDeveloperApplication']]>,
   Serves<Mutation['submitDeveloperVerification'], DomainResults['submitDeveloperVerification'][DefaultStatus['submitDeveloperVerification']]>,
   Serves<Mutation['switchAccount'], DomainResults['switchAccount'][DefaultStatus['switchAccount']]>,
+  Serves<Mutation['updateAccount'], DomainResults['updateAccount'][DefaultStatus['updateAccount']]>,
   Serves<Mutation['updateAccountMember'], DomainResults['updateAccountMember'][DefaultStatus['updateAccountMember']]>,
   Serves<Mutation['updateAccountRole'], DomainResults['updateAccountRole'][DefaultStatus['updateAccountRole']]>,
   Serves<Mutation['updateAccountServiceKey'], DomainResults['updateAccountServiceKey'][DefaultStatus['updateAccountServiceKey']]>,

@@ -14,6 +14,7 @@ export type OperationId =
   | 'accountAuditLog'
   | 'accountInvites'
   | 'accountMembers'
+  | 'accountPlan'
   | 'accountRoles'
   | 'accountServiceKeys'
   | 'addExtensionScreenshot'
@@ -262,6 +263,7 @@ export type OperationId =
   | 'uninstallExtension'
   | 'unvoteIdea'
   | 'unvoteIdeaComment'
+  | 'updateAccount'
   | 'updateAccountMember'
   | 'updateAccountRole'
   | 'updateAccountServiceKey'
@@ -340,6 +342,8 @@ export interface RestHandlers<Context> {
   accountInvites(request: RestRequest<'accountInvites'>, context: Context): Promise<RestResponse<'accountInvites'>>;
   /** GET /v1/account/members */
   accountMembers(request: RestRequest<'accountMembers'>, context: Context): Promise<RestResponse<'accountMembers'>>;
+  /** GET /v1/account/plan */
+  accountPlan(request: RestRequest<'accountPlan'>, context: Context): Promise<RestResponse<'accountPlan'>>;
   /** GET /v1/account/roles */
   accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
   /** GET /v1/service-keys */
@@ -836,6 +840,8 @@ export interface RestHandlers<Context> {
   unvoteIdea(request: RestRequest<'unvoteIdea'>, context: Context): Promise<RestResponse<'unvoteIdea'>>;
   /** DELETE /v1/ideas/comments/{id}/vote */
   unvoteIdeaComment(request: RestRequest<'unvoteIdeaComment'>, context: Context): Promise<RestResponse<'unvoteIdeaComment'>>;
+  /** PATCH /v1/account */
+  updateAccount(request: RestRequest<'updateAccount'>, context: Context): Promise<RestResponse<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} */
   updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} */
@@ -918,6 +924,7 @@ export interface DomainResults {
   accountAuditLog: { 200: Camelize<Wire<'accountAuditLog', 200>> };
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
   accountMembers: { 200: Camelize<ItemOf<Wire<'accountMembers', 200>>>[] };
+  accountPlan: { 200: Camelize<DataOf<Wire<'accountPlan', 200>>> };
   accountRoles: { 200: Camelize<ItemOf<Wire<'accountRoles', 200>>>[] };
   accountServiceKeys: { 200: Camelize<ItemOf<Wire<'accountServiceKeys', 200>>>[] };
   addExtensionScreenshot: { 201: Camelize<DataOf<Wire<'addExtensionScreenshot', 201>>> };
@@ -1166,6 +1173,7 @@ export interface DomainResults {
   uninstallExtension: { 200: Camelize<Wire<'uninstallExtension', 200>> };
   unvoteIdea: { 200: Camelize<DataOf<Wire<'unvoteIdea', 200>>> };
   unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
+  updateAccount: { 200: Camelize<DataOf<Wire<'updateAccount', 200>>> };
   updateAccountMember: { 200: Camelize<DataOf<Wire<'updateAccountMember', 200>>> };
   updateAccountRole: { 200: Camelize<DataOf<Wire<'updateAccountRole', 200>>> };
   updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
@@ -1206,6 +1214,7 @@ export interface DefaultStatus {
   accountAuditLog: 200;
   accountInvites: 200;
   accountMembers: 200;
+  accountPlan: 200;
   accountRoles: 200;
   accountServiceKeys: 200;
   addExtensionScreenshot: 201;
@@ -1454,6 +1463,7 @@ export interface DefaultStatus {
   uninstallExtension: 200;
   unvoteIdea: 200;
   unvoteIdeaComment: 200;
+  updateAccount: 200;
   updateAccountMember: 200;
   updateAccountRole: 200;
   updateAccountServiceKey: 200;
@@ -1509,6 +1519,8 @@ export interface RestOperations<Context> {
   accountInvites(request: DomainRequest<'accountInvites'>, context: Context): Promise<DomainResult<'accountInvites'>>;
   /** GET /v1/account/members (collection) */
   accountMembers(request: DomainRequest<'accountMembers'>, context: Context): Promise<DomainResult<'accountMembers'>>;
+  /** GET /v1/account/plan (single) */
+  accountPlan(request: DomainRequest<'accountPlan'>, context: Context): Promise<DomainResult<'accountPlan'>>;
   /** GET /v1/account/roles (collection) */
   accountRoles(request: DomainRequest<'accountRoles'>, context: Context): Promise<DomainResult<'accountRoles'>>;
   /** GET /v1/service-keys (collection) */
@@ -2005,6 +2017,8 @@ export interface RestOperations<Context> {
   unvoteIdea(request: DomainRequest<'unvoteIdea'>, context: Context): Promise<DomainResult<'unvoteIdea'>>;
   /** DELETE /v1/ideas/comments/{id}/vote (single) */
   unvoteIdeaComment(request: DomainRequest<'unvoteIdeaComment'>, context: Context): Promise<DomainResult<'unvoteIdeaComment'>>;
+  /** PATCH /v1/account (single) */
+  updateAccount(request: DomainRequest<'updateAccount'>, context: Context): Promise<DomainResult<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} (single) */
   updateAccountMember(request: DomainRequest<'updateAccountMember'>, context: Context): Promise<DomainResult<'updateAccountMember'>>;
   /** PATCH /v1/account/roles/{id} (single) */
@@ -2319,6 +2333,41 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "collection",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "accountPlan",
+    "method": "get",
+    "path": "/v1/account/plan",
+    "expressPath": "/v1/account/plan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "plan:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountPlan",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
       "self": null
     },
     "paging": null,
@@ -10681,6 +10730,41 @@ export const routes: readonly RouteSpec[] = [
       "401": "application/json",
       "403": "application/json",
       "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateAccount",
+    "method": "patch",
+    "path": "/v1/account",
+    "expressPath": "/v1/account",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",

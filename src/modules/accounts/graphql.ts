@@ -7,6 +7,7 @@ type QueryFields = 'me' | 'myAccounts' | 'account' | 'accountMembers' | 'account
 type MutationFields =
   | 'updateMe'
   | 'createAccount'
+  | 'updateAccount'
   | 'dissolveAccount'
   | 'leaveAccount'
   | 'updateAccountMember'
@@ -39,6 +40,7 @@ export function createAccountsResolvers(service: AccountsService): {
     Mutation: {
       updateMe: (_p, { input }, context) => service.updateMe(context.auth, input),
       createAccount: (_p, { input }, context) => service.createAccount(context.auth, input),
+      updateAccount: (_p, { input }, context) => service.updateAccount(context.auth, input),
       dissolveAccount: (_p, _a, context) => done(service.dissolveAccount(context.auth)),
       leaveAccount: (_p, _a, context) => done(service.leaveAccount(context.auth)),
       updateAccountMember: (_p, { userId, roleId }, context) => service.updateMember(context.auth, userId, roleId),

@@ -164,6 +164,10 @@ export function createAccountsRepo(knex: Knex) {
       const row = await db('accounts').where({ owner_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
       return Number(row?.count ?? 0);
     },
+    /** accounts.renameAccount */
+    async renameAccount(db: Knex.Transaction, id: string, name: string): Promise<void> {
+      await db('accounts').where({ id }).update({ name, updated_at: db.fn.now() });
+    },
     /** accounts.deleteAccount (cascades to roles, members, invites) */
     async deleteAccount(db: Knex.Transaction, id: string): Promise<void> {
       await db('accounts').where({ id }).delete();

@@ -285,6 +285,19 @@ export function createAccountsService(deps: AccountsDeps) {
       return withRole(account, member?.role ?? null);
     },
 
+    async updateAccount(ctx: AuthContext, input: { name: string }): Promise<Account> {
+      const accountId = requireAccountId(ctx);
+      const name = input.name.trim();
+      if (!name) throw AppError.validation('name must not be blank');
+      const account = await repo.accountById(accountId);
+      if (!account) throw AppError.notFound(accountMessages.accountNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.renameAccount(trx, accountId, name);
+        await audit.record({ scope: 'account', type: 'account:updated', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { name, previous_name: account.name } }, trx);
+      });
+      return this.account(ctx);
+    },
+
     async dissolveAccount(ctx: AuthContext): Promise<void> {
       const accountId = requireAccountId(ctx);
       const userId = requireUserId(ctx);

@@ -4,7 +4,7 @@ import type { GraphQLContext } from '../../http/graphql/context';
 import { pageFor } from '../../http/paging';
 import type { OperatorsService } from './service';
 
-type QueryFields = 'adminUsers' | 'adminUser' | 'adminUserRoles' | 'adminAccounts' | 'adminAccount' | 'adminAccountOverrides';
+type QueryFields = 'accountPlan' | 'adminUsers' | 'adminUser' | 'adminUserRoles' | 'adminAccounts' | 'adminAccount' | 'adminAccountOverrides';
 type MutationFields = 'adminSuspendUser' | 'adminRestoreUser' | 'adminUpdateUserOverrides' | 'adminSetUserRoles' | 'adminSuspendAccount' | 'adminRestoreAccount';
 
 export function createOperatorsResolvers(service: OperatorsService): {
@@ -13,6 +13,7 @@ export function createOperatorsResolvers(service: OperatorsService): {
 } {
   return {
     Query: {
+      accountPlan: (_p, _a, context) => service.accountPlan(context.auth),
       adminUsers: (_p, args) => service.users(args.q, pageFor('adminUsers', args)),
       adminUser: (_p, { id }) => service.user(id),
       adminUserRoles: () => service.userRoles(),

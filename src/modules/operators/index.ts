@@ -2,7 +2,8 @@
  * The operators module: finding, inspecting, suspending and restoring users and accounts, the
  * per-user overrides and user role assignments (admin permissions `users:*`, `accounts:*`,
  * `user-roles:*`). It holds credentials to a suspension (`guard`, applied by the auth module) and
- * reports an account's usage against its plan's quotas. The tables are the accounts module's; it
+ * reports an account's usage against its plan's quotas (to operators, and to the account's own
+ * members with `plan:read`: `GET /v1/account/plan`). The tables are the accounts module's; it
  * must not touch account roles, members or invites.
  */
 import { defineModule } from '../contract';

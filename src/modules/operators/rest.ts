@@ -4,6 +4,7 @@ import type { OperatorsService } from './service';
 
 export function createOperatorsRest(service: OperatorsService) {
   return bindRest({
+    accountPlan: (_r, context) => service.accountPlan(context.auth),
     adminUsers: ({ query, paging }) => service.users(query.q, paging),
     adminUser: ({ params }) => service.user(params.id),
     adminSuspendUser: ({ params, body }, context) => service.suspendUser(context.auth, params.id, body?.reason),

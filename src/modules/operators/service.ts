@@ -1,5 +1,6 @@
 /**
- * Operators over users and accounts: search and detail (plan, members, usage against each quota,
+ * Operators over users and accounts, and the active account's plan and usage that creators read
+ * (the same report). Operators: search and detail (plan, members, usage against each quota,
  * overrides), suspension and its lifting, the per-user overrides (`max_accounts_override`, the
  * developer override) and user role assignments. Every change is audited in its own transaction.
  *
@@ -11,7 +12,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi';
-import { ANONYMOUS, type AuthContext } from '../../auth/context';
+import { ANONYMOUS, requireAccountId, type AuthContext } from '../../auth/context';
 import type { CredentialResolver } from '../../auth/credentials';
 import type { Revocations } from '../../auth/revocations';
 import { AppError } from '../../errors';
@@ -29,6 +30,7 @@ export type AdminAccountDetail = Camelize<Schemas['AdminAccountDetail']>;
 export type AdminAccountOverrides = Camelize<Schemas['AdminAccountOverrides']>;
 export type UserRoleInfo = Camelize<Schemas['UserRoleInfo']>;
 export type QuotaUsage = Camelize<Schemas['QuotaUsage']>;
+export type AccountPlanUsage = Camelize<Schemas['AccountPlanUsage']>;
 
 /** Credential kinds whose verification already reads the user's and account's standing (accounts `principal`). */
 const STANDING_READ_BY_PRINCIPAL = new Set<AuthContext['kind']>(['anonymous', 'system_key', 'jwt', 'user_api_key']);
@@ -103,8 +105,17 @@ export function createOperatorsService(deps: OperatorsDeps) {
     ];
   }
 
+  async function planUsage(accountId: string): Promise<AccountPlanUsage> {
+    const [plan, quotas] = await Promise.all([repo.plan(accountId), usage(accountId)]);
+    if (!plan) throw AppError.notFound(operatorMessages.accountNotFound);
+    return { plan, usage: quotas };
+  }
+
   return {
     usage,
+
+    /** The active account's plan and usage (creators; `plan:read`). */
+    accountPlan: (ctx: AuthContext): Promise<AccountPlanUsage> => planUsage(requireAccountId(ctx)),
 
     /**
      * Holds every credential the accounts module's grant reads do not cover (account keys and
@@ -204,8 +215,7 @@ export function createOperatorsService(deps: OperatorsDeps) {
 
     async account(id: string): Promise<AdminAccountDetail> {
       const account = await accountOrThrow(id);
-      const [plan, members, quotas] = await Promise.all([repo.plan(id), repo.members(id), usage(id)]);
-      if (!plan) throw AppError.notFound(operatorMessages.accountNotFound);
+      const [{ plan, usage: quotas }, members] = await Promise.all([planUsage(id), repo.members(id)]);
       return { ...account, planDetail: plan, members, usage: quotas };
     },
 
