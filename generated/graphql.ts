@@ -144,6 +144,8 @@ export type Query = {
   publicEmotes: PublicEmotes;
   /** The caller's watchlist, newest first; REST GET /v1/watchlist. */
   myWatchlist: Watchlist;
+  /** Public-statistics settings of the active account's connected channels; REST GET /v1/account/public-stats. */
+  accountPublicStatsSettings: Array<ChannelStatsSettings>;
   /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
   myPermissions: TokenPermissions;
   /** Popout tokens of the active account; REST GET /v1/tokens. */
@@ -490,6 +492,8 @@ export type Mutation = {
   addToWatchlist: WatchlistItem;
   /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
   removeFromWatchlist: Scalars['Boolean']['output'];
+  /** Opt the account's channel on a platform out of public statistics, or show its top chatters; REST PATCH /v1/account/public-stats/{platform}. */
+  updateAccountPublicStatsSettings: ChannelStatsSettings;
   /** Create a popout token; REST POST /v1/tokens. */
   createPopoutToken: PopoutTokenCreated;
   /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
@@ -914,6 +918,12 @@ export type MutationAddToWatchlistArgs = {
 export type MutationRemoveFromWatchlistArgs = {
   platform: Scalars['String']['input'];
   platformChannelId: Scalars['String']['input'];
+};
+
+
+export type MutationUpdateAccountPublicStatsSettingsArgs = {
+  platform: Scalars['String']['input'];
+  input: ChannelStatsSettingsInput;
 };
 
 
@@ -2236,6 +2246,22 @@ export type SoundActionResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** A connected channel's public-statistics settings. */
+export type ChannelStatsSettings = {
+  __typename?: 'ChannelStatsSettings';
+  platform: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  /** Left out of public statistics (its pages answer not found). */
+  optedOut: Scalars['Boolean']['output'];
+  showTopChatters: Scalars['Boolean']['output'];
+};
+
+/** Omitted fields are left unchanged. */
+export type ChannelStatsSettingsInput = {
+  optedOut?: InputMaybe<Scalars['Boolean']['input']>;
+  showTopChatters?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 /** Paging of the public lists (REST `pagination`). */
 export type PublicStatsPagination = {
   __typename?: 'PublicStatsPagination';
@@ -2502,6 +2528,8 @@ export type WatchlistItem = {
   channelLogin: Scalars['String']['output'];
   channelDisplayName: Maybe<Scalars['String']['output']>;
   addedAt: Scalars['String']['output'];
+  /** The crawler does not know the channel yet (platformChannelId is pending:<handle>); the item follows it once it does. */
+  pending: Scalars['Boolean']['output'];
 };
 
 /** REST GET /v1/watchlist (`data`). */
@@ -2758,6 +2786,8 @@ export type ResolversTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
+  ChannelStatsSettings: ResolverTypeWrapper<ChannelStatsSettings>;
+  ChannelStatsSettingsInput: ChannelStatsSettingsInput;
   PublicStatsPagination: ResolverTypeWrapper<PublicStatsPagination>;
   PublicFollowerPoint: ResolverTypeWrapper<PublicFollowerPoint>;
   PublicViewerAveragePoint: ResolverTypeWrapper<PublicViewerAveragePoint>;
@@ -2910,6 +2940,8 @@ export type ResolversParentTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: SoundActionResult;
+  ChannelStatsSettings: ChannelStatsSettings;
+  ChannelStatsSettingsInput: ChannelStatsSettingsInput;
   PublicStatsPagination: PublicStatsPagination;
   PublicFollowerPoint: PublicFollowerPoint;
   PublicViewerAveragePoint: PublicViewerAveragePoint;
@@ -3023,6 +3055,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   publicGames: Resolver<ResolversTypes['PublicGames'], ParentType, ContextType, Partial<QueryPublicGamesArgs>>;
   publicEmotes: Resolver<ResolversTypes['PublicEmotes'], ParentType, ContextType, Partial<QueryPublicEmotesArgs>>;
   myWatchlist: Resolver<ResolversTypes['Watchlist'], ParentType, ContextType>;
+  accountPublicStatsSettings: Resolver<Array<ResolversTypes['ChannelStatsSettings']>, ParentType, ContextType>;
   myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
   popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
 };
@@ -3109,6 +3142,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   stopSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationStopSoundArgs, 'id'>>;
   addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
   removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
+  updateAccountPublicStatsSettings: Resolver<ResolversTypes['ChannelStatsSettings'], ParentType, ContextType, RequireFields<MutationUpdateAccountPublicStatsSettingsArgs, 'platform' | 'input'>>;
   createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
   revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
 };
@@ -3849,6 +3883,13 @@ export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType 
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type ChannelStatsSettingsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChannelStatsSettings'] = ResolversParentTypes['ChannelStatsSettings']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  optedOut?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  showTopChatters?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type PublicStatsPaginationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicStatsPagination'] = ResolversParentTypes['PublicStatsPagination']> = {
   page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
@@ -4034,6 +4075,7 @@ export type WatchlistItemResolvers<ContextType = GraphQLContext, ParentType exte
   channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   channelDisplayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   addedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  pending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type WatchlistResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Watchlist'] = ResolversParentTypes['Watchlist']> = {
@@ -4149,6 +4191,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Sound?: SoundResolvers<ContextType>;
   SoundLibrary?: SoundLibraryResolvers<ContextType>;
   SoundActionResult?: SoundActionResultResolvers<ContextType>;
+  ChannelStatsSettings?: ChannelStatsSettingsResolvers<ContextType>;
   PublicStatsPagination?: PublicStatsPaginationResolvers<ContextType>;
   PublicFollowerPoint?: PublicFollowerPointResolvers<ContextType>;
   PublicViewerAveragePoint?: PublicViewerAveragePointResolvers<ContextType>;

@@ -1073,6 +1073,177 @@ export const openapiDocument = {
         ]
       }
     },
+    "/account/public-stats": {
+      "get": {
+        "operationId": "accountPublicStatsSettings",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "The public-statistics settings of the active account's connected channels.",
+        "description": "One entry per channel the account has connected (`GET /v1/connections/status`), with\nwhether it is left out of public statistics (`opted_out`: its pages answer 404 and it\nleaves browse) and whether its stream summaries show `top_chatters`. A channel nobody\nset anything for shows the crawler's values, or false for both (`public-stats:read`).\n",
+        "x-permission": "public-stats:read",
+        "x-graphql": "Query.accountPublicStatsSettings",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The settings.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChannelStatsSettings"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/public-stats/{platform}": {
+      "patch": {
+        "operationId": "updateAccountPublicStatsSettings",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Opt the account's channel on a platform out of (or back into) public statistics, or show its top chatters.",
+        "description": "Applies to the channel the active account connected on `platform`; none gives 404\n`No channel connected on <platform>`. An omitted field is left unchanged. The creator's\nchoice wins over what crawler batches say of the channel, now and later. Records\n`account:public_stats_updated` (`public-stats:edit`).\n",
+        "x-permission": "public-stats:edit",
+        "x-graphql": "Mutation.updateAccountPublicStatsSettings",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "x-error-message": "Unsupported platform: {value}",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "opted_out": {
+                    "type": "boolean"
+                  },
+                  "show_top_chatters": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The channel's settings.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChannelStatsSettings"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/account/roles": {
       "get": {
         "operationId": "accountRoles",
@@ -22446,7 +22617,7 @@ export const openapiDocument = {
           "watchlist"
         ],
         "summary": "Add a channel by its URL handle (idempotent).",
-        "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id (404 `Channel not found` when it names no known channel). Adding a\nchannel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
+        "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id. A handle the crawler does not know yet is kept as a pending item\n(`pending: true`, `platform_channel_id` `pending:<handle>`, which removes it): as soon as\na crawler batch brings a channel with that handle, the item becomes that channel (same\n`added_at`). Adding a channel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
         "x-auth": "user",
         "x-graphql": "Mutation.addToWatchlist",
         "requestBody": {
@@ -26088,6 +26259,30 @@ export const openapiDocument = {
             }
           },
           "killed": {
+            "type": "boolean"
+          }
+        }
+      },
+      "ChannelStatsSettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "platform_channel_id",
+          "opted_out",
+          "show_top_chatters"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "opted_out": {
+            "type": "boolean"
+          },
+          "show_top_chatters": {
             "type": "boolean"
           }
         }
@@ -33683,14 +33878,20 @@ export const openapiDocument = {
           "platform_channel_id",
           "channel_login",
           "channel_display_name",
-          "added_at"
+          "added_at",
+          "pending"
         ],
         "properties": {
           "platform": {
             "type": "string"
           },
           "platform_channel_id": {
-            "type": "string"
+            "type": "string",
+            "description": "The stable channel id; `pending:<handle>` while the crawler does not know the channel."
+          },
+          "pending": {
+            "type": "boolean",
+            "description": "The crawler does not know the channel yet; the item follows it once it does."
           },
           "channel_login": {
             "type": "string"

@@ -111,6 +111,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "accountPublicStatsSettings",
+    "method": "get",
+    "path": "/v1/account/public-stats",
+    "graphql": "Query.accountPublicStatsSettings",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "accountRoles",
     "method": "get",
     "path": "/v1/account/roles",
@@ -1816,6 +1833,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateAccountPublicStatsSettings",
+    "method": "patch",
+    "path": "/v1/account/public-stats/{platform}",
+    "graphql": "Mutation.updateAccountPublicStatsSettings",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "updateAccountRole",
     "method": "patch",
     "path": "/v1/account/roles/{id}",
@@ -2026,6 +2060,7 @@ export type TwinShapes = [
   Serves<Query['accountInvites'], DomainResults['accountInvites'][DefaultStatus['accountInvites']]>,
   Serves<Query['accountMembers'], DomainResults['accountMembers'][DefaultStatus['accountMembers']]>,
   Serves<Query['accountPlan'], DomainResults['accountPlan'][DefaultStatus['accountPlan']]>,
+  Serves<Query['accountPublicStatsSettings'], DomainResults['accountPublicStatsSettings'][DefaultStatus['accountPublicStatsSettings']]>,
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
   Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
   Serves<Mutation['addToWatchlist'], DomainResults['addToWatchlist'][DefaultStatus['addToWatchlist']]>,
@@ -2106,6 +2141,7 @@ export type TwinShapes = [
   Serves<Mutation['switchAccount'], DomainResults['switchAccount'][DefaultStatus['switchAccount']]>,
   Serves<Mutation['updateAccount'], DomainResults['updateAccount'][DefaultStatus['updateAccount']]>,
   Serves<Mutation['updateAccountMember'], DomainResults['updateAccountMember'][DefaultStatus['updateAccountMember']]>,
+  Serves<Mutation['updateAccountPublicStatsSettings'], DomainResults['updateAccountPublicStatsSettings'][DefaultStatus['updateAccountPublicStatsSettings']]>,
   Serves<Mutation['updateAccountRole'], DomainResults['updateAccountRole'][DefaultStatus['updateAccountRole']]>,
   Serves<Mutation['updateAccountServiceKey'], DomainResults['updateAccountServiceKey'][DefaultStatus['updateAccountServiceKey']]>,
   Serves<Mutation['updateDeveloperApiKey'], DomainResults['updateDeveloperApiKey'][DefaultStatus['updateDeveloperApiKey']]>,

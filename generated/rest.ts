@@ -15,6 +15,7 @@ export type OperationId =
   | 'accountInvites'
   | 'accountMembers'
   | 'accountPlan'
+  | 'accountPublicStatsSettings'
   | 'accountRoles'
   | 'accountServiceKeys'
   | 'addExtensionScreenshot'
@@ -265,6 +266,7 @@ export type OperationId =
   | 'unvoteIdeaComment'
   | 'updateAccount'
   | 'updateAccountMember'
+  | 'updateAccountPublicStatsSettings'
   | 'updateAccountRole'
   | 'updateAccountServiceKey'
   | 'updateDeveloperApiKey'
@@ -344,6 +346,8 @@ export interface RestHandlers<Context> {
   accountMembers(request: RestRequest<'accountMembers'>, context: Context): Promise<RestResponse<'accountMembers'>>;
   /** GET /v1/account/plan */
   accountPlan(request: RestRequest<'accountPlan'>, context: Context): Promise<RestResponse<'accountPlan'>>;
+  /** GET /v1/account/public-stats */
+  accountPublicStatsSettings(request: RestRequest<'accountPublicStatsSettings'>, context: Context): Promise<RestResponse<'accountPublicStatsSettings'>>;
   /** GET /v1/account/roles */
   accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
   /** GET /v1/service-keys */
@@ -844,6 +848,8 @@ export interface RestHandlers<Context> {
   updateAccount(request: RestRequest<'updateAccount'>, context: Context): Promise<RestResponse<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} */
   updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
+  /** PATCH /v1/account/public-stats/{platform} */
+  updateAccountPublicStatsSettings(request: RestRequest<'updateAccountPublicStatsSettings'>, context: Context): Promise<RestResponse<'updateAccountPublicStatsSettings'>>;
   /** PATCH /v1/account/roles/{id} */
   updateAccountRole(request: RestRequest<'updateAccountRole'>, context: Context): Promise<RestResponse<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} */
@@ -925,6 +931,7 @@ export interface DomainResults {
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
   accountMembers: { 200: Camelize<ItemOf<Wire<'accountMembers', 200>>>[] };
   accountPlan: { 200: Camelize<DataOf<Wire<'accountPlan', 200>>> };
+  accountPublicStatsSettings: { 200: Camelize<DataOf<Wire<'accountPublicStatsSettings', 200>>> };
   accountRoles: { 200: Camelize<ItemOf<Wire<'accountRoles', 200>>>[] };
   accountServiceKeys: { 200: Camelize<ItemOf<Wire<'accountServiceKeys', 200>>>[] };
   addExtensionScreenshot: { 201: Camelize<DataOf<Wire<'addExtensionScreenshot', 201>>> };
@@ -1175,6 +1182,7 @@ export interface DomainResults {
   unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
   updateAccount: { 200: Camelize<DataOf<Wire<'updateAccount', 200>>> };
   updateAccountMember: { 200: Camelize<DataOf<Wire<'updateAccountMember', 200>>> };
+  updateAccountPublicStatsSettings: { 200: Camelize<DataOf<Wire<'updateAccountPublicStatsSettings', 200>>> };
   updateAccountRole: { 200: Camelize<DataOf<Wire<'updateAccountRole', 200>>> };
   updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
   updateDeveloperApiKey: { 200: Camelize<DataOf<Wire<'updateDeveloperApiKey', 200>>> };
@@ -1215,6 +1223,7 @@ export interface DefaultStatus {
   accountInvites: 200;
   accountMembers: 200;
   accountPlan: 200;
+  accountPublicStatsSettings: 200;
   accountRoles: 200;
   accountServiceKeys: 200;
   addExtensionScreenshot: 201;
@@ -1465,6 +1474,7 @@ export interface DefaultStatus {
   unvoteIdeaComment: 200;
   updateAccount: 200;
   updateAccountMember: 200;
+  updateAccountPublicStatsSettings: 200;
   updateAccountRole: 200;
   updateAccountServiceKey: 200;
   updateDeveloperApiKey: 200;
@@ -1521,6 +1531,8 @@ export interface RestOperations<Context> {
   accountMembers(request: DomainRequest<'accountMembers'>, context: Context): Promise<DomainResult<'accountMembers'>>;
   /** GET /v1/account/plan (single) */
   accountPlan(request: DomainRequest<'accountPlan'>, context: Context): Promise<DomainResult<'accountPlan'>>;
+  /** GET /v1/account/public-stats (single) */
+  accountPublicStatsSettings(request: DomainRequest<'accountPublicStatsSettings'>, context: Context): Promise<DomainResult<'accountPublicStatsSettings'>>;
   /** GET /v1/account/roles (collection) */
   accountRoles(request: DomainRequest<'accountRoles'>, context: Context): Promise<DomainResult<'accountRoles'>>;
   /** GET /v1/service-keys (collection) */
@@ -2021,6 +2033,8 @@ export interface RestOperations<Context> {
   updateAccount(request: DomainRequest<'updateAccount'>, context: Context): Promise<DomainResult<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} (single) */
   updateAccountMember(request: DomainRequest<'updateAccountMember'>, context: Context): Promise<DomainResult<'updateAccountMember'>>;
+  /** PATCH /v1/account/public-stats/{platform} (single) */
+  updateAccountPublicStatsSettings(request: DomainRequest<'updateAccountPublicStatsSettings'>, context: Context): Promise<DomainResult<'updateAccountPublicStatsSettings'>>;
   /** PATCH /v1/account/roles/{id} (single) */
   updateAccountRole(request: DomainRequest<'updateAccountRole'>, context: Context): Promise<DomainResult<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} (single) */
@@ -2355,6 +2369,41 @@ export const routes: readonly RouteSpec[] = [
       "feature": null
     },
     "graphql": "Query.accountPlan",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "accountPublicStatsSettings",
+    "method": "get",
+    "path": "/v1/account/public-stats",
+    "expressPath": "/v1/account/public-stats",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountPublicStatsSettings",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -10802,6 +10851,42 @@ export const routes: readonly RouteSpec[] = [
       "403": "application/json",
       "404": "application/json",
       "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "updateAccountPublicStatsSettings",
+    "method": "patch",
+    "path": "/v1/account/public-stats/{platform}",
+    "expressPath": "/v1/account/public-stats/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccountPublicStatsSettings",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",

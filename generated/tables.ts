@@ -696,6 +696,14 @@ export const tables = {
     bot_enabled: 'boolean',
     updated_at: 'timestamp',
   },
+  ps_channel_preferences: {
+    platform: 'text',
+    platform_channel_id: 'text',
+    account_id: 'uuid',
+    opted_out: { type: 'boolean', nullable: true },
+    show_top_chatters: { type: 'boolean', nullable: true },
+    updated_at: 'timestamp',
+  },
   ps_channels: {
     platform: 'text',
     platform_channel_id: 'text',
@@ -888,6 +896,13 @@ export const tables = {
     user_id: 'uuid',
     platform: 'text',
     platform_channel_id: 'text',
+    added_at: 'timestamp',
+  },
+  stats_watchlist_pending: {
+    user_id: 'uuid',
+    platform: 'text',
+    login_lower: 'text',
+    login: 'text',
     added_at: 'timestamp',
   },
   user_role_assignments: {

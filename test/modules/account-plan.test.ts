@@ -43,10 +43,11 @@ describe('account name, plan and usage', () => {
 
     expect((await api(t, 'POST', '/overlays', { token: owner.accessToken, body: { name: 'Alerts' } })).status).toBe(201);
     const g = await gql(t.url, '{ accountPlan { plan { slug } usage { quota used limit } } }', {}, { authorization: `Bearer ${owner.accessToken}` });
-    expect(g.body.data!.accountPlan.plan).toEqual({ slug: 'free' });
-    expect(g.body.data!.accountPlan.usage[0]).toEqual({ quota: 'overlays', used: 1, limit: usage[0]!.limit });
+    const plan = g.body.data!.accountPlan as { plan: unknown; usage: unknown[] };
+    expect(plan.plan).toEqual({ slug: 'free' });
+    expect(plan.usage[0]).toEqual({ quota: 'overlays', used: 1, limit: usage[0]!.limit });
     const after = await api(t, 'GET', '/account/plan', { token: owner.accessToken });
-    expect(after.body.data.usage).toEqual(g.body.data!.accountPlan.usage);
+    expect(after.body.data.usage).toEqual(plan.usage);
 
     const admin = await devLogin(t);
     const asAdmin = await joinAccount(t, owner, admin, { role: 'administrator' });

@@ -231,6 +231,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/public-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public-statistics settings of the active account's connected channels.
+         * @description One entry per channel the account has connected (`GET /v1/connections/status`), with
+         *     whether it is left out of public statistics (`opted_out`: its pages answer 404 and it
+         *     leaves browse) and whether its stream summaries show `top_chatters`. A channel nobody
+         *     set anything for shows the crawler's values, or false for both (`public-stats:read`).
+         */
+        get: operations["accountPublicStatsSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/public-stats/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Opt the account's channel on a platform out of (or back into) public statistics, or show its top chatters.
+         * @description Applies to the channel the active account connected on `platform`; none gives 404
+         *     `No channel connected on <platform>`. An omitted field is left unchanged. The creator's
+         *     choice wins over what crawler batches say of the channel, now and later. Records
+         *     `account:public_stats_updated` (`public-stats:edit`).
+         */
+        patch: operations["updateAccountPublicStatsSettings"];
+        trace?: never;
+    };
     "/account/roles": {
         parameters: {
             query?: never;
@@ -4919,8 +4965,10 @@ export interface paths {
         /**
          * Add a channel by its URL handle (idempotent).
          * @description `channel` is the URL handle, resolved case-insensitively through the channel directory to
-         *     the stable channel id (404 `Channel not found` when it names no known channel). Adding a
-         *     channel already on the list answers the stored item unchanged. At most 500 channels per
+         *     the stable channel id. A handle the crawler does not know yet is kept as a pending item
+         *     (`pending: true`, `platform_channel_id` `pending:<handle>`, which removes it): as soon as
+         *     a crawler batch brings a channel with that handle, the item becomes that channel (same
+         *     `added_at`). Adding a channel already on the list answers the stored item unchanged. At most 500 channels per
          *     user: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels
          *     reached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.
          */
@@ -5584,6 +5632,12 @@ export interface components {
              * @description The user the row is about (user scope) or who acted.
              */
             user_id: string | null;
+        };
+        ChannelStatsSettings: {
+            opted_out: boolean;
+            platform: string;
+            platform_channel_id: string;
+            show_top_chatters: boolean;
         };
         /**
          * @description A stored chat message (Part 2, "Chat message row"). `is_shared_chat` is true and
@@ -7632,7 +7686,10 @@ export interface components {
             added_at: string;
             channel_display_name: string | null;
             channel_login: string;
+            /** @description The crawler does not know the channel yet; the item follows it once it does. */
+            pending: boolean;
             platform: string;
+            /** @description The stable channel id; `pending:<handle>` while the crawler does not know the channel. */
             platform_channel_id: string;
         };
         Widget: {
@@ -8603,6 +8660,92 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accountPublicStatsSettings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ChannelStatsSettings"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAccountPublicStatsSettings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    opted_out?: boolean;
+                    show_top_chatters?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The channel's settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ChannelStatsSettings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
