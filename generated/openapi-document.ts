@@ -2507,7 +2507,7 @@ export const openapiDocument = {
           "admin"
         ],
         "summary": "Lift an account's suspension.",
-        "description": "Its keys and tokens work again. Not suspended: 409 CONFLICT `Account is not suspended`. 404\n`Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.\n",
+        "description": "Its keys and tokens work again over HTTP at once; a socket on a credential whose socket\nthe suspension closed may be refused again (TOKEN_REVOKED) for up to two minutes after\nit, the time socket servers remember a revocation. Not suspended: 409 CONFLICT\n`Account is not suspended`. 404\n`Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.\n",
         "x-permission": "accounts:edit",
         "x-permission-scope": "admin",
         "x-graphql": "Mutation.adminRestoreAccount",

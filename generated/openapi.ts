@@ -533,7 +533,10 @@ export interface paths {
         put?: never;
         /**
          * Lift an account's suspension.
-         * @description Its keys and tokens work again. Not suspended: 409 CONFLICT `Account is not suspended`. 404
+         * @description Its keys and tokens work again over HTTP at once; a socket on a credential whose socket
+         *     the suspension closed may be refused again (TOKEN_REVOKED) for up to two minutes after
+         *     it, the time socket servers remember a revocation. Not suspended: 409 CONFLICT
+         *     `Account is not suspended`. 404
          *     `Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.
          */
         post: operations["adminRestoreAccount"];
