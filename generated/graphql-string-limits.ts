@@ -15,6 +15,19 @@ export interface StringLimit {
  * property each string argument stands for (scripts/codegen/string-limits.ts), checked in order.
  */
 export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]>> = {
+  "Mutation.acceptAccountInvite": [
+    {
+      "path": [
+        "token"
+      ],
+      "maxLength": 4096,
+      "message": "query.token must NOT have more than 4096 characters",
+      "field": {
+        "field": "query.token",
+        "message": "must NOT have more than 4096 characters"
+      }
+    }
+  ],
   "Mutation.addToWatchlist": [
     {
       "path": [
@@ -168,6 +181,32 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "field": null
     }
   ],
+  "Mutation.adminSuspendAccount": [
+    {
+      "path": [
+        "reason"
+      ],
+      "maxLength": 500,
+      "message": "body.reason must NOT have more than 500 characters",
+      "field": {
+        "field": "body.reason",
+        "message": "must NOT have more than 500 characters"
+      }
+    }
+  ],
+  "Mutation.adminSuspendUser": [
+    {
+      "path": [
+        "reason"
+      ],
+      "maxLength": 500,
+      "message": "body.reason must NOT have more than 500 characters",
+      "field": {
+        "field": "body.reason",
+        "message": "must NOT have more than 500 characters"
+      }
+    }
+  ],
   "Mutation.adminUpdateApiKey": [
     {
       "path": [
@@ -309,6 +348,18 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
     }
   ],
   "Mutation.createAccountInvite": [
+    {
+      "path": [
+        "input",
+        "email"
+      ],
+      "maxLength": 254,
+      "message": "body.email must NOT have more than 254 characters",
+      "field": {
+        "field": "body.email",
+        "message": "must NOT have more than 254 characters"
+      }
+    },
     {
       "path": [
         "input",
@@ -931,6 +982,20 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Mutation.updateAccount": [
+    {
+      "path": [
+        "input",
+        "name"
+      ],
+      "maxLength": 100,
+      "message": "body.name must NOT have more than 100 characters",
+      "field": {
+        "field": "body.name",
+        "message": "must NOT have more than 100 characters"
+      }
+    }
+  ],
   "Mutation.updateAccountRole": [
     {
       "path": [
@@ -1141,6 +1206,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       }
     }
   ],
+  "Query.adminAccounts": [
+    {
+      "path": [
+        "q"
+      ],
+      "maxLength": 254,
+      "message": "query.q must NOT have more than 254 characters",
+      "field": {
+        "field": "query.q",
+        "message": "must NOT have more than 254 characters"
+      }
+    }
+  ],
   "Query.adminAuditLog": [
     {
       "path": [
@@ -1186,6 +1264,19 @@ export const graphqlStringLimits: Readonly<Record<string, readonly StringLimit[]
       "maxLength": 20,
       "message": "Unknown scope: {value}",
       "field": null
+    }
+  ],
+  "Query.adminUsers": [
+    {
+      "path": [
+        "q"
+      ],
+      "maxLength": 254,
+      "message": "query.q must NOT have more than 254 characters",
+      "field": {
+        "field": "query.q",
+        "message": "must NOT have more than 254 characters"
+      }
     }
   ],
   "Query.chatHistory": [

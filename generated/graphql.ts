@@ -86,8 +86,24 @@ export type Query = {
   event: Event;
   /** The caller's notifications (limit default 25, clamped 1 to 100); REST GET /v1/notifications. */
   notifications: NotificationPage;
+  /** How many of the caller's notifications are unread; REST GET /v1/notifications/unread-count. */
+  notificationUnreadCount: Scalars['Int']['output'];
   /** Delivery channel per notification type; REST GET /v1/notifications/preferences. */
   notificationPreferences: Array<NotificationPreference>;
+  /** The active account's plan and its usage against every quota; REST GET /v1/account/plan. */
+  accountPlan: AccountPlanUsage;
+  /** Find users by id, e-mail or display name, newest first (limit default 25, clamped 1 to 100); REST GET /v1/admin/users. */
+  adminUsers: AdminUserPage;
+  /** One user as operators see it (User not found); REST GET /v1/admin/users/{id}. */
+  adminUser: AdminUserDetail;
+  /** Every user role; REST GET /v1/admin/user-roles. */
+  adminUserRoles: Array<UserRoleInfo>;
+  /** Find accounts by id, name or owner e-mail, newest first; REST GET /v1/admin/accounts. */
+  adminAccounts: AdminAccountPage;
+  /** One account: plan, members, usage (Account not found); REST GET /v1/admin/accounts/{id}. */
+  adminAccount: AdminAccountDetail;
+  /** An account's overrides; REST GET /v1/admin/accounts/{id}/overrides. */
+  adminAccountOverrides: AdminAccountOverrides;
   /** The active account's overlays, oldest first; REST GET /v1/overlays. */
   overlays: Array<Overlay>;
   /** One overlay (Overlay not found); REST GET /v1/overlays/{id}. */
@@ -128,6 +144,8 @@ export type Query = {
   publicEmotes: PublicEmotes;
   /** The caller's watchlist, newest first; REST GET /v1/watchlist. */
   myWatchlist: Watchlist;
+  /** Public-statistics settings of the active account's connected channels; REST GET /v1/account/public-stats. */
+  accountPublicStatsSettings: Array<ChannelStatsSettings>;
   /** The caller's effective permissions; REST twin GET /v1/tokens/me. */
   myPermissions: TokenPermissions;
   /** Popout tokens of the active account; REST GET /v1/tokens. */
@@ -213,6 +231,35 @@ export type QueryNotificationsArgs = {
 };
 
 
+export type QueryAdminUsersArgs = {
+  q?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryAdminUserArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminAccountsArgs = {
+  q?: InputMaybe<Scalars['String']['input']>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+export type QueryAdminAccountArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type QueryAdminAccountOverridesArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
 export type QueryOverlayArgs = {
   id: Scalars['UUID']['input'];
 };
@@ -287,6 +334,8 @@ export type Mutation = {
   createAccount: Account;
   /** Update the calling user; REST PATCH /v1/me. */
   updateMe: MeResult;
+  /** Rename the active account; REST PATCH /v1/account. */
+  updateAccount: Account;
   /** Dissolve the active account (owner only); REST DELETE /v1/account. */
   dissolveAccount: Scalars['Boolean']['output'];
   /** Leave the active account; REST POST /v1/account/leave. */
@@ -297,6 +346,8 @@ export type Mutation = {
   removeAccountMember: Scalars['Boolean']['output'];
   /** Invite a user with a role; REST POST /v1/account/invites. */
   createAccountInvite: AccountInvite;
+  /** Accept an invite mailed to an address, with its link's token; REST POST /v1/account/invites/accept. */
+  acceptAccountInvite: Account;
   /** Withdraw a pending invite; REST DELETE /v1/account/invites/{id}. */
   cancelAccountInvite: Scalars['Boolean']['output'];
   /** Create a custom role; REST POST /v1/account/roles. */
@@ -371,8 +422,24 @@ export type Mutation = {
   createExtensionAccessInvite: ExtensionAccessInvite;
   /** Act on a notification (accept_invite, decline_invite); REST POST /v1/notifications/{id}/action. */
   notificationAction: Notification;
+  /** Mark one notification read (idempotent); REST POST /v1/notifications/{id}/read. */
+  markNotificationRead: Notification;
+  /** Mark every unread notification read; answers how many changed; REST POST /v1/notifications/read-all. */
+  markAllNotificationsRead: Scalars['Int']['output'];
   /** Set the delivery channel of a notification type; REST PATCH /v1/notifications/preferences/{type}. */
   updateNotificationPreference: NotificationPreference;
+  /** Suspend a user: no sign-in, no keys, sockets close; REST POST /v1/admin/users/{id}/suspend. */
+  adminSuspendUser: AdminUserDetail;
+  /** Lift a user's suspension; REST POST /v1/admin/users/{id}/restore. */
+  adminRestoreUser: AdminUserDetail;
+  /** Set a user's max_accounts_override and developer override; REST PATCH /v1/admin/users/{id}/overrides. */
+  adminUpdateUserOverrides: AdminUserDetail;
+  /** Replace the user roles a user holds; REST PUT /v1/admin/users/{id}/user-roles. */
+  adminSetUserRoles: Array<UserRoleInfo>;
+  /** Suspend an account: its keys and tokens stop, sockets close; REST POST /v1/admin/accounts/{id}/suspend. */
+  adminSuspendAccount: AdminAccountSummary;
+  /** Lift an account's suspension; REST POST /v1/admin/accounts/{id}/restore. */
+  adminRestoreAccount: AdminAccountSummary;
   /** Create an overlay (PLAN_LIMIT_REACHED at the plan's max_overlays); REST POST /v1/overlays. */
   createOverlay: Overlay;
   /** Change an overlay at the version read (CONFLICT when stale); published as overlay:update on overlay:{id}; REST PATCH /v1/overlays/{id}. */
@@ -425,6 +492,8 @@ export type Mutation = {
   addToWatchlist: WatchlistItem;
   /** Remove a channel by its stable id (idempotent; platform platform_a, platform_b or platform_c); REST DELETE /v1/watchlist. */
   removeFromWatchlist: Scalars['Boolean']['output'];
+  /** Opt the account's channel on a platform out of public statistics, or show its top chatters; REST PATCH /v1/account/public-stats/{platform}. */
+  updateAccountPublicStatsSettings: ChannelStatsSettings;
   /** Create a popout token; REST POST /v1/tokens. */
   createPopoutToken: PopoutTokenCreated;
   /** Revoke a popout token; REST DELETE /v1/tokens/{id}. */
@@ -442,6 +511,11 @@ export type MutationUpdateMeArgs = {
 };
 
 
+export type MutationUpdateAccountArgs = {
+  input: UpdateAccountInput;
+};
+
+
 export type MutationUpdateAccountMemberArgs = {
   userId: Scalars['UUID']['input'];
   roleId: Scalars['UUID']['input'];
@@ -455,6 +529,11 @@ export type MutationRemoveAccountMemberArgs = {
 
 export type MutationCreateAccountInviteArgs = {
   input: CreateAccountInviteInput;
+};
+
+
+export type MutationAcceptAccountInviteArgs = {
+  token: Scalars['String']['input'];
 };
 
 
@@ -666,9 +745,48 @@ export type MutationNotificationActionArgs = {
 };
 
 
+export type MutationMarkNotificationReadArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
 export type MutationUpdateNotificationPreferenceArgs = {
   type: Scalars['String']['input'];
   channel: Scalars['String']['input'];
+};
+
+
+export type MutationAdminSuspendUserArgs = {
+  id: Scalars['UUID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRestoreUserArgs = {
+  id: Scalars['UUID']['input'];
+};
+
+
+export type MutationAdminUpdateUserOverridesArgs = {
+  id: Scalars['UUID']['input'];
+  input: AdminUserOverridesInput;
+};
+
+
+export type MutationAdminSetUserRolesArgs = {
+  id: Scalars['UUID']['input'];
+  roleIds: Array<Scalars['UUID']['input']>;
+};
+
+
+export type MutationAdminSuspendAccountArgs = {
+  id: Scalars['UUID']['input'];
+  reason?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationAdminRestoreAccountArgs = {
+  id: Scalars['UUID']['input'];
 };
 
 
@@ -803,6 +921,12 @@ export type MutationRemoveFromWatchlistArgs = {
 };
 
 
+export type MutationUpdateAccountPublicStatsSettingsArgs = {
+  platform: Scalars['String']['input'];
+  input: ChannelStatsSettingsInput;
+};
+
+
 export type MutationCreatePopoutTokenArgs = {
   input: CreatePopoutTokenInput;
 };
@@ -915,6 +1039,11 @@ export type CreateAccountInput = {
   name: Scalars['String']['input'];
 };
 
+/** Trimmed; not blank. */
+export type UpdateAccountInput = {
+  name: Scalars['String']['input'];
+};
+
 export type AccountMember = {
   __typename?: 'AccountMember';
   userId: Scalars['UUID']['output'];
@@ -931,15 +1060,21 @@ export type AccountInvite = {
   __typename?: 'AccountInvite';
   id: Scalars['UUID']['output'];
   accountId: Scalars['UUID']['output'];
-  userId: Scalars['UUID']['output'];
+  /** Null while an invite mailed to an address no user has is untaken. */
+  userId: Maybe<Scalars['UUID']['output']>;
+  /** The address an invite by e-mail to an unknown address went to. */
+  email: Maybe<Scalars['String']['output']>;
   roleId: Scalars['UUID']['output'];
   role: Scalars['String']['output'];
   invitedBy: Maybe<Scalars['UUID']['output']>;
   createdAt: Scalars['String']['output'];
 };
 
+/** Exactly one of userId and email. */
 export type CreateAccountInviteInput = {
-  userId: Scalars['UUID']['input'];
+  userId?: InputMaybe<Scalars['UUID']['input']>;
+  /** A verified address invites its user; an unknown one is mailed a link. */
+  email?: InputMaybe<Scalars['String']['input']>;
   /** A role name (moderator) or id. */
   role: Scalars['String']['input'];
 };
@@ -1586,6 +1721,169 @@ export type NotificationPreference = {
   locked: Scalars['Boolean']['output'];
 };
 
+export type AdminUserSummary = {
+  __typename?: 'AdminUserSummary';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  ownedAccountCount: Scalars['Int']['output'];
+  /** Null unless suspended. */
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type AdminUserPage = {
+  __typename?: 'AdminUserPage';
+  items: Array<AdminUserSummary>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+export type AdminUserAccount = {
+  __typename?: 'AdminUserAccount';
+  accountId: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  role: Scalars['String']['output'];
+  isOwner: Scalars['Boolean']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+};
+
+export type AdminUserDetail = {
+  __typename?: 'AdminUserDetail';
+  id: Scalars['UUID']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  displayName: Scalars['String']['output'];
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  ownedAccountCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  /** What the user may own now (the override, else the plans). */
+  maxAccounts: Scalars['Int']['output'];
+  maxAccountsOverride: Maybe<Scalars['Int']['output']>;
+  developerOverride: Scalars['Boolean']['output'];
+  isDeveloper: Scalars['Boolean']['output'];
+  userRoles: Array<Scalars['String']['output']>;
+  adminRoles: Array<Scalars['String']['output']>;
+  /** Memberships, oldest first. */
+  accounts: Array<AdminUserAccount>;
+};
+
+/** Omitted fields are left unchanged; maxAccountsOverride null clears it (0 to 1000). */
+export type AdminUserOverridesInput = {
+  maxAccountsOverride?: InputMaybe<Scalars['Int']['input']>;
+  developerOverride?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type UserRoleInfo = {
+  __typename?: 'UserRoleInfo';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  isSystem: Scalars['Boolean']['output'];
+  /** New users receive it (Member). */
+  assignedToEveryUser: Scalars['Boolean']['output'];
+  permissions: Array<Scalars['String']['output']>;
+  adminPermissions: Array<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+};
+
+export type AdminAccountSummary = {
+  __typename?: 'AdminAccountSummary';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  ownerId: Scalars['UUID']['output'];
+  ownerEmail: Maybe<Scalars['String']['output']>;
+  ownerDisplayName: Scalars['String']['output'];
+  /** The plan's slug. */
+  plan: Maybe<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+};
+
+export type AdminAccountPage = {
+  __typename?: 'AdminAccountPage';
+  items: Array<AdminAccountSummary>;
+  total: Scalars['Int']['output'];
+  page: Scalars['Int']['output'];
+  limit: Scalars['Int']['output'];
+  pages: Scalars['Int']['output'];
+};
+
+/** The account's plan (the default plan when it has none). */
+export type PlanRef = {
+  __typename?: 'PlanRef';
+  id: Scalars['UUID']['output'];
+  slug: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+};
+
+/** Usage of one quota: overlays and widgets against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes (Float: beyond 32 bits), sounds against max_sounds. */
+export type QuotaUsage = {
+  __typename?: 'QuotaUsage';
+  quota: Scalars['String']['output'];
+  used: Scalars['Float']['output'];
+  limit: Scalars['Float']['output'];
+};
+
+export type AdminAccountDetail = {
+  __typename?: 'AdminAccountDetail';
+  id: Scalars['UUID']['output'];
+  name: Scalars['String']['output'];
+  ownerId: Scalars['UUID']['output'];
+  ownerEmail: Maybe<Scalars['String']['output']>;
+  ownerDisplayName: Scalars['String']['output'];
+  plan: Maybe<Scalars['String']['output']>;
+  memberCount: Scalars['Int']['output'];
+  suspendedAt: Maybe<Scalars['String']['output']>;
+  suspendedReason: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['String']['output'];
+  planDetail: PlanRef;
+  members: Array<AdminAccountMember>;
+  usage: Array<QuotaUsage>;
+};
+
+export type FeatureOverride = {
+  __typename?: 'FeatureOverride';
+  featureKey: Scalars['String']['output'];
+  enabled: Scalars['Boolean']['output'];
+};
+
+export type AdminAccountOverrides = {
+  __typename?: 'AdminAccountOverrides';
+  accountId: Scalars['UUID']['output'];
+  featureOverrides: Array<FeatureOverride>;
+  /** Null when the plan's applies. */
+  chatRetentionDays: Maybe<Scalars['Int']['output']>;
+  ownerMaxAccountsOverride: Maybe<Scalars['Int']['output']>;
+  ownerDeveloperOverride: Scalars['Boolean']['output'];
+};
+
+/** A member of an account, as the account's own member list shows it. */
+export type AdminAccountMember = {
+  __typename?: 'AdminAccountMember';
+  userId: Scalars['UUID']['output'];
+  displayName: Scalars['String']['output'];
+  email: Maybe<Scalars['String']['output']>;
+  avatarUrl: Maybe<Scalars['String']['output']>;
+  roleId: Scalars['UUID']['output'];
+  role: Scalars['String']['output'];
+  isOwner: Scalars['Boolean']['output'];
+  joinedAt: Scalars['String']['output'];
+};
+
+/** A plan and what the account uses against each of its quotas. */
+export type AccountPlanUsage = {
+  __typename?: 'AccountPlanUsage';
+  plan: PlanRef;
+  usage: Array<QuotaUsage>;
+};
+
 /** A browser source of the account; its socket channel is overlay:{id}. */
 export type Overlay = {
   __typename?: 'Overlay';
@@ -1948,6 +2246,22 @@ export type SoundActionResult = {
   success: Scalars['Boolean']['output'];
 };
 
+/** A connected channel's public-statistics settings. */
+export type ChannelStatsSettings = {
+  __typename?: 'ChannelStatsSettings';
+  platform: Scalars['String']['output'];
+  platformChannelId: Scalars['String']['output'];
+  /** Left out of public statistics (its pages answer not found). */
+  optedOut: Scalars['Boolean']['output'];
+  showTopChatters: Scalars['Boolean']['output'];
+};
+
+/** Omitted fields are left unchanged. */
+export type ChannelStatsSettingsInput = {
+  optedOut?: InputMaybe<Scalars['Boolean']['input']>;
+  showTopChatters?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 /** Paging of the public lists (REST `pagination`). */
 export type PublicStatsPagination = {
   __typename?: 'PublicStatsPagination';
@@ -2214,6 +2528,8 @@ export type WatchlistItem = {
   channelLogin: Scalars['String']['output'];
   channelDisplayName: Maybe<Scalars['String']['output']>;
   addedAt: Scalars['String']['output'];
+  /** The crawler does not know the channel yet (platformChannelId is pending:<handle>); the item follows it once it does. */
+  pending: Scalars['Boolean']['output'];
 };
 
 /** REST GET /v1/watchlist (`data`). */
@@ -2364,6 +2680,7 @@ export type ResolversTypes = {
   UpdateMeInput: UpdateMeInput;
   Account: ResolverTypeWrapper<Account>;
   CreateAccountInput: CreateAccountInput;
+  UpdateAccountInput: UpdateAccountInput;
   AccountMember: ResolverTypeWrapper<AccountMember>;
   AccountInvite: ResolverTypeWrapper<AccountInvite>;
   CreateAccountInviteInput: CreateAccountInviteInput;
@@ -2424,6 +2741,21 @@ export type ResolversTypes = {
   Notification: ResolverTypeWrapper<Notification>;
   NotificationPage: ResolverTypeWrapper<NotificationPage>;
   NotificationPreference: ResolverTypeWrapper<NotificationPreference>;
+  AdminUserSummary: ResolverTypeWrapper<AdminUserSummary>;
+  AdminUserPage: ResolverTypeWrapper<AdminUserPage>;
+  AdminUserAccount: ResolverTypeWrapper<AdminUserAccount>;
+  AdminUserDetail: ResolverTypeWrapper<AdminUserDetail>;
+  AdminUserOverridesInput: AdminUserOverridesInput;
+  UserRoleInfo: ResolverTypeWrapper<UserRoleInfo>;
+  AdminAccountSummary: ResolverTypeWrapper<AdminAccountSummary>;
+  AdminAccountPage: ResolverTypeWrapper<AdminAccountPage>;
+  PlanRef: ResolverTypeWrapper<PlanRef>;
+  QuotaUsage: ResolverTypeWrapper<QuotaUsage>;
+  AdminAccountDetail: ResolverTypeWrapper<AdminAccountDetail>;
+  FeatureOverride: ResolverTypeWrapper<FeatureOverride>;
+  AdminAccountOverrides: ResolverTypeWrapper<AdminAccountOverrides>;
+  AdminAccountMember: ResolverTypeWrapper<AdminAccountMember>;
+  AccountPlanUsage: ResolverTypeWrapper<AccountPlanUsage>;
   Overlay: ResolverTypeWrapper<Overlay>;
   Widget: ResolverTypeWrapper<Widget>;
   CreateOverlayInput: CreateOverlayInput;
@@ -2454,6 +2786,8 @@ export type ResolversTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: ResolverTypeWrapper<SoundActionResult>;
+  ChannelStatsSettings: ResolverTypeWrapper<ChannelStatsSettings>;
+  ChannelStatsSettingsInput: ChannelStatsSettingsInput;
   PublicStatsPagination: ResolverTypeWrapper<PublicStatsPagination>;
   PublicFollowerPoint: ResolverTypeWrapper<PublicFollowerPoint>;
   PublicViewerAveragePoint: ResolverTypeWrapper<PublicViewerAveragePoint>;
@@ -2505,6 +2839,7 @@ export type ResolversParentTypes = {
   UpdateMeInput: UpdateMeInput;
   Account: Account;
   CreateAccountInput: CreateAccountInput;
+  UpdateAccountInput: UpdateAccountInput;
   AccountMember: AccountMember;
   AccountInvite: AccountInvite;
   CreateAccountInviteInput: CreateAccountInviteInput;
@@ -2561,6 +2896,21 @@ export type ResolversParentTypes = {
   Notification: Notification;
   NotificationPage: NotificationPage;
   NotificationPreference: NotificationPreference;
+  AdminUserSummary: AdminUserSummary;
+  AdminUserPage: AdminUserPage;
+  AdminUserAccount: AdminUserAccount;
+  AdminUserDetail: AdminUserDetail;
+  AdminUserOverridesInput: AdminUserOverridesInput;
+  UserRoleInfo: UserRoleInfo;
+  AdminAccountSummary: AdminAccountSummary;
+  AdminAccountPage: AdminAccountPage;
+  PlanRef: PlanRef;
+  QuotaUsage: QuotaUsage;
+  AdminAccountDetail: AdminAccountDetail;
+  FeatureOverride: FeatureOverride;
+  AdminAccountOverrides: AdminAccountOverrides;
+  AdminAccountMember: AdminAccountMember;
+  AccountPlanUsage: AccountPlanUsage;
   Overlay: Overlay;
   Widget: Widget;
   CreateOverlayInput: CreateOverlayInput;
@@ -2590,6 +2940,8 @@ export type ResolversParentTypes = {
   UpdateSoundInput: UpdateSoundInput;
   SoundTargetInput: SoundTargetInput;
   SoundActionResult: SoundActionResult;
+  ChannelStatsSettings: ChannelStatsSettings;
+  ChannelStatsSettingsInput: ChannelStatsSettingsInput;
   PublicStatsPagination: PublicStatsPagination;
   PublicFollowerPoint: PublicFollowerPoint;
   PublicViewerAveragePoint: PublicViewerAveragePoint;
@@ -2676,7 +3028,15 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   events: Resolver<ResolversTypes['PaginatedEventResult'], ParentType, ContextType, Partial<QueryEventsArgs>>;
   event: Resolver<ResolversTypes['Event'], ParentType, ContextType, RequireFields<QueryEventArgs, 'id'>>;
   notifications: Resolver<ResolversTypes['NotificationPage'], ParentType, ContextType, Partial<QueryNotificationsArgs>>;
+  notificationUnreadCount: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   notificationPreferences: Resolver<Array<ResolversTypes['NotificationPreference']>, ParentType, ContextType>;
+  accountPlan: Resolver<ResolversTypes['AccountPlanUsage'], ParentType, ContextType>;
+  adminUsers: Resolver<ResolversTypes['AdminUserPage'], ParentType, ContextType, Partial<QueryAdminUsersArgs>>;
+  adminUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<QueryAdminUserArgs, 'id'>>;
+  adminUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType>;
+  adminAccounts: Resolver<ResolversTypes['AdminAccountPage'], ParentType, ContextType, Partial<QueryAdminAccountsArgs>>;
+  adminAccount: Resolver<ResolversTypes['AdminAccountDetail'], ParentType, ContextType, RequireFields<QueryAdminAccountArgs, 'id'>>;
+  adminAccountOverrides: Resolver<ResolversTypes['AdminAccountOverrides'], ParentType, ContextType, RequireFields<QueryAdminAccountOverridesArgs, 'id'>>;
   overlays: Resolver<Array<ResolversTypes['Overlay']>, ParentType, ContextType>;
   overlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<QueryOverlayArgs, 'id'>>;
   widgets: Resolver<Array<ResolversTypes['Widget']>, ParentType, ContextType>;
@@ -2697,6 +3057,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   publicGames: Resolver<ResolversTypes['PublicGames'], ParentType, ContextType, Partial<QueryPublicGamesArgs>>;
   publicEmotes: Resolver<ResolversTypes['PublicEmotes'], ParentType, ContextType, Partial<QueryPublicEmotesArgs>>;
   myWatchlist: Resolver<ResolversTypes['Watchlist'], ParentType, ContextType>;
+  accountPublicStatsSettings: Resolver<Array<ResolversTypes['ChannelStatsSettings']>, ParentType, ContextType>;
   myPermissions: Resolver<ResolversTypes['TokenPermissions'], ParentType, ContextType>;
   popoutTokens: Resolver<Array<ResolversTypes['PopoutToken']>, ParentType, ContextType>;
 };
@@ -2704,11 +3065,13 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   createAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationCreateAccountArgs, 'input'>>;
   updateMe: Resolver<ResolversTypes['MeResult'], ParentType, ContextType, RequireFields<MutationUpdateMeArgs, 'input'>>;
+  updateAccount: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationUpdateAccountArgs, 'input'>>;
   dissolveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   leaveAccount: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   updateAccountMember: Resolver<ResolversTypes['AccountMember'], ParentType, ContextType, RequireFields<MutationUpdateAccountMemberArgs, 'userId' | 'roleId'>>;
   removeAccountMember: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveAccountMemberArgs, 'userId'>>;
   createAccountInvite: Resolver<ResolversTypes['AccountInvite'], ParentType, ContextType, RequireFields<MutationCreateAccountInviteArgs, 'input'>>;
+  acceptAccountInvite: Resolver<ResolversTypes['Account'], ParentType, ContextType, RequireFields<MutationAcceptAccountInviteArgs, 'token'>>;
   cancelAccountInvite: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationCancelAccountInviteArgs, 'id'>>;
   createAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationCreateAccountRoleArgs, 'input'>>;
   updateAccountRole: Resolver<ResolversTypes['AccountRole'], ParentType, ContextType, RequireFields<MutationUpdateAccountRoleArgs, 'id' | 'input'>>;
@@ -2746,7 +3109,15 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   grantExtensionAccess: Resolver<ResolversTypes['ExtensionAccessGrant'], ParentType, ContextType, RequireFields<MutationGrantExtensionAccessArgs, 'extensionId' | 'userId'>>;
   createExtensionAccessInvite: Resolver<ResolversTypes['ExtensionAccessInvite'], ParentType, ContextType, RequireFields<MutationCreateExtensionAccessInviteArgs, 'extensionId'>>;
   notificationAction: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationNotificationActionArgs, 'id' | 'action'>>;
+  markNotificationRead: Resolver<ResolversTypes['Notification'], ParentType, ContextType, RequireFields<MutationMarkNotificationReadArgs, 'id'>>;
+  markAllNotificationsRead: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   updateNotificationPreference: Resolver<ResolversTypes['NotificationPreference'], ParentType, ContextType, RequireFields<MutationUpdateNotificationPreferenceArgs, 'type' | 'channel'>>;
+  adminSuspendUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminSuspendUserArgs, 'id'>>;
+  adminRestoreUser: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminRestoreUserArgs, 'id'>>;
+  adminUpdateUserOverrides: Resolver<ResolversTypes['AdminUserDetail'], ParentType, ContextType, RequireFields<MutationAdminUpdateUserOverridesArgs, 'id' | 'input'>>;
+  adminSetUserRoles: Resolver<Array<ResolversTypes['UserRoleInfo']>, ParentType, ContextType, RequireFields<MutationAdminSetUserRolesArgs, 'id' | 'roleIds'>>;
+  adminSuspendAccount: Resolver<ResolversTypes['AdminAccountSummary'], ParentType, ContextType, RequireFields<MutationAdminSuspendAccountArgs, 'id'>>;
+  adminRestoreAccount: Resolver<ResolversTypes['AdminAccountSummary'], ParentType, ContextType, RequireFields<MutationAdminRestoreAccountArgs, 'id'>>;
   createOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationCreateOverlayArgs, 'input'>>;
   updateOverlay: Resolver<ResolversTypes['Overlay'], ParentType, ContextType, RequireFields<MutationUpdateOverlayArgs, 'id' | 'input'>>;
   createWidget: Resolver<ResolversTypes['Widget'], ParentType, ContextType, RequireFields<MutationCreateWidgetArgs, 'input'>>;
@@ -2773,6 +3144,7 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   stopSound: Resolver<ResolversTypes['SoundActionResult'], ParentType, ContextType, RequireFields<MutationStopSoundArgs, 'id'>>;
   addToWatchlist: Resolver<ResolversTypes['WatchlistItem'], ParentType, ContextType, RequireFields<MutationAddToWatchlistArgs, 'platform' | 'channel'>>;
   removeFromWatchlist: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRemoveFromWatchlistArgs, 'platform' | 'platformChannelId'>>;
+  updateAccountPublicStatsSettings: Resolver<ResolversTypes['ChannelStatsSettings'], ParentType, ContextType, RequireFields<MutationUpdateAccountPublicStatsSettingsArgs, 'platform' | 'input'>>;
   createPopoutToken: Resolver<ResolversTypes['PopoutTokenCreated'], ParentType, ContextType, RequireFields<MutationCreatePopoutTokenArgs, 'input'>>;
   revokePopoutToken: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokePopoutTokenArgs, 'id'>>;
 };
@@ -2851,7 +3223,8 @@ export type AccountMemberResolvers<ContextType = GraphQLContext, ParentType exte
 export type AccountInviteResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountInvite'] = ResolversParentTypes['AccountInvite']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
-  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  userId?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   invitedBy?: Resolver<Maybe<ResolversTypes['UUID']>, ParentType, ContextType>;
@@ -3207,6 +3580,139 @@ export type NotificationPreferenceResolvers<ContextType = GraphQLContext, Parent
   locked?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type AdminUserSummaryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserSummary'] = ResolversParentTypes['AdminUserSummary']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminUserPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserPage'] = ResolversParentTypes['AdminUserPage']> = {
+  items?: Resolver<Array<ResolversTypes['AdminUserSummary']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type AdminUserAccountResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserAccount'] = ResolversParentTypes['AdminUserAccount']> = {
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isOwner?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AdminUserDetailResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminUserDetail'] = ResolversParentTypes['AdminUserDetail']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownedAccountCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  maxAccounts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  maxAccountsOverride?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  developerOverride?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  isDeveloper?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  userRoles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  adminRoles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  accounts?: Resolver<Array<ResolversTypes['AdminUserAccount']>, ParentType, ContextType>;
+};
+
+export type UserRoleInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UserRoleInfo'] = ResolversParentTypes['UserRoleInfo']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isSystem?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  assignedToEveryUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  adminPermissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type AdminAccountSummaryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountSummary'] = ResolversParentTypes['AdminAccountSummary']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ownerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  ownerEmail?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownerDisplayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  plan?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AdminAccountPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountPage'] = ResolversParentTypes['AdminAccountPage']> = {
+  items?: Resolver<Array<ResolversTypes['AdminAccountSummary']>, ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  page?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  pages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PlanRefResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PlanRef'] = ResolversParentTypes['PlanRef']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  slug?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type QuotaUsageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['QuotaUsage'] = ResolversParentTypes['QuotaUsage']> = {
+  quota?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  used?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+  limit?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
+};
+
+export type AdminAccountDetailResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountDetail'] = ResolversParentTypes['AdminAccountDetail']> = {
+  id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  ownerId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  ownerEmail?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  ownerDisplayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  plan?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  memberCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  suspendedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  suspendedReason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  planDetail?: Resolver<ResolversTypes['PlanRef'], ParentType, ContextType>;
+  members?: Resolver<Array<ResolversTypes['AdminAccountMember']>, ParentType, ContextType>;
+  usage?: Resolver<Array<ResolversTypes['QuotaUsage']>, ParentType, ContextType>;
+};
+
+export type FeatureOverrideResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FeatureOverride'] = ResolversParentTypes['FeatureOverride']> = {
+  featureKey?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  enabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AdminAccountOverridesResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountOverrides'] = ResolversParentTypes['AdminAccountOverrides']> = {
+  accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  featureOverrides?: Resolver<Array<ResolversTypes['FeatureOverride']>, ParentType, ContextType>;
+  chatRetentionDays?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  ownerMaxAccountsOverride?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  ownerDeveloperOverride?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AdminAccountMemberResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AdminAccountMember'] = ResolversParentTypes['AdminAccountMember']> = {
+  userId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  displayName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  email?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  avatarUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  roleId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  isOwner?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  joinedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type AccountPlanUsageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AccountPlanUsage'] = ResolversParentTypes['AccountPlanUsage']> = {
+  plan?: Resolver<ResolversTypes['PlanRef'], ParentType, ContextType>;
+  usage?: Resolver<Array<ResolversTypes['QuotaUsage']>, ParentType, ContextType>;
+};
+
 export type OverlayResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Overlay'] = ResolversParentTypes['Overlay']> = {
   id?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
   accountId?: Resolver<ResolversTypes['UUID'], ParentType, ContextType>;
@@ -3377,6 +3883,13 @@ export type SoundLibraryResolvers<ContextType = GraphQLContext, ParentType exten
 
 export type SoundActionResultResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SoundActionResult'] = ResolversParentTypes['SoundActionResult']> = {
   success?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type ChannelStatsSettingsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChannelStatsSettings'] = ResolversParentTypes['ChannelStatsSettings']> = {
+  platform?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  platformChannelId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  optedOut?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  showTopChatters?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type PublicStatsPaginationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicStatsPagination'] = ResolversParentTypes['PublicStatsPagination']> = {
@@ -3564,6 +4077,7 @@ export type WatchlistItemResolvers<ContextType = GraphQLContext, ParentType exte
   channelLogin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   channelDisplayName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   addedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  pending?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
 export type WatchlistResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Watchlist'] = ResolversParentTypes['Watchlist']> = {
@@ -3647,6 +4161,20 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Notification?: NotificationResolvers<ContextType>;
   NotificationPage?: NotificationPageResolvers<ContextType>;
   NotificationPreference?: NotificationPreferenceResolvers<ContextType>;
+  AdminUserSummary?: AdminUserSummaryResolvers<ContextType>;
+  AdminUserPage?: AdminUserPageResolvers<ContextType>;
+  AdminUserAccount?: AdminUserAccountResolvers<ContextType>;
+  AdminUserDetail?: AdminUserDetailResolvers<ContextType>;
+  UserRoleInfo?: UserRoleInfoResolvers<ContextType>;
+  AdminAccountSummary?: AdminAccountSummaryResolvers<ContextType>;
+  AdminAccountPage?: AdminAccountPageResolvers<ContextType>;
+  PlanRef?: PlanRefResolvers<ContextType>;
+  QuotaUsage?: QuotaUsageResolvers<ContextType>;
+  AdminAccountDetail?: AdminAccountDetailResolvers<ContextType>;
+  FeatureOverride?: FeatureOverrideResolvers<ContextType>;
+  AdminAccountOverrides?: AdminAccountOverridesResolvers<ContextType>;
+  AdminAccountMember?: AdminAccountMemberResolvers<ContextType>;
+  AccountPlanUsage?: AccountPlanUsageResolvers<ContextType>;
   Overlay?: OverlayResolvers<ContextType>;
   Widget?: WidgetResolvers<ContextType>;
   AdminPlanFeature?: AdminPlanFeatureResolvers<ContextType>;
@@ -3665,6 +4193,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Sound?: SoundResolvers<ContextType>;
   SoundLibrary?: SoundLibraryResolvers<ContextType>;
   SoundActionResult?: SoundActionResultResolvers<ContextType>;
+  ChannelStatsSettings?: ChannelStatsSettingsResolvers<ContextType>;
   PublicStatsPagination?: PublicStatsPaginationResolvers<ContextType>;
   PublicFollowerPoint?: PublicFollowerPointResolvers<ContextType>;
   PublicViewerAveragePoint?: PublicViewerAveragePointResolvers<ContextType>;

@@ -176,6 +176,97 @@ export const openapiDocument = {
           }
         ]
       },
+      "patch": {
+        "operationId": "updateAccount",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "Rename the active account.",
+        "description": "`name` is trimmed; blank gives 400 VALIDATION_ERROR `name must not be blank`. Answers the\naccount with the caller's role. Records `account:updated` (the old and new name).\n",
+        "x-permission": "account:edit",
+        "x-graphql": "Mutation.updateAccount",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "name"
+                ],
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The account.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Account"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ]
+      },
       "delete": {
         "operationId": "dissolveAccount",
         "tags": [
@@ -390,8 +481,8 @@ export const openapiDocument = {
         "tags": [
           "members"
         ],
-        "summary": "Invite a user into the active account with a role.",
-        "description": "`role` is a role name (`moderator`) or id. Creates the invite and an `invite`\nnotification for the user (`data.accountId`, `data.inviteId`, `data.role`); the user\nanswers with `POST /v1/notifications/{id}/action`. Unknown user: 404 `User not found`;\nunknown role: 404 `Role not found`; the owner role: 400 `The owner role cannot be\nassigned`; already a member or already invited: 409 `User is already a member` /\n`User is already invited`. Records `account:member_invited`.\n",
+        "summary": "Invite a user into the active account with a role, by user id or e-mail address.",
+        "description": "`role` is a role name (`moderator`) or id. Exactly one of `user_id` and `email` (else 400\nVALIDATION_ERROR `Exactly one of user_id or email is required`). An `email` that a user\nsigned in with (a verified address) invites that user, as `user_id` does: the invite\nand an `invite` notification for the user (`data.accountId`, `data.inviteId`,\n`data.role`); the user answers with `POST /v1/notifications/{id}/action`. An address\nno user has gets a mail (the `account_invite` template) with a link to the dashboard's\n`/invites/accept?token=<token>`: signed in (or up), the dashboard sends the token to\n`POST /v1/account/invites/accept`, which joins the account. A user who signs up with\nthat address also finds the invite in their notifications. Such an invite shows\n`user_id` null and the address in `email` until someone takes it, and expires after 7\ndays. Unknown user: 404 `User not found`; unknown role: 404 `Role not found`; the\nowner role: 400 `The owner role cannot be assigned`; already a member or already\ninvited: 409 `User is already a member` / `User is already invited`. Records\n`account:member_invited`.\n",
         "x-permission": "members:create",
         "x-graphql": "Mutation.createAccountInvite",
         "requestBody": {
@@ -402,13 +493,17 @@ export const openapiDocument = {
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
-                  "user_id",
                   "role"
                 ],
                 "properties": {
                   "user_id": {
                     "type": "string",
                     "format": "uuid"
+                  },
+                  "email": {
+                    "type": "string",
+                    "format": "email",
+                    "maxLength": 254
                   },
                   "role": {
                     "type": "string",
@@ -447,6 +542,104 @@ export const openapiDocument = {
                   "properties": {
                     "data": {
                       "$ref": "#/components/schemas/AccountInvite"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ]
+      }
+    },
+    "/account/invites/accept": {
+      "post": {
+        "operationId": "acceptAccountInvite",
+        "tags": [
+          "members"
+        ],
+        "summary": "Accept an invite mailed to an address, with the token from its link.",
+        "description": "The caller (signed in, or just signed up) joins the invite's account with its role and\nthe invite is used up; possession of the token is the authorization, as the link went\nto the invited address. Answers the account (with the caller's role), which the caller\nmay switch to. An unknown token: 404 `Invite not found`; an expired one, or one another\nuser already took: 409 CONFLICT `Invite is no longer valid`; the caller already a\nmember: 409 `User is already a member`. Records `account:member_joined`.\n",
+        "x-auth": "first-party",
+        "x-gate-reason": "accepting an invite addressed to the caller; the invite token is the grant",
+        "x-graphql": "Mutation.acceptAccountInvite",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "token"
+                ],
+                "properties": {
+                  "token": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/account"
+        },
+        "responses": {
+          "200": {
+            "description": "The account joined.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Account"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -819,6 +1012,249 @@ export const openapiDocument = {
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/account/plan": {
+      "get": {
+        "operationId": "accountPlan",
+        "tags": [
+          "accounts"
+        ],
+        "summary": "The active account's plan and its usage against every quota.",
+        "description": "The plan (the default plan when the account has none) and, per quota, what the account\nuses against the plan's limit: `overlays` and `widgets` against `max_overlays`,\n`integrations` against `max_integrations`, `storage_bytes` (every sound the account\nstores) against `max_storage_bytes`, `sounds` (its own) against `max_sounds`. The same\nreport operators read in `GET /v1/admin/accounts/{id}` (`plan:read`; owners hold it).\n",
+        "x-permission": "plan:read",
+        "x-graphql": "Query.accountPlan",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The plan and usage.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AccountPlanUsage"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/public-stats": {
+      "get": {
+        "operationId": "accountPublicStatsSettings",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "The public-statistics settings of the active account's connected channels.",
+        "description": "One entry per channel the account has connected (`GET /v1/connections/status`), with\nwhether it is left out of public statistics (`opted_out`: its pages answer 404 and it\nleaves browse) and whether its stream summaries show `top_chatters`. A channel nobody\nset anything for shows the crawler's values, or false for both (`public-stats:read`).\n",
+        "x-permission": "public-stats:read",
+        "x-graphql": "Query.accountPublicStatsSettings",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The settings.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/ChannelStatsSettings"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/account/public-stats/{platform}": {
+      "patch": {
+        "operationId": "updateAccountPublicStatsSettings",
+        "tags": [
+          "public-stats"
+        ],
+        "summary": "Opt the account's channel on a platform out of (or back into) public statistics, or show its top chatters.",
+        "description": "Applies to the channel the active account connected on `platform`; none gives 404\n`No channel connected on <platform>`. An omitted field is left unchanged. The creator's\nchoice wins over what crawler batches say of the channel, now and later. Records\n`account:public_stats_updated` (`public-stats:edit`).\n",
+        "x-permission": "public-stats:edit",
+        "x-graphql": "Mutation.updateAccountPublicStatsSettings",
+        "parameters": [
+          {
+            "name": "platform",
+            "in": "path",
+            "required": true,
+            "x-error-message": "Unsupported platform: {value}",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "platform_a",
+                "platform_b",
+                "platform_c"
+              ]
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "opted_out": {
+                    "type": "boolean"
+                  },
+                  "show_top_chatters": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The channel's settings.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/ChannelStatsSettings"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
@@ -1357,6 +1793,97 @@ export const openapiDocument = {
         ]
       }
     },
+    "/admin/accounts": {
+      "get": {
+        "operationId": "adminAccounts",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Find accounts by id, name or the owner's e-mail, newest first (paged).",
+        "description": "Without `q` every account, newest first. `q` matches an account whose id equals it, whose name\ncontains it, or whose owner's e-mail address contains it (case-insensitive). Gate: the admin\n`accounts:read`.\n",
+        "x-permission": "accounts:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccounts",
+        "parameters": [
+          {
+            "name": "q",
+            "in": "query",
+            "required": false,
+            "description": "Search text: an exact id, or a case-insensitive part of the e-mail address or name.",
+            "schema": {
+              "type": "string",
+              "maxLength": 254
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminAccountSummary"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/accounts/{account_id}/api-keys": {
       "get": {
         "operationId": "adminAccountApiKeys",
@@ -1424,6 +1951,85 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}": {
+      "get": {
+        "operationId": "adminAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "One account as operators see it (plan, members, usage against each quota).",
+        "description": "404 `Account not found`. The overrides are read apart (`GET /v1/admin/accounts/{id}/overrides`,\n`accounts:overrides-read`). Gate: the admin `accounts:read`.\n",
+        "x-permission": "accounts:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -1773,6 +2379,85 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/accounts/{id}/overrides": {
+      "get": {
+        "operationId": "adminAccountOverrides",
+        "tags": [
+          "admin"
+        ],
+        "summary": "An account's overrides (feature overrides, chat retention, its owner's limits).",
+        "description": "The feature overrides set with `PUT /v1/admin/accounts/{id}/feature-overrides/{key}`, the\naccount's `chat_retention_days` (null: the plan's), and its owner's `max_accounts_override` and\n`developer_override`. 404 `Account not found`. Gate: the admin `accounts:overrides-read`.\n",
+        "x-permission": "accounts:overrides-read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminAccountOverrides",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountOverrides"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/accounts/{id}/plan": {
       "put": {
         "operationId": "adminSetAccountPlan",
@@ -1858,6 +2543,91 @@ export const openapiDocument = {
                           "description": "The plan's slug."
                         }
                       }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/restore": {
+      "post": {
+        "operationId": "adminRestoreAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Lift an account's suspension.",
+        "description": "Its keys and tokens work again over HTTP at once; a socket on a credential whose socket\nthe suspension closed may be refused again (TOKEN_REVOKED) for up to two minutes after\nit, the time socket servers remember a revocation. Not suspended: 409 CONFLICT\n`Account is not suspended`. 404\n`Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.\n",
+        "x-permission": "accounts:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminRestoreAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountSummary"
                     },
                     "_links": {
                       "$ref": "#/components/schemas/SelfLinks"
@@ -2180,6 +2950,110 @@ export const openapiDocument = {
         "responses": {
           "200": {
             "$ref": "#/components/responses/Success"
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/accounts/{id}/suspend": {
+      "post": {
+        "operationId": "adminSuspendAccount",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Suspend an account (its keys and tokens stop, members lose access, sockets close).",
+        "description": "While suspended no credential reaches the account: service keys, overlay, widget, extension and\npopout tokens give 401 (on the socket's upgrade `Account suspended`); members' JWTs and personal keys lose the account's\npermissions (a session in it has no active account); switching to it gives 404. Every socket\nstanding on the account's tokens, or on a session active in it, closes (TOKEN_REVOKED). Already\nsuspended: 409 CONFLICT `Account is already suspended`. 404 `Account not found`. Records\n`system:account_suspended`. Gate: the admin `accounts:edit`.\n",
+        "x-permission": "accounts:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSuspendAccount",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "maxLength": 500,
+                    "nullable": true,
+                    "description": "Why; shown to operators and kept in the audit row."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminAccountSummary"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
@@ -6078,6 +6952,246 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/user-roles": {
+      "get": {
+        "operationId": "adminUserRoles",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Every user role, by name.",
+        "description": "The user roles (`Member`, held by every new user; `Restricted`; `Moderator`) with their user and\nadmin permissions and how many users hold each. Gate: the admin `user-roles:read`.\n",
+        "x-permission": "user-roles:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUserRoles",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/UserRoleInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
+    "/admin/users": {
+      "get": {
+        "operationId": "adminUsers",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Find users by id, e-mail or display name, newest first (paged).",
+        "description": "Without `q` every user, newest first. `q` matches a user whose id equals it, or whose e-mail\naddress or display name contains it (case-insensitive). Gate: the admin `users:read`.\n",
+        "x-permission": "users:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUsers",
+        "parameters": [
+          {
+            "name": "q",
+            "in": "query",
+            "required": false,
+            "description": "Search text: an exact id, or a case-insensitive part of the e-mail address or name.",
+            "schema": {
+              "type": "string",
+              "maxLength": 254
+            },
+            "allowReserved": true
+          },
+          {
+            "$ref": "#/components/parameters/Page"
+          },
+          {
+            "$ref": "#/components/parameters/Limit"
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "collection"
+        },
+        "responses": {
+          "200": {
+            "description": "A page.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links",
+                    "_meta"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/AdminUserSummary"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/CollectionLinks"
+                    },
+                    "_meta": {
+                      "$ref": "#/components/schemas/CollectionMeta"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}": {
+      "get": {
+        "operationId": "adminUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "One user as operators see it (accounts, roles, overrides, suspension).",
+        "description": "404 `User not found`. Gate: the admin `users:read`.\n",
+        "x-permission": "users:read",
+        "x-permission-scope": "admin",
+        "x-graphql": "Query.adminUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/users/{id}/login-connections": {
       "post": {
         "operationId": "adminRecordLoginConnection",
@@ -6200,6 +7314,198 @@ export const openapiDocument = {
         }
       }
     },
+    "/admin/users/{id}/overrides": {
+      "patch": {
+        "operationId": "adminUpdateUserOverrides",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Set a user's account limit override and developer override.",
+        "description": "`max_accounts_override` (0 to 1000) replaces the plans' `max_accounts` for the accounts the user\nmay own; null clears it. `developer_override` true makes the user a developer without a\ndeveloper profile (`me.is_developer`). An omitted field is left unchanged. 404 `User not found`.\nRecords `system:user_overrides_updated`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminUpdateUserOverrides",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "max_accounts_override": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 1000,
+                    "nullable": true
+                  },
+                  "developer_override": {
+                    "type": "boolean"
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/restore": {
+      "post": {
+        "operationId": "adminRestoreUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Lift a user's suspension.",
+        "description": "The user may sign in again (revoked sessions stay revoked); their personal API keys work again.\nNot suspended: 409 CONFLICT `User is not suspended`. 404 `User not found`. Records\n`system:user_restored`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminRestoreUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
     "/admin/users/{id}/setting-presets": {
       "get": {
         "operationId": "adminUserSettingPresets",
@@ -6267,6 +7573,222 @@ export const openapiDocument = {
           },
           "403": {
             "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/suspend": {
+      "post": {
+        "operationId": "adminSuspendUser",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Suspend a user (no sign-in, no keys, open sockets close).",
+        "description": "A suspended user cannot sign in (403 FORBIDDEN `User is suspended`); their login sessions are\nrevoked, their JWTs and personal API keys stop verifying, and every socket standing on them\ncloses (TOKEN_REVOKED). Already suspended: 409 CONFLICT `User is already suspended`. An operator\ncannot suspend themselves (409 CONFLICT `You cannot suspend yourself`). 404 `User not found`.\nRecords `system:user_suspended`. Gate: the admin `users:edit`.\n",
+        "x-permission": "users:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSuspendUser",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": false,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                  "reason": {
+                    "type": "string",
+                    "maxLength": 500,
+                    "nullable": true,
+                    "description": "Why; shown to operators and kept in the audit row."
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/AdminUserDetail"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/admin/users/{id}/user-roles": {
+      "put": {
+        "operationId": "adminSetUserRoles",
+        "tags": [
+          "admin"
+        ],
+        "summary": "Replace the user roles a user holds (Member, Restricted, Moderator).",
+        "description": "`role_ids` is the whole wanted set (ids from `GET /v1/admin/user-roles`); roles not in it are\ntaken away. Restricting a user means giving `Restricted` without `Member`. An unknown role id\ngives 404 `User role not found`; an unknown user 404 `User not found`. The user's tokens follow\nwith their next request. Records `system:user_roles_updated` (added and removed role ids).\nGate: the admin `user-roles:edit`.\n",
+        "x-permission": "user-roles:edit",
+        "x-permission-scope": "admin",
+        "x-graphql": "Mutation.adminSetUserRoles",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "role_ids"
+                ],
+                "properties": {
+                  "role_ids": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "items": {
+                      "type": "string",
+                      "format": "uuid"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "array",
+                      "items": {
+                        "$ref": "#/components/schemas/UserRoleInfo"
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -7094,7 +8616,7 @@ export const openapiDocument = {
           "auth"
         ],
         "summary": "Development login (only when config `auth.dev_login` is true; never in production).",
-        "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.\nRecords `user:login` in the caller's audit log.\n",
+        "description": "Finds or creates the user with this e-mail address. A new user gets an account it owns\non the default plan, the four default account roles, and the `Member` user role. Opens a\nsession and answers an access and a refresh JWT. Answers whatever credential the request\ncarries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND. A user an\noperator suspended gets 403 FORBIDDEN `User is suspended`.\nRecords `user:login` in the caller's audit log.\n",
         "x-auth": "public",
         "x-gate-reason": "development sign-in, refused in production; it creates the caller's own session",
         "requestBody": {
@@ -7134,6 +8656,9 @@ export const openapiDocument = {
           "400": {
             "$ref": "#/components/responses/BadRequest"
           },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
           "404": {
             "$ref": "#/components/responses/NotFound"
           },
@@ -7164,7 +8689,7 @@ export const openapiDocument = {
           "auth"
         ],
         "summary": "Exchange a one-time login code for a session (the end of a provider sign-in).",
-        "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log.\n",
+        "description": "The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session\nand answers the same pair as dev login. A used, expired (60 seconds) or unknown code is\n400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method\n`oauth`) in the user's audit log. A user an operator suspended gets 403 FORBIDDEN\n`User is suspended`.\n",
         "x-auth": "public",
         "x-gate-reason": "sign-in: the one-time login code is the credential",
         "x-graphql": "Mutation.exchangeLoginCode",
@@ -7198,6 +8723,9 @@ export const openapiDocument = {
           },
           "400": {
             "$ref": "#/components/responses/BadRequest"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
           },
           "415": {
             "$ref": "#/components/responses/UnsupportedMediaType"
@@ -18471,6 +19999,159 @@ export const openapiDocument = {
         }
       }
     },
+    "/notifications/read-all": {
+      "post": {
+        "operationId": "markAllNotificationsRead",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Mark every unread notification of the caller read.",
+        "description": "Every notification of the caller with status `unread` becomes `read` (with `read_at`);\nanswered invites (`accepted`, `declined`) keep their status, and an unanswered invite\nstays answerable. `updated` is how many changed.\n",
+        "x-auth": "first-party",
+        "x-gate-reason": "the caller's own notifications",
+        "x-graphql": "Mutation.markAllNotificationsRead",
+        "x-envelope": {
+          "kind": "bare"
+        },
+        "responses": {
+          "200": {
+            "description": "Done.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "success",
+                    "updated"
+                  ],
+                  "properties": {
+                    "success": {
+                      "type": "boolean",
+                      "enum": [
+                        true
+                      ]
+                    },
+                    "updated": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ]
+      }
+    },
+    "/notifications/unread-count": {
+      "get": {
+        "operationId": "notificationUnreadCount",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "How many of the caller's notifications are unread.",
+        "description": "The number of the caller's notifications with status `unread` (first-party).",
+        "x-auth": "first-party",
+        "x-graphql": "Query.notificationUnreadCount",
+        "x-envelope": {
+          "kind": "single"
+        },
+        "responses": {
+          "200": {
+            "description": "The count.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "type": "object",
+                      "additionalProperties": false,
+                      "required": [
+                        "unread"
+                      ],
+                      "properties": {
+                        "unread": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      }
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        },
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          }
+        ]
+      }
+    },
     "/notifications/{id}/action": {
       "post": {
         "operationId": "notificationAction",
@@ -18528,6 +20209,92 @@ export const openapiDocument = {
         "responses": {
           "200": {
             "description": "The notification after the action.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "type": "object",
+                  "additionalProperties": false,
+                  "required": [
+                    "data",
+                    "_links"
+                  ],
+                  "properties": {
+                    "data": {
+                      "$ref": "#/components/schemas/Notification"
+                    },
+                    "_links": {
+                      "$ref": "#/components/schemas/SelfLinks"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "415": {
+            "$ref": "#/components/responses/UnsupportedMediaType"
+          },
+          "429": {
+            "$ref": "#/components/responses/RateLimited"
+          },
+          "431": {
+            "$ref": "#/components/responses/HeadersTooLarge"
+          },
+          "503": {
+            "$ref": "#/components/responses/ServiceUnavailable"
+          }
+        }
+      }
+    },
+    "/notifications/{id}/read": {
+      "post": {
+        "operationId": "markNotificationRead",
+        "tags": [
+          "notifications"
+        ],
+        "summary": "Mark one notification read.",
+        "description": "An `unread` notification becomes `read` (with `read_at`); one already read or answered\nis answered as it is (idempotent). An invite marked read can still be accepted or\ndeclined. Another user's or an unknown notification: 404 `Notification not found`.\n",
+        "x-auth": "first-party",
+        "x-gate-reason": "the caller's own notifications",
+        "x-graphql": "Mutation.markNotificationRead",
+        "parameters": [
+          {
+            "name": "id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string",
+              "format": "uuid"
+            }
+          },
+          {
+            "$ref": "#/components/parameters/CredentialToken"
+          },
+          {
+            "$ref": "#/components/parameters/IdempotencyKey"
+          }
+        ],
+        "x-envelope": {
+          "kind": "single",
+          "self": "/v1/notifications/{id}"
+        },
+        "responses": {
+          "200": {
+            "description": "The notification.",
             "content": {
               "application/json": {
                 "schema": {
@@ -21569,7 +23336,7 @@ export const openapiDocument = {
           "watchlist"
         ],
         "summary": "Add a channel by its URL handle (idempotent).",
-        "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id (404 `Channel not found` when it names no known channel). Adding a\nchannel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
+        "description": "`channel` is the URL handle, resolved case-insensitively through the channel directory to\nthe stable channel id. A handle the crawler does not know yet is kept as a pending item\n(`pending: true`, `platform_channel_id` `pending:<handle>`, which removes it): as soon as\na crawler batch brings a channel with that handle, the item becomes that channel (same\n`added_at`). Adding a channel already on the list answers the stored item unchanged. At most 500 channels per\nuser: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels\nreached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.\n",
         "x-auth": "user",
         "x-gate-reason": "the caller's own watchlist (Part 2: no account permission, no plan gate)",
         "x-graphql": "Mutation.addToWatchlist",
@@ -23872,6 +25639,7 @@ export const openapiDocument = {
           "id",
           "account_id",
           "user_id",
+          "email",
           "role_id",
           "role",
           "invited_by",
@@ -23888,7 +25656,14 @@ export const openapiDocument = {
           },
           "user_id": {
             "type": "string",
-            "format": "uuid"
+            "format": "uuid",
+            "nullable": true,
+            "description": "Null while an invite mailed to an address no user has is untaken."
+          },
+          "email": {
+            "type": "string",
+            "nullable": true,
+            "description": "The address an invite by e-mail to an unknown address went to (null otherwise)."
           },
           "role_id": {
             "type": "string",
@@ -23950,6 +25725,25 @@ export const openapiDocument = {
           "joined_at": {
             "type": "string",
             "format": "date-time"
+          }
+        }
+      },
+      "AccountPlanUsage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "plan",
+          "usage"
+        ],
+        "properties": {
+          "plan": {
+            "$ref": "#/components/schemas/PlanRef"
+          },
+          "usage": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/QuotaUsage"
+            }
           }
         }
       },
@@ -24128,6 +25922,220 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "AdminAccountDetail": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "owner_id",
+          "owner_email",
+          "owner_display_name",
+          "plan",
+          "member_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at",
+          "plan_detail",
+          "members",
+          "usage"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "owner_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "owner_email": {
+            "type": "string",
+            "nullable": true
+          },
+          "owner_display_name": {
+            "type": "string"
+          },
+          "plan": {
+            "type": "string",
+            "nullable": true
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "plan_detail": {
+            "$ref": "#/components/schemas/PlanRef"
+          },
+          "members": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AdminAccountMember"
+            }
+          },
+          "usage": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/QuotaUsage"
+            }
+          }
+        }
+      },
+      "AdminAccountMember": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "user_id",
+          "display_name",
+          "email",
+          "avatar_url",
+          "role_id",
+          "role",
+          "is_owner",
+          "joined_at"
+        ],
+        "description": "A member, as the account's own member list shows it.",
+        "properties": {
+          "user_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "role_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "joined_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
+      "AdminAccountOverrides": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "account_id",
+          "feature_overrides",
+          "chat_retention_days",
+          "owner_max_accounts_override",
+          "owner_developer_override"
+        ],
+        "properties": {
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "feature_overrides": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/FeatureOverride"
+            }
+          },
+          "chat_retention_days": {
+            "type": "integer",
+            "nullable": true,
+            "description": "Null when the plan's applies."
+          },
+          "owner_max_accounts_override": {
+            "type": "integer",
+            "nullable": true
+          },
+          "owner_developer_override": {
+            "type": "boolean"
+          }
+        }
+      },
+      "AdminAccountSummary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "owner_id",
+          "owner_email",
+          "owner_display_name",
+          "plan",
+          "member_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "owner_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "owner_email": {
+            "type": "string",
+            "nullable": true
+          },
+          "owner_display_name": {
+            "type": "string"
+          },
+          "plan": {
+            "type": "string",
+            "nullable": true,
+            "description": "The plan's slug."
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
           }
         }
       },
@@ -24532,6 +26540,178 @@ export const openapiDocument = {
           }
         }
       },
+      "AdminUserAccount": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "account_id",
+          "name",
+          "role",
+          "is_owner",
+          "suspended_at"
+        ],
+        "properties": {
+          "account_id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "role": {
+            "type": "string"
+          },
+          "is_owner": {
+            "type": "boolean"
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          }
+        }
+      },
+      "AdminUserDetail": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "avatar_url",
+          "owned_account_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at",
+          "max_accounts",
+          "max_accounts_override",
+          "developer_override",
+          "is_developer",
+          "user_roles",
+          "admin_roles",
+          "accounts"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "owned_account_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          },
+          "max_accounts": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "What the user may own now: the override, else the plans."
+          },
+          "max_accounts_override": {
+            "type": "integer",
+            "nullable": true
+          },
+          "developer_override": {
+            "type": "boolean"
+          },
+          "is_developer": {
+            "type": "boolean",
+            "description": "A developer profile or the override."
+          },
+          "user_roles": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Names of the user roles held, sorted."
+          },
+          "admin_roles": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            },
+            "description": "Names of the admin roles held, sorted."
+          },
+          "accounts": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AdminUserAccount"
+            },
+            "description": "Memberships, oldest first."
+          }
+        }
+      },
+      "AdminUserSummary": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "email",
+          "display_name",
+          "avatar_url",
+          "owned_account_count",
+          "suspended_at",
+          "suspended_reason",
+          "created_at"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "email": {
+            "type": "string",
+            "nullable": true
+          },
+          "display_name": {
+            "type": "string"
+          },
+          "avatar_url": {
+            "type": "string",
+            "nullable": true
+          },
+          "owned_account_count": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "suspended_at": {
+            "type": "string",
+            "format": "date-time",
+            "nullable": true,
+            "description": "Null unless suspended."
+          },
+          "suspended_reason": {
+            "type": "string",
+            "nullable": true
+          },
+          "created_at": {
+            "type": "string",
+            "format": "date-time"
+          }
+        }
+      },
       "ApiKeyPermission": {
         "type": "object",
         "additionalProperties": false,
@@ -24868,6 +27048,30 @@ export const openapiDocument = {
             }
           },
           "killed": {
+            "type": "boolean"
+          }
+        }
+      },
+      "ChannelStatsSettings": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "platform",
+          "platform_channel_id",
+          "opted_out",
+          "show_top_chatters"
+        ],
+        "properties": {
+          "platform": {
+            "type": "string"
+          },
+          "platform_channel_id": {
+            "type": "string"
+          },
+          "opted_out": {
+            "type": "boolean"
+          },
+          "show_top_chatters": {
             "type": "boolean"
           }
         }
@@ -27923,6 +30127,22 @@ export const openapiDocument = {
           }
         }
       },
+      "FeatureOverride": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "feature_key",
+          "enabled"
+        ],
+        "properties": {
+          "feature_key": {
+            "type": "string"
+          },
+          "enabled": {
+            "type": "boolean"
+          }
+        }
+      },
       "FeedCommand": {
         "type": "object",
         "additionalProperties": false,
@@ -29172,7 +31392,7 @@ export const openapiDocument = {
           },
           "type": {
             "type": "string",
-            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy)."
+            "description": "For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy)."
           },
           "data": {
             "type": "object",
@@ -29408,6 +31628,28 @@ export const openapiDocument = {
             "type": "string",
             "format": "date-time",
             "nullable": true
+          }
+        }
+      },
+      "PlanRef": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "slug",
+          "name"
+        ],
+        "description": "The account's plan (the default plan when it has none).",
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "slug": {
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
           }
         }
       },
@@ -31092,6 +33334,36 @@ export const openapiDocument = {
           }
         }
       },
+      "QuotaUsage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "quota",
+          "used",
+          "limit"
+        ],
+        "properties": {
+          "quota": {
+            "type": "string",
+            "enum": [
+              "overlays",
+              "widgets",
+              "integrations",
+              "storage_bytes",
+              "sounds"
+            ],
+            "description": "overlays and widgets count against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes, sounds against max_sounds."
+          },
+          "used": {
+            "type": "integer",
+            "minimum": 0
+          },
+          "limit": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
       "ReadinessResponse": {
         "type": "object",
         "additionalProperties": false,
@@ -32361,6 +34633,51 @@ export const openapiDocument = {
           }
         }
       },
+      "UserRoleInfo": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "name",
+          "is_system",
+          "assigned_to_every_user",
+          "permissions",
+          "admin_permissions",
+          "member_count"
+        ],
+        "properties": {
+          "id": {
+            "type": "string",
+            "format": "uuid"
+          },
+          "name": {
+            "type": "string"
+          },
+          "is_system": {
+            "type": "boolean"
+          },
+          "assigned_to_every_user": {
+            "type": "boolean",
+            "description": "New users receive it (Member)."
+          },
+          "permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "admin_permissions": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "member_count": {
+            "type": "integer",
+            "minimum": 0
+          }
+        }
+      },
       "WatchlistItem": {
         "type": "object",
         "additionalProperties": false,
@@ -32369,14 +34686,20 @@ export const openapiDocument = {
           "platform_channel_id",
           "channel_login",
           "channel_display_name",
-          "added_at"
+          "added_at",
+          "pending"
         ],
         "properties": {
           "platform": {
             "type": "string"
           },
           "platform_channel_id": {
-            "type": "string"
+            "type": "string",
+            "description": "The stable channel id; `pending:<handle>` while the crawler does not know the channel."
+          },
+          "pending": {
+            "type": "boolean",
+            "description": "The crawler does not know the channel yet; the item follows it once it does."
           },
           "channel_login": {
             "type": "string"

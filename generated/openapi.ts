@@ -27,7 +27,12 @@ export interface paths {
         delete: operations["dissolveAccount"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename the active account.
+         * @description `name` is trimmed; blank gives 400 VALIDATION_ERROR `name must not be blank`. Answers the
+         *     account with the caller's role. Records `account:updated` (the old and new name).
+         */
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/account/audit-log": {
@@ -64,13 +69,21 @@ export interface paths {
         get: operations["accountInvites"];
         put?: never;
         /**
-         * Invite a user into the active account with a role.
-         * @description `role` is a role name (`moderator`) or id. Creates the invite and an `invite`
-         *     notification for the user (`data.accountId`, `data.inviteId`, `data.role`); the user
-         *     answers with `POST /v1/notifications/{id}/action`. Unknown user: 404 `User not found`;
-         *     unknown role: 404 `Role not found`; the owner role: 400 `The owner role cannot be
-         *     assigned`; already a member or already invited: 409 `User is already a member` /
-         *     `User is already invited`. Records `account:member_invited`.
+         * Invite a user into the active account with a role, by user id or e-mail address.
+         * @description `role` is a role name (`moderator`) or id. Exactly one of `user_id` and `email` (else 400
+         *     VALIDATION_ERROR `Exactly one of user_id or email is required`). An `email` that a user
+         *     signed in with (a verified address) invites that user, as `user_id` does: the invite
+         *     and an `invite` notification for the user (`data.accountId`, `data.inviteId`,
+         *     `data.role`); the user answers with `POST /v1/notifications/{id}/action`. An address
+         *     no user has gets a mail (the `account_invite` template) with a link to the dashboard's
+         *     `/invites/accept?token=<token>`: signed in (or up), the dashboard sends the token to
+         *     `POST /v1/account/invites/accept`, which joins the account. A user who signs up with
+         *     that address also finds the invite in their notifications. Such an invite shows
+         *     `user_id` null and the address in `email` until someone takes it, and expires after 7
+         *     days. Unknown user: 404 `User not found`; unknown role: 404 `Role not found`; the
+         *     owner role: 400 `The owner role cannot be assigned`; already a member or already
+         *     invited: 409 `User is already a member` / `User is already invited`. Records
+         *     `account:member_invited`.
          */
         post: operations["createAccountInvite"];
         delete?: never;
@@ -94,6 +107,31 @@ export interface paths {
          * @description Withdraws a pending invite of the active account and deletes the invite notification it created for the invitee (`members:delete`).
          */
         delete: operations["cancelAccountInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invite mailed to an address, with the token from its link.
+         * @description The caller (signed in, or just signed up) joins the invite's account with its role and
+         *     the invite is used up; possession of the token is the authorization, as the link went
+         *     to the invited address. Answers the account (with the caller's role), which the caller
+         *     may switch to. An unknown token: 404 `Invite not found`; an expired one, or one another
+         *     user already took: 409 CONFLICT `Invite is no longer valid`; the caller already a
+         *     member: 409 `User is already a member`. Records `account:member_joined`.
+         */
+        post: operations["acceptAccountInvite"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -170,6 +208,76 @@ export interface paths {
          *     `account:member_role_changed`.
          */
         patch: operations["updateAccountMember"];
+        trace?: never;
+    };
+    "/account/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active account's plan and its usage against every quota.
+         * @description The plan (the default plan when the account has none) and, per quota, what the account
+         *     uses against the plan's limit: `overlays` and `widgets` against `max_overlays`,
+         *     `integrations` against `max_integrations`, `storage_bytes` (every sound the account
+         *     stores) against `max_storage_bytes`, `sounds` (its own) against `max_sounds`. The same
+         *     report operators read in `GET /v1/admin/accounts/{id}` (`plan:read`; owners hold it).
+         */
+        get: operations["accountPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/public-stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public-statistics settings of the active account's connected channels.
+         * @description One entry per channel the account has connected (`GET /v1/connections/status`), with
+         *     whether it is left out of public statistics (`opted_out`: its pages answer 404 and it
+         *     leaves browse) and whether its stream summaries show `top_chatters`. A channel nobody
+         *     set anything for shows the crawler's values, or false for both (`public-stats:read`).
+         */
+        get: operations["accountPublicStatsSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/public-stats/{platform}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Opt the account's channel on a platform out of (or back into) public statistics, or show its top chatters.
+         * @description Applies to the channel the active account connected on `platform`; none gives 404
+         *     `No channel connected on <platform>`. An omitted field is left unchanged. The creator's
+         *     choice wins over what crawler batches say of the channel, now and later. Records
+         *     `account:public_stats_updated` (`public-stats:edit`).
+         */
+        patch: operations["updateAccountPublicStatsSettings"];
         trace?: never;
     };
     "/account/roles": {
@@ -256,6 +364,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find accounts by id, name or the owner's e-mail, newest first (paged).
+         * @description Without `q` every account, newest first. `q` matches an account whose id equals it, whose name
+         *     contains it, or whose owner's e-mail address contains it (case-insensitive). Gate: the admin
+         *     `accounts:read`.
+         */
+        get: operations["adminAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{account_id}/api-keys": {
         parameters: {
             query?: never;
@@ -268,6 +398,27 @@ export interface paths {
          * @description Operator view of every personal and service key of one account, never with a secret (admin `account-apikeys:read`).
          */
         get: operations["adminAccountApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One account as operators see it (plan, members, usage against each quota).
+         * @description 404 `Account not found`. The overrides are read apart (`GET /v1/admin/accounts/{id}/overrides`,
+         *     `accounts:overrides-read`). Gate: the admin `accounts:read`.
+         */
+        get: operations["adminAccount"];
         put?: never;
         post?: never;
         delete?: never;
@@ -330,6 +481,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's overrides (feature overrides, chat retention, its owner's limits).
+         * @description The feature overrides set with `PUT /v1/admin/accounts/{id}/feature-overrides/{key}`, the
+         *     account's `chat_retention_days` (null: the plan's), and its owner's `max_accounts_override` and
+         *     `developer_override`. 404 `Account not found`. Gate: the admin `accounts:overrides-read`.
+         */
+        get: operations["adminAccountOverrides"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{id}/plan": {
         parameters: {
             query?: never;
@@ -346,6 +519,30 @@ export interface paths {
          */
         put: operations["adminSetAccountPlan"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift an account's suspension.
+         * @description Its keys and tokens work again over HTTP at once; a socket on a credential whose socket
+         *     the suspension closed may be refused again (TOKEN_REVOKED) for up to two minutes after
+         *     it, the time socket servers remember a revocation. Not suspended: 409 CONFLICT
+         *     `Account is not suspended`. 404
+         *     `Account not found`. Records `system:account_restored`. Gate: the admin `accounts:edit`.
+         */
+        post: operations["adminRestoreAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -403,6 +600,31 @@ export interface paths {
          *     was removed.
          */
         delete: operations["adminRemoveShopConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an account (its keys and tokens stop, members lose access, sockets close).
+         * @description While suspended no credential reaches the account: service keys, overlay, widget, extension and
+         *     popout tokens give 401 (on the socket's upgrade `Account suspended`); members' JWTs and personal keys lose the account's
+         *     permissions (a session in it has no active account); switching to it gives 404. Every socket
+         *     standing on the account's tokens, or on a session active in it, closes (TOKEN_REVOKED). Already
+         *     suspended: 409 CONFLICT `Account is already suspended`. 404 `Account not found`. Records
+         *     `system:account_suspended`. Gate: the admin `accounts:edit`.
+         */
+        post: operations["adminSuspendAccount"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1264,6 +1486,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/user-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every user role, by name.
+         * @description The user roles (`Member`, held by every new user; `Restricted`; `Moderator`) with their user and
+         *     admin permissions and how many users hold each. Gate: the admin `user-roles:read`.
+         */
+        get: operations["adminUserRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find users by id, e-mail or display name, newest first (paged).
+         * @description Without `q` every user, newest first. `q` matches a user whose id equals it, or whose e-mail
+         *     address or display name contains it (case-insensitive). Gate: the admin `users:read`.
+         */
+        get: operations["adminUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One user as operators see it (accounts, roles, overrides, suspension).
+         * @description 404 `User not found`. Gate: the admin `users:read`.
+         */
+        get: operations["adminUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/login-connections": {
         parameters: {
             query?: never;
@@ -1287,6 +1571,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/users/{id}/overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a user's account limit override and developer override.
+         * @description `max_accounts_override` (0 to 1000) replaces the plans' `max_accounts` for the accounts the user
+         *     may own; null clears it. `developer_override` true makes the user a developer without a
+         *     developer profile (`me.is_developer`). An omitted field is left unchanged. 404 `User not found`.
+         *     Records `system:user_overrides_updated`. Gate: the admin `users:edit`.
+         */
+        patch: operations["adminUpdateUserOverrides"];
+        trace?: never;
+    };
+    "/admin/users/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a user's suspension.
+         * @description The user may sign in again (revoked sessions stay revoked); their personal API keys work again.
+         *     Not suspended: 409 CONFLICT `User is not suspended`. 404 `User not found`. Records
+         *     `system:user_restored`. Gate: the admin `users:edit`.
+         */
+        post: operations["adminRestoreUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users/{id}/setting-presets": {
         parameters: {
             query?: never;
@@ -1300,6 +1629,54 @@ export interface paths {
          */
         get: operations["adminUserSettingPresets"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a user (no sign-in, no keys, open sockets close).
+         * @description A suspended user cannot sign in (403 FORBIDDEN `User is suspended`); their login sessions are
+         *     revoked, their JWTs and personal API keys stop verifying, and every socket standing on them
+         *     closes (TOKEN_REVOKED). Already suspended: 409 CONFLICT `User is already suspended`. An operator
+         *     cannot suspend themselves (409 CONFLICT `You cannot suspend yourself`). 404 `User not found`.
+         *     Records `system:user_suspended`. Gate: the admin `users:edit`.
+         */
+        post: operations["adminSuspendUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{id}/user-roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the user roles a user holds (Member, Restricted, Moderator).
+         * @description `role_ids` is the whole wanted set (ids from `GET /v1/admin/user-roles`); roles not in it are
+         *     taken away. Restricting a user means giving `Restricted` without `Member`. An unknown role id
+         *     gives 404 `User role not found`; an unknown user 404 `User not found`. The user's tokens follow
+         *     with their next request. Records `system:user_roles_updated` (added and removed role ids).
+         *     Gate: the admin `user-roles:edit`.
+         */
+        put: operations["adminSetUserRoles"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1499,7 +1876,8 @@ export interface paths {
          * @description Finds or creates the user with this e-mail address. A new user gets an account it owns
          *     on the default plan, the four default account roles, and the `Member` user role. Opens a
          *     session and answers an access and a refresh JWT. Answers whatever credential the request
-         *     carries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND.
+         *     carries (or none). With `auth.dev_login` off the path answers 404 NOT_FOUND. A user an
+         *     operator suspended gets 403 FORBIDDEN `User is suspended`.
          *     Records `user:login` in the caller's audit log.
          */
         post: operations["devLogin"];
@@ -1554,7 +1932,8 @@ export interface paths {
          * @description The code from the `#login_code=` fragment of the sign-in's last redirect. Opens a session
          *     and answers the same pair as dev login. A used, expired (60 seconds) or unknown code is
          *     400 INVALID_LOGIN_CODE `Invalid or expired login code`. Records `user:login` (method
-         *     `oauth`) in the user's audit log.
+         *     `oauth`) in the user's audit log. A user an operator suspended gets 403 FORBIDDEN
+         *     `User is suspended`.
          */
         post: operations["exchangeLoginCode"];
         delete?: never;
@@ -3966,6 +4345,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notifications/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark one notification read.
+         * @description An `unread` notification becomes `read` (with `read_at`); one already read or answered
+         *     is answered as it is (idempotent). An invite marked read can still be accepted or
+         *     declined. Another user's or an unknown notification: 404 `Notification not found`.
+         */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications/preferences": {
         parameters: {
             query?: never;
@@ -4007,6 +4408,48 @@ export interface paths {
          *     `Unknown notification type: <type>`.
          */
         patch: operations["updateNotificationPreference"];
+        trace?: never;
+    };
+    "/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark every unread notification of the caller read.
+         * @description Every notification of the caller with status `unread` becomes `read` (with `read_at`);
+         *     answered invites (`accepted`, `declined`) keep their status, and an unanswered invite
+         *     stays answerable. `updated` is how many changed.
+         */
+        post: operations["markAllNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/unread-count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many of the caller's notifications are unread.
+         * @description The number of the caller's notifications with status `unread` (first-party).
+         */
+        get: operations["notificationUnreadCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/overlays": {
@@ -4658,8 +5101,10 @@ export interface paths {
         /**
          * Add a channel by its URL handle (idempotent).
          * @description `channel` is the URL handle, resolved case-insensitively through the channel directory to
-         *     the stable channel id (404 `Channel not found` when it names no known channel). Adding a
-         *     channel already on the list answers the stored item unchanged. At most 500 channels per
+         *     the stable channel id. A handle the crawler does not know yet is kept as a pending item
+         *     (`pending: true`, `platform_channel_id` `pending:<handle>`, which removes it): as soon as
+         *     a crawler batch brings a channel with that handle, the item becomes that channel (same
+         *     `added_at`). Adding a channel already on the list answers the stored item unchanged. At most 500 channels per
          *     user: a new one beyond gives 400 VALIDATION_ERROR `Watchlist limit of 500 channels
          *     reached`. An unsupported platform gives 400 `Unsupported platform: <platform>`.
          */
@@ -5013,6 +5458,8 @@ export interface components {
             account_id: string;
             /** Format: date-time */
             created_at: string;
+            /** @description The address an invite by e-mail to an unknown address went to (null otherwise). */
+            email: string | null;
             /** Format: uuid */
             id: string;
             /** Format: uuid */
@@ -5020,8 +5467,11 @@ export interface components {
             role: string;
             /** Format: uuid */
             role_id: string;
-            /** Format: uuid */
-            user_id: string;
+            /**
+             * Format: uuid
+             * @description Null while an invite mailed to an address no user has is untaken.
+             */
+            user_id: string | null;
         };
         AccountMember: {
             avatar_url: string | null;
@@ -5035,6 +5485,10 @@ export interface components {
             role_id: string;
             /** Format: uuid */
             user_id: string;
+        };
+        AccountPlanUsage: {
+            plan: components["schemas"]["PlanRef"];
+            usage: components["schemas"]["QuotaUsage"][];
         };
         AccountRole: {
             /** Format: date-time */
@@ -5090,6 +5544,65 @@ export interface components {
             permissions: string[];
             /** Format: date-time */
             updated_at: string;
+        };
+        AdminAccountDetail: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            member_count: number;
+            members: components["schemas"]["AdminAccountMember"][];
+            name: string;
+            owner_display_name: string;
+            owner_email: string | null;
+            /** Format: uuid */
+            owner_id: string;
+            plan: string | null;
+            plan_detail: components["schemas"]["PlanRef"];
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+            usage: components["schemas"]["QuotaUsage"][];
+        };
+        /** @description A member, as the account's own member list shows it. */
+        AdminAccountMember: {
+            avatar_url: string | null;
+            display_name: string;
+            email: string | null;
+            is_owner: boolean;
+            /** Format: date-time */
+            joined_at: string;
+            role: string;
+            /** Format: uuid */
+            role_id: string;
+            /** Format: uuid */
+            user_id: string;
+        };
+        AdminAccountOverrides: {
+            /** Format: uuid */
+            account_id: string;
+            /** @description Null when the plan's applies. */
+            chat_retention_days: number | null;
+            feature_overrides: components["schemas"]["FeatureOverride"][];
+            owner_developer_override: boolean;
+            owner_max_accounts_override: number | null;
+        };
+        AdminAccountSummary: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            member_count: number;
+            name: string;
+            owner_display_name: string;
+            owner_email: string | null;
+            /** Format: uuid */
+            owner_id: string;
+            /** @description The plan's slug. */
+            plan: string | null;
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
         };
         AdminApiKey: {
             /** Format: uuid */
@@ -5206,6 +5719,56 @@ export interface components {
             /** Format: uuid */
             user_id: string;
         };
+        AdminUserAccount: {
+            /** Format: uuid */
+            account_id: string;
+            is_owner: boolean;
+            name: string;
+            role: string;
+            /** Format: date-time */
+            suspended_at: string | null;
+        };
+        AdminUserDetail: {
+            /** @description Memberships, oldest first. */
+            accounts: components["schemas"]["AdminUserAccount"][];
+            /** @description Names of the admin roles held, sorted. */
+            admin_roles: string[];
+            avatar_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            developer_override: boolean;
+            display_name: string;
+            email: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description A developer profile or the override. */
+            is_developer: boolean;
+            /** @description What the user may own now: the override, else the plans. */
+            max_accounts: number;
+            max_accounts_override: number | null;
+            owned_account_count: number;
+            /** Format: date-time */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+            /** @description Names of the user roles held, sorted. */
+            user_roles: string[];
+        };
+        AdminUserSummary: {
+            avatar_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            display_name: string;
+            email: string | null;
+            /** Format: uuid */
+            id: string;
+            owned_account_count: number;
+            /**
+             * Format: date-time
+             * @description Null unless suspended.
+             */
+            suspended_at: string | null;
+            suspended_reason: string | null;
+        };
         ApiKeyPermission: {
             category: string;
             /** @description `resource:action` */
@@ -5294,6 +5857,12 @@ export interface components {
                 platforms: string[];
             }[];
             killed: boolean;
+        };
+        ChannelStatsSettings: {
+            opted_out: boolean;
+            platform: string;
+            platform_channel_id: string;
+            show_top_chatters: boolean;
         };
         /**
          * @description A stored chat message (Part 2, "Chat message row"). `is_shared_chat` is true and
@@ -6226,6 +6795,10 @@ export interface components {
             key: string;
             label: string;
         };
+        FeatureOverride: {
+            enabled: boolean;
+            feature_key: string;
+        };
         FeedCommand: {
             alias: string | null;
             cooldown_global: number;
@@ -6597,7 +7170,7 @@ export interface components {
             read_at: string | null;
             /** @enum {string} */
             status: "unread" | "read" | "accepted" | "declined";
-            /** @description For example `invite` (data: accountId, accountName, inviteId, role, invitedBy). */
+            /** @description For example `invite` (data: accountId, accountName, inviteId, role, invitedBy); `member_joined` (to the account owner and the inviter; data: accountId, accountName, userId, displayName, role); `member_removed` (to the removed user; data: accountId, accountName, removedBy). */
             type: string;
         };
         NotificationPreference: {
@@ -6667,6 +7240,13 @@ export interface components {
             team_id: string | null;
             /** Format: date-time */
             updated_at: string | null;
+        };
+        /** @description The account's plan (the default plan when it has none). */
+        PlanRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            slug: string;
         };
         PlatformCredentialMode: {
             /** @enum {string} */
@@ -7092,6 +7672,15 @@ export interface components {
             at: string;
             viewers: number;
         };
+        QuotaUsage: {
+            limit: number;
+            /**
+             * @description overlays and widgets count against max_overlays, integrations against max_integrations, storage_bytes against max_storage_bytes, sounds against max_sounds.
+             * @enum {string}
+             */
+            quota: "overlays" | "widgets" | "integrations" | "storage_bytes" | "sounds";
+            used: number;
+        };
         ReadinessResponse: {
             _links: components["schemas"]["SelfLinks"];
             data: {
@@ -7441,12 +8030,26 @@ export interface components {
             /** Format: uuid */
             user_id: string;
         };
+        UserRoleInfo: {
+            admin_permissions: string[];
+            /** @description New users receive it (Member). */
+            assigned_to_every_user: boolean;
+            /** Format: uuid */
+            id: string;
+            is_system: boolean;
+            member_count: number;
+            name: string;
+            permissions: string[];
+        };
         WatchlistItem: {
             /** Format: date-time */
             added_at: string;
             channel_display_name: string | null;
             channel_login: string;
+            /** @description The crawler does not know the channel yet; the item follows it once it does. */
+            pending: boolean;
             platform: string;
+            /** @description The stable channel id; `pending:<handle>` while the crawler does not know the channel. */
             platform_channel_id: string;
         };
         Widget: {
@@ -8015,6 +8618,64 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    updateAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     accountAuditLog: {
         parameters: {
             query?: {
@@ -8125,9 +8786,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** Format: email */
+                    email?: string;
                     role: string;
                     /** Format: uuid */
-                    user_id: string;
+                    user_id?: string;
                 };
             };
         };
@@ -8188,6 +8851,65 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptAccountInvite: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account joined. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -8371,6 +9093,144 @@ export interface operations {
                     "application/json": {
                         _links: components["schemas"]["SelfLinks"];
                         data: components["schemas"]["AccountMember"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accountPlan: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan and usage. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AccountPlanUsage"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accountPublicStatsSettings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ChannelStatsSettings"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAccountPublicStatsSettings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                platform: "platform_a" | "platform_b" | "platform_c";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    opted_out?: boolean;
+                    show_top_chatters?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The channel's settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["ChannelStatsSettings"];
                     };
                 };
             };
@@ -8675,6 +9535,54 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Search text: an exact id, or a case-insensitive part of the e-mail address or name. */
+                q?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminAccountSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminAccountApiKeys: {
         parameters: {
             query?: {
@@ -8710,6 +9618,47 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -8893,6 +9842,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminAccountOverrides: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountOverrides"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminSetAccountPlan: {
         parameters: {
             query?: {
@@ -8948,6 +9938,61 @@ export interface operations {
                             /** Format: uuid */
                             plan_id: string;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRestoreAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountSummary"];
                     };
                 };
             };
@@ -9126,6 +10171,68 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["Success"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSuspendAccount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; shown to operators and kept in the audit row. */
+                    reason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminAccountSummary"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -11295,6 +12402,133 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminUserRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["UserRoleInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminUsers: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 25, clamped 1 to 100; beyond a 32-bit integer 400 VALIDATION_ERROR). */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description 1-based page number (default 1; values below 1 count as 1). A 32-bit integer, as GraphQL's
+                 *     `Int`: anything above 2147483647 (or below -2147483648) gives 400 VALIDATION_ERROR.
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Search text: an exact id, or a case-insensitive part of the e-mail address or name. */
+                q?: string;
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["CollectionLinks"];
+                        _meta: components["schemas"]["CollectionMeta"];
+                        data: components["schemas"]["AdminUserSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminRecordLoginConnection: {
         parameters: {
             query?: {
@@ -11360,6 +12594,123 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    adminUpdateUserOverrides: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    developer_override?: boolean;
+                    max_accounts_override?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminRestoreUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminUserSettingPresets: {
         parameters: {
             query?: {
@@ -11395,6 +12746,129 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSuspendUser: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Why; shown to operators and kept in the audit row. */
+                    reason?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["AdminUserDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminSetUserRoles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    role_ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["UserRoleInfo"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -11813,6 +13287,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SessionTokens"];
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
@@ -11875,6 +13350,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SessionTokens"];
             400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];
@@ -18103,6 +19579,61 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    markNotificationRead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: components["schemas"]["Notification"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     notificationPreferences: {
         parameters: {
             query?: {
@@ -18197,6 +19728,99 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    markAllNotificationsRead: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: {
+                /**
+                 * @description Makes a retried change safe (the Stripe convention). A repeat with the same key and the same
+                 *     request within 24 hours answers the first result again, with `Idempotent-Replayed: true`,
+                 *     without doing the work twice; the same key with another request gives 409 CONFLICT
+                 *     `Idempotency-Key was already used with a different request`, and a repeat while the first is
+                 *     still running 409 CONFLICT `A request with this Idempotency-Key is still in progress`. Keys
+                 *     are scoped to the credential that sent them and shared by every node. A first attempt that
+                 *     failed (an error answer) keeps nothing, so its retry runs again. Codegen adds this header
+                 *     to every change a signed-in caller makes whose answer carries no credential and whose body
+                 *     is JSON (the GraphQL endpoint reads the same header for such mutations).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        updated: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    notificationUnreadCount: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Credential in the query string, for the kinds that may travel there: popout, overlay,
+                 *     shared overlay, extension and widget tokens (a raw JWT only on the WebSocket upgrade).
+                 *     The `Authorization: Bearer` header, when it carries a recognised prefix, wins.
+                 *     Codegen adds this parameter to every operation.
+                 */
+                token?: components["parameters"]["CredentialToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The count. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: components["schemas"]["SelfLinks"];
+                        data: {
+                            unread: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
             431: components["responses"]["HeadersTooLarge"];

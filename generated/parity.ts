@@ -15,6 +15,17 @@ export interface Twin {
 
 export const twins: readonly Twin[] = [
   {
+    "operationId": "acceptAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites/accept",
+    "graphql": "Mutation.acceptAccountInvite",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "account",
     "method": "get",
     "path": "/v1/account",
@@ -83,6 +94,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "accountPlan",
+    "method": "get",
+    "path": "/v1/account/plan",
+    "graphql": "Query.accountPlan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "plan:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "accountPublicStatsSettings",
+    "method": "get",
+    "path": "/v1/account/public-stats",
+    "graphql": "Query.accountPublicStatsSettings",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "accountRoles",
     "method": "get",
     "path": "/v1/account/roles",
@@ -128,6 +173,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminAccount",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}",
+    "graphql": "Query.adminAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -139,6 +201,40 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAccountOverrides",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}/overrides",
+    "graphql": "Query.adminAccountOverrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminAccounts",
+    "method": "get",
+    "path": "/v1/admin/accounts",
+    "graphql": "Query.adminAccounts",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
         ]
       },
       "feature": null
@@ -315,6 +411,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminRestoreAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/restore",
+    "graphql": "Mutation.adminRestoreAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminRestoreUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/restore",
+    "graphql": "Mutation.adminRestoreUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminRole",
     "method": "get",
     "path": "/v1/admin/admin-roles/{id}",
@@ -377,6 +507,57 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:rotate"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSetUserRoles",
+    "method": "put",
+    "path": "/v1/admin/users/{id}/user-roles",
+    "graphql": "Mutation.adminSetUserRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSuspendAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/suspend",
+    "graphql": "Mutation.adminSuspendAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminSuspendUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/suspend",
+    "graphql": "Mutation.adminSuspendUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
         ]
       },
       "feature": null
@@ -468,6 +649,40 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "adminUpdateUserOverrides",
+    "method": "patch",
+    "path": "/v1/admin/users/{id}/overrides",
+    "graphql": "Mutation.adminUpdateUserOverrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUser",
+    "method": "get",
+    "path": "/v1/admin/users/{id}",
+    "graphql": "Query.adminUser",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "adminUserApiKeys",
     "method": "get",
     "path": "/v1/admin/users/{user_id}/api-keys",
@@ -479,6 +694,40 @@ export const twins: readonly Twin[] = [
         "scope": "admin",
         "list": [
           "account-apikeys:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUserRoles",
+    "method": "get",
+    "path": "/v1/admin/user-roles",
+    "graphql": "Query.adminUserRoles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:read"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "adminUsers",
+    "method": "get",
+    "path": "/v1/admin/users",
+    "graphql": "Query.adminUsers",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
         ]
       },
       "feature": null
@@ -985,6 +1234,28 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "markAllNotificationsRead",
+    "method": "post",
+    "path": "/v1/notifications/read-all",
+    "graphql": "Mutation.markAllNotificationsRead",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "markNotificationRead",
+    "method": "post",
+    "path": "/v1/notifications/{id}/read",
+    "graphql": "Mutation.markNotificationRead",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
     "operationId": "me",
     "method": "get",
     "path": "/v1/me",
@@ -1107,6 +1378,17 @@ export const twins: readonly Twin[] = [
     "method": "get",
     "path": "/v1/notifications",
     "graphql": "Query.notifications",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    }
+  },
+  {
+    "operationId": "notificationUnreadCount",
+    "method": "get",
+    "path": "/v1/notifications/unread-count",
+    "graphql": "Query.notificationUnreadCount",
     "gate": {
       "auth": "first-party",
       "permissions": null,
@@ -1523,6 +1805,23 @@ export const twins: readonly Twin[] = [
     }
   },
   {
+    "operationId": "updateAccount",
+    "method": "patch",
+    "path": "/v1/account",
+    "graphql": "Mutation.updateAccount",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
     "operationId": "updateAccountMember",
     "method": "patch",
     "path": "/v1/account/members/{user_id}",
@@ -1534,6 +1833,23 @@ export const twins: readonly Twin[] = [
         "scope": "account",
         "list": [
           "members:edit"
+        ]
+      },
+      "feature": null
+    }
+  },
+  {
+    "operationId": "updateAccountPublicStatsSettings",
+    "method": "patch",
+    "path": "/v1/account/public-stats/{platform}",
+    "graphql": "Mutation.updateAccountPublicStatsSettings",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:edit"
         ]
       },
       "feature": null
@@ -1756,27 +2072,42 @@ export const twins: readonly Twin[] = [
  */
 type Serves<GraphQLResult, Domain extends GraphQLResult> = Domain;
 export type TwinShapes = [
+  Serves<Mutation['acceptAccountInvite'], DomainResults['acceptAccountInvite'][DefaultStatus['acceptAccountInvite']]>,
   Serves<Query['account'], DomainResults['account'][DefaultStatus['account']]>,
   Serves<Query['accountAuditLog'], DomainResults['accountAuditLog'][DefaultStatus['accountAuditLog']]>,
   Serves<Query['accountInvites'], DomainResults['accountInvites'][DefaultStatus['accountInvites']]>,
   Serves<Query['accountMembers'], DomainResults['accountMembers'][DefaultStatus['accountMembers']]>,
+  Serves<Query['accountPlan'], DomainResults['accountPlan'][DefaultStatus['accountPlan']]>,
+  Serves<Query['accountPublicStatsSettings'], DomainResults['accountPublicStatsSettings'][DefaultStatus['accountPublicStatsSettings']]>,
   Serves<Query['accountRoles'], DomainResults['accountRoles'][DefaultStatus['accountRoles']]>,
   Serves<Query['accountServiceKeys'], DomainResults['accountServiceKeys'][DefaultStatus['accountServiceKeys']]>,
   Serves<Mutation['addToWatchlist'], DomainResults['addToWatchlist'][DefaultStatus['addToWatchlist']]>,
+  Serves<Query['adminAccount'], DomainResults['adminAccount'][DefaultStatus['adminAccount']]>,
   Serves<Query['adminAccountApiKeys'], DomainResults['adminAccountApiKeys'][DefaultStatus['adminAccountApiKeys']]>,
+  Serves<Query['adminAccountOverrides'], DomainResults['adminAccountOverrides'][DefaultStatus['adminAccountOverrides']]>,
+  Serves<Query['adminAccounts'], DomainResults['adminAccounts'][DefaultStatus['adminAccounts']]>,
   Serves<Query['adminAuditLog'], DomainResults['adminAuditLog'][DefaultStatus['adminAuditLog']]>,
   Serves<Mutation['adminCreatePlan'], DomainResults['adminCreatePlan'][DefaultStatus['adminCreatePlan']]>,
   Serves<Mutation['adminCreateRole'], DomainResults['adminCreateRole'][DefaultStatus['adminCreateRole']]>,
   Serves<Mutation['adminEraseChatSubject'], DomainResults['adminEraseChatSubject'][DefaultStatus['adminEraseChatSubject']]>,
   Serves<Mutation['adminErasePlatformBMember'], DomainResults['adminErasePlatformBMember'][DefaultStatus['adminErasePlatformBMember']]>,
+  Serves<Mutation['adminRestoreAccount'], DomainResults['adminRestoreAccount'][DefaultStatus['adminRestoreAccount']]>,
+  Serves<Mutation['adminRestoreUser'], DomainResults['adminRestoreUser'][DefaultStatus['adminRestoreUser']]>,
   Serves<Query['adminRole'], DomainResults['adminRole'][DefaultStatus['adminRole']]>,
   Serves<Query['adminRoleMembers'], DomainResults['adminRoleMembers'][DefaultStatus['adminRoleMembers']]>,
   Serves<Query['adminRoles'], DomainResults['adminRoles'][DefaultStatus['adminRoles']]>,
+  Serves<Mutation['adminSetUserRoles'], DomainResults['adminSetUserRoles'][DefaultStatus['adminSetUserRoles']]>,
+  Serves<Mutation['adminSuspendAccount'], DomainResults['adminSuspendAccount'][DefaultStatus['adminSuspendAccount']]>,
+  Serves<Mutation['adminSuspendUser'], DomainResults['adminSuspendUser'][DefaultStatus['adminSuspendUser']]>,
   Serves<Query['adminSystemKeyPermissions'], DomainResults['adminSystemKeyPermissions'][DefaultStatus['adminSystemKeyPermissions']]>,
   Serves<Mutation['adminUpdateApiKey'], DomainResults['adminUpdateApiKey'][DefaultStatus['adminUpdateApiKey']]>,
   Serves<Mutation['adminUpdatePlan'], DomainResults['adminUpdatePlan'][DefaultStatus['adminUpdatePlan']]>,
   Serves<Mutation['adminUpdateRole'], DomainResults['adminUpdateRole'][DefaultStatus['adminUpdateRole']]>,
+  Serves<Mutation['adminUpdateUserOverrides'], DomainResults['adminUpdateUserOverrides'][DefaultStatus['adminUpdateUserOverrides']]>,
+  Serves<Query['adminUser'], DomainResults['adminUser'][DefaultStatus['adminUser']]>,
   Serves<Query['adminUserApiKeys'], DomainResults['adminUserApiKeys'][DefaultStatus['adminUserApiKeys']]>,
+  Serves<Query['adminUserRoles'], DomainResults['adminUserRoles'][DefaultStatus['adminUserRoles']]>,
+  Serves<Query['adminUsers'], DomainResults['adminUsers'][DefaultStatus['adminUsers']]>,
   Serves<Query['adminUserSettingPresets'], DomainResults['adminUserSettingPresets'][DefaultStatus['adminUserSettingPresets']]>,
   Serves<Query['allAdminPermissions'], DomainResults['allAdminPermissions'][DefaultStatus['allAdminPermissions']]>,
   Serves<Query['apiKeyAssignablePermissions'], DomainResults['apiKeyAssignablePermissions'][DefaultStatus['apiKeyAssignablePermissions']]>,
@@ -1795,6 +2126,7 @@ export type TwinShapes = [
   Serves<Mutation['exchangePopoutToken'], DomainResults['exchangePopoutToken'][DefaultStatus['exchangePopoutToken']]>,
   Serves<Mutation['issuePopoutWsToken'], DomainResults['issuePopoutWsToken'][DefaultStatus['issuePopoutWsToken']]>,
   Serves<Mutation['issueWsToken'], DomainResults['issueWsToken'][DefaultStatus['issueWsToken']]>,
+  Serves<Mutation['markNotificationRead'], DomainResults['markNotificationRead'][DefaultStatus['markNotificationRead']]>,
   Serves<Query['me'], DomainResults['me'][DefaultStatus['me']]>,
   Serves<Query['myAccounts'], DomainResults['myAccounts'][DefaultStatus['myAccounts']]>,
   Serves<Query['myAuditLog'], DomainResults['myAuditLog'][DefaultStatus['myAuditLog']]>,
@@ -1825,7 +2157,9 @@ export type TwinShapes = [
   Serves<Mutation['submitDeveloperApplication'], DomainResults['submitDeveloperApplication'][DefaultStatus['submitDeveloperApplication']]>,
   Serves<Mutation['submitDeveloperVerification'], DomainResults['submitDeveloperVerification'][DefaultStatus['submitDeveloperVerification']]>,
   Serves<Mutation['switchAccount'], DomainResults['switchAccount'][DefaultStatus['switchAccount']]>,
+  Serves<Mutation['updateAccount'], DomainResults['updateAccount'][DefaultStatus['updateAccount']]>,
   Serves<Mutation['updateAccountMember'], DomainResults['updateAccountMember'][DefaultStatus['updateAccountMember']]>,
+  Serves<Mutation['updateAccountPublicStatsSettings'], DomainResults['updateAccountPublicStatsSettings'][DefaultStatus['updateAccountPublicStatsSettings']]>,
   Serves<Mutation['updateAccountRole'], DomainResults['updateAccountRole'][DefaultStatus['updateAccountRole']]>,
   Serves<Mutation['updateAccountServiceKey'], DomainResults['updateAccountServiceKey'][DefaultStatus['updateAccountServiceKey']]>,
   Serves<Mutation['updateDeveloperApiKey'], DomainResults['updateDeveloperApiKey'][DefaultStatus['updateDeveloperApiKey']]>,

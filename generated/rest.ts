@@ -7,18 +7,24 @@ import type { Camelize } from '../src/http/mapping';
 import type { Page, PageRequest, PagingBounds } from '../src/paging';
 
 export type OperationId =
+  | 'acceptAccountInvite'
   | 'acceptDeveloperTeamInvite'
   | 'acceptExtensionAccessInvite'
   | 'account'
   | 'accountAuditLog'
   | 'accountInvites'
   | 'accountMembers'
+  | 'accountPlan'
+  | 'accountPublicStatsSettings'
   | 'accountRoles'
   | 'accountServiceKeys'
   | 'addExtensionScreenshot'
   | 'addExtensionTester'
   | 'addToWatchlist'
+  | 'adminAccount'
   | 'adminAccountApiKeys'
+  | 'adminAccountOverrides'
+  | 'adminAccounts'
   | 'adminApproveDeveloperApplication'
   | 'adminApproveDeveloperVerification'
   | 'adminAssignUserRole'
@@ -49,6 +55,8 @@ export type OperationId =
   | 'adminRejectDeveloperVerification'
   | 'adminRemoveConnection'
   | 'adminRemoveShopConnection'
+  | 'adminRestoreAccount'
+  | 'adminRestoreUser'
   | 'adminRole'
   | 'adminRoleMembers'
   | 'adminRoles'
@@ -60,13 +68,20 @@ export type OperationId =
   | 'adminSetFeatureFlag'
   | 'adminSetPlanFeatures'
   | 'adminSetPlatformSwitches'
+  | 'adminSetUserRoles'
+  | 'adminSuspendAccount'
+  | 'adminSuspendUser'
   | 'adminSystemKeyPermissions'
   | 'adminSystemKeys'
   | 'adminUnassignUserRole'
   | 'adminUpdateApiKey'
   | 'adminUpdatePlan'
   | 'adminUpdateRole'
+  | 'adminUpdateUserOverrides'
+  | 'adminUser'
   | 'adminUserApiKeys'
+  | 'adminUserRoles'
+  | 'adminUsers'
   | 'adminUserSettingPresets'
   | 'adminWorkers'
   | 'allAdminPermissions'
@@ -173,6 +188,8 @@ export type OperationId =
   | 'listIdeaTags'
   | 'listIdeaVoters'
   | 'loginCallback'
+  | 'markAllNotificationsRead'
+  | 'markNotificationRead'
   | 'me'
   | 'moderateChat'
   | 'myAccounts'
@@ -185,6 +202,7 @@ export type OperationId =
   | 'notificationAction'
   | 'notificationPreferences'
   | 'notifications'
+  | 'notificationUnreadCount'
   | 'overlay'
   | 'overlays'
   | 'paymentConnectWebhook'
@@ -246,7 +264,9 @@ export type OperationId =
   | 'uninstallExtension'
   | 'unvoteIdea'
   | 'unvoteIdeaComment'
+  | 'updateAccount'
   | 'updateAccountMember'
+  | 'updateAccountPublicStatsSettings'
   | 'updateAccountRole'
   | 'updateAccountServiceKey'
   | 'updateDeveloperApiKey'
@@ -310,6 +330,8 @@ export type RestResponse<K extends OperationId> = {
 
 /** One typed method per operationId, on the wire: a missing handler is a compile error. */
 export interface RestHandlers<Context> {
+  /** POST /v1/account/invites/accept */
+  acceptAccountInvite(request: RestRequest<'acceptAccountInvite'>, context: Context): Promise<RestResponse<'acceptAccountInvite'>>;
   /** POST /v1/developer/team-invites/{code}/accept */
   acceptDeveloperTeamInvite(request: RestRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<RestResponse<'acceptDeveloperTeamInvite'>>;
   /** POST /v1/extension-access-invites/accept */
@@ -322,6 +344,10 @@ export interface RestHandlers<Context> {
   accountInvites(request: RestRequest<'accountInvites'>, context: Context): Promise<RestResponse<'accountInvites'>>;
   /** GET /v1/account/members */
   accountMembers(request: RestRequest<'accountMembers'>, context: Context): Promise<RestResponse<'accountMembers'>>;
+  /** GET /v1/account/plan */
+  accountPlan(request: RestRequest<'accountPlan'>, context: Context): Promise<RestResponse<'accountPlan'>>;
+  /** GET /v1/account/public-stats */
+  accountPublicStatsSettings(request: RestRequest<'accountPublicStatsSettings'>, context: Context): Promise<RestResponse<'accountPublicStatsSettings'>>;
   /** GET /v1/account/roles */
   accountRoles(request: RestRequest<'accountRoles'>, context: Context): Promise<RestResponse<'accountRoles'>>;
   /** GET /v1/service-keys */
@@ -332,8 +358,14 @@ export interface RestHandlers<Context> {
   addExtensionTester(request: RestRequest<'addExtensionTester'>, context: Context): Promise<RestResponse<'addExtensionTester'>>;
   /** POST /v1/watchlist */
   addToWatchlist(request: RestRequest<'addToWatchlist'>, context: Context): Promise<RestResponse<'addToWatchlist'>>;
+  /** GET /v1/admin/accounts/{id} */
+  adminAccount(request: RestRequest<'adminAccount'>, context: Context): Promise<RestResponse<'adminAccount'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys */
   adminAccountApiKeys(request: RestRequest<'adminAccountApiKeys'>, context: Context): Promise<RestResponse<'adminAccountApiKeys'>>;
+  /** GET /v1/admin/accounts/{id}/overrides */
+  adminAccountOverrides(request: RestRequest<'adminAccountOverrides'>, context: Context): Promise<RestResponse<'adminAccountOverrides'>>;
+  /** GET /v1/admin/accounts */
+  adminAccounts(request: RestRequest<'adminAccounts'>, context: Context): Promise<RestResponse<'adminAccounts'>>;
   /** POST /v1/admin/developer-applications/{id}/approve */
   adminApproveDeveloperApplication(request: RestRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<RestResponse<'adminApproveDeveloperApplication'>>;
   /** POST /v1/admin/developer-verifications/{id}/approve */
@@ -394,6 +426,10 @@ export interface RestHandlers<Context> {
   adminRemoveConnection(request: RestRequest<'adminRemoveConnection'>, context: Context): Promise<RestResponse<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} */
   adminRemoveShopConnection(request: RestRequest<'adminRemoveShopConnection'>, context: Context): Promise<RestResponse<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/accounts/{id}/restore */
+  adminRestoreAccount(request: RestRequest<'adminRestoreAccount'>, context: Context): Promise<RestResponse<'adminRestoreAccount'>>;
+  /** POST /v1/admin/users/{id}/restore */
+  adminRestoreUser(request: RestRequest<'adminRestoreUser'>, context: Context): Promise<RestResponse<'adminRestoreUser'>>;
   /** GET /v1/admin/admin-roles/{id} */
   adminRole(request: RestRequest<'adminRole'>, context: Context): Promise<RestResponse<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members */
@@ -416,6 +452,12 @@ export interface RestHandlers<Context> {
   adminSetPlanFeatures(request: RestRequest<'adminSetPlanFeatures'>, context: Context): Promise<RestResponse<'adminSetPlanFeatures'>>;
   /** PUT /v1/admin/platforms/{platform} */
   adminSetPlatformSwitches(request: RestRequest<'adminSetPlatformSwitches'>, context: Context): Promise<RestResponse<'adminSetPlatformSwitches'>>;
+  /** PUT /v1/admin/users/{id}/user-roles */
+  adminSetUserRoles(request: RestRequest<'adminSetUserRoles'>, context: Context): Promise<RestResponse<'adminSetUserRoles'>>;
+  /** POST /v1/admin/accounts/{id}/suspend */
+  adminSuspendAccount(request: RestRequest<'adminSuspendAccount'>, context: Context): Promise<RestResponse<'adminSuspendAccount'>>;
+  /** POST /v1/admin/users/{id}/suspend */
+  adminSuspendUser(request: RestRequest<'adminSuspendUser'>, context: Context): Promise<RestResponse<'adminSuspendUser'>>;
   /** GET /v1/admin/system-key-permissions */
   adminSystemKeyPermissions(request: RestRequest<'adminSystemKeyPermissions'>, context: Context): Promise<RestResponse<'adminSystemKeyPermissions'>>;
   /** GET /v1/admin/system-keys */
@@ -428,8 +470,16 @@ export interface RestHandlers<Context> {
   adminUpdatePlan(request: RestRequest<'adminUpdatePlan'>, context: Context): Promise<RestResponse<'adminUpdatePlan'>>;
   /** PATCH /v1/admin/admin-roles/{id} */
   adminUpdateRole(request: RestRequest<'adminUpdateRole'>, context: Context): Promise<RestResponse<'adminUpdateRole'>>;
+  /** PATCH /v1/admin/users/{id}/overrides */
+  adminUpdateUserOverrides(request: RestRequest<'adminUpdateUserOverrides'>, context: Context): Promise<RestResponse<'adminUpdateUserOverrides'>>;
+  /** GET /v1/admin/users/{id} */
+  adminUser(request: RestRequest<'adminUser'>, context: Context): Promise<RestResponse<'adminUser'>>;
   /** GET /v1/admin/users/{user_id}/api-keys */
   adminUserApiKeys(request: RestRequest<'adminUserApiKeys'>, context: Context): Promise<RestResponse<'adminUserApiKeys'>>;
+  /** GET /v1/admin/user-roles */
+  adminUserRoles(request: RestRequest<'adminUserRoles'>, context: Context): Promise<RestResponse<'adminUserRoles'>>;
+  /** GET /v1/admin/users */
+  adminUsers(request: RestRequest<'adminUsers'>, context: Context): Promise<RestResponse<'adminUsers'>>;
   /** GET /v1/admin/users/{id}/setting-presets */
   adminUserSettingPresets(request: RestRequest<'adminUserSettingPresets'>, context: Context): Promise<RestResponse<'adminUserSettingPresets'>>;
   /** GET /v1/admin/workers */
@@ -642,6 +692,10 @@ export interface RestHandlers<Context> {
   listIdeaVoters(request: RestRequest<'listIdeaVoters'>, context: Context): Promise<RestResponse<'listIdeaVoters'>>;
   /** GET /v1/auth/callback/{provider} */
   loginCallback(request: RestRequest<'loginCallback'>, context: Context): Promise<RestResponse<'loginCallback'>>;
+  /** POST /v1/notifications/read-all */
+  markAllNotificationsRead(request: RestRequest<'markAllNotificationsRead'>, context: Context): Promise<RestResponse<'markAllNotificationsRead'>>;
+  /** POST /v1/notifications/{id}/read */
+  markNotificationRead(request: RestRequest<'markNotificationRead'>, context: Context): Promise<RestResponse<'markNotificationRead'>>;
   /** GET /v1/me */
   me(request: RestRequest<'me'>, context: Context): Promise<RestResponse<'me'>>;
   /** POST /v1/chat/moderate */
@@ -666,6 +720,8 @@ export interface RestHandlers<Context> {
   notificationPreferences(request: RestRequest<'notificationPreferences'>, context: Context): Promise<RestResponse<'notificationPreferences'>>;
   /** GET /v1/notifications */
   notifications(request: RestRequest<'notifications'>, context: Context): Promise<RestResponse<'notifications'>>;
+  /** GET /v1/notifications/unread-count */
+  notificationUnreadCount(request: RestRequest<'notificationUnreadCount'>, context: Context): Promise<RestResponse<'notificationUnreadCount'>>;
   /** GET /v1/overlays/{id} */
   overlay(request: RestRequest<'overlay'>, context: Context): Promise<RestResponse<'overlay'>>;
   /** GET /v1/overlays */
@@ -788,8 +844,12 @@ export interface RestHandlers<Context> {
   unvoteIdea(request: RestRequest<'unvoteIdea'>, context: Context): Promise<RestResponse<'unvoteIdea'>>;
   /** DELETE /v1/ideas/comments/{id}/vote */
   unvoteIdeaComment(request: RestRequest<'unvoteIdeaComment'>, context: Context): Promise<RestResponse<'unvoteIdeaComment'>>;
+  /** PATCH /v1/account */
+  updateAccount(request: RestRequest<'updateAccount'>, context: Context): Promise<RestResponse<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} */
   updateAccountMember(request: RestRequest<'updateAccountMember'>, context: Context): Promise<RestResponse<'updateAccountMember'>>;
+  /** PATCH /v1/account/public-stats/{platform} */
+  updateAccountPublicStatsSettings(request: RestRequest<'updateAccountPublicStatsSettings'>, context: Context): Promise<RestResponse<'updateAccountPublicStatsSettings'>>;
   /** PATCH /v1/account/roles/{id} */
   updateAccountRole(request: RestRequest<'updateAccountRole'>, context: Context): Promise<RestResponse<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} */
@@ -863,18 +923,24 @@ export interface DomainRequest<K extends OperationId> {
 
 /** Per operation and status, the domain value the router maps and wraps (x-envelope). */
 export interface DomainResults {
+  acceptAccountInvite: { 200: Camelize<DataOf<Wire<'acceptAccountInvite', 200>>> };
   acceptDeveloperTeamInvite: { 200: Camelize<DataOf<Wire<'acceptDeveloperTeamInvite', 200>>> };
   acceptExtensionAccessInvite: { 200: Camelize<DataOf<Wire<'acceptExtensionAccessInvite', 200>>> };
   account: { 200: Camelize<DataOf<Wire<'account', 200>>> };
   accountAuditLog: { 200: Camelize<Wire<'accountAuditLog', 200>> };
   accountInvites: { 200: Camelize<ItemOf<Wire<'accountInvites', 200>>>[] };
   accountMembers: { 200: Camelize<ItemOf<Wire<'accountMembers', 200>>>[] };
+  accountPlan: { 200: Camelize<DataOf<Wire<'accountPlan', 200>>> };
+  accountPublicStatsSettings: { 200: Camelize<DataOf<Wire<'accountPublicStatsSettings', 200>>> };
   accountRoles: { 200: Camelize<ItemOf<Wire<'accountRoles', 200>>>[] };
   accountServiceKeys: { 200: Camelize<ItemOf<Wire<'accountServiceKeys', 200>>>[] };
   addExtensionScreenshot: { 201: Camelize<DataOf<Wire<'addExtensionScreenshot', 201>>> };
   addExtensionTester: { 201: Camelize<DataOf<Wire<'addExtensionTester', 201>>> };
   addToWatchlist: { 200: Camelize<DataOf<Wire<'addToWatchlist', 200>>> };
+  adminAccount: { 200: Camelize<DataOf<Wire<'adminAccount', 200>>> };
   adminAccountApiKeys: { 200: Camelize<ItemOf<Wire<'adminAccountApiKeys', 200>>>[] };
+  adminAccountOverrides: { 200: Camelize<DataOf<Wire<'adminAccountOverrides', 200>>> };
+  adminAccounts: { 200: Page<Camelize<ItemOf<Wire<'adminAccounts', 200>>>> };
   adminApproveDeveloperApplication: { 200: Camelize<Wire<'adminApproveDeveloperApplication', 200>> };
   adminApproveDeveloperVerification: { 200: Camelize<Wire<'adminApproveDeveloperVerification', 200>> };
   adminAssignUserRole: { 200: Camelize<Wire<'adminAssignUserRole', 200>> };
@@ -905,6 +971,8 @@ export interface DomainResults {
   adminRejectDeveloperVerification: { 200: Camelize<Wire<'adminRejectDeveloperVerification', 200>> };
   adminRemoveConnection: { 200: Camelize<Wire<'adminRemoveConnection', 200>> };
   adminRemoveShopConnection: { 200: Camelize<Wire<'adminRemoveShopConnection', 200>> };
+  adminRestoreAccount: { 200: Camelize<DataOf<Wire<'adminRestoreAccount', 200>>> };
+  adminRestoreUser: { 200: Camelize<DataOf<Wire<'adminRestoreUser', 200>>> };
   adminRole: { 200: Camelize<DataOf<Wire<'adminRole', 200>>> };
   adminRoleMembers: { 200: Camelize<ItemOf<Wire<'adminRoleMembers', 200>>>[] };
   adminRoles: { 200: Camelize<ItemOf<Wire<'adminRoles', 200>>>[] };
@@ -916,13 +984,20 @@ export interface DomainResults {
   adminSetFeatureFlag: { 200: Camelize<DataOf<Wire<'adminSetFeatureFlag', 200>>> };
   adminSetPlanFeatures: { 200: Camelize<DataOf<Wire<'adminSetPlanFeatures', 200>>> };
   adminSetPlatformSwitches: { 200: Camelize<DataOf<Wire<'adminSetPlatformSwitches', 200>>> };
+  adminSetUserRoles: { 200: Camelize<DataOf<Wire<'adminSetUserRoles', 200>>> };
+  adminSuspendAccount: { 200: Camelize<DataOf<Wire<'adminSuspendAccount', 200>>> };
+  adminSuspendUser: { 200: Camelize<DataOf<Wire<'adminSuspendUser', 200>>> };
   adminSystemKeyPermissions: { 200: Camelize<ItemOf<Wire<'adminSystemKeyPermissions', 200>>>[] };
   adminSystemKeys: { 200: Camelize<ItemOf<Wire<'adminSystemKeys', 200>>>[] };
   adminUnassignUserRole: { 200: Camelize<Wire<'adminUnassignUserRole', 200>> };
   adminUpdateApiKey: { 200: Camelize<DataOf<Wire<'adminUpdateApiKey', 200>>> };
   adminUpdatePlan: { 200: Camelize<DataOf<Wire<'adminUpdatePlan', 200>>> };
   adminUpdateRole: { 200: Camelize<DataOf<Wire<'adminUpdateRole', 200>>> };
+  adminUpdateUserOverrides: { 200: Camelize<DataOf<Wire<'adminUpdateUserOverrides', 200>>> };
+  adminUser: { 200: Camelize<DataOf<Wire<'adminUser', 200>>> };
   adminUserApiKeys: { 200: Camelize<ItemOf<Wire<'adminUserApiKeys', 200>>>[] };
+  adminUserRoles: { 200: Camelize<DataOf<Wire<'adminUserRoles', 200>>> };
+  adminUsers: { 200: Page<Camelize<ItemOf<Wire<'adminUsers', 200>>>> };
   adminUserSettingPresets: { 200: Camelize<ItemOf<Wire<'adminUserSettingPresets', 200>>>[] };
   adminWorkers: { 200: Camelize<DataOf<Wire<'adminWorkers', 200>>> };
   allAdminPermissions: { 200: Camelize<ItemOf<Wire<'allAdminPermissions', 200>>>[] };
@@ -1029,6 +1104,8 @@ export interface DomainResults {
   listIdeaTags: { 200: Camelize<ItemOf<Wire<'listIdeaTags', 200>>>[] };
   listIdeaVoters: { 200: Page<Camelize<ItemOf<Wire<'listIdeaVoters', 200>>>> };
   loginCallback: { 302: Camelize<Wire<'loginCallback', 302>> };
+  markAllNotificationsRead: { 200: Camelize<Wire<'markAllNotificationsRead', 200>> };
+  markNotificationRead: { 200: Camelize<DataOf<Wire<'markNotificationRead', 200>>> };
   me: { 200: Camelize<DataOf<Wire<'me', 200>>> };
   moderateChat: { 200: Camelize<DataOf<Wire<'moderateChat', 200>>> };
   myAccounts: { 200: Camelize<ItemOf<Wire<'myAccounts', 200>>>[] };
@@ -1041,6 +1118,7 @@ export interface DomainResults {
   notificationAction: { 200: Camelize<DataOf<Wire<'notificationAction', 200>>> };
   notificationPreferences: { 200: Camelize<DataOf<Wire<'notificationPreferences', 200>>> };
   notifications: { 200: Page<Camelize<ItemOf<Wire<'notifications', 200>>>> };
+  notificationUnreadCount: { 200: Camelize<DataOf<Wire<'notificationUnreadCount', 200>>> };
   overlay: { 200: Camelize<DataOf<Wire<'overlay', 200>>> };
   overlays: { 200: Camelize<ItemOf<Wire<'overlays', 200>>>[] };
   paymentConnectWebhook: { 200: Camelize<Wire<'paymentConnectWebhook', 200>> };
@@ -1102,7 +1180,9 @@ export interface DomainResults {
   uninstallExtension: { 200: Camelize<Wire<'uninstallExtension', 200>> };
   unvoteIdea: { 200: Camelize<DataOf<Wire<'unvoteIdea', 200>>> };
   unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
+  updateAccount: { 200: Camelize<DataOf<Wire<'updateAccount', 200>>> };
   updateAccountMember: { 200: Camelize<DataOf<Wire<'updateAccountMember', 200>>> };
+  updateAccountPublicStatsSettings: { 200: Camelize<DataOf<Wire<'updateAccountPublicStatsSettings', 200>>> };
   updateAccountRole: { 200: Camelize<DataOf<Wire<'updateAccountRole', 200>>> };
   updateAccountServiceKey: { 200: Camelize<DataOf<Wire<'updateAccountServiceKey', 200>>> };
   updateDeveloperApiKey: { 200: Camelize<DataOf<Wire<'updateDeveloperApiKey', 200>>> };
@@ -1135,18 +1215,24 @@ export interface DomainResults {
 
 /** The status a binding's plain return value is sent with (the lowest declared non-error status). */
 export interface DefaultStatus {
+  acceptAccountInvite: 200;
   acceptDeveloperTeamInvite: 200;
   acceptExtensionAccessInvite: 200;
   account: 200;
   accountAuditLog: 200;
   accountInvites: 200;
   accountMembers: 200;
+  accountPlan: 200;
+  accountPublicStatsSettings: 200;
   accountRoles: 200;
   accountServiceKeys: 200;
   addExtensionScreenshot: 201;
   addExtensionTester: 201;
   addToWatchlist: 200;
+  adminAccount: 200;
   adminAccountApiKeys: 200;
+  adminAccountOverrides: 200;
+  adminAccounts: 200;
   adminApproveDeveloperApplication: 200;
   adminApproveDeveloperVerification: 200;
   adminAssignUserRole: 200;
@@ -1177,6 +1263,8 @@ export interface DefaultStatus {
   adminRejectDeveloperVerification: 200;
   adminRemoveConnection: 200;
   adminRemoveShopConnection: 200;
+  adminRestoreAccount: 200;
+  adminRestoreUser: 200;
   adminRole: 200;
   adminRoleMembers: 200;
   adminRoles: 200;
@@ -1188,13 +1276,20 @@ export interface DefaultStatus {
   adminSetFeatureFlag: 200;
   adminSetPlanFeatures: 200;
   adminSetPlatformSwitches: 200;
+  adminSetUserRoles: 200;
+  adminSuspendAccount: 200;
+  adminSuspendUser: 200;
   adminSystemKeyPermissions: 200;
   adminSystemKeys: 200;
   adminUnassignUserRole: 200;
   adminUpdateApiKey: 200;
   adminUpdatePlan: 200;
   adminUpdateRole: 200;
+  adminUpdateUserOverrides: 200;
+  adminUser: 200;
   adminUserApiKeys: 200;
+  adminUserRoles: 200;
+  adminUsers: 200;
   adminUserSettingPresets: 200;
   adminWorkers: 200;
   allAdminPermissions: 200;
@@ -1301,6 +1396,8 @@ export interface DefaultStatus {
   listIdeaTags: 200;
   listIdeaVoters: 200;
   loginCallback: 302;
+  markAllNotificationsRead: 200;
+  markNotificationRead: 200;
   me: 200;
   moderateChat: 200;
   myAccounts: 200;
@@ -1313,6 +1410,7 @@ export interface DefaultStatus {
   notificationAction: 200;
   notificationPreferences: 200;
   notifications: 200;
+  notificationUnreadCount: 200;
   overlay: 200;
   overlays: 200;
   paymentConnectWebhook: 200;
@@ -1374,7 +1472,9 @@ export interface DefaultStatus {
   uninstallExtension: 200;
   unvoteIdea: 200;
   unvoteIdeaComment: 200;
+  updateAccount: 200;
   updateAccountMember: 200;
+  updateAccountPublicStatsSettings: 200;
   updateAccountRole: 200;
   updateAccountServiceKey: 200;
   updateDeveloperApiKey: 200;
@@ -1415,6 +1515,8 @@ export type DomainResult<K extends OperationId> =
  * declared envelope and self link; paged operations get their `paging` request.
  */
 export interface RestOperations<Context> {
+  /** POST /v1/account/invites/accept (single) */
+  acceptAccountInvite(request: DomainRequest<'acceptAccountInvite'>, context: Context): Promise<DomainResult<'acceptAccountInvite'>>;
   /** POST /v1/developer/team-invites/{code}/accept (single) */
   acceptDeveloperTeamInvite(request: DomainRequest<'acceptDeveloperTeamInvite'>, context: Context): Promise<DomainResult<'acceptDeveloperTeamInvite'>>;
   /** POST /v1/extension-access-invites/accept (data) */
@@ -1427,6 +1529,10 @@ export interface RestOperations<Context> {
   accountInvites(request: DomainRequest<'accountInvites'>, context: Context): Promise<DomainResult<'accountInvites'>>;
   /** GET /v1/account/members (collection) */
   accountMembers(request: DomainRequest<'accountMembers'>, context: Context): Promise<DomainResult<'accountMembers'>>;
+  /** GET /v1/account/plan (single) */
+  accountPlan(request: DomainRequest<'accountPlan'>, context: Context): Promise<DomainResult<'accountPlan'>>;
+  /** GET /v1/account/public-stats (single) */
+  accountPublicStatsSettings(request: DomainRequest<'accountPublicStatsSettings'>, context: Context): Promise<DomainResult<'accountPublicStatsSettings'>>;
   /** GET /v1/account/roles (collection) */
   accountRoles(request: DomainRequest<'accountRoles'>, context: Context): Promise<DomainResult<'accountRoles'>>;
   /** GET /v1/service-keys (collection) */
@@ -1437,8 +1543,14 @@ export interface RestOperations<Context> {
   addExtensionTester(request: DomainRequest<'addExtensionTester'>, context: Context): Promise<DomainResult<'addExtensionTester'>>;
   /** POST /v1/watchlist (data) */
   addToWatchlist(request: DomainRequest<'addToWatchlist'>, context: Context): Promise<DomainResult<'addToWatchlist'>>;
+  /** GET /v1/admin/accounts/{id} (single) */
+  adminAccount(request: DomainRequest<'adminAccount'>, context: Context): Promise<DomainResult<'adminAccount'>>;
   /** GET /v1/admin/accounts/{account_id}/api-keys (collection) */
   adminAccountApiKeys(request: DomainRequest<'adminAccountApiKeys'>, context: Context): Promise<DomainResult<'adminAccountApiKeys'>>;
+  /** GET /v1/admin/accounts/{id}/overrides (single) */
+  adminAccountOverrides(request: DomainRequest<'adminAccountOverrides'>, context: Context): Promise<DomainResult<'adminAccountOverrides'>>;
+  /** GET /v1/admin/accounts (collection) */
+  adminAccounts(request: DomainRequest<'adminAccounts'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminAccounts'>>;
   /** POST /v1/admin/developer-applications/{id}/approve (bare) */
   adminApproveDeveloperApplication(request: DomainRequest<'adminApproveDeveloperApplication'>, context: Context): Promise<DomainResult<'adminApproveDeveloperApplication'>>;
   /** POST /v1/admin/developer-verifications/{id}/approve (bare) */
@@ -1499,6 +1611,10 @@ export interface RestOperations<Context> {
   adminRemoveConnection(request: DomainRequest<'adminRemoveConnection'>, context: Context): Promise<DomainResult<'adminRemoveConnection'>>;
   /** DELETE /v1/admin/accounts/{id}/shops/{shop_domain} (bare) */
   adminRemoveShopConnection(request: DomainRequest<'adminRemoveShopConnection'>, context: Context): Promise<DomainResult<'adminRemoveShopConnection'>>;
+  /** POST /v1/admin/accounts/{id}/restore (single) */
+  adminRestoreAccount(request: DomainRequest<'adminRestoreAccount'>, context: Context): Promise<DomainResult<'adminRestoreAccount'>>;
+  /** POST /v1/admin/users/{id}/restore (single) */
+  adminRestoreUser(request: DomainRequest<'adminRestoreUser'>, context: Context): Promise<DomainResult<'adminRestoreUser'>>;
   /** GET /v1/admin/admin-roles/{id} (single) */
   adminRole(request: DomainRequest<'adminRole'>, context: Context): Promise<DomainResult<'adminRole'>>;
   /** GET /v1/admin/admin-roles/{id}/members (collection) */
@@ -1521,6 +1637,12 @@ export interface RestOperations<Context> {
   adminSetPlanFeatures(request: DomainRequest<'adminSetPlanFeatures'>, context: Context): Promise<DomainResult<'adminSetPlanFeatures'>>;
   /** PUT /v1/admin/platforms/{platform} (single) */
   adminSetPlatformSwitches(request: DomainRequest<'adminSetPlatformSwitches'>, context: Context): Promise<DomainResult<'adminSetPlatformSwitches'>>;
+  /** PUT /v1/admin/users/{id}/user-roles (single) */
+  adminSetUserRoles(request: DomainRequest<'adminSetUserRoles'>, context: Context): Promise<DomainResult<'adminSetUserRoles'>>;
+  /** POST /v1/admin/accounts/{id}/suspend (single) */
+  adminSuspendAccount(request: DomainRequest<'adminSuspendAccount'>, context: Context): Promise<DomainResult<'adminSuspendAccount'>>;
+  /** POST /v1/admin/users/{id}/suspend (single) */
+  adminSuspendUser(request: DomainRequest<'adminSuspendUser'>, context: Context): Promise<DomainResult<'adminSuspendUser'>>;
   /** GET /v1/admin/system-key-permissions (collection) */
   adminSystemKeyPermissions(request: DomainRequest<'adminSystemKeyPermissions'>, context: Context): Promise<DomainResult<'adminSystemKeyPermissions'>>;
   /** GET /v1/admin/system-keys (collection) */
@@ -1533,8 +1655,16 @@ export interface RestOperations<Context> {
   adminUpdatePlan(request: DomainRequest<'adminUpdatePlan'>, context: Context): Promise<DomainResult<'adminUpdatePlan'>>;
   /** PATCH /v1/admin/admin-roles/{id} (single) */
   adminUpdateRole(request: DomainRequest<'adminUpdateRole'>, context: Context): Promise<DomainResult<'adminUpdateRole'>>;
+  /** PATCH /v1/admin/users/{id}/overrides (single) */
+  adminUpdateUserOverrides(request: DomainRequest<'adminUpdateUserOverrides'>, context: Context): Promise<DomainResult<'adminUpdateUserOverrides'>>;
+  /** GET /v1/admin/users/{id} (single) */
+  adminUser(request: DomainRequest<'adminUser'>, context: Context): Promise<DomainResult<'adminUser'>>;
   /** GET /v1/admin/users/{user_id}/api-keys (collection) */
   adminUserApiKeys(request: DomainRequest<'adminUserApiKeys'>, context: Context): Promise<DomainResult<'adminUserApiKeys'>>;
+  /** GET /v1/admin/user-roles (single) */
+  adminUserRoles(request: DomainRequest<'adminUserRoles'>, context: Context): Promise<DomainResult<'adminUserRoles'>>;
+  /** GET /v1/admin/users (collection) */
+  adminUsers(request: DomainRequest<'adminUsers'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'adminUsers'>>;
   /** GET /v1/admin/users/{id}/setting-presets (collection) */
   adminUserSettingPresets(request: DomainRequest<'adminUserSettingPresets'>, context: Context): Promise<DomainResult<'adminUserSettingPresets'>>;
   /** GET /v1/admin/workers (single) */
@@ -1747,6 +1877,10 @@ export interface RestOperations<Context> {
   listIdeaVoters(request: DomainRequest<'listIdeaVoters'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'listIdeaVoters'>>;
   /** GET /v1/auth/callback/{provider} (bare) */
   loginCallback(request: DomainRequest<'loginCallback'>, context: Context): Promise<DomainResult<'loginCallback'>>;
+  /** POST /v1/notifications/read-all (bare) */
+  markAllNotificationsRead(request: DomainRequest<'markAllNotificationsRead'>, context: Context): Promise<DomainResult<'markAllNotificationsRead'>>;
+  /** POST /v1/notifications/{id}/read (single) */
+  markNotificationRead(request: DomainRequest<'markNotificationRead'>, context: Context): Promise<DomainResult<'markNotificationRead'>>;
   /** GET /v1/me (single) */
   me(request: DomainRequest<'me'>, context: Context): Promise<DomainResult<'me'>>;
   /** POST /v1/chat/moderate (data) */
@@ -1771,6 +1905,8 @@ export interface RestOperations<Context> {
   notificationPreferences(request: DomainRequest<'notificationPreferences'>, context: Context): Promise<DomainResult<'notificationPreferences'>>;
   /** GET /v1/notifications (collection) */
   notifications(request: DomainRequest<'notifications'> & { paging: PageRequest }, context: Context): Promise<DomainResult<'notifications'>>;
+  /** GET /v1/notifications/unread-count (single) */
+  notificationUnreadCount(request: DomainRequest<'notificationUnreadCount'>, context: Context): Promise<DomainResult<'notificationUnreadCount'>>;
   /** GET /v1/overlays/{id} (single) */
   overlay(request: DomainRequest<'overlay'>, context: Context): Promise<DomainResult<'overlay'>>;
   /** GET /v1/overlays (collection) */
@@ -1893,8 +2029,12 @@ export interface RestOperations<Context> {
   unvoteIdea(request: DomainRequest<'unvoteIdea'>, context: Context): Promise<DomainResult<'unvoteIdea'>>;
   /** DELETE /v1/ideas/comments/{id}/vote (single) */
   unvoteIdeaComment(request: DomainRequest<'unvoteIdeaComment'>, context: Context): Promise<DomainResult<'unvoteIdeaComment'>>;
+  /** PATCH /v1/account (single) */
+  updateAccount(request: DomainRequest<'updateAccount'>, context: Context): Promise<DomainResult<'updateAccount'>>;
   /** PATCH /v1/account/members/{user_id} (single) */
   updateAccountMember(request: DomainRequest<'updateAccountMember'>, context: Context): Promise<DomainResult<'updateAccountMember'>>;
+  /** PATCH /v1/account/public-stats/{platform} (single) */
+  updateAccountPublicStatsSettings(request: DomainRequest<'updateAccountPublicStatsSettings'>, context: Context): Promise<DomainResult<'updateAccountPublicStatsSettings'>>;
   /** PATCH /v1/account/roles/{id} (single) */
   updateAccountRole(request: DomainRequest<'updateAccountRole'>, context: Context): Promise<DomainResult<'updateAccountRole'>>;
   /** PATCH /v1/service-keys/{id} (single) */
@@ -1978,6 +2118,39 @@ export interface RouteSpec {
 }
 
 export const routes: readonly RouteSpec[] = [
+  {
+    "operationId": "acceptAccountInvite",
+    "method": "post",
+    "path": "/v1/account/invites/accept",
+    "expressPath": "/v1/account/invites/accept",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.acceptAccountInvite",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/account"
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
   {
     "operationId": "acceptDeveloperTeamInvite",
     "method": "post",
@@ -2199,6 +2372,80 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "accountPlan",
+    "method": "get",
+    "path": "/v1/account/plan",
+    "expressPath": "/v1/account/plan",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "plan:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountPlan",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "accountPublicStatsSettings",
+    "method": "get",
+    "path": "/v1/account/public-stats",
+    "expressPath": "/v1/account/public-stats",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.accountPublicStatsSettings",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "accountRoles",
     "method": "get",
     "path": "/v1/account/roles",
@@ -2377,6 +2624,44 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "adminAccount",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}",
+    "expressPath": "/v1/admin/accounts/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "adminAccountApiKeys",
     "method": "get",
     "path": "/v1/admin/accounts/{account_id}/api-keys",
@@ -2409,6 +2694,87 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "adminAccountOverrides",
+    "method": "get",
+    "path": "/v1/admin/accounts/{id}/overrides",
+    "expressPath": "/v1/admin/accounts/:id/overrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:overrides-read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccountOverrides",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "adminAccounts",
+    "method": "get",
+    "path": "/v1/admin/accounts",
+    "expressPath": "/v1/admin/accounts",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminAccounts",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200,
     "noStore": false,
     "idempotent": false
@@ -3585,6 +3951,84 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "adminRestoreAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/restore",
+    "expressPath": "/v1/admin/accounts/:id/restore",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminRestoreAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminRestoreUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/restore",
+    "expressPath": "/v1/admin/users/:id/restore",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminRestoreUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "adminRole",
     "method": "get",
     "path": "/v1/admin/admin-roles/{id}",
@@ -4008,6 +4452,123 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "adminSetUserRoles",
+    "method": "put",
+    "path": "/v1/admin/users/{id}/user-roles",
+    "expressPath": "/v1/admin/users/:id/user-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSetUserRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminSuspendAccount",
+    "method": "post",
+    "path": "/v1/admin/accounts/{id}/suspend",
+    "expressPath": "/v1/admin/accounts/:id/suspend",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "accounts:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSuspendAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminSuspendUser",
+    "method": "post",
+    "path": "/v1/admin/users/{id}/suspend",
+    "expressPath": "/v1/admin/users/:id/suspend",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminSuspendUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "adminSystemKeyPermissions",
     "method": "get",
     "path": "/v1/admin/system-key-permissions",
@@ -4238,6 +4799,83 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "adminUpdateUserOverrides",
+    "method": "patch",
+    "path": "/v1/admin/users/{id}/overrides",
+    "expressPath": "/v1/admin/users/:id/overrides",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.adminUpdateUserOverrides",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "adminUser",
+    "method": "get",
+    "path": "/v1/admin/users/{id}",
+    "expressPath": "/v1/admin/users/:id",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUser",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
     "operationId": "adminUserApiKeys",
     "method": "get",
     "path": "/v1/admin/users/{user_id}/api-keys",
@@ -4270,6 +4908,86 @@ export const routes: readonly RouteSpec[] = [
       "self": null
     },
     "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "adminUserRoles",
+    "method": "get",
+    "path": "/v1/admin/user-roles",
+    "expressPath": "/v1/admin/user-roles",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "user-roles:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUserRoles",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "adminUsers",
+    "method": "get",
+    "path": "/v1/admin/users",
+    "expressPath": "/v1/admin/users",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "admin",
+        "list": [
+          "users:read"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Query.adminUsers",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "collection",
+      "self": null
+    },
+    "paging": {
+      "defaultLimit": 25,
+      "minLimit": 1,
+      "maxLimit": 100,
+      "clampLimit": true,
+      "maxPage": 2147483647
+    },
     "defaultStatus": 200,
     "noStore": false,
     "idempotent": false
@@ -6753,6 +7471,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "403": "application/json",
       "404": "application/json",
       "415": "application/json",
       "429": "application/json",
@@ -6980,6 +7699,7 @@ export const routes: readonly RouteSpec[] = [
     "responses": {
       "200": "application/json",
       "400": "application/json",
+      "403": "application/json",
       "415": "application/json",
       "429": "application/json",
       "431": "application/json",
@@ -8024,6 +8744,71 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": false
   },
   {
+    "operationId": "markAllNotificationsRead",
+    "method": "post",
+    "path": "/v1/notifications/read-all",
+    "expressPath": "/v1/notifications/read-all",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.markAllNotificationsRead",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "markNotificationRead",
+    "method": "post",
+    "path": "/v1/notifications/{id}/read",
+    "expressPath": "/v1/notifications/:id/read",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Mutation.markNotificationRead",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": "/v1/notifications/{id}"
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "me",
     "method": "get",
     "path": "/v1/me",
@@ -8413,6 +9198,37 @@ export const routes: readonly RouteSpec[] = [
       "clampLimit": true,
       "maxPage": 2147483647
     },
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": false
+  },
+  {
+    "operationId": "notificationUnreadCount",
+    "method": "get",
+    "path": "/v1/notifications/unread-count",
+    "expressPath": "/v1/notifications/unread-count",
+    "gate": {
+      "auth": "first-party",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": "Query.notificationUnreadCount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
     "defaultStatus": 200,
     "noStore": false,
     "idempotent": false
@@ -10578,6 +11394,44 @@ export const routes: readonly RouteSpec[] = [
     "idempotent": true
   },
   {
+    "operationId": "updateAccount",
+    "method": "patch",
+    "path": "/v1/account",
+    "expressPath": "/v1/account",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "account:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccount",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
     "operationId": "updateAccountMember",
     "method": "patch",
     "path": "/v1/account/members/{user_id}",
@@ -10594,6 +11448,45 @@ export const routes: readonly RouteSpec[] = [
       "feature": null
     },
     "graphql": "Mutation.updateAccountMember",
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "403": "application/json",
+      "404": "application/json",
+      "409": "application/json",
+      "415": "application/json",
+      "429": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "single",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200,
+    "noStore": false,
+    "idempotent": true
+  },
+  {
+    "operationId": "updateAccountPublicStatsSettings",
+    "method": "patch",
+    "path": "/v1/account/public-stats/{platform}",
+    "expressPath": "/v1/account/public-stats/:platform",
+    "gate": {
+      "auth": "authenticated",
+      "permissions": {
+        "mode": "all",
+        "scope": "account",
+        "list": [
+          "public-stats:edit"
+        ]
+      },
+      "feature": null
+    },
+    "graphql": "Mutation.updateAccountPublicStatsSettings",
     "internal": false,
     "responses": {
       "200": "application/json",
@@ -11660,7 +12553,7 @@ export const routes: readonly RouteSpec[] = [
   }
 ];
 
-export type PagedOperationId = 'accountAuditLog' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'chatHistory' | 'developerPayouts' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
+export type PagedOperationId = 'accountAuditLog' | 'adminAccounts' | 'adminAuditLog' | 'adminDeveloperApplications' | 'adminDeveloperVerifications' | 'adminMailOutbox' | 'adminUsers' | 'chatHistory' | 'developerPayouts' | 'events' | 'extensionPurchases' | 'listIdeas' | 'listIdeaVoters' | 'myAuditLog' | 'notifications' | 'publicChannelBrowse' | 'publicEmotes' | 'publicGames';
 
 /** Paging bounds of every paged operation, by operationId (a GraphQL twin pages with the same numbers). */
 export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
@@ -11668,6 +12561,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "defaultLimit": 50,
     "minLimit": 1,
     "maxLimit": 200,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminAccounts": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
     "clampLimit": true,
     "maxPage": 2147483647
   },
@@ -11693,6 +12593,13 @@ export const paging: Readonly<Record<PagedOperationId, PagingBounds>> = {
     "maxPage": 2147483647
   },
   "adminMailOutbox": {
+    "defaultLimit": 25,
+    "minLimit": 1,
+    "maxLimit": 100,
+    "clampLimit": true,
+    "maxPage": 2147483647
+  },
+  "adminUsers": {
     "defaultLimit": 25,
     "minLimit": 1,
     "maxLimit": 100,

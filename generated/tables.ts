@@ -43,10 +43,13 @@ export const tables = {
   account_invites: {
     id: 'uuid',
     account_id: 'uuid',
-    user_id: 'uuid',
+    user_id: { type: 'uuid', nullable: true },
     role_id: 'uuid',
     invited_by: { type: 'uuid', nullable: true },
     created_at: 'timestamp',
+    email: { type: 'text', nullable: true },
+    token_hash: { type: 'text', nullable: true },
+    expires_at: { type: 'timestamp', nullable: true },
   },
   account_members: {
     account_id: 'uuid',
@@ -72,6 +75,8 @@ export const tables = {
     created_at: 'timestamp',
     updated_at: 'timestamp',
     chat_retention_days: { type: 'integer', nullable: true },
+    suspended_at: { type: 'timestamp', nullable: true },
+    suspended_reason: { type: 'text', nullable: true },
   },
   admin_role_assignments: {
     user_id: 'uuid',
@@ -691,6 +696,14 @@ export const tables = {
     bot_enabled: 'boolean',
     updated_at: 'timestamp',
   },
+  ps_channel_preferences: {
+    platform: 'text',
+    platform_channel_id: 'text',
+    account_id: 'uuid',
+    opted_out: { type: 'boolean', nullable: true },
+    show_top_chatters: { type: 'boolean', nullable: true },
+    updated_at: 'timestamp',
+  },
   ps_channels: {
     platform: 'text',
     platform_channel_id: 'text',
@@ -885,6 +898,13 @@ export const tables = {
     platform_channel_id: 'text',
     added_at: 'timestamp',
   },
+  stats_watchlist_pending: {
+    user_id: 'uuid',
+    platform: 'text',
+    login_lower: 'text',
+    login: 'text',
+    added_at: 'timestamp',
+  },
   user_role_assignments: {
     user_id: 'uuid',
     role_id: 'uuid',
@@ -911,6 +931,8 @@ export const tables = {
     extension_dev_mode: 'boolean',
     developer_override: 'boolean',
     max_accounts_override: { type: 'integer', nullable: true },
+    suspended_at: { type: 'timestamp', nullable: true },
+    suspended_reason: { type: 'text', nullable: true },
   },
   webhook_receipts: {
     id: 'uuid',

@@ -51,6 +51,7 @@ import { payoutsModule } from './modules/payouts';
 import { plansModule } from './modules/plans';
 import { presetsModule } from './modules/presets';
 import { privacyModule } from './modules/privacy';
+import { operatorsModule } from './modules/operators';
 import { sessionsModule } from './modules/sessions';
 import { signinModule } from './modules/signin';
 import { soundsModule } from './modules/sounds';
@@ -93,6 +94,7 @@ function moduleList(realtimeLimits?: RealtimeOptions['limits']) {
     ideasModule,
     statsModule,
     privacyModule,
+    operatorsModule,
     authModule,
     createRealtimeModule(realtimeLimits),
     systemModule,

@@ -23,6 +23,7 @@ describe('accounts, roles, members, invites and notifications', () => {
           id: expect.any(String),
           account_id: owner.accountId,
           user_id: invitee.userId,
+          email: null,
           role_id: roles.moderator.id,
           role: 'moderator',
           invited_by: owner.userId,

@@ -1,7 +1,8 @@
 /**
  * The watchlist (Part 2, "Watchlist") over real HTTP and GraphQL: signed-in users only (401
  * otherwise, whatever the kill-switch), handles resolved through the channel directory the
- * crawler feeds, idempotent add and delete, newest first, the 500-channel cap (also under
+ * crawler feeds (a handle it does not know yet is kept pending and follows the channel once a
+ * batch brings it), idempotent add and delete, newest first, the 500-channel cap (also under
  * concurrent adds), and the GraphQL twins answering the same.
  */
 import { randomUUID } from 'node:crypto';
@@ -52,7 +53,7 @@ describe('list, add, delete', () => {
 
     const one = await add(alice, 'platform_a', 'STREAMERONE');
     expect(one.status).toBe(200);
-    expect(one.body.data).toEqual({ platform: 'platform_a', platform_channel_id: '1001', channel_login: 'StreamerOne', channel_display_name: 'Streamer One', added_at: expect.any(String) });
+    expect(one.body.data).toEqual({ platform: 'platform_a', platform_channel_id: '1001', channel_login: 'StreamerOne', channel_display_name: 'Streamer One', added_at: expect.any(String), pending: false });
     const two = await add(alice, 'platform_b', 'three');
     expect(two.body.data).toMatchObject({ platform: 'platform_b', platform_channel_id: 'UC-three' });
 
@@ -69,16 +70,29 @@ describe('list, add, delete', () => {
     expect((await list(alice)).body.data.items).toHaveLength(2);
   });
 
-  test('400 for an unsupported platform, 404 for a handle that resolves to no channel', async () => {
+  test('400 for an unsupported platform; a handle the crawler does not know is kept pending, then follows the channel a batch brings', async () => {
     const platform = await add(alice, 'platform_z', 'streamerone');
     expect(platform.status).toBe(400);
     expect(platform.body).toMatchObject({ error: 'VALIDATION_ERROR', message: 'Unsupported platform: platform_z' });
-    const missing = await add(alice, 'platform_a', 'nobody-here');
-    expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ error: 'NOT_FOUND', message: 'Channel not found' });
-    // A stable id is not a handle.
-    expect((await add(alice, 'platform_a', '1002')).status).toBe(404);
     expect((await api(t, 'POST', '/watchlist', { token: alice.accessToken, body: { platform: 'platform_a' } })).status).toBe(400);
+
+    const pending = await add(alice, 'platform_a', 'Newcomer');
+    expect(pending.status).toBe(200);
+    expect(pending.body.data).toEqual({ platform: 'platform_a', platform_channel_id: 'pending:newcomer', channel_login: 'Newcomer', channel_display_name: null, added_at: expect.any(String), pending: true });
+    expect((await add(alice, 'platform_a', 'NEWCOMER')).body.data).toEqual(pending.body.data);
+    // Removable by its pending id, and addable again.
+    const removed = await api(t, 'DELETE', '/watchlist', { token: alice.accessToken, body: { platform: 'platform_a', platform_channel_id: 'pending:newcomer' } });
+    expect(removed.body).toEqual({ success: true });
+    expect((await list(alice)).body.data.items.some((i: { pending: boolean }) => i.pending)).toBe(false);
+    const again = await add(alice, 'platform_a', 'newcomer');
+    expect((await list(alice)).body.data.items[0]).toEqual(again.body.data);
+
+    // The crawler's next batch brings the channel: the item becomes it, with its added_at.
+    expect((await ingest({ channels: [{ platform: 'platform_a', platform_channel_id: '1009', login: 'NewComer', display_name: 'New Comer' }] })).status).toBe(200);
+    const adopted = (await list(alice)).body.data.items.find((i: { platform_channel_id: string }) => i.platform_channel_id === '1009');
+    expect(adopted).toEqual({ platform: 'platform_a', platform_channel_id: '1009', channel_login: 'NewComer', channel_display_name: 'New Comer', added_at: again.body.data.added_at, pending: false });
+    expect((await list(alice)).body.data.items.some((i: { pending: boolean }) => i.pending)).toBe(false);
+    await api(t, 'DELETE', '/watchlist', { token: alice.accessToken, body: { platform: 'platform_a', platform_channel_id: '1009' } });
   });
 
   test('delete is idempotent and answers { success: true }', async () => {
@@ -97,8 +111,9 @@ describe('list, add, delete', () => {
     expect(listed.body.data?.myWatchlist).toEqual({ items: [{ platformChannelId: '1002', channelLogin: 'streamertwo' }] });
     const rest = await list(bob);
     expect(rest.body.data.items[0].added_at).toBe((added.body.data?.addToWatchlist as { addedAt: string }).addedAt);
-    const missing = await gql(t.url, 'mutation { addToWatchlist(platform: "platform_a", channel: "nobody") { platform } }', {}, { authorization: `Bearer ${bob.accessToken}` });
-    expect(missing.body.errors?.[0]).toMatchObject({ message: 'Channel not found', extensions: { code: 'NOT_FOUND' } });
+    const pending = await gql(t.url, 'mutation { addToWatchlist(platform: "platform_a", channel: "nobody") { platformChannelId pending } }', {}, { authorization: `Bearer ${bob.accessToken}` });
+    expect(pending.body.data?.addToWatchlist).toEqual({ platformChannelId: 'pending:nobody', pending: true });
+    expect((await gql(t.url, 'mutation { removeFromWatchlist(platform: "platform_a", platformChannelId: "pending:nobody") }', {}, { authorization: `Bearer ${bob.accessToken}` })).body.data?.removeFromWatchlist).toBe(true);
     const removed = await gql(t.url, 'mutation { removeFromWatchlist(platform: "platform_a", platformChannelId: "1002") }', {}, { authorization: `Bearer ${bob.accessToken}` });
     expect(removed.body.data?.removeFromWatchlist).toBe(true);
     expect((await list(bob)).body.data.items).toEqual([]);

@@ -19,4 +19,6 @@ export const accountMessages = {
   alreadyInvited: 'User is already invited',
   accountLimitReached: (max: number) => `Account limit reached: your plan allows ${max} owned account(s)`,
   displayNameBlank: 'display_name must not be blank',
+  userSuspended: 'User is suspended',
+  inviteTarget: 'Exactly one of user_id or email is required',
 } as const;

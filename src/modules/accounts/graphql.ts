@@ -7,11 +7,13 @@ type QueryFields = 'me' | 'myAccounts' | 'account' | 'accountMembers' | 'account
 type MutationFields =
   | 'updateMe'
   | 'createAccount'
+  | 'updateAccount'
   | 'dissolveAccount'
   | 'leaveAccount'
   | 'updateAccountMember'
   | 'removeAccountMember'
   | 'createAccountInvite'
+  | 'acceptAccountInvite'
   | 'cancelAccountInvite'
   | 'createAccountRole'
   | 'updateAccountRole'
@@ -38,11 +40,13 @@ export function createAccountsResolvers(service: AccountsService): {
     Mutation: {
       updateMe: (_p, { input }, context) => service.updateMe(context.auth, input),
       createAccount: (_p, { input }, context) => service.createAccount(context.auth, input),
+      updateAccount: (_p, { input }, context) => service.updateAccount(context.auth, input),
       dissolveAccount: (_p, _a, context) => done(service.dissolveAccount(context.auth)),
       leaveAccount: (_p, _a, context) => done(service.leaveAccount(context.auth)),
       updateAccountMember: (_p, { userId, roleId }, context) => service.updateMember(context.auth, userId, roleId),
       removeAccountMember: (_p, { userId }, context) => done(service.removeMember(context.auth, userId)),
       createAccountInvite: (_p, { input }, context) => service.createInvite(context.auth, input),
+      acceptAccountInvite: (_p, { token }, context) => service.acceptEmailInvite(context.auth, token),
       cancelAccountInvite: (_p, { id }, context) => done(service.cancelInvite(context.auth, id)),
       createAccountRole: (_p, { input }, context) => service.createRole(context.auth, input),
       updateAccountRole: (_p, { id, input }, context) => service.updateRole(context.auth, id, input),

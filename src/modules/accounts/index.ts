@@ -21,7 +21,7 @@ export const accountsModule = defineModule({
   build: ({ db, use }) => {
     const audit = use('audit');
     const notifications = use('notifications');
-    const service = createAccountsService({ repo: createAccountsRepo(db.knex), knex: db.knex, audit, notifications, features: use('features') });
+    const service = createAccountsService({ repo: createAccountsRepo(db.knex), knex: db.knex, audit, notifications, mail: use('mail'), features: use('features') });
     audit.resolveNamesWith(service.names);
     notifications.onAction('invite', 'accept_invite', 'accepted', (trx, userId, n) => service.acceptInvite(trx, userId, String(n.data.inviteId)));
     notifications.onAction('invite', 'decline_invite', 'declined', (trx, userId, n) => service.declineInvite(trx, userId, String(n.data.inviteId)));

@@ -166,4 +166,50 @@ export const accountMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    // Operators suspend users and accounts (src/modules/operators). The access version moves with a
+    // suspension, so the guarded per-request reads (a user's grants, an account's standing) see it at once.
+    name: '20261128100000_user_and_account_suspension',
+    async up(knex: Knex) {
+      for (const table of ['users', 'accounts']) {
+        await knex.schema.alterTable(table, (t) => {
+          t.timestamp('suspended_at', { useTz: true }).nullable();
+          t.string('suspended_reason', 500).nullable();
+        });
+        await knex.raw(`create trigger ${table}_suspension_access_version after update of suspended_at on ${table} for each statement execute function bump_access_version()`);
+      }
+    },
+    async down(knex: Knex) {
+      for (const table of ['users', 'accounts']) {
+        await knex.raw(`drop trigger if exists ${table}_suspension_access_version on ${table}`);
+        await knex.schema.alterTable(table, (t) => {
+          t.dropColumn('suspended_at');
+          t.dropColumn('suspended_reason');
+        });
+      }
+    },
+  },
+  {
+    // Invites by e-mail: an address no user has is invited with a token mailed to it (its hash here).
+    name: '20261128100100_account_invites_by_email',
+    async up(knex: Knex) {
+      await knex.raw('alter table account_invites alter column user_id drop not null');
+      await knex.schema.alterTable('account_invites', (t) => {
+        t.string('email', 254).nullable();
+        t.specificType('token_hash', 'char(64)').nullable().unique();
+        t.timestamp('expires_at', { useTz: true }).nullable();
+        t.unique(['account_id', 'email']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex('account_invites').whereNull('user_id').delete();
+      await knex.schema.alterTable('account_invites', (t) => {
+        t.dropUnique(['account_id', 'email']);
+        t.dropColumn('email');
+        t.dropColumn('token_hash');
+        t.dropColumn('expires_at');
+      });
+      await knex.raw('alter table account_invites alter column user_id set not null');
+    },
+  },
 ];

@@ -51,8 +51,11 @@ export type MemberRecord = RowValue<typeof memberOf>;
 type MemberRow = Record<string, unknown>;
 
 const inviteOf = schemaRows('AccountInvite', {
-  from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
+  from: { id: 'i.id', account_id: 'i.account_id', user_id: 'i.user_id', email: 'i.email', role_id: 'i.role_id', role: 'r.name', invited_by: 'i.invited_by', created_at: 'i.created_at' },
 });
+
+/** A uuid no row has: a standing read without a user or account compares against it. */
+const NO_ID = '00000000-0000-0000-0000-000000000000';
 
 const jsonArray = (value: unknown): string[] => fromJson<string[]>(value, []);
 const mapped = <T>(mapping: { map(row: Record<string, unknown>): T }) => (row: Record<string, unknown> | undefined): T | undefined => (row ? mapping.map(row) : undefined);
@@ -77,6 +80,10 @@ export function createAccountsRepo(knex: Knex) {
     /** accounts.userByEmail */
     async userByEmail(email: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
       return mapped(userOf)(await db('users').where({ email }).first(db.raw(userOf.select)));
+    },
+    /** accounts.isSuspended: whether the user is suspended now (sign-in refuses them) */
+    async isSuspended(userId: string): Promise<boolean> {
+      return Boolean(await knex('users').where({ id: userId }).whereNotNull('suspended_at').first('id'));
     },
     /** accounts.userById */
     async userById(id: string, db: Knex | Knex.Transaction = knex): Promise<User | undefined> {
@@ -157,6 +164,10 @@ export function createAccountsRepo(knex: Knex) {
       const row = await db('accounts').where({ owner_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
       return Number(row?.count ?? 0);
     },
+    /** accounts.renameAccount */
+    async renameAccount(db: Knex.Transaction, id: string, name: string): Promise<void> {
+      await db('accounts').where({ id }).update({ name, updated_at: db.fn.now() });
+    },
     /** accounts.deleteAccount (cascades to roles, members, invites) */
     async deleteAccount(db: Knex.Transaction, id: string): Promise<void> {
       await db('accounts').where({ id }).delete();
@@ -184,11 +195,36 @@ export function createAccountsRepo(knex: Knex) {
     memberPermissions: accessRead(
       knex,
       async (userId: string, accountId: string): Promise<{ value: string[] | null; version: string }> => {
+        // A suspended account grants nothing; a suspended user is no member anywhere.
         const row = await knex('account_members as m')
           .join('account_roles as r', 'r.id', 'm.role_id')
+          .join('accounts as a', 'a.id', 'm.account_id')
+          .join('users as u', 'u.id', 'm.user_id')
           .where({ 'm.user_id': userId, 'm.account_id': accountId })
+          .whereNull('a.suspended_at')
+          .whereNull('u.suspended_at')
           .first('r.permissions', knex.raw(ACCESS_VERSION_COLUMN));
         return { value: row ? jsonArray(row.permissions) : null, version: accessVersionOf(row) };
+      },
+      (userId, accountId) => `${userId}:${accountId}`,
+    ),
+    /**
+     * accounts.standing: whether a user or an account is suspended (a hot read guarded by the access
+     * version, which a suspension moves). Credentials that do not go through `principal` (account
+     * keys and tokens, popouts) are held to it by the operators module.
+     */
+    standing: accessRead(
+      knex,
+      async (userId: string | null, accountId: string | null): Promise<{ value: { userSuspended: boolean; accountSuspended: boolean }; version: string }> => {
+        const [row] = await statement<{ user_suspended: boolean; account_suspended: boolean; access_version: unknown }>(
+          knex,
+          `select
+             exists(select 1 from users where id = ? and suspended_at is not null) as user_suspended,
+             exists(select 1 from accounts where id = ? and suspended_at is not null) as account_suspended,
+             ${ACCESS_VERSION_COLUMN}`,
+          [userId ?? NO_ID, accountId ?? NO_ID],
+        );
+        return { value: { userSuspended: Boolean(row?.user_suspended), accountSuspended: Boolean(row?.account_suspended) }, version: accessVersionOf(row) };
       },
       (userId, accountId) => `${userId}:${accountId}`,
     ),
@@ -199,9 +235,10 @@ export function createAccountsRepo(knex: Knex) {
         const [row] = await statement<{ exists: boolean; account: unknown; admin: unknown; user: unknown; user_admin: unknown; access_version: unknown }>(
           knex,
           `select
-             exists(select 1 from users where id = ?) as exists,
+             exists(select 1 from users where id = ? and suspended_at is null) as exists,
              (select r.permissions from account_members m join account_roles r on r.id = m.role_id
-               where m.user_id = ? and m.account_id = ?) as account,
+               join accounts a on a.id = m.account_id
+               where m.user_id = ? and m.account_id = ? and a.suspended_at is null) as account,
              coalesce((select jsonb_agg(p) from admin_role_assignments a join admin_roles ar on ar.id = a.role_id,
                jsonb_array_elements_text(ar.permissions) p where a.user_id = ?), '[]'::jsonb) as admin,
              coalesce((select jsonb_agg(p) from user_role_assignments a join user_roles ur on ur.id = a.role_id,
@@ -266,9 +303,34 @@ export function createAccountsRepo(knex: Knex) {
     async inviteFor(accountId: string, userId: string, db: Knex | Knex.Transaction = knex): Promise<AccountInvite | undefined> {
       return mapped(inviteOf)(await inviteColumns(db).where({ 'i.account_id': accountId, 'i.user_id': userId }).first());
     },
-    /** accounts.insertInvite */
-    async insertInvite(db: Knex.Transaction, invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'>): Promise<void> {
+    /** accounts.insertInvite (an invite by e-mail to an unknown address carries its address, token hash and end) */
+    async insertInvite(
+      db: Knex.Transaction,
+      invite: Pick<Schemas['AccountInvite'], 'id' | 'account_id' | 'user_id' | 'role_id' | 'invited_by'> & { email?: string; token_hash?: string; expires_at?: Date },
+    ): Promise<void> {
       await db('account_invites').insert(invite);
+    },
+    /** accounts.inviteByToken: an invite by e-mail, by its token's hash, locked for the accepting transaction */
+    async inviteByToken(trx: Knex.Transaction, tokenHash: string): Promise<(AccountInvite & { expired: boolean }) | undefined> {
+      const row = await trx('account_invites').where({ token_hash: tokenHash }).forUpdate().first('id', trx.raw('(expires_at is not null and expires_at <= now()) as expired'));
+      if (!row) return undefined;
+      const invite = await this.invite(row.id, trx);
+      return invite ? { ...invite, expired: Boolean(row.expired) } : undefined;
+    },
+    /**
+     * accounts.claimEmailInvites: a new user with a (verified) address takes the live invites
+     * mailed to it; answers them (each then gets its notification)
+     */
+    async claimEmailInvites(trx: Knex.Transaction, userId: string, email: string): Promise<AccountInvite[]> {
+      const rows: { id: string }[] = await trx('account_invites')
+        .whereNull('user_id')
+        .where({ email })
+        .where('expires_at', '>', trx.fn.now())
+        .update({ user_id: userId })
+        .returning('id');
+      const invites: AccountInvite[] = [];
+      for (const { id } of rows) invites.push((await this.invite(id, trx))!);
+      return invites;
     },
     /** accounts.deleteInvite */
     async deleteInvite(db: Knex | Knex.Transaction, id: string): Promise<number> {

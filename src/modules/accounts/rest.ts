@@ -13,6 +13,7 @@ export function createAccountsRest(service: AccountsService) {
     myAccounts: (_r, context) => service.myAccounts(context.auth),
     createAccount: ({ body }, context) => service.createAccount(context.auth, body),
     account: (_r, context) => service.account(context.auth),
+    updateAccount: ({ body }, context) => service.updateAccount(context.auth, body),
     async dissolveAccount(_r, context) {
       await service.dissolveAccount(context.auth);
       return SUCCESS;
@@ -29,6 +30,7 @@ export function createAccountsRest(service: AccountsService) {
     },
     accountInvites: (_r, context) => service.invites(context.auth),
     createAccountInvite: ({ body }, context) => service.createInvite(context.auth, body),
+    acceptAccountInvite: ({ body }, context) => service.acceptEmailInvite(context.auth, body.token),
     async cancelAccountInvite({ params }, context) {
       await service.cancelInvite(context.auth, params.id);
       return SUCCESS;

@@ -4,7 +4,7 @@
  * dissolves; the owner cannot leave or be removed), and the live grants the auth layer reads.
  * Multi-row changes run in one transaction together with their audit row.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { requireAccountId, requireUserId, type AuthContext } from '../../auth/context';
 import { checkGrantable } from '../../auth/grants';
@@ -25,6 +25,9 @@ const withRole = (account: AccountRecord, role: string | null): Account => ({ ..
 const shown = (role: AccountRole): AccountRole => ({ ...role, permissions: sortByRegistry(role.permissions) });
 
 const OWNER_ROLE = defaultAccountRoles[0]!.name;
+/** How long an invite mailed to an unknown address can be taken. */
+const EMAIL_INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function isUniqueViolation(error: unknown): boolean {
@@ -36,6 +39,8 @@ export interface AccountsDeps {
   knex: Knex;
   audit: Pick<ModuleApis['audit'], 'record'>;
   notifications: Pick<ModuleApis['notifications'], 'notify' | 'withdraw'>;
+  /** Mails invites to addresses no user has yet; optional so the service can be built without mail. */
+  mail?: Pick<ModuleApis['mail'], 'queue'>;
   /** Feature statuses for `me`; optional so the service can be built without the flag layer. */
   features?: Pick<ModuleApis['features'], 'statuses'>;
 }
@@ -67,7 +72,19 @@ export function derivedAccountName(owner: string): string {
 }
 
 export function createAccountsService(deps: AccountsDeps) {
-  const { repo, knex, audit, notifications, features } = deps;
+  const { repo, knex, audit, notifications, features, mail } = deps;
+
+  /** The `invite` notification of a user invite (its in-app row and, by the type's channel, its mail). */
+  function notifyInvite(trx: Knex.Transaction, invite: AccountInvite, accountName: string): Promise<string | null> {
+    return notifications.notify(
+      {
+        userId: invite.userId!,
+        type: 'invite',
+        data: { accountId: invite.accountId, accountName, inviteId: invite.id, role: invite.role, roleId: invite.roleId, invitedBy: invite.invitedBy },
+      },
+      trx,
+    );
+  }
   const memberLeavingHooks: MemberLeavingHook[] = [];
   let loginConnectionsOf: (userId: string) => Promise<LoginConnection[]> = async () => [];
   let hasDeveloperProfile: (userId: string) => Promise<boolean> = async () => false;
@@ -95,10 +112,29 @@ export function createAccountsService(deps: AccountsDeps) {
       const id = randomUUID();
       await repo.insertUser(trx, { id, email, display_name: shown });
       const accountId = await createAccountRows(trx, id, derivedAccountName(shown));
+      // Invites mailed to this (verified) address before the user existed wait in their notifications.
+      if (email) {
+        for (const invite of await repo.claimEmailInvites(trx, id, email)) {
+          await notifyInvite(trx, invite, (await repo.accountById(invite.accountId, trx))?.name ?? '');
+        }
+      }
       await audit.record({ scope: 'user', type: 'user:account_created', userId: id, actorId: id, metadata: { account_id: accountId } }, trx);
       const user = (await repo.userById(id, trx))!;
       return { user, accountId, created: true as const };
     });
+  }
+
+  /** `member_joined` to the account's owner and the inviter (never the one who joined), per their preferences. */
+  async function notifyJoined(trx: Knex.Transaction, accountId: string, userId: string, invitedBy: string | null, role: string): Promise<void> {
+    const [account, joiner] = await Promise.all([repo.accountById(accountId, trx), repo.userById(userId, trx)]);
+    if (!account) return;
+    const recipients = new Set([account.ownerId, invitedBy].filter((id): id is string => Boolean(id) && id !== userId));
+    for (const recipient of recipients) {
+      await notifications.notify(
+        { userId: recipient, type: 'member_joined', data: { accountId, accountName: account.name, userId, displayName: joiner?.displayName ?? null, role } },
+        trx,
+      );
+    }
   }
 
   async function roleByNameOrId(accountId: string, ref: string, db?: Knex.Transaction): Promise<AccountRole> {
@@ -111,6 +147,11 @@ export function createAccountsService(deps: AccountsDeps) {
   async function dropMember(trx: Knex.Transaction, accountId: string, userId: string): Promise<void> {
     for (const hook of memberLeavingHooks) await hook(trx, accountId, userId);
     await repo.deleteMember(trx, accountId, userId);
+  }
+
+  /** A suspended user cannot sign in (the operators module suspends). */
+  async function refuseSuspended(userId: string): Promise<void> {
+    if (await repo.isSuspended(userId)) throw AppError.forbidden(accountMessages.userSuspended);
   }
 
   const principals: PrincipalSource = {
@@ -139,7 +180,10 @@ export function createAccountsService(deps: AccountsDeps) {
     async findOrCreateUser(email: string, displayName: string): Promise<{ user: User; accountId: string | null; created: boolean }> {
       const normalised = email.trim().toLowerCase();
       const existing = await repo.userByEmail(normalised);
-      if (existing) return { user: existing, accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      if (existing) {
+        await refuseSuspended(existing.id);
+        return { user: existing, accountId: await repo.firstAccountOfUser(existing.id), created: false };
+      }
       try {
         return await createUserRows(normalised, displayName);
       } catch (error) {
@@ -153,6 +197,7 @@ export function createAccountsService(deps: AccountsDeps) {
     /** A user who signed in before (issue 29: provider sign-in), with the account a new session starts in; null when gone. */
     async signInUser(userId: string): Promise<{ user: User; accountId: string | null } | null> {
       const row = await repo.userById(userId);
+      if (row) await refuseSuspended(userId);
       return row ? { user: row, accountId: await repo.firstAccountOfUser(userId) } : null;
     },
 
@@ -240,6 +285,19 @@ export function createAccountsService(deps: AccountsDeps) {
       return withRole(account, member?.role ?? null);
     },
 
+    async updateAccount(ctx: AuthContext, input: { name: string }): Promise<Account> {
+      const accountId = requireAccountId(ctx);
+      const name = input.name.trim();
+      if (!name) throw AppError.validation('name must not be blank');
+      const account = await repo.accountById(accountId);
+      if (!account) throw AppError.notFound(accountMessages.accountNotFound);
+      await knex.transaction(async (trx) => {
+        await repo.renameAccount(trx, accountId, name);
+        await audit.record({ scope: 'account', type: 'account:updated', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { name, previous_name: account.name } }, trx);
+      });
+      return this.account(ctx);
+    },
+
     async dissolveAccount(ctx: AuthContext): Promise<void> {
       const accountId = requireAccountId(ctx);
       const userId = requireUserId(ctx);
@@ -294,6 +352,9 @@ export function createAccountsService(deps: AccountsDeps) {
       await knex.transaction(async (trx) => {
         await dropMember(trx, accountId, userId);
         await audit.record({ scope: 'account', type: 'account:member_removed', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { target_user_id: userId } }, trx);
+        // The removed user learns of it, per their `member_removed` preference.
+        const account = await repo.accountById(accountId, trx);
+        await notifications.notify({ userId, type: 'member_removed', data: { accountId, accountName: account?.name ?? null, removedBy: ctx.userId } }, trx);
       });
     },
 
@@ -301,24 +362,48 @@ export function createAccountsService(deps: AccountsDeps) {
       return repo.invites(requireAccountId(ctx));
     },
 
-    async createInvite(ctx: AuthContext, input: { userId: string; role: string }): Promise<AccountInvite> {
+    async createInvite(ctx: AuthContext, input: { userId?: string | null; email?: string | null; role: string }): Promise<AccountInvite> {
       const accountId = requireAccountId(ctx);
-      const user = await repo.userById(input.userId);
-      if (!user) throw AppError.notFound(accountMessages.userNotFound);
+      const email = input.email?.trim().toLowerCase() || null;
+      if (Boolean(input.userId) === Boolean(email)) throw AppError.validation(accountMessages.inviteTarget);
+      const known = email ? await repo.userByEmail(email) : await repo.userById(input.userId!);
+      if (!known && !email) throw AppError.notFound(accountMessages.userNotFound);
       const role = await roleByNameOrId(accountId, input.role.trim());
       if (role.isSystem && role.name === OWNER_ROLE) throw AppError.validation(accountMessages.ownerRoleNotAssignable);
-      if (await repo.member(accountId, input.userId)) throw new AppError('CONFLICT', accountMessages.alreadyMember);
+      if (known && (await repo.member(accountId, known.id))) throw new AppError('CONFLICT', accountMessages.alreadyMember);
       const account = (await repo.accountById(accountId))!;
       const id = randomUUID();
       try {
         await knex.transaction(async (trx) => {
-          await repo.insertInvite(trx, { id, account_id: accountId, user_id: input.userId, role_id: role.id, invited_by: ctx.userId });
-          await notifications.notify(
-            { userId: input.userId, type: 'invite', data: { accountId, accountName: account.name, inviteId: id, role: role.name, roleId: role.id, invitedBy: ctx.userId } },
-            trx,
-          );
+          if (known) {
+            await repo.insertInvite(trx, { id, account_id: accountId, user_id: known.id, role_id: role.id, invited_by: ctx.userId });
+            await notifyInvite(trx, (await repo.invite(id, trx))!, account.name);
+          } else {
+            // An address no user has: a token only its mailbox learns, kept as a hash.
+            const token = randomBytes(32).toString('base64url');
+            await repo.insertInvite(trx, {
+              id,
+              account_id: accountId,
+              user_id: null,
+              email: email!,
+              role_id: role.id,
+              invited_by: ctx.userId,
+              token_hash: sha256(token),
+              expires_at: new Date(Date.now() + EMAIL_INVITE_TTL_MS),
+            });
+            const inviter = ctx.userId ? await repo.userById(ctx.userId, trx) : undefined;
+            if (!mail) throw new Error('accounts: invites by e-mail need the mail module');
+            await mail.queue('account_invite', { address: email!, name: null, userId: null }, { accountName: account.name, role: role.name, inviterName: inviter?.displayName ?? null, token }, trx);
+          }
           await audit.record(
-            { scope: 'account', type: 'account:member_invited', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: input.userId, role_id: role.id } },
+            {
+              scope: 'account',
+              type: 'account:member_invited',
+              accountId,
+              userId: ctx.userId,
+              actorId: ctx.userId,
+              metadata: { invite_id: id, role_id: role.id, ...(known ? { target_user_id: known.id } : { email }) },
+            },
             trx,
           );
         });
@@ -329,14 +414,39 @@ export function createAccountsService(deps: AccountsDeps) {
       return (await repo.invite(id))!;
     },
 
+    /** Takes an invite mailed to an address with its link's token: the caller joins its account with its role. */
+    async acceptEmailInvite(ctx: AuthContext, token: string): Promise<Account> {
+      const userId = requireUserId(ctx);
+      const accountId = await knex.transaction(async (trx) => {
+        const invite = await repo.inviteByToken(trx, sha256(token));
+        if (!invite) throw AppError.notFound(accountMessages.inviteNotFound);
+        if (invite.expired || (invite.userId !== null && invite.userId !== userId)) throw new AppError('CONFLICT', accountMessages.inviteInvalid);
+        if (await repo.member(invite.accountId, userId, trx)) throw new AppError('CONFLICT', accountMessages.alreadyMember);
+        await repo.deleteInvite(trx, invite.id);
+        // Taken by a user who signed up with the address first: its notification goes too.
+        if (invite.userId) await notifications.withdraw(invite.userId, 'invite', 'inviteId', invite.id, trx);
+        await repo.insertMember(trx, { account_id: invite.accountId, user_id: userId, role_id: invite.roleId });
+        await audit.record(
+          { scope: 'account', type: 'account:member_joined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: invite.id, role_id: invite.roleId, email: invite.email } },
+          trx,
+        );
+        await notifyJoined(trx, invite.accountId, userId, invite.invitedBy, invite.role);
+        return invite.accountId;
+      });
+      return withRole((await repo.accountById(accountId))!, (await repo.member(accountId, userId))?.role ?? null);
+    },
+
     async cancelInvite(ctx: AuthContext, id: string): Promise<void> {
       const accountId = requireAccountId(ctx);
       const invite = await repo.invite(id);
       if (!invite || invite.accountId !== accountId) throw AppError.notFound(accountMessages.inviteNotFound);
       await knex.transaction(async (trx) => {
         await repo.deleteInvite(trx, id);
-        await notifications.withdraw(invite.userId, 'invite', 'inviteId', id, trx);
-        await audit.record({ scope: 'account', type: 'account:invite_cancelled', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, target_user_id: invite.userId } }, trx);
+        if (invite.userId) await notifications.withdraw(invite.userId, 'invite', 'inviteId', id, trx);
+        await audit.record(
+          { scope: 'account', type: 'account:invite_cancelled', accountId, userId: ctx.userId, actorId: ctx.userId, metadata: { invite_id: id, ...(invite.userId ? { target_user_id: invite.userId } : { email: invite.email }) } },
+          trx,
+        );
       });
     },
 
@@ -349,6 +459,7 @@ export function createAccountsService(deps: AccountsDeps) {
         await repo.insertMember(trx, { account_id: invite.accountId, user_id: userId, role_id: invite.roleId });
       }
       await audit.record({ scope: 'account', type: 'account:member_joined', accountId: invite.accountId, userId, actorId: userId, metadata: { invite_id: inviteId, role_id: invite.roleId } }, trx);
+      await notifyJoined(trx, invite.accountId, userId, invite.invitedBy, invite.role);
     },
 
     /** `decline_invite`: the invite row is deleted. */
@@ -420,6 +531,12 @@ export function createAccountsService(deps: AccountsDeps) {
       });
     },
 
+    /** What a user may own now: the operator's override, else the plans (operators read it). */
+    maxAccounts: (userId: string) => repo.maxAccounts(userId),
+    /** Whether a user has a developer profile (the developer module tells; operators read it beside the override). */
+    hasDeveloperProfile: (userId: string) => hasDeveloperProfile(userId),
+    /** Whether a user or an account is suspended (a hot read; the operators module holds credentials to it). */
+    standing: (userId: string | null, accountId: string | null) => repo.standing(userId, accountId),
     /** Display names for audit rows. */
     names: (ids: { users: string[]; accounts: string[]; roles: string[] }) => repo.names(ids),
     /** The connections module supplies the user's login connections for `me`. */

@@ -35,7 +35,8 @@ export const authModule = defineModule({
     const keys = createKeyLookup({ store, cache });
     store.onRevoked((hash) => invalidateKey({ cache, bus }, hash));
     const { verifiers, revokedAmong } = createVerifiers({ jwt, store, sessions: use('sessions').sessionSource, principals: use('accounts').principals, keys });
-    const credentials = createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys, keys) });
+    // A suspended user's or account's credentials resolve to nothing (the operators module's standing check).
+    const credentials = use('operators').guard(createCredentialResolver({ ...verifiers, system_key: createSystemKeyVerifier(config.auth.system_keys, keys) }));
     const forget = (hash: string) => keys.forget(hash);
     return {
       api: { gates: createGateEnforcer(use('features'), use('overlays').resourceGrants), credentials, revokedAmong },

@@ -151,6 +151,11 @@ export function createConnectionsRepo(knex: Knex) {
     async ofAccount(accountId: string): Promise<AccountConnection[]> {
       return rows(await knex('account_connections').where({ account_id: accountId }).select(knex.raw(connectionOf.select))).map(connectionOf.map);
     },
+    /** connections.channelsOfAccount: the connected channels' ids, by platform */
+    async channelsOfAccount(accountId: string): Promise<{ platform: string; platformChannelId: string }[]> {
+      const found = (await knex('account_connections').where({ account_id: accountId }).orderBy('platform').select('platform', 'platform_channel_id')) as { platform: string; platform_channel_id: string }[];
+      return found.map((r) => ({ platform: r.platform, platformChannelId: r.platform_channel_id }));
+    },
     /** connections.accountExists */
     async accountExists(accountId: string): Promise<boolean> {
       return Boolean(await knex('accounts').where({ id: accountId }).first('id'));

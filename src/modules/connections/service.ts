@@ -328,6 +328,11 @@ export function createConnectionsService(deps: {
       return credentialModes.map((m) => ({ ...m, systemConfigured: configured.has(m.platform) }));
     },
 
+    /** The channels an account connected, by platform (public statistics settings name them). */
+    async accountChannels(accountId: string): Promise<{ platform: string; platformChannelId: string }[]> {
+      return repo.channelsOfAccount(accountId);
+    },
+
     async recordConnection(ctx: AuthContext, accountId: string, platform: ChannelPlatform, input: { platformChannelId: string; expiresAt?: string | null; reconnectRequired?: boolean | null }): Promise<ConnectionStatus> {
       if (!(await repo.accountExists(accountId))) throw AppError.notFound(connectionMessages.accountNotFound);
       await knex.transaction(async (trx) => {

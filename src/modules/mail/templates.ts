@@ -46,6 +46,25 @@ const templates: Readonly<Record<string, Template>> = {
     paragraphs: [`You are invited to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`, 'Open your notifications to accept or decline the invite.'],
     link: { label: 'Open notifications', path: '/notifications' },
   }),
+  account_invite: (d) => ({
+    subject: `You are invited to join ${str(d.accountName, 'an account')}`,
+    paragraphs: [
+      str(d.inviterName)
+        ? `${str(d.inviterName)} invited you to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`
+        : `You are invited to join ${str(d.accountName, 'an account')} as ${str(d.role, 'a member')}.`,
+      'Sign in, or create your account, and the invite is accepted. It expires in 7 days.',
+    ],
+    link: { label: 'Accept the invite', path: `/invites/accept?token=${encodeURIComponent(str(d.token))}` },
+  }),
+  member_joined: (d) => ({
+    subject: `${str(d.displayName, 'A new member')} joined ${str(d.accountName, 'your account')}`,
+    paragraphs: [`${str(d.displayName, 'A new member')} joined ${str(d.accountName, 'your account')} as ${str(d.role, 'a member')}.`],
+    link: { label: 'Open the members', path: '/settings/members' },
+  }),
+  member_removed: (d) => ({
+    subject: `You were removed from ${str(d.accountName, 'an account')}`,
+    paragraphs: [`You are no longer a member of ${str(d.accountName, 'an account')}.`],
+  }),
   team_invite: (d) => ({
     subject: `You are invited to join the developer team ${str(d.teamName, 'a team')}`,
     paragraphs: [

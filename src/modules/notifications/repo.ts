@@ -35,6 +35,21 @@ export function createNotificationsRepo(knex: Knex) {
       const [row] = await db('notifications').where({ id }).update({ status, read_at: db.raw('coalesce(read_at, now())') }).returning(notificationReturning);
       return notificationOf.map(row);
     },
+    /** notifications.markRead: an unread notification of the user becomes read; answers it (undefined: not the user's) */
+    async markRead(id: string, userId: string): Promise<Notification | undefined> {
+      await knex('notifications').where({ id, user_id: userId, status: 'unread' }).update({ status: 'read', read_at: knex.raw('coalesce(read_at, now())') });
+      const row = await knex('notifications').where({ id, user_id: userId }).first(knex.raw(notificationOf.select));
+      return row ? notificationOf.map(row) : undefined;
+    },
+    /** notifications.markAllRead: answers how many changed */
+    async markAllRead(userId: string): Promise<number> {
+      return knex('notifications').where({ user_id: userId, status: 'unread' }).update({ status: 'read', read_at: knex.raw('coalesce(read_at, now())') });
+    },
+    /** notifications.unreadCount */
+    async unreadCount(userId: string): Promise<number> {
+      const row = await knex('notifications').where({ user_id: userId, status: 'unread' }).count<{ count: string }[]>({ count: '*' }).first();
+      return Number(row?.count ?? 0);
+    },
     /** notifications.deleteByData: drops notifications whose data[key] equals value */
     async deleteByData(db: Knex.Transaction, userId: string, type: string, key: string, value: string): Promise<void> {
       await db('notifications').where({ user_id: userId, type }).whereRaw('data ->> ? = ?', [key, value]).delete();

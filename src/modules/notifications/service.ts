@@ -104,6 +104,16 @@ export function createNotificationsService(deps: { repo: NotificationsRepo; knex
       });
     },
 
+    async markRead(ctx: AuthContext, id: string): Promise<Notification> {
+      const row = await repo.markRead(id, requireUserId(ctx));
+      if (!row) throw AppError.notFound(notificationMessages.notFound);
+      return row;
+    },
+
+    markAllRead: (ctx: AuthContext): Promise<number> => repo.markAllRead(requireUserId(ctx)),
+
+    unreadCount: (ctx: AuthContext): Promise<number> => repo.unreadCount(requireUserId(ctx)),
+
     async preferences(ctx: AuthContext): Promise<NotificationPreference[]> {
       const chosen = new Map((await repo.preferences(requireUserId(ctx))).map((p) => [p.type, p.channel as Channel]));
       return NOTIFICATION_TYPES.map((t) => ({ type: t.type, channel: t.locked ? t.channel : (chosen.get(t.type) ?? t.channel), locked: t.locked }));

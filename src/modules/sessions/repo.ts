@@ -50,6 +50,16 @@ export function createSessionsRepo(knex: Knex) {
     },
     /** sessions.revokedAmong: which of `ids` are revoked or gone (the periodic WebSocket re-check) */
     revokedAmong: (ids: readonly string[]): Promise<Set<string>> => revokedAmong(knex, 'sessions', 'id', ids),
+    /** sessions.revokeAllOfUser: revokes every open session of a user; answers their ids */
+    async revokeAllOfUser(userId: string): Promise<string[]> {
+      const rows: { id: string }[] = await knex('sessions').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: knex.fn.now() }).returning('id');
+      return rows.map((r) => r.id);
+    },
+    /** sessions.openInAccount: ids of open sessions whose active account is `accountId` */
+    async openInAccount(accountId: string): Promise<string[]> {
+      const rows: { id: string }[] = await knex('sessions').where({ account_id: accountId }).whereNull('revoked_at').where('expires_at', '>', knex.fn.now()).select('id');
+      return rows.map((r) => r.id);
+    },
     /** sessions.openOfUser: open sessions, newest first */
     async openOfUser(userId: string): Promise<Omit<SessionInfo, 'current'>[]> {
       const rows = await knex('sessions')

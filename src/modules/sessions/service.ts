@@ -120,6 +120,19 @@ export function createSessionsService(deps: SessionsDeps) {
       return openSession(user, accountId, client, 'dev_login');
     },
 
+    /** Revokes every session of a user (a suspension) and closes their sockets on every node. */
+    async revokeAllOfUser(userId: string): Promise<number> {
+      const ids = await repo.revokeAllOfUser(userId);
+      for (const id of ids) await revocations.announce({ credential_id: id, kind: 'session' });
+      return ids.length;
+    },
+    /**
+     * Closes the sockets of every open session active in an account (a suspended account) without
+     * revoking them: the sessions live on and may switch to another account.
+     */
+    async closeSocketsInAccount(accountId: string): Promise<void> {
+      for (const id of await repo.openInAccount(accountId)) await revocations.announce({ credential_id: id, kind: 'session' });
+    },
     /** A session for a user a provider sign-in identified (issue 29: the login code exchange). */
     openSession,
     /** Rotates the refresh JWT; presenting an already rotated one revokes the session (replay). */

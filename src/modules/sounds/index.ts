@@ -23,6 +23,8 @@ export interface SoundsApi {
   /** Sets the overrides present in `limits` (absent keys stay as they are); used by the admin limits routes. */
   setExtensionLimits(extensionId: string, limits: Partial<ExtensionSoundLimits>): Promise<void>;
   extensionLimits(extensionId: string): Promise<ExtensionSoundLimits>;
+  /** An account's own sounds against its plan's max_sounds, and the bytes every sound of it stores. */
+  accountUsage(accountId: string): Promise<{ sounds: number; maxSounds: number; storageBytes: number }>;
   /** How an extension's display name is found for `source_extension_name` (the extensions module registers it). */
   useExtensionNames(resolver: ExtensionNameResolver): void;
 }

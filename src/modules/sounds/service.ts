@@ -334,6 +334,12 @@ export function createSoundsService(deps: {
     bus.publish(`sounds:${accountId}`, JSON.stringify({ event_type: eventType, data }));
 
   return {
+    /** An account's sound usage beside its plan's limit (the operators module's usage report). */
+    async accountUsage(accountId: string): Promise<{ sounds: number; maxSounds: number; storageBytes: number }> {
+      const [own, bytes, limits] = await Promise.all([repo.usage(accountId, null), repo.accountBytes(accountId), repo.planLimits(accountId)]);
+      return { sounds: own.count, maxSounds: limits.maxSounds, storageBytes: bytes };
+    },
+
     async list(auth: AuthContext, query: { limit?: number | null; offset?: number | null; search?: string | null }): Promise<SoundLibrary> {
       const accountId = requireAccountId(auth);
       const limit = query.limit ?? 20;

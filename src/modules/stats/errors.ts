@@ -10,5 +10,6 @@ export const statsMessages = {
   streamNotFound: 'Stream not found',
   watchlistFull: (cap: number) => `Watchlist limit of ${cap} channels reached`,
   unknownChannel: (platform: string, id: string) => `Unknown channel: ${platform}/${id}`,
+  noChannelConnected: (platform: string) => `No channel connected on ${platform}`,
   sampleOutOfRange: (at: string) => `Sample time out of range: ${at}`,
 } as const;

@@ -2,17 +2,18 @@
 import type { MutationResolvers, QueryResolvers } from '../../../generated/graphql';
 import type { GraphQLContext } from '../../http/graphql/context';
 import { pageFor } from '../../http/paging';
+import type { ChannelSettingsService } from './channel-settings';
 import type { PublicStatsService } from './service';
 import type { WatchlistService } from './watchlist';
 
-export function createStatsResolvers(deps: { stats: PublicStatsService; watchlist: WatchlistService }): {
+export function createStatsResolvers(deps: { stats: PublicStatsService; watchlist: WatchlistService; channelSettings: ChannelSettingsService }): {
   Query: Pick<
     QueryResolvers<GraphQLContext>,
-    'publicChannelTrends' | 'publicChannelPanelHistory' | 'publicStreamSummary' | 'publicStreamMetadataHistory' | 'publicChannelBrowse' | 'publicGames' | 'publicEmotes' | 'myWatchlist'
+    'publicChannelTrends' | 'publicChannelPanelHistory' | 'publicStreamSummary' | 'publicStreamMetadataHistory' | 'publicChannelBrowse' | 'publicGames' | 'publicEmotes' | 'myWatchlist' | 'accountPublicStatsSettings'
   >;
-  Mutation: Pick<MutationResolvers<GraphQLContext>, 'addToWatchlist' | 'removeFromWatchlist'>;
+  Mutation: Pick<MutationResolvers<GraphQLContext>, 'addToWatchlist' | 'removeFromWatchlist' | 'updateAccountPublicStatsSettings'>;
 } {
-  const { stats, watchlist } = deps;
+  const { stats, watchlist, channelSettings } = deps;
   return {
     Query: {
       publicChannelTrends: (_p, args) => stats.trends(args),
@@ -23,10 +24,12 @@ export function createStatsResolvers(deps: { stats: PublicStatsService; watchlis
       publicGames: (_p, { filter }) => stats.games(filter ?? {}, pageFor('publicGames', filter)),
       publicEmotes: (_p, { filter }) => stats.emotes(filter ?? {}, pageFor('publicEmotes', filter)),
       myWatchlist: async (_p, _args, context) => ({ items: await watchlist.list(context.auth) }),
+      accountPublicStatsSettings: (_p, _a, context) => channelSettings.list(context.auth),
     },
     Mutation: {
       addToWatchlist: (_p, args, context) => watchlist.add(context.auth, args),
       removeFromWatchlist: async (_p, args, context) => (await watchlist.remove(context.auth, args)).success,
+      updateAccountPublicStatsSettings: (_p, { platform, input }, context) => channelSettings.update(context.auth, platform, input),
     },
   };
 }

@@ -2,8 +2,8 @@
  * The stats module (Part 2, "Public statistics", "Watchlist", "Emote (directory)"): the public
  * channel and stream statistics computed from time-series samples, the crawler's ingestion path,
  * the emote directory, the watchlist, and the `bootstrap` snapshot of the
- * `public-stats:{platform}:{broadcast_id}` socket channel. Owns its `ps_*` relational tables,
- * `stats_watchlist`, and the partitioned sample tables on the time-series store; touches no other
+ * `public-stats:{platform}:{broadcast_id}` socket channel, and a creator's own channel settings
+ * (opt-out, top chatters). Owns its `ps_*` relational tables, `stats_watchlist(_pending)`, and the partitioned sample tables on the time-series store; touches no other
  * module's tables.
  */
 import { shapeOf, toWire } from '../../http/mapping';
@@ -16,6 +16,7 @@ import { createStatsRepo, type StatsRepo } from './repo';
 import { createStatsRest } from './rest';
 import { createSeriesRepo } from './series';
 import { createPublicStatsService, type PublicStatsService } from './service';
+import { createChannelSettingsService } from './channel-settings';
 import { createWatchlistService, type WatchlistService } from './watchlist';
 
 export interface StatsApi {
@@ -40,17 +41,18 @@ export function createStatsModule(options: { sweepMs?: number; now?: () => Date 
     name: 'stats',
     migrations: statsMigrations,
     timeseriesMigrations: statsTimeseriesMigrations,
-    build: ({ db, timeseries, jobs }) => {
+    build: ({ db, timeseries, jobs, use }) => {
       const repo = createStatsRepo(db.knex);
       const series = createSeriesRepo(timeseries.knex);
       const stats = createPublicStatsService({ repo, series, now: options.now });
       const watchlist = createWatchlistService({ repo });
+      const channelSettings = createChannelSettingsService({ repo, knex: db.knex, connections: use('connections'), audit: use('audit') });
       const ingest = createIngestion({ repo, series, timeseries: timeseries.knex, now: options.now });
       jobs.every('stats.sweep', seconds(options.sweepMs ?? 86_400_000), async () => void (await stats.sweep()), { retryLimit: 1 });
       return {
         api: { stats, watchlist, ingest, eraseChatters: (db, platform, logins) => repo.eraseChatters(db, platform, logins) },
-        rest: createStatsRest({ stats, watchlist, ingest }),
-        resolvers: createStatsResolvers({ stats, watchlist }),
+        rest: createStatsRest({ stats, watchlist, ingest, channelSettings }),
+        resolvers: createStatsResolvers({ stats, watchlist, channelSettings }),
         // The socket snapshot is the REST summary's wire form (snake_case).
         channelBootstraps: {
           'public-stats:{platform}:{broadcast_id}': async (params: Record<string, string>) => {

@@ -213,6 +213,35 @@ export const statsMigrations: readonly Migration[] = [
       await knex.schema.dropTableIfExists('ps_ingest_batches');
     },
   },
+  {
+    // A creator's own choices for their connected channel (opt-out, top chatters) win over crawler
+    // batches; and watchlist entries for channels the crawler does not know yet, by handle.
+    name: '20261128101000_stats_channel_preferences_and_pending_watchlist',
+    async up(knex: Knex) {
+      await knex.schema.createTable('ps_channel_preferences', (t) => {
+        t.string('platform', 50).notNullable();
+        t.string('platform_channel_id', 200).notNullable();
+        t.uuid('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+        t.boolean('opted_out').nullable();
+        t.boolean('show_top_chatters').nullable();
+        t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['platform', 'platform_channel_id']);
+      });
+      await knex.schema.createTable('stats_watchlist_pending', (t) => {
+        t.uuid('user_id').notNullable().references('users.id').onDelete('CASCADE');
+        t.string('platform', 50).notNullable();
+        t.string('login_lower', 200).notNullable();
+        t.string('login', 200).notNullable();
+        t.timestamp('added_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+        t.primary(['user_id', 'platform', 'login_lower']);
+        t.index(['platform', 'login_lower']);
+      });
+    },
+    async down(knex: Knex) {
+      await knex.schema.dropTableIfExists('stats_watchlist_pending');
+      await knex.schema.dropTableIfExists('ps_channel_preferences');
+    },
+  },
 ];
 
 /** The sample tables, partitioned by month on the sample time; partitions are made by series.ts. */

@@ -81,8 +81,14 @@ export type MetadataChange = RowValue<typeof metadataChangeOf>;
 export type WatchlistItem = Camelize<components['schemas']['WatchlistItem']>;
 /** A watched channel the directory no longer knows shows its stable id as its handle. */
 const watchlistItemOf = schemaRows('WatchlistItem', {
-  from: { platform: 'w.platform', platform_channel_id: 'w.platform_channel_id', channel_login: 'coalesce(c.login, w.platform_channel_id)', channel_display_name: 'c.display_name', added_at: 'w.added_at' },
+  from: { platform: 'w.platform', platform_channel_id: 'w.platform_channel_id', channel_login: 'coalesce(c.login, w.platform_channel_id)', channel_display_name: 'c.display_name', added_at: 'w.added_at', pending: 'false' },
 });
+/** A pending item: a handle the crawler does not know yet. */
+export const PENDING_PREFIX = 'pending:';
+const pendingItemOf = schemaRows('WatchlistItem', {
+  from: { platform: 'p.platform', platform_channel_id: `'${PENDING_PREFIX}' || p.login_lower`, channel_login: 'p.login', channel_display_name: 'null::text', added_at: 'p.added_at', pending: 'true' },
+});
+export type ChannelStatsSettings = Camelize<components['schemas']['ChannelStatsSettings']>;
 
 export interface BrowseQuery {
   platform?: string;
@@ -172,6 +178,40 @@ export function createStatsRepo(knex: Knex) {
         .insert(insert)
         .onConflict(['platform', 'platform_channel_id'])
         .merge([...merge, 'updated_at'].reduce<Record<string, unknown>>((acc, c) => ({ ...acc, [c]: c === 'updated_at' ? knex.fn.now() : db.raw('excluded.??', [c]) }), {}));
+      // In one statement: watchers who added the handle before the crawler knew it now follow the
+      // channel, and the creator's own choices win over what the batch said.
+      await db.raw(
+        `with moved as (delete from stats_watchlist_pending where platform = ? and login_lower = ? returning user_id, added_at),
+           adopted as (insert into stats_watchlist (user_id, platform, platform_channel_id, added_at) select user_id, ?, ?, added_at from moved on conflict do nothing)
+         update ps_channels c set opted_out = coalesce(p.opted_out, c.opted_out), show_top_chatters = coalesce(p.show_top_chatters, c.show_top_chatters)
+           from ps_channel_preferences p
+          where p.platform = c.platform and p.platform_channel_id = c.platform_channel_id and c.platform = ? and c.platform_channel_id = ?`,
+        [row.platform, insert.login_lower, row.platform, row.platform_channel_id, row.platform, row.platform_channel_id],
+      );
+    },
+    /** stats.channelSettings: opt-out and top chatters of these channels (the creator's choice, else the directory's, else false) */
+    async channelSettings(keys: readonly { platform: string; platformChannelId: string }[]): Promise<ChannelStatsSettings[]> {
+      const out: ChannelStatsSettings[] = [];
+      for (const key of keys) {
+        const row = (await knex.raw(
+          `select coalesce(p.opted_out, c.opted_out, false) as opted_out, coalesce(p.show_top_chatters, c.show_top_chatters, false) as show_top_chatters
+             from (select 1) one
+             left join ps_channels c on c.platform = ? and c.platform_channel_id = ?
+             left join ps_channel_preferences p on p.platform = ? and p.platform_channel_id = ?`,
+          [key.platform, key.platformChannelId, key.platform, key.platformChannelId],
+        )) as { rows: { opted_out: boolean; show_top_chatters: boolean }[] };
+        const r = row.rows[0];
+        out.push({ platform: key.platform, platformChannelId: key.platformChannelId, optedOut: Boolean(r?.opted_out), showTopChatters: Boolean(r?.show_top_chatters) });
+      }
+      return out;
+    },
+    /** stats.setChannelPreference: the creator's choice, stored and applied to the directory row (when the crawler knows the channel) */
+    async setChannelPreference(db: Knex.Transaction, accountId: string, platform: string, channelId: string, patch: { opted_out?: boolean; show_top_chatters?: boolean }): Promise<void> {
+      await db('ps_channel_preferences')
+        .insert({ platform, platform_channel_id: channelId, account_id: accountId, ...patch })
+        .onConflict(['platform', 'platform_channel_id'])
+        .merge({ account_id: accountId, ...patch, updated_at: db.fn.now() });
+      if (Object.keys(patch).length) await db('ps_channels').where({ platform, platform_channel_id: channelId }).update({ ...patch, updated_at: db.fn.now() });
     },
     /** stats.rollupChannels: the channel figures recomputed from its broadcasts. */
     async rollupChannels(db: Db, keys: readonly [string, string][]): Promise<void> {
@@ -463,12 +503,30 @@ export function createStatsRepo(knex: Knex) {
     // ------------------------------------------------------------------ watchlist
     /** stats.watchlist: newest first. */
     async watchlist(userId: string, db: Db = knex): Promise<WatchlistItem[]> {
-      const rows = await db('stats_watchlist as w')
-        .leftJoin('ps_channels as c', (j) => j.on('c.platform', 'w.platform').andOn('c.platform_channel_id', 'w.platform_channel_id'))
-        .where('w.user_id', userId)
-        .orderBy([{ column: 'w.added_at', order: 'desc' }, { column: 'w.platform' }, { column: 'w.platform_channel_id' }])
-        .select(db.raw(watchlistItemOf.select));
-      return (rows as Record<string, unknown>[]).map(watchlistItemOf.map);
+      const [rows, pending] = await Promise.all([
+        db('stats_watchlist as w')
+          .leftJoin('ps_channels as c', (j) => j.on('c.platform', 'w.platform').andOn('c.platform_channel_id', 'w.platform_channel_id'))
+          .where('w.user_id', userId)
+          .select(db.raw(watchlistItemOf.select)),
+        db('stats_watchlist_pending as p').where('p.user_id', userId).select(db.raw(pendingItemOf.select)),
+      ]);
+      const items = [...(rows as Record<string, unknown>[]).map(watchlistItemOf.map), ...(pending as Record<string, unknown>[]).map(pendingItemOf.map)];
+      // Newest first, then by platform and id (one order across both kinds).
+      const key = (i: WatchlistItem) => `${i.platform}\u0000${i.platformChannelId}`;
+      return items.sort((a, b) => (a.addedAt !== b.addedAt ? (a.addedAt < b.addedAt ? 1 : -1) : key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+    },
+    /** stats.pendingEntry */
+    async pendingEntry(db: Db, userId: string, platform: string, login: string): Promise<{ added_at: Date; login: string } | undefined> {
+      return db('stats_watchlist_pending').where({ user_id: userId, platform, login_lower: login.toLowerCase() }).first('added_at', 'login');
+    },
+    /** stats.addPending: a handle the crawler does not know yet */
+    async addPending(db: Db, userId: string, platform: string, login: string): Promise<Date> {
+      const [row] = (await db('stats_watchlist_pending').insert({ user_id: userId, platform, login, login_lower: login.toLowerCase() }).returning('added_at')) as { added_at: Date }[];
+      return row!.added_at;
+    },
+    /** stats.removePending */
+    async removePending(userId: string, platform: string, loginLower: string): Promise<void> {
+      await knex('stats_watchlist_pending').where({ user_id: userId, platform, login_lower: loginLower.toLowerCase() }).del();
     },
     /** stats.watchlistEntry */
     async watchlistEntry(db: Db, userId: string, platform: string, channelId: string): Promise<{ added_at: Date } | undefined> {
@@ -476,8 +534,11 @@ export function createStatsRepo(knex: Knex) {
     },
     /** stats.watchlistCount */
     async watchlistCount(db: Db, userId: string): Promise<number> {
-      const row = await db('stats_watchlist').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first();
-      return n(row?.count);
+      const [row, pending] = await Promise.all([
+        db('stats_watchlist').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first(),
+        db('stats_watchlist_pending').where({ user_id: userId }).count<{ count: string }[]>({ count: '*' }).first(),
+      ]);
+      return n(row?.count) + n(pending?.count);
     },
     /** stats.lockWatchlist: serialises one user's adds, so the cap holds under concurrency. */
     async lockWatchlist(db: Knex.Transaction, userId: string): Promise<void> {

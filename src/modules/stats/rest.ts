@@ -5,12 +5,13 @@
  */
 import { reply } from '../../http/envelope';
 import { bindRest } from '../../http/rest';
+import type { ChannelSettingsService } from './channel-settings';
 import type { Ingest, IngestBatch } from './ingest';
 import { cacheControl, type PublicStatsService } from './service';
 import type { WatchlistService } from './watchlist';
 
-export function createStatsRest(deps: { stats: PublicStatsService; watchlist: WatchlistService; ingest: Ingest }) {
-  const { stats, watchlist, ingest } = deps;
+export function createStatsRest(deps: { stats: PublicStatsService; watchlist: WatchlistService; ingest: Ingest; channelSettings: ChannelSettingsService }) {
+  const { stats, watchlist, ingest, channelSettings } = deps;
   return bindRest({
     publicChannelTrends: ({ params, query }) => stats.trends({ platform: params.platform, channel: params.channel, range: query.range }),
     publicChannelPanelHistory: ({ params }) => stats.panelHistory(params),
@@ -23,5 +24,7 @@ export function createStatsRest(deps: { stats: PublicStatsService; watchlist: Wa
     myWatchlist: async (_request, context) => ({ items: await watchlist.list(context.auth) }),
     addToWatchlist: ({ body }, context) => watchlist.add(context.auth, body),
     removeFromWatchlist: ({ body }, context) => watchlist.remove(context.auth, body),
+    accountPublicStatsSettings: (_r, context) => channelSettings.list(context.auth),
+    updateAccountPublicStatsSettings: ({ params, body }, context) => channelSettings.update(context.auth, params.platform, body),
   });
 }
