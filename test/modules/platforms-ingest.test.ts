@@ -229,3 +229,24 @@ test('platform_c: every mapped type arrives through the signed receiver, stored 
   const stored = await listed(owner, types);
   for (const type of types) expect([type, stored.get(type)?.length ?? 0]).toEqual([type, 1]);
 });
+
+test('without feature:stream_history a stream start still sends channel:online but opens no session', async () => {
+  const ops = await devLogin(t, opsEmail);
+  const owner = await devLogin(t);
+  const plan = await api(t, 'POST', '/admin/plans', {
+    token: ops.accessToken,
+    body: { slug: `nohist-${randomUUID().slice(0, 8)}`, name: 'No history', price_monthly: 0, price_yearly: 0, is_public: false, sort_order: 9, max_overlays: 5, max_storage_bytes: 1_000_000, max_upload_size_bytes: 1_000_000, max_integrations: 5, chat_retention_days: 0, max_setting_presets: 0, max_sounds: 1, max_sound_file_size: 1000, max_sound_storage_bytes: 1000 },
+  });
+  expect([plan.status, plan.body.error]).toEqual([201, undefined]);
+  const planId = (plan.body.data as { id: string }).id;
+  expect((await api(t, 'PUT', `/admin/plans/${planId}/features`, { token: ops.accessToken, body: { features: [{ feature_key: 'feature:events', enabled: true }, { feature_key: 'feature:stream_history', enabled: false }] } })).status).toBe(200);
+  expect((await api(t, 'PUT', `/admin/accounts/${owner.accountId}/plan`, { token: ops.accessToken, body: { plan_id: planId } })).status).toBe(200);
+  const channel = `chan-a-${randomUUID()}`;
+  const events = await subscribed(owner, `events:${owner.accountId}`);
+  await grant(owner, 'platform_a', channel, `tok-${randomUUID()}`);
+  await fake.push(channel, contractFrame('platform_a', 'notification_stream_online', { id: `on-${randomUUID()}` }));
+  const seen = await collect(events, hasAll(['platform_a:stream_online', 'channel:online']));
+  expect(seen.map((e) => e.type)).toEqual(['platform_a:stream_online', 'channel:online']);
+  const [{ n }] = (await t.app.db.knex('platform_stream_sessions').where({ account_id: owner.accountId }).count({ n: '*' })) as { n: string | number }[];
+  expect(Number(n)).toBe(0);
+});
