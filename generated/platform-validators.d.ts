@@ -6,6 +6,21 @@ export interface PlatformValidator {
   (data: unknown): boolean;
   errors?: ErrorObject[] | null;
 }
+export declare const validateDiscordBoost: PlatformValidator;
+export declare const validateDiscordMemberJoin: PlatformValidator;
+export declare const validateDiscordMemberLeave: PlatformValidator;
+export declare const validateMusicPlatformDevice: PlatformValidator;
+export declare const validateMusicPlatformPause: PlatformValidator;
+export declare const validateMusicPlatformPlay: PlatformValidator;
+export declare const validateMusicPlatformPlaylistAdd: PlatformValidator;
+export declare const validateMusicPlatformPlaylistCreate: PlatformValidator;
+export declare const validateMusicPlatformPlaylistDelete: PlatformValidator;
+export declare const validateMusicPlatformPlaylistEdit: PlatformValidator;
+export declare const validateMusicPlatformPlaylistRemove: PlatformValidator;
+export declare const validateMusicPlatformQueueAdd: PlatformValidator;
+export declare const validateMusicPlatformSkip: PlatformValidator;
+export declare const validateMusicPlatformTrack: PlatformValidator;
+export declare const validateMusicPlatformVolume: PlatformValidator;
 export declare const validatePlatformAChatMessage: PlatformValidator;
 export declare const validatePlatformAModeration: PlatformValidator;
 export declare const validatePlatformANotificationAdBreak: PlatformValidator;
@@ -55,3 +70,4 @@ export declare const validatePlatformCLivestreamOffline: PlatformValidator;
 export declare const validatePlatformCLivestreamOnline: PlatformValidator;
 export declare const validatePlatformCSubscriptionGifts: PlatformValidator;
 export declare const validatePlatformCSubscriptionNew: PlatformValidator;
+export declare const validateTipsPlatformTip: PlatformValidator;

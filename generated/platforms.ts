@@ -3,7 +3,7 @@
 
 /** How an inbound message is ingested (spec/platforms/, `x-ingest`). */
 export type PlatformIngest =
-  | { kind: 'event'; type: string; stream?: 'online' | 'offline' | 'update' }
+  | { kind: 'event'; type: string; stream?: 'online' | 'offline' | 'update'; publish?: 'now-playing' }
   | { kind: 'chat' }
   | { kind: 'moderation'; transient?: Readonly<Record<string, string>> }
   | { kind: 'treatment' };
@@ -14,11 +14,201 @@ export interface PlatformMessageSpec {
   title: string;
   match: Readonly<Record<string, string | boolean>>;
   ingest: PlatformIngest;
-  validator: 'validatePlatformAChatMessage' | 'validatePlatformAModeration' | 'validatePlatformANotificationAdBreak' | 'validatePlatformANotificationBitsBadge' | 'validatePlatformANotificationCheer' | 'validatePlatformANotificationFirstMessage' | 'validatePlatformANotificationFollow' | 'validatePlatformANotificationGift' | 'validatePlatformANotificationGiftSub' | 'validatePlatformANotificationGiftUpgrade' | 'validatePlatformANotificationGoal' | 'validatePlatformANotificationGoalEnd' | 'validatePlatformANotificationHypeTrain' | 'validatePlatformANotificationHypeTrainEnd' | 'validatePlatformANotificationPayItForward' | 'validatePlatformANotificationPoll' | 'validatePlatformANotificationPollDelete' | 'validatePlatformANotificationPollEnd' | 'validatePlatformANotificationPrediction' | 'validatePlatformANotificationPredictionEnd' | 'validatePlatformANotificationPredictionLock' | 'validatePlatformANotificationPrimeUpgrade' | 'validatePlatformANotificationRaid' | 'validatePlatformANotificationRaidDone' | 'validatePlatformANotificationRaidOut' | 'validatePlatformANotificationResub' | 'validatePlatformANotificationReward' | 'validatePlatformANotificationStreamOffline' | 'validatePlatformANotificationStreamOnline' | 'validatePlatformANotificationStreamUpdate' | 'validatePlatformANotificationSubscription' | 'validatePlatformANotificationUnraid' | 'validatePlatformANotificationWatchStreak' | 'validatePlatformAUserTreatment' | 'validatePlatformBGiftMembership' | 'validatePlatformBGiftMembershipReceived' | 'validatePlatformBMember' | 'validatePlatformBPoll' | 'validatePlatformBSuperchat' | 'validatePlatformBSupersticker' | 'validatePlatformBText' | 'validatePlatformBWebsubEntry' | 'validatePlatformCBanned' | 'validatePlatformCChatMessage' | 'validatePlatformCFollowed' | 'validatePlatformCLivestreamOffline' | 'validatePlatformCLivestreamOnline' | 'validatePlatformCSubscriptionGifts' | 'validatePlatformCSubscriptionNew';
+  validator: 'validateDiscordBoost' | 'validateDiscordMemberJoin' | 'validateDiscordMemberLeave' | 'validateMusicPlatformDevice' | 'validateMusicPlatformPause' | 'validateMusicPlatformPlay' | 'validateMusicPlatformPlaylistAdd' | 'validateMusicPlatformPlaylistCreate' | 'validateMusicPlatformPlaylistDelete' | 'validateMusicPlatformPlaylistEdit' | 'validateMusicPlatformPlaylistRemove' | 'validateMusicPlatformQueueAdd' | 'validateMusicPlatformSkip' | 'validateMusicPlatformTrack' | 'validateMusicPlatformVolume' | 'validatePlatformAChatMessage' | 'validatePlatformAModeration' | 'validatePlatformANotificationAdBreak' | 'validatePlatformANotificationBitsBadge' | 'validatePlatformANotificationCheer' | 'validatePlatformANotificationFirstMessage' | 'validatePlatformANotificationFollow' | 'validatePlatformANotificationGift' | 'validatePlatformANotificationGiftSub' | 'validatePlatformANotificationGiftUpgrade' | 'validatePlatformANotificationGoal' | 'validatePlatformANotificationGoalEnd' | 'validatePlatformANotificationHypeTrain' | 'validatePlatformANotificationHypeTrainEnd' | 'validatePlatformANotificationPayItForward' | 'validatePlatformANotificationPoll' | 'validatePlatformANotificationPollDelete' | 'validatePlatformANotificationPollEnd' | 'validatePlatformANotificationPrediction' | 'validatePlatformANotificationPredictionEnd' | 'validatePlatformANotificationPredictionLock' | 'validatePlatformANotificationPrimeUpgrade' | 'validatePlatformANotificationRaid' | 'validatePlatformANotificationRaidDone' | 'validatePlatformANotificationRaidOut' | 'validatePlatformANotificationResub' | 'validatePlatformANotificationReward' | 'validatePlatformANotificationStreamOffline' | 'validatePlatformANotificationStreamOnline' | 'validatePlatformANotificationStreamUpdate' | 'validatePlatformANotificationSubscription' | 'validatePlatformANotificationUnraid' | 'validatePlatformANotificationWatchStreak' | 'validatePlatformAUserTreatment' | 'validatePlatformBGiftMembership' | 'validatePlatformBGiftMembershipReceived' | 'validatePlatformBMember' | 'validatePlatformBPoll' | 'validatePlatformBSuperchat' | 'validatePlatformBSupersticker' | 'validatePlatformBText' | 'validatePlatformBWebsubEntry' | 'validatePlatformCBanned' | 'validatePlatformCChatMessage' | 'validatePlatformCFollowed' | 'validatePlatformCLivestreamOffline' | 'validatePlatformCLivestreamOnline' | 'validatePlatformCSubscriptionGifts' | 'validatePlatformCSubscriptionNew' | 'validateTipsPlatformTip';
 }
 
 /** The messages of each platform's inbound document (spec/platforms/<platform>.json), by platform. */
 export const platformMessages: Readonly<Record<string, readonly PlatformMessageSpec[]>> = {
+  "discord": [
+    {
+      "name": "boost",
+      "title": "A member boosted the server",
+      "match": {
+        "type": "boost"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "discord:boost"
+      },
+      "validator": "validateDiscordBoost"
+    },
+    {
+      "name": "member_join",
+      "title": "A member joined the server",
+      "match": {
+        "type": "member_join"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "discord:member_join"
+      },
+      "validator": "validateDiscordMemberJoin"
+    },
+    {
+      "name": "member_leave",
+      "title": "A member left the server",
+      "match": {
+        "type": "member_leave"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "discord:member_leave"
+      },
+      "validator": "validateDiscordMemberLeave"
+    }
+  ],
+  "music_platform": [
+    {
+      "name": "device",
+      "title": "Playback moved to another device",
+      "match": {
+        "type": "device"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:device",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformDevice"
+    },
+    {
+      "name": "pause",
+      "title": "Playback paused",
+      "match": {
+        "type": "pause"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:pause",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformPause"
+    },
+    {
+      "name": "play",
+      "title": "Playback started or resumed",
+      "match": {
+        "type": "play"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:play",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformPlay"
+    },
+    {
+      "name": "playlist_add",
+      "title": "A track was added to a playlist",
+      "match": {
+        "type": "playlist_add"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:playlist_add"
+      },
+      "validator": "validateMusicPlatformPlaylistAdd"
+    },
+    {
+      "name": "playlist_create",
+      "title": "A playlist was created",
+      "match": {
+        "type": "playlist_create"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:playlist_create"
+      },
+      "validator": "validateMusicPlatformPlaylistCreate"
+    },
+    {
+      "name": "playlist_delete",
+      "title": "A playlist was deleted",
+      "match": {
+        "type": "playlist_delete"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:playlist_delete"
+      },
+      "validator": "validateMusicPlatformPlaylistDelete"
+    },
+    {
+      "name": "playlist_edit",
+      "title": "A playlist's details changed",
+      "match": {
+        "type": "playlist_edit"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:playlist_edit"
+      },
+      "validator": "validateMusicPlatformPlaylistEdit"
+    },
+    {
+      "name": "playlist_remove",
+      "title": "A track was removed from a playlist",
+      "match": {
+        "type": "playlist_remove"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:playlist_remove"
+      },
+      "validator": "validateMusicPlatformPlaylistRemove"
+    },
+    {
+      "name": "queue_add",
+      "title": "A track was queued",
+      "match": {
+        "type": "queue_add"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:queue_add"
+      },
+      "validator": "validateMusicPlatformQueueAdd"
+    },
+    {
+      "name": "skip",
+      "title": "A track was skipped",
+      "match": {
+        "type": "skip"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:skip",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformSkip"
+    },
+    {
+      "name": "track",
+      "title": "The playing track changed",
+      "match": {
+        "type": "track"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:track",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformTrack"
+    },
+    {
+      "name": "volume",
+      "title": "The volume changed",
+      "match": {
+        "type": "volume"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "music_platform:volume",
+        "publish": "now-playing"
+      },
+      "validator": "validateMusicPlatformVolume"
+    }
+  ],
   "platform_a": [
     {
       "name": "chat_message",
@@ -648,5 +838,25 @@ export const platformMessages: Readonly<Record<string, readonly PlatformMessageS
       },
       "validator": "validatePlatformCSubscriptionNew"
     }
+  ],
+  "tips_platform": [
+    {
+      "name": "tip",
+      "title": "A tip",
+      "match": {
+        "type": "tip"
+      },
+      "ingest": {
+        "kind": "event",
+        "type": "tips_platform:tip"
+      },
+      "validator": "validateTipsPlatformTip"
+    }
   ]
+};
+
+/** The signed receivers' body member naming the connection the account resolves by (`x-connection-key`), by platform. */
+export const platformConnectionKeys: Readonly<Record<string, string>> = {
+  "discord": "guild_id",
+  "tips_platform": "channel_id"
 };

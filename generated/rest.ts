@@ -138,6 +138,7 @@ export type OperationId =
   | 'developerVerificationStatus'
   | 'devLogin'
   | 'disconnectPlatform'
+  | 'discordWebhook'
   | 'dissolveAccount'
   | 'emitEvent'
   | 'event'
@@ -243,6 +244,7 @@ export type OperationId =
   | 'switchAccount'
   | 'teamPublicProfile'
   | 'testEvent'
+  | 'tipsPlatformWebhook'
   | 'uninstallExtension'
   | 'unvoteIdea'
   | 'unvoteIdeaComment'
@@ -572,6 +574,8 @@ export interface RestHandlers<Context> {
   devLogin(request: RestRequest<'devLogin'>, context: Context): Promise<RestResponse<'devLogin'>>;
   /** DELETE /v1/connections/{platform} */
   disconnectPlatform(request: RestRequest<'disconnectPlatform'>, context: Context): Promise<RestResponse<'disconnectPlatform'>>;
+  /** POST /v1/webhooks/discord */
+  discordWebhook(request: RestRequest<'discordWebhook'>, context: Context): Promise<RestResponse<'discordWebhook'>>;
   /** DELETE /v1/account */
   dissolveAccount(request: RestRequest<'dissolveAccount'>, context: Context): Promise<RestResponse<'dissolveAccount'>>;
   /** POST /v1/events/emit */
@@ -782,6 +786,8 @@ export interface RestHandlers<Context> {
   teamPublicProfile(request: RestRequest<'teamPublicProfile'>, context: Context): Promise<RestResponse<'teamPublicProfile'>>;
   /** POST /v1/events/test */
   testEvent(request: RestRequest<'testEvent'>, context: Context): Promise<RestResponse<'testEvent'>>;
+  /** POST /v1/webhooks/tips_platform */
+  tipsPlatformWebhook(request: RestRequest<'tipsPlatformWebhook'>, context: Context): Promise<RestResponse<'tipsPlatformWebhook'>>;
   /** DELETE /v1/extension-installs/{id} */
   uninstallExtension(request: RestRequest<'uninstallExtension'>, context: Context): Promise<RestResponse<'uninstallExtension'>>;
   /** DELETE /v1/ideas/{id}/vote */
@@ -994,6 +1000,7 @@ export interface DomainResults {
   developerVerificationStatus: { 200: Camelize<DataOf<Wire<'developerVerificationStatus', 200>>> };
   devLogin: { 200: Camelize<DataOf<Wire<'devLogin', 200>>> };
   disconnectPlatform: { 200: Camelize<Wire<'disconnectPlatform', 200>> };
+  discordWebhook: { 200: Camelize<Wire<'discordWebhook', 200>> };
   dissolveAccount: { 200: Camelize<Wire<'dissolveAccount', 200>> };
   emitEvent: { 200: Camelize<DataOf<Wire<'emitEvent', 200>>>; 201: Camelize<DataOf<Wire<'emitEvent', 201>>> };
   event: { 200: Camelize<DataOf<Wire<'event', 200>>> };
@@ -1099,6 +1106,7 @@ export interface DomainResults {
   switchAccount: { 200: Camelize<DataOf<Wire<'switchAccount', 200>>> };
   teamPublicProfile: { 200: Camelize<DataOf<Wire<'teamPublicProfile', 200>>> };
   testEvent: { 200: Camelize<DataOf<Wire<'testEvent', 200>>> };
+  tipsPlatformWebhook: { 200: Camelize<Wire<'tipsPlatformWebhook', 200>> };
   uninstallExtension: { 200: Camelize<Wire<'uninstallExtension', 200>> };
   unvoteIdea: { 200: Camelize<DataOf<Wire<'unvoteIdea', 200>>> };
   unvoteIdeaComment: { 200: Camelize<DataOf<Wire<'unvoteIdeaComment', 200>>> };
@@ -1266,6 +1274,7 @@ export interface DefaultStatus {
   developerVerificationStatus: 200;
   devLogin: 200;
   disconnectPlatform: 200;
+  discordWebhook: 200;
   dissolveAccount: 200;
   emitEvent: 200;
   event: 200;
@@ -1371,6 +1380,7 @@ export interface DefaultStatus {
   switchAccount: 200;
   teamPublicProfile: 200;
   testEvent: 200;
+  tipsPlatformWebhook: 200;
   uninstallExtension: 200;
   unvoteIdea: 200;
   unvoteIdeaComment: 200;
@@ -1677,6 +1687,8 @@ export interface RestOperations<Context> {
   devLogin(request: DomainRequest<'devLogin'>, context: Context): Promise<DomainResult<'devLogin'>>;
   /** DELETE /v1/connections/{platform} (bare) */
   disconnectPlatform(request: DomainRequest<'disconnectPlatform'>, context: Context): Promise<DomainResult<'disconnectPlatform'>>;
+  /** POST /v1/webhooks/discord (bare) */
+  discordWebhook(request: DomainRequest<'discordWebhook'>, context: Context): Promise<DomainResult<'discordWebhook'>>;
   /** DELETE /v1/account (bare) */
   dissolveAccount(request: DomainRequest<'dissolveAccount'>, context: Context): Promise<DomainResult<'dissolveAccount'>>;
   /** POST /v1/events/emit (single) */
@@ -1887,6 +1899,8 @@ export interface RestOperations<Context> {
   teamPublicProfile(request: DomainRequest<'teamPublicProfile'>, context: Context): Promise<DomainResult<'teamPublicProfile'>>;
   /** POST /v1/events/test (data) */
   testEvent(request: DomainRequest<'testEvent'>, context: Context): Promise<DomainResult<'testEvent'>>;
+  /** POST /v1/webhooks/tips_platform (bare) */
+  tipsPlatformWebhook(request: DomainRequest<'tipsPlatformWebhook'>, context: Context): Promise<DomainResult<'tipsPlatformWebhook'>>;
   /** DELETE /v1/extension-installs/{id} (bare) */
   uninstallExtension(request: DomainRequest<'uninstallExtension'>, context: Context): Promise<DomainResult<'uninstallExtension'>>;
   /** DELETE /v1/ideas/{id}/vote (single) */
@@ -6496,6 +6510,33 @@ export const routes: readonly RouteSpec[] = [
     "defaultStatus": 200
   },
   {
+    "operationId": "discordWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/discord",
+    "expressPath": "/v1/webhooks/discord",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "415": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
     "operationId": "dissolveAccount",
     "method": "delete",
     "path": "/v1/account",
@@ -9902,6 +9943,33 @@ export const routes: readonly RouteSpec[] = [
     },
     "envelope": {
       "kind": "data",
+      "self": null
+    },
+    "paging": null,
+    "defaultStatus": 200
+  },
+  {
+    "operationId": "tipsPlatformWebhook",
+    "method": "post",
+    "path": "/v1/webhooks/tips_platform",
+    "expressPath": "/v1/webhooks/tips_platform",
+    "gate": {
+      "auth": "public",
+      "permissions": null,
+      "feature": null
+    },
+    "graphql": null,
+    "internal": false,
+    "responses": {
+      "200": "application/json",
+      "400": "application/json",
+      "401": "application/json",
+      "415": "application/json",
+      "431": "application/json",
+      "503": "application/json"
+    },
+    "envelope": {
+      "kind": "bare",
       "self": null
     },
     "paging": null,

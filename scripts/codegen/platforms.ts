@@ -24,18 +24,21 @@ const PLATFORM_RE = /^[a-z][a-z0-9_]*$/;
 const EVENT_TYPE_RE = /^[A-Za-z0-9_.-]+:[A-Za-z0-9_.:-]+$/;
 const INGEST_KINDS = ['event', 'chat', 'moderation', 'treatment'];
 const STREAM_STATES = ['online', 'offline', 'update'];
+const PUBLISHES = ['now-playing'];
 
 type JsonSchema = Record<string, unknown>;
 interface PlatformMessageSpec {
   name?: string;
   title?: string;
   'x-match'?: Record<string, unknown>;
-  'x-ingest'?: { kind?: string; type?: string; stream?: string; transient?: Record<string, string> };
+  'x-ingest'?: { kind?: string; type?: string; stream?: string; publish?: string; transient?: Record<string, string> };
   payload?: JsonSchema;
 }
 interface PlatformDoc {
   asyncapi?: string;
   'x-platform'?: string;
+  /** A signed receiver's body member naming the connection (its `platform_channel_id`) the account resolves by. */
+  'x-connection-key'?: string;
   channels?: Record<string, { messages?: Record<string, { $ref?: string }> }>;
   components?: { messages?: Record<string, PlatformMessageSpec>; schemas?: Record<string, JsonSchema> };
 }
@@ -113,9 +116,12 @@ function checkMessages(where: string, platform: string, doc: PlatformDoc): void 
     else if (ingest.kind === 'event') {
       if (typeof ingest.type !== 'string' || !EVENT_TYPE_RE.test(ingest.type) || !ingest.type.startsWith(`${platform}:`) || ingest.type.length > 100) fail(`${at}: x-ingest.type must be a ${platform}: event type`);
       if (ingest.stream !== undefined && !STREAM_STATES.includes(ingest.stream)) fail(`${at}: x-ingest.stream must be one of ${STREAM_STATES.join(', ')}`);
+      if (ingest.publish !== undefined && !PUBLISHES.includes(ingest.publish)) fail(`${at}: x-ingest.publish must be one of ${PUBLISHES.join(', ')}`);
     }
     for (const type of Object.values(ingest?.transient ?? {})) if (!type.startsWith(`${platform}:`)) fail(`${at}: transient type ${type} is not a ${platform}: type`);
     if (!m.payload || m.payload.type !== 'object') fail(`${at}: payload must be an object schema`);
+    const key = doc['x-connection-key'];
+    if (key !== undefined && !((m.payload?.required as string[] | undefined) ?? []).includes(key)) fail(`${at}: the payload must require the connection key ${key}`);
   }
 }
 
@@ -125,8 +131,10 @@ export function platformModules(contracts: PlatformContracts): { table: string; 
   addFormats(ajv);
   const exportsMap: Record<string, string> = {};
   const table: Record<string, unknown[]> = {};
+  const connectionKeys: Record<string, string> = {};
   for (const { platform, doc } of contracts.docs) {
     const schemas = doc.components?.schemas ?? {};
+    if (doc['x-connection-key']) connectionKeys[platform] = doc['x-connection-key'];
     table[platform] = Object.entries(doc.components?.messages ?? {})
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([name, m]) => {
@@ -146,7 +154,7 @@ export function platformModules(contracts: PlatformContracts): { table: string; 
           name,
           title: m.title ?? '',
           match: m['x-match'] ?? {},
-          ingest: { kind: ingest.kind, ...(ingest.type ? { type: ingest.type } : {}), ...(ingest.stream ? { stream: ingest.stream } : {}), ...(ingest.transient ? { transient: ingest.transient } : {}) },
+          ingest: { kind: ingest.kind, ...(ingest.type ? { type: ingest.type } : {}), ...(ingest.stream ? { stream: ingest.stream } : {}), ...(ingest.publish ? { publish: ingest.publish } : {}), ...(ingest.transient ? { transient: ingest.transient } : {}) },
           validator,
         };
       })
@@ -156,7 +164,7 @@ export function platformModules(contracts: PlatformContracts): { table: string; 
   const tableOut = `${BANNER}
 /** How an inbound message is ingested (spec/platforms/, \`x-ingest\`). */
 export type PlatformIngest =
-  | { kind: 'event'; type: string; stream?: 'online' | 'offline' | 'update' }
+  | { kind: 'event'; type: string; stream?: 'online' | 'offline' | 'update'; publish?: 'now-playing' }
   | { kind: 'chat' }
   | { kind: 'moderation'; transient?: Readonly<Record<string, string>> }
   | { kind: 'treatment' };
@@ -172,6 +180,9 @@ export interface PlatformMessageSpec {
 
 /** The messages of each platform's inbound document (spec/platforms/<platform>.json), by platform. */
 export const platformMessages: Readonly<Record<string, readonly PlatformMessageSpec[]>> = ${JSON.stringify(table, null, 2)};
+
+/** The signed receivers' body member naming the connection the account resolves by (\`x-connection-key\`), by platform. */
+export const platformConnectionKeys: Readonly<Record<string, string>> = ${JSON.stringify(connectionKeys, null, 2)};
 `;
   const validators = `${BANNER.replace('/* eslint-disable */\n', '/* eslint-disable */\n"use strict";\n')}${standaloneCode(ajv, exportsMap).replace(/^"use strict";/, '')}`;
   const declarations = `${BANNER}import type { ErrorObject } from 'ajv';

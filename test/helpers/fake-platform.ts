@@ -100,8 +100,10 @@ export interface FakePlatform {
   users: Map<string, { login: string; display_name: string | null; avatar_url: string | null }>;
   /** Live chat ids by `${platform}:${channel_id}` (a channel without one is not live). */
   liveChats: Map<string, string>;
-  /** Polled live chat items by live chat id, served two per page. */
-  liveChatItems: Map<string, FakeLiveChatItem[]>;
+  /** Polled live chat items by live chat id, served two per page (any item a contract declares: `contractFrame('platform_b', ...)`). */
+  liveChatItems: Map<string, (FakeLiveChatItem | Record<string, unknown>)[]>;
+  /** music_platform activity feed items by the caller's access token (`GET /music_platform/me/activity`), served two per page. */
+  musicActivity: Map<string, Record<string, unknown>[]>;
   outcomes: { send: FakeOutcome; moderate: FakeOutcome; users: FakeOutcome };
   /** Resolves once platform_a's worker holds a socket for the channel. */
   socketFor(channelId: string): Promise<WebSocket>;
@@ -149,7 +151,8 @@ export async function startFakePlatform(options: { replay?: boolean } = {}): Pro
   const unexpected: RecordedRequest[] = [];
   const users = new Map<string, { login: string; display_name: string | null; avatar_url: string | null }>();
   const liveChats = new Map<string, string>();
-  const liveChatItems = new Map<string, FakeLiveChatItem[]>();
+  const liveChatItems = new Map<string, (FakeLiveChatItem | Record<string, unknown>)[]>();
+  const musicActivity = new Map<string, Record<string, unknown>[]>();
   const outcomes: FakePlatform['outcomes'] = { send: 'ok', moderate: 'ok', users: 'ok' };
   const channelSockets = new Map<string, WebSocket>();
   const socketWaiters = new Map<string, ((socket: WebSocket) => void)[]>();
@@ -198,6 +201,13 @@ export async function startFakePlatform(options: { replay?: boolean } = {}): Pro
         const page = items.slice(start, start + 2);
         return json(res, 200, { items: page, next_page_token: String(start + page.length), polling_interval_ms: 50 });
       }
+      if (req.method === 'GET' && platform === 'music_platform' && a === 'me' && b === 'activity') {
+        const items = musicActivity.get((record.authorization ?? '').replace(/^Bearer /, ''));
+        if (!items) return json(res, 401, { error: 'unknown token' });
+        const start = Number(url.searchParams.get('cursor') ?? '0');
+        const page = items.slice(start, start + 2);
+        return json(res, 200, { items: page, next_cursor: String(start + page.length) });
+      }
       unexpected.push(record);
       json(res, 404, { error: 'unexpected request' });
     })();
@@ -244,6 +254,7 @@ export async function startFakePlatform(options: { replay?: boolean } = {}): Pro
     users,
     liveChats,
     liveChatItems,
+    musicActivity,
     outcomes,
     socketFor,
     async push(channelId, frame) {

@@ -18,6 +18,8 @@ import type { WsServerMessage } from '../../generated/ws';
 
 const B_SECRET = 'platform-b-websub-secret';
 const C_SECRET = 'platform-c-legacy-secret';
+const TIPS_SECRET = 'tips-platform-secret';
+const DISCORD_SECRET = 'discord-secret';
 
 /** Part 2 "Event types": the catalogue and the stored extras, per platform (ban/unban flow through the chat path). */
 const CATALOGUE = {
@@ -29,6 +31,9 @@ const CATALOGUE = {
   ],
   platform_b: ['subscribe', 'member', 'superchat', 'supersticker', 'gift_membership', 'gift_membership_received', 'poll'],
   platform_c: ['follower', 'subscribe', 'gift', 'stream_online', 'stream_offline'],
+  music_platform: ['track', 'play', 'pause', 'skip', 'volume', 'queue_add', 'device', 'playlist_add', 'playlist_remove', 'playlist_create', 'playlist_edit', 'playlist_delete'],
+  tips_platform: ['tip'],
+  discord: ['member_join', 'member_leave', 'boost'],
 };
 
 const opsEmail = `ops-${randomUUID()}@example.test`;
@@ -40,7 +45,8 @@ beforeAll(async () => {
   fake = await startFakePlatform();
   t = await startTestApp({
     auth: { bootstrap_admins: [opsEmail] },
-    webhooks: { require_signatures: true, platform_b_secret: B_SECRET, platform_c_secret: C_SECRET },
+    webhooks: { require_signatures: true, platform_b_secret: B_SECRET, platform_c_secret: C_SECRET, tips_platform_secret: TIPS_SECRET, discord_secret: DISCORD_SECRET },
+    platforms: { music_platform: { api_url: fake.apiUrl('music_platform'), poll_interval_ms: 100 } },
     chat: {
       platforms: {
         platform_a: { api_url: fake.apiUrl('platform_a'), socket_url: fake.socketUrl, reconnect_ms: 50 },
@@ -102,7 +108,7 @@ async function historyFrames(s: TestSocket, count: number): Promise<{ event_type
   return frames;
 }
 
-test('the contracts declare every catalogue type and stored extra of the three platforms', () => {
+test('the contracts declare every catalogue type and stored extra of every platform', () => {
   for (const [platform, names] of Object.entries(CATALOGUE)) expect(declaredTypes(platform).sort()).toEqual(names.map((n) => `${platform}:${n}`).sort());
 });
 
@@ -249,4 +255,67 @@ test('without feature:stream_history a stream start still sends channel:online b
   expect(seen.map((e) => e.type)).toEqual(['platform_a:stream_online', 'channel:online']);
   const [{ n }] = (await t.app.db.knex('platform_stream_sessions').where({ account_id: owner.accountId }).count({ n: '*' })) as { n: string | number }[];
   expect(Number(n)).toBe(0);
+});
+
+test('music_platform: every activity type arrives through the leased poller with the channel token, stored once, listed and delivered; playback also as now-playing', async () => {
+  const owner = await devLogin(t);
+  const token = `tok-m-${randomUUID()}`;
+  const events = await subscribed(owner, `events:${owner.accountId}`);
+  const music = await subscribed(owner, `music_platform:${owner.accountId}`);
+  const items = contractMessages('music_platform').map((m) => contractFrame('music_platform', m.name, { id: `${m.name}-${randomUUID()}` }));
+  // The feed answers every item twice (a replay): stored once.
+  fake.musicActivity.set(token, [...items, ...items]);
+  await grant(owner, 'music_platform', `music-user-${randomUUID()}`, token);
+  const types = declaredTypes('music_platform');
+  const seen = await collect(events, hasAll(types));
+  for (const item of items) expect(seen.find((e) => e.external_id === `music_platform:${String(item.id)}`)).toMatchObject({ type: `music_platform:${String(item.type)}`, raw: item });
+  const playback = contractMessages('music_platform').filter((m) => m.ingest.kind === 'event' && (m.ingest as { publish?: string }).publish === 'now-playing').map((m) => `music_platform:${m.name}`);
+  expect(playback).toHaveLength(6);
+  const nowPlaying: string[] = [];
+  while (nowPlaying.length < playback.length) {
+    const frame = (await music.nextMatching((m) => m.type === 'music_platform:now-playing', 20_000)) as unknown as { data: { type: string; account_id: string } };
+    expect(frame.data.account_id).toBe(owner.accountId);
+    nowPlaying.push(frame.data.type);
+  }
+  expect(nowPlaying.sort()).toEqual([...playback].sort());
+  const feed = () => fake.requests.filter((r) => r.platform === 'music_platform' && r.path === '/me/activity' && r.authorization === `Bearer ${token}`);
+  for (let i = 0; i < 200 && !feed().some((r) => Number(r.query.cursor ?? 0) >= items.length * 2); i += 1) await new Promise((done) => setTimeout(done, 50));
+  const stored = await listed(owner, types);
+  for (const type of types) expect([type, stored.get(type)?.length ?? 0]).toEqual([type, 1]);
+});
+
+describe.each([
+  ['tips_platform', TIPS_SECRET, 'channel_id'],
+  ['discord', DISCORD_SECRET, 'guild_id'],
+] as const)('%s: the signed receiver', (platform, secret, key) => {
+  const send = (body: unknown, signature?: string) => {
+    const text = JSON.stringify(body);
+    return fetch(`${t.url}/v1/webhooks/${platform}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature-256': signature ?? `sha256=${createHmac('sha256', secret).update(text).digest('hex')}` }, body: text });
+  };
+
+  test('every declared type arrives, stored once although delivered twice, listed and delivered', async () => {
+    const owner = await devLogin(t);
+    const connection = `${platform}-${randomUUID()}`;
+    await grant(owner, platform, connection, `tok-${randomUUID()}`);
+    const events = await subscribed(owner, `events:${owner.accountId}`);
+    const bodies = contractMessages(platform).map((m) => contractFrame(platform, m.name, { id: `${m.name}-${randomUUID()}`, [key]: connection }));
+    for (let i = 0; i < 2; i += 1) for (const body of bodies) expect((await send(body)).status).toBe(200);
+    const types = declaredTypes(platform);
+    const seen = await collect(events, hasAll(types));
+    for (const body of bodies) expect(seen.find((e) => e.external_id === `${platform}:${String(body.id)}`)).toMatchObject({ type: `${platform}:${String(body.type)}`, raw: body });
+    const stored = await listed(owner, types);
+    for (const type of types) expect([type, stored.get(type)?.length ?? 0]).toEqual([type, 1]);
+  });
+
+  test('a forged or unsigned body is 401, one that is not a JSON object 400, an unknown type or connection 200 with nothing stored', async () => {
+    const body = contractFrame(platform, contractMessages(platform)[0]!.name, { id: `x-${randomUUID()}`, [key]: 'nobody' });
+    expect((await send(body, `sha256=${createHmac('sha256', 'wrong').update(JSON.stringify(body)).digest('hex')}`)).status).toBe(401);
+    const unsigned = await fetch(`${t.url}/v1/webhooks/${platform}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect([unsigned.status, await unsigned.json()]).toEqual([401, { error: 'UNAUTHORIZED', message: 'Missing webhook signature' }]);
+    expect((await send([1, 2])).status).toBe(400);
+    const before = t.app.modules.platforms.rejected()[`${platform}:unknown`] ?? 0;
+    expect((await send({ ...body, type: 'something_else' })).status).toBe(200);
+    expect(t.app.modules.platforms.rejected()[`${platform}:unknown`]).toBe(before + 1);
+    expect((await send(body)).status).toBe(200);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * The platforms module: each platform's adapter, one folder per platform. It owns how a
  * platform's events arrive (platform_a's outbound socket worker, platform_b's live chat poller and
- * WebSub entries, platform_c's signed webhook bodies), the credentials the transports use (the
+ * WebSub entries, platform_c's signed webhook bodies, music_platform's activity poller, the
+ * tips_platform and discord signed bodies), the credentials the transports use (the
  * channel grant's token, refreshed, on every socket open and every poll), the inbound contracts
  * they are read against (spec/platforms/, compiled by codegen; contracts.ts), and the outbound
  * calls (outbound.ts). What arrives is normalised (inputs.ts) and delivered (ingest.ts): events to
@@ -17,17 +18,20 @@ import { createContracts, type Contracts } from './contracts';
 import { createDeliver, type Deliver } from './ingest';
 import type { ChatSink, PlatformInput } from './inputs';
 import { platformMigrations } from './migrations';
+import { createMusicPoller } from './music_platform/poller';
 import { createHttpAdapter, type ChatAdapters } from './outbound';
 import { createPlatformASocketWorker } from './platform_a/socket';
 import { createPlatformBPoller } from './platform_b/poller';
 import { readWebSub, type WebSubRead } from './platform_b/websub';
 import { platformCHandles, platformCInput } from './platform_c/receiver';
+import { signedInput, type SignedPlatform } from './signed/receiver';
 import { createStreams } from './streams';
 import type { Connected, Worker } from './units';
 
 export type { ChatAdapters, ChatPlatformAdapter, ModerateRequest, PlatformOutcome, PlatformUser, SendRequest } from './outbound';
 export type { ChatIngest, ChatPlatform, ChatReply, ChatSink, ChatSourceChannel, ModerationIngest, PlatformInput, TreatmentIngest, UserTreatment } from './inputs';
 export type { WebSubEntry, WebSubRead } from './platform_b/websub';
+export type { SignedPlatform } from './signed/receiver';
 
 export interface PlatformsApi {
   /** The outbound calls per chat platform (send, moderate, profiles, live chat look-ups). */
@@ -43,6 +47,8 @@ export interface PlatformsApi {
     handles(eventType: string): boolean;
     read(eventType: string, payload: Record<string, unknown>, messageKey: string): { channelId: string; input: PlatformInput } | null;
   };
+  /** tips_platform and discord: a signed body into the connection it names and its input. */
+  signed(platform: SignedPlatform, payload: Record<string, unknown>): { connectionId: string; input: PlatformInput } | null;
   /** Rejected inbound frames by `platform:reason` since start (the metric `svc_platform_frames_rejected_total`). */
   rejected(): Record<string, number>;
 }
@@ -115,6 +121,21 @@ export function createPlatformsModule(options: PlatformsModuleOptions = {}) {
           }),
         );
       }
+      const music = config.platforms.music_platform;
+      if (music.api_url && music.poll_interval_ms > 0) {
+        workers.push(
+          createMusicPoller({
+            apiUrl: music.api_url,
+            intervalMs: music.poll_interval_ms,
+            timeoutMs,
+            connected: () => connected('music_platform'),
+            deliver,
+            contracts,
+            log,
+            channelToken: (accountId) => signin.accountGrantToken(accountId, 'music_platform', 'channel'),
+          }),
+        );
+      }
       // Each connected channel's ingest runs on the one node holding its lease.
       for (const worker of workers) leases.own(worker);
 
@@ -129,6 +150,7 @@ export function createPlatformsModule(options: PlatformsModuleOptions = {}) {
           handles: (eventType) => platformCHandles(contracts, eventType),
           read: (eventType, payload, messageKey) => platformCInput(contracts, eventType, payload, messageKey),
         },
+        signed: (platform, payload) => signedInput(contracts, platform, payload),
         rejected: () => contracts.rejected(),
       };
       return {

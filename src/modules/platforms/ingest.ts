@@ -2,7 +2,8 @@
  * Where a normalised input (inputs.ts) goes once its account is known: an event is stored and
  * broadcast through the events module's `emitFor` (the path of POST /v1/events/emit, idempotent on
  * the external id, so a platform's replay stores and broadcasts nothing twice), and a stream
- * start, change or end that was new also reaches streams.ts (channel notice, stream session);
+ * start, change or end that was new also reaches streams.ts (channel notice, stream session),
+ * and a new music playback event is published as `music_platform:now-playing`;
  * chat, moderation and treatment inputs go to the chat module's pipeline (registered with
  * `registerChat`, read at call time), and a moderation input with a transient type
  * (platform_a:ban / unban) is broadcast, never stored, once the moderation log recorded it.
@@ -23,6 +24,7 @@ export function createDeliver(deps: { events: EventSink; chat: () => ChatSink | 
     switch (input.kind) {
       case 'event': {
         const result = await deps.events.emitFor(accountId, { type: input.type, platform: input.platform, raw: input.raw, externalId: input.externalId });
+        if (input.publish === 'now-playing' && !result.duplicate) await deps.streams.nowPlaying(accountId, { id: result.event.id, type: input.type, raw: input.raw, createdAt: result.event.createdAt });
         if (input.stream && !result.duplicate) {
           await deps.streams.report({ accountId, platform: input.platform, state: input.stream, platformChannelId: input.platformChannelId, event: { id: result.event.id, raw: input.raw, createdAt: result.event.createdAt } });
         }

@@ -95,6 +95,8 @@ export type PlatformInput =
       stream?: 'online' | 'offline' | 'update';
       /** The platform channel the stream is on (the adapter's unit), when known. */
       platformChannelId?: string | null;
+      /** Also published live: `now-playing` on `music_platform:{account_id}` (music playback). */
+      publish?: 'now-playing';
     }
   | { kind: 'chat'; message: WithoutAccount<ChatIngest> }
   | {

@@ -65,6 +65,12 @@ export function sessionWire(row: SessionRow): Json {
 
 export interface Streams {
   report(report: StreamReport): Promise<void>;
+  /**
+   * A music playback event (track, play, pause, skip, volume, device): published on the internal
+   * `music:{account_id}`, which the relay delivers as `music_platform:now-playing` on
+   * `music_platform:{account_id}` (data: `{ type, account_id, event_id, raw, at }`).
+   */
+  nowPlaying(accountId: string, event: { id: string; type: string; raw: Json; createdAt: string }): Promise<void>;
 }
 
 export function createStreams(deps: { knex: Knex; bus: Bus; log: Logger; features: { isEnabled(key: string, ctx: AuthContext): Promise<boolean> } }): Streams {
@@ -113,6 +119,9 @@ export function createStreams(deps: { knex: Knex; bus: Bus; log: Logger; feature
   }
 
   return {
+    async nowPlaying(accountId, event) {
+      await publish(`music:${accountId}`, { type: event.type, account_id: accountId, event_id: event.id, raw: event.raw, at: event.createdAt });
+    },
     async report(report) {
       if (report.state !== 'update') {
         await publish(`events:${report.accountId}`, {

@@ -20,6 +20,7 @@ import type { InboundRequest } from '../../http/context';
 import { inputProblem, inputProblemError } from '../../http/input-guard';
 import type { Logger } from '../../infra/logger';
 import type { ModuleApis } from '../contract';
+import type { SignedPlatform } from '../platforms';
 import type { ExtensionsApi } from '../extensions';
 import { webhookMessages } from './errors';
 import { certUrlAllowed, payoutCertDomain, type PayoutVerifier } from './payout';
@@ -38,7 +39,7 @@ export interface WebhooksDeps {
   repo: WebhooksRepo;
   events: Pick<ModuleApis['events'], 'emitFor'>;
   /** The platforms' inbound readers (WebSub entries, platform_c bodies) and their delivery (events, chat pipeline, stream notices). */
-  platforms: Pick<ModuleApis['platforms'], 'readWebSub' | 'platformC' | 'deliver'>;
+  platforms: Pick<ModuleApis['platforms'], 'readWebSub' | 'platformC' | 'signed' | 'deliver'>;
   extensions: ExtensionsApi;
   accounts: Pick<ModuleApis['accounts'], 'findOrCreateUser' | 'createAccountFor'>;
   plans: Pick<ModuleApis['plans'], 'billingPlan' | 'freePlan' | 'applyBillingPlan'>;
@@ -338,6 +339,22 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const read = deps.platforms.platformC.read(type, payload, messageId ?? `body:${sha256(inbound.body)}`);
       if (!read) return ACK;
       for (const accountId of await repo.accountsByChannel('platform_c', read.channelId)) await deps.platforms.deliver(accountId, read.input);
+      return ACK;
+    },
+
+    /** tips_platform and discord: `X-Signature-256: sha256=<hex>` over the raw body, then the platforms module reads the body. */
+    async signedPlatform(platform: SignedPlatform, inbound: InboundRequest): Promise<WebhookAck> {
+      const secret = platform === 'tips_platform' ? hooks.tips_platform_secret : hooks.discord_secret;
+      if (secret) {
+        const signature = inbound.header('x-signature-256');
+        if (!signature) throw unauthorized(webhookMessages.signatureMissing);
+        if (!hubSignatureValid(signature, 'sha256', secret, inbound.body)) throw unauthorized(webhookMessages.signatureInvalid);
+      } else if (hooks.require_signatures) {
+        throw unauthorized(webhookMessages.secretNotConfigured);
+      }
+      const read = deps.platforms.signed(platform, parseObject(inbound.body));
+      if (!read) return ACK;
+      for (const accountId of await repo.accountsByChannel(platform, read.connectionId)) await deps.platforms.deliver(accountId, read.input);
       return ACK;
     },
 
